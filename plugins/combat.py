@@ -1,0 +1,133 @@
+"""Attacks: d20 + bonus against AC, damage, dying and defeat; squeezing and dodging.
+
+- A natural 20 hits and doubles the damage dice; a natural 1 misses.
+- A PC reduced to 0 hit points is dying; an NPC at 0 is defeated (RULINGS).
+- A squeezing creature has disadvantage on attack rolls and Dexterity saves, and
+  attack rolls against it have advantage. Attacks against a dodging creature
+  have disadvantage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from zonekeep.sdk import (
+    AttackMade,
+    Command,
+    CommandSpec,
+    ConditionApplied,
+    Creature,
+    Damaged,
+    Param,
+    RollModifier,
+    RollRecord,
+    RollRequest,
+    RuleContext,
+    hookimpl,
+)
+from zonekeep.sdk._types import DEFEATED, DODGING, DYING, SQUEEZING
+
+
+def apply_damage(
+    ctx: RuleContext,
+    target: Creature,
+    amount: int,
+    *,
+    damage_type: str = "",
+    roll: RollRecord | None = None,
+    source: str = "",
+) -> None:
+    """Deal ``amount`` damage; at 0 hit points a PC starts dying and an NPC is defeated."""
+    hp = max(0, target.hp - max(0, amount))
+    ctx.emit(Damaged(target.id, amount, hp, damage_type, roll, source))
+    if hp == 0 and not target.out_of_fight and DYING not in target.conditions:
+        if target.pc:
+            ctx.emit(ConditionApplied(target.id, DYING, "reduced to 0 hit points"))
+        else:
+            ctx.emit(ConditionApplied(target.id, DEFEATED, "reduced to 0 hit points"))
+
+
+def make_attack(
+    ctx: RuleContext,
+    attacker: Creature,
+    target: Creature,
+    attack_name: str | None,
+    *,
+    reaction: bool = False,
+) -> bool:
+    """Roll one attack and its damage. Returns whether it hit."""
+    attack = attacker.attack(attack_name)
+    if attack is None:
+        ctx.refuse("unknown_attack", f"{attacker.name} has no attack called {attack_name!r}.")
+    if target.id == attacker.id:
+        ctx.refuse("invalid_target", "A creature cannot attack itself.")
+    if target.out_of_fight:
+        ctx.refuse("invalid_target", f"{target.name} is already out of the fight.")
+    request = RollRequest("attack", attacker.id, target.id, attack_kind=attack.kind)
+    result = ctx.roll("d20", request, bonus=attack.bonus)
+    natural = result.natural
+    critical = natural == 20
+    hit = critical or (natural != 1 and result.total >= target.ac)
+    ctx.emit(
+        AttackMade(
+            attacker.id,
+            target.id,
+            attack.name,
+            attack.kind,
+            result,
+            target.ac,
+            hit,
+            critical,
+            reaction,
+        )
+    )
+    if hit:
+        damage = ctx.roll(attack.damage, double_dice=critical)
+        apply_damage(
+            ctx,
+            target,
+            damage.total,
+            damage_type=attack.damage_type,
+            roll=damage,
+            source=attacker.id,
+        )
+    return hit
+
+
+def _attack(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    target = ctx.creature(cmd.params["target"], role="target")
+    make_attack(ctx, me, target, cmd.params.get("attack"))
+
+
+@hookimpl
+def zonekeep_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier]:
+    found: list[RollModifier] = []
+    actor = ctx.state.creatures.get(roll.actor)
+    target = ctx.state.creatures.get(roll.target) if roll.target else None
+    squeezing = actor is not None and SQUEEZING in actor.conditions
+    if squeezing and (roll.kind == "attack" or (roll.kind == "save" and roll.ability == "dex")):
+        found.append(RollModifier("disadvantage", "squeezing"))
+    if roll.kind == "attack" and target is not None:
+        if SQUEEZING in target.conditions:
+            found.append(RollModifier("advantage", "target squeezing"))
+        if DODGING in target.conditions:
+            found.append(RollModifier("disadvantage", "target dodging"))
+    return found
+
+
+@hookimpl
+def zonekeep_commands() -> Iterable[CommandSpec]:
+    return (
+        CommandSpec(
+            "attack",
+            _attack,
+            "Action: attack a creature with one of your attacks.",
+            {
+                "creature": Param("creature", True, "the attacker"),
+                "target": Param("creature", True, "the creature attacked"),
+                "attack": Param("string", False, "which attack (default: the first)"),
+            },
+            costs=("action",),
+        ),
+    )

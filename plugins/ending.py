@@ -1,0 +1,132 @@
+"""Ending an encounter (RULINGS, "Ending").
+
+The fight is over when every creature of one side is defeated, surrendered or
+escaped. The encounter still does not end while a creature is dying or a hazard
+marked time-sensitive remains. The GM can end it anyway (``force``) or keep it
+going past the rules' end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from zonekeep.sdk import (
+    Command,
+    CommandSpec,
+    EncounterContinued,
+    EncounterEnded,
+    Hazard,
+    HazardAdded,
+    HazardRemoved,
+    Param,
+    RuleContext,
+    hookimpl,
+)
+from zonekeep.sdk._types import DYING
+
+
+@hookimpl
+def zonekeep_end_blockers(ctx: RuleContext) -> Iterable[str]:
+    found = [f"{c.name} is dying" for c in ctx.state.creatures.values() if DYING in c.conditions]
+    found += [
+        f"the hazard '{h.name}' is time-sensitive"
+        for h in ctx.state.hazards.values()
+        if h.time_sensitive
+    ]
+    return found
+
+
+@hookimpl
+def zonekeep_encounter_over(ctx: RuleContext) -> str | None:
+    sides: dict[str, list[bool]] = {}
+    for c in ctx.state.creatures.values():
+        sides.setdefault(c.side, []).append(c.out_of_fight)
+    if len(sides) < 2:
+        return None
+    beaten = [side for side, outs in sides.items() if all(outs)]
+    if not beaten:
+        return None
+    return f"every creature of the side '{beaten[0]}' is defeated, surrendered or escaped"
+
+
+def _end(ctx: RuleContext, cmd: Command) -> None:
+    blockers: list[str] = []
+    for batch in ctx.hook.zonekeep_end_blockers(ctx=ctx):
+        blockers.extend(batch or ())
+    if blockers and not cmd.params.get("force", False):
+        ctx.refuse(
+            "threat_remains",
+            f"The encounter cannot end yet: {'; '.join(blockers)}. "
+            "Send force: true to end it anyway.",
+        )
+    reason = cmd.params.get("reason") or "the GM ended the encounter"
+    ctx.emit(EncounterEnded(reason, ctx.actor.id))
+
+
+def _continue(ctx: RuleContext, cmd: Command) -> None:
+    ctx.emit(EncounterContinued(ctx.actor.id))
+
+
+def _add_hazard(ctx: RuleContext, cmd: Command) -> None:
+    p = cmd.params
+    if p["id"] in ctx.state.hazards:
+        ctx.refuse("duplicate_id", f"There is already a hazard {p['id']!r}.")
+    ctx.emit(
+        HazardAdded(
+            Hazard(p["id"], p["name"], p.get("time_sensitive", True), p.get("description", ""))
+        )
+    )
+
+
+def _remove_hazard(ctx: RuleContext, cmd: Command) -> None:
+    if cmd.params["id"] not in ctx.state.hazards:
+        ctx.refuse("unknown_hazard", f"There is no hazard {cmd.params['id']!r}.")
+    ctx.emit(HazardRemoved(cmd.params["id"]))
+
+
+_ALL = ("surprise", "positions", "initiative", "turns")
+
+
+@hookimpl
+def zonekeep_commands() -> Iterable[CommandSpec]:
+    return (
+        CommandSpec(
+            "end_encounter",
+            _end,
+            "End the encounter; refused while a time-sensitive threat remains unless forced.",
+            {
+                "force": Param("boolean", False, "end it despite remaining threats"),
+                "reason": Param("string", False, "why, for the log"),
+            },
+            who="gm",
+            phases=_ALL,
+        ),
+        CommandSpec(
+            "continue_encounter",
+            _continue,
+            "Keep the encounter going even when the rules would end it.",
+            who="gm",
+            phases=("turns",),
+        ),
+        CommandSpec(
+            "add_hazard",
+            _add_hazard,
+            "Put a hazard in play; a time-sensitive one keeps the encounter going.",
+            {
+                "id": Param("string", True, "a unique id"),
+                "name": Param("string", True, "what players see"),
+                "time_sensitive": Param("boolean", False, "default true"),
+                "description": Param("string", False, ""),
+            },
+            who="gm",
+            phases=_ALL,
+        ),
+        CommandSpec(
+            "remove_hazard",
+            _remove_hazard,
+            "Take a hazard out of play.",
+            {"id": Param("string", True, "the hazard id")},
+            who="gm",
+            phases=_ALL,
+        ),
+    )

@@ -1,0 +1,136 @@
+"""GM overrides: "this system is not exhaustive". Each override is a logged event."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from zonekeep.sdk import (
+    OVERRIDE_FIELDS,
+    Command,
+    CommandSpec,
+    ConditionApplied,
+    ConditionRemoved,
+    Healed,
+    OverrideApplied,
+    Param,
+    RuleContext,
+    hookimpl,
+)
+from zonekeep.sdk._types import DYING, STABLE
+
+_ALL = ("surprise", "positions", "initiative", "turns")
+
+
+def _override(ctx: RuleContext, cmd: Command) -> None:
+    c = ctx.creature(cmd.params["creature"])
+    field = cmd.params["field"]
+    value = cmd.params["value"]
+    types = OVERRIDE_FIELDS.get(field)
+    if types is None:
+        ctx.refuse(
+            "invalid_params",
+            f"The GM can override {', '.join(OVERRIDE_FIELDS)}; not {field!r}.",
+        )
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+        ctx.refuse("invalid_params", f"{value!r} is not a valid value for {field}.")
+    if field == "zone" and value is not None and ctx.state.zones and value not in ctx.state.zones:
+        ctx.refuse("unknown_zone", f"There is no zone {value!r}.")
+    if field == "sharing_with" and value is not None:
+        other = ctx.creature(value)
+        if other.id == c.id:
+            ctx.refuse("invalid_params", "A creature cannot share its own space.")
+    if field in ("hp", "max_hp") and isinstance(value, int) and value < 0:
+        ctx.refuse("invalid_params", "Hit points cannot be negative.")
+    ctx.emit(OverrideApplied(ctx.actor.id, c.id, field, value))
+
+
+def _grant(ctx: RuleContext, cmd: Command) -> None:
+    c = ctx.creature(cmd.params["creature"])
+    condition = cmd.params["condition"].strip()
+    if not condition:
+        ctx.refuse("invalid_params", "Name the condition.")
+    if condition in c.conditions:
+        ctx.refuse("invalid_params", f"{c.name} is already {condition}.")
+    ctx.emit(ConditionApplied(c.id, condition, f"GM override by {ctx.actor.id}"))
+
+
+def _remove(ctx: RuleContext, cmd: Command) -> None:
+    c = ctx.creature(cmd.params["creature"])
+    condition = cmd.params["condition"]
+    if condition not in c.conditions:
+        ctx.refuse("invalid_params", f"{c.name} is not {condition}.")
+    ctx.emit(ConditionRemoved(c.id, condition, f"GM override by {ctx.actor.id}"))
+
+
+def _heal(ctx: RuleContext, cmd: Command) -> None:
+    c = ctx.creature(cmd.params["creature"])
+    amount = cmd.params["amount"]
+    if amount <= 0:
+        ctx.refuse("invalid_params", "Healing must be at least 1 hit point.")
+    hp = min(c.max_hp, c.hp + amount)
+    ctx.emit(Healed(c.id, amount, hp, ctx.actor.id))
+    for condition in (DYING, STABLE):
+        if hp > 0 and condition in c.conditions:
+            ctx.emit(ConditionRemoved(c.id, condition, "healed"))
+
+
+def _stabilize(ctx: RuleContext, cmd: Command) -> None:
+    c = ctx.creature(cmd.params["creature"])
+    if DYING not in c.conditions:
+        ctx.refuse("invalid_params", f"{c.name} is not dying.")
+    ctx.emit(
+        ConditionRemoved(c.id, DYING, "stabilized"),
+        ConditionApplied(c.id, STABLE, "stabilized"),
+    )
+
+
+@hookimpl
+def zonekeep_commands() -> Iterable[CommandSpec]:
+    creature = Param("creature", True, "the creature")
+    condition = Param("string", True, "the condition's name")
+    return (
+        CommandSpec(
+            "override",
+            _override,
+            "GM: set a creature's field (hp, zone, sharing_with, ...) directly.",
+            {
+                "creature": creature,
+                "field": Param("string", True, "the field"),
+                "value": Param("any", True, "the new value"),
+            },
+            who="gm",
+            phases=_ALL,
+        ),
+        CommandSpec(
+            "grant_condition",
+            _grant,
+            "GM: give a creature a condition.",
+            {"creature": creature, "condition": condition},
+            who="gm",
+            phases=_ALL,
+        ),
+        CommandSpec(
+            "remove_condition",
+            _remove,
+            "GM: take a condition away.",
+            {"creature": creature, "condition": condition},
+            who="gm",
+            phases=_ALL,
+        ),
+        CommandSpec(
+            "heal",
+            _heal,
+            "GM: restore hit points (a dying creature healed above 0 stops dying).",
+            {"creature": creature, "amount": Param("integer", True, "hit points")},
+            who="gm",
+            phases=_ALL,
+        ),
+        CommandSpec(
+            "stabilize",
+            _stabilize,
+            "GM: a dying creature becomes stable and no longer keeps the encounter going.",
+            {"creature": creature},
+            who="gm",
+            phases=_ALL,
+        ),
+    )

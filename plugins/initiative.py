@@ -1,0 +1,246 @@
+"""Step 3: roll initiative, break ties, keep the order; slot in late arrivals.
+
+Initiative is d20 + Dexterity modifier + initiative bonus. A group of identical
+GM creatures rolls once and takes one slot. Ties (RULINGS, "Initiative"):
+
+1. When the tied slots mix PCs and NPCs, a higher Dexterity modifier goes first.
+2. Among tied slots of one controller (the GM, or one player), that controller
+   chooses the order: a pending ``initiative_tie`` decision whose default is the
+   roster order.
+3. Different controllers still tied roll a d20 each, highest first, re-rolling
+   ties; each controller's slots stay together in the order it chooses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from zonekeep.sdk import (
+    GM,
+    Command,
+    CommandSpec,
+    Creature,
+    CreatureAdded,
+    Decision,
+    DecisionOpened,
+    GroupOrderSet,
+    InitiativeEntry,
+    InitiativeRolled,
+    Param,
+    RollOff,
+    RollRequest,
+    RuleContext,
+    hookimpl,
+    start_round,
+)
+from zonekeep.sdk._serial import creature_from_dict
+
+TIE = "initiative_tie"
+
+
+def slot_key(c: Creature) -> str:
+    """The initiative slot of a creature: its group for grouped GM creatures, else itself."""
+    return c.group if c.group and c.controller == GM else c.id
+
+
+def roll_entry(ctx: RuleContext, slot: str, members: Sequence[Creature]) -> InitiativeEntry:
+    first = members[0]
+    result = ctx.roll(
+        "d20",
+        RollRequest("initiative", first.id, ability="dex"),
+        bonus=first.dex_mod + first.initiative_bonus,
+    )
+    return InitiativeEntry(
+        slot=slot,
+        members=tuple(m.id for m in members),
+        total=result.total,
+        roll=result,
+        dex_mod=first.dex_mod,
+        pc=bool(first.pc),
+        controller=first.controller,
+    )
+
+
+def roll_off(ctx: RuleContext, keys: list[str], log: list[RollOff]) -> list[str]:
+    """Order ``keys`` by d20 roll-offs, highest first, re-rolling ties recursively."""
+    if len(keys) < 2:
+        return keys
+    rolls = [ctx.entropy.randint(20) for _ in keys]
+    log.append(RollOff(tuple(keys), tuple(rolls)))
+    ordered: list[str] = []
+    for value in sorted(set(rolls), reverse=True):
+        ordered.extend(
+            roll_off(ctx, [k for k, r in zip(keys, rolls, strict=True) if r == value], log)
+        )
+    return ordered
+
+
+def _group_by(items: Iterable[InitiativeEntry], key: str) -> dict[object, list[InitiativeEntry]]:
+    groups: dict[object, list[InitiativeEntry]] = {}
+    for item in items:
+        groups.setdefault(getattr(item, key), []).append(item)
+    return groups
+
+
+def resolve_ties(
+    ctx: RuleContext, tied: list[InitiativeEntry], log: list[RollOff]
+) -> tuple[list[InitiativeEntry], list[list[InitiativeEntry]]]:
+    """Order one set of slots with equal totals.
+
+    Returns the order and the blocks (same controller, still tied) that their
+    controller may reorder.
+    """
+    if len(tied) < 2:
+        return tied, []
+    mixed = any(e.pc for e in tied) and not all(e.pc for e in tied)
+    if mixed:
+        mods = sorted({e.dex_mod for e in tied}, reverse=True)
+        tiers = [[e for e in tied if e.dex_mod == mod] for mod in mods]
+    else:
+        tiers = [tied]
+    order: list[InitiativeEntry] = []
+    choices: list[list[InitiativeEntry]] = []
+    for tier in tiers:
+        blocks = _group_by(tier, "controller")
+        names = [str(k) for k in blocks]
+        for name in roll_off(ctx, names, log):
+            block = blocks[name]
+            order.extend(block)
+            if len(block) > 1:
+                choices.append(block)
+    return order, choices
+
+
+def _roll_initiative(ctx: RuleContext, cmd: Command) -> None:
+    s = ctx.state
+    if s.initiative:
+        ctx.refuse("decision_pending", "Initiative is rolled; tied creatures' order is awaited.")
+    slots: dict[str, list[Creature]] = {}
+    for creature in s.creatures.values():
+        slots.setdefault(slot_key(creature), []).append(creature)
+    entries = [roll_entry(ctx, slot, members) for slot, members in slots.items()]
+    log: list[RollOff] = []
+    order: list[InitiativeEntry] = []
+    choices: list[list[InitiativeEntry]] = []
+    for total in sorted({e.total for e in entries}, reverse=True):
+        part, blocks = resolve_ties(ctx, [e for e in entries if e.total == total], log)
+        order.extend(part)
+        choices.extend(blocks)
+    ctx.emit(InitiativeRolled(tuple(order), tuple(log)))
+    for block in choices:
+        names = ", ".join(s.creatures[m].name for e in block for m in e.members[:1])
+        options = tuple(e.slot for e in block)
+        ctx.emit(
+            DecisionOpened(
+                Decision(
+                    id=f"d{ctx.state.decisions_opened + 1}",
+                    kind=TIE,
+                    controller=block[0].controller,
+                    prompt=f"{names} tied at {block[0].total} on initiative: choose their order.",
+                    options=options,
+                    default=options,
+                    ordering=True,
+                )
+            )
+        )
+    if not choices:
+        start_round(ctx, 1)
+
+
+@hookimpl
+def zonekeep_decision_resolved(
+    ctx: RuleContext, decision: Decision, choice: tuple[str, ...], defaulted: bool
+) -> None:
+    if decision.kind != TIE or ctx.state.phase != "initiative":
+        return
+    if not any(d.kind == TIE for d in ctx.state.pending):
+        start_round(ctx, 1)
+
+
+def insertion_index(order: Sequence[InitiativeEntry], new: InitiativeEntry) -> int:
+    """Where a late arrival goes: before the first slot it beats.
+
+    It beats a higher total, or an equal total of the other kind (PC against NPC)
+    with a lower Dexterity modifier. Otherwise, those already in the order keep
+    their place ahead of it.
+    """
+    for i, e in enumerate(order):
+        if new.total > e.total:
+            return i
+        if new.total == e.total and new.pc != e.pc and new.dex_mod > e.dex_mod:
+            return i
+    return len(order)
+
+
+def _add_creature(ctx: RuleContext, cmd: Command) -> None:
+    s = ctx.state
+    try:
+        creature = creature_from_dict(cmd.params["creature"])
+    except (TypeError, ValueError, KeyError) as exc:
+        ctx.refuse("invalid_params", f"That creature is not valid: {exc}.")
+    if creature.id in s.creatures or creature.id in {e.slot for e in s.initiative}:
+        ctx.refuse("duplicate_id", f"There is already a creature or slot with id {creature.id!r}.")
+    if creature.zone is not None and s.zones and creature.zone not in s.zones:
+        ctx.refuse("unknown_zone", f"There is no zone {creature.zone!r}.")
+    if creature.zone is None and len(s.zones) == 1 and s.phase not in ("surprise", "positions"):
+        creature.zone = s.zones[0]
+    if not s.initiative:
+        ctx.emit(CreatureAdded(creature))
+        return
+    slot = slot_key(creature)
+    joined = next((e for e in s.initiative if e.slot == slot), None)
+    if joined is not None:
+        # A new member of an existing group acts with the group, last in its order.
+        ctx.emit(CreatureAdded(creature, joined, -1))
+        return
+    entry = roll_entry(ctx, slot, [creature])
+    ctx.emit(CreatureAdded(creature, entry, insertion_index(s.initiative, entry)))
+
+
+def _set_group_order(ctx: RuleContext, cmd: Command) -> None:
+    s = ctx.state
+    group = cmd.params["group"]
+    members = tuple(cmd.params["members"])
+    entry = next((e for e in s.initiative if e.slot == group and len(e.members) > 0), None)
+    if entry is None:
+        ctx.refuse("unknown_group", f"There is no initiative group {group!r}.")
+    if sorted(members) != sorted(entry.members):
+        ctx.refuse(
+            "invalid_choice",
+            f"The order must list exactly the group's members: {', '.join(entry.members)}.",
+        )
+    if s.active in entry.members:
+        ctx.refuse("invalid_choice", "The group is taking its turns now; reorder it after.")
+    ctx.emit(GroupOrderSet(group, members))
+
+
+@hookimpl
+def zonekeep_commands() -> Iterable[CommandSpec]:
+    return (
+        CommandSpec(
+            "roll_initiative",
+            _roll_initiative,
+            "Step 3: everyone rolls initiative; ties are broken or put to their controller.",
+            who="gm",
+            phases=("initiative",),
+        ),
+        CommandSpec(
+            "add_creature",
+            _add_creature,
+            "Add a creature mid-encounter; once initiative is rolled it rolls and is slotted in.",
+            {"creature": Param("object", True, "the creature, as in a roster file")},
+            who="gm",
+            phases=("surprise", "positions", "initiative", "turns"),
+        ),
+        CommandSpec(
+            "set_group_order",
+            _set_group_order,
+            "Set the order in which a group's members take their turns inside its slot.",
+            {
+                "group": Param("string", True, "the group's slot id"),
+                "members": Param("creatures", True, "all its members, in the new order"),
+            },
+            who="gm",
+            phases=("initiative", "turns"),
+        ),
+    )

@@ -1,0 +1,85 @@
+"""Commands, actors and the specs that declare what a command needs and costs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+
+if TYPE_CHECKING:
+    from ._context import RuleContext
+    from ._types import Creature
+
+Role = Literal["gm", "player", "system", "spectator"]
+#: What a command costs the acting creature. A tuple of costs means "the first available".
+Cost = Literal["action", "bonus", "reaction", "interaction", "movement", "free"]
+ParamType = Literal[
+    "creature", "string", "integer", "boolean", "zone", "creatures", "strings", "object", "any"
+]
+#: Who may send a command: the controller of ``params["creature"]``, the GM only, or anyone.
+Who = Literal["creature", "gm", "any"]
+
+
+@attrs.frozen
+class Actor:
+    """Who sent a command: a role and, for players, the player id that controls creatures."""
+
+    role: Role
+    id: str = ""
+
+    @property
+    def is_gm(self) -> bool:
+        return self.role in ("gm", "system")
+
+    def controls(self, creature: Creature) -> bool:
+        """The GM (and the server itself) controls everything; a player its own creatures."""
+        return self.is_gm or (self.role == "player" and creature.controller == self.id)
+
+
+GM_ACTOR = Actor("gm", "gm")
+SYSTEM_ACTOR = Actor("system", "server")
+
+
+@attrs.frozen
+class Command:
+    """A request to change an encounter: a ``type``, its ``params`` and who sent it."""
+
+    type: str
+    params: Mapping[str, Any] = attrs.field(factory=dict)
+    actor: Actor = GM_ACTOR
+
+
+@attrs.frozen
+class Param:
+    """One parameter of a command: its type, whether it is required, and what it means."""
+
+    type: ParamType
+    required: bool = True
+    description: str = ""
+
+
+Handler = Callable[["RuleContext", Command], None]
+
+
+@attrs.frozen
+class CommandSpec:
+    """Declares a command: who may send it, when, what it costs, and its handler.
+
+    For ``who="creature"`` the command acts for ``params["creature"]``: the engine
+    checks that the sender controls it, that the phase is ``turns``, that it is that
+    creature's turn when ``on_turn`` (and that it is not, for off-turn reactions when
+    ``on_turn`` is ``False``), and that ``costs`` can be paid. It then asks the
+    ``zonekeep_action_refusal`` hook, validates the params and calls ``handler``,
+    after emitting the ``action_taken`` event that pays the cost.
+    """
+
+    id: str
+    handler: Handler
+    summary: str
+    params: Mapping[str, Param] = attrs.field(factory=dict)
+    who: Who = "creature"
+    costs: tuple[Cost, ...] = ("free",)
+    on_turn: bool | None = True
+    phases: tuple[str, ...] = ("turns",)
+    needs_capable: bool = True

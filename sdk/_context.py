@@ -1,0 +1,125 @@
+"""The context a rule receives: the working state, dice, and a way to emit events."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal, NoReturn
+
+import attrs
+
+from ._commands import GM_ACTOR, Actor
+from ._dice import Entropy, RollRecord, combine_advantage, expertise_die, roll
+from ._errors import Refusal
+from ._events import Event
+from ._state import EncounterState, apply_event
+from ._types import Creature
+
+RollKind = Literal["attack", "save", "check", "initiative"]
+
+
+@attrs.frozen
+class RollRequest:
+    """What is about to be rolled: the kind, who rolls it and, for attacks, at whom.
+
+    ``attack_kind`` is ``"melee"`` or ``"ranged"`` for attacks; ``ability`` names
+    the ability for saves and checks (``"dex"``); ``skill`` the skill for checks.
+    """
+
+    kind: RollKind
+    actor: str
+    target: str | None = None
+    attack_kind: str | None = None
+    ability: str | None = None
+    skill: str | None = None
+
+
+@attrs.frozen
+class RollModifier:
+    """One source of advantage, disadvantage or an expertise die on a roll."""
+
+    effect: Literal["advantage", "disadvantage", "expertise"]
+    source: str
+
+
+@attrs.frozen
+class MoveRequest:
+    """A move asked for: ``feet`` in ``mode``; ``difficult`` if the ground is difficult;
+    ``squeeze`` if the way is one size too small; ``through`` the creatures crossed."""
+
+    feet: int
+    mode: str = "walk"
+    difficult: bool = False
+    squeeze: bool = False
+    through: tuple[str, ...] = ()
+
+
+class RuleContext:
+    """What a rule (a hook or a command handler) works with.
+
+    ``state`` is the command's working copy: events emitted through :meth:`emit`
+    are applied to it at once, so later rules see their effect. If the command is
+    refused, the working copy and every event are thrown away.
+    """
+
+    def __init__(
+        self, state: EncounterState, entropy: Entropy, hook: Any, actor: Actor = GM_ACTOR
+    ) -> None:
+        self.state = state
+        self.entropy = entropy
+        self.hook = hook
+        self.actor = actor
+        #: The cost the engine charged for the command being handled.
+        self.paid: str = "free"
+        self.events: list[Event] = []
+
+    def emit(self, *events: Event) -> None:
+        """Apply ``events`` to the working state and record them, in order."""
+        for event in events:
+            apply_event(self.state, event)
+            self.events.append(event)
+
+    def refuse(self, code: str, message: str) -> NoReturn:
+        """Refuse the command: nothing it did so far will happen."""
+        raise Refusal(code, message)
+
+    def creature(self, cid: object, *, role: str = "creature") -> Creature:
+        """The creature ``cid``, or a refusal naming the unknown id."""
+        if not isinstance(cid, str) or cid not in self.state.creatures:
+            self.refuse("unknown_creature", f"There is no {role} {cid!r} in this encounter.")
+        return self.state.creatures[cid]
+
+    def is_enemy(self, a: Creature, b: Creature) -> bool:
+        return a.side != b.side
+
+    def modifiers(self, request: RollRequest) -> list[RollModifier]:
+        """All roll modifiers the plugins contribute to ``request``."""
+        found: list[RollModifier] = []
+        for batch in self.hook.zonekeep_roll_modifiers(ctx=self, roll=request):
+            if batch:
+                found.extend(batch)
+        return found
+
+    def roll(
+        self,
+        expr: str,
+        request: RollRequest | None = None,
+        *,
+        bonus: int = 0,
+        extra: Iterable[RollModifier] = (),
+        double_dice: bool = False,
+    ) -> RollRecord:
+        """Roll ``expr`` + ``bonus``, applying the plugins' modifiers for ``request``."""
+        mods = [*(self.modifiers(request) if request else []), *extra]
+        adv = sum(1 for m in mods if m.effect == "advantage")
+        dis = sum(1 for m in mods if m.effect == "disadvantage")
+        experts = {m.source for m in mods if m.effect == "expertise"}
+        sources = tuple(f"{m.effect}:{m.source}" for m in mods)
+        return roll(
+            self.entropy,
+            expr,
+            advantage=combine_advantage(adv, dis),
+            expertise=expertise_die(len(experts)),
+            bonus=bonus,
+            sources=sources,
+            double_dice=double_dice,
+        )

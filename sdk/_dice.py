@@ -1,0 +1,196 @@
+"""Dice: expressions, advantage and disadvantage, the expertise die, injected entropy.
+
+The rules core never draws randomness itself. Every roll goes through an
+:class:`Entropy` handed in by the shell (the server, the harness or a test), and
+every result is kept in a :class:`RollRecord` that travels inside the event that
+used it, so replaying the events never rolls again.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterable
+from typing import Literal, Protocol
+
+import attrs
+
+Advantage = Literal["none", "advantage", "disadvantage"]
+
+_EXPR = re.compile(r"^\s*(?:(\d*)d(\d+))?\s*(?:([+-])\s*(\d+))?\s*$")
+_FLAT = re.compile(r"^\s*([+-]?\d+)\s*$")
+
+#: Expertise die sizes by the number of sources: one gives d4, two d6, three or more d8.
+EXPERTISE_DICE = (0, 4, 6, 8)
+
+
+class DiceError(ValueError):
+    """A dice expression could not be understood."""
+
+
+class Entropy(Protocol):
+    """Where dice results come from. The shell owns it; the rules only ask it."""
+
+    def randint(self, sides: int) -> int:
+        """Return a uniformly chosen integer from 1 to ``sides`` inclusive."""
+        ...
+
+
+class RandomEntropy:
+    """Entropy from :mod:`random`; seedable for reproducible runs."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self._rng = random.Random(seed) if seed is not None else random.SystemRandom()
+
+    def randint(self, sides: int) -> int:
+        return self._rng.randint(1, sides)
+
+
+class ScriptExhausted(RuntimeError):
+    """A scripted entropy source was asked for more rolls than it was given."""
+
+
+class ScriptedEntropy:
+    """Entropy that returns exact, scripted results in order (for tests).
+
+    Guarantees: each call consumes the next value; a value that cannot come up on
+    the die asked for (0, or more than ``sides``) raises ``ValueError``; running
+    out raises :class:`ScriptExhausted`. ``remaining`` tells what is left.
+    """
+
+    def __init__(self, values: Iterable[int] = ()) -> None:
+        self._values = list(values)
+        self.asked: list[int] = []
+
+    def push(self, *values: int) -> None:
+        """Append more scripted results."""
+        self._values.extend(values)
+
+    @property
+    def remaining(self) -> tuple[int, ...]:
+        return tuple(self._values)
+
+    def randint(self, sides: int) -> int:
+        if not self._values:
+            raise ScriptExhausted(f"no scripted roll left for a d{sides}")
+        value = self._values.pop(0)
+        if not 1 <= value <= sides:
+            raise ValueError(f"scripted roll {value} cannot come up on a d{sides}")
+        self.asked.append(sides)
+        return value
+
+
+@attrs.frozen
+class DiceExpr:
+    """A parsed expression ``NdS+M``; ``count`` may be 0 for a flat number."""
+
+    count: int
+    sides: int
+    modifier: int
+
+    def __str__(self) -> str:
+        if self.count == 0:
+            return str(self.modifier)
+        mod = f"{self.modifier:+d}" if self.modifier else ""
+        return f"{self.count}d{self.sides}{mod}"
+
+
+def parse_dice(expr: str) -> DiceExpr:
+    """Parse ``"2d6+3"``, ``"d20"``, ``"1d8-1"`` or a flat ``"4"``.
+
+    Raises :class:`DiceError` with a readable sentence when the text is not dice.
+    """
+    flat = _FLAT.match(expr)
+    if flat:
+        return DiceExpr(0, 0, int(flat.group(1)))
+    m = _EXPR.match(expr)
+    if not m or m.group(2) is None:
+        raise DiceError(f"{expr!r} is not a dice expression like '2d6+3'")
+    count = int(m.group(1) or 1)
+    sides = int(m.group(2))
+    if count < 1 or count > 100 or sides < 2 or sides > 1000:
+        raise DiceError(f"{expr!r} asks for an unreasonable number or size of dice")
+    mod = int(m.group(4) or 0) * (-1 if m.group(3) == "-" else 1)
+    return DiceExpr(count, sides, mod)
+
+
+@attrs.frozen
+class RollRecord:
+    """The full, replayable result of one roll.
+
+    ``dice`` holds every die rolled (both d20s under advantage); ``kept`` the ones
+    that counted; ``expertise`` the size of the expertise die (0 for none) and
+    ``expertise_roll`` its result. ``total`` = sum(kept) + expertise_roll + modifier.
+    """
+
+    expr: str
+    dice: tuple[int, ...]
+    kept: tuple[int, ...]
+    modifier: int
+    total: int
+    advantage: Advantage = "none"
+    expertise: int = 0
+    expertise_roll: int = 0
+    sources: tuple[str, ...] = ()
+
+    @property
+    def natural(self) -> int:
+        """The kept d20 of a d20 roll (0 when the roll was not a single d20)."""
+        return self.kept[0] if len(self.kept) == 1 else 0
+
+
+def combine_advantage(advantages: int, disadvantages: int) -> Advantage:
+    """Advantage and disadvantage cancel: any of both gives a plain roll."""
+    if advantages and disadvantages:
+        return "none"
+    if advantages:
+        return "advantage"
+    if disadvantages:
+        return "disadvantage"
+    return "none"
+
+
+def expertise_die(sources: int) -> int:
+    """The expertise die for ``sources`` sources: 0, d4, d6, then d8 for three or more."""
+    return EXPERTISE_DICE[min(max(sources, 0), 3)]
+
+
+def roll(
+    entropy: Entropy,
+    expr: str,
+    *,
+    advantage: Advantage = "none",
+    expertise: int = 0,
+    bonus: int = 0,
+    sources: Iterable[str] = (),
+    double_dice: bool = False,
+) -> RollRecord:
+    """Roll ``expr`` (plus ``bonus``) with advantage/disadvantage and an expertise die.
+
+    Advantage applies only to a single-die expression such as ``d20``: two are
+    rolled and the higher (or lower) kept. ``double_dice`` rolls twice the dice
+    (critical hits). ``expertise`` is the die size (4, 6 or 8), or 0.
+    """
+    parsed = parse_dice(expr)
+    count = parsed.count * (2 if double_dice else 1)
+    dice: list[int] = [entropy.randint(parsed.sides) for _ in range(count)]
+    kept = list(dice)
+    if advantage != "none" and parsed.count == 1 and not double_dice:
+        extra = entropy.randint(parsed.sides)
+        dice.append(extra)
+        kept = [max(dice)] if advantage == "advantage" else [min(dice)]
+    else:
+        advantage = "none"
+    ex_roll = entropy.randint(expertise) if expertise else 0
+    modifier = parsed.modifier + bonus
+    return RollRecord(
+        expr=expr,
+        dice=tuple(dice),
+        kept=tuple(kept),
+        modifier=modifier,
+        total=sum(kept) + ex_roll + modifier,
+        advantage=advantage,
+        expertise=expertise,
+        expertise_roll=ex_roll,
+        sources=tuple(sources),
+    )

@@ -1,0 +1,357 @@
+"""Events: every change to an encounter is one of these.
+
+Each event class is frozen, carries everything needed to apply it (dice results
+included) and is registered under its wire ``type`` name in :data:`EVENT_TYPES`.
+The fold that applies them lives in :mod:`zonekeep.sdk._state`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, TypeVar
+
+import attrs
+
+from ._dice import RollRecord
+from ._types import Creature, EncounterOptions
+
+EVENT_TYPES: dict[str, type[Event]] = {}
+
+_E = TypeVar("_E", bound="type[Event]")
+
+
+def event_type(name: str) -> Any:
+    """Class decorator: register an event class under its wire ``type`` name."""
+
+    def deco(cls: _E) -> _E:
+        if name in EVENT_TYPES:
+            raise ValueError(f"event type {name!r} is registered twice")
+        cls.type = name
+        EVENT_TYPES[name] = cls
+        return cls
+
+    return deco
+
+
+@attrs.frozen
+class Event:
+    """Base class of all events. ``type`` is the registered wire name."""
+
+    type: ClassVar[str] = "event"
+
+
+@attrs.frozen
+class InitiativeEntry:
+    """One slot of the initiative order: a creature, or a group acting together.
+
+    ``members`` take their turns one after another inside the slot, in list order.
+    """
+
+    slot: str
+    members: tuple[str, ...]
+    total: int
+    roll: RollRecord
+    dex_mod: int
+    pc: bool
+    controller: str
+
+
+@attrs.frozen
+class RollOff:
+    """One round of a d20 roll-off: ``contenders[i]`` rolled ``rolls[i]``; highest first.
+
+    Contenders are controllers (``gm`` or a player id) whose tied slots stay
+    together. Those who tie again roll again in a further ``RollOff``.
+    """
+
+    contenders: tuple[str, ...]
+    rolls: tuple[int, ...]
+
+
+@attrs.frozen
+class Decision:
+    """A pending choice the engine waits on.
+
+    ``controller`` is who may answer (``gm`` or a player id); ``default`` is what
+    applies if nobody answers in time. ``kind`` says how the choice is used. When
+    ``ordering`` is true the answer is an ordering of all ``options``; otherwise it
+    is exactly one of them.
+    """
+
+    id: str
+    kind: str
+    controller: str
+    prompt: str
+    options: tuple[str, ...]
+    default: tuple[str, ...]
+    creature: str | None = None
+    ordering: bool = False
+
+
+@attrs.frozen
+class Hazard:
+    """A threat in play that is not a creature. A time-sensitive one keeps the encounter going."""
+
+    id: str
+    name: str
+    time_sensitive: bool = True
+    description: str = ""
+
+
+@event_type("encounter_created")
+@attrs.frozen
+class EncounterCreated(Event):
+    encounter: str
+    options: EncounterOptions
+    creatures: tuple[Creature, ...]
+    name: str = ""
+    zones: tuple[str, ...] = ()
+
+
+@event_type("surprise_determined")
+@attrs.frozen
+class SurpriseDetermined(Event):
+    surprised: tuple[str, ...]
+
+
+@event_type("positions_established")
+@attrs.frozen
+class PositionsEstablished(Event):
+    positions: dict[str, str]
+
+
+@event_type("initiative_rolled")
+@attrs.frozen
+class InitiativeRolled(Event):
+    entries: tuple[InitiativeEntry, ...]
+    rolloffs: tuple[RollOff, ...] = ()
+
+
+@event_type("decision_opened")
+@attrs.frozen
+class DecisionOpened(Event):
+    decision: Decision
+
+
+@event_type("decision_resolved")
+@attrs.frozen
+class DecisionResolved(Event):
+    decision: str
+    choice: tuple[str, ...]
+    by: str
+    defaulted: bool = False
+
+
+@event_type("group_order_set")
+@attrs.frozen
+class GroupOrderSet(Event):
+    group: str
+    members: tuple[str, ...]
+
+
+@event_type("round_started")
+@attrs.frozen
+class RoundStarted(Event):
+    round: int
+
+
+@event_type("round_ended")
+@attrs.frozen
+class RoundEnded(Event):
+    round: int
+
+
+@event_type("turn_started")
+@attrs.frozen
+class TurnStarted(Event):
+    creature: str
+    slot: int
+    member: int
+
+
+@event_type("turn_skipped")
+@attrs.frozen
+class TurnSkipped(Event):
+    creature: str
+    slot: int
+    member: int
+    reason: str
+
+
+@event_type("turn_ended")
+@attrs.frozen
+class TurnEnded(Event):
+    creature: str
+
+
+@event_type("surprise_ended")
+@attrs.frozen
+class SurpriseEnded(Event):
+    creature: str
+
+
+@event_type("action_taken")
+@attrs.frozen
+class ActionTaken(Event):
+    """``creature`` used ``action``, paying ``cost`` (action, bonus, interaction, reaction, free)."""
+
+    creature: str
+    action: str
+    cost: str
+
+
+@event_type("movement_spent")
+@attrs.frozen
+class MovementSpent(Event):
+    creature: str
+    feet: int
+    reason: str
+
+
+@event_type("moved")
+@attrs.frozen
+class Moved(Event):
+    """A move of ``feet`` in ``mode`` that cost ``cost`` feet; ``extra`` names the surcharges."""
+
+    creature: str
+    feet: int
+    mode: str
+    cost: int
+    extra: tuple[str, ...] = ()
+    through: tuple[str, ...] = ()
+
+
+@event_type("dashed")
+@attrs.frozen
+class Dashed(Event):
+    creature: str
+
+
+@event_type("disengaged")
+@attrs.frozen
+class Disengaged(Event):
+    creature: str
+
+
+@event_type("condition_applied")
+@attrs.frozen
+class ConditionApplied(Event):
+    creature: str
+    condition: str
+    source: str = ""
+
+
+@event_type("condition_removed")
+@attrs.frozen
+class ConditionRemoved(Event):
+    creature: str
+    condition: str
+    reason: str = ""
+
+
+@event_type("attack_made")
+@attrs.frozen
+class AttackMade(Event):
+    attacker: str
+    target: str
+    attack: str
+    kind: str
+    roll: RollRecord
+    target_ac: int
+    hit: bool
+    critical: bool = False
+    reaction: bool = False
+
+
+@event_type("damaged")
+@attrs.frozen
+class Damaged(Event):
+    creature: str
+    amount: int
+    hp: int
+    damage_type: str = ""
+    roll: RollRecord | None = None
+    source: str = ""
+
+
+@event_type("healed")
+@attrs.frozen
+class Healed(Event):
+    creature: str
+    amount: int
+    hp: int
+    source: str = ""
+
+
+@event_type("interacted")
+@attrs.frozen
+class Interacted(Event):
+    creature: str
+    object: str
+    via: str
+
+
+@event_type("communicated")
+@attrs.frozen
+class Communicated(Event):
+    creature: str
+    text: str
+
+
+@event_type("readied")
+@attrs.frozen
+class Readied(Event):
+    creature: str
+    target: str
+    attack: str
+    trigger: str
+
+
+@event_type("readied_cleared")
+@attrs.frozen
+class ReadiedCleared(Event):
+    creature: str
+    reason: str
+
+
+@event_type("creature_added")
+@attrs.frozen
+class CreatureAdded(Event):
+    creature: Creature
+    entry: InitiativeEntry | None = None
+    index: int = -1
+
+
+@event_type("hazard_added")
+@attrs.frozen
+class HazardAdded(Event):
+    hazard: Hazard
+
+
+@event_type("hazard_removed")
+@attrs.frozen
+class HazardRemoved(Event):
+    hazard: str
+
+
+@event_type("override_applied")
+@attrs.frozen
+class OverrideApplied(Event):
+    """The GM (``by``) set ``field`` of ``creature`` to ``value``, overruling the rules."""
+
+    by: str
+    creature: str
+    field: str
+    value: Any
+
+
+@event_type("encounter_continued")
+@attrs.frozen
+class EncounterContinued(Event):
+    by: str
+
+
+@event_type("encounter_ended")
+@attrs.frozen
+class EncounterEnded(Event):
+    reason: str
+    by: str = "rules"

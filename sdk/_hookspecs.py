@@ -1,0 +1,178 @@
+"""Hook specifications: the one door through which rules, built-in or third-party, plug in.
+
+Every built-in rule of zonekeep is a plugin implementing these hooks, loaded from
+:data:`zonekeep.plugins.default_plugins`. Rules must never assign to the state they
+are given: they announce changes with ``ctx.emit(event)``, which applies the event
+to the command's working copy, or refuse with ``ctx.refuse(code, message)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from ._commands import CommandSpec
+    from ._context import MoveRequest, RollModifier, RollRequest, RuleContext
+    from ._errors import Refusal
+    from ._events import Decision
+    from ._types import Creature
+
+PROJECT = "zonekeep"
+hookspec = pluggy.HookspecMarker(PROJECT)
+#: Decorate plugin functions with this to implement a hook.
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def zonekeep_commands() -> Iterable[CommandSpec]:
+    """Declare the commands (actions, moves, GM tools) this plugin adds.
+
+    Called once, when the engine is built.
+
+    :return: the :class:`CommandSpec` objects; an id declared twice is an error
+        at start-up that names both plugins.
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_action_refusal(
+    ctx: RuleContext, creature: Creature, spec: CommandSpec
+) -> Refusal | None:
+    """Say whether ``creature`` may use ``spec`` now.
+
+    Called before every creature command is handled (after the engine's own turn,
+    seat and cost checks), and for every command when listing what a creature may
+    do now (:meth:`Engine.available_actions`).
+
+    :param ctx: the rule context; read ``ctx.state``, do not emit.
+    :param creature: the creature that would act.
+    :param spec: the command it would use.
+    :return: a :class:`Refusal` to forbid it, or ``None`` to allow it.
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec
+def zonekeep_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
+    """Contribute advantage, disadvantage or expertise sources to a roll.
+
+    Called for every attack roll, saving throw, ability check and initiative roll
+    before the dice are rolled. Advantage and disadvantage cancel; each distinct
+    expertise source grows the expertise die (d4, d6, d8).
+
+    :param ctx: the rule context (read-only use).
+    :param roll: what is being rolled, by whom, against whom.
+    :return: modifiers to add, or ``None``. Results of all plugins are combined.
+    """
+
+
+@hookspec
+def zonekeep_movement_surcharges(
+    ctx: RuleContext, creature: Creature, move: MoveRequest
+) -> Iterable[str] | None:
+    """Name the surcharges that make each foot of a move cost 1 extra foot.
+
+    Called for every move before its cost is computed. Surcharges are
+    de-duplicated by name, so difficult terrain never counts twice: the cost is
+    ``feet * (1 + number of distinct names)``.
+
+    :param ctx: the rule context (read-only use).
+    :param creature: the creature moving.
+    :param move: the move asked for.
+    :return: names such as ``"difficult"``, ``"crawling"``, ``"squeezing"``, or ``None``.
+    """
+
+
+@hookspec
+def zonekeep_turn_start(ctx: RuleContext, creature: Creature) -> None:
+    """Trigger effects at the start of ``creature``'s turn.
+
+    Called right after the ``turn_started`` event is applied. Emit events with
+    ``ctx.emit``.
+
+    :param ctx: the rule context.
+    :param creature: the creature whose turn starts.
+    """
+
+
+@hookspec
+def zonekeep_turn_end(ctx: RuleContext, creature: Creature) -> None:
+    """Trigger effects at the end of ``creature``'s turn.
+
+    Called just before the ``turn_ended`` event is emitted. Emit events with
+    ``ctx.emit``.
+
+    :param ctx: the rule context.
+    :param creature: the creature whose turn ends.
+    """
+
+
+@hookspec
+def zonekeep_round_start(ctx: RuleContext, round: int) -> None:
+    """Trigger effects at the start of a round.
+
+    Called right after ``round_started``, before the first turn of the round.
+
+    :param ctx: the rule context.
+    :param round: the round number, starting at 1.
+    """
+
+
+@hookspec
+def zonekeep_round_end(ctx: RuleContext, round: int) -> None:
+    """Trigger effects at the end of a round.
+
+    Called after the last turn of the round ended, before ``round_ended``.
+
+    :param ctx: the rule context.
+    :param round: the round that ends.
+    """
+
+
+@hookspec
+def zonekeep_end_blockers(ctx: RuleContext) -> Iterable[str] | None:
+    """Name what keeps the encounter from ending: time-sensitive threats.
+
+    Called when the rules check whether the encounter is over, and when the GM
+    asks to end it.
+
+    :param ctx: the rule context (read-only use).
+    :return: sentences such as ``"Aria is dying"``, or ``None``.
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_encounter_over(ctx: RuleContext) -> str | None:
+    """Say whether the fight itself is over, and why.
+
+    Called after every command while turns are being taken, unless the GM chose to
+    keep the encounter going. The encounter ends only if no
+    ``zonekeep_end_blockers`` remain.
+
+    :param ctx: the rule context (read-only use).
+    :return: the reason (``"the goblins are all defeated"``), or ``None``.
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec
+def zonekeep_decision_resolved(
+    ctx: RuleContext, decision: Decision, choice: tuple[str, ...], defaulted: bool
+) -> None:
+    """Carry out an answered decision.
+
+    Called after the ``decision_resolved`` event for ``decision`` is applied,
+    whether a person answered or the default applied (``defaulted``). The plugin
+    that opened decisions of ``decision.kind`` emits what follows from the choice.
+
+    :param ctx: the rule context.
+    :param decision: the decision, as it was opened.
+    :param choice: the validated answer: an ordering of all options when
+        ``decision.ordering``, otherwise a single option.
+    :param defaulted: true when nobody answered and the default applied.
+    """

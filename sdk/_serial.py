@@ -1,0 +1,73 @@
+"""Turning rules data into plain JSON-able structures and back (cattrs).
+
+Events unstructure to ``{"type": ..., ...fields}`` and structure back by their
+``type``; sizes travel as their names ("Medium"); roll records as objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import cattrs
+from cattrs.gen import make_dict_structure_fn
+
+from ._events import EVENT_TYPES, Event
+from ._state import EncounterState
+from ._types import Creature, Size
+
+converter = cattrs.Converter(forbid_extra_keys=True)
+converter.register_unstructure_hook(Size, lambda s: s.label)
+converter.register_structure_hook(Size, lambda v, _: Size.parse(v))
+converter.register_structure_hook(
+    Creature, make_dict_structure_fn(Creature, converter, _cattrs_forbid_extra_keys=True)
+)
+
+
+def _structure_any(value: Any, _: Any) -> Any:
+    return value
+
+
+converter.register_structure_hook(Any, _structure_any)
+
+
+def creature_from_dict(data: object) -> Creature:
+    """Build a creature from a roster entry, rejecting unknown keys and wrong types.
+
+    Raises ``ValueError`` with a readable description of every problem.
+    """
+    if not isinstance(data, Mapping):
+        raise ValueError("a creature must be an object")
+    try:
+        return converter.structure(dict(data), Creature)
+    except cattrs.BaseValidationError as exc:
+        details = "; ".join(cattrs.transform_error(exc, path=str(data.get("id", "creature"))))
+        raise ValueError(details) from None
+
+
+def creature_to_dict(creature: Creature) -> dict[str, Any]:
+    result: dict[str, Any] = converter.unstructure(creature)
+    return result
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """``{"type": <wire name>, **fields}`` for ``event``."""
+    data: dict[str, Any] = converter.unstructure(event)
+    return {"type": event.type, **data}
+
+
+def event_from_dict(data: Mapping[str, Any]) -> Event:
+    """The event that :func:`event_to_dict` produced. Raises ``ValueError`` if unknown."""
+    fields = dict(data)
+    name = fields.pop("type", None)
+    cls = EVENT_TYPES.get(str(name))
+    if cls is None:
+        raise ValueError(f"unknown event type {name!r}")
+    event: Event = converter.structure(fields, cls)
+    return event
+
+
+def state_to_dict(state: EncounterState) -> dict[str, Any]:
+    """A plain snapshot of ``state`` (for comparisons, logs and clients)."""
+    result: dict[str, Any] = converter.unstructure(state)
+    return result

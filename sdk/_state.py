@@ -1,0 +1,397 @@
+"""Encounter state and the fold that applies events to it.
+
+State is a fold over events: :func:`replay` of an encounter's events rebuilds
+exactly the state that was built live. :func:`apply_event` is the only code that
+changes a state; rules decide events, they never assign to the state.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable
+from typing import Any, Literal, TypeVar
+
+import attrs
+
+from . import _events as ev
+from ._types import (
+    DYING,
+    PRONE,
+    Creature,
+    EncounterOptions,
+)
+
+Phase = Literal["surprise", "positions", "initiative", "turns", "ended"]
+#: The steps of an encounter, in order (encounter.txt, "Basic Steps of an Encounter").
+PHASES: tuple[Phase, ...] = ("surprise", "positions", "initiative", "turns", "ended")
+
+#: Override fields the GM may set directly, with the Python type each takes.
+OVERRIDE_FIELDS: dict[str, tuple[type, ...]] = {
+    "hp": (int,),
+    "max_hp": (int,),
+    "ac": (int,),
+    "zone": (str, type(None)),
+    "sharing_with": (str, type(None)),
+    "hidden": (bool,),
+    "side": (str,),
+    "controller": (str,),
+}
+
+
+@attrs.define
+class TurnResources:
+    """What the creature whose turn it is has left.
+
+    Guarantees (kept by the rules): no count is ever negative and
+    ``movement_spent`` never exceeds what :func:`movement_left` allowed.
+    """
+
+    movement_spent: int = 0
+    dashes: int = 0
+    actions: int = 1
+    bonus_actions: int = 1
+    interactions: int = 1
+    disengaged: bool = False
+
+
+@attrs.define
+class ReadiedAttack:
+    target: str
+    attack: str
+    trigger: str
+
+
+@attrs.define
+class EncounterState:
+    """Everything about one encounter, rebuilt by folding its events.
+
+    ``initiative`` is the fixed order of slots; ``turn_slot``/``turn_member`` point
+    at the current turn and ``active`` names the creature taking it (``None``
+    between turns). ``seq`` counts the events applied so far.
+    """
+
+    id: str = ""
+    name: str = ""
+    options: EncounterOptions = attrs.field(factory=EncounterOptions)
+    phase: Phase = "surprise"
+    round: int = 0
+    creatures: dict[str, Creature] = attrs.field(factory=dict)
+    zones: tuple[str, ...] = ()
+    surprised: list[str] = attrs.field(factory=list)
+    initiative: list[ev.InitiativeEntry] = attrs.field(factory=list)
+    turn_slot: int = -1
+    turn_member: int = -1
+    active: str | None = None
+    resources: TurnResources = attrs.field(factory=TurnResources)
+    reactions_used: list[str] = attrs.field(factory=list)
+    pending: list[ev.Decision] = attrs.field(factory=list)
+    decisions_opened: int = 0
+    hazards: dict[str, ev.Hazard] = attrs.field(factory=dict)
+    readied: dict[str, ReadiedAttack] = attrs.field(factory=dict)
+    turns_taken: list[str] = attrs.field(factory=list)
+    keep_going: bool = False
+    ended_reason: str | None = None
+    seq: int = 0
+
+    def copy(self) -> EncounterState:
+        """A deep copy that shares nothing mutable with this state."""
+        return copy.deepcopy(self)
+
+    def creature(self, cid: str) -> Creature:
+        return self.creatures[cid]
+
+    def order(self) -> list[str]:
+        """Creature ids in turn order: slots in order, members inside each slot."""
+        return [m for e in self.initiative for m in e.members]
+
+    def slot_of(self, cid: str) -> int:
+        for i, e in enumerate(self.initiative):
+            if cid in e.members:
+                return i
+        return -1
+
+    def has_reaction(self, cid: str) -> bool:
+        return cid not in self.reactions_used
+
+    def decision(self, did: str) -> ev.Decision | None:
+        return next((d for d in self.pending if d.id == did), None)
+
+
+def movement_left(state: EncounterState, creature: Creature, mode: str = "walk") -> int:
+    """Feet of movement ``creature`` has left this turn for a move in ``mode``.
+
+    Every mode draws on one budget: the speed for that mode (walking speed for
+    climbing or swimming without the speed), plus the speed again for each Dash,
+    less everything already spent this turn.
+    """
+    if state.active != creature.id:
+        return 0
+    speed = creature.speed_for(mode)
+    res = state.resources
+    return max(0, speed * (1 + res.dashes) - res.movement_spent)
+
+
+_S = TypeVar("_S", bound=ev.Event)
+_REDUCERS: dict[type[ev.Event], Callable[[EncounterState, Any], None]] = {}
+
+
+def reducer(cls: type[_S]) -> Callable[[Callable[[EncounterState, _S], None]], None]:
+    def deco(fn: Callable[[EncounterState, _S], None]) -> None:
+        _REDUCERS[cls] = fn
+
+    return deco
+
+
+def apply_event(state: EncounterState, event: ev.Event) -> None:
+    """Apply one event to ``state`` in place and advance ``seq``.
+
+    Raises ``KeyError`` for an event class that has no reducer.
+    """
+    _REDUCERS[type(event)](state, event)
+    state.seq += 1
+
+
+def replay(events: Iterable[ev.Event]) -> EncounterState:
+    """Fold ``events`` from an empty state. The first must be ``encounter_created``."""
+    state = EncounterState()
+    for e in events:
+        apply_event(state, e)
+    return state
+
+
+def _add_condition(c: Creature, condition: str) -> None:
+    if condition not in c.conditions:
+        c.conditions.append(condition)
+        c.conditions.sort()
+
+
+def _remove_condition(c: Creature, condition: str) -> None:
+    if condition in c.conditions:
+        c.conditions.remove(condition)
+
+
+@reducer(ev.EncounterCreated)
+def _created(s: EncounterState, e: ev.EncounterCreated) -> None:
+    s.id = e.encounter
+    s.name = e.name
+    s.options = e.options
+    s.zones = e.zones
+    s.creatures = {c.id: copy.deepcopy(c) for c in e.creatures}
+    s.phase = "surprise"
+
+
+@reducer(ev.SurpriseDetermined)
+def _surprise(s: EncounterState, e: ev.SurpriseDetermined) -> None:
+    s.surprised = list(e.surprised)
+    s.phase = "positions"
+
+
+@reducer(ev.PositionsEstablished)
+def _positions(s: EncounterState, e: ev.PositionsEstablished) -> None:
+    for cid, zone in e.positions.items():
+        s.creatures[cid].zone = zone
+    s.phase = "initiative"
+
+
+@reducer(ev.InitiativeRolled)
+def _initiative(s: EncounterState, e: ev.InitiativeRolled) -> None:
+    s.initiative = list(e.entries)
+
+
+@reducer(ev.DecisionOpened)
+def _decision_opened(s: EncounterState, e: ev.DecisionOpened) -> None:
+    s.pending.append(e.decision)
+    s.decisions_opened += 1
+
+
+@reducer(ev.DecisionResolved)
+def _decision_resolved(s: EncounterState, e: ev.DecisionResolved) -> None:
+    decision = s.decision(e.decision)
+    if decision is None:
+        return
+    s.pending.remove(decision)
+    if decision.kind == "initiative_tie":
+        positions = sorted(i for i, entry in enumerate(s.initiative) if entry.slot in e.choice)
+        by_slot = {entry.slot: entry for entry in s.initiative}
+        for pos, slot in zip(positions, e.choice, strict=True):
+            s.initiative[pos] = by_slot[slot]
+
+
+@reducer(ev.GroupOrderSet)
+def _group_order(s: EncounterState, e: ev.GroupOrderSet) -> None:
+    for i, entry in enumerate(s.initiative):
+        if entry.slot == e.group:
+            s.initiative[i] = attrs.evolve(entry, members=e.members)
+
+
+@reducer(ev.RoundStarted)
+def _round_started(s: EncounterState, e: ev.RoundStarted) -> None:
+    s.phase = "turns"
+    s.round = e.round
+    s.turn_slot = -1
+    s.turn_member = -1
+
+
+@reducer(ev.RoundEnded)
+def _round_ended(s: EncounterState, e: ev.RoundEnded) -> None:
+    s.active = None
+
+
+@reducer(ev.TurnStarted)
+def _turn_started(s: EncounterState, e: ev.TurnStarted) -> None:
+    s.turn_slot, s.turn_member = e.slot, e.member
+    s.active = e.creature
+    s.resources = TurnResources()
+    if e.creature in s.reactions_used:
+        s.reactions_used.remove(e.creature)
+
+
+@reducer(ev.TurnSkipped)
+def _turn_skipped(s: EncounterState, e: ev.TurnSkipped) -> None:
+    s.turn_slot, s.turn_member = e.slot, e.member
+    s.active = None
+
+
+@reducer(ev.TurnEnded)
+def _turn_ended(s: EncounterState, e: ev.TurnEnded) -> None:
+    s.active = None
+    s.resources = TurnResources()
+    if e.creature not in s.turns_taken:
+        s.turns_taken.append(e.creature)
+
+
+@reducer(ev.SurpriseEnded)
+def _surprise_ended(s: EncounterState, e: ev.SurpriseEnded) -> None:
+    if e.creature in s.surprised:
+        s.surprised.remove(e.creature)
+
+
+@reducer(ev.ActionTaken)
+def _action_taken(s: EncounterState, e: ev.ActionTaken) -> None:
+    r = s.resources
+    if e.cost == "action":
+        r.actions -= 1
+    elif e.cost == "bonus":
+        r.bonus_actions -= 1
+    elif e.cost == "interaction":
+        r.interactions -= 1
+    elif e.cost == "reaction" and e.creature not in s.reactions_used:
+        s.reactions_used.append(e.creature)
+
+
+@reducer(ev.MovementSpent)
+def _movement_spent(s: EncounterState, e: ev.MovementSpent) -> None:
+    s.resources.movement_spent += e.feet
+
+
+@reducer(ev.Moved)
+def _moved(s: EncounterState, e: ev.Moved) -> None:
+    s.resources.movement_spent += e.cost
+    if e.feet > 0:
+        s.creatures[e.creature].sharing_with = None
+
+
+@reducer(ev.Dashed)
+def _dashed(s: EncounterState, e: ev.Dashed) -> None:
+    s.resources.dashes += 1
+
+
+@reducer(ev.Disengaged)
+def _disengaged(s: EncounterState, e: ev.Disengaged) -> None:
+    s.resources.disengaged = True
+
+
+@reducer(ev.ConditionApplied)
+def _condition_applied(s: EncounterState, e: ev.ConditionApplied) -> None:
+    _add_condition(s.creatures[e.creature], e.condition)
+
+
+@reducer(ev.ConditionRemoved)
+def _condition_removed(s: EncounterState, e: ev.ConditionRemoved) -> None:
+    _remove_condition(s.creatures[e.creature], e.condition)
+
+
+@reducer(ev.AttackMade)
+def _attack_made(s: EncounterState, e: ev.AttackMade) -> None:
+    pass
+
+
+@reducer(ev.Damaged)
+def _damaged(s: EncounterState, e: ev.Damaged) -> None:
+    s.creatures[e.creature].hp = e.hp
+
+
+@reducer(ev.Healed)
+def _healed(s: EncounterState, e: ev.Healed) -> None:
+    s.creatures[e.creature].hp = e.hp
+
+
+@reducer(ev.Interacted)
+def _interacted(s: EncounterState, e: ev.Interacted) -> None:
+    pass
+
+
+@reducer(ev.Communicated)
+def _communicated(s: EncounterState, e: ev.Communicated) -> None:
+    pass
+
+
+@reducer(ev.Readied)
+def _readied(s: EncounterState, e: ev.Readied) -> None:
+    s.readied[e.creature] = ReadiedAttack(e.target, e.attack, e.trigger)
+
+
+@reducer(ev.ReadiedCleared)
+def _readied_cleared(s: EncounterState, e: ev.ReadiedCleared) -> None:
+    s.readied.pop(e.creature, None)
+
+
+@reducer(ev.CreatureAdded)
+def _creature_added(s: EncounterState, e: ev.CreatureAdded) -> None:
+    s.creatures[e.creature.id] = copy.deepcopy(e.creature)
+    if e.entry is None:
+        return
+    existing = next((i for i, x in enumerate(s.initiative) if x.slot == e.entry.slot), None)
+    if existing is not None:
+        entry = s.initiative[existing]
+        s.initiative[existing] = attrs.evolve(entry, members=(*entry.members, e.creature.id))
+        return
+    s.initiative.insert(e.index, e.entry)
+    if s.turn_slot >= e.index:
+        s.turn_slot += 1
+
+
+@reducer(ev.HazardAdded)
+def _hazard_added(s: EncounterState, e: ev.HazardAdded) -> None:
+    s.hazards[e.hazard.id] = e.hazard
+
+
+@reducer(ev.HazardRemoved)
+def _hazard_removed(s: EncounterState, e: ev.HazardRemoved) -> None:
+    s.hazards.pop(e.hazard, None)
+
+
+@reducer(ev.OverrideApplied)
+def _override(s: EncounterState, e: ev.OverrideApplied) -> None:
+    setattr(s.creatures[e.creature], e.field, e.value)
+
+
+@reducer(ev.EncounterContinued)
+def _continued(s: EncounterState, e: ev.EncounterContinued) -> None:
+    s.keep_going = True
+
+
+@reducer(ev.EncounterEnded)
+def _ended(s: EncounterState, e: ev.EncounterEnded) -> None:
+    s.phase = "ended"
+    s.active = None
+    s.ended_reason = e.reason
+    s.pending.clear()
+
+
+def is_dying(c: Creature) -> bool:
+    return DYING in c.conditions
+
+
+def is_prone(c: Creature) -> bool:
+    return PRONE in c.conditions

@@ -1,0 +1,199 @@
+"""The rules data types: sizes, creatures, attacks, encounter options."""
+
+from __future__ import annotations
+
+import enum
+from typing import Literal
+
+import attrs
+
+#: The controller id of the game master. Players are any other string.
+GM = "gm"
+
+MoveMode = Literal["walk", "climb", "swim", "fly", "jump", "crawl"]
+MOVE_MODES: tuple[str, ...] = ("walk", "climb", "swim", "fly", "jump", "crawl")
+AttackKind = Literal["melee", "ranged"]
+ABILITIES: tuple[str, ...] = ("str", "dex", "con", "int", "wis", "cha")
+
+#: Conditions the core rules know by name. Plugins may add more.
+PRONE = "prone"
+DYING = "dying"
+STABLE = "stable"
+DEFEATED = "defeated"
+SURRENDERED = "surrendered"
+ESCAPED = "escaped"
+INCAPACITATED = "incapacitated"
+SQUEEZING = "squeezing"
+DODGING = "dodging"
+#: Conditions that take a creature out of the fight for the purpose of ending it.
+OUT_OF_FIGHT: frozenset[str] = frozenset({DEFEATED, SURRENDERED, ESCAPED})
+#: Conditions that stop a creature from moving, acting and reacting.
+INCAPACITATING: frozenset[str] = frozenset({INCAPACITATED, DYING, DEFEATED, "unconscious"})
+
+
+class Size(enum.IntEnum):
+    """Size categories, ordered so that comparisons and differences are meaningful."""
+
+    TINY = 0
+    SMALL = 1
+    MEDIUM = 2
+    LARGE = 3
+    HUGE = 4
+    GARGANTUAN = 5
+    COLOSSAL = 6
+
+    @classmethod
+    def parse(cls, value: str | int | Size) -> Size:
+        """Accept ``"Medium"``, ``"medium"``, ``2`` or a ``Size``."""
+        if isinstance(value, Size):
+            return value
+        if isinstance(value, int):
+            return cls(value)
+        try:
+            return cls[value.strip().upper()]
+        except KeyError:
+            names = ", ".join(s.name.capitalize() for s in cls)
+            raise ValueError(f"unknown size {value!r}; expected one of {names}") from None
+
+    @property
+    def label(self) -> str:
+        return self.name.capitalize()
+
+    @property
+    def space(self) -> float:
+        """The side of the square the creature controls, in feet (encounter.txt table)."""
+        return (2.5, 5.0, 5.0, 10.0, 15.0, 20.0, 20.0)[self]
+
+    @property
+    def occupancy(self) -> int:
+        """How much of a zone's capacity the creature uses (RULINGS: Movement in zones)."""
+        return (0, 1, 1, 2, 3, 4, 5)[self]
+
+    @property
+    def room(self) -> int:
+        """Number of 5-ft squares around the creature's space (RULINGS: Engaging)."""
+        return (8, 8, 8, 12, 16, 20, 20)[self]
+
+    @property
+    def footprint(self) -> int:
+        """Squares of that room a creature of this size takes when it surrounds another."""
+        return (1, 1, 1, 2, 3, 4, 5)[self]
+
+
+def max_surrounding(target: Size, surrounder: Size) -> int:
+    """How many creatures of size ``surrounder`` fit around one of size ``target``.
+
+    Eight Medium around a Medium, four Large around a Medium, twenty Medium around
+    a Gargantuan (encounter.txt, "Space").
+    """
+    return target.room // surrounder.footprint
+
+
+def can_surround(target: Size, surrounders: list[Size]) -> bool:
+    """Whether all of ``surrounders`` fit around ``target`` at once."""
+    return sum(s.footprint for s in surrounders) <= target.room
+
+
+def can_pass_through(mover: Size, other: Size) -> bool:
+    """An enemy's space can be crossed only when it is at least two sizes apart."""
+    return abs(int(mover) - int(other)) >= 2
+
+
+@attrs.define
+class Attack:
+    """One attack a creature can make: ``bonus`` to hit, ``damage`` dice, reach or range."""
+
+    name: str
+    kind: AttackKind = "melee"
+    bonus: int = 0
+    damage: str = "1d4"
+    damage_type: str = ""
+    reach: int = 5
+    range: int = 0
+    long_range: int = 0
+
+
+@attrs.define
+class Creature:
+    """A participant of an encounter: its sheet and its live state.
+
+    ``controller`` is :data:`GM` or a player id. ``pc`` marks player characters;
+    it defaults to "not controlled by the GM". ``group`` names a group of identical
+    GM creatures that rolls initiative once. ``conditions`` is kept sorted and
+    free of duplicates by the event fold.
+    """
+
+    id: str
+    name: str
+    side: str
+    controller: str = GM
+    pc: bool | None = None
+    size: Size = Size.MEDIUM
+    speeds: dict[str, int] = attrs.field(factory=lambda: {"walk": 30})
+    dex_mod: int = 0
+    initiative_bonus: int = 0
+    hp: int = 10
+    max_hp: int = 10
+    ac: int = 10
+    passive_perception: int = 10
+    attacks: list[Attack] = attrs.field(factory=list)
+    saves: dict[str, int] = attrs.field(factory=dict)
+    skills: dict[str, int] = attrs.field(factory=dict)
+    maneuver_dc: int = 10
+    spell_dc: int = 10
+    group: str | None = None
+    hidden: bool = False
+    conditions: list[str] = attrs.field(factory=list)
+    zone: str | None = None
+    sharing_with: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.pc is None:
+            self.pc = self.controller != GM
+
+    @property
+    def speed(self) -> int:
+        """The walking speed: the base of the turn's movement budget."""
+        return self.speeds.get("walk", 0)
+
+    def speed_for(self, mode: str) -> int:
+        """The speed that bounds a move in ``mode``.
+
+        Climbing or swimming without that speed uses the walking speed (at double
+        cost); crawling and jumping use the walking speed; flying needs a fly speed.
+        """
+        if mode in ("climb", "swim", "fly"):
+            own = self.speeds.get(mode, 0)
+            if own or mode == "fly":
+                return own
+        return self.speed
+
+    def has(self, condition: str) -> bool:
+        return condition in self.conditions
+
+    @property
+    def incapacitated(self) -> bool:
+        return any(c in INCAPACITATING for c in self.conditions)
+
+    @property
+    def out_of_fight(self) -> bool:
+        return any(c in OUT_OF_FIGHT for c in self.conditions)
+
+    def attack(self, name: str | None) -> Attack | None:
+        if name is None:
+            return self.attacks[0] if self.attacks else None
+        return next((a for a in self.attacks if a.name == name), None)
+
+
+@attrs.frozen
+class EncounterOptions:
+    """Per-encounter table choices (RULINGS names them in brackets)."""
+
+    round_seconds: int = 6
+    surprise: bool = True
+    reaction_seconds: float = 30.0
+    flanking: bool = True
+    adjacency: bool = True
+    size_limits: bool = True
+    back_to_back: bool = True
+    auto_end: bool = True

@@ -1,0 +1,288 @@
+"""The engine: a pure command handler over encounter state.
+
+Given a state, a command and an entropy source, :meth:`Engine.handle` returns the
+events the command causes and the state after them, or raises a
+:class:`~zonekeep.sdk.Refusal`. The state passed in is never modified, so a
+refused command changes nothing. No trio, no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
+
+import attrs
+import pluggy
+from zonekeep.sdk import _hookspecs
+from zonekeep.sdk._commands import Actor, Command, CommandSpec, Param
+from zonekeep.sdk._context import RuleContext
+from zonekeep.sdk._dice import Entropy, RandomEntropy
+from zonekeep.sdk._errors import Refusal
+from zonekeep.sdk._events import EncounterCreated, EncounterEnded, Event
+from zonekeep.sdk._state import EncounterState, apply_event
+from zonekeep.sdk._types import Creature, EncounterOptions
+
+
+class PluginConflict(RuntimeError):
+    """Two plugins declared the same command id."""
+
+
+@attrs.frozen
+class Outcome:
+    """The result of an accepted command: its ``events`` and the ``state`` after them."""
+
+    events: tuple[Event, ...]
+    state: EncounterState
+
+
+_COST_CODES = {
+    "action": ("no_action_left", "has no action left this turn"),
+    "bonus": ("no_bonus_action_left", "has no bonus action left this turn"),
+    "interaction": ("no_interaction_left", "has no interaction left this turn"),
+    "reaction": ("no_reaction_left", "has already used its reaction this round"),
+}
+
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "creature": (str,),
+    "string": (str,),
+    "zone": (str,),
+    "integer": (int,),
+    "boolean": (bool,),
+    "object": (dict,),
+    "creatures": (list, tuple),
+    "strings": (list, tuple),
+    "any": (object,),
+}
+
+
+def make_plugin_manager(plugins: Iterable[object] | None = None) -> pluggy.PluginManager:
+    """A plugin manager with zonekeep's hookspecs and ``plugins`` registered.
+
+    ``None`` means :data:`zonekeep.plugins.default_plugins`.
+    """
+    from zonekeep.plugins import load_default_plugins
+
+    pm = pluggy.PluginManager(_hookspecs.PROJECT)
+    pm.add_hookspecs(_hookspecs)
+    for plugin in load_default_plugins() if plugins is None else plugins:
+        pm.register(plugin)
+    return pm
+
+
+def _check_params(spec: CommandSpec, params: Mapping[str, Any]) -> None:
+    unknown = sorted(set(params) - set(spec.params))
+    if unknown:
+        raise Refusal(
+            "invalid_params",
+            f"'{spec.id}' does not take the parameter(s) {', '.join(unknown)}; "
+            f"it takes: {', '.join(spec.params) or 'nothing'}.",
+        )
+    for name, param in spec.params.items():
+        if name not in params:
+            if param.required:
+                raise Refusal("invalid_params", f"'{spec.id}' needs the parameter '{name}'.")
+            continue
+        value = params[name]
+        types = _PY_TYPES[param.type]
+        ok = isinstance(value, types) and not (param.type == "integer" and isinstance(value, bool))
+        if ok and param.type in ("creatures", "strings"):
+            ok = all(isinstance(v, str) for v in value)
+        if not ok:
+            raise Refusal(
+                "invalid_params",
+                f"'{spec.id}' parameter '{name}' must be {_describe(param)}, "
+                f"not {type(value).__name__}.",
+            )
+
+
+def _describe(param: Param) -> str:
+    return {
+        "creature": "a creature id (text)",
+        "string": "text",
+        "zone": "a zone id (text)",
+        "integer": "a whole number",
+        "boolean": "true or false",
+        "object": "an object",
+        "creatures": "a list of creature ids",
+        "strings": "a list of text values",
+        "any": "a value",
+    }[param.type]
+
+
+class Engine:
+    """The rules engine: plugins, command specs and the pure command handler."""
+
+    def __init__(self, plugins: Iterable[object] | None = None) -> None:
+        self.pm = make_plugin_manager(plugins)
+        self.hook = self.pm.hook
+        self.commands: dict[str, CommandSpec] = {}
+        owners: dict[str, str] = {}
+        for impl in self.hook.zonekeep_commands.get_hookimpls():
+            specs = cast("Iterable[CommandSpec] | None", impl.function())
+            for spec in specs or ():
+                if spec.id in self.commands:
+                    raise PluginConflict(
+                        f"command {spec.id!r} is declared by both plugin "
+                        f"{owners[spec.id]!r} and plugin {impl.plugin_name!r}"
+                    )
+                self.commands[spec.id] = spec
+                owners[spec.id] = impl.plugin_name
+        self.command_owners = owners
+
+    # -- creating -------------------------------------------------------------
+
+    def create(
+        self,
+        encounter: str,
+        creatures: Sequence[Creature],
+        *,
+        options: EncounterOptions | None = None,
+        name: str = "",
+        zones: Sequence[str] = (),
+    ) -> Outcome:
+        """Start a new encounter: the ``encounter_created`` event and its state.
+
+        Raises :class:`Refusal` (``duplicate_id``) when two creatures share an id.
+        """
+        seen: set[str] = set()
+        for c in creatures:
+            if c.id in seen:
+                raise Refusal("duplicate_id", f"Two creatures have the id {c.id!r}.")
+            seen.add(c.id)
+        event = EncounterCreated(
+            encounter=encounter,
+            options=options or EncounterOptions(),
+            creatures=tuple(creatures),
+            name=name,
+            zones=tuple(zones),
+        )
+        state = EncounterState()
+        apply_event(state, event)
+        return Outcome((event,), state)
+
+    # -- handling ---------------------------------------------------------------
+
+    def context(self, state: EncounterState, entropy: Entropy | None = None) -> RuleContext:
+        """A rule context over ``state`` itself (for read-only questions)."""
+        return RuleContext(state, entropy or RandomEntropy(), self.hook)
+
+    def check(self, state: EncounterState, command: Command) -> CommandSpec:
+        """Every check that does not need the handler: raises :class:`Refusal` or returns the spec."""
+        spec = self.commands.get(command.type)
+        if spec is None:
+            raise Refusal("unknown_command", f"There is no command called {command.type!r}.")
+        if not isinstance(command.params, Mapping):
+            raise Refusal("invalid_params", "A command's parameters must be an object.")
+        _check_params(spec, command.params)
+        self._check_rules(state, spec, command)
+        return spec
+
+    def _check_rules(self, state: EncounterState, spec: CommandSpec, command: Command) -> None:
+        actor = command.actor
+        if actor.role == "spectator":
+            raise Refusal("not_your_creature", "Spectators can watch but not act.")
+        if state.phase == "ended" and "ended" not in spec.phases:
+            raise Refusal("encounter_over", "The encounter has ended.")
+        if spec.phases and state.phase not in spec.phases:
+            raise Refusal(
+                "wrong_phase",
+                f"'{spec.id}' can be used during {' or '.join(spec.phases)}; "
+                f"the encounter is at the {state.phase} step.",
+            )
+        if spec.who == "gm" and not actor.is_gm:
+            raise Refusal("gm_only", f"Only the GM can use '{spec.id}'.")
+        if spec.who == "creature":
+            self._check_creature(state, spec, command)
+
+    def _check_creature(self, state: EncounterState, spec: CommandSpec, command: Command) -> None:
+        ctx = self.context(state)
+        creature = ctx.creature(command.params.get("creature"))
+        if not command.actor.controls(creature):
+            raise Refusal(
+                "not_your_creature",
+                f"You do not control {creature.name}, so you cannot act for it.",
+            )
+        if spec.on_turn is True and state.active != creature.id:
+            who = state.creatures[state.active].name if state.active else "nobody"
+            raise Refusal(
+                "not_your_turn", f"It is not {creature.name}'s turn (it is {who}'s turn)."
+            )
+        if spec.on_turn is False and state.active == creature.id:
+            raise Refusal(
+                "not_on_your_turn", f"'{spec.id}' is a reaction; it is taken on others' turns."
+            )
+        if spec.needs_capable and creature.incapacitated:
+            raise Refusal("incapacitated", f"{creature.name} is incapacitated and cannot act.")
+        self.pay(state, creature, spec)
+        refusal = self.hook.zonekeep_action_refusal(ctx=ctx, creature=creature, spec=spec)
+        if refusal is not None:
+            raise refusal
+
+    def pay(self, state: EncounterState, creature: Creature, spec: CommandSpec) -> str:
+        """The cost ``creature`` would pay for ``spec`` now, or a refusal naming the lack."""
+        res = state.resources
+        for cost in spec.costs:
+            if cost in ("free", "movement"):
+                return cost
+            if cost == "reaction" and state.has_reaction(creature.id):
+                return cost
+            mine = state.active == creature.id
+            if cost == "action" and mine and res.actions > 0:
+                return cost
+            if cost == "bonus" and mine and res.bonus_actions > 0:
+                return cost
+            if cost == "interaction" and mine and res.interactions > 0:
+                return cost
+        code, text = _COST_CODES[spec.costs[-1]]
+        raise Refusal(code, f"{creature.name} {text}.")
+
+    def handle(
+        self, state: EncounterState, command: Command, entropy: Entropy | None = None
+    ) -> Outcome:
+        """Decide ``command`` against ``state``.
+
+        Returns the events and the new state, or raises :class:`Refusal`. ``state``
+        itself is never changed.
+        """
+        from zonekeep.sdk._events import ActionTaken
+
+        spec = self.check(state, command)
+        ctx = RuleContext(state.copy(), entropy or RandomEntropy(), self.hook, command.actor)
+        if spec.who == "creature":
+            creature = ctx.state.creatures[command.params["creature"]]
+            cost = self.pay(ctx.state, creature, spec)
+            ctx.paid = cost
+            if cost not in ("free", "movement"):
+                ctx.emit(ActionTaken(creature.id, spec.id, cost))
+        spec.handler(ctx, command)
+        self._check_end(ctx)
+        return Outcome(tuple(ctx.events), ctx.state)
+
+    def _check_end(self, ctx: RuleContext) -> None:
+        s = ctx.state
+        if s.phase != "turns" or s.keep_going or not s.options.auto_end:
+            return
+        reason = self.hook.zonekeep_encounter_over(ctx=ctx)
+        if reason is None or self.blockers(ctx):
+            return
+        ctx.emit(EncounterEnded(reason, "rules"))
+
+    def blockers(self, ctx: RuleContext) -> list[str]:
+        """Every time-sensitive threat that keeps the encounter from ending."""
+        found: list[str] = []
+        for batch in self.hook.zonekeep_end_blockers(ctx=ctx):
+            found.extend(batch or ())
+        return found
+
+    def available_actions(self, state: EncounterState, creature_id: str, actor: Actor) -> list[str]:
+        """The creature commands ``actor`` could send for ``creature_id`` right now."""
+        found = []
+        for spec in self.commands.values():
+            if spec.who != "creature":
+                continue
+            try:
+                self._check_rules(state, spec, Command(spec.id, {"creature": creature_id}, actor))
+            except Refusal:
+                continue
+            found.append(spec.id)
+        return found
