@@ -1,0 +1,132 @@
+"""An in-process harness: run an encounter with scripted dice, no server, no sockets.
+
+::
+
+    from zonekeep.sdk import Attack, Creature
+    from zonekeep.sdk.testing import EncounterHarness
+
+    h = EncounterHarness([Creature("a", "Aria", "party", controller="alice"), ...])
+    h.start(initiative=[15, 10])           # surprise, positions, initiative
+    h.send("dash", creature="a")           # as the GM; h.player("alice") to act as a player
+    refusal = h.refused("dash", creature="a")
+    assert refusal.code == "no_action_left"
+
+Every command goes through the real engine and plugins. ``refused`` also checks
+that the refused command changed nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from ._commands import GM_ACTOR, Actor, Command
+from ._dice import ScriptedEntropy
+from ._errors import Refusal
+from ._events import Event
+from ._serial import state_to_dict
+from ._state import EncounterState, replay
+from ._types import Creature, EncounterOptions
+
+__all__ = ["EncounterHarness"]
+
+
+class EncounterHarness:
+    """One encounter driven command by command through the real engine.
+
+    ``dice`` is a :class:`ScriptedEntropy`: push the exact results the next rolls
+    must show with :meth:`rolls`. ``events`` keeps every accepted event in order.
+    """
+
+    def __init__(
+        self,
+        creatures: Sequence[Creature],
+        *,
+        options: EncounterOptions | None = None,
+        zones: Sequence[str] = ("field",),
+        plugins: Iterable[object] | None = None,
+        extra_plugins: Iterable[object] = (),
+        encounter_id: str = "test",
+    ) -> None:
+        from zonekeep.plugins import load_default_plugins
+        from zonekeep.server import Engine
+
+        chosen = list(load_default_plugins() if plugins is None else plugins)
+        self.engine = Engine([*chosen, *extra_plugins])
+        self.dice = ScriptedEntropy()
+        outcome = self.engine.create(encounter_id, creatures, options=options, zones=zones)
+        self.state: EncounterState = outcome.state
+        self.events: list[Event] = list(outcome.events)
+
+    # -- actors -----------------------------------------------------------------
+
+    @staticmethod
+    def player(player_id: str) -> Actor:
+        return Actor("player", player_id)
+
+    gm = GM_ACTOR
+
+    # -- driving ----------------------------------------------------------------
+
+    def rolls(self, *values: int) -> EncounterHarness:
+        """Script the next dice results, in the order they will be rolled."""
+        self.dice.push(*values)
+        return self
+
+    def command(self, command: Command) -> tuple[Event, ...]:
+        outcome = self.engine.handle(self.state, command, self.dice)
+        self.state = outcome.state
+        self.events.extend(outcome.events)
+        return outcome.events
+
+    def send(self, type: str, actor: Actor = GM_ACTOR, **params: object) -> tuple[Event, ...]:
+        """Send a command; return its events, or raise :class:`Refusal`."""
+        return self.command(Command(type, params, actor))
+
+    def refused(self, type: str, actor: Actor = GM_ACTOR, **params: object) -> Refusal:
+        """Send a command that must be refused; check it changed nothing; return the refusal."""
+        before = state_to_dict(self.state)
+        count = len(self.events)
+        remaining = self.dice.remaining
+        try:
+            self.send(type, actor, **params)
+        except Refusal as refusal:
+            assert state_to_dict(self.state) == before, "a refused command changed the state"
+            assert len(self.events) == count, "a refused command produced events"
+            # Dice rolled before the refusal are spent, like a die already thrown.
+            del remaining
+            return refusal
+        raise AssertionError(f"{type} {dict(params)} was accepted, expected a refusal")
+
+    def start(
+        self,
+        *,
+        surprised: Sequence[str] = (),
+        positions: Mapping[str, str] | None = None,
+        initiative: Sequence[int] = (),
+    ) -> tuple[Event, ...]:
+        """Run surprise, positions and initiative with ``initiative`` as the d20 results."""
+        self.send("set_surprise", surprised=list(surprised))
+        self.send("place", positions=dict(positions or {}))
+        self.rolls(*initiative)
+        return self.send("roll_initiative")
+
+    def end_turn(self) -> tuple[Event, ...]:
+        """End the active creature's turn, as the GM."""
+        assert self.state.active is not None, "nobody's turn is running"
+        return self.send("end_turn", creature=self.state.active)
+
+    # -- looking ----------------------------------------------------------------
+
+    def creature(self, cid: str) -> Creature:
+        return self.state.creatures[cid]
+
+    def of_type(self, cls: type[Event]) -> list[Event]:
+        """The accepted events of one class, in order."""
+        return [e for e in self.events if isinstance(e, cls)]
+
+    def replayed(self) -> EncounterState:
+        """The state rebuilt from the events alone."""
+        return replay(self.events)
+
+    def assert_replay_matches(self) -> None:
+        assert state_to_dict(self.replayed()) == state_to_dict(self.state)
