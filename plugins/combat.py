@@ -12,6 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from zonekeep.sdk import (
+    DEFEATED,
+    DODGING,
+    DYING,
+    SQUEEZING,
     AttackMade,
     Command,
     CommandSpec,
@@ -25,7 +29,6 @@ from zonekeep.sdk import (
     RuleContext,
     hookimpl,
 )
-from zonekeep.sdk._types import DEFEATED, DODGING, DYING, SQUEEZING
 
 
 def apply_damage(

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from zonekeep.sdk import (
+    DYING,
     Command,
     CommandSpec,
     EncounterContinued,
@@ -22,7 +23,6 @@ from zonekeep.sdk import (
     RuleContext,
     hookimpl,
 )
-from zonekeep.sdk._types import DYING
 
 
 @hookimpl

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from zonekeep.sdk import (
+    DYING,
     OVERRIDE_FIELDS,
+    STABLE,
     Command,
     CommandSpec,
     ConditionApplied,
@@ -16,7 +18,6 @@ from zonekeep.sdk import (
     RuleContext,
     hookimpl,
 )
-from zonekeep.sdk._types import DYING, STABLE
 
 _ALL = ("surprise", "positions", "initiative", "turns")
 

@@ -30,10 +30,10 @@ from zonekeep.sdk import (
     RollOff,
     RollRequest,
     RuleContext,
+    creature_from_dict,
     hookimpl,
     start_round,
 )
-from zonekeep.sdk._serial import creature_from_dict
 
 TIE = "initiative_tie"
 

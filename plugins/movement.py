@@ -15,11 +15,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from zonekeep.sdk import (
+    MOVE_MODES,
+    PRONE,
+    SQUEEZING,
     Command,
     CommandSpec,
     ConditionApplied,
     ConditionRemoved,
     Creature,
+    EncounterState,
     Moved,
     MovementSpent,
     MoveRequest,
@@ -29,7 +33,6 @@ from zonekeep.sdk import (
     hookimpl,
     movement_left,
 )
-from zonekeep.sdk._types import MOVE_MODES, PRONE, SQUEEZING
 
 
 def move_cost(
@@ -119,12 +122,24 @@ def _move(ctx: RuleContext, cmd: Command) -> None:
         ctx.emit(ConditionRemoved(me.id, SQUEEZING, "out of the narrow space"))
 
 
+def _can_stand(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if PRONE not in me.conditions:
+        return ("not_prone", f"{me.name} is not prone.")
+    if me.speed <= 0:
+        return ("speed_zero", f"{me.name} has a speed of 0 and cannot stand up.")
+    return None
+
+
+def _can_drop(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if PRONE in me.conditions:
+        return ("already_prone", f"{me.name} is already prone.")
+    if me.speed <= 0:
+        return ("speed_zero", f"{me.name} has a speed of 0 and cannot drop prone.")
+    return None
+
+
 def _stand(ctx: RuleContext, cmd: Command) -> None:
     me = ctx.creature(cmd.params["creature"])
-    if PRONE not in me.conditions:
-        ctx.refuse("not_prone", f"{me.name} is not prone.")
-    if me.speed <= 0:
-        ctx.refuse("speed_zero", f"{me.name} has a speed of 0 and cannot stand up.")
     cost = me.speed // 2
     left = movement_left(ctx.state, me)
     if cost > left:
@@ -137,10 +152,6 @@ def _stand(ctx: RuleContext, cmd: Command) -> None:
 
 def _drop_prone(ctx: RuleContext, cmd: Command) -> None:
     me = ctx.creature(cmd.params["creature"])
-    if PRONE in me.conditions:
-        ctx.refuse("already_prone", f"{me.name} is already prone.")
-    if me.speed <= 0:
-        ctx.refuse("speed_zero", f"{me.name} has a speed of 0 and cannot drop prone.")
     ctx.emit(ConditionApplied(me.id, PRONE, "dropped prone"))
 
 
@@ -169,11 +180,13 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             "Stand up from prone for half your speed.",
             {"creature": creature},
             costs=("movement",),
+            requires=_can_stand,
         ),
         CommandSpec(
             "drop_prone",
             _drop_prone,
             "Drop prone, for free.",
             {"creature": creature},
+            requires=_can_drop,
         ),
     )

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from zonekeep.sdk import (
+    DODGING,
+    PRONE,
     Command,
     CommandSpec,
     Communicated,
@@ -18,6 +20,7 @@ from zonekeep.sdk import (
     Creature,
     Dashed,
     Disengaged,
+    EncounterState,
     Interacted,
     Param,
     Readied,
@@ -27,7 +30,6 @@ from zonekeep.sdk import (
     end_turn,
     hookimpl,
 )
-from zonekeep.sdk._types import DODGING, PRONE
 
 #: Words a creature can say with its interaction (encounter.txt: ten to fifteen).
 MAX_WORDS = 15
@@ -83,13 +85,17 @@ def _ready(ctx: RuleContext, cmd: Command) -> None:
     ctx.emit(Readied(me.id, target.id, attack.name, cmd.params.get("trigger", "")))
 
 
+def _has_readied(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if me.id in state.readied:
+        return None
+    return ("nothing_readied", f"{me.name} has no readied attack.")
+
+
 def _release(ctx: RuleContext, cmd: Command) -> None:
     from zonekeep.plugins.combat import make_attack
 
     me = ctx.creature(cmd.params["creature"])
-    readied = ctx.state.readied.get(me.id)
-    if readied is None:
-        ctx.refuse("nothing_readied", f"{me.name} has no readied attack.")
+    readied = ctx.state.readied[me.id]
     ctx.emit(ReadiedCleared(me.id, "released"))
     make_attack(ctx, me, ctx.creature(readied.target), readied.attack, reaction=True)
 
@@ -177,5 +183,6 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             _CREATURE,
             costs=("reaction",),
             on_turn=False,
+            requires=_has_readied,
         ),
     )

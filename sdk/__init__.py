@@ -77,6 +77,15 @@ from ._events import (
 )
 from ._flow import advance, end_turn, start_round
 from ._hookspecs import hookimpl, hookspec
+from ._serial import (
+    converter,
+    creature_from_dict,
+    creature_to_dict,
+    describe_errors,
+    event_from_dict,
+    event_to_dict,
+    state_to_dict,
+)
 from ._state import (
     OVERRIDE_FIELDS,
     PHASES,
@@ -88,7 +97,17 @@ from ._state import (
     replay,
 )
 from ._types import (
+    DEFEATED,
+    DODGING,
+    DYING,
+    ESCAPED,
     GM,
+    INCAPACITATED,
+    MOVE_MODES,
+    PRONE,
+    SQUEEZING,
+    STABLE,
+    SURRENDERED,
     Attack,
     Creature,
     EncounterOptions,
@@ -99,12 +118,22 @@ from ._types import (
 )
 
 __all__ = [
+    "DEFEATED",
+    "DODGING",
+    "DYING",
+    "ESCAPED",
     "EVENT_TYPES",
     "GM",
     "GM_ACTOR",
+    "INCAPACITATED",
+    "MOVE_MODES",
     "OVERRIDE_FIELDS",
     "PHASES",
+    "PRONE",
     "RULE_ERRORS",
+    "SQUEEZING",
+    "STABLE",
+    "SURRENDERED",
     "SYSTEM_ACTOR",
     "ActionTaken",
     "Actor",
@@ -181,7 +210,13 @@ __all__ = [
     "can_pass_through",
     "can_surround",
     "combine_advantage",
+    "converter",
+    "creature_from_dict",
+    "creature_to_dict",
+    "describe_errors",
     "end_turn",
+    "event_from_dict",
+    "event_to_dict",
     "event_type",
     "expertise_die",
     "hookimpl",
@@ -196,4 +231,5 @@ __all__ = [
     "roll",
     "single_zone_arena",
     "start_round",
+    "state_to_dict",
 ]

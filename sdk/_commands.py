@@ -9,6 +9,7 @@ import attrs
 
 if TYPE_CHECKING:
     from ._context import RuleContext
+    from ._state import EncounterState
     from ._types import Creature
 
 Role = Literal["gm", "player", "system", "spectator"]
@@ -60,6 +61,8 @@ class Param:
 
 
 Handler = Callable[["RuleContext", Command], None]
+#: A precondition on the acting creature: the refusal's (code, message), or None.
+Requirement = Callable[["EncounterState", "Creature"], "tuple[str, str] | None"]
 
 
 @attrs.frozen
@@ -71,7 +74,9 @@ class CommandSpec:
     creature's turn when ``on_turn`` (and that it is not, for off-turn reactions when
     ``on_turn`` is ``False``), and that ``costs`` can be paid. It then asks the
     ``zonekeep_action_refusal`` hook, validates the params and calls ``handler``,
-    after emitting the ``action_taken`` event that pays the cost.
+    after emitting the ``action_taken`` event that pays the cost. ``requires`` is an
+    optional precondition on the creature (prone to stand up, a readied attack to
+    release); it counts when listing what a creature may do now.
     """
 
     id: str
@@ -83,3 +88,4 @@ class CommandSpec:
     on_turn: bool | None = True
     phases: tuple[str, ...] = ("turns",)
     needs_capable: bool = True
+    requires: Requirement | None = None

@@ -19,29 +19,74 @@ from ._types import Creature, Size
 converter = cattrs.Converter(forbid_extra_keys=True)
 converter.register_unstructure_hook(Size, lambda s: s.label)
 converter.register_structure_hook(Size, lambda v, _: Size.parse(v))
-converter.register_structure_hook(
-    Creature, make_dict_structure_fn(Creature, converter, _cattrs_forbid_extra_keys=True)
-)
 
 
 def _structure_any(value: Any, _: Any) -> Any:
     return value
 
 
+def _strict(kind: type, label: str) -> Any:
+    def hook(value: Any, _: Any) -> Any:
+        if isinstance(value, bool) and kind is not bool:
+            raise ValueError(f"expected {label}, not true/false")
+        if kind is float and isinstance(value, int):
+            return float(value)
+        if not isinstance(value, kind):
+            raise ValueError(f"expected {label}, not {_json_name(value)}")
+        return value
+
+    return hook
+
+
+def _json_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "true/false", int: "a number", float: "a number", str: "text"}.get(
+        type(value), "a " + type(value).__name__
+    )
+
+
 converter.register_structure_hook(Any, _structure_any)
+converter.register_structure_hook(int, _strict(int, "a whole number"))
+converter.register_structure_hook(bool, _strict(bool, "true or false"))
+converter.register_structure_hook(str, _strict(str, "text"))
+converter.register_structure_hook(float, _strict(float, "a number"))
+converter.register_structure_hook(
+    Creature, make_dict_structure_fn(Creature, converter, _cattrs_forbid_extra_keys=True)
+)
 
 
-def creature_from_dict(data: object) -> Creature:
+def _format_error(exc: BaseException, type_: Any) -> str:
+    if isinstance(exc, KeyError):
+        return "required field missing"
+    if isinstance(exc, cattrs.ForbiddenExtraKeysError):
+        return f"unknown field(s): {', '.join(sorted(exc.extra_fields))}"
+    if isinstance(exc, ValueError | TypeError) and str(exc):
+        return str(exc)
+    return f"invalid value, expected {getattr(type_, '__name__', type_)}"
+
+
+def describe_errors(exc: cattrs.BaseValidationError, path: str) -> list[str]:
+    """One readable line per problem in a cattrs validation error: ``path.field: problem``."""
+    lines = cattrs.transform_error(exc, path=path, format_exception=_format_error)
+    result = []
+    for line in lines:
+        message, _, where = line.rpartition(" @ ")
+        result.append(f"{where}: {message}" if message else line)
+    return result
+
+
+def creature_from_dict(data: object, path: str = "creature") -> Creature:
     """Build a creature from a roster entry, rejecting unknown keys and wrong types.
 
     Raises ``ValueError`` with a readable description of every problem.
     """
     if not isinstance(data, Mapping):
-        raise ValueError("a creature must be an object")
+        raise ValueError(f"{path}: a creature must be an object")
     try:
         return converter.structure(dict(data), Creature)
     except cattrs.BaseValidationError as exc:
-        details = "; ".join(cattrs.transform_error(exc, path=str(data.get("id", "creature"))))
+        details = "; ".join(describe_errors(exc, path))
         raise ValueError(details) from None
 
 

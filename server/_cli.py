@@ -7,9 +7,8 @@ import json
 import sys
 from collections.abc import Sequence
 
-from zonekeep.sdk import EncounterState, Event, RandomEntropy
+from zonekeep.sdk import EncounterState, Event, RandomEntropy, event_to_dict
 from zonekeep.sdk._arena import ArenaError
-from zonekeep.sdk._serial import event_to_dict
 
 from ._encounter_file import EncounterFileError, load_encounter
 from ._engine import Engine

@@ -24,9 +24,15 @@ from typing import Any
 
 import attrs
 import cattrs
-from zonekeep.sdk import Creature, EncounterOptions, Hazard
+from zonekeep.sdk import (
+    Creature,
+    EncounterOptions,
+    Hazard,
+    converter,
+    creature_from_dict,
+    describe_errors,
+)
 from zonekeep.sdk._arena import Arena, ArenaError, load_arena, single_zone_arena
-from zonekeep.sdk._serial import converter, creature_from_dict
 
 _KEYS = {
     "name",
@@ -106,7 +112,7 @@ def parse_encounter(
     try:
         options = converter.structure(data.get("options", {}), EncounterOptions)
     except cattrs.BaseValidationError as exc:
-        problems.extend(f"options: {m}" for m in cattrs.transform_error(exc, path="options"))
+        problems.extend(describe_errors(exc, "options"))
 
     creatures: list[Creature] = []
     raw = data.get("creatures")
@@ -115,14 +121,16 @@ def parse_encounter(
         raw = []
     seen: set[str] = set()
     for i, item in enumerate(raw):
+        cid = item.get("id") if isinstance(item, dict) else None
+        if isinstance(cid, str):
+            if cid in seen:
+                problems.append(f"creatures[{i}].id: duplicate creature id {cid!r}")
+            seen.add(cid)
         try:
-            creature = creature_from_dict(item)
+            creature = creature_from_dict(item, f"creatures[{i}]")
         except ValueError as exc:
-            problems.append(f"creatures[{i}]: {exc}")
+            problems.append(str(exc))
             continue
-        if creature.id in seen:
-            problems.append(f"creatures[{i}].id: duplicate creature id {creature.id!r}")
-        seen.add(creature.id)
         if creature.zone is not None and creature.zone not in zone_ids:
             problems.append(f"creatures[{i}].zone: unknown zone {creature.zone!r}")
         creatures.append(creature)

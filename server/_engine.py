@@ -13,14 +13,12 @@ from typing import Any, cast
 
 import attrs
 import pluggy
-from zonekeep.sdk import _hookspecs
+from zonekeep.sdk import Creature, EncounterOptions, RuleContext, _hookspecs
 from zonekeep.sdk._commands import Actor, Command, CommandSpec, Param
-from zonekeep.sdk._context import RuleContext
 from zonekeep.sdk._dice import Entropy, RandomEntropy
 from zonekeep.sdk._errors import Refusal
 from zonekeep.sdk._events import EncounterCreated, EncounterEnded, Event
 from zonekeep.sdk._state import EncounterState, apply_event
-from zonekeep.sdk._types import Creature, EncounterOptions
 
 
 class PluginConflict(RuntimeError):
@@ -213,6 +211,10 @@ class Engine:
             )
         if spec.needs_capable and creature.incapacitated:
             raise Refusal("incapacitated", f"{creature.name} is incapacitated and cannot act.")
+        if spec.requires is not None:
+            unmet = spec.requires(state, creature)
+            if unmet is not None:
+                raise Refusal(*unmet)
         self.pay(state, creature, spec)
         refusal = self.hook.zonekeep_action_refusal(ctx=ctx, creature=creature, spec=spec)
         if refusal is not None:

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zonekeep.sdk import (
+    DYING,
     GM_ACTOR,
+    PRONE,
     Actor,
     Command,
     EncounterState,
@@ -19,7 +21,6 @@ from zonekeep.sdk import (
     Event,
     Refusal,
 )
-from zonekeep.sdk._types import DYING, PRONE
 
 from ._encounter_file import EncounterFile
 from ._engine import Engine

@@ -1,0 +1,38 @@
+"""Shared helpers for the rule tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zonekeep.sdk import Attack, Creature, Size
+
+
+def make(
+    cid: str,
+    side: str = "party",
+    *,
+    controller: str | None = None,
+    dex: int = 0,
+    speed: int = 30,
+    size: Size = Size.MEDIUM,
+    hp: int = 20,
+    ac: int = 12,
+    **kw: Any,
+) -> Creature:
+    """A creature with a 1d6+2 melee attack (+4 to hit) unless told otherwise."""
+    if controller is None:
+        controller = "gm" if side != "party" else f"player-{cid}"
+    kw.setdefault("attacks", [Attack("blade", "melee", 4, "1d6+2", "slashing")])
+    return Creature(
+        cid,
+        cid.capitalize(),
+        side,
+        controller=controller,
+        dex_mod=dex,
+        speeds={"walk": speed, **kw.pop("speeds", {})},
+        size=size,
+        hp=hp,
+        max_hp=hp,
+        ac=ac,
+        **kw,
+    )

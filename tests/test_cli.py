@@ -1,0 +1,140 @@
+"""The command line and encounter files: playing an example to its end, reporting bad files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from zonekeep.sdk import RandomEntropy, event_from_dict, replay, state_to_dict
+from zonekeep.server import Engine
+from zonekeep.server._cli import main
+from zonekeep.server._encounter_file import EncounterFileError, load_encounter, parse_encounter
+from zonekeep.server._play import open_table, play_to_end
+
+EXAMPLES = Path(__file__).parent.parent / "examples" / "encounters"
+ENCOUNTERS = sorted(EXAMPLES.glob("*.json"))
+
+
+@pytest.mark.parametrize("path", ENCOUNTERS, ids=lambda p: p.name)
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_every_example_encounter_plays_to_its_end(path: Path, seed: int) -> None:
+    spec = load_encounter(path)
+    table = open_table(Engine(), spec, RandomEntropy(seed))
+    final = play_to_end(table)
+    assert final.phase == "ended"
+    assert state_to_dict(replay(table.events)) == state_to_dict(final)
+
+
+def test_play_prints_a_readable_log(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", str(EXAMPLES / "goblin-ambush.json"), "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Encounter 'Goblin ambush at the Prancing Pony' begins with Aria")
+    assert "Surprised: Brom." in out
+    assert "Initiative order:" in out
+    assert "— Round 1 —" in out
+    assert "The encounter ends:" in out
+
+
+def test_play_json_lines_are_the_events(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", str(EXAMPLES / "goblin-ambush.json"), "--seed", "9", "--json"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    events = [event_from_dict(json.loads(line)) for line in lines]
+    assert events[0].type == "encounter_created"
+    assert events[-1].type == "encounter_ended"
+    assert replay(events).phase == "ended"
+
+
+def test_same_seed_same_fight(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["play", str(EXAMPLES / "goblin-ambush.json"), "--seed", "11"])
+    first = capsys.readouterr().out
+    main(["play", str(EXAMPLES / "goblin-ambush.json"), "--seed", "11"])
+    assert capsys.readouterr().out == first
+
+
+def test_a_bad_file_lists_every_problem_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        json.dumps(
+            {
+                "name": "x",
+                "options": {"surprise": "yes"},
+                "surprised": ["zed"],
+                "positions": {"a": "attic"},
+                "creatures": [
+                    {"id": "a", "name": "A", "side": "p", "hp": "ten", "colour": "red"},
+                    {"id": "a", "name": "B", "side": "q"},
+                ],
+                "extra": 1,
+            }
+        )
+    )
+    assert main(["play", str(bad)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"{bad}: extra: unknown key (expected one of arena, creatures, description, hazards, "
+        "name, options, positions, surprised)",
+        f"{bad}: options.surprise: expected true or false, not text",
+        f"{bad}: creatures[0].hp: expected a whole number, not text; "
+        "creatures[0]: unknown field(s): colour",
+        f"{bad}: creatures[1].id: duplicate creature id 'a'",
+        f"{bad}: surprised: unknown creature 'zed'",
+        f"{bad}: positions.a: unknown zone 'attic'",
+    ]
+
+
+def test_invalid_json_names_the_line(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"name": "x",\n "creatures": [}\n')
+    with pytest.raises(EncounterFileError) as info:
+        load_encounter(bad)
+    assert info.value.problems == ["line 2, column 16: invalid JSON: Expecting value"]
+
+
+def test_an_arena_reference_must_load(tmp_path: Path) -> None:
+    with pytest.raises(EncounterFileError, match="arena: cannot read 'missing.json'"):
+        parse_encounter(
+            {
+                "name": "x",
+                "arena": "missing.json",
+                "creatures": [{"id": "a", "name": "A", "side": "p"}],
+            },
+            base=tmp_path,
+        )
+
+
+def test_group_names_may_not_shadow_creature_ids() -> None:
+    with pytest.raises(EncounterFileError, match="the group 'a' has the same id as a creature"):
+        parse_encounter(
+            {
+                "name": "x",
+                "creatures": [
+                    {"id": "a", "name": "A", "side": "p"},
+                    {"id": "b", "name": "B", "side": "q", "group": "a"},
+                ],
+            }
+        )
+
+
+def test_the_console_script_runs() -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "zonekeep.server._cli",
+            "play",
+            str(EXAMPLES / "goblin-ambush.json"),
+            "--seed",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "The encounter ends:" in proc.stdout
