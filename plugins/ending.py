@@ -116,7 +116,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
                 "id": Param("string", True, "a unique id"),
                 "name": Param("string", True, "what players see"),
                 "time_sensitive": Param("boolean", False, "default true"),
-                "description": Param("string", False, ""),
+                "description": Param("string", False, "what it is and does, for the table"),
             },
             who="gm",
             phases=_ALL,

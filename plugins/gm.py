@@ -68,7 +68,7 @@ def _heal(ctx: RuleContext, cmd: Command) -> None:
     amount = cmd.params["amount"]
     if amount <= 0:
         ctx.refuse("invalid_params", "Healing must be at least 1 hit point.")
-    hp = min(c.max_hp, c.hp + amount)
+    hp = max(c.hp, min(c.max_hp, c.hp + amount))  # never lowers an overridden hp
     ctx.emit(Healed(c.id, amount, hp, ctx.actor.id))
     for condition in (DYING, STABLE):
         if hp > 0 and condition in c.conditions:

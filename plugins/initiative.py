@@ -178,8 +178,11 @@ def _add_creature(ctx: RuleContext, cmd: Command) -> None:
         creature = creature_from_dict(cmd.params["creature"])
     except (TypeError, ValueError, KeyError) as exc:
         ctx.refuse("invalid_params", f"That creature is not valid: {exc}.")
-    if creature.id in s.creatures or creature.id in {e.slot for e in s.initiative}:
-        ctx.refuse("duplicate_id", f"There is already a creature or slot with id {creature.id!r}.")
+    groups = {c.group for c in s.creatures.values() if c.group}
+    if creature.id in s.creatures or creature.id in groups:
+        ctx.refuse("duplicate_id", f"There is already a creature or group with id {creature.id!r}.")
+    if creature.group and creature.group in s.creatures:
+        ctx.refuse("duplicate_id", f"The group {creature.group!r} has a creature's id.")
     if creature.zone is not None and s.zones and creature.zone not in s.zones:
         ctx.refuse("unknown_zone", f"There is no zone {creature.zone!r}.")
     if creature.zone is None and len(s.zones) == 1 and s.phase not in ("surprise", "positions"):

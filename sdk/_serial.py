@@ -7,9 +7,14 @@ Events unstructure to ``{"type": ..., ...fields}`` and structure back by their
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args, get_origin
 
 import cattrs
+from cattrs.cols import (
+    homogenous_tuple_structure_factory,
+    list_structure_factory,
+    mapping_structure_factory,
+)
 from cattrs.gen import make_dict_structure_fn
 
 from ._events import EVENT_TYPES, Event
@@ -51,6 +56,50 @@ converter.register_structure_hook(int, _strict(int, "a whole number"))
 converter.register_structure_hook(bool, _strict(bool, "true or false"))
 converter.register_structure_hook(str, _strict(str, "text"))
 converter.register_structure_hook(float, _strict(float, "a number"))
+
+
+def _is_sequence(t: Any) -> bool:
+    origin = get_origin(t)
+    if origin is list:
+        return True
+    args = get_args(t)
+    return origin is tuple and len(args) == 2 and args[1] is Ellipsis
+
+
+def _strict_sequence(t: Any) -> Any:
+    """Lists and tuples must come as JSON arrays, never as a string or an object."""
+    if get_origin(t) is tuple:
+        base = homogenous_tuple_structure_factory(t, converter)
+    else:
+        base = list_structure_factory(t, converter)
+
+    def hook(value: Any, type_: Any) -> Any:
+        if not isinstance(value, list | tuple):
+            raise ValueError(f"expected a list, not {_json_name(value)}")
+        return base(value, type_)
+
+    return hook
+
+
+converter.register_structure_hook_factory(_is_sequence, _strict_sequence)
+
+
+def _strict_mapping(t: Any) -> Any:
+    base = mapping_structure_factory(t, converter)
+
+    def hook(value: Any, type_: Any) -> Any:
+        if not isinstance(value, Mapping):
+            raise ValueError(f"expected an object, not {_json_name(value)}")
+        return base(value, type_)
+
+    return hook
+
+
+def _is_mapping(t: Any) -> bool:
+    return get_origin(t) is dict
+
+
+converter.register_structure_hook_factory(_is_mapping, _strict_mapping)
 converter.register_structure_hook(
     Creature, make_dict_structure_fn(Creature, converter, _cattrs_forbid_extra_keys=True)
 )

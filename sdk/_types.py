@@ -47,8 +47,12 @@ class Size(enum.IntEnum):
         """Accept ``"Medium"``, ``"medium"``, ``2`` or a ``Size``."""
         if isinstance(value, Size):
             return value
+        if isinstance(value, bool):
+            raise ValueError(f"expected a size name such as 'Medium', not {value!r}")
         if isinstance(value, int):
             return cls(value)
+        if not isinstance(value, str):
+            raise ValueError(f"expected a size name such as 'Medium', not {value!r}")
         try:
             return cls[value.strip().upper()]
         except KeyError:

@@ -147,6 +147,12 @@ class Engine:
             if c.id in seen:
                 raise Refusal("duplicate_id", f"Two creatures have the id {c.id!r}.")
             seen.add(c.id)
+        for c in creatures:
+            if c.group and c.group in seen:
+                raise Refusal(
+                    "duplicate_id",
+                    f"The group {c.group!r} has the same id as a creature; rename one of them.",
+                )
         event = EncounterCreated(
             encounter=encounter,
             options=options or EncounterOptions(),

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from zonekeep.sdk import RandomEntropy, event_from_dict, replay, state_to_dict
 from zonekeep.server import Engine
 from zonekeep.server._cli import main
@@ -97,7 +96,7 @@ def test_invalid_json_names_the_line(tmp_path: Path) -> None:
 
 
 def test_an_arena_reference_must_load(tmp_path: Path) -> None:
-    with pytest.raises(EncounterFileError, match="arena: cannot read 'missing.json'"):
+    with pytest.raises(EncounterFileError, match=r"arena: cannot read 'missing\.json'"):
         parse_encounter(
             {
                 "name": "x",
