@@ -34,8 +34,6 @@ def _override(ctx: RuleContext, cmd: Command) -> None:
         )
     if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
         ctx.refuse("invalid_params", f"{value!r} is not a valid value for {field}.")
-    if field == "zone" and value is not None and ctx.state.zones and value not in ctx.state.zones:
-        ctx.refuse("unknown_zone", f"There is no zone {value!r}.")
     if field == "sharing_with" and value is not None:
         other = ctx.creature(value)
         if other.id == c.id:

@@ -183,7 +183,7 @@ def _add_creature(ctx: RuleContext, cmd: Command) -> None:
         ctx.refuse("duplicate_id", f"There is already a creature or group with id {creature.id!r}.")
     if creature.group and creature.group in s.creatures:
         ctx.refuse("duplicate_id", f"The group {creature.group!r} has a creature's id.")
-    if creature.zone is not None and s.zones and creature.zone not in s.zones:
+    if creature.zone is not None and creature.zone not in s.zones:
         ctx.refuse("unknown_zone", f"There is no zone {creature.zone!r}.")
     if creature.zone is None and len(s.zones) == 1 and s.phase not in ("surprise", "positions"):
         creature.zone = s.zones[0]

@@ -31,7 +31,7 @@ def _place(ctx: RuleContext, cmd: Command) -> None:
     zones = ctx.state.zones
     for cid, zone in given.items():
         ctx.creature(cid)
-        if not isinstance(zone, str) or (zones and zone not in zones):
+        if not isinstance(zone, str) or zone not in zones:
             ctx.refuse(
                 "unknown_zone",
                 f"There is no zone {zone!r} to place {cid!r} in; zones: {', '.join(zones)}.",

@@ -376,6 +376,10 @@ class Arena:
         setattr_(self, "_assets_by_zone", {k: tuple(v) for k, v in by_zone.items()})
         setattr_(self, "_straight_triples", frozenset(triples))
 
+    def __deepcopy__(self, memo: dict[int, object]) -> Arena:
+        """Arenas are immutable: copying an encounter state shares its arena."""
+        return self
+
     def _known(self, zone_id: str) -> str:
         if zone_id not in self._zone_index:
             raise KeyError(f"unknown zone {zone_id!r} in arena {self.id!r}")

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, TypeVar
 
 import attrs
 
+from ._arena import Arena, Asset, single_zone_arena
 from ._dice import RollRecord
 from ._types import Creature, EncounterOptions
 
@@ -104,7 +105,7 @@ class EncounterCreated(Event):
     options: EncounterOptions
     creatures: tuple[Creature, ...]
     name: str = ""
-    zones: tuple[str, ...] = ()
+    arena: Arena = attrs.field(factory=single_zone_arena)
 
 
 @event_type("surprise_determined")
@@ -223,6 +224,14 @@ class Moved(Event):
 @event_type("dashed")
 @attrs.frozen
 class Dashed(Event):
+    creature: str
+
+
+@event_type("sprinted")
+@attrs.frozen
+class Sprinted(Event):
+    """Like a Dash, but a further zone entered must be straight ahead."""
+
     creature: str
 
 
@@ -355,3 +364,162 @@ class EncounterContinued(Event):
 class EncounterEnded(Event):
     reason: str
     by: str = "rules"
+
+
+@attrs.frozen
+class Maneuver:
+    """A move that may provoke reactions before each of its steps.
+
+    ``kind`` names it (``enter``, ``take_position``, ``leave_position``,
+    ``adjacent``, ``withdraw``, or a plugin's own); ``steps`` are its targets in
+    order (zones entered, the asset, the ally, the enemy left); ``step`` is the
+    next one to perform and ``offered`` tells whether its reactions were offered.
+    ``tumble`` asks for an Acrobatics check against each triggering event;
+    ``options`` carries kind-specific flags such as ``"position:<asset>"``.
+    """
+
+    creature: str
+    kind: str
+    steps: tuple[str, ...]
+    step: int = 0
+    offered: bool = False
+    tumble: bool = False
+    options: tuple[str, ...] = ()
+
+    def option(self, prefix: str) -> str | None:
+        """The value of an option written ``prefix:value``, or ``None``."""
+        for opt in self.options:
+            if opt.startswith(prefix + ":"):
+                return opt[len(prefix) + 1 :]
+        return None
+
+
+@event_type("maneuver_started")
+@attrs.frozen
+class ManeuverStarted(Event):
+    maneuver: Maneuver
+
+
+@event_type("maneuver_updated")
+@attrs.frozen
+class ManeuverUpdated(Event):
+    maneuver: Maneuver
+
+
+@event_type("maneuver_ended")
+@attrs.frozen
+class ManeuverEnded(Event):
+    creature: str
+    completed: bool
+    reason: str = ""
+
+
+@event_type("zone_entered")
+@attrs.frozen
+class ZoneEntered(Event):
+    """``creature`` went from ``from_zone`` into ``to_zone`` for ``cost`` feet of movement.
+
+    ``forced`` marks forced movement (no movement spent); ``by`` names who moved it
+    when it was not its own move (the forcer, or the GM for an override). Leaving a
+    zone ends the creature's engagements, adjacency and positions there.
+    """
+
+    creature: str
+    from_zone: str
+    to_zone: str
+    cost: int = 0
+    forced: bool = False
+    by: str = ""
+
+
+@event_type("engagement_started")
+@attrs.frozen
+class EngagementStarted(Event):
+    creature: str
+    enemy: str
+    reason: str = ""
+
+
+@event_type("engagement_ended")
+@attrs.frozen
+class EngagementEnded(Event):
+    creature: str
+    enemy: str
+    reason: str = ""
+
+
+@event_type("position_taken")
+@attrs.frozen
+class PositionTaken(Event):
+    """``creature`` took position at ``asset`` (a prop) or in it (an element or terrain)."""
+
+    creature: str
+    asset: str
+    forced: bool = False
+    by: str = ""
+
+
+@event_type("position_left")
+@attrs.frozen
+class PositionLeft(Event):
+    creature: str
+    asset: str
+    reason: str = ""
+
+
+@event_type("adjacency_taken")
+@attrs.frozen
+class AdjacencyTaken(Event):
+    creature: str
+    ally: str
+    back_to_back: bool = False
+
+
+@event_type("tumble_attempted")
+@attrs.frozen
+class TumbleAttempted(Event):
+    """One Acrobatics check against the highest passive Perception (``dc``) of those
+    who would react to ``trigger``; on a success none of them is offered a reaction."""
+
+    creature: str
+    roll: RollRecord
+    dc: int
+    success: bool
+    trigger: str
+
+
+@event_type("save_made")
+@attrs.frozen
+class SaveMade(Event):
+    creature: str
+    ability: str
+    roll: RollRecord
+    dc: int
+    success: bool
+    source: str = ""
+
+
+@event_type("effect_created")
+@attrs.frozen
+class EffectCreated(Event):
+    """An ongoing area effect became an element (``asset``) in its zone."""
+
+    asset: Asset
+    owner: str = ""
+
+
+@event_type("effect_ended")
+@attrs.frozen
+class EffectEnded(Event):
+    asset: str
+    reason: str = ""
+
+
+@event_type("space_shared")
+@attrs.frozen
+class SpaceShared(Event):
+    """``creature`` was put in ``other``'s space (by forced movement or the GM)."""
+
+    creature: str
+    other: str
+    by: str = ""

@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeVar
 import attrs
 
 from . import _events as ev
+from ._arena import Arena, Asset, single_zone_arena
 from ._types import (
     DYING,
     PRONE,
@@ -30,7 +31,6 @@ OVERRIDE_FIELDS: dict[str, tuple[type, ...]] = {
     "hp": (int,),
     "max_hp": (int,),
     "ac": (int,),
-    "zone": (str, type(None)),
     "sharing_with": (str, type(None)),
     "hidden": (bool,),
     "side": (str,),
@@ -52,6 +52,8 @@ class TurnResources:
     bonus_actions: int = 1
     interactions: int = 1
     disengaged: bool = False
+    sprinting: bool = False
+    entered_zone: str | None = None
 
 
 @attrs.define
@@ -76,7 +78,7 @@ class EncounterState:
     phase: Phase = "surprise"
     round: int = 0
     creatures: dict[str, Creature] = attrs.field(factory=dict)
-    zones: tuple[str, ...] = ()
+    arena: Arena = attrs.field(factory=single_zone_arena)
     surprised: list[str] = attrs.field(factory=list)
     initiative: list[ev.InitiativeEntry] = attrs.field(factory=list)
     turn_slot: int = -1
@@ -91,7 +93,55 @@ class EncounterState:
     turns_taken: list[str] = attrs.field(factory=list)
     keep_going: bool = False
     ended_reason: str | None = None
+    engagements: list[tuple[str, str]] = attrs.field(factory=list)
+    last_melee: dict[str, str] = attrs.field(factory=dict)
+    adjacent: list[tuple[str, str]] = attrs.field(factory=list)
+    back_to_back: list[tuple[str, str]] = attrs.field(factory=list)
+    effects: dict[str, Asset] = attrs.field(factory=dict)
+    maneuver: ev.Maneuver | None = None
     seq: int = 0
+
+    @property
+    def zones(self) -> tuple[str, ...]:
+        """The ids of the arena's zones."""
+        return tuple(z.id for z in self.arena.zones)
+
+    def asset(self, asset_id: str) -> Asset | None:
+        """An arena asset or an ongoing effect, by id."""
+        if asset_id in self.effects:
+            return self.effects[asset_id]
+        try:
+            return self.arena.asset(asset_id)
+        except KeyError:
+            return None
+
+    def assets_in(self, zone: str) -> list[Asset]:
+        """The arena's assets and the ongoing effects in ``zone``."""
+        found = list(self.arena.assets_in(zone)) if self.arena.has_zone(zone) else []
+        return found + [a for a in self.effects.values() if a.zone == zone]
+
+    def in_zone(self, zone: str) -> list[Creature]:
+        """Creatures in ``zone`` that are still in the fight, in roster order."""
+        return [c for c in self.creatures.values() if c.zone == zone and not c.out_of_fight]
+
+    def occupancy(self, zone: str) -> int:
+        """How much of ``zone``'s capacity its creatures use (Tiny 0 ... Colossal 5)."""
+        return sum(c.size.occupancy for c in self.creatures.values() if c.zone == zone)
+
+    def engaged_with(self, cid: str) -> list[str]:
+        """Ids of the creatures engaged with ``cid`` that are still in the fight."""
+        found = []
+        for a, b in self.engagements:
+            other = b if a == cid else a if b == cid else None
+            if other is not None and not self.creatures[other].out_of_fight:
+                found.append(other)
+        return found
+
+    def is_engaged(self, a: str, b: str) -> bool:
+        return _pair(a, b) in self.engagements
+
+    def adjacent_to(self, cid: str) -> list[str]:
+        return [b if a == cid else a for a, b in self.adjacent if cid in (a, b)]
 
     def copy(self) -> EncounterState:
         """A deep copy that shares nothing mutable with this state."""
@@ -159,6 +209,14 @@ def replay(events: Iterable[ev.Event]) -> EncounterState:
     return state
 
 
+def _pair(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a <= b else (b, a)
+
+
+def _drop_pairs(pairs: list[tuple[str, str]], cid: str) -> None:
+    pairs[:] = [p for p in pairs if cid not in p]
+
+
 def _add_condition(c: Creature, condition: str) -> None:
     if condition not in c.conditions:
         c.conditions.append(condition)
@@ -175,7 +233,7 @@ def _created(s: EncounterState, e: ev.EncounterCreated) -> None:
     s.id = e.encounter
     s.name = e.name
     s.options = e.options
-    s.zones = e.zones
+    s.arena = e.arena
     s.creatures = {c.id: copy.deepcopy(c) for c in e.creatures}
     s.phase = "surprise"
 
@@ -313,7 +371,8 @@ def _condition_removed(s: EncounterState, e: ev.ConditionRemoved) -> None:
 
 @reducer(ev.AttackMade)
 def _attack_made(s: EncounterState, e: ev.AttackMade) -> None:
-    pass
+    if e.kind == "melee":
+        s.last_melee[e.target] = e.attacker
 
 
 @reducer(ev.Damaged)
@@ -395,3 +454,116 @@ def is_dying(c: Creature) -> bool:
 
 def is_prone(c: Creature) -> bool:
     return PRONE in c.conditions
+
+
+@reducer(ev.ManeuverStarted)
+def _maneuver_started(s: EncounterState, e: ev.ManeuverStarted) -> None:
+    s.maneuver = e.maneuver
+
+
+@reducer(ev.ManeuverUpdated)
+def _maneuver_updated(s: EncounterState, e: ev.ManeuverUpdated) -> None:
+    s.maneuver = e.maneuver
+
+
+@reducer(ev.ManeuverEnded)
+def _maneuver_ended(s: EncounterState, e: ev.ManeuverEnded) -> None:
+    s.maneuver = None
+
+
+@reducer(ev.ZoneEntered)
+def _zone_entered(s: EncounterState, e: ev.ZoneEntered) -> None:
+    c = s.creatures[e.creature]
+    c.zone = e.to_zone
+    c.sharing_with = None
+    _drop_pairs(s.engagements, c.id)
+    _drop_pairs(s.adjacent, c.id)
+    _drop_pairs(s.back_to_back, c.id)
+    if c.position is not None:
+        asset = s.asset(c.position)
+        if asset is None or asset.zone != e.to_zone:
+            c.position = None
+    c.elements = [a for a in c.elements if (x := s.asset(a)) is not None and x.zone == e.to_zone]
+    if not e.forced and s.active == c.id:
+        s.resources.movement_spent += e.cost
+        s.resources.entered_zone = e.to_zone
+
+
+@reducer(ev.EngagementStarted)
+def _engagement_started(s: EncounterState, e: ev.EngagementStarted) -> None:
+    pair = _pair(e.creature, e.enemy)
+    if pair not in s.engagements:
+        s.engagements.append(pair)
+        s.engagements.sort()
+
+
+@reducer(ev.EngagementEnded)
+def _engagement_ended(s: EncounterState, e: ev.EngagementEnded) -> None:
+    pair = _pair(e.creature, e.enemy)
+    if pair in s.engagements:
+        s.engagements.remove(pair)
+
+
+@reducer(ev.PositionTaken)
+def _position_taken(s: EncounterState, e: ev.PositionTaken) -> None:
+    c = s.creatures[e.creature]
+    asset = s.asset(e.asset)
+    if asset is not None and asset.kind == "prop" and e.asset not in s.effects:
+        c.position = e.asset
+    elif e.asset not in c.elements:
+        c.elements.append(e.asset)
+        c.elements.sort()
+
+
+@reducer(ev.PositionLeft)
+def _position_left(s: EncounterState, e: ev.PositionLeft) -> None:
+    c = s.creatures[e.creature]
+    if c.position == e.asset:
+        c.position = None
+    if e.asset in c.elements:
+        c.elements.remove(e.asset)
+
+
+@reducer(ev.AdjacencyTaken)
+def _adjacency_taken(s: EncounterState, e: ev.AdjacencyTaken) -> None:
+    pair = _pair(e.creature, e.ally)
+    if pair not in s.adjacent:
+        s.adjacent.append(pair)
+        s.adjacent.sort()
+    if e.back_to_back and pair not in s.back_to_back:
+        s.back_to_back.append(pair)
+        s.back_to_back.sort()
+
+
+@reducer(ev.TumbleAttempted)
+def _tumble(s: EncounterState, e: ev.TumbleAttempted) -> None:
+    pass
+
+
+@reducer(ev.SaveMade)
+def _save(s: EncounterState, e: ev.SaveMade) -> None:
+    pass
+
+
+@reducer(ev.EffectCreated)
+def _effect_created(s: EncounterState, e: ev.EffectCreated) -> None:
+    s.effects[e.asset.id] = e.asset
+
+
+@reducer(ev.EffectEnded)
+def _effect_ended(s: EncounterState, e: ev.EffectEnded) -> None:
+    s.effects.pop(e.asset, None)
+    for c in s.creatures.values():
+        if e.asset in c.elements:
+            c.elements.remove(e.asset)
+
+
+@reducer(ev.SpaceShared)
+def _space_shared(s: EncounterState, e: ev.SpaceShared) -> None:
+    s.creatures[e.creature].sharing_with = e.other
+
+
+@reducer(ev.Sprinted)
+def _sprinted(s: EncounterState, e: ev.Sprinted) -> None:
+    s.resources.dashes += 1
+    s.resources.sprinting = True

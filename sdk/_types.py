@@ -121,6 +121,9 @@ class Attack:
 class Creature:
     """A participant of an encounter: its sheet and its live state.
 
+    ``zone`` is the zone it is in; ``position`` the prop it has taken position at
+    (one at a time); ``elements`` the elements and terrain (ongoing effects
+    included) it has taken position in, on top of that.
     ``controller`` is :data:`GM` or a player id. ``pc`` marks player characters;
     it defaults to "not controlled by the GM". ``group`` names a group of identical
     GM creatures that rolls initiative once. ``conditions`` is kept sorted and
@@ -150,6 +153,8 @@ class Creature:
     conditions: list[str] = attrs.field(factory=list)
     zone: str | None = None
     sharing_with: str | None = None
+    position: str | None = None
+    elements: list[str] = attrs.field(factory=list)
 
     def __attrs_post_init__(self) -> None:
         if self.pc is None:
@@ -171,6 +176,10 @@ class Creature:
             if own or mode == "fly":
                 return own
         return self.speed
+
+    def skill(self, name: str, fallback: int = 0) -> int:
+        """The bonus for a skill check, or ``fallback`` when the sheet does not list it."""
+        return self.skills.get(name, fallback)
 
     def has(self, condition: str) -> bool:
         return condition in self.conditions

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from ._arena import Arena
 from ._commands import GM_ACTOR, Actor, Command
 from ._dice import ScriptedEntropy
 from ._errors import Refusal
@@ -42,7 +43,8 @@ class EncounterHarness:
         creatures: Sequence[Creature],
         *,
         options: EncounterOptions | None = None,
-        zones: Sequence[str] = ("field",),
+        arena: Arena | None = None,
+        zones: Sequence[str] = (),
         plugins: Iterable[object] | None = None,
         extra_plugins: Iterable[object] = (),
         encounter_id: str = "test",
@@ -53,7 +55,9 @@ class EncounterHarness:
         chosen = list(load_default_plugins() if plugins is None else plugins)
         self.engine = Engine([*chosen, *extra_plugins])
         self.dice = ScriptedEntropy()
-        outcome = self.engine.create(encounter_id, creatures, options=options, zones=zones)
+        outcome = self.engine.create(
+            encounter_id, creatures, options=options, arena=arena, zones=zones
+        )
         self.state: EncounterState = outcome.state
         self.events: list[Event] = list(outcome.events)
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import attrs
 import cattrs
+
 from zonekeep.sdk import (
     Creature,
     EncounterOptions,

@@ -13,7 +13,9 @@ from typing import Any, cast
 
 import attrs
 import pluggy
+
 from zonekeep.sdk import Creature, EncounterOptions, RuleContext, _hookspecs
+from zonekeep.sdk._arena import Arena, Zone, single_zone_arena
 from zonekeep.sdk._commands import Actor, Command, CommandSpec, Param
 from zonekeep.sdk._dice import Entropy, RandomEntropy
 from zonekeep.sdk._errors import Refusal
@@ -136,12 +138,26 @@ class Engine:
         *,
         options: EncounterOptions | None = None,
         name: str = "",
+        arena: Arena | None = None,
         zones: Sequence[str] = (),
     ) -> Outcome:
         """Start a new encounter: the ``encounter_created`` event and its state.
 
-        Raises :class:`Refusal` (``duplicate_id``) when two creatures share an id.
+        ``arena`` defaults to one 30-ft zone called ``field``; ``zones`` is a
+        shorthand for an arena of unlinked 30-ft zones with those ids. Raises
+        :class:`Refusal` (``duplicate_id``) when two creatures share an id.
         """
+        if arena is None:
+            arena = (
+                Arena(
+                    id="zones",
+                    name="Zones",
+                    zones=tuple(Zone(id=z, name=z, size=30) for z in zones),
+                    links=(),
+                )
+                if zones
+                else single_zone_arena()
+            )
         seen: set[str] = set()
         for c in creatures:
             if c.id in seen:
@@ -158,7 +174,7 @@ class Engine:
             options=options or EncounterOptions(),
             creatures=tuple(creatures),
             name=name,
-            zones=tuple(zones),
+            arena=arena,
         )
         state = EncounterState()
         apply_event(state, event)

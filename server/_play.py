@@ -78,7 +78,7 @@ def open_table(
         spec.creatures,
         options=spec.options,
         name=spec.name,
-        zones=[z.id for z in spec.arena.zones],
+        arena=spec.arena,
     )
     table = Table(engine, outcome.state, list(outcome.events), entropy, on_event)
     if on_event:

@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from zonekeep.sdk._arena import (
     Arena,
     ArenaError,

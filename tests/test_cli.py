@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from zonekeep.sdk import RandomEntropy, event_from_dict, replay, state_to_dict
 from zonekeep.server import Engine
 from zonekeep.server._cli import main

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 
 import pytest
+
 from zonekeep.sdk import (
     DiceError,
     RandomEntropy,

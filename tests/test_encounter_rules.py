@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 import pytest
 from conftest import make
+
 from zonekeep.sdk import (
     ActionTaken,
     AttackMade,

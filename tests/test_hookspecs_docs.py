@@ -11,6 +11,7 @@ from typing import Any
 
 import pluggy
 import pytest
+
 import zonekeep.sdk as sdk
 from zonekeep.plugins import default_plugins, load_default_plugins
 from zonekeep.sdk import _hookspecs

@@ -23,6 +23,7 @@ import hypothesis
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from zonekeep.sdk import (
     GM_ACTOR,
     RULE_ERRORS,

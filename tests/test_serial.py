@@ -7,6 +7,7 @@ from functools import cache
 from typing import Any
 
 import pytest
+
 from zonekeep.sdk import (
     EVENT_TYPES,
     Attack,
