@@ -18,6 +18,11 @@ default_plugins: tuple[str, ...] = (
     "zonekeep.plugins.movement",
     "zonekeep.plugins.surprise",
     "zonekeep.plugins.combat",
+    "zonekeep.plugins.zones",
+    "zonekeep.plugins.engagement",
+    "zonekeep.plugins.positions",
+    "zonekeep.plugins.flanking",
+    "zonekeep.plugins.areas",
     "zonekeep.plugins.ending",
     "zonekeep.plugins.gm",
 )

@@ -1,7 +1,8 @@
 """Attacks: d20 + bonus against AC, damage, dying and defeat; squeezing and dodging.
 
 - A natural 20 hits and doubles the damage dice; a natural 1 misses.
-- A PC reduced to 0 hit points is dying; an NPC at 0 is defeated (RULINGS).
+- A PC reduced to 0 hit points is dying; an NPC at 0 is defeated (RULINGS;
+  ``zonekeep.sdk.apply_damage``).
 - A squeezing creature has disadvantage on attack rolls and Dexterity saves, and
   attack rolls against it have advantage. Attacks against a dodging creature
   have disadvantage.
@@ -12,42 +13,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from zonekeep.sdk import (
-    DEFEATED,
     DODGING,
-    DYING,
     SQUEEZING,
     AttackMade,
     Command,
     CommandSpec,
-    ConditionApplied,
     Creature,
-    Damaged,
     Param,
     RollModifier,
-    RollRecord,
     RollRequest,
     RuleContext,
+    apply_damage,
     hookimpl,
 )
-
-
-def apply_damage(
-    ctx: RuleContext,
-    target: Creature,
-    amount: int,
-    *,
-    damage_type: str = "",
-    roll: RollRecord | None = None,
-    source: str = "",
-) -> None:
-    """Deal ``amount`` damage; at 0 hit points a PC starts dying and an NPC is defeated."""
-    hp = max(0, target.hp - max(0, amount))
-    ctx.emit(Damaged(target.id, amount, hp, damage_type, roll, source))
-    if hp == 0 and not target.out_of_fight and DYING not in target.conditions:
-        if target.pc:
-            ctx.emit(ConditionApplied(target.id, DYING, "reduced to 0 hit points"))
-        else:
-            ctx.emit(ConditionApplied(target.id, DEFEATED, "reduced to 0 hit points"))
 
 
 def make_attack(
@@ -66,11 +44,20 @@ def make_attack(
         ctx.refuse("invalid_target", "A creature cannot attack itself.")
     if target.out_of_fight:
         ctx.refuse("invalid_target", f"{target.name} is already out of the fight.")
-    request = RollRequest("attack", attacker.id, target.id, attack_kind=attack.kind)
+    ctx.hook.zonekeep_before_attack(
+        ctx=ctx, attacker=attacker, target=target, attack=attack, reaction=reaction
+    )
+    request = RollRequest(
+        "attack", attacker.id, target.id, attack_kind=attack.kind, attack=attack.name
+    )
     result = ctx.roll("d20", request, bonus=attack.bonus)
+    bonuses = ctx.hook.zonekeep_armor_class_bonus(
+        ctx=ctx, target=target, attacker=attacker, attack=attack
+    )
+    ac = target.ac + sum(b for b in bonuses if b)
     natural = result.natural
     critical = natural == 20
-    hit = critical or (natural != 1 and result.total >= target.ac)
+    hit = critical or (natural != 1 and result.total >= ac)
     ctx.emit(
         AttackMade(
             attacker.id,
@@ -78,7 +65,7 @@ def make_attack(
             attack.name,
             attack.kind,
             result,
-            target.ac,
+            ac,
             hit,
             critical,
             reaction,
@@ -134,3 +121,6 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             costs=("action",),
         ),
     )
+
+
+__all__ = ["apply_damage", "make_attack"]

@@ -33,6 +33,8 @@ def zonekeep_end_blockers(ctx: RuleContext) -> Iterable[str]:
         for h in ctx.state.hazards.values()
         if h.time_sensitive
     ]
+    assets = [*ctx.state.arena.assets, *ctx.state.effects.values()]
+    found += [f"'{a.name}' is a time-sensitive hazard" for a in assets if a.time_sensitive]
     return found
 
 

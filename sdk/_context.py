@@ -21,8 +21,9 @@ RollKind = Literal["attack", "save", "check", "initiative"]
 class RollRequest:
     """What is about to be rolled: the kind, who rolls it and, for attacks, at whom.
 
-    ``attack_kind`` is ``"melee"`` or ``"ranged"`` for attacks; ``ability`` names
-    the ability for saves and checks (``"dex"``); ``skill`` the skill for checks.
+    ``attack_kind`` is ``"melee"`` or ``"ranged"`` for attacks and ``attack`` the
+    attack's name; ``ability`` names the ability for saves and checks (``"dex"``);
+    ``skill`` the skill for checks (``"acrobatics"``, ``"tumble"`` for a Tumble).
     """
 
     kind: RollKind
@@ -31,6 +32,7 @@ class RollRequest:
     attack_kind: str | None = None
     ability: str | None = None
     skill: str | None = None
+    attack: str | None = None
 
 
 @attrs.frozen

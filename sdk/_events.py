@@ -523,3 +523,17 @@ class SpaceShared(Event):
     creature: str
     other: str
     by: str = ""
+
+
+@event_type("contest_rolled")
+@attrs.frozen
+class ContestRolled(Event):
+    """An ability contest: ``creature``'s ``roll`` against ``target``'s; ``won`` if strictly higher."""
+
+    creature: str
+    target: str
+    skill: str
+    roll: RollRecord
+    target_skill: str
+    target_roll: RollRecord
+    won: bool

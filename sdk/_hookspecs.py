@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from ._arena import Asset
     from ._commands import CommandSpec
     from ._context import MoveRequest, RollModifier, RollRequest, RuleContext
     from ._errors import Refusal
-    from ._events import Decision
-    from ._types import Creature
+    from ._events import Decision, Maneuver
+    from ._types import Attack, Creature
 
 PROJECT = "zonekeep"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -175,4 +176,116 @@ def zonekeep_decision_resolved(
     :param choice: the validated answer: an ordering of all options when
         ``decision.ordering``, otherwise a single option.
     :param defaulted: true when nobody answered and the default applied.
+    """
+
+
+@hookspec
+def zonekeep_before_attack(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, reaction: bool
+) -> None:
+    """Check and prepare an attack before any die is rolled.
+
+    Called for every attack (actions, reactions, readied attacks) after the
+    attack and target are known. Refuse with ``ctx.refuse`` (out of range, no
+    room to engage); emit what declaring it causes (a melee attack engages).
+
+    :param ctx: the rule context.
+    :param attacker: the creature attacking.
+    :param target: the creature attacked.
+    :param attack: the attack used.
+    :param reaction: true for opportunity attacks and other reactions.
+    """
+
+
+@hookspec
+def zonekeep_provocations(
+    ctx: RuleContext, creature: Creature, maneuver: Maneuver
+) -> Iterable[str] | None:
+    """Name the creatures offered an opportunity attack against the maneuver's next step.
+
+    Called once before each step of a maneuver (entering or passing through a
+    zone, taking or leaving a position, moving adjacent, withdrawing from an
+    enemy's reach). The engine drops those who cannot react (no reaction left,
+    incapacitated, refused by ``zonekeep_action_refusal``), and all of them when
+    the mover disengaged or tumbled successfully.
+
+    :param ctx: the rule context (read-only use).
+    :param creature: the creature moving.
+    :param maneuver: the maneuver; ``maneuver.steps[maneuver.step]`` is the next step.
+    :return: creature ids, or ``None``.
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_maneuver_step(ctx: RuleContext, maneuver: Maneuver) -> bool | None:
+    """Perform the next step of a maneuver of a kind this plugin owns.
+
+    Called when the step's reactions are settled. Emit the step's events (the
+    zone entered, the position taken).
+
+    :param ctx: the rule context.
+    :param maneuver: the maneuver; perform ``maneuver.steps[maneuver.step]``.
+    :return: ``True`` when this plugin performed it, ``None`` otherwise.
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec
+def zonekeep_zone_entered(
+    ctx: RuleContext, creature: Creature, from_zone: str, forced: bool
+) -> None:
+    """Trigger effects when a creature has entered a zone.
+
+    Called after every ``zone_entered`` event (own moves, forced movement, GM
+    moves). ``creature.zone`` is the new zone.
+
+    :param ctx: the rule context.
+    :param creature: the creature, as it is now.
+    :param from_zone: the zone it left (or passed through).
+    :param forced: whether it was forced (or placed by the GM).
+    """
+
+
+@hookspec
+def zonekeep_position_taken(
+    ctx: RuleContext, creature: Creature, asset: Asset, forced: bool
+) -> None:
+    """Trigger effects when a creature has taken position at or in an asset.
+
+    Called after every ``position_taken`` event, including forced movement into
+    an asset and the targets of a new ongoing effect.
+
+    :param ctx: the rule context.
+    :param creature: the creature.
+    :param asset: the prop, element, terrain or ongoing effect.
+    :param forced: true when it was forced there.
+    """
+
+
+@hookspec
+def zonekeep_position_left(ctx: RuleContext, creature: Creature, asset: Asset) -> None:
+    """Trigger effects when a creature has left a position (on purpose or by leaving the zone).
+
+    Called after every ``position_left`` event.
+
+    :param ctx: the rule context.
+    :param creature: the creature.
+    :param asset: the asset it left.
+    """
+
+
+@hookspec
+def zonekeep_armor_class_bonus(
+    ctx: RuleContext, target: Creature, attacker: Creature, attack: Attack
+) -> int | None:
+    """Add to ``target``'s armor class against one attack (cover from a position, a spell).
+
+    Called for every attack roll, after ``zonekeep_before_attack``.
+
+    :param ctx: the rule context (read-only use).
+    :param target: the creature attacked.
+    :param attacker: the attacker.
+    :param attack: the attack.
+    :return: a bonus (or penalty) to add, or ``None``. All plugins' bonuses add up.
     """

@@ -567,3 +567,8 @@ def _space_shared(s: EncounterState, e: ev.SpaceShared) -> None:
 def _sprinted(s: EncounterState, e: ev.Sprinted) -> None:
     s.resources.dashes += 1
     s.resources.sprinting = True
+
+
+@reducer(ev.ContestRolled)
+def _contest(s: EncounterState, e: ev.ContestRolled) -> None:
+    pass

@@ -212,6 +212,12 @@ class Engine:
         if spec.who == "gm" and not actor.is_gm:
             raise Refusal("gm_only", f"Only the GM can use '{spec.id}'.")
         if spec.who == "creature":
+            if state.maneuver is not None:
+                mover = state.creatures[state.maneuver.creature].name
+                raise Refusal(
+                    "decision_pending",
+                    f"Waiting for reactions to {mover}'s move before anyone acts.",
+                )
             self._check_creature(state, spec, command)
 
     def _check_creature(self, state: EncounterState, spec: CommandSpec, command: Command) -> None:

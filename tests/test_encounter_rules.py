@@ -678,7 +678,8 @@ def test_rule12_a_dying_creature_keeps_the_encounter_going() -> None:
     assert h.creature("aria").has("dying")
     h.end_turn()
     h.end_turn()  # aria (dying) ends her turn
-    h.rolls(20, 1, 1).send("attack", creature="bram", target="gob")  # crit, 4 damage: 1 left
+    # Two against one: the goblin is flanked, so bram rolls two d20s (20 and 1).
+    h.rolls(20, 1, 1, 1).send("attack", creature="bram", target="gob")  # crit, 4 damage: 1 left
     assert h.creature("gob").hp == 1
     h.send("override", creature="gob", field="hp", value=0)
     h.send("grant_condition", creature="gob", condition="defeated")

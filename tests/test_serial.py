@@ -130,9 +130,49 @@ def played() -> tuple[Event, ...]:
     return tuple(h.events)
 
 
+@cache
+def played_arena() -> tuple[Event, ...]:
+    """A fight on the test arena that produces every arena event type."""
+    from arena_fixture import harness
+    from conftest import make
+
+    aria = make("aria", speed=60, skills={"acrobatics": 9}, spell_dc=14)
+    bram = make("bram", skills={"athletics": 5})
+    creatures = [aria, bram, make("gob", "foes", saves={"dex": 1}), make("orc", "foes")]
+    h = harness(creatures, {c.id: "hall" for c in creatures}, [20, 10, 9, 8])
+    h.rolls(2).send("attack", creature="aria", target="gob")  # two against two: no flank
+    h.send("move_adjacent", creature="aria", ally="bram")  # engages nothing new
+    h.rolls(15).send("withdraw", creature="aria", target="gob", tumble=True)  # 24 vs 10
+    h.send("take_position", creature="aria", asset="table")
+    h.send("end_turn", creature="aria")
+    h.rolls(15, 3).send("shove", creature="bram", target="orc", into="gob")
+    h.send("end_turn", creature="bram")
+    h.send("end_turn", creature="gob")
+    h.send("end_turn", creature="orc")
+    h.send("sprint", creature="aria")
+    h.send("enter", creature="aria", zones=["yard", "road"])
+    h.send("end_turn", creature="aria")
+    h.rolls(3, 2, 2).send("force", forcer="aria", creature="gob", asset="spikes")
+    h.send("move_to_zone", creature="aria", zone="hall")
+    h.send(
+        "area_effect",
+        creature="bram",
+        zone="hall",
+        shape="cube",
+        size=10,
+        range=0,
+        targets=["gob", "orc"],
+        name="Cloud",
+        ongoing=True,
+    )
+    h.send("end_effect", asset=next(iter(h.state.effects)))
+    h.assert_replay_matches()
+    return tuple(h.events)
+
+
 def first_of_each_type() -> dict[str, Event]:
     found: dict[str, Event] = dict(HAND_MADE)
-    for event in played():
+    for event in (*played(), *played_arena()):
         found.setdefault(event.type, event)
     return found
 

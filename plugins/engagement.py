@@ -1,0 +1,317 @@
+"""Engagement and opportunity attacks (arena.txt, "Engaging"; RULINGS, "Engagement, flanking, reactions").
+
+- A melee attack engages the attacker and its target. A creature that entered a
+  zone this turn with its action still unused may engage an enemy there at once
+  (``engage``); leaving a position to engage costs nothing extra.
+- A creature can be engaged by only as many enemies as fit around it
+  [``size_limits``]: room 8/12/16/20 squares by size, each engager taking 1-4.
+- Ranged attacks against an enemy you are engaged with have disadvantage.
+- Leaving a zone ends all of a creature's engagements. Leaving or passing through
+  a zone offers an opportunity attack to every enemy engaged with it there;
+  leaving an enemy's reach inside the zone (``withdraw``) offers one to that
+  enemy; taking or leaving a position, or moving next to an ally, while engaged
+  offers one to the last enemy that made a melee attack against it.
+- Disengage avoids them all for the turn; a Tumble avoids those of one event.
+- Adjacent allies [``adjacency``]: moving next to an ally costs half speed and
+  needs room around it; if the ally is engaged, the mover engages the same
+  enemies unless it spends a bonus action to stand back-to-back [``back_to_back``].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from zonekeep.sdk import (
+    OPPORTUNITY_ATTACK,
+    ActionTaken,
+    AdjacencyTaken,
+    Attack,
+    Command,
+    CommandSpec,
+    Creature,
+    Decision,
+    EncounterState,
+    EngagementEnded,
+    EngagementStarted,
+    Maneuver,
+    MovementSpent,
+    Param,
+    RollModifier,
+    RollRequest,
+    RuleContext,
+    can_surround,
+    hookimpl,
+    leave_position,
+    movement_left,
+    reactions_pending,
+    run_maneuver,
+    start_maneuver,
+)
+
+
+def room_refusal(ctx: RuleContext, target: Creature, newcomer: Creature) -> tuple[str, str] | None:
+    """A refusal when ``newcomer`` cannot fit around ``target`` beside those already there.
+
+    Those already there are its engaged enemies and its adjacent allies.
+    """
+    s = ctx.state
+    if not s.options.size_limits:
+        return None
+    around = [s.creatures[c].size for c in s.engaged_with(target.id) + s.adjacent_to(target.id)]
+    if can_surround(target.size, [*around, newcomer.size]):
+        return None
+    return (
+        "no_room",
+        f"There is no room left around {target.name} ({target.size.label}) for "
+        f"{newcomer.name} ({newcomer.size.label}).",
+    )
+
+
+def engage(ctx: RuleContext, creature: Creature, enemy: Creature, reason: str) -> None:
+    """Engage ``creature`` with ``enemy`` (a no-op if they already are), checking the room."""
+    if ctx.state.is_engaged(creature.id, enemy.id):
+        return
+    refusal = room_refusal(ctx, enemy, creature)
+    if refusal:
+        ctx.refuse(*refusal)
+    ctx.emit(EngagementStarted(creature.id, enemy.id, reason))
+
+
+@hookimpl
+def zonekeep_before_attack(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, reaction: bool
+) -> None:
+    if attack.kind != "melee" or ctx.state.is_engaged(attacker.id, target.id):
+        return
+    if reaction and room_refusal(ctx, target, attacker):
+        return  # an opportunity attack never fails for lack of room; it just does not engage
+    engage(ctx, attacker, target, "melee attack")
+
+
+@hookimpl
+def zonekeep_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
+    if (
+        roll.kind == "attack"
+        and roll.attack_kind == "ranged"
+        and roll.target is not None
+        and ctx.state.is_engaged(roll.actor, roll.target)
+    ):
+        return (RollModifier("disadvantage", "ranged attack against an engaged enemy"),)
+    return None
+
+
+@hookimpl
+def zonekeep_provocations(
+    ctx: RuleContext, creature: Creature, maneuver: Maneuver
+) -> Iterable[str]:
+    s = ctx.state
+    engaged = s.engaged_with(creature.id)
+    if maneuver.kind == "enter":
+        return [c for c in engaged if s.creatures[c].zone == creature.zone]
+    if maneuver.kind == "withdraw":
+        return [c for c in maneuver.steps[maneuver.step : maneuver.step + 1] if c in engaged]
+    if maneuver.kind in ("take_position", "leave_position", "adjacent"):
+        last = s.last_melee.get(creature.id)
+        if last is not None and last in engaged and s.creatures[last].zone == creature.zone:
+            return [last]
+    return []
+
+
+@hookimpl
+def zonekeep_decision_resolved(
+    ctx: RuleContext, decision: Decision, choice: tuple[str, ...], defaulted: bool
+) -> None:
+    if decision.kind != OPPORTUNITY_ATTACK:
+        return
+    from zonekeep.plugins.combat import make_attack
+
+    s = ctx.state
+    m = s.maneuver
+    reactor = s.creatures.get(decision.creature or "")
+    if choice == ("attack",) and m is not None and reactor is not None:
+        mover = s.creatures[m.creature]
+        melee = next((a for a in reactor.attacks if a.kind == "melee"), None)
+        if (
+            melee is not None
+            and s.has_reaction(reactor.id)
+            and not reactor.incapacitated
+            and not mover.out_of_fight
+        ):
+            ctx.emit(ActionTaken(reactor.id, OPPORTUNITY_ATTACK, "reaction"))
+            make_attack(ctx, reactor, mover, melee.name, reaction=True)
+    if not reactions_pending(ctx):
+        run_maneuver(ctx)
+
+
+# -- commands -------------------------------------------------------------------------------------
+
+
+def _engage(ctx: RuleContext, cmd: Command) -> None:
+    s = ctx.state
+    me = ctx.creature(cmd.params["creature"])
+    enemy = ctx.creature(cmd.params["target"], role="target")
+    if enemy.id == me.id or not ctx.is_enemy(me, enemy):
+        ctx.refuse("invalid_target", f"{me.name} can only engage an enemy.")
+    if enemy.zone != me.zone or enemy.out_of_fight:
+        ctx.refuse("invalid_target", f"{enemy.name} is not in {me.name}'s zone to engage.")
+    if s.is_engaged(me.id, enemy.id):
+        ctx.refuse("invalid_params", f"{me.name} is already engaged with {enemy.name}.")
+    just_entered = s.resources.entered_zone == me.zone and s.resources.actions > 0
+    position = s.asset(me.position) if me.position else None
+    if position is not None and not just_entered:
+        leave_position(ctx, me, position, "left to engage")
+    engage(
+        ctx,
+        ctx.state.creatures[me.id],
+        enemy,
+        "engaged on arrival" if just_entered else "left a position to engage",
+    )
+
+
+def _can_engage(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    just_entered = state.resources.entered_zone == me.zone and state.resources.actions > 0
+    if just_entered or me.position is not None:
+        return None
+    return (
+        "cannot_engage",
+        f"{me.name} can engage at once only right after entering a zone with its action "
+        "unused, or by leaving a position; otherwise a melee attack engages.",
+    )
+
+
+def _is_engaged(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if state.engaged_with(me.id):
+        return None
+    return ("invalid_target", f"{me.name} is not engaged with anyone.")
+
+
+def _withdraw(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    enemy = ctx.creature(cmd.params["target"], role="target")
+    if not ctx.state.is_engaged(me.id, enemy.id):
+        ctx.refuse("invalid_target", f"{me.name} is not engaged with {enemy.name}.")
+    start_maneuver(
+        ctx, Maneuver(me.id, "withdraw", (enemy.id,), tumble=bool(cmd.params.get("tumble", False)))
+    )
+
+
+def _half_speed(ctx: RuleContext, me: Creature, why: str) -> None:
+    cost = me.speed // 2
+    left = movement_left(ctx.state, me)
+    if cost > left or me.speed <= 0:
+        ctx.refuse(
+            "not_enough_movement",
+            f"{why} costs {cost} ft (half of {me.speed} ft); {me.name} has {left} ft left.",
+        )
+    ctx.emit(MovementSpent(me.id, cost, why.lower()))
+
+
+def _adjacent(ctx: RuleContext, cmd: Command) -> None:
+    s = ctx.state
+    if not s.options.adjacency:
+        ctx.refuse("option_off", "Adjacency is switched off for this encounter.")
+    me = ctx.creature(cmd.params["creature"])
+    ally = ctx.creature(cmd.params["ally"], role="ally")
+    if ally.id == me.id or ctx.is_enemy(me, ally):
+        ctx.refuse("invalid_target", f"{me.name} can only move next to an ally.")
+    if ally.zone != me.zone:
+        ctx.refuse("invalid_target", f"{ally.name} is not in {me.name}'s zone.")
+    if ally.id in s.adjacent_to(me.id):
+        ctx.refuse("invalid_params", f"{me.name} is already next to {ally.name}.")
+    refusal = room_refusal(ctx, ally, me)
+    if refusal:
+        ctx.refuse(*refusal)
+    back = bool(cmd.params.get("back_to_back", False))
+    if back:
+        if not s.options.back_to_back:
+            ctx.refuse("option_off", "Standing back-to-back is switched off for this encounter.")
+        if s.resources.bonus_actions <= 0:
+            ctx.refuse(
+                "no_bonus_action_left", f"{me.name} has no bonus action left to stand back-to-back."
+            )
+    else:
+        for enemy_id in s.engaged_with(ally.id):
+            enemy = s.creatures[enemy_id]
+            if not s.is_engaged(me.id, enemy_id):
+                refusal = room_refusal(ctx, enemy, me)
+                if refusal:
+                    ctx.refuse(
+                        "no_room",
+                        f"Next to {ally.name}, {me.name} would engage {enemy.name}: {refusal[1]}",
+                    )
+    _half_speed(ctx, me, "Moving next to an ally")
+    if back:
+        ctx.emit(ActionTaken(me.id, "back_to_back", "bonus"))
+    start_maneuver(
+        ctx,
+        Maneuver(
+            me.id,
+            "adjacent",
+            (ally.id,),
+            tumble=bool(cmd.params.get("tumble", False)),
+            options=("back_to_back:yes",) if back else (),
+        ),
+    )
+
+
+@hookimpl
+def zonekeep_maneuver_step(ctx: RuleContext, maneuver: Maneuver) -> bool | None:
+    s = ctx.state
+    if maneuver.kind == "withdraw":
+        ctx.emit(EngagementEnded(maneuver.creature, maneuver.steps[0], "withdrew"))
+        return True
+    if maneuver.kind == "adjacent":
+        me = s.creatures[maneuver.creature]
+        ally = s.creatures[maneuver.steps[0]]
+        back = maneuver.option("back_to_back") == "yes"
+        ctx.emit(AdjacencyTaken(me.id, ally.id, back))
+        if not back:
+            for enemy_id in s.engaged_with(ally.id):
+                if (
+                    not s.is_engaged(me.id, enemy_id)
+                    and room_refusal(ctx, s.creatures[enemy_id], me) is None
+                ):
+                    ctx.emit(EngagementStarted(me.id, enemy_id, f"moved next to {ally.name}"))
+        return True
+    return None
+
+
+@hookimpl
+def zonekeep_commands() -> Iterable[CommandSpec]:
+    creature = Param("creature", True, "the acting creature")
+    tumble = Param("boolean", False, "tumble past those who would react")
+    return (
+        CommandSpec(
+            "engage",
+            _engage,
+            "Engage an enemy in your zone right after entering it (action unused), or by leaving a position.",
+            {"creature": creature, "target": Param("creature", True, "the enemy")},
+            requires=_can_engage,
+        ),
+        CommandSpec(
+            "withdraw",
+            _withdraw,
+            "Leave an engaged enemy's reach inside the zone (it may make an opportunity attack).",
+            {
+                "creature": creature,
+                "target": Param("creature", True, "the enemy left"),
+                "tumble": tumble,
+            },
+            costs=("movement",),
+            requires=_is_engaged,
+        ),
+        CommandSpec(
+            "move_adjacent",
+            _adjacent,
+            "Spend half your speed to stand next to an ally (engaging its enemies unless back-to-back).",
+            {
+                "creature": creature,
+                "ally": Param("creature", True, "the ally"),
+                "back_to_back": Param(
+                    "boolean", False, "spend a bonus action to stand back-to-back"
+                ),
+                "tumble": tumble,
+            },
+            costs=("movement",),
+        ),
+    )

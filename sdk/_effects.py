@@ -1,0 +1,376 @@
+"""Shared rule building blocks for plugins: damage, saves, positions, forced movement,
+and maneuvers (moves that may provoke reactions before each step).
+
+These are functions over a :class:`RuleContext`: they emit events and call the
+hooks that let other plugins react, exactly as the built-in rules do.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ._arena import Asset
+from ._commands import CommandSpec
+from ._context import RollModifier, RollRequest, RuleContext
+from ._dice import RollRecord
+from ._events import (
+    ConditionApplied,
+    Damaged,
+    Decision,
+    DecisionOpened,
+    Maneuver,
+    ManeuverEnded,
+    ManeuverStarted,
+    ManeuverUpdated,
+    PositionLeft,
+    PositionTaken,
+    SaveMade,
+    SpaceShared,
+    TumbleAttempted,
+    ZoneEntered,
+)
+from ._types import DEFEATED, DYING, Creature
+
+#: The decision kind of an offered opportunity attack.
+OPPORTUNITY_ATTACK = "opportunity_attack"
+
+_OA_SPEC = CommandSpec(
+    OPPORTUNITY_ATTACK,
+    lambda ctx, cmd: None,
+    "Reaction: one melee attack against a creature that provoked it.",
+    costs=("reaction",),
+    on_turn=False,
+)
+
+
+def apply_damage(
+    ctx: RuleContext,
+    target: Creature,
+    amount: int,
+    *,
+    damage_type: str = "",
+    roll: RollRecord | None = None,
+    source: str = "",
+) -> None:
+    """Deal ``amount`` damage; at 0 hit points a PC starts dying and an NPC is defeated."""
+    hp = max(0, target.hp - max(0, amount))
+    ctx.emit(Damaged(target.id, amount, hp, damage_type, roll, source))
+    if hp == 0 and not target.out_of_fight and DYING not in target.conditions:
+        if target.pc:
+            ctx.emit(ConditionApplied(target.id, DYING, "reduced to 0 hit points"))
+        else:
+            ctx.emit(ConditionApplied(target.id, DEFEATED, "reduced to 0 hit points"))
+
+
+def saving_throw(
+    ctx: RuleContext,
+    creature: Creature,
+    ability: str,
+    dc: int,
+    source: str,
+    *,
+    extra: tuple[RollModifier, ...] = (),
+) -> bool:
+    """Roll ``creature``'s saving throw against ``dc``; emit ``save_made``; return success."""
+    result = ctx.roll(
+        "d20",
+        RollRequest("save", creature.id, ability=ability),
+        bonus=creature.saves.get(ability, 0),
+        extra=extra,
+    )
+    success = result.total >= dc
+    ctx.emit(SaveMade(creature.id, ability, result, dc, success, source))
+    return success
+
+
+# -- positions -------------------------------------------------------------------------------
+
+
+def take_position(
+    ctx: RuleContext, creature: Creature, asset: Asset, *, forced: bool = False, by: str = ""
+) -> None:
+    """``creature`` takes position at a prop (leaving any other prop) or in an element/terrain."""
+    current = creature.position
+    if (
+        asset.kind == "prop"
+        and asset.id not in ctx.state.effects
+        and current not in (None, asset.id)
+    ):
+        old = ctx.state.asset(current) if current else None
+        if old is not None:
+            leave_position(ctx, creature, old, "took position elsewhere")
+    ctx.emit(PositionTaken(creature.id, asset.id, forced, by))
+    ctx.hook.zonekeep_position_taken(
+        ctx=ctx, creature=ctx.state.creatures[creature.id], asset=asset, forced=forced
+    )
+
+
+def leave_position(ctx: RuleContext, creature: Creature, asset: Asset, reason: str = "") -> None:
+    """``creature`` leaves its position at or in ``asset``."""
+    ctx.emit(PositionLeft(creature.id, asset.id, reason))
+    ctx.hook.zonekeep_position_left(ctx=ctx, creature=ctx.state.creatures[creature.id], asset=asset)
+
+
+def held_assets(ctx: RuleContext, creature: Creature) -> list[Asset]:
+    """The prop and the elements/terrain ``creature`` holds a position at, in that order."""
+    ids = ([creature.position] if creature.position else []) + list(creature.elements)
+    return [a for a in (ctx.state.asset(i) for i in ids) if a is not None]
+
+
+# -- zones ------------------------------------------------------------------------------------
+
+
+def change_zone(
+    ctx: RuleContext,
+    creature: Creature,
+    to_zone: str,
+    *,
+    cost: int = 0,
+    forced: bool = False,
+    by: str = "",
+) -> None:
+    """Move ``creature`` into ``to_zone``: leave the positions held in the old zone, then
+    the ``zone_entered`` event (which ends engagements and adjacency) and its triggers."""
+    from_zone = creature.zone or ""
+    for asset in held_assets(ctx, creature):
+        if asset.zone != to_zone:
+            leave_position(ctx, creature, asset, "left the zone")
+    ctx.emit(ZoneEntered(creature.id, from_zone, to_zone, cost, forced, by))
+    ctx.hook.zonekeep_zone_entered(
+        ctx=ctx, creature=ctx.state.creatures[creature.id], from_zone=from_zone, forced=forced
+    )
+
+
+def zone_room(ctx: RuleContext, creature: Creature, zone: str) -> tuple[str, str] | None:
+    """A refusal when ``zone`` is already over its capacity (RULINGS: one over makes
+    everyone squeeze, and then no more can enter); ``None`` when the creature fits."""
+    s = ctx.state
+    if not s.options.size_limits or creature.zone == zone:
+        return None
+    z = s.arena.zone(zone)
+    if s.occupancy(zone) > z.capacity:
+        return (
+            "zone_full",
+            f"{z.name} is already over its capacity ({s.occupancy(zone)} of {z.capacity}); "
+            f"{creature.name} cannot get in.",
+        )
+    return None
+
+
+# -- forced movement ----------------------------------------------------------------------------
+
+
+def forcer_dc(forcer: Creature, magical: bool) -> int:
+    """The DC a forcer imposes: its spell save DC for magic, its maneuver DC otherwise."""
+    return forcer.spell_dc if magical else forcer.maneuver_dc
+
+
+def force_move(
+    ctx: RuleContext,
+    forcer: Creature,
+    target: Creature,
+    *,
+    zone: str | None = None,
+    asset: str | None = None,
+    into: str | None = None,
+    magical: bool = False,
+) -> None:
+    """Forcibly move ``target`` (arena.txt, "Forced Movement"); no movement is spent.
+
+    - ``zone``: an adjacent zone joined by a clear path;
+    - ``asset``: an asset (in the target's zone, or in ``zone``): it counts as taking
+      position there, and the asset's forced effect makes the target save against
+      the asset's DC or, when it has none, the forcer's maneuver DC (spell save DC
+      when ``magical``);
+    - ``into``: another creature in the same zone, whose space the target now shares.
+
+    Refuses (``invalid_params``, ``no_clear_path``, ``unknown_zone``, ``zone_full``)
+    with a sentence when the destination is not allowed.
+    """
+    s = ctx.state
+    if zone is None and asset is None and into is None:
+        ctx.refuse(
+            "invalid_params", "Say where the creature is forced: a zone, an asset or a creature."
+        )
+    here = target.zone or ""
+    if zone is not None and zone != here:
+        if not s.arena.has_zone(zone):
+            ctx.refuse("unknown_zone", f"There is no zone {zone!r}.")
+        links = s.arena.links_between(here, zone)
+        if not any(link.clear for link in links):
+            ctx.refuse(
+                "no_clear_path",
+                f"{target.name} can only be forced into an adjacent zone with a clear path; "
+                f"there is none from {s.arena.zone(here).name} to {s.arena.zone(zone).name}.",
+            )
+        full = zone_room(ctx, target, zone)
+        if full:
+            ctx.refuse(*full)
+    dest_zone = zone or here
+    chosen: Asset | None = None
+    if asset is not None:
+        chosen = s.asset(asset)
+        if chosen is None or chosen.zone != dest_zone:
+            ctx.refuse(
+                "invalid_params", f"There is no asset {asset!r} where {target.name} would land."
+            )
+    other: Creature | None = None
+    if into is not None:
+        other = ctx.creature(into)
+        if other.id == target.id or other.zone != dest_zone:
+            ctx.refuse(
+                "invalid_target",
+                f"{target.name} can only be forced into a creature in the same zone.",
+            )
+    if dest_zone != here:
+        change_zone(ctx, target, dest_zone, forced=True, by=forcer.id)
+    if other is not None:
+        ctx.emit(SpaceShared(target.id, other.id, forcer.id))
+    if chosen is not None:
+        take_position(ctx, ctx.state.creatures[target.id], chosen, forced=True, by=forcer.id)
+        if chosen.forced is not None:
+            save = chosen.forced.save
+            dc = save.dc if save.dc is not None else forcer_dc(forcer, magical)
+            victim = ctx.state.creatures[target.id]
+            if not saving_throw(ctx, victim, save.ability, dc, f"forced into {chosen.name}"):
+                if save.damage:
+                    dmg = ctx.roll(save.damage)
+                    apply_damage(
+                        ctx,
+                        ctx.state.creatures[target.id],
+                        dmg.total,
+                        damage_type=save.damage_type,
+                        roll=dmg,
+                        source=chosen.id,
+                    )
+                for condition in save.conditions:
+                    if condition not in ctx.state.creatures[target.id].conditions:
+                        ctx.emit(ConditionApplied(target.id, condition, chosen.name))
+
+
+# -- maneuvers --------------------------------------------------------------------------------
+
+
+def start_maneuver(ctx: RuleContext, maneuver: Maneuver) -> None:
+    """Begin a maneuver and run it as far as it goes before a reaction is awaited."""
+    ctx.emit(ManeuverStarted(maneuver))
+    run_maneuver(ctx)
+
+
+def reactions_pending(ctx: RuleContext) -> bool:
+    return any(d.kind == OPPORTUNITY_ATTACK for d in ctx.state.pending)
+
+
+def run_maneuver(ctx: RuleContext) -> None:
+    """Advance the current maneuver: offer reactions before each step, then perform it.
+
+    Stops while opportunity-attack decisions are pending; resumes when called
+    again after they are resolved. A mover that can no longer move (dropped,
+    incapacitated) stops where it is.
+    """
+    while (m := ctx.state.maneuver) is not None:
+        if reactions_pending(ctx):
+            return
+        mover = ctx.state.creatures[m.creature]
+        if mover.incapacitated or mover.out_of_fight:
+            ctx.emit(ManeuverEnded(m.creature, False, f"{mover.name} can no longer move"))
+            return
+        if not m.offered:
+            reactors = _offered(ctx, mover, m)
+            ctx.emit(ManeuverUpdated(attrs.evolve(m, offered=True)))
+            for rid in reactors:
+                _offer(ctx, ctx.state.creatures[rid], mover, m)
+            if reactors:
+                return
+            continue
+        done = ctx.hook.zonekeep_maneuver_step(ctx=ctx, maneuver=m)
+        if not done:
+            ctx.emit(ManeuverEnded(m.creature, False, f"no rule performs a {m.kind!r} step"))
+            return
+        current = ctx.state.maneuver
+        if current is None:
+            return
+        if current.step + 1 >= len(current.steps):
+            ctx.emit(ManeuverEnded(m.creature, True))
+            return
+        ctx.emit(ManeuverUpdated(attrs.evolve(current, step=current.step + 1, offered=False)))
+
+
+def can_react(ctx: RuleContext, creature: Creature) -> bool:
+    """Whether ``creature`` could take an opportunity attack now."""
+    if creature.incapacitated or creature.out_of_fight or not ctx.state.has_reaction(creature.id):
+        return False
+    if not any(a.kind == "melee" for a in creature.attacks):
+        return False
+    refusal = ctx.hook.zonekeep_action_refusal(ctx=ctx, creature=creature, spec=_OA_SPEC)
+    return refusal is None
+
+
+def _offered(ctx: RuleContext, mover: Creature, m: Maneuver) -> list[str]:
+    ids: list[str] = []
+    for batch in ctx.hook.zonekeep_provocations(ctx=ctx, creature=mover, maneuver=m):
+        for rid in batch or ():
+            other = ctx.state.creatures.get(rid)
+            if (
+                other is not None
+                and rid not in ids
+                and rid != mover.id
+                and ctx.is_enemy(mover, other)
+                and can_react(ctx, other)
+            ):
+                ids.append(rid)
+    if not ids:
+        return []
+    s = ctx.state
+    if s.active == mover.id and s.resources.disengaged:
+        return []
+    if m.tumble:
+        dc = max(s.creatures[r].passive_perception for r in ids)
+        result = ctx.roll(
+            "d20",
+            RollRequest("check", mover.id, ability="dex", skill="tumble"),
+            bonus=mover.skill("acrobatics", mover.dex_mod),
+        )
+        success = result.total >= dc
+        ctx.emit(TumbleAttempted(mover.id, result, dc, success, describe_step(ctx, m)))
+        if success:
+            return []
+    return ids
+
+
+def describe_step(ctx: RuleContext, m: Maneuver) -> str:
+    """A few words for what the maneuver's next step is ("leaving the Common Room")."""
+    s = ctx.state
+    mover = s.creatures[m.creature]
+    target = m.steps[m.step] if m.step < len(m.steps) else ""
+    if m.kind == "enter":
+        here = mover.zone or ""
+        name = s.arena.zone(here).name if s.arena.has_zone(here) else here
+        return f"leaving {name}"
+    if m.kind in ("take_position", "leave_position"):
+        asset = s.asset(target)
+        verb = "taking position at" if m.kind == "take_position" else "leaving its position at"
+        return f"{verb} {asset.name if asset else target}"
+    if target in s.creatures:
+        name = s.creatures[target].name
+        return f"moving next to {name}" if m.kind == "adjacent" else f"leaving {name}'s reach"
+    return m.kind
+
+
+def _offer(ctx: RuleContext, reactor: Creature, mover: Creature, m: Maneuver) -> None:
+    ctx.emit(
+        DecisionOpened(
+            Decision(
+                id=f"d{ctx.state.decisions_opened + 1}",
+                kind=OPPORTUNITY_ATTACK,
+                controller=reactor.controller,
+                prompt=(
+                    f"{reactor.name} may make an opportunity attack against {mover.name}, "
+                    f"who is {describe_step(ctx, m)}."
+                ),
+                options=("attack", "decline"),
+                default=("decline",),
+                creature=reactor.id,
+            )
+        )
+    )
