@@ -33,8 +33,14 @@ def zonekeep_end_blockers(ctx: RuleContext) -> Iterable[str]:
         for h in ctx.state.hazards.values()
         if h.time_sensitive
     ]
+    # A time-sensitive asset is a threat while someone is where it can harm them.
     assets = [*ctx.state.arena.assets, *ctx.state.effects.values()]
-    found += [f"'{a.name}' is a time-sensitive hazard" for a in assets if a.time_sensitive]
+    occupied = {c.zone for c in ctx.state.creatures.values() if not c.out_of_fight}
+    found += [
+        f"'{a.name}' threatens whoever is in {ctx.state.arena.zone(a.zone).name}"
+        for a in assets
+        if a.time_sensitive and a.zone in occupied
+    ]
     return found
 
 

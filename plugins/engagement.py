@@ -203,7 +203,7 @@ def _half_speed(ctx: RuleContext, me: Creature, why: str) -> None:
             "not_enough_movement",
             f"{why} costs {cost} ft (half of {me.speed} ft); {me.name} has {left} ft left.",
         )
-    ctx.emit(MovementSpent(me.id, cost, why.lower()))
+    ctx.emit(MovementSpent(me.id, cost, why[0].lower() + why[1:]))
 
 
 def _adjacent(ctx: RuleContext, cmd: Command) -> None:

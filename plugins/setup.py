@@ -44,7 +44,23 @@ def _place(ctx: RuleContext, cmd: Command) -> None:
                 ctx.refuse("invalid_params", f"{creature.name} has no position; give it a zone.")
             zone = zones[0]
         positions[cid] = zone
+    if ctx.state.options.size_limits:
+        for zone_id in sorted(set(positions.values())):
+            sizes = [
+                ctx.state.creatures[c].size.occupancy for c, z in positions.items() if z == zone_id
+            ]
+            zone = ctx.state.arena.zone(zone_id)
+            if sum(sizes) - max(sizes) > zone.capacity:
+                ctx.refuse(
+                    "zone_full",
+                    f"{zone.name} holds {zone.capacity}; placing {sum(sizes)} there is more than "
+                    "one creature over its capacity.",
+                )
     ctx.emit(PositionsEstablished(positions))
+    from zonekeep.plugins.zones import update_crowding
+
+    for zone_id in sorted(set(positions.values())):
+        update_crowding(ctx, zone_id)
 
 
 @hookimpl

@@ -229,6 +229,9 @@ def _gm_move(ctx: RuleContext, cmd: Command) -> None:
         ctx.refuse("unknown_zone", f"There is no zone {zone!r}.")
     if zone == me.zone:
         ctx.refuse("invalid_params", f"{me.name} is already there.")
+    full = zone_room(ctx, me, zone)
+    if full:
+        ctx.refuse(*full)
     change_zone(ctx, me, zone, forced=True, by=ctx.actor.id)
 
 
@@ -260,7 +263,8 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "move_to_zone",
             _gm_move,
-            "GM: put a creature in a zone (an override; it provokes nothing).",
+            "GM: put a creature in a zone (an override; it provokes nothing, but a zone "
+            "already over capacity stays closed while size limits are on).",
             {"creature": creature, "zone": Param("zone", True, "the zone")},
             who="gm",
             phases=("positions", "initiative", "turns"),

@@ -157,7 +157,10 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
     cls = EVENT_TYPES.get(str(name))
     if cls is None:
         raise ValueError(f"unknown event type {name!r}")
-    event: Event = converter.structure(fields, cls)
+    try:
+        event: Event = converter.structure(fields, cls)
+    except cattrs.BaseValidationError as exc:
+        raise ValueError("; ".join(describe_errors(exc, str(name)))) from None
     return event
 
 

@@ -4,20 +4,26 @@ from __future__ import annotations
 
 from zonekeep.sdk import (
     ActionTaken,
+    AdjacencyTaken,
     AttackMade,
     Communicated,
     ConditionApplied,
     ConditionRemoved,
+    ContestRolled,
     CreatureAdded,
     Damaged,
     Dashed,
     DecisionOpened,
     DecisionResolved,
     Disengaged,
+    EffectCreated,
+    EffectEnded,
     EncounterContinued,
     EncounterCreated,
     EncounterEnded,
     EncounterState,
+    EngagementEnded,
+    EngagementStarted,
     Event,
     GroupOrderSet,
     HazardAdded,
@@ -25,20 +31,30 @@ from zonekeep.sdk import (
     Healed,
     InitiativeRolled,
     Interacted,
+    ManeuverEnded,
+    ManeuverStarted,
+    ManeuverUpdated,
     Moved,
     MovementSpent,
     OverrideApplied,
+    PositionLeft,
     PositionsEstablished,
+    PositionTaken,
     Readied,
     ReadiedCleared,
     RollRecord,
     RoundEnded,
     RoundStarted,
+    SaveMade,
+    SpaceShared,
+    Sprinted,
     SurpriseDetermined,
     SurpriseEnded,
+    TumbleAttempted,
     TurnEnded,
     TurnSkipped,
     TurnStarted,
+    ZoneEntered,
 )
 
 
@@ -48,7 +64,8 @@ def _roll(r: RollRecord) -> str:
         dice = f"{r.advantage} {'/'.join(str(d) for d in r.dice)}→{dice}"
     mod = f"{r.modifier:+d}" if r.modifier else ""
     ex = f" +d{r.expertise} {r.expertise_roll}" if r.expertise else ""
-    return f"{r.total} ({r.expr}: {dice}{mod}{ex})"
+    why = f"; {', '.join(s.split(':', 1)[1] for s in r.sources)}" if r.sources else ""
+    return f"{r.total} ({r.expr}: {dice}{mod}{ex}{why})"
 
 
 def describe(event: Event, state: EncounterState) -> str | None:
@@ -60,6 +77,13 @@ def describe(event: Event, state: EncounterState) -> str | None:
     def n(cid: str) -> str:
         c = state.creatures.get(cid)
         return c.name if c else cid
+
+    def z(zid: str) -> str:
+        return state.arena.zone(zid).name if state.arena.has_zone(zid) else zid
+
+    def a(aid: str) -> str:
+        found = state.asset(aid)
+        return found.name if found else aid
 
     match event:
         case EncounterCreated():
@@ -108,7 +132,7 @@ def describe(event: Event, state: EncounterState) -> str | None:
         case ActionTaken():
             return None
         case MovementSpent():
-            return f"{n(event.creature)} spends {event.feet} ft of movement to {event.reason}."
+            return f"{n(event.creature)} spends {event.feet} ft of movement ({event.reason})."
         case Moved():
             extra = f" ({', '.join(event.extra)})" if event.extra else ""
             return f"{n(event.creature)} moves {event.feet} ft ({event.mode}) for {event.cost} ft of movement{extra}."
@@ -156,4 +180,53 @@ def describe(event: Event, state: EncounterState) -> str | None:
             return "The GM keeps the encounter going."
         case EncounterEnded():
             return f"The encounter ends: {event.reason}."
+        case ManeuverStarted() | ManeuverUpdated():
+            return None
+        case ManeuverEnded():
+            return None if event.completed else f"{n(event.creature)}'s move stops: {event.reason}."
+        case ZoneEntered():
+            to, frm = z(event.to_zone), z(event.from_zone)
+            if event.by == "gm" or (event.forced and event.by in ("", "gm")):
+                return f"The GM moves {n(event.creature)} to {to}."
+            if event.forced:
+                return f"{n(event.creature)} is forced from {frm} into {to} by {n(event.by)}."
+            return f"{n(event.creature)} enters {to} from {frm}."
+        case EngagementStarted():
+            return f"{n(event.creature)} engages {n(event.enemy)}."
+        case EngagementEnded():
+            why = f" ({event.reason})" if event.reason else ""
+            return f"{n(event.creature)} is no longer engaged with {n(event.enemy)}{why}."
+        case PositionTaken():
+            how = f", forced by {n(event.by)}" if event.forced and event.by else ""
+            return f"{n(event.creature)} takes position at {a(event.asset)}{how}."
+        case PositionLeft():
+            why = f" ({event.reason})" if event.reason else ""
+            return f"{n(event.creature)} leaves its position at {a(event.asset)}{why}."
+        case AdjacencyTaken():
+            how = ", back-to-back" if event.back_to_back else ""
+            return f"{n(event.creature)} moves next to {n(event.ally)}{how}."
+        case TumbleAttempted():
+            result = "succeeds" if event.success else "fails"
+            return f"{n(event.creature)} tumbles, {event.trigger}: {_roll(event.roll)} against {event.dc}: {result}."
+        case SaveMade():
+            result = "succeeds" if event.success else "fails"
+            why = f" ({event.source})" if event.source else ""
+            return (
+                f"{n(event.creature)} makes a {event.ability.upper()} save{why}: "
+                f"{_roll(event.roll)} against DC {event.dc}: {result}."
+            )
+        case ContestRolled():
+            winner = n(event.creature) if event.won else n(event.target)
+            return (
+                f"{n(event.creature)} ({event.skill} {event.roll.total}) against "
+                f"{n(event.target)} ({event.target_skill} {event.target_roll.total}): {winner} wins."
+            )
+        case EffectCreated():
+            return f"{event.asset.name} fills {z(event.asset.zone)}."
+        case EffectEnded():
+            return f"{a(event.asset)} ends."
+        case SpaceShared():
+            return f"{n(event.creature)} ends up in {n(event.other)}'s space."
+        case Sprinted():
+            return f"{n(event.creature)} sprints."
     return f"[{event.type}]"

@@ -1,8 +1,10 @@
 """Play an encounter file to its end in-process, with a simple table policy.
 
-Every creature, on its turn: stands up if prone, closes in (a 10-ft move), attacks
-the first enemy still in the fight, and ends its turn. The GM applies the default
-to every pending decision and stabilizes the dying once the other side is beaten.
+Every creature, on its turn: stands up if prone, picks the nearest enemy, moves a
+zone toward it when no attack reaches (engaging on arrival), attacks with the first
+attack that reaches, and ends its turn. Every offered opportunity attack is taken.
+The GM applies the default to ties and stabilizes the dying once the other side is
+beaten.
 It is a demonstration of the rules engine, not an opponent.
 """
 
@@ -13,13 +15,17 @@ from collections.abc import Callable
 from zonekeep.sdk import (
     DYING,
     GM_ACTOR,
+    OPPORTUNITY_ATTACK,
     PRONE,
     Actor,
     Command,
+    Creature,
     EncounterState,
     Entropy,
     Event,
     Refusal,
+    path_distance,
+    range_refusal,
 )
 
 from ._encounter_file import EncounterFile
@@ -97,21 +103,116 @@ def open_table(
     return table
 
 
+def _next_step(table: Table, me: Creature, goal: str) -> tuple[str, str | None] | None:
+    """The first zone on the shortest way from ``me``'s zone to ``goal``, and the asset
+    in its zone that ``me`` must take position at first to cross (a rope), if any."""
+    from zonekeep.plugins.zones import usable_link
+
+    start = me.zone
+    if start is None or start == goal:
+        return None
+    ctx = table.engine.context(table.state, table.entropy)
+    state = table.state
+
+    def via(zone: str, other: str) -> str | bool | None:
+        if usable_link(ctx, me, zone, other) is not None:
+            return None
+        helper = next((a.id for a in state.assets_in(zone) if other in a.crossing), None)
+        return helper if helper is not None else False
+
+    first: dict[str, tuple[str, str | None]] = {}
+    frontier = [start]
+    seen = {start}
+    while frontier:
+        nxt: list[str] = []
+        for zone in frontier:
+            for _link, other in state.arena.neighbours(zone):
+                if other in seen:
+                    continue
+                crossing = via(zone, other)
+                if crossing is False:
+                    continue
+                seen.add(other)
+                first[other] = first.get(
+                    zone, (other, crossing if isinstance(crossing, str) else None)
+                )
+                if other == goal:
+                    return first[other]
+                nxt.append(other)
+        frontier = nxt
+    return None
+
+
+def _move_toward(table: Table, me: Creature, goal: str) -> None:
+    step = _next_step(table, me, goal)
+    if step is None:
+        return
+    zone, asset = step
+    if asset is not None and me.position != asset:
+        if me.position is not None:
+            table.try_send("leave_position", GM_ACTOR, creature=me.id)
+            _settle(table)
+        table.try_send("take_position", GM_ACTOR, creature=me.id, asset=asset)
+        _settle(table)
+    if table.state.active == me.id and not table.state.creatures[me.id].incapacitated:
+        table.try_send("enter", GM_ACTOR, creature=me.id, zones=[zone])
+        _settle(table)
+
+
+def _distance(table: Table, a: str, b: str) -> int:
+    """Feet between two zones; unreachable zones sort last."""
+    found = path_distance(table.state.arena, a, b) if a and b else None
+    return found if found is not None else 10**6
+
+
+def _pick_attack(table: Table, me: Creature, target: Creature) -> str | None:
+    """The first of ``me``'s attacks that can reach ``target`` from where it stands."""
+    for attack in me.attacks:
+        melee = attack.kind == "melee"
+        reach = attack.reach if melee else max(attack.range, attack.long_range)
+        if range_refusal(table.state, me.id, target.id, reach, melee=melee) is None:
+            name: str = attack.name
+            return name
+    return None
+
+
 def _take_turn(table: Table, cid: str) -> None:
-    s = table.state
-    me = s.creatures[cid]
     actor = GM_ACTOR
+    me = table.state.creatures[cid]
     if not me.incapacitated:
         if PRONE in me.conditions:
             table.try_send("stand", actor, creature=cid)
-        table.try_send("move", actor, creature=cid, feet=min(10, me.speed) or 1)
         enemies = [
-            c for c in table.state.creatures.values() if c.side != me.side and not c.out_of_fight
+            c
+            for c in table.state.creatures.values()
+            if c.side != me.side and not c.out_of_fight and c.zone is not None
         ]
         if enemies and me.attacks:
-            table.try_send("attack", actor, creature=cid, target=enemies[0].id)
+            here = me.zone or ""
+            # The nearest enemy still standing; the dying only when nobody else is left.
+            target = min(
+                enemies, key=lambda c: (DYING in c.conditions, _distance(table, here, c.zone or ""))
+            )
+            attack = _pick_attack(table, me, target)
+            if attack is None:
+                _move_toward(table, me, target.zone or "")
+                me = table.state.creatures[cid]
+                if me.zone == target.zone and not target.out_of_fight:
+                    table.try_send("engage", actor, creature=cid, target=target.id)
+                attack = _pick_attack(table, me, target)
+            if attack is not None and table.state.active == cid:
+                table.try_send("attack", actor, creature=cid, target=target.id, attack=attack)
+    _settle(table)
     if table.state.phase == "turns" and table.state.active == cid:
         table.send("end_turn", actor, creature=cid)
+
+
+def _settle(table: Table) -> None:
+    """Answer pending reactions: the table always takes its opportunity attacks."""
+    while table.state.phase != "ended" and table.state.pending:
+        decision = table.state.pending[0]
+        choice = ["attack"] if decision.kind == OPPORTUNITY_ATTACK else list(decision.default)
+        table.send("decide", decision=decision.id, choice=choice)
 
 
 def play_to_end(table: Table) -> EncounterState:
@@ -119,6 +220,7 @@ def play_to_end(table: Table) -> EncounterState:
     table.send("roll_initiative")
     while table.state.pending:
         table.send("decision_timeout", decision=table.state.pending[0].id)
+    _settle(table)
     engine = table.engine
     while table.state.phase == "turns":
         s = table.state
