@@ -23,6 +23,8 @@ default_plugins: tuple[str, ...] = (
     "zonekeep.plugins.positions",
     "zonekeep.plugins.flanking",
     "zonekeep.plugins.areas",
+    "zonekeep.plugins.targeting",
+    "zonekeep.plugins.conditions",
     "zonekeep.plugins.ending",
     "zonekeep.plugins.gm",
 )

@@ -34,6 +34,7 @@ from zonekeep.sdk import (
     EngagementEnded,
     EngagementStarted,
     Maneuver,
+    ManeuverEnded,
     MovementSpent,
     Param,
     RollModifier,
@@ -81,7 +82,11 @@ def engage(ctx: RuleContext, creature: Creature, enemy: Creature, reason: str) -
 def zonekeep_before_attack(
     ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, reaction: bool
 ) -> None:
-    if attack.kind != "melee" or ctx.state.is_engaged(attacker.id, target.id):
+    if (
+        attack.kind != "melee"
+        or not ctx.is_enemy(attacker, target)
+        or ctx.state.is_engaged(attacker.id, target.id)
+    ):
         return
     if reaction and room_refusal(ctx, target, attacker):
         return  # an opportunity attack never fails for lack of room; it just does not engage
@@ -258,11 +263,15 @@ def _adjacent(ctx: RuleContext, cmd: Command) -> None:
 def zonekeep_maneuver_step(ctx: RuleContext, maneuver: Maneuver) -> bool | None:
     s = ctx.state
     if maneuver.kind == "withdraw":
-        ctx.emit(EngagementEnded(maneuver.creature, maneuver.steps[0], "withdrew"))
+        if s.is_engaged(maneuver.creature, maneuver.steps[0]):
+            ctx.emit(EngagementEnded(maneuver.creature, maneuver.steps[0], "withdrew"))
         return True
     if maneuver.kind == "adjacent":
         me = s.creatures[maneuver.creature]
         ally = s.creatures[maneuver.steps[0]]
+        if ally.zone != me.zone or ally.out_of_fight:
+            ctx.emit(ManeuverEnded(me.id, False, f"{ally.name} is no longer there"))
+            return True
         back = maneuver.option("back_to_back") == "yes"
         ctx.emit(AdjacencyTaken(me.id, ally.id, back))
         if not back:

@@ -8,10 +8,12 @@ from zonekeep.sdk import (
     DYING,
     OVERRIDE_FIELDS,
     STABLE,
+    AdjacencyEnded,
     Command,
     CommandSpec,
     ConditionApplied,
     ConditionRemoved,
+    EngagementEnded,
     Healed,
     OverrideApplied,
     Param,
@@ -41,6 +43,14 @@ def _override(ctx: RuleContext, cmd: Command) -> None:
     if field in ("hp", "max_hp") and isinstance(value, int) and value < 0:
         ctx.refuse("invalid_params", "Hit points cannot be negative.")
     ctx.emit(OverrideApplied(ctx.actor.id, c.id, field, value))
+    if field == "side":
+        s = ctx.state
+        for oid in s.engaged_with(c.id):
+            if s.creatures[oid].side == value:
+                ctx.emit(EngagementEnded(c.id, oid, "now on the same side"))
+        for oid in s.adjacent_to(c.id):
+            if s.creatures[oid].side != value:
+                ctx.emit(AdjacencyEnded(c.id, oid, "no longer on the same side"))
 
 
 def _grant(ctx: RuleContext, cmd: Command) -> None:

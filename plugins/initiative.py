@@ -33,6 +33,7 @@ from zonekeep.sdk import (
     creature_from_dict,
     hookimpl,
     start_round,
+    zone_room,
 )
 
 TIE = "initiative_tie"
@@ -185,11 +186,43 @@ def _add_creature(ctx: RuleContext, cmd: Command) -> None:
         ctx.refuse("duplicate_id", f"The group {creature.group!r} has a creature's id.")
     if creature.zone is not None and creature.zone not in s.zones:
         ctx.refuse("unknown_zone", f"There is no zone {creature.zone!r}.")
-    if creature.zone is None and len(s.zones) == 1 and s.phase not in ("surprise", "positions"):
+    placed = s.phase not in ("surprise", "positions")
+    if creature.zone is None and placed:
+        if len(s.zones) != 1:
+            ctx.refuse("invalid_params", f"{creature.name} needs a zone to join the encounter.")
         creature.zone = s.zones[0]
+    held = [(creature.position, True)] if creature.position else []
+    for aid, as_prop in held + [(e, False) for e in creature.elements]:
+        asset = s.asset(aid)
+        if asset is None or asset.zone != creature.zone:
+            ctx.refuse(
+                "invalid_params", f"{creature.name} cannot hold {aid!r}: it is not in its zone."
+            )
+        if (asset.kind == "prop" and aid not in s.effects) != as_prop:
+            where = "position" if as_prop else "elements"
+            ctx.refuse("invalid_params", f"{asset.name} does not belong in {where}.")
+    if creature.zone is not None and placed:
+        full = zone_room(ctx, creature, creature.zone)
+        if full:
+            ctx.refuse(*full)
+    _add(ctx, creature)
+
+
+def _add(ctx: RuleContext, creature: Creature) -> None:
+    from zonekeep.plugins.zones import update_crowding
+
+    s = ctx.state
     if not s.initiative:
         ctx.emit(CreatureAdded(creature))
-        return
+    else:
+        _slot_in(ctx, creature)
+    if creature.zone is not None and s.phase not in ("surprise", "positions"):
+        update_crowding(ctx, creature.zone)
+
+
+def _slot_in(ctx: RuleContext, creature: Creature) -> None:
+    """Roll the late arrival's initiative and slot it in (or join its group's slot)."""
+    s = ctx.state
     slot = slot_key(creature)
     joined = next((e for e in s.initiative if e.slot == slot), None)
     if joined is not None:

@@ -118,7 +118,7 @@ def _move(ctx: RuleContext, cmd: Command) -> None:
     ctx.emit(Moved(me.id, feet, mode, cost, extra, through))
     if move.squeeze and SQUEEZING not in me.conditions:
         ctx.emit(ConditionApplied(me.id, SQUEEZING, "moved through a narrow space"))
-    elif not move.squeeze and SQUEEZING in me.conditions:
+    elif not move.squeeze and SQUEEZING in me.conditions and not _crowded(ctx, me):
         ctx.emit(ConditionRemoved(me.id, SQUEEZING, "out of the narrow space"))
 
 
@@ -136,6 +136,14 @@ def _can_drop(state: EncounterState, me: Creature) -> tuple[str, str] | None:
     if me.speed <= 0:
         return ("speed_zero", f"{me.name} has a speed of 0 and cannot drop prone.")
     return None
+
+
+def _crowded(ctx: RuleContext, me: Creature) -> bool:
+    """Whether ``me`` stands in a zone over its capacity (where everyone squeezes)."""
+    s = ctx.state
+    if me.zone is None or not s.arena.has_zone(me.zone) or not s.options.size_limits:
+        return False
+    return s.occupancy(me.zone) > s.arena.zone(me.zone).capacity
 
 
 def _stand(ctx: RuleContext, cmd: Command) -> None:

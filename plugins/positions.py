@@ -29,6 +29,7 @@ from zonekeep.sdk import (
     ContestRolled,
     Creature,
     Maneuver,
+    ManeuverEnded,
     MovementSpent,
     MoveRequest,
     Param,
@@ -109,7 +110,8 @@ def zonekeep_maneuver_step(ctx: RuleContext, maneuver: Maneuver) -> bool | None:
         return None
     me = ctx.state.creatures[maneuver.creature]
     asset = ctx.state.asset(maneuver.steps[0])
-    if asset is None:  # an ongoing effect ended meanwhile
+    if asset is None or asset.zone != me.zone:  # the effect ended, or the GM moved it
+        ctx.emit(ManeuverEnded(me.id, False, "the asset is no longer within reach"))
         return True
     if maneuver.kind == "take_position":
         take_position(ctx, me, asset)

@@ -34,6 +34,7 @@ from zonekeep.sdk import (
     Dashed,
     Link,
     Maneuver,
+    ManeuverEnded,
     Param,
     RuleContext,
     Sprinted,
@@ -147,7 +148,7 @@ def _enter(ctx: RuleContext, cmd: Command) -> None:
         full = zone_room(ctx, me, zone)
         if full:
             ctx.refuse(*full)
-    options: list[str] = [f"cost:{left}"]
+    options: list[str] = [f"cost:{left}", f"from:{here}"]
     if position is not None:
         options.append(f"position:{position}")
     start_maneuver(
@@ -183,8 +184,13 @@ def zonekeep_maneuver_step(ctx: RuleContext, maneuver: Maneuver) -> bool | None:
     if maneuver.kind != "enter":
         return None
     me = ctx.state.creatures[maneuver.creature]
+    there = maneuver.steps[maneuver.step]
+    expected = maneuver.steps[maneuver.step - 1] if maneuver.step else maneuver.option("from")
+    if me.zone != expected or usable_link(ctx, me, me.zone or "", there) is None:
+        ctx.emit(ManeuverEnded(me.id, False, f"{me.name} was moved and the way is not open"))
+        return True
     cost = int(maneuver.option("cost") or 0) if maneuver.step == 0 else 0
-    change_zone(ctx, me, maneuver.steps[maneuver.step], cost=cost)
+    change_zone(ctx, me, there, cost=cost)
     last = maneuver.step == len(maneuver.steps) - 1
     position = maneuver.option("position")
     if last and position is not None:

@@ -53,6 +53,7 @@ from ._errors import RULE_ERRORS, Refusal, refuse
 from ._events import (
     EVENT_TYPES,
     ActionTaken,
+    AdjacencyEnded,
     AdjacencyTaken,
     AttackMade,
     Communicated,
@@ -190,6 +191,7 @@ __all__ = [
     "SYSTEM_ACTOR",
     "ActionTaken",
     "Actor",
+    "AdjacencyEnded",
     "AdjacencyTaken",
     "AreaRow",
     "AreaShape",

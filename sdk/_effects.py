@@ -145,7 +145,8 @@ def zone_room(ctx: RuleContext, creature: Creature, zone: str) -> tuple[str, str
     """A refusal when ``zone`` is already over its capacity (RULINGS: one over makes
     everyone squeeze, and then no more can enter); ``None`` when the creature fits."""
     s = ctx.state
-    if not s.options.size_limits or creature.zone == zone:
+    already_there = creature.id in s.creatures and s.creatures[creature.id].zone == zone
+    if not s.options.size_limits or already_there:
         return None
     z = s.arena.zone(zone)
     if s.occupancy(zone) > z.capacity:

@@ -475,6 +475,14 @@ class AdjacencyTaken(Event):
     back_to_back: bool = False
 
 
+@event_type("adjacency_ended")
+@attrs.frozen
+class AdjacencyEnded(Event):
+    creature: str
+    ally: str
+    reason: str = ""
+
+
 @event_type("tumble_attempted")
 @attrs.frozen
 class TumbleAttempted(Event):

@@ -572,3 +572,11 @@ def _sprinted(s: EncounterState, e: ev.Sprinted) -> None:
 @reducer(ev.ContestRolled)
 def _contest(s: EncounterState, e: ev.ContestRolled) -> None:
     pass
+
+
+@reducer(ev.AdjacencyEnded)
+def _adjacency_ended(s: EncounterState, e: ev.AdjacencyEnded) -> None:
+    pair = _pair(e.creature, e.ally)
+    for pairs in (s.adjacent, s.back_to_back):
+        if pair in pairs:
+            pairs.remove(pair)

@@ -9,13 +9,14 @@ refused command changes nothing. No trio, no I/O, no clock.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
 from typing import Any, cast
 
 import attrs
 import pluggy
 
 from zonekeep.sdk import Creature, EncounterOptions, RuleContext, _hookspecs
-from zonekeep.sdk._arena import Arena, Zone, single_zone_arena
+from zonekeep.sdk._arena import Arena, Link, Zone, single_zone_arena
 from zonekeep.sdk._commands import Actor, Command, CommandSpec, Param
 from zonekeep.sdk._dice import Entropy, RandomEntropy
 from zonekeep.sdk._errors import Refusal
@@ -144,7 +145,7 @@ class Engine:
         """Start a new encounter: the ``encounter_created`` event and its state.
 
         ``arena`` defaults to one 30-ft zone called ``field``; ``zones`` is a
-        shorthand for an arena of unlinked 30-ft zones with those ids. Raises
+        shorthand for a row of 30-ft zones with those ids, each beside the next. Raises
         :class:`Refusal` (``duplicate_id``) when two creatures share an id.
         """
         if arena is None:
@@ -153,7 +154,7 @@ class Engine:
                     id="zones",
                     name="Zones",
                     zones=tuple(Zone(id=z, name=z, size=30) for z in zones),
-                    links=(),
+                    links=tuple(Link(a, b, "beside") for a, b in pairwise(zones)),
                 )
                 if zones
                 else single_zone_arena()

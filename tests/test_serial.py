@@ -75,7 +75,7 @@ def played() -> tuple[Event, ...]:
     h.send("set_surprise", surprised=["ogre"])
     h.send(
         "place",
-        positions={"aria": "field", "bram": "field", "g1": "ridge", "g2": "ridge", "ogre": "ridge"},
+        positions={"aria": "field", "bram": "field", "g1": "field", "g2": "field", "ogre": "ridge"},
     )
     # aria 15+3; bram, gobs and ogre all 10+1: PC against NPCs with equal Dexterity
     # modifiers -> a roll-off between alice (5) and the GM (12), then the GM orders
@@ -108,7 +108,7 @@ def played() -> tuple[Event, ...]:
     # Round 2.
     assert h.state.round == 2
     assert h.state.active == "aria"
-    h.rolls(2)
+    h.rolls(2, 2)  # two against one: the goblin is flanked
     h.send("release_readied", alice, creature="bram")
     h.send("dodge", alice, creature="aria")
     h.send("end_turn", alice, creature="aria")
@@ -117,7 +117,7 @@ def played() -> tuple[Event, ...]:
     h.rolls(9)
     h.send(
         "add_creature",
-        creature={"id": "wolf", "name": "Wolf", "side": "goblins", "dex_mod": 2},
+        creature={"id": "wolf", "name": "Wolf", "side": "goblins", "dex_mod": 2, "zone": "ridge"},
     )
     h.send("set_group_order", group="gobs", members=["g2", "g1"])
     h.send("add_hazard", id="lava", name="Rising lava", description="The floor melts.")
@@ -142,6 +142,8 @@ def played_arena() -> tuple[Event, ...]:
     h = harness(creatures, {c.id: "hall" for c in creatures}, [20, 10, 9, 8])
     h.rolls(2).send("attack", creature="aria", target="gob")  # two against two: no flank
     h.send("move_adjacent", creature="aria", ally="bram")  # engages nothing new
+    h.send("override", creature="bram", field="side", value="rebels")  # ends the adjacency
+    h.send("override", creature="bram", field="side", value="party")
     h.rolls(15).send("withdraw", creature="aria", target="gob", tumble=True)  # 24 vs 10
     h.send("take_position", creature="aria", asset="table")
     h.send("end_turn", creature="aria")
