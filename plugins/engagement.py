@@ -35,7 +35,6 @@ from zonekeep.sdk import (
     EngagementStarted,
     Maneuver,
     ManeuverEnded,
-    MovementSpent,
     Param,
     RollModifier,
     RollRequest,
@@ -43,9 +42,9 @@ from zonekeep.sdk import (
     can_surround,
     hookimpl,
     leave_position,
-    movement_left,
     reactions_pending,
     run_maneuver,
+    spend_half_speed,
     start_maneuver,
 )
 
@@ -200,17 +199,6 @@ def _withdraw(ctx: RuleContext, cmd: Command) -> None:
     )
 
 
-def _half_speed(ctx: RuleContext, me: Creature, why: str) -> None:
-    cost = me.speed // 2
-    left = movement_left(ctx.state, me)
-    if cost > left or me.speed <= 0:
-        ctx.refuse(
-            "not_enough_movement",
-            f"{why} costs {cost} ft (half of {me.speed} ft); {me.name} has {left} ft left.",
-        )
-    ctx.emit(MovementSpent(me.id, cost, why[0].lower() + why[1:]))
-
-
 def _adjacent(ctx: RuleContext, cmd: Command) -> None:
     s = ctx.state
     if not s.options.adjacency:
@@ -244,7 +232,7 @@ def _adjacent(ctx: RuleContext, cmd: Command) -> None:
                         "no_room",
                         f"Next to {ally.name}, {me.name} would engage {enemy.name}: {refusal[1]}",
                     )
-    _half_speed(ctx, me, "Moving next to an ally")
+    spend_half_speed(ctx, me, "Moving next to an ally")
     if back:
         ctx.emit(ActionTaken(me.id, "back_to_back", "bonus"))
     start_maneuver(

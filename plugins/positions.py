@@ -30,19 +30,17 @@ from zonekeep.sdk import (
     Creature,
     Maneuver,
     ManeuverEnded,
-    MovementSpent,
     MoveRequest,
     Param,
     RollModifier,
     RollRequest,
     RuleContext,
-    apply_damage,
+    asset_save,
     force_move,
     held_assets,
     hookimpl,
     leave_position,
-    movement_left,
-    saving_throw,
+    spend_half_speed,
     start_maneuver,
     take_position,
 )
@@ -53,17 +51,6 @@ DEFAULT_POSITION_DC = 13
 
 def _source(asset: Asset) -> str:
     return f"in position at {asset.name}"
-
-
-def _half_speed(ctx: RuleContext, me: Creature, why: str) -> None:
-    cost = me.speed // 2
-    left = movement_left(ctx.state, me)
-    if me.speed <= 0 or cost > left:
-        ctx.refuse(
-            "not_enough_movement",
-            f"{why} costs {cost} ft (half of {me.speed} ft); {me.name} has {left} ft left.",
-        )
-    ctx.emit(MovementSpent(me.id, cost, why[0].lower() + why[1:]))
 
 
 def _take(ctx: RuleContext, cmd: Command) -> None:
@@ -84,7 +71,7 @@ def _take(ctx: RuleContext, cmd: Command) -> None:
             f"{me.name} is in position at {held.name if held else me.position}; a creature holds "
             "one prop at a time, so it must leave that position first.",
         )
-    _half_speed(ctx, me, f"Taking position at {asset.name}")
+    spend_half_speed(ctx, me, f"Taking position at {asset.name}")
     start_maneuver(
         ctx,
         Maneuver(me.id, "take_position", (asset.id,), tumble=bool(cmd.params.get("tumble", False))),
@@ -98,7 +85,7 @@ def _leave(ctx: RuleContext, cmd: Command) -> None:
     if aid is None or (aid != me.position and aid not in me.elements):
         ctx.refuse("not_in_position", f"{me.name} is not in position at {aid or 'any asset'}.")
     asset = s.asset(aid)
-    _half_speed(ctx, me, f"Leaving {asset.name if asset else aid}")
+    spend_half_speed(ctx, me, f"Leaving {asset.name if asset else aid}")
     start_maneuver(
         ctx, Maneuver(me.id, "leave_position", (aid,), tumble=bool(cmd.params.get("tumble", False)))
     )
@@ -134,20 +121,7 @@ def zonekeep_position_taken(
     if effect.save is not None:
         save = effect.save
         dc = save.dc if save.dc is not None else DEFAULT_POSITION_DC
-        if not saving_throw(ctx, ctx.state.creatures[creature.id], save.ability, dc, asset.name):
-            if save.damage:
-                dmg = ctx.roll(save.damage)
-                apply_damage(
-                    ctx,
-                    ctx.state.creatures[creature.id],
-                    dmg.total,
-                    damage_type=save.damage_type,
-                    roll=dmg,
-                    source=asset.id,
-                )
-            for condition in save.conditions:
-                if condition not in ctx.state.creatures[creature.id].conditions:
-                    ctx.emit(ConditionApplied(creature.id, condition, asset.name))
+        asset_save(ctx, creature.id, save, dc, asset, asset.name)
 
 
 @hookimpl

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-from ._arena import Asset
+from ._arena import Asset, SaveEffect
 from ._commands import CommandSpec
 from ._context import RollModifier, RollRequest, RuleContext
 from ._dice import RollRecord
@@ -22,6 +22,7 @@ from ._events import (
     ManeuverEnded,
     ManeuverStarted,
     ManeuverUpdated,
+    MovementSpent,
     PositionLeft,
     PositionTaken,
     SaveMade,
@@ -29,6 +30,7 @@ from ._events import (
     TumbleAttempted,
     ZoneEntered,
 )
+from ._state import movement_left
 from ._types import DEFEATED, DYING, Creature
 
 #: The decision kind of an offered opportunity attack.
@@ -81,6 +83,43 @@ def saving_throw(
     success = result.total >= dc
     ctx.emit(SaveMade(creature.id, ability, result, dc, success, source))
     return success
+
+
+def asset_save(
+    ctx: RuleContext, cid: str, save: SaveEffect, dc: int, asset: Asset, source: str
+) -> bool:
+    """Roll an asset's save for ``cid``; on a failure apply its damage and conditions.
+
+    Returns whether the save succeeded.
+    """
+    if saving_throw(ctx, ctx.state.creatures[cid], save.ability, dc, source):
+        return True
+    if save.damage:
+        dmg = ctx.roll(save.damage)
+        apply_damage(
+            ctx,
+            ctx.state.creatures[cid],
+            dmg.total,
+            damage_type=save.damage_type,
+            roll=dmg,
+            source=asset.id,
+        )
+    for condition in save.conditions:
+        if condition not in ctx.state.creatures[cid].conditions:
+            ctx.emit(ConditionApplied(cid, condition, asset.name))
+    return False
+
+
+def spend_half_speed(ctx: RuleContext, creature: Creature, why: str) -> None:
+    """Spend half ``creature``'s speed on ``why`` ("Taking position at Table"), or refuse."""
+    cost = creature.speed // 2
+    left = movement_left(ctx.state, creature)
+    if creature.speed <= 0 or cost > left:
+        ctx.refuse(
+            "not_enough_movement",
+            f"{why} costs {cost} ft (half of {creature.speed} ft); {creature.name} has {left} ft left.",
+        )
+    ctx.emit(MovementSpent(creature.id, cost, why[0].lower() + why[1:]))
 
 
 # -- positions -------------------------------------------------------------------------------
@@ -232,21 +271,7 @@ def force_move(
         if chosen.forced is not None:
             save = chosen.forced.save
             dc = save.dc if save.dc is not None else forcer_dc(forcer, magical)
-            victim = ctx.state.creatures[target.id]
-            if not saving_throw(ctx, victim, save.ability, dc, f"forced into {chosen.name}"):
-                if save.damage:
-                    dmg = ctx.roll(save.damage)
-                    apply_damage(
-                        ctx,
-                        ctx.state.creatures[target.id],
-                        dmg.total,
-                        damage_type=save.damage_type,
-                        roll=dmg,
-                        source=chosen.id,
-                    )
-                for condition in save.conditions:
-                    if condition not in ctx.state.creatures[target.id].conditions:
-                        ctx.emit(ConditionApplied(target.id, condition, chosen.name))
+            asset_save(ctx, target.id, save, dc, chosen, f"forced into {chosen.name}")
 
 
 # -- maneuvers --------------------------------------------------------------------------------
