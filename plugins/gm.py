@@ -15,6 +15,9 @@ from zonekeep.sdk import (
     ConditionRemoved,
     EngagementEnded,
     Healed,
+    Note,
+    NoteAdded,
+    NoteRemoved,
     OverrideApplied,
     Param,
     RuleContext,
@@ -93,6 +96,24 @@ def _stabilize(ctx: RuleContext, cmd: Command) -> None:
     )
 
 
+def _add_note(ctx: RuleContext, cmd: Command) -> None:
+    text = cmd.params["text"].strip()
+    if not text:
+        ctx.refuse("invalid_params", "A note needs some text.")
+    if len(text) > 2000:
+        ctx.refuse("invalid_params", "A note is at most 2000 characters.")
+    nid = f"n{len(ctx.state.notes) + 1}"
+    while nid in ctx.state.notes:
+        nid += "'"
+    ctx.emit(NoteAdded(Note(nid, text, bool(cmd.params.get("hidden", False)))))
+
+
+def _remove_note(ctx: RuleContext, cmd: Command) -> None:
+    if cmd.params["note"] not in ctx.state.notes:
+        ctx.refuse("invalid_params", f"There is no note {cmd.params['note']!r}.")
+    ctx.emit(NoteRemoved(cmd.params["note"]))
+
+
 @hookimpl
 def zonekeep_commands() -> Iterable[CommandSpec]:
     creature = Param("creature", True, "the creature")
@@ -133,6 +154,25 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             {"creature": creature, "amount": Param("integer", True, "hit points")},
             who="gm",
             phases=_ALL,
+        ),
+        CommandSpec(
+            "add_note",
+            _add_note,
+            "GM: write a note on the encounter; a hidden one only the GM sees.",
+            {
+                "text": Param("string", True, "the note"),
+                "hidden": Param("boolean", False, "keep it from players and spectators"),
+            },
+            who="gm",
+            phases=(*_ALL, "ended"),
+        ),
+        CommandSpec(
+            "remove_note",
+            _remove_note,
+            "GM: remove a note.",
+            {"note": Param("string", True, "the note's id")},
+            who="gm",
+            phases=(*_ALL, "ended"),
         ),
         CommandSpec(
             "stabilize",

@@ -545,3 +545,24 @@ class ContestRolled(Event):
     target_skill: str
     target_roll: RollRecord
     won: bool
+
+
+@attrs.frozen
+class Note:
+    """A GM note on the encounter; a ``hidden`` one never reaches players or spectators."""
+
+    id: str
+    text: str
+    hidden: bool = False
+
+
+@event_type("note_added")
+@attrs.frozen
+class NoteAdded(Event):
+    note: Note
+
+
+@event_type("note_removed")
+@attrs.frozen
+class NoteRemoved(Event):
+    note: str

@@ -99,6 +99,7 @@ class EncounterState:
     back_to_back: list[tuple[str, str]] = attrs.field(factory=list)
     effects: dict[str, Asset] = attrs.field(factory=dict)
     maneuver: ev.Maneuver | None = None
+    notes: dict[str, ev.Note] = attrs.field(factory=dict)
     seq: int = 0
 
     @property
@@ -580,3 +581,13 @@ def _adjacency_ended(s: EncounterState, e: ev.AdjacencyEnded) -> None:
     for pairs in (s.adjacent, s.back_to_back):
         if pair in pairs:
             pairs.remove(pair)
+
+
+@reducer(ev.NoteAdded)
+def _note_added(s: EncounterState, e: ev.NoteAdded) -> None:
+    s.notes[e.note.id] = e.note
+
+
+@reducer(ev.NoteRemoved)
+def _note_removed(s: EncounterState, e: ev.NoteRemoved) -> None:
+    s.notes.pop(e.note, None)

@@ -36,6 +36,8 @@ from zonekeep.sdk import (
     ManeuverUpdated,
     Moved,
     MovementSpent,
+    NoteAdded,
+    NoteRemoved,
     OverrideApplied,
     PositionLeft,
     PositionsEstablished,
@@ -227,6 +229,10 @@ def describe(event: Event, state: EncounterState) -> str | None:
             return f"{a(event.asset)} ends."
         case SpaceShared():
             return f"{n(event.creature)} ends up in {n(event.other)}'s space."
+        case NoteAdded():
+            return f"GM note{' (hidden)' if event.note.hidden else ''}: {event.note.text}"
+        case NoteRemoved():
+            return None
         case Sprinted():
             return f"{n(event.creature)} sprints."
     return f"[{event.type}]"

@@ -120,6 +120,8 @@ def played() -> tuple[Event, ...]:
         creature={"id": "wolf", "name": "Wolf", "side": "goblins", "dex_mod": 2, "zone": "ridge"},
     )
     h.send("set_group_order", group="gobs", members=["g2", "g1"])
+    h.send("add_note", text="The ogre fears fire.", hidden=True)
+    h.send("remove_note", note="n1")
     h.send("add_hazard", id="lava", name="Rising lava", description="The floor melts.")
     h.send("remove_hazard", id="lava")
     h.send("override", creature="aria", field="hp", value=3)
