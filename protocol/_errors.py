@@ -57,14 +57,38 @@ def error_number(name: str) -> int:
     return RULE_ERRORS.get(name, 4900)
 
 
-class ProtocolError(Exception):
-    """An error reply: a stable ``name``, its ``code`` number and a sentence."""
+def rule_error_number(code: str) -> int:
+    """The wire number for a refusal of the rules engine.
 
-    def __init__(self, name: str, message: str) -> None:
+    The permission codes (:data:`PERMISSION_CODES`) are reported in the 3xxx range;
+    every other core code keeps its 4xxx number and a plugin's own code is 4900.
+    ``invalid_params`` is therefore 4000 here (a bad engine command or roster), while
+    :func:`error_number` gives 1005 (bad params of a protocol method).
+    """
+    if code in PERMISSION_CODES:
+        return PROTOCOL_ERRORS[code]
+    return RULE_ERRORS.get(code, 4900)
+
+
+class ProtocolError(Exception):
+    """An error reply: a stable ``name``, its ``code`` number and a sentence.
+
+    ``code`` defaults to :func:`error_number` of ``name``; pass it to override (as
+    :meth:`from_refusal` does for the rules' codes). ``request_id`` is the id of the
+    request that failed when it could be read (set by ``parse_request``), else ``None``.
+    """
+
+    def __init__(self, name: str, message: str, *, code: int | None = None) -> None:
         super().__init__(f"{name}: {message}")
         self.name = name
-        self.code = error_number(name)
+        self.code = error_number(name) if code is None else code
         self.message = message
+        self.request_id: int | str | None = None
+
+    @classmethod
+    def from_refusal(cls, code: str, message: str) -> ProtocolError:
+        """The wire error for a refusal of the rules (``Refusal.code``, ``Refusal.message``)."""
+        return cls(code, message, code=rule_error_number(code))
 
     def to_wire(self) -> dict[str, object]:
         return {"code": self.code, "name": self.name, "message": self.message}

@@ -1,5 +1,19 @@
-"""zonekeep.server: the engine, the command line and (later) the websocket server."""
+"""zonekeep.server: the engine, the websocket server, sessions and seats, the CLI."""
 
+from ._app import Limits, ServerConfig, ZonekeepServer, load_config, serve_until_signalled
 from ._engine import Engine, Outcome, PluginConflict, make_plugin_manager
+from ._store import EventStore, InMemoryStore
 
-__all__ = ["Engine", "Outcome", "PluginConflict", "make_plugin_manager"]
+__all__ = [
+    "Engine",
+    "EventStore",
+    "InMemoryStore",
+    "Limits",
+    "Outcome",
+    "PluginConflict",
+    "ServerConfig",
+    "ZonekeepServer",
+    "load_config",
+    "make_plugin_manager",
+    "serve_until_signalled",
+]

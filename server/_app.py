@@ -1,0 +1,367 @@
+"""The zonekeep server: configuration, the websocket listener, rooms, shutdown.
+
+``ZonekeepServer.run`` owns one nursery. The websocket server, every room's loop
+and every connection live under it; a crash in one room is contained in its task.
+"""
+
+from __future__ import annotations
+
+import hmac
+import http
+import json
+import logging
+import signal
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import attrs
+import cattrs
+import trio
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+from websockets.trio.server import ServerConnection, serve
+
+import zonekeep.sdk as sdk
+from zonekeep.protocol import PROTOCOL_VERSION, CreateEncounterParams, ProtocolError
+from zonekeep.sdk import (
+    Arena,
+    ArenaError,
+    EncounterOptions,
+    Entropy,
+    Refusal,
+    converter,
+    creature_from_dict,
+    describe_errors,
+    load_arena,
+    parse_arena,
+)
+
+from ._encounter_file import EncounterFile
+from ._engine import Engine
+from ._room import Room
+from ._session import Session
+from ._store import EventStore, InMemoryStore
+
+log = logging.getLogger("zonekeep.server")
+
+VERSION = "0.1.0"
+
+
+def default_arena_dirs() -> tuple[Path, ...]:
+    """Where bundled arenas are looked up: ``examples/arenas`` of this checkout."""
+    here = Path(__file__).resolve().parent.parent
+    return tuple(p for p in (here / "examples" / "arenas",) if p.is_dir())
+
+
+@attrs.frozen
+class Limits:
+    """The limits in force; every one is announced in ``welcome`` and documented in SPEC.md."""
+
+    max_message_bytes: int = 16384
+    rate_per_second: float = 20.0
+    rate_burst: int = 40
+    abuse_refusals: int = 40
+    abuse_window_seconds: float = 10.0
+    max_connections_per_encounter: int = 32
+    ping_interval_seconds: float = 20.0
+    idle_timeout_seconds: float = 300.0
+    outgoing_queue: int = 256
+    max_encounters: int = 1000
+
+
+@attrs.frozen
+class ServerConfig:
+    """How a server runs. ``server_key``, when set, is needed to create encounters."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    server_key: str | None = None
+    limits: Limits = attrs.field(factory=Limits)
+    arena_dirs: tuple[Path, ...] = attrs.field(factory=default_arena_dirs)
+    reaction_seconds: float | None = None
+
+
+def load_config(path: str | Path) -> ServerConfig:
+    """Read a TOML config file (``[server]`` and ``[limits]`` tables); clear errors on mistakes."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    server = dict(data.get("server", {}))
+    limits = dict(data.get("limits", {}))
+    unknown = sorted(set(data) - {"server", "limits"})
+    if unknown:
+        raise ValueError(f"{path}: unknown table(s): {', '.join(unknown)}")
+    if "arena_dirs" in server:
+        server["arena_dirs"] = tuple(Path(p) for p in server["arena_dirs"])
+    try:
+        return ServerConfig(**server, limits=Limits(**limits))
+    except TypeError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+class ZonekeepServer:
+    """Rooms by encounter id, the engine, the store; ``run`` serves until cancelled."""
+
+    def __init__(
+        self,
+        config: ServerConfig | None = None,
+        *,
+        engine: Engine | None = None,
+        store: EventStore | None = None,
+        entropy: Entropy | None = None,
+    ) -> None:
+        self.config = config or ServerConfig()
+        self.engine = engine or Engine()
+        self.store = store or InMemoryStore()
+        self.entropy = entropy
+        self.rooms: dict[str, Room] = {}
+        self.sessions: set[Session] = set()
+        self.port: int | None = None
+        self._nursery: trio.Nursery | None = None
+        self._counter = 0
+        self._ws_server: Any = None
+
+    # -- what clients are told ------------------------------------------------------------
+
+    def bundled_arenas(self) -> dict[str, Path]:
+        found: dict[str, Path] = {}
+        for folder in self.config.arena_dirs:
+            for path in sorted(folder.iterdir()):
+                if path.suffix in (".json", ".toml"):
+                    found.setdefault(path.stem, path)
+        return found
+
+    def welcome(self) -> dict[str, Any]:
+        limits = self.config.limits
+        commands = []
+        for spec in self.engine.commands.values():
+            commands.append(
+                {
+                    "id": spec.id,
+                    "summary": spec.summary,
+                    "who": spec.who,
+                    "costs": list(spec.costs),
+                    "phases": list(spec.phases),
+                    "params": {
+                        name: {"type": p.type, "required": p.required, "description": p.description}
+                        for name, p in spec.params.items()
+                    },
+                }
+            )
+        return {
+            "protocol": PROTOCOL_VERSION,
+            "server": {"name": "zonekeep", "version": VERSION},
+            "capabilities": {
+                "commands": commands,
+                "options": converter.unstructure(EncounterOptions()),
+                "event_types": sorted(sdk.EVENT_TYPES),
+                "arenas": sorted(self.bundled_arenas()),
+            },
+            "limits": {
+                "max_message_bytes": limits.max_message_bytes,
+                "rate_per_second": limits.rate_per_second,
+                "rate_burst": limits.rate_burst,
+                "max_connections_per_encounter": limits.max_connections_per_encounter,
+                "ping_interval_seconds": limits.ping_interval_seconds,
+                "idle_timeout_seconds": limits.idle_timeout_seconds,
+                "outgoing_queue": limits.outgoing_queue,
+                "reaction_seconds": self.config.reaction_seconds
+                if self.config.reaction_seconds is not None
+                else EncounterOptions().reaction_seconds,
+            },
+        }
+
+    # -- rooms ---------------------------------------------------------------------------------
+
+    def _new_id(self) -> str:
+        self._counter += 1
+        import secrets
+
+        return f"e{self._counter}-{secrets.token_hex(3)}"
+
+    async def create_room(
+        self,
+        name: str,
+        arena: Arena,
+        creatures: list[sdk.Creature],
+        options: EncounterOptions | None = None,
+    ) -> Room:
+        """Create an encounter and start its loop under the server's nursery."""
+        if self._nursery is None:
+            raise RuntimeError("the server is not running")
+        if len(self.rooms) >= self.config.limits.max_encounters:
+            raise ProtocolError(
+                "too_many_connections", "This server hosts as many encounters as it can."
+            )
+        eid = self._new_id()
+        try:
+            outcome = self.engine.create(eid, creatures, options=options, name=name, arena=arena)
+        except Refusal as refusal:
+            raise ProtocolError.from_refusal(refusal.code, refusal.message) from None
+        room = Room(
+            eid,
+            self.engine,
+            self.store,
+            outcome.state,
+            entropy=self.entropy,
+            reaction_seconds=self.config.reaction_seconds,
+            max_members=self.config.limits.max_connections_per_encounter,
+        )
+        self.store.append(eid, 1, outcome.events)
+        room.grant("gm")
+        self.rooms[eid] = room
+        await self._nursery.start(self._guarded, room)
+        return room
+
+    async def _guarded(
+        self, room: Room, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Run a room's loop; if it ever fails, report it and keep the server up."""
+        try:
+            await room.run(task_status=task_status)
+        except Exception as exc:
+            log.exception("encounter %s stopped", room.id)
+            room.crashed = repr(exc)
+            room.notify_gm(
+                "encounter_error",
+                {"encounter": room.id, "message": f"The encounter stopped: {exc!r}"},
+            )
+
+    async def create_room_from_request(self, params: CreateEncounterParams) -> Room:
+        """``create_encounter``: check the server key, the arena and the roster, then create."""
+        key = self.config.server_key
+        if key is not None:
+            given = params.server_key
+            if given is None:
+                raise ProtocolError(
+                    "server_key_required", "This server needs its key to create encounters."
+                )
+            if not hmac.compare_digest(given.encode(), key.encode()):
+                raise ProtocolError("bad_server_key", "That server key is wrong.")
+        name = params.name
+        if not name.strip() or len(name) > 200:
+            raise _roster_error("'name' must be a string of 1-200 characters.")
+        arena = self._arena(params.arena)
+        raw = params.creatures
+        if not raw:
+            raise _roster_error("'creatures' must be a non-empty list.")
+        creatures = []
+        problems = []
+        for i, item in enumerate(raw):
+            try:
+                creatures.append(creature_from_dict(item, f"creatures[{i}]"))
+            except ValueError as exc:
+                problems.append(str(exc))
+        for c in creatures:
+            if c.zone is not None and not arena.has_zone(c.zone):
+                problems.append(f"{c.id}: unknown zone {c.zone!r}")
+        if problems:
+            raise _roster_error("; ".join(problems))
+        options = None
+        if params.options is not None:
+            try:
+                options = converter.structure(params.options, EncounterOptions)
+            except cattrs.BaseValidationError as exc:
+                raise _roster_error("; ".join(describe_errors(exc, "options"))) from None
+        return await self.create_room(name, arena, creatures, options)
+
+    def _arena(self, value: Any) -> Arena:
+        if isinstance(value, str):
+            path = self.bundled_arenas().get(value)
+            if path is None:
+                names = ", ".join(sorted(self.bundled_arenas())) or "none"
+                raise _roster_error(f"There is no bundled arena {value!r}; bundled: {names}.")
+            return load_arena(path)
+        if isinstance(value, dict):
+            try:
+                return parse_arena(value, "arena")
+            except ArenaError as exc:
+                raise _roster_error(str(exc).replace("\n", "; ")) from None
+        raise _roster_error("'arena' must be a bundled arena's name or an arena object.")
+
+    async def open_encounter_file(self, spec: EncounterFile) -> Room:
+        """Create an encounter from a file and run its setup (surprise and positions)."""
+        from zonekeep.sdk import GM_ACTOR, Command
+
+        room = await self.create_room(spec.name, spec.arena, list(spec.creatures), spec.options)
+        for hazard in spec.hazards:
+            room.apply(Command("add_hazard", attrs.asdict(hazard), GM_ACTOR))
+        room.apply(Command("set_surprise", {"surprised": list(spec.surprised)}, GM_ACTOR))
+        room.apply(Command("place", {"positions": dict(spec.positions)}, GM_ACTOR))
+        return room
+
+    # -- serving ----------------------------------------------------------------------------------
+
+    def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        if request.path == "/healthz":
+            body = json.dumps(
+                {"status": "ok", "encounters": len(self.rooms), "connections": len(self.sessions)}
+            ).encode()
+            headers = Headers(
+                [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+            )
+            return Response(http.HTTPStatus.OK.value, "OK", headers, body)
+        return None
+
+    async def _handler(self, ws: ServerConnection) -> None:
+        session = Session(self, ws)
+        self.sessions.add(session)
+        try:
+            await session.run()
+        finally:
+            self.sessions.discard(session)
+
+    async def run(
+        self, *, task_status: trio.TaskStatus[ZonekeepServer] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Listen and serve until cancelled; ``task_status`` reports the server once listening."""
+        limits = self.config.limits
+        listeners = await trio.open_tcp_listeners(self.config.port, host=self.config.host)
+        self.port = listeners[0].socket.getsockname()[1]
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            self._ws_server = await nursery.start(
+                lambda task_status: serve(
+                    self._handler,
+                    listeners=listeners,
+                    process_request=self._http,
+                    compression=None,
+                    max_size=4 * limits.max_message_bytes,
+                    ping_interval=limits.ping_interval_seconds,
+                    ping_timeout=limits.ping_interval_seconds,
+                    task_status=task_status,
+                )
+            )
+            task_status.started(self)
+
+    async def shutdown(self, reason: str = "the server is shutting down") -> None:
+        """Tell every client, finish in-flight commands, close connections with 1001."""
+        for session in list(self.sessions):
+            session.push("closing", {"reason": reason})
+        await trio.sleep(0)
+        if self._ws_server is not None:
+            with trio.move_on_after(5):
+                await self._ws_server.aclose()
+        if self._nursery is not None:
+            self._nursery.cancel_scope.cancel()
+
+
+def _roster_error(message: str) -> ProtocolError:
+    """A bad roster, arena or options: the rules' ``invalid_params`` (4000)."""
+    return ProtocolError.from_refusal("invalid_params", message)
+
+
+async def serve_until_signalled(server: ZonekeepServer, on_ready: Any = None) -> None:
+    """Run ``server`` until SIGINT or SIGTERM, then shut it down gracefully."""
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(server.run)
+            if on_ready is not None:
+                await on_ready(server)
+            async for _sig in signals:
+                await server.shutdown()
+                nursery.cancel_scope.cancel()
+                break

@@ -1,0 +1,320 @@
+"""One encounter on the server: its state, its seats and its round loop.
+
+The room's loop is one structured task: it takes commands one at a time from its
+inbox, so nothing needs a lock. It also owns the decision deadlines: when one
+passes, it applies the decision's default (RULINGS: the reaction is not taken).
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import math
+import secrets
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+import trio
+
+from zonekeep.protocol import ProtocolError
+from zonekeep.sdk import (
+    SYSTEM_ACTOR,
+    Actor,
+    Command,
+    EncounterState,
+    Entropy,
+    Event,
+    OverrideApplied,
+    RandomEntropy,
+    Refusal,
+    event_to_dict,
+)
+
+from ._engine import Engine
+from ._store import EventStore
+from ._visibility import event_for, hidden_ids, scrub, snapshot_for
+
+if TYPE_CHECKING:
+    from ._session import Session
+
+log = logging.getLogger("zonekeep.room")
+
+Role = Literal["gm", "player", "spectator"]
+
+
+@attrs.frozen
+class Grant:
+    """A secret that lets a connection join with a role; players carry their player id."""
+
+    token: str
+    role: Role
+    player: str | None = None
+
+
+@attrs.define
+class Member:
+    """A connection joined to this room, and what it may do and see."""
+
+    session: Session
+    role: Role
+    player: str | None = None
+
+    @property
+    def full_view(self) -> bool:
+        return self.role == "gm"
+
+    @property
+    def actor(self) -> Actor:
+        if self.role == "gm":
+            return Actor("gm", "gm")
+        if self.role == "player":
+            return Actor("player", self.player or "")
+        return Actor("spectator", "spectator")
+
+
+@attrs.define
+class Job:
+    """A command waiting in the inbox, and where its answer goes."""
+
+    actor: Actor
+    command: Command
+    member: Member | None
+    done: trio.Event = attrs.field(factory=trio.Event)
+    result: dict[str, Any] | None = None
+    error: ProtocolError | None = None
+
+
+def new_token() -> str:
+    """A fresh random secret of 192 bits."""
+    return secrets.token_urlsafe(24)
+
+
+class Room:
+    """An encounter being played: state, event log, seats, members and deadlines."""
+
+    def __init__(
+        self,
+        encounter_id: str,
+        engine: Engine,
+        store: EventStore,
+        state: EncounterState,
+        *,
+        entropy: Entropy | None = None,
+        reaction_seconds: float | None = None,
+        max_members: int = 32,
+    ) -> None:
+        self.id = encounter_id
+        self.engine = engine
+        self.store = store
+        self.state = state
+        self.entropy = entropy or RandomEntropy()
+        self.reaction_seconds = reaction_seconds
+        self.max_members = max_members
+        self.grants: list[Grant] = []
+        self.members: list[Member] = []
+        self.deadlines: dict[str, float] = {}
+        self.crashed: str | None = None
+        self._inbox_send, self._inbox = trio.open_memory_channel[Job](64)
+
+    # -- seats --------------------------------------------------------------------------
+
+    def grant(self, role: Role, player: str | None = None) -> str:
+        token = new_token()
+        self.grants.append(Grant(token, role, player))
+        return token
+
+    def find_grant(self, token: str) -> Grant | None:
+        """The grant for ``token``, comparing every candidate in constant time."""
+        found = None
+        for grant in self.grants:
+            if hmac.compare_digest(grant.token.encode(), token.encode()):
+                found = grant
+        return found
+
+    def add_member(self, session: Session, grant: Grant) -> Member:
+        for m in self.members:
+            if m.session is session:
+                m.role, m.player = grant.role, grant.player
+                return m
+        if len(self.members) >= self.max_members:
+            raise ProtocolError(
+                "too_many_connections",
+                f"Encounter {self.id!r} already has {self.max_members} connections.",
+            )
+        member = Member(session, grant.role, grant.player)
+        self.members.append(member)
+        return member
+
+    def remove_session(self, session: Session) -> None:
+        self.members = [m for m in self.members if m.session is not session]
+
+    # -- what members see ----------------------------------------------------------------
+
+    def snapshot(self, member: Member) -> dict[str, Any]:
+        return snapshot_for(self.state, member.full_view)
+
+    def events_since(self, member: Member, last_seq: int) -> list[dict[str, Any]] | None:
+        """The events after ``last_seq`` as ``member`` may see them, or ``None`` if trimmed."""
+        if last_seq + 1 < self.store.oldest_kept(self.id):
+            return None
+        return [
+            {
+                "encounter": self.id,
+                "seq": seq,
+                "event": event_for(event_to_dict(e), self.state, member.full_view),
+            }
+            for seq, e in self.store.read(self.id, last_seq)
+        ]
+
+    def prompts_for(self, member: Member) -> list[dict[str, Any]]:
+        """The pending decisions ``member`` may answer, with the seconds left."""
+        now = trio.current_time()
+        found = []
+        for decision in self.state.pending:
+            if member.role == "gm" or (
+                member.role == "player" and decision.controller == member.player
+            ):
+                if not member.full_view and decision.creature in hidden_ids(self.state):
+                    continue
+                left = self.deadlines.get(decision.id, math.inf) - now
+                found.append(
+                    {
+                        "encounter": self.id,
+                        "decision": {
+                            "id": decision.id,
+                            "kind": decision.kind,
+                            "controller": decision.controller,
+                            "prompt": decision.prompt,
+                            "options": list(decision.options),
+                            "default": list(decision.default),
+                            "creature": decision.creature,
+                            "ordering": decision.ordering,
+                        },
+                        "deadline_seconds": round(max(0.0, left), 3) if left != math.inf else None,
+                    }
+                )
+        return found
+
+    def scrub(self, message: str, member: Member | None) -> str:
+        return scrub(message, self.state, member is None or member.full_view)
+
+    # -- the loop -------------------------------------------------------------------------
+
+    async def submit(self, job: Job) -> Job:
+        """Queue ``job`` for the room's loop and wait for its answer."""
+        if self.crashed is not None:
+            raise ProtocolError(
+                "encounter_crashed", f"Encounter {self.id!r} stopped: {self.crashed}"
+            )
+        await self._inbox_send.send(job)
+        await job.done.wait()
+        return job
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Handle commands one at a time; apply defaults when decisions time out."""
+        task_status.started()
+        while True:
+            deadline = min(self.deadlines.values(), default=math.inf)
+            job: Job | None = None
+            with trio.move_on_at(deadline):
+                job = await self._inbox.receive()
+            if job is None:
+                now = trio.current_time()
+                for did, at in sorted(self.deadlines.items(), key=lambda kv: kv[1]):
+                    if at <= now and self.state.decision(did) is not None:
+                        self.apply(Command("decision_timeout", {"decision": did}, SYSTEM_ACTOR))
+                    if at <= now:
+                        self.deadlines.pop(did, None)
+                continue
+            try:
+                job.result = self.apply(job.command, job.member)
+            except ProtocolError as exc:
+                job.error = exc
+            job.done.set()
+
+    def apply(self, command: Command, member: Member | None = None) -> dict[str, Any]:
+        """Run one command through the engine, store and broadcast its events.
+
+        Raises :class:`ProtocolError` for a refusal (rules or permission) or a crash of
+        the rules; in every such case the state is unchanged.
+        """
+        try:
+            outcome = self.engine.handle(self.state, command, self.entropy)
+        except Refusal as refusal:
+            raise ProtocolError.from_refusal(
+                refusal.code, self.scrub(refusal.message, member)
+            ) from None
+        except Exception as exc:  # a bug or a plugin: contained, reported, state unchanged
+            log.exception("encounter %s: command %s crashed", self.id, command.type)
+            self.notify_gm(
+                "encounter_error",
+                {
+                    "encounter": self.id,
+                    "message": f"The rules failed on '{command.type}': {exc!r}. Nothing changed.",
+                },
+            )
+            raise ProtocolError(
+                "internal_error",
+                f"The server failed while handling '{command.type}'; nothing changed.",
+            ) from None
+        first = self.state.seq + 1
+        self.store.append(self.id, first, outcome.events)
+        before_hidden = hidden_ids(self.state)
+        self.state = outcome.state
+        self._broadcast(first, outcome.events, before_hidden)
+        self._update_prompts()
+        return {"first_seq": first, "last_seq": self.state.seq}
+
+    def _broadcast(self, first: int, events: tuple[Event, ...], before_hidden: set[str]) -> None:
+        revealed = bool(before_hidden - hidden_ids(self.state)) or any(
+            isinstance(e, OverrideApplied) and e.field == "hidden" for e in events
+        )
+        payloads = [event_to_dict(e) for e in events]
+        for member in list(self.members):
+            for offset, payload in enumerate(payloads):
+                visible = event_for(payload, self.state, member.full_view)
+                member.session.push(
+                    "event", {"encounter": self.id, "seq": first + offset, "event": visible}
+                )
+            if revealed and not member.full_view:
+                member.session.push(
+                    "snapshot",
+                    {
+                        "encounter": self.id,
+                        "seq": self.state.seq,
+                        "snapshot": self.snapshot(member),
+                    },
+                )
+
+    def _update_prompts(self) -> None:
+        pending = {d.id for d in self.state.pending}
+        for did in list(self.deadlines):
+            if did not in pending:
+                del self.deadlines[did]
+        fresh = [d for d in self.state.pending if d.id not in self.deadlines]
+        if not fresh:
+            return
+        seconds = (
+            self.reaction_seconds
+            if self.reaction_seconds is not None
+            else self.state.options.reaction_seconds
+        )
+        now = trio.current_time()
+        for decision in fresh:
+            self.deadlines[decision.id] = now + seconds
+        for member in list(self.members):
+            for prompt in self.prompts_for(member):
+                if prompt["decision"]["id"] in {d.id for d in fresh}:
+                    member.session.push("prompt", prompt)
+
+    def notify_gm(self, method: str, params: dict[str, Any]) -> None:
+        for member in list(self.members):
+            if member.role == "gm":
+                member.session.push(method, params)
+
+    def capability_check(self, member: Member, command_type: str) -> None:
+        """Refuse spectators before the engine sees anything."""
+        if member.role == "spectator":
+            raise ProtocolError(
+                "spectator_read_only", "Spectators can watch but not send commands."
+            )

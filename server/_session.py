@@ -1,0 +1,359 @@
+"""One websocket connection: the handshake, the request loop, its limits and its outbox.
+
+Every message a connection sends goes through its bounded outbox, drained by one
+writer task. A connection that stops reading fills its outbox and is closed
+(code 4000); it never delays what the others receive.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+import trio
+from websockets.exceptions import ConnectionClosed
+from websockets.trio.server import ServerConnection
+
+from zonekeep.protocol import (
+    METHODS,
+    PROTOCOL_VERSION,
+    ActionsParams,
+    CommandParams,
+    CreateEncounterParams,
+    CreateSeatParams,
+    CreateSpectatorLinkParams,
+    HelloParams,
+    JoinParams,
+    LeaveParams,
+    PingParams,
+    ProtocolError,
+    SnapshotParams,
+    parse_params,
+    parse_request,
+)
+from zonekeep.sdk import Command
+
+from ._room import Job, Member, Room
+
+if TYPE_CHECKING:
+    from ._app import ZonekeepServer
+
+log = logging.getLogger("zonekeep.session")
+
+
+class TokenBucket:
+    """``rate`` tokens a second, up to ``burst``; time comes from trio's clock."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.tokens = float(burst)
+        self.stamp = trio.current_time()
+
+    def take(self) -> bool:
+        now = trio.current_time()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+class Session:
+    """A client connection: greeted or not, the rooms it joined, its outbox."""
+
+    def __init__(self, server: ZonekeepServer, ws: ServerConnection) -> None:
+        self.server = server
+        self.ws = ws
+        limits = server.config.limits
+        self.limits = limits
+        self.greeted = False
+        self.rooms: dict[str, Member] = {}
+        self._out_send, self._out_recv = trio.open_memory_channel[str](limits.outgoing_queue)
+        self.bucket = TokenBucket(limits.rate_per_second, limits.rate_burst)
+        self.refusals: list[float] = []
+        self.close_code: int | None = None
+        self.close_reason = ""
+        self._cancel = trio.CancelScope()
+
+    # -- output ---------------------------------------------------------------------------
+
+    def push(self, method: str, params: dict[str, Any]) -> None:
+        """Queue a notification; close the connection if its outbox is full."""
+        self._queue({"method": method, "params": params})
+
+    def _queue(self, message: dict[str, Any]) -> None:
+        if self.close_code is not None:
+            return
+        try:
+            self._out_send.send_nowait(json.dumps(message, separators=(",", ":")))
+        except trio.WouldBlock:
+            self.close(4000, "slow consumer")
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            pass
+
+    def reply(self, rid: Any, result: dict[str, Any]) -> None:
+        self._queue({"id": rid, "result": result})
+
+    def error(self, rid: Any, err: ProtocolError) -> None:
+        self._queue({"id": rid, "error": err.to_wire()})
+
+    def close(self, code: int, reason: str) -> None:
+        """Close the connection soon with ``code`` (the writer sends the close frame)."""
+        if self.close_code is None:
+            self.close_code = code
+            self.close_reason = reason
+            self._cancel.cancel()
+
+    async def _writer(self) -> None:
+        try:
+            async for text in self._out_recv:
+                await self.ws.send(text)
+        except ConnectionClosed:
+            self._cancel.cancel()
+
+    # -- the connection's life ---------------------------------------------------------------
+
+    async def run(self) -> None:
+        try:
+            with self._cancel:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._writer)
+                    await self._reader()
+                    nursery.cancel_scope.cancel()
+        finally:
+            for room in list(self.server.rooms.values()):
+                room.remove_session(self)
+        if self.close_code is not None:
+            with trio.move_on_after(2):
+                await self.ws.aclose(self.close_code, self.close_reason)
+
+    async def _reader(self) -> None:
+        idle = self.limits.idle_timeout_seconds
+        while True:
+            with trio.move_on_after(idle) as timer:
+                try:
+                    raw = await self.ws.recv()
+                except ConnectionClosed:
+                    return
+            if timer.cancelled_caught:
+                self.close(4001, "idle timeout")
+                return
+            await self.handle_raw(raw)
+
+    async def handle_raw(self, raw: str | bytes) -> None:
+        if not self.bucket.take():
+            now = trio.current_time()
+            self.refusals = [t for t in self.refusals if now - t < self.limits.abuse_window_seconds]
+            self.refusals.append(now)
+            if len(self.refusals) > self.limits.abuse_refusals:
+                self.close(1008, "rate limit abuse")
+                return
+            self.error(
+                None,
+                ProtocolError(
+                    "rate_limited",
+                    f"Too many messages: at most {self.limits.rate_per_second:g} a second "
+                    f"(bursts of {self.limits.rate_burst}). This one was ignored.",
+                ),
+            )
+            return
+        if isinstance(raw, bytes):
+            self.error(
+                None,
+                ProtocolError("parse_error", "Binary frames are not accepted; send JSON text."),
+            )
+            return
+        if len(raw.encode("utf-8")) > self.limits.max_message_bytes:
+            self.error(
+                None,
+                ProtocolError(
+                    "message_too_large",
+                    f"Messages are at most {self.limits.max_message_bytes} bytes; this one was ignored.",
+                ),
+            )
+            return
+        rid: Any = None
+        try:
+            request = parse_request(raw)
+            rid = request.id
+            result = await self.dispatch(request.method, request.params)
+        except ProtocolError as err:
+            self.error(err.request_id if rid is None else rid, err)
+            return
+        except Exception:
+            log.exception("request failed")
+            self.error(
+                rid,
+                ProtocolError(
+                    "internal_error", "The server failed on this request; nothing changed."
+                ),
+            )
+            return
+        self.reply(rid, result)
+
+    # -- requests --------------------------------------------------------------------------
+
+    async def dispatch(self, method: str, raw: dict[str, Any]) -> dict[str, Any]:
+        if method != "hello" and not self.greeted:
+            if method not in METHODS:
+                parse_params(method, raw)  # the unknown-method error
+            raise ProtocolError("hello_required", "Send 'hello' first.")
+        params = parse_params(method, raw)
+        handler = getattr(self, f"m_{method}")
+        result: dict[str, Any] = await handler(params)
+        return result
+
+    async def m_hello(self, params: HelloParams) -> dict[str, Any]:
+        if self.greeted:
+            raise ProtocolError("already_greeted", "This connection has already said hello.")
+        major = params.protocol.split(".", 1)[0]
+        if major != PROTOCOL_VERSION.split(".", 1)[0]:
+            raise ProtocolError(
+                "unsupported_version",
+                f"This server speaks protocol {PROTOCOL_VERSION}; "
+                f"version {params.protocol} is not supported.",
+            )
+        self.greeted = True
+        return self.server.welcome()
+
+    def _room(self, eid: str, joined: bool = True) -> tuple[Room, Member | None]:
+        room = self.server.rooms.get(eid)
+        if room is None:
+            raise ProtocolError(
+                "unknown_encounter", f"There is no encounter {eid!r} on this server."
+            )
+        member = self.rooms.get(eid)
+        if joined and member is None:
+            raise ProtocolError("not_joined", f"Join encounter {eid!r} first.")
+        return room, member
+
+    async def m_create_encounter(self, params: CreateEncounterParams) -> dict[str, Any]:
+        room = await self.server.create_room_from_request(params)
+        grant = room.find_grant(room.grants[0].token)
+        assert grant is not None
+        member = room.add_member(self, grant)
+        self.rooms[room.id] = member
+        return {
+            "encounter": room.id,
+            "gm_token": grant.token,
+            "role": "gm",
+            "seq": room.state.seq,
+            "snapshot": room.snapshot(member),
+        }
+
+    async def m_join(self, params: JoinParams) -> dict[str, Any]:
+        room, _ = self._room(params.encounter, joined=False)
+        last_seq = params.last_seq
+        if last_seq is not None and last_seq > room.state.seq:
+            last_seq = None  # from the future: a snapshot is all that helps
+        grant = room.find_grant(params.token)
+        if grant is None:
+            raise ProtocolError("bad_token", "That token does not open this encounter.")
+        member = room.add_member(self, grant)
+        self.rooms[room.id] = member
+        events = room.events_since(member, last_seq) if last_seq is not None else None
+        result = {
+            "role": member.role,
+            "player": member.player,
+            "seq": room.state.seq,
+            "snapshot": room.snapshot(member) if events is None else None,
+            "events": [e["event"] for e in events] if events is not None else None,
+        }
+        for prompt in room.prompts_for(member):
+            self.push("prompt", prompt)
+        return result
+
+    async def m_create_seat(self, params: CreateSeatParams) -> dict[str, Any]:
+        room, member = self._room(params.encounter)
+        assert member is not None
+        _gm_only(member, "create seats")
+        player = params.player
+        creatures = params.creatures
+        for cid in creatures:
+            if cid not in room.state.creatures:
+                raise ProtocolError(
+                    "invalid_params", f"There is no creature {cid!r} to give to {player!r}."
+                )
+        for cid in creatures:
+            if room.state.creatures[cid].controller != player:
+                job = Job(
+                    member.actor,
+                    Command(
+                        "override",
+                        {"creature": cid, "field": "controller", "value": player},
+                        member.actor,
+                    ),
+                    member,
+                )
+                await self._submit(room, job)
+        return {"token": room.grant("player", player), "player": player}
+
+    async def m_create_spectator_link(self, params: CreateSpectatorLinkParams) -> dict[str, Any]:
+        room, member = self._room(params.encounter)
+        assert member is not None
+        _gm_only(member, "create spectator links")
+        return {"token": room.grant("spectator")}
+
+    async def m_command(self, params: CommandParams) -> dict[str, Any]:
+        room, member = self._room(params.encounter)
+        assert member is not None
+        kind = params.type
+        cparams = params.params
+        room.capability_check(member, kind)
+        if not member.full_view:
+            hidden = {c.id for c in room.state.creatures.values() if c.hidden}
+            for value in cparams.values():
+                names = value if isinstance(value, list) else [value]
+                for name in names:
+                    if isinstance(name, str) and name in hidden:
+                        raise ProtocolError(
+                            "unknown_creature", f"There is no creature {name!r} in this encounter."
+                        )
+        job = Job(member.actor, Command(kind, cparams, member.actor), member)
+        return await self._submit(room, job)
+
+    async def _submit(self, room: Room, job: Job) -> dict[str, Any]:
+        done = await room.submit(job)
+        if done.error is not None:
+            raise done.error
+        assert done.result is not None
+        return done.result
+
+    async def m_actions(self, params: ActionsParams) -> dict[str, Any]:
+        room, member = self._room(params.encounter)
+        assert member is not None
+        cid = params.creature
+        if cid not in room.state.creatures or (
+            not member.full_view and room.state.creatures[cid].hidden
+        ):
+            raise ProtocolError(
+                "unknown_creature", f"There is no creature {cid!r} in this encounter."
+            )
+        return {
+            "creature": cid,
+            "actions": room.engine.available_actions(room.state, cid, member.actor),
+        }
+
+    async def m_snapshot(self, params: SnapshotParams) -> dict[str, Any]:
+        room, member = self._room(params.encounter)
+        assert member is not None
+        return {"seq": room.state.seq, "snapshot": room.snapshot(member)}
+
+    async def m_leave(self, params: LeaveParams) -> dict[str, Any]:
+        room, _member = self._room(params.encounter)
+        room.remove_session(self)
+        self.rooms.pop(room.id, None)
+        return {}
+
+    async def m_ping(self, params: PingParams) -> dict[str, Any]:
+        return {}
+
+
+def _gm_only(member: Member, what: str) -> None:
+    if member.role == "spectator":
+        raise ProtocolError("spectator_read_only", "Spectators can watch but not change anything.")
+    if member.role != "gm":
+        raise ProtocolError("gm_only", f"Only the GM can {what}.")

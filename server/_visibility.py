@@ -1,0 +1,108 @@
+"""What each seat may see: hidden creatures and hidden notes never reach players or spectators.
+
+Pure functions over a state and plain event dictionaries. The GM sees everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from zonekeep.sdk import EncounterState, state_to_dict
+
+HIDDEN_EVENT: dict[str, Any] = {"type": "hidden"}
+
+
+def hidden_ids(state: EncounterState) -> set[str]:
+    """The creatures a player or spectator must not learn about."""
+    return {c.id for c in state.creatures.values() if c.hidden}
+
+
+def _mentions(value: Any, ids: set[str]) -> bool:
+    if isinstance(value, str):
+        return value in ids
+    if isinstance(value, dict):
+        return any(k in ids or _mentions(v, ids) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_mentions(v, ids) for v in value)
+    return False
+
+
+def _without(items: Iterable[Any], ids: set[str]) -> list[Any]:
+    return [i for i in items if not _mentions(i, ids)]
+
+
+def event_for(event: dict[str, Any], state: EncounterState, full: bool) -> dict[str, Any]:
+    """``event`` as a seat may see it: itself, a filtered copy, or ``{"type": "hidden"}``."""
+    if full:
+        return event
+    kind = event.get("type")
+    if kind == "note_added" and event["note"].get("hidden"):
+        return HIDDEN_EVENT
+    ids = hidden_ids(state)
+    if not ids:
+        return event
+    if kind == "encounter_created":
+        return {**event, "creatures": [c for c in event["creatures"] if c["id"] not in ids]}
+    if kind == "surprise_determined":
+        return {**event, "surprised": [c for c in event["surprised"] if c not in ids]}
+    if kind == "positions_established":
+        return {**event, "positions": {k: v for k, v in event["positions"].items() if k not in ids}}
+    if kind == "initiative_rolled":
+        entries = []
+        for entry in event["entries"]:
+            members = [m for m in entry["members"] if m not in ids]
+            if members:
+                entries.append({**entry, "members": members})
+        return {**event, "entries": entries}
+    return HIDDEN_EVENT if _mentions(event, ids) else event
+
+
+def snapshot_for(state: EncounterState, full: bool) -> dict[str, Any]:
+    """The state as a seat may see it (the GM's is complete)."""
+    data = state_to_dict(state)
+    if full:
+        return data
+    data["notes"] = {k: v for k, v in data["notes"].items() if not v["hidden"]}
+    ids = hidden_ids(state)
+    if not ids:
+        return data
+    data["creatures"] = {k: v for k, v in data["creatures"].items() if k not in ids}
+    initiative = []
+    for entry in data["initiative"]:
+        members = [m for m in entry["members"] if m not in ids]
+        if members:
+            initiative.append({**entry, "members": members})
+    data["initiative"] = initiative
+    for key in (
+        "engagements",
+        "adjacent",
+        "back_to_back",
+        "pending",
+        "surprised",
+        "reactions_used",
+    ):
+        data[key] = _without(data[key], ids)
+    data["turns_taken"] = _without(data["turns_taken"], ids)
+    data["last_melee"] = {
+        k: v for k, v in data["last_melee"].items() if k not in ids and v not in ids
+    }
+    data["readied"] = {
+        k: v for k, v in data["readied"].items() if k not in ids and not _mentions(v, ids)
+    }
+    if data["active"] in ids:
+        data["active"] = None
+        data["resources"] = None
+    if data["maneuver"] is not None and _mentions(data["maneuver"], ids):
+        data["maneuver"] = None
+    return data
+
+
+def scrub(message: str, state: EncounterState, full: bool) -> str:
+    """An error sentence with hidden creatures' names replaced by "someone"."""
+    if full:
+        return message
+    for c in state.creatures.values():
+        if c.hidden and c.name:
+            message = message.replace(c.name, "someone")
+    return message
