@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import make
+from helpers import make
 
 from zonekeep.sdk import (
     ActionTaken,

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import pytest
 from arena_fixture import harness
-from conftest import make
+from helpers import make
 
 from zonekeep.sdk import (
     ActionTaken,

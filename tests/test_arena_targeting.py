@@ -8,7 +8,7 @@ in range and in sight.
 from __future__ import annotations
 
 import pytest
-from conftest import make
+from helpers import make
 
 from zonekeep.sdk import Arena, EncounterState, Link, Zone
 from zonekeep.sdk._geometry import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import pytest
-from conftest import make
+from helpers import make
 
 from zonekeep.sdk import (
     ActionTaken,

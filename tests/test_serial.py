@@ -136,7 +136,7 @@ def played() -> tuple[Event, ...]:
 def played_arena() -> tuple[Event, ...]:
     """A fight on the test arena that produces every arena event type."""
     from arena_fixture import harness
-    from conftest import make
+    from helpers import make
 
     aria = make("aria", speed=60, skills={"acrobatics": 9}, spell_dc=14)
     bram = make("bram", skills={"athletics": 5})

@@ -1,4 +1,4 @@
-"""Shared helpers for the rule tests."""
+"""Shared helpers for the rule tests (imported as `helpers`)."""
 
 from __future__ import annotations
 

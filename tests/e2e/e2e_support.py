@@ -1,0 +1,106 @@
+"""Helpers for the end-to-end tests: a real server on a loopback port, real clients."""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import trio
+
+from zonekeep.protocol import validate_server_message
+from zonekeep.sdk import RandomEntropy
+from zonekeep.sdk.client import ZonekeepClient, connect
+from zonekeep.server import Limits, ServerConfig, ZonekeepServer
+
+VALIDATED: list[int] = [0]
+
+
+def _validate(message: dict[str, Any], method: str | None) -> None:
+    validate_server_message(message, method)
+    VALIDATED[0] += 1
+
+
+def creatures() -> list[dict[str, Any]]:
+    """A small roster for the tavern: two heroes of two players, two goblins, a hidden ogre."""
+    blade = {
+        "name": "blade",
+        "kind": "melee",
+        "bonus": 4,
+        "damage": "1d6+2",
+        "damage_type": "slashing",
+    }
+    return [
+        {
+            "id": "aria",
+            "name": "Aria",
+            "side": "party",
+            "controller": "alice",
+            "dex_mod": 3,
+            "hp": 20,
+            "max_hp": 20,
+            "ac": 14,
+            "zone": "common_room",
+            "attacks": [blade],
+        },
+        {
+            "id": "bram",
+            "name": "Bram",
+            "side": "party",
+            "controller": "bob",
+            "dex_mod": 1,
+            "hp": 24,
+            "max_hp": 24,
+            "ac": 15,
+            "zone": "common_room",
+            "attacks": [blade],
+        },
+        {
+            "id": "gob",
+            "name": "Goblin",
+            "side": "goblins",
+            "dex_mod": 2,
+            "hp": 7,
+            "max_hp": 7,
+            "ac": 13,
+            "zone": "common_room",
+            "attacks": [blade],
+        },
+        {
+            "id": "ogre",
+            "name": "Lurking Ogre",
+            "side": "goblins",
+            "dex_mod": -1,
+            "hp": 59,
+            "max_hp": 59,
+            "ac": 11,
+            "zone": "kitchen",
+            "hidden": True,
+            "attacks": [blade],
+        },
+    ]
+
+
+class Running:
+    """A running server and a way to open clients to it."""
+
+    def __init__(self, server: ZonekeepServer) -> None:
+        self.server = server
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.server.port}/ws"
+
+    def client(self, **kw: Any) -> AbstractAsyncContextManager[ZonekeepClient]:
+        return connect(self.url, **kw)
+
+
+async def start_server(
+    nursery: trio.Nursery, config: ServerConfig | None = None, **kw: Any
+) -> Running:
+    config = config or ServerConfig(port=0)
+    server = ZonekeepServer(config, entropy=kw.pop("entropy", RandomEntropy(7)), **kw)
+    await nursery.start(server.run)
+    return Running(server)
+
+
+__all__ = ["VALIDATED", "Limits", "Running", "ServerConfig", "creatures", "start_server"]
