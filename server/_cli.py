@@ -7,9 +7,12 @@ import json
 import sys
 from collections.abc import Sequence
 
+import attrs
+
 from zonekeep.sdk import EncounterState, Event, RandomEntropy, event_to_dict
 from zonekeep.sdk._arena import ArenaError
 
+from ._app import VERSION
 from ._encounter_file import EncounterFileError, load_encounter
 from ._engine import Engine
 from ._log import describe
@@ -40,6 +43,63 @@ def _play(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    import trio
+
+    from ._app import ServerConfig, ZonekeepServer, load_config, serve_until_signalled
+
+    try:
+        config = load_config(args.config) if args.config else ServerConfig()
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    config = attrs.evolve(
+        config,
+        host=args.host if args.host is not None else config.host,
+        port=args.port if args.port is not None else config.port,
+        server_key=args.server_key if args.server_key is not None else config.server_key,
+    )
+    spec = None
+    if args.example:
+        try:
+            spec = load_encounter(args.example)
+        except (EncounterFileError, ArenaError) as exc:
+            print(exc, file=sys.stderr)
+            return 2
+    server = ZonekeepServer(config)
+
+    async def ready(running: ZonekeepServer) -> None:
+        host = config.host if ":" not in config.host else f"[{config.host}]"
+        url = f"ws://{host}:{running.port}/ws"
+        print(
+            f"zonekeep {VERSION} serving on {url}  (health: http://{host}:{running.port}/healthz)"
+        )
+        if spec is not None:
+            room = await running.open_encounter_file(spec)
+            print(f"\nEncounter '{spec.name}' is ready: {room.id}")
+            print(f"  GM token:         {room.grants[0].token}")
+            players = sorted({c.controller for c in spec.creatures if c.controller != "gm"})
+            for player in players:
+                names = ", ".join(c.name for c in spec.creatures if c.controller == player)
+                print(f"  seat {player + ':':<12} {room.grant('player', player)}   ({names})")
+            print(f"  spectators:       {room.grant('spectator')}")
+            print(
+                "\nConnect with any client: send hello, then "
+                f'join {{"encounter": "{room.id}", "token": "<a token above>"}}.'
+            )
+        print("Stop with Ctrl-C.", flush=True)
+
+    try:
+        trio.run(serve_until_signalled, server, ready)
+    except OSError as exc:
+        print(
+            f"zonekeep: cannot listen on {config.host}:{config.port}: {exc.strerror}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zonekeep", description="A server for zone-based tabletop-RPG combat encounters."
@@ -54,6 +114,17 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--seed", type=int, default=None, help="seed the dice for a repeatable fight")
     play.add_argument("--json", action="store_true", help="print the events as JSON lines")
     play.set_defaults(func=_play)
+    serve = sub.add_parser("serve", help="run the websocket server")
+    serve.add_argument("--host", default=None, help="address to listen on (default 127.0.0.1)")
+    serve.add_argument(
+        "--port", type=int, default=None, help="port (default 8765; 0 picks a free one)"
+    )
+    serve.add_argument("--config", default=None, help="a TOML config file ([server] and [limits])")
+    serve.add_argument("--server-key", default=None, help="require this key to create encounters")
+    serve.add_argument(
+        "--example", default=None, help="open this encounter file at start and print its tokens"
+    )
+    serve.set_defaults(func=_serve)
     return parser
 
 

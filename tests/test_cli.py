@@ -138,3 +138,46 @@ def test_the_console_script_runs() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "The encounter ends:" in proc.stdout
+
+
+def test_serve_prints_how_to_connect_and_stops_on_sigint() -> None:
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "zonekeep.server._cli",
+            "serve",
+            "--port",
+            "0",
+            "--example",
+            str(EXAMPLES / "goblin-ambush.json"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        lines: list[str] = []
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line.rstrip())
+            if line.startswith("Stop with Ctrl-C"):
+                break
+        text = "\n".join(lines)
+        assert text.startswith("zonekeep 0.1.0 serving on ws://127.0.0.1:")
+        assert "GM token:" in text
+        assert "seat alice:" in text and "(Aria, Sel)" in text
+        assert "seat bob:" in text
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
