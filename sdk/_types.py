@@ -200,11 +200,16 @@ class Creature:
 
 @attrs.frozen
 class EncounterOptions:
-    """Per-encounter table choices (RULINGS names them in brackets)."""
+    """Per-encounter table choices (RULINGS names them in brackets).
+
+    ``turn_seconds`` is an optional turn timer: when set, the server ends a turn
+    that has run that long (``None``: no timer).
+    """
 
     round_seconds: int = 6
     surprise: bool = True
     reaction_seconds: float = 30.0
+    turn_seconds: float | None = None
     flanking: bool = True
     adjacency: bool = True
     size_limits: bool = True

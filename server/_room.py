@@ -7,6 +7,7 @@ passes, it applies the decision's default (RULINGS: the reaction is not taken).
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import logging
 import math
@@ -113,8 +114,11 @@ class Room:
         self.grants: list[Grant] = []
         self.members: list[Member] = []
         self.deadlines: dict[str, float] = {}
+        #: The turn timer: (creature, round, when), if the encounter has one.
+        self.turn_deadline: tuple[str, int, float] | None = None
         self.crashed: str | None = None
-        self._inbox_send, self._inbox = trio.open_memory_channel[Job](64)
+        #: The inbox: jobs, or ``None`` to wake the loop when a deadline changed.
+        self._inbox_send, self._inbox = trio.open_memory_channel[Job | None](64)
 
     # -- seats --------------------------------------------------------------------------
 
@@ -215,22 +219,62 @@ class Room:
         task_status.started()
         while True:
             deadline = min(self.deadlines.values(), default=math.inf)
+            if self.turn_deadline is not None:
+                deadline = min(deadline, self.turn_deadline[2])
             job: Job | None = None
+            woken = False
             with trio.move_on_at(deadline):
                 job = await self._inbox.receive()
+                woken = job is None
+            if woken:
+                continue
             if job is None:
-                now = trio.current_time()
-                for did, at in sorted(self.deadlines.items(), key=lambda kv: kv[1]):
-                    if at <= now and self.state.decision(did) is not None:
-                        self.apply(Command("decision_timeout", {"decision": did}, SYSTEM_ACTOR))
-                    if at <= now:
-                        self.deadlines.pop(did, None)
+                self._expire(trio.current_time())
                 continue
             try:
                 job.result = self.apply(job.command, job.member)
             except ProtocolError as exc:
                 job.error = exc
             job.done.set()
+
+    def _expire(self, now: float) -> None:
+        """Apply what the clock decides: defaults for overdue decisions, the turn timer."""
+        for did, at in sorted(self.deadlines.items(), key=lambda kv: kv[1]):
+            if at > now:
+                continue
+            self.deadlines.pop(did, None)
+            if self.state.decision(did) is not None:
+                self._system(Command("decision_timeout", {"decision": did}, SYSTEM_ACTOR))
+        timer = self.turn_deadline
+        if timer is not None and timer[2] <= now:
+            self.turn_deadline = None
+            creature, round_, _ = timer
+            s = self.state
+            if s.active == creature and s.round == round_ and s.maneuver is None:
+                self._system(Command("end_turn", {"creature": creature}, SYSTEM_ACTOR))
+
+    def _system(self, command: Command) -> None:
+        try:
+            self.apply(command)
+        except ProtocolError as err:  # the state moved on; nothing to apply
+            log.info("encounter %s: %s not applied: %s", self.id, command.type, err.message)
+
+    def _wake(self) -> None:
+        """Make the loop look at its deadlines again (they changed outside of it)."""
+        # If the inbox is full, the loop has jobs waiting and looks again after the next one.
+        with contextlib.suppress(trio.WouldBlock):
+            self._inbox_send.send_nowait(None)
+
+    def _update_turn_timer(self) -> None:
+        seconds = self.state.options.turn_seconds
+        active = self.state.active
+        if seconds is None or active is None or self.state.phase != "turns":
+            self.turn_deadline = None
+            return
+        key = (active, self.state.round)
+        if self.turn_deadline is None or self.turn_deadline[:2] != key:
+            self.turn_deadline = (*key, trio.current_time() + seconds)
+            self._wake()
 
     def apply(self, command: Command, member: Member | None = None) -> dict[str, Any]:
         """Run one command through the engine, store and broadcast its events.
@@ -263,6 +307,7 @@ class Room:
         self.state = outcome.state
         self._broadcast(first, outcome.events, before_hidden)
         self._update_prompts()
+        self._update_turn_timer()
         return {"first_seq": first, "last_seq": self.state.seq}
 
     def _broadcast(self, first: int, events: tuple[Event, ...], before_hidden: set[str]) -> None:
@@ -302,6 +347,7 @@ class Room:
         now = trio.current_time()
         for decision in fresh:
             self.deadlines[decision.id] = now + seconds
+        self._wake()
         for member in list(self.members):
             for prompt in self.prompts_for(member):
                 if prompt["decision"]["id"] in {d.id for d in fresh}:
