@@ -342,8 +342,10 @@ class ZonekeepServer:
         for session in list(self.sessions):
             session.push("closing", {"reason": reason})
         await trio.sleep(0)
-        if self._ws_server is not None:
-            with trio.move_on_after(5):
+        with trio.move_on_after(5):
+            for room in list(self.rooms.values()):
+                await room.drain()  # commands already queued finish and are broadcast
+            if self._ws_server is not None:
                 await self._ws_server.aclose()
         if self._nursery is not None:
             self._nursery.cancel_scope.cancel()

@@ -85,6 +85,10 @@ class Job:
     error: ProtocolError | None = None
 
 
+#: A marker job: its turn in the inbox means every earlier job is done.
+_DRAIN = "__drain__"
+
+
 def new_token() -> str:
     """A fresh random secret of 192 bits."""
     return secrets.token_urlsafe(24)
@@ -214,6 +218,11 @@ class Room:
         await job.done.wait()
         return job
 
+    async def drain(self) -> None:
+        """Wait until every job queued before this call has been handled."""
+        if self.crashed is None:
+            await self.submit(Job(SYSTEM_ACTOR, Command(_DRAIN), None))
+
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Handle commands one at a time; apply defaults when decisions time out."""
         task_status.started()
@@ -230,6 +239,9 @@ class Room:
                 continue
             if job is None:
                 self._expire(trio.current_time())
+                continue
+            if job.command.type == _DRAIN:
+                job.done.set()
                 continue
             try:
                 job.result = self.apply(job.command, job.member)
