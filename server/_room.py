@@ -85,8 +85,8 @@ class Job:
     error: ProtocolError | None = None
 
 
-#: A marker job: its turn in the inbox means every earlier job is done.
-_DRAIN = "__drain__"
+#: A marker command (compared by identity): its turn means every earlier job is done.
+_DRAIN = Command("drain")
 
 
 def new_token() -> str:
@@ -221,7 +221,7 @@ class Room:
     async def drain(self) -> None:
         """Wait until every job queued before this call has been handled."""
         if self.crashed is None:
-            await self.submit(Job(SYSTEM_ACTOR, Command(_DRAIN), None))
+            await self.submit(Job(SYSTEM_ACTOR, _DRAIN, None))
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Handle commands one at a time; apply defaults when decisions time out."""
@@ -240,7 +240,7 @@ class Room:
             if job is None:
                 self._expire(trio.current_time())
                 continue
-            if job.command.type == _DRAIN:
+            if job.command is _DRAIN:
                 job.done.set()
                 continue
             try:
