@@ -79,7 +79,7 @@ def _check_params(spec: CommandSpec, params: Mapping[str, Any]) -> None:
             f"it takes: {', '.join(spec.params) or 'nothing'}.",
         )
     for name, param in spec.params.items():
-        if name not in params:
+        if params.get(name) is None:
             if param.required:
                 raise Refusal("invalid_params", f"'{spec.id}' needs the parameter '{name}'.")
             continue
@@ -92,8 +92,30 @@ def _check_params(spec: CommandSpec, params: Mapping[str, Any]) -> None:
             raise Refusal(
                 "invalid_params",
                 f"'{spec.id}' parameter '{name}' must be {_describe(param)}, "
-                f"not {type(value).__name__}.",
+                f"not {_json_kind(value)}.",
             )
+
+
+def _json_kind(value: object) -> str:
+    """What a JSON value is, in a client author's words."""
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _without_nulls(command: Command) -> Command:
+    """Optional parameters sent as ``null`` mean the same as leaving them out."""
+    if not any(v is None for v in command.params.values()):
+        return command
+    return attrs.evolve(command, params={k: v for k, v in command.params.items() if v is not None})
 
 
 def _describe(param: Param) -> str:
@@ -278,6 +300,7 @@ class Engine:
         from zonekeep.sdk._events import ActionTaken
 
         spec = self.check(state, command)
+        command = _without_nulls(command)
         ctx = RuleContext(state.copy(), entropy or RandomEntropy(), self.hook, command.actor)
         if spec.who == "creature":
             creature = ctx.state.creatures[command.params["creature"]]

@@ -770,7 +770,7 @@ def test_unknown_commands_and_bad_params_are_refused_clearly() -> None:
     r = h.refused("move", creature="aria", feet="ten")
     assert (r.code, r.message) == (
         "invalid_params",
-        "'move' parameter 'feet' must be a whole number, not str.",
+        "'move' parameter 'feet' must be a whole number, not text.",
     )
     r = h.refused("move", creature="aria", feet=True)
     assert r.code == "invalid_params"
@@ -819,3 +819,14 @@ def test_decision_opened_event_carries_the_prompt() -> None:
     h.start(initiative=[10, 10])
     opened = h.of_type(DecisionOpened)[0]
     assert opened.decision.prompt == "Orc, Gob tied at 10 on initiative: choose their order."  # type: ignore[attr-defined]
+
+
+def test_an_optional_parameter_sent_as_null_means_left_out() -> None:
+    h = EncounterHarness([make("aria", dex=3), make("gob", "foes")])
+    h.send("set_surprise", surprised=None)
+    h.send("place", positions=None)
+    h.rolls(15, 10).send("roll_initiative")
+    h.send("move", creature="aria", feet=5, mode=None, through=None)
+    assert h.refused("move", creature="aria", feet=None).message == (
+        "'move' needs the parameter 'feet'."
+    )
