@@ -1,0 +1,95 @@
+"""The Node.js reference client (examples/clients/node) plays against a real server.
+
+A zonekeep server runs in a subprocess on a free loopback port; ``node client.mjs``
+connects to it, plays a few rounds and must exit 0 with its summary line. Skipped
+only when ``node`` or the client's ``node_modules`` (``npm ci`` in that folder) is
+missing.
+"""
+
+from __future__ import annotations
+
+import re
+import select
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIENT_DIR = ROOT / "examples" / "clients" / "node"
+
+# Start a server on a port the OS picks, print the port once it listens, serve forever.
+SERVER = """
+import trio
+from zonekeep.server import ServerConfig, ZonekeepServer
+
+async def main():
+    server = ZonekeepServer(ServerConfig(port=0))
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.run)
+        print(server.port, flush=True)
+
+trio.run(main)
+"""
+
+SUMMARY = re.compile(
+    r"^OK: encounter \S+, \d round\(s\), events up to seq \d+ without gaps, "
+    r"\d+ attacks \(\d+ hits\), \d+ decision\(s\), ",
+    re.MULTILINE,
+)
+
+
+def _node() -> str:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (the Node.js example client needs Node.js 18+)")
+    if not (CLIENT_DIR / "node_modules").is_dir():
+        pytest.skip(f"{CLIENT_DIR / 'node_modules'} is missing: run `npm ci` in {CLIENT_DIR}")
+    return node
+
+
+def _wait_for_port(server: subprocess.Popen[str], log: Path, timeout: float = 20.0) -> int:
+    assert server.stdout is not None
+    ready, _, _ = select.select([server.stdout], [], [], timeout)
+    line = server.stdout.readline() if ready else ""
+    if not line.strip().isdigit():
+        server.kill()
+        server.wait()
+        pytest.fail(
+            f"the server did not start (stdout {line!r}); its log:\n"
+            + log.read_text(errors="replace")
+        )
+    return int(line)
+
+
+def test_node_client_plays_against_a_real_server(tmp_path: Path) -> None:
+    node = _node()
+    log = tmp_path / "server.log"
+    with log.open("w") as log_file:
+        server = subprocess.Popen(
+            [sys.executable, "-c", SERVER],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=log_file,
+            text=True,
+        )
+    try:
+        port = _wait_for_port(server, log)
+        client = subprocess.run(
+            [node, "client.mjs", f"ws://127.0.0.1:{port}/ws"],
+            cwd=CLIENT_DIR,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        output = f"stdout:\n{client.stdout}\nstderr:\n{client.stderr}"
+        assert client.returncode == 0, output
+        assert SUMMARY.search(client.stdout), output
+        assert "warning:" not in client.stderr, output
+    finally:
+        server.kill()
+        server.wait(timeout=10)
+        if server.stdout is not None:
+            server.stdout.close()
