@@ -33,7 +33,7 @@ from zonekeep.sdk import (
 
 from ._engine import Engine
 from ._store import EventStore
-from ._visibility import event_for, hidden_ids, scrub, snapshot_for
+from ._visibility import event_for, hidden_ids, hidden_names, scrub, scrub_names, snapshot_for
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -182,26 +182,57 @@ class Room:
             if member.role == "gm" or (
                 member.role == "player" and decision.controller == member.player
             ):
-                if not member.full_view and decision.creature in hidden_ids(self.state):
+                if not member.full_view and self._hides(decision):
                     continue
                 left = self.deadlines.get(decision.id, math.inf) - now
+                prompt = {
+                    "encounter": self.id,
+                    "decision": {
+                        "id": decision.id,
+                        "kind": decision.kind,
+                        "controller": decision.controller,
+                        "prompt": decision.prompt,
+                        "options": list(decision.options),
+                        "default": list(decision.default),
+                        "creature": decision.creature,
+                        "ordering": decision.ordering,
+                    },
+                    "deadline_seconds": round(max(0.0, left), 3) if left != math.inf else None,
+                }
                 found.append(
-                    {
-                        "encounter": self.id,
-                        "decision": {
-                            "id": decision.id,
-                            "kind": decision.kind,
-                            "controller": decision.controller,
-                            "prompt": decision.prompt,
-                            "options": list(decision.options),
-                            "default": list(decision.default),
-                            "creature": decision.creature,
-                            "ordering": decision.ordering,
-                        },
-                        "deadline_seconds": round(max(0.0, left), 3) if left != math.inf else None,
-                    }
+                    prompt if member.full_view else scrub_names(prompt, hidden_names(self.state))
                 )
         return found
+
+    def _hides(self, decision: Any) -> bool:
+        """Whether a decision concerns a hidden creature (as its reactor or its options)."""
+        ids = hidden_ids(self.state)
+        return decision.creature in ids or any(o in ids for o in decision.options)
+
+    def mask(self, command: Command, member: Member | None) -> tuple[Command, dict[str, str]]:
+        """For a player or spectator, make hidden creatures (and decisions about them)
+        look exactly like ids that do not exist: swap them for unknown ids, and return
+        the swaps so that error messages can show the id the sender wrote."""
+        if member is None or member.full_view:
+            return command, {}
+        hidden = hidden_ids(self.state)
+        secret = {d.id for d in self.state.pending if self._hides(d)}
+        swaps: dict[str, str] = {}
+
+        def swap(value: Any, key: str) -> Any:
+            if isinstance(value, list):
+                return [swap(v, key) for v in value]
+            if isinstance(value, str) and (
+                value in hidden or (key == "decision" and value in secret)
+            ):
+                swaps.setdefault(value, f"{value}#{secrets.token_hex(4)}")
+                return swaps[value]
+            return value
+
+        params = {k: swap(v, k) for k, v in command.params.items()}
+        if not swaps:
+            return command, {}
+        return attrs.evolve(command, params=params), {v: k for k, v in swaps.items()}
 
     def scrub(self, message: str, member: Member | None) -> str:
         return scrub(message, self.state, member is None or member.full_view)
@@ -294,12 +325,14 @@ class Room:
         Raises :class:`ProtocolError` for a refusal (rules or permission) or a crash of
         the rules; in every such case the state is unchanged.
         """
+        command, swaps = self.mask(command, member)
         try:
             outcome = self.engine.handle(self.state, command, self.entropy)
         except Refusal as refusal:
-            raise ProtocolError.from_refusal(
-                refusal.code, self.scrub(refusal.message, member)
-            ) from None
+            message = refusal.message
+            for fake, real in swaps.items():
+                message = message.replace(fake, real)
+            raise ProtocolError.from_refusal(refusal.code, self.scrub(message, member)) from None
         except Exception as exc:  # a bug or a plugin: contained, reported, state unchanged
             log.exception("encounter %s: command %s crashed", self.id, command.type)
             self.notify_gm(
@@ -310,7 +343,7 @@ class Room:
                 },
             )
             raise ProtocolError(
-                "internal_error",
+                "encounter_crashed",
                 f"The server failed while handling '{command.type}'; nothing changed.",
             ) from None
         first = self.state.seq + 1

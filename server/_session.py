@@ -77,6 +77,8 @@ class Session:
         self.close_code: int | None = None
         self.close_reason = ""
         self._cancel = trio.CancelScope()
+        #: Notifications to send once the current request's reply is queued.
+        self._after_reply: list[tuple[str, dict[str, Any]]] = []
 
     # -- output ---------------------------------------------------------------------------
 
@@ -181,6 +183,7 @@ class Session:
             rid = request.id
             result = await self.dispatch(request.method, request.params)
         except ProtocolError as err:
+            self._after_reply.clear()
             self.error(err.request_id if rid is None else rid, err)
             return
         except Exception:
@@ -193,6 +196,9 @@ class Session:
             )
             return
         self.reply(rid, result)
+        for method, params in self._after_reply:
+            self.push(method, params)
+        self._after_reply.clear()
 
     # -- requests --------------------------------------------------------------------------
 
@@ -262,8 +268,8 @@ class Session:
             "snapshot": room.snapshot(member) if events is None else None,
             "events": [e["event"] for e in events] if events is not None else None,
         }
-        for prompt in room.prompts_for(member):
-            self.push("prompt", prompt)
+        # Right after the reply: the decisions this seat may still answer.
+        self._after_reply.extend(("prompt", p) for p in room.prompts_for(member))
         return result
 
     async def m_create_seat(self, params: CreateSeatParams) -> dict[str, Any]:
@@ -303,15 +309,6 @@ class Session:
         kind = params.type
         cparams = params.params
         room.capability_check(member, kind)
-        if not member.full_view:
-            hidden = {c.id for c in room.state.creatures.values() if c.hidden}
-            for value in cparams.values():
-                names = value if isinstance(value, list) else [value]
-                for name in names:
-                    if isinstance(name, str) and name in hidden:
-                        raise ProtocolError(
-                            "unknown_creature", f"There is no creature {name!r} in this encounter."
-                        )
         job = Job(member.actor, Command(kind, cparams, member.actor), member)
         return await self._submit(room, job)
 

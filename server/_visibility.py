@@ -28,6 +28,28 @@ def _mentions(value: Any, ids: set[str]) -> bool:
     return False
 
 
+def hidden_names(state: EncounterState) -> list[str]:
+    """Names of hidden creatures, longest first (so "Ogre Chief" goes before "Ogre")."""
+    return sorted(
+        {c.name for c in state.creatures.values() if c.hidden and c.name}, key=len, reverse=True
+    )
+
+
+def scrub_names(value: Any, names: list[str]) -> Any:
+    """``value`` with every hidden name in its text replaced by "someone"."""
+    if not names:
+        return value
+    if isinstance(value, str):
+        for name in names:
+            value = value.replace(name, "someone")
+        return value
+    if isinstance(value, dict):
+        return {k: scrub_names(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_names(v, names) for v in value]
+    return value
+
+
 def _without(items: Iterable[Any], ids: set[str]) -> list[Any]:
     return [i for i in items if not _mentions(i, ids)]
 
@@ -55,7 +77,10 @@ def event_for(event: dict[str, Any], state: EncounterState, full: bool) -> dict[
             if members:
                 entries.append({**entry, "members": members})
         return {**event, "entries": entries}
-    return HIDDEN_EVENT if _mentions(event, ids) else event
+    if _mentions(event, ids):
+        return HIDDEN_EVENT
+    scrubbed: dict[str, Any] = scrub_names(event, hidden_names(state))
+    return scrubbed
 
 
 def snapshot_for(state: EncounterState, full: bool) -> dict[str, Any]:
@@ -95,14 +120,13 @@ def snapshot_for(state: EncounterState, full: bool) -> dict[str, Any]:
         data["resources"] = None
     if data["maneuver"] is not None and _mentions(data["maneuver"], ids):
         data["maneuver"] = None
-    return data
+    scrubbed: dict[str, Any] = scrub_names(data, hidden_names(state))
+    return scrubbed
 
 
 def scrub(message: str, state: EncounterState, full: bool) -> str:
     """An error sentence with hidden creatures' names replaced by "someone"."""
     if full:
         return message
-    for c in state.creatures.values():
-        if c.hidden and c.name:
-            message = message.replace(c.name, "someone")
-    return message
+    result: str = scrub_names(message, hidden_names(state))
+    return result
