@@ -123,6 +123,7 @@ class ZonekeepServer:
         self._nursery: trio.Nursery | None = None
         self._counter = 0
         self._ws_server: Any = None
+        self._all_gone = trio.Event()
 
     # -- what clients are told ------------------------------------------------------------
 
@@ -313,6 +314,8 @@ class ZonekeepServer:
             await session.run()
         finally:
             self.sessions.discard(session)
+            if not self.sessions:
+                self._all_gone.set()
 
     async def run(
         self, *, task_status: trio.TaskStatus[ZonekeepServer] = trio.TASK_STATUS_IGNORED
@@ -338,15 +341,20 @@ class ZonekeepServer:
             task_status.started(self)
 
     async def shutdown(self, reason: str = "the server is shutting down") -> None:
-        """Tell every client, finish in-flight commands, close connections with 1001."""
-        for session in list(self.sessions):
-            session.push("closing", {"reason": reason})
-        await trio.sleep(0)
-        with trio.move_on_after(5):
+        """Say ``closing`` to every client, answer the commands in flight (reading no new
+        ones), let the rooms finish what is queued, then close every connection with 1001."""
+        sessions = list(self.sessions)
+        for session in sessions:
+            session.begin_shutdown(reason)
+        with trio.move_on_after(10):
+            if self.sessions:
+                self._all_gone = trio.Event()
+                await self._all_gone.wait()  # each handler ends once its client is told
             for room in list(self.rooms.values()):
-                await room.drain()  # commands already queued finish and are broadcast
-            if self._ws_server is not None:
-                await self._ws_server.aclose()
+                await room.drain()
+        if self._ws_server is not None:
+            with trio.move_on_after(5):
+                await self._ws_server.aclose(code=1001, reason="going away")
         if self._nursery is not None:
             self._nursery.cancel_scope.cancel()
 

@@ -256,6 +256,8 @@ class Room:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Handle commands one at a time; apply defaults when decisions time out."""
+        self._update_prompts()  # decisions already pending (a restored encounter) get deadlines
+        self._update_turn_timer()
         task_status.started()
         while True:
             deadline = min(self.deadlines.values(), default=math.inf)

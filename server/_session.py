@@ -41,6 +41,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("zonekeep.session")
 
+#: Close code for a server shutdown.
+GOING_AWAY = 1001
+#: Seconds a closing connection's writer gets to finish the frame it is writing.
+WRITE_GRACE = 1.0
+#: Seconds the closing handshake may take before the connection is dropped.
+CLOSE_GRACE = 2.0
+
 
 class TokenBucket:
     """``rate`` tokens a second, up to ``burst``; time comes from trio's clock."""
@@ -77,6 +84,9 @@ class Session:
         self.close_code: int | None = None
         self.close_reason = ""
         self._cancel = trio.CancelScope()
+        self._recv_scope = trio.CancelScope()
+        self.stopping = False
+        self._busy = False
         #: Notifications to send once the current request's reply is queued.
         self._after_reply: list[tuple[str, dict[str, Any]]] = []
 
@@ -103,15 +113,32 @@ class Session:
         self._queue({"id": rid, "error": err.to_wire()})
 
     def close(self, code: int, reason: str) -> None:
-        """Close the connection soon with ``code`` (the writer sends the close frame)."""
-        if self.close_code is None:
-            self.close_code = code
-            self.close_reason = reason
-            self._cancel.cancel()
+        """Close the connection with ``code``: stop reading at once, drop what is still
+        queued, let a frame being written finish (for up to ``CLOSE_GRACE`` seconds),
+        then send the close frame."""
+        if self.close_code is not None:
+            return
+        self.close_code = code
+        self.close_reason = reason
+        self._recv_scope.cancel()
+        self._out_send.close()
+        self._cancel.deadline = trio.current_time() + WRITE_GRACE
+        for room in list(self.server.rooms.values()):
+            room.remove_session(self)  # broadcasts stop reaching it at once
+
+    def begin_shutdown(self, reason: str) -> None:
+        """Server shutdown: say ``closing``, read nothing new, answer what is in flight,
+        flush the outbox, then close with 1001."""
+        self.push("closing", {"reason": reason})
+        self.stopping = True
+        if not self._busy:
+            self._recv_scope.cancel()
 
     async def _writer(self) -> None:
         try:
             async for text in self._out_recv:
+                if self.close_code is not None and self.close_code != GOING_AWAY:
+                    return  # closing for a fault: what is still queued is dropped
                 await self.ws.send(text)
         except ConnectionClosed:
             self._cancel.cancel()
@@ -124,26 +151,39 @@ class Session:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._writer)
                     await self._reader()
-                    nursery.cancel_scope.cancel()
+                    if self.stopping and self.close_code is None:
+                        # Shutdown: flush everything queued, then close with 1001.
+                        self.close_code, self.close_reason = GOING_AWAY, "going away"
+                        self._out_send.close()
+                        self._cancel.deadline = trio.current_time() + CLOSE_GRACE
+                    elif self.close_code is None:
+                        nursery.cancel_scope.cancel()
         finally:
             for room in list(self.server.rooms.values()):
                 room.remove_session(self)
         if self.close_code is not None:
-            with trio.move_on_after(2):
+            with trio.move_on_after(CLOSE_GRACE):
                 await self.ws.aclose(self.close_code, self.close_reason)
 
     async def _reader(self) -> None:
         idle = self.limits.idle_timeout_seconds
-        while True:
-            with trio.move_on_after(idle) as timer:
+        while not self.stopping and self.close_code is None:
+            self._recv_scope = trio.CancelScope()
+            with self._recv_scope, trio.move_on_after(idle) as timer:
                 try:
                     raw = await self.ws.recv()
                 except ConnectionClosed:
                     return
+            if self._recv_scope.cancel_called:
+                return
             if timer.cancelled_caught:
                 self.close(4001, "idle timeout")
                 return
-            await self.handle_raw(raw)
+            self._busy = True
+            try:
+                await self.handle_raw(raw)
+            finally:
+                self._busy = False
 
     async def handle_raw(self, raw: str | bytes) -> None:
         if not self.bucket.take():
