@@ -566,3 +566,16 @@ class NoteAdded(Event):
 @attrs.frozen
 class NoteRemoved(Event):
     note: str
+
+
+@event_type("rewound")
+@attrs.frozen
+class Rewound(Event):
+    """The GM (``by``) rewound the encounter to how it was right after event ``to_seq``.
+
+    Nothing is erased: the events after ``to_seq`` stay in the log (the audit trail)
+    and this event follows them; the state after it equals the state at ``to_seq``.
+    """
+
+    to_seq: int
+    by: str = "gm"

@@ -203,11 +203,33 @@ def apply_event(state: EncounterState, event: ev.Event) -> None:
 
 
 def replay(events: Iterable[ev.Event]) -> EncounterState:
-    """Fold ``events`` from an empty state. The first must be ``encounter_created``."""
+    """Fold ``events`` from an empty state. The first must be ``encounter_created``.
+
+    A ``rewound`` event brings the state back to how it was after event ``to_seq``
+    (the events in between stay in the log); ``seq`` keeps counting every event.
+    """
+    log: list[ev.Event] = []
     state = EncounterState()
     for e in events:
-        apply_event(state, e)
+        log.append(e)
+        if isinstance(e, ev.Rewound):
+            state = rewind(log[: e.to_seq])
+            state.seq = len(log)
+        else:
+            apply_event(state, e)
     return state
+
+
+def rewind(prefix: list[ev.Event]) -> EncounterState:
+    """The state after the events of ``prefix`` (which may itself contain rewinds)."""
+    return replay(prefix)
+
+
+@reducer(ev.Rewound)
+def _rewound(s: EncounterState, e: ev.Rewound) -> None:
+    raise ValueError(
+        "a 'rewound' event needs the log before it: fold it with replay(), not apply_event()"
+    )
 
 
 def _pair(a: str, b: str) -> tuple[str, str]:

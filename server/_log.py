@@ -44,6 +44,7 @@ from zonekeep.sdk import (
     PositionTaken,
     Readied,
     ReadiedCleared,
+    Rewound,
     RollRecord,
     RoundEnded,
     RoundStarted,
@@ -233,6 +234,8 @@ def describe(event: Event, state: EncounterState) -> str | None:
             return f"GM note{' (hidden)' if event.note.hidden else ''}: {event.note.text}"
         case NoteRemoved():
             return None
+        case Rewound():
+            return f"The GM rewinds the encounter to event {event.to_seq}."
         case Sprinted():
             return f"{n(event.creature)} sprints."
     return f"[{event.type}]"
