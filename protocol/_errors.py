@@ -31,6 +31,7 @@ PROTOCOL_ERRORS: dict[str, int] = {
     "internal_error": 6000,
     "encounter_crashed": 6001,
     "plugin_error": 6002,
+    "store_unavailable": 6003,
 }
 
 #: Refusal codes of the rules engine that the wire reports as permission errors.

@@ -425,6 +425,21 @@ class Notification:
     params: dict[str, Any]
 
 
+@attrs.frozen
+class RewindParams:
+    """``rewind`` params (GM): the encounter and the ``seq`` to go back to."""
+
+    encounter: str
+    to_seq: int = attrs.field(validator=_non_negative)
+
+
+@attrs.frozen
+class RewindResult:
+    """``rewind`` result: the seq of the ``rewound`` event."""
+
+    seq: int
+
+
 #: Request method -> (params class, result class).
 METHODS: dict[str, tuple[type[Any], type[Any]]] = {
     "hello": (HelloParams, HelloResult),
@@ -437,6 +452,7 @@ METHODS: dict[str, tuple[type[Any], type[Any]]] = {
     "snapshot": (SnapshotParams, SnapshotResult),
     "leave": (LeaveParams, LeaveResult),
     "ping": (PingParams, PingResult),
+    "rewind": (RewindParams, RewindResult),
 }
 
 #: Notification method -> params class.

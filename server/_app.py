@@ -13,7 +13,7 @@ import logging
 import signal
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import cattrs
@@ -35,17 +35,27 @@ from zonekeep.sdk import (
     describe_errors,
     load_arena,
     parse_arena,
+    state_to_dict,
 )
 
 from ._encounter_file import EncounterFile
 from ._engine import Engine
-from ._room import Room
+from ._room import Grant, Room
 from ._session import Session
-from ._store import EventStore, InMemoryStore
+from ._store import EventStore, InMemoryStore, StoreError
 
 log = logging.getLogger("zonekeep.server")
 
 VERSION = "0.1.0"
+
+
+def default_data_dir() -> Path:
+    """Where encounters are kept unless the operator says otherwise:
+    ``$XDG_DATA_HOME/zonekeep``, else ``~/.local/share/zonekeep``."""
+    import os
+
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "zonekeep"
 
 
 def default_arena_dirs() -> tuple[Path, ...]:
@@ -80,6 +90,12 @@ class ServerConfig:
     limits: Limits = attrs.field(factory=Limits)
     arena_dirs: tuple[Path, ...] = attrs.field(factory=default_arena_dirs)
     reaction_seconds: float | None = None
+    #: ``"sqlite"`` (durable, the default) or ``"memory"`` (lost on restart).
+    store: Literal["sqlite", "memory"] = "sqlite"
+    data_dir: Path = attrs.field(factory=default_data_dir, converter=Path)
+    #: ``"full"``: every event durable before anyone sees it; ``"normal"``: faster, may
+    #: lose the last moments on a power cut (see docs/storage.md).
+    durability: Literal["full", "normal"] = "full"
 
 
 def load_config(path: str | Path) -> ServerConfig:
@@ -115,7 +131,9 @@ class ZonekeepServer:
     ) -> None:
         self.config = config or ServerConfig()
         self.engine = engine or Engine()
-        self.store = store or InMemoryStore()
+        #: Set by :meth:`run` from the config when not given.
+        self.store: EventStore = store if store is not None else InMemoryStore()
+        self._open_store = store is None and self.config.store == "sqlite"
         self.entropy = entropy
         self.rooms: dict[str, Room] = {}
         self.sessions: set[Session] = set()
@@ -189,8 +207,11 @@ class ZonekeepServer:
         arena: Arena,
         creatures: list[sdk.Creature],
         options: EncounterOptions | None = None,
-    ) -> Room:
-        """Create an encounter and start its loop under the server's nursery."""
+    ) -> tuple[Room, str]:
+        """Create an encounter, store it, and start its loop under the server's nursery.
+
+        Returns the room and its GM token.
+        """
         if self._nursery is None:
             raise RuntimeError("the server is not running")
         if len(self.rooms) >= self.config.limits.max_encounters:
@@ -198,6 +219,8 @@ class ZonekeepServer:
                 "too_many_connections", "This server hosts as many encounters as it can."
             )
         eid = self._new_id()
+        while eid in self.rooms:
+            eid = self._new_id()
         try:
             outcome = self.engine.create(eid, creatures, options=options, name=name, arena=arena)
         except Refusal as refusal:
@@ -211,11 +234,16 @@ class ZonekeepServer:
             reaction_seconds=self.config.reaction_seconds,
             max_members=self.config.limits.max_connections_per_encounter,
         )
-        self.store.append(eid, 1, outcome.events)
-        room.grant("gm")
+        try:
+            await self.store.append(eid, 1, outcome.events, snapshot=state_to_dict(outcome.state))
+        except StoreError as exc:
+            raise ProtocolError(
+                "store_unavailable", f"The encounter could not be saved: {exc}"
+            ) from None
+        token = await room.grant("gm")
         self.rooms[eid] = room
         await self._nursery.start(self._guarded, room)
-        return room
+        return room, token
 
     async def _guarded(
         self, room: Room, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
@@ -231,7 +259,7 @@ class ZonekeepServer:
                 {"encounter": room.id, "message": f"The encounter stopped: {exc!r}"},
             )
 
-    async def create_room_from_request(self, params: CreateEncounterParams) -> Room:
+    async def create_room_from_request(self, params: CreateEncounterParams) -> tuple[Room, str]:
         """``create_encounter``: check the server key, the arena and the roster, then create."""
         key = self.config.server_key
         if key is not None:
@@ -283,16 +311,67 @@ class ZonekeepServer:
                 raise _roster_error(str(exc).replace("\n", "; ")) from None
         raise _roster_error("'arena' must be a bundled arena's name or an arena object.")
 
-    async def open_encounter_file(self, spec: EncounterFile) -> Room:
-        """Create an encounter from a file and run its setup (surprise and positions)."""
+    async def open_encounter_file(self, spec: EncounterFile) -> tuple[Room, str]:
+        """Create an encounter from a file and run its setup (surprise and positions).
+
+        Returns the room and its GM token.
+        """
         from zonekeep.sdk import GM_ACTOR, Command
 
-        room = await self.create_room(spec.name, spec.arena, list(spec.creatures), spec.options)
-        for hazard in spec.hazards:
-            room.apply(Command("add_hazard", attrs.asdict(hazard), GM_ACTOR))
-        room.apply(Command("set_surprise", {"surprised": list(spec.surprised)}, GM_ACTOR))
-        room.apply(Command("place", {"positions": dict(spec.positions)}, GM_ACTOR))
-        return room
+        from ._room import Job
+
+        room, token = await self.create_room(
+            spec.name, spec.arena, list(spec.creatures), spec.options
+        )
+        setup = [Command("add_hazard", attrs.asdict(h), GM_ACTOR) for h in spec.hazards]
+        setup += [
+            Command("set_surprise", {"surprised": list(spec.surprised)}, GM_ACTOR),
+            Command("place", {"positions": dict(spec.positions)}, GM_ACTOR),
+        ]
+        for command in setup:
+            job = await room.submit(Job(GM_ACTOR, command, None))
+            if job.error is not None:
+                raise job.error
+        return room, token
+
+    async def restore(self) -> int:
+        """Bring back every unfinished encounter from the store: same state, seq and seats.
+
+        Pending decisions get fresh deadlines when their rooms start. Returns how many.
+        """
+        assert self._nursery is not None
+        count = 0
+        for stored in await self.store.unfinished():
+            state = await self._rebuild(stored)
+            if state is None:
+                continue
+            room = Room(
+                stored.id,
+                self.engine,
+                self.store,
+                state,
+                entropy=self.entropy,
+                reaction_seconds=self.config.reaction_seconds,
+                max_members=self.config.limits.max_connections_per_encounter,
+            )
+            room.grants = [Grant(g.token_hash, g.role, g.player) for g in stored.grants]  # type: ignore[arg-type]
+            self.rooms[stored.id] = room
+            await self._nursery.start(self._guarded, room)
+            count += 1
+        return count
+
+    async def _rebuild(self, stored: Any) -> sdk.EncounterState | None:
+        tail = await self.store.read(stored.id, stored.snapshot_seq)
+        if stored.snapshot is not None and not any(isinstance(e, sdk.Rewound) for _, e in tail):
+            state: sdk.EncounterState = converter.structure(stored.snapshot, sdk.EncounterState)
+            for _, event in tail:
+                sdk.apply_event(state, event)
+            return state
+        everything = [e for _, e in await self.store.read(stored.id)]
+        if not everything:
+            log.error("encounter %s has no events in the store; skipped", stored.id)
+            return None
+        return sdk.replay(everything)
 
     # -- serving ----------------------------------------------------------------------------------
 
@@ -317,6 +396,16 @@ class ZonekeepServer:
             if not self.sessions:
                 self._all_gone.set()
 
+    async def open_store(self) -> None:
+        """Open the configured store (once); :class:`StoreError` if it cannot be used."""
+        if self._open_store:
+            from ._sqlite import SqliteStore
+
+            self.store = await SqliteStore.open(
+                self.config.data_dir / "zonekeep.sqlite3", durability=self.config.durability
+            )
+            self._open_store = False
+
     async def run(
         self, *, task_status: trio.TaskStatus[ZonekeepServer] = trio.TASK_STATUS_IGNORED
     ) -> None:
@@ -324,8 +413,15 @@ class ZonekeepServer:
         limits = self.config.limits
         listeners = await trio.open_tcp_listeners(self.config.port, host=self.config.host)
         self.port = listeners[0].socket.getsockname()[1]
+        await self.open_store()
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            started = trio.current_time()
+            restored = await self.restore()
+            if restored:
+                log.info(
+                    "restored %d encounter(s) in %.3f s", restored, trio.current_time() - started
+                )
             self._ws_server = await nursery.start(
                 lambda task_status: serve(
                     self._handler,
@@ -366,6 +462,7 @@ def _roster_error(message: str) -> ProtocolError:
 
 async def serve_until_signalled(server: ZonekeepServer, on_ready: Any = None) -> None:
     """Run ``server`` until SIGINT or SIGTERM, then shut it down gracefully."""
+    await server.open_store()  # a store that cannot be opened stops us here, plainly
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(server.run)

@@ -17,6 +17,7 @@ from ._encounter_file import EncounterFileError, load_encounter
 from ._engine import Engine
 from ._log import describe
 from ._play import open_table, play_to_end
+from ._store import StoreError
 
 
 def _play(args: argparse.Namespace) -> int:
@@ -58,6 +59,9 @@ def _serve(args: argparse.Namespace) -> int:
         host=args.host if args.host is not None else config.host,
         port=args.port if args.port is not None else config.port,
         server_key=args.server_key if args.server_key is not None else config.server_key,
+        data_dir=args.data_dir if args.data_dir is not None else config.data_dir,
+        store=args.store if args.store is not None else config.store,
+        durability=args.durability if args.durability is not None else config.durability,
     )
     spec = None
     if args.example:
@@ -75,14 +79,14 @@ def _serve(args: argparse.Namespace) -> int:
             f"zonekeep {VERSION} serving on {url}  (health: http://{host}:{running.port}/healthz)"
         )
         if spec is not None:
-            room = await running.open_encounter_file(spec)
+            room, gm_token = await running.open_encounter_file(spec)
             print(f"\nEncounter '{spec.name}' is ready: {room.id}")
-            print(f"  GM token:         {room.grants[0].token}")
+            print(f"  GM token:         {gm_token}")
             players = sorted({c.controller for c in spec.creatures if c.controller != "gm"})
             for player in players:
                 names = ", ".join(c.name for c in spec.creatures if c.controller == player)
-                print(f"  seat {player + ':':<12} {room.grant('player', player)}   ({names})")
-            print(f"  spectators:       {room.grant('spectator')}")
+                print(f"  seat {player + ':':<12} {await room.grant('player', player)}   ({names})")
+            print(f"  spectators:       {await room.grant('spectator')}")
             print(
                 "\nConnect with any client: send hello, then "
                 f'join {{"encounter": "{room.id}", "token": "<a token above>"}}.'
@@ -91,6 +95,9 @@ def _serve(args: argparse.Namespace) -> int:
 
     try:
         trio.run(serve_until_signalled, server, ready)
+    except StoreError as exc:
+        print(f"zonekeep: {exc}", file=sys.stderr)
+        return 1
     except OSError as exc:
         print(
             f"zonekeep: cannot listen on {config.host}:{config.port}: {exc.strerror}",
@@ -123,6 +130,20 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--server-key", default=None, help="require this key to create encounters")
     serve.add_argument(
         "--example", default=None, help="open this encounter file at start and print its tokens"
+    )
+    serve.add_argument(
+        "--data-dir",
+        default=None,
+        help="where encounters are kept (default ~/.local/share/zonekeep)",
+    )
+    serve.add_argument(
+        "--store", choices=("sqlite", "memory"), default=None, help="sqlite (default) or memory"
+    )
+    serve.add_argument(
+        "--durability",
+        choices=("full", "normal"),
+        default=None,
+        help="full (default): durable before anyone sees it; normal: faster (docs/storage.md)",
     )
     serve.set_defaults(func=_serve)
     return parser

@@ -8,10 +8,12 @@ passes, it applies the decision's default (RULINGS: the reaction is not taken).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import hmac
 import logging
 import math
 import secrets
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
@@ -28,11 +30,14 @@ from zonekeep.sdk import (
     OverrideApplied,
     RandomEntropy,
     Refusal,
+    Rewound,
     event_to_dict,
+    replay,
+    state_to_dict,
 )
 
 from ._engine import Engine
-from ._store import EventStore
+from ._store import EventStore, StoredGrant, StoreError
 from ._visibility import event_for, hidden_ids, hidden_names, scrub, scrub_names, snapshot_for
 
 if TYPE_CHECKING:
@@ -45,11 +50,19 @@ Role = Literal["gm", "player", "spectator"]
 
 @attrs.frozen
 class Grant:
-    """A secret that lets a connection join with a role; players carry their player id."""
+    """What a token lets a connection do: a role, and a player id for players.
 
-    token: str
+    Only the token's SHA-256 is kept (in memory and in the store); the token itself
+    is shown once, to whoever asked for it.
+    """
+
+    token_hash: str
     role: Role
     player: str | None = None
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 @attrs.define
@@ -80,6 +93,8 @@ class Job:
     actor: Actor
     command: Command
     member: Member | None
+    #: ``"command"`` for the engine, ``"rewind"`` for a GM rewind (``params.to_seq``).
+    kind: str = "command"
     done: trio.Event = attrs.field(factory=trio.Event)
     result: dict[str, Any] | None = None
     error: ProtocolError | None = None
@@ -121,21 +136,32 @@ class Room:
         #: The turn timer: (creature, round, when), if the encounter has one.
         self.turn_deadline: tuple[str, int, float] | None = None
         self.crashed: str | None = None
+        #: Events between snapshots in the store.
+        self.snapshot_every = 200
         #: The inbox: jobs, or ``None`` to wake the loop when a deadline changed.
         self._inbox_send, self._inbox = trio.open_memory_channel[Job | None](64)
 
     # -- seats --------------------------------------------------------------------------
 
-    def grant(self, role: Role, player: str | None = None) -> str:
+    async def grant(self, role: Role, player: str | None = None) -> str:
+        """A new token for ``role`` (stored, as a hash, before it is handed out)."""
         token = new_token()
-        self.grants.append(Grant(token, role, player))
+        grant = Grant(token_hash(token), role, player)
+        try:
+            await self.store.add_grant(self.id, StoredGrant(grant.token_hash, role, player))
+        except StoreError as exc:
+            raise ProtocolError(
+                "store_unavailable", f"The seat could not be saved: {exc}"
+            ) from None
+        self.grants.append(grant)
         return token
 
     def find_grant(self, token: str) -> Grant | None:
-        """The grant for ``token``, comparing every candidate in constant time."""
+        """The grant for ``token``, comparing every candidate's hash in constant time."""
+        wanted = token_hash(token).encode()
         found = None
         for grant in self.grants:
-            if hmac.compare_digest(grant.token.encode(), token.encode()):
+            if hmac.compare_digest(grant.token_hash.encode(), wanted):
                 found = grant
         return found
 
@@ -161,9 +187,9 @@ class Room:
     def snapshot(self, member: Member) -> dict[str, Any]:
         return snapshot_for(self.state, member.full_view)
 
-    def events_since(self, member: Member, last_seq: int) -> list[dict[str, Any]] | None:
+    async def events_since(self, member: Member, last_seq: int) -> list[dict[str, Any]] | None:
         """The events after ``last_seq`` as ``member`` may see them, or ``None`` if trimmed."""
-        if last_seq + 1 < self.store.oldest_kept(self.id):
+        if last_seq + 1 < await self.store.oldest_kept(self.id):
             return None
         return [
             {
@@ -171,7 +197,7 @@ class Room:
                 "seq": seq,
                 "event": event_for(event_to_dict(e), self.state, member.full_view),
             }
-            for seq, e in self.store.read(self.id, last_seq)
+            for seq, e in await self.store.read(self.id, last_seq)
         ]
 
     def prompts_for(self, member: Member) -> list[dict[str, Any]]:
@@ -271,36 +297,43 @@ class Room:
             if woken:
                 continue
             if job is None:
-                self._expire(trio.current_time())
+                await self._expire(trio.current_time())
                 continue
             if job.command is _DRAIN:
                 job.done.set()
                 continue
+            if job.kind == "rewind":
+                try:
+                    job.result = await self.rewind(int(job.command.params["to_seq"]), "gm")
+                except ProtocolError as exc:
+                    job.error = exc
+                job.done.set()
+                continue
             try:
-                job.result = self.apply(job.command, job.member)
+                job.result = await self.apply(job.command, job.member)
             except ProtocolError as exc:
                 job.error = exc
             job.done.set()
 
-    def _expire(self, now: float) -> None:
+    async def _expire(self, now: float) -> None:
         """Apply what the clock decides: defaults for overdue decisions, the turn timer."""
         for did, at in sorted(self.deadlines.items(), key=lambda kv: kv[1]):
             if at > now:
                 continue
             self.deadlines.pop(did, None)
             if self.state.decision(did) is not None:
-                self._system(Command("decision_timeout", {"decision": did}, SYSTEM_ACTOR))
+                await self._system(Command("decision_timeout", {"decision": did}, SYSTEM_ACTOR))
         timer = self.turn_deadline
         if timer is not None and timer[2] <= now:
             self.turn_deadline = None
             creature, round_, _ = timer
             s = self.state
             if s.active == creature and s.round == round_ and s.maneuver is None:
-                self._system(Command("end_turn", {"creature": creature}, SYSTEM_ACTOR))
+                await self._system(Command("end_turn", {"creature": creature}, SYSTEM_ACTOR))
 
-    def _system(self, command: Command) -> None:
+    async def _system(self, command: Command) -> None:
         try:
-            self.apply(command)
+            await self.apply(command)
         except ProtocolError as err:  # the state moved on; nothing to apply
             log.info("encounter %s: %s not applied: %s", self.id, command.type, err.message)
 
@@ -321,8 +354,10 @@ class Room:
             self.turn_deadline = (*key, trio.current_time() + seconds)
             self._wake()
 
-    def apply(self, command: Command, member: Member | None = None) -> dict[str, Any]:
+    async def apply(self, command: Command, member: Member | None = None) -> dict[str, Any]:
         """Run one command through the engine, store and broadcast its events.
+
+        Only the room's loop calls this, one command at a time (use :meth:`submit`).
 
         Raises :class:`ProtocolError` for a refusal (rules or permission) or a crash of
         the rules; in every such case the state is unchanged.
@@ -349,7 +384,7 @@ class Room:
                 f"The server failed while handling '{command.type}'; nothing changed.",
             ) from None
         first = self.state.seq + 1
-        self.store.append(self.id, first, outcome.events)
+        await self.commit(first, outcome.events, outcome.state)
         before_hidden = hidden_ids(self.state)
         self.state = outcome.state
         self._broadcast(first, outcome.events, before_hidden)
@@ -357,7 +392,51 @@ class Room:
         self._update_turn_timer()
         return {"first_seq": first, "last_seq": self.state.seq}
 
-    def _broadcast(self, first: int, events: tuple[Event, ...], before_hidden: set[str]) -> None:
+    async def commit(self, first: int, events: Sequence[Event], after: EncounterState) -> None:
+        """The write-ahead step: store ``events`` (and a snapshot now and then) before
+        anything else happens; a failure refuses the command with nothing changed."""
+        every = self.snapshot_every
+        snapshot = state_to_dict(after) if after.seq // every > self.state.seq // every else None
+        try:
+            await self.store.append(
+                self.id, first, events, snapshot=snapshot, finished=after.phase == "ended"
+            )
+        except StoreError as exc:
+            log.error("encounter %s: %s", self.id, exc)
+            raise ProtocolError(
+                "store_unavailable",
+                "The server could not save this command, so nothing changed. Tell the "
+                "server's operator (the disk may be full or read-only).",
+            ) from None
+
+    async def rewind(self, to_seq: int, by: str) -> dict[str, Any]:
+        """GM undo: append a ``rewound`` event and go back to the state after ``to_seq``.
+
+        Only the room's loop calls this (through a job), so nothing interleaves.
+        """
+        if not 1 <= to_seq < self.state.seq:
+            raise ProtocolError(
+                "invalid_params",
+                f"'to_seq' must be an earlier event, from 1 to {self.state.seq - 1}.",
+            )
+        history = [e for _, e in await self.store.read(self.id)]
+        event = Rewound(to_seq, by)
+        after = replay([*history, event])
+        first = self.state.seq + 1
+        await self.commit(first, (event,), after)
+        before_hidden = hidden_ids(self.state)
+        self.state = after
+        self._broadcast(first, (event,), before_hidden)
+        for member in list(self.members):
+            member.session.push(
+                "snapshot",
+                {"encounter": self.id, "seq": self.state.seq, "snapshot": self.snapshot(member)},
+            )
+        self._update_prompts()
+        self._update_turn_timer()
+        return {"seq": first}
+
+    def _broadcast(self, first: int, events: Sequence[Event], before_hidden: set[str]) -> None:
         revealed = bool(before_hidden - hidden_ids(self.state)) or any(
             isinstance(e, OverrideApplied) and e.field == "hidden" for e in events
         )

@@ -28,6 +28,7 @@ from zonekeep.protocol import (
     LeaveParams,
     PingParams,
     ProtocolError,
+    RewindParams,
     SnapshotParams,
     parse_params,
     parse_request,
@@ -277,14 +278,14 @@ class Session:
         return room, member
 
     async def m_create_encounter(self, params: CreateEncounterParams) -> dict[str, Any]:
-        room = await self.server.create_room_from_request(params)
-        grant = room.find_grant(room.grants[0].token)
+        room, token = await self.server.create_room_from_request(params)
+        grant = room.find_grant(token)
         assert grant is not None
         member = room.add_member(self, grant)
         self.rooms[room.id] = member
         return {
             "encounter": room.id,
-            "gm_token": grant.token,
+            "gm_token": token,
             "role": "gm",
             "seq": room.state.seq,
             "snapshot": room.snapshot(member),
@@ -300,7 +301,7 @@ class Session:
             raise ProtocolError("bad_token", "That token does not open this encounter.")
         member = room.add_member(self, grant)
         self.rooms[room.id] = member
-        events = room.events_since(member, last_seq) if last_seq is not None else None
+        events = await room.events_since(member, last_seq) if last_seq is not None else None
         result = {
             "role": member.role,
             "player": member.player,
@@ -335,13 +336,13 @@ class Session:
                     member,
                 )
                 await self._submit(room, job)
-        return {"token": room.grant("player", player), "player": player}
+        return {"token": await room.grant("player", player), "player": player}
 
     async def m_create_spectator_link(self, params: CreateSpectatorLinkParams) -> dict[str, Any]:
         room, member = self._room(params.encounter)
         assert member is not None
         _gm_only(member, "create spectator links")
-        return {"token": room.grant("spectator")}
+        return {"token": await room.grant("spectator")}
 
     async def m_command(self, params: CommandParams) -> dict[str, Any]:
         room, member = self._room(params.encounter)
@@ -384,6 +385,18 @@ class Session:
         room.remove_session(self)
         self.rooms.pop(room.id, None)
         return {}
+
+    async def m_rewind(self, params: RewindParams) -> dict[str, Any]:
+        room, member = self._room(params.encounter)
+        assert member is not None
+        _gm_only(member, "rewind the encounter")
+        job = Job(
+            member.actor,
+            Command("rewind", {"to_seq": params.to_seq}, member.actor),
+            member,
+            "rewind",
+        )
+        return await self._submit(room, job)
 
     async def m_ping(self, params: PingParams) -> dict[str, Any]:
         return {}

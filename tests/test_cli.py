@@ -140,7 +140,7 @@ def test_the_console_script_runs() -> None:
     assert "The encounter ends:" in proc.stdout
 
 
-def test_serve_prints_how_to_connect_and_stops_on_sigint() -> None:
+def test_serve_prints_how_to_connect_and_stops_on_sigint(tmp_path: Path) -> None:
     import signal
     import time
 
@@ -154,6 +154,8 @@ def test_serve_prints_how_to_connect_and_stops_on_sigint() -> None:
             "0",
             "--example",
             str(EXAMPLES / "goblin-ambush.json"),
+            "--data-dir",
+            str(tmp_path),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

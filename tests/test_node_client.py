@@ -26,7 +26,7 @@ import trio
 from zonekeep.server import ServerConfig, ZonekeepServer
 
 async def main():
-    server = ZonekeepServer(ServerConfig(port=0))
+    server = ZonekeepServer(ServerConfig(port=0, store="memory"))
     async with trio.open_nursery() as nursery:
         await nursery.start(server.run)
         print(server.port, flush=True)

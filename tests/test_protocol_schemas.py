@@ -55,6 +55,8 @@ from zonekeep.protocol import (
     PromptNotification,
     ProtocolError,
     Request,
+    RewindParams,
+    RewindResult,
     ServerInfo,
     SnapshotNotification,
     SnapshotParams,
@@ -204,6 +206,7 @@ def params_samples() -> dict[str, list[Any]]:
         "snapshot": [SnapshotParams("e1")],
         "leave": [LeaveParams("e1")],
         "ping": [PingParams()],
+        "rewind": [RewindParams("e1", 5)],
     }
 
 
@@ -227,6 +230,7 @@ def result_samples() -> dict[str, list[Any]]:
         "snapshot": [SnapshotResult(12, snapshot_data())],
         "leave": [LeaveResult()],
         "ping": [PingResult()],
+        "rewind": [RewindResult(13)],
     }
 
 

@@ -94,7 +94,7 @@ def provoked() -> EncounterHarness:
 def make_room(h: EncounterHarness) -> tuple[Room, Recorder]:
     """A room over the harness's state and events, with one recorded GM member."""
     store = InMemoryStore()
-    store.append("test", 1, h.events)
+    store.append_now("test", 1, h.events)
     room = Room("test", h.engine, store, h.state, reaction_seconds=REACTION_SECONDS)
     recorder = Recorder()
     room.members.append(Member(cast(Session, recorder), "gm"))

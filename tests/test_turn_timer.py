@@ -21,7 +21,7 @@ def started(options: EncounterOptions) -> EncounterHarness:
 async def test_the_turn_timer_ends_an_overdue_turn(autojump_clock: trio.testing.MockClock) -> None:
     h = started(EncounterOptions(turn_seconds=60))
     store = InMemoryStore()
-    store.append("t", 1, h.events)
+    store.append_now("t", 1, h.events)
     room = Room("t", h.engine, store, h.state)
     async with trio.open_nursery() as nursery:
         await nursery.start(room.run)
@@ -31,7 +31,7 @@ async def test_the_turn_timer_ends_an_overdue_turn(autojump_clock: trio.testing.
         assert room.state.active == "aria"
         await trio.sleep_until(start + 60.1)
         assert room.state.active == "gob"
-        ended = [e for _, e in store.read("t") if isinstance(e, TurnEnded)]
+        ended = [e for _, e in store.read_now("t") if isinstance(e, TurnEnded)]
         assert ended == [TurnEnded("aria")]
         # The next turn has its own 60 seconds.
         await trio.sleep_until(start + 119.9)

@@ -10,7 +10,7 @@ import trio
 from zonekeep.protocol import validate_server_message
 from zonekeep.sdk import RandomEntropy
 from zonekeep.sdk.client import ZonekeepClient, connect
-from zonekeep.server import Limits, ServerConfig, ZonekeepServer
+from zonekeep.server import InMemoryStore, Limits, ServerConfig, ZonekeepServer
 
 VALIDATED: list[int] = [0]
 
@@ -98,6 +98,7 @@ async def start_server(
     nursery: trio.Nursery, config: ServerConfig | None = None, **kw: Any
 ) -> Running:
     config = config or ServerConfig(port=0)
+    kw.setdefault("store", InMemoryStore())
     server = ZonekeepServer(config, entropy=kw.pop("entropy", RandomEntropy(7)), **kw)
     await nursery.start(server.run)
     return Running(server)

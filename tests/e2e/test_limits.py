@@ -79,6 +79,7 @@ async def setup_table(
     created = await gm.create_encounter(name, "tavern", creatures())
     eid = created["encounter"]
     tokens = {
+        "gm": created["gm_token"],
         "alice": (await gm.request("create_seat", encounter=eid, player="alice"))["token"],
         "bob": (await gm.request("create_seat", encounter=eid, player="bob"))["token"],
         "spectator": (await gm.request("create_spectator_link", encounter=eid))["token"],
@@ -202,7 +203,7 @@ async def test_a_full_encounter_refuses_joins_and_others_are_unaffected(
         assert refused.value.name == "not_joined"
         # The GM's own token opens no extra slot either.
         with pytest.raises(ClientError) as refused:
-            await other_gm.join(eid, _gm_token(running, eid))
+            await other_gm.join(eid, tokens["gm"])
         assert refused.value.name == "too_many_connections"
 
         # Those joined play on; joining again does not take a second slot.
@@ -224,11 +225,6 @@ async def test_a_full_encounter_refuses_joins_and_others_are_unaffected(
         with pytest.raises(ClientError) as refused:
             await alice.join(eid, tokens["alice"])
         assert refused.value.name == "too_many_connections"
-
-
-def _gm_token(running: Running, eid: str) -> str:
-    room = running.server.rooms[eid]
-    return next(g.token for g in room.grants if g.role == "gm")
 
 
 async def test_a_closed_connection_frees_its_slot(make_server: MakeServer) -> None:
