@@ -142,6 +142,8 @@ class ZonekeepServer:
         self._counter = 0
         self._ws_server: Any = None
         self._all_gone = trio.Event()
+        #: How many unfinished encounters were brought back from the store at start.
+        self.restored = 0
 
     # -- what clients are told ------------------------------------------------------------
 
@@ -417,7 +419,7 @@ class ZonekeepServer:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             started = trio.current_time()
-            restored = await self.restore()
+            restored = self.restored = await self.restore()
             if restored:
                 log.info(
                     "restored %d encounter(s) in %.3f s", restored, trio.current_time() - started
