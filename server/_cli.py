@@ -78,6 +78,11 @@ def _serve(args: argparse.Namespace) -> int:
         print(
             f"zonekeep {VERSION} serving on {url}  (health: http://{host}:{running.port}/healthz)"
         )
+        if config.store == "sqlite":
+            print(f"Encounters are kept in {config.data_dir}.")
+        if running.restored:
+            ids = ", ".join(sorted(running.rooms))
+            print(f"Brought back {running.restored} unfinished encounter(s): {ids}.")
         if spec is not None:
             room, gm_token = await running.open_encounter_file(spec)
             print(f"\nEncounter '{spec.name}' is ready: {room.id}")
