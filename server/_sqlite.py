@@ -155,6 +155,9 @@ class SqliteStore:
         """Write every pending append, batch after batch, each batch one transaction."""
         self._flushing = True
         try:
+            # Let the other tasks that are ready to append (often just woken by the
+            # previous commit) join this transaction before it starts.
+            await trio.lowlevel.checkpoint()
             while self._pending:
                 batch, self._pending = self._pending, []
                 try:
