@@ -134,6 +134,14 @@ from ._geometry import (
     target_weight,
 )
 from ._hookspecs import hookimpl, hookspec
+from ._plugin import (
+    SDK_VERSION,
+    PluginInfo,
+    VersionRangeError,
+    parse_range,
+    parse_version,
+    version_in_range,
+)
 from ._serial import (
     converter,
     creature_from_dict,
@@ -191,6 +199,7 @@ __all__ = [
     "PHASES",
     "PRONE",
     "RULE_ERRORS",
+    "SDK_VERSION",
     "SQUEEZING",
     "STABLE",
     "SURRENDERED",
@@ -257,6 +266,7 @@ __all__ = [
     "OverrideApplied",
     "Param",
     "Phase",
+    "PluginInfo",
     "PositionEffect",
     "PositionLeft",
     "PositionTaken",
@@ -287,6 +297,7 @@ __all__ = [
     "TurnResources",
     "TurnSkipped",
     "TurnStarted",
+    "VersionRangeError",
     "Zone",
     "ZoneEntered",
     "advance",
@@ -324,6 +335,8 @@ __all__ = [
     "movement_left",
     "parse_arena",
     "parse_dice",
+    "parse_range",
+    "parse_version",
     "path_distance",
     "range_refusal",
     "reactions_pending",
@@ -341,5 +354,6 @@ __all__ = [
     "state_to_dict",
     "take_position",
     "target_weight",
+    "version_in_range",
     "zone_room",
 ]

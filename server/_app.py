@@ -12,6 +12,7 @@ import json
 import logging
 import signal
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -80,6 +81,13 @@ class Limits:
     max_encounters: int = 1000
 
 
+def _names(value: Iterable[str]) -> tuple[str, ...]:
+    """Plugin names as a tuple; a single string is refused (it would become letters)."""
+    if isinstance(value, str):
+        raise TypeError(f"plugin names must be a list of strings, not the string {value!r}")
+    return tuple(value)
+
+
 @attrs.frozen
 class ServerConfig:
     """How a server runs. ``server_key``, when set, is needed to create encounters."""
@@ -96,6 +104,10 @@ class ServerConfig:
     #: ``"full"``: every event durable before anyone sees it; ``"normal"``: faster, may
     #: lose the last moments on a power cut (see docs/storage.md).
     durability: Literal["full", "normal"] = "full"
+    #: Third-party plugins to load; empty means every installed one (see ``_plugins.discover``).
+    plugins_enabled: tuple[str, ...] = attrs.field(default=(), converter=_names)
+    #: Plugins (third-party or built-in, such as ``"zonekeep.flanking"``) not to load.
+    plugins_disabled: tuple[str, ...] = attrs.field(default=(), converter=_names)
 
 
 def load_config(path: str | Path) -> ServerConfig:
@@ -130,7 +142,9 @@ class ZonekeepServer:
         entropy: Entropy | None = None,
     ) -> None:
         self.config = config or ServerConfig()
-        self.engine = engine or Engine()
+        self.engine = engine or Engine.from_config(
+            self.config.plugins_enabled, self.config.plugins_disabled
+        )
         #: Set by :meth:`run` from the config when not given.
         self.store: EventStore = store if store is not None else InMemoryStore()
         self._open_store = store is None and self.config.store == "sqlite"

@@ -23,6 +23,8 @@ from zonekeep.sdk._errors import Refusal
 from zonekeep.sdk._events import EncounterCreated, EncounterEnded, Event
 from zonekeep.sdk._state import EncounterState, apply_event
 
+from ._plugins import BUILT_IN, IN_PROCESS, LoadedPlugin, as_loaded, builtin_plugins, discover
+
 
 class PluginConflict(RuntimeError):
     """Two plugins declared the same command id."""
@@ -56,17 +58,21 @@ _PY_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+def _loaded(plugins: Iterable[object] | None) -> list[LoadedPlugin]:
+    return builtin_plugins() if plugins is None else [as_loaded(p) for p in plugins]
+
+
 def make_plugin_manager(plugins: Iterable[object] | None = None) -> pluggy.PluginManager:
     """A plugin manager with zonekeep's hookspecs and ``plugins`` registered.
 
-    ``None`` means :data:`zonekeep.plugins.default_plugins`.
+    ``None`` means :data:`zonekeep.plugins.default_plugins`. Items may be plugin
+    objects or :class:`~zonekeep.server._plugins.LoadedPlugin` (from
+    :func:`~zonekeep.server._plugins.discover`), registered under their names.
     """
-    from zonekeep.plugins import load_default_plugins
-
     pm = pluggy.PluginManager(_hookspecs.PROJECT)
     pm.add_hookspecs(_hookspecs)
-    for plugin in load_default_plugins() if plugins is None else plugins:
-        pm.register(plugin)
+    for loaded in _loaded(plugins):
+        pm.register(loaded.plugin, name=loaded.name)
     return pm
 
 
@@ -136,21 +142,44 @@ class Engine:
     """The rules engine: plugins, command specs and the pure command handler."""
 
     def __init__(self, plugins: Iterable[object] | None = None) -> None:
-        self.pm = make_plugin_manager(plugins)
+        loaded = _loaded(plugins)
+        self.pm = make_plugin_manager(loaded)
         self.hook = self.pm.hook
         self.commands: dict[str, CommandSpec] = {}
         owners: dict[str, str] = {}
+        sources = {p.name: p.source for p in loaded}
+
+        def who(name: str) -> str:
+            source = sources.get(name, IN_PROCESS)
+            local = source in (BUILT_IN, IN_PROCESS)
+            return f"{name!r}" + ("" if local else f" (from distribution {source!r})")
+
         for impl in self.hook.zonekeep_commands.get_hookimpls():
             specs = cast("Iterable[CommandSpec] | None", impl.function())
             for spec in specs or ():
                 if spec.id in self.commands:
                     raise PluginConflict(
                         f"command {spec.id!r} is declared by both plugin "
-                        f"{owners[spec.id]!r} and plugin {impl.plugin_name!r}"
+                        f"{who(owners[spec.id])} and plugin {who(impl.plugin_name)}"
                     )
                 self.commands[spec.id] = spec
                 owners[spec.id] = impl.plugin_name
         self.command_owners = owners
+        #: What runs, in load order, each with the commands it adds (see ``describe_plugins``).
+        self.plugins: tuple[LoadedPlugin, ...] = tuple(
+            attrs.evolve(p, commands=tuple(c for c, o in owners.items() if o == p.name))
+            for p in loaded
+        )
+
+    @classmethod
+    def from_config(cls, enabled: Iterable[str] = (), disabled: Iterable[str] = ()) -> Engine:
+        """An engine running the built-ins and the installed third-party plugins.
+
+        See :func:`~zonekeep.server._plugins.discover` for ``enabled`` and
+        ``disabled``; raises :class:`~zonekeep.server._plugins.PluginLoadError`
+        or :class:`PluginConflict`.
+        """
+        return cls(discover(enabled, disabled))
 
     # -- creating -------------------------------------------------------------
 
