@@ -148,6 +148,7 @@ class ZonekeepServer:
         #: Set by :meth:`run` from the config when not given.
         self.store: EventStore = store if store is not None else InMemoryStore()
         self._open_store = store is None and self.config.store == "sqlite"
+        self._owns_store = False
         self.entropy = entropy
         self.rooms: dict[str, Room] = {}
         self.sessions: set[Session] = set()
@@ -212,10 +213,12 @@ class ZonekeepServer:
     # -- rooms ---------------------------------------------------------------------------------
 
     def _new_id(self) -> str:
-        self._counter += 1
+        """A fresh encounter id: a counter for people, 48 random bits against clashes
+        with encounters already in the store (finished, imported, from an earlier run)."""
         import secrets
 
-        return f"e{self._counter}-{secrets.token_hex(3)}"
+        self._counter += 1
+        return f"e{self._counter}-{secrets.token_hex(6)}"
 
     async def create_room(
         self,
@@ -421,15 +424,25 @@ class ZonekeepServer:
                 self.config.data_dir / "zonekeep.sqlite3", durability=self.config.durability
             )
             self._open_store = False
+            self._owns_store = True
 
     async def run(
         self, *, task_status: trio.TaskStatus[ZonekeepServer] = trio.TASK_STATUS_IGNORED
     ) -> None:
         """Listen and serve until cancelled; ``task_status`` reports the server once listening."""
-        limits = self.config.limits
         listeners = await trio.open_tcp_listeners(self.config.port, host=self.config.host)
         self.port = listeners[0].socket.getsockname()[1]
         await self.open_store()
+        try:
+            await self._serve(listeners, task_status)
+        finally:
+            if self._owns_store:  # we opened it, we close it (folding the WAL into the file)
+                self._owns_store = False
+                with trio.CancelScope(shield=True):
+                    await self.store.aclose()
+
+    async def _serve(self, listeners: list[trio.SocketListener], task_status: Any) -> None:
+        limits = self.config.limits
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             started = trio.current_time()

@@ -6,17 +6,19 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import attrs
 
-from zonekeep.sdk import EncounterState, Event, RandomEntropy, event_to_dict
+from zonekeep.sdk import EncounterState, Event, RandomEntropy, event_to_dict, state_to_dict
 from zonekeep.sdk._arena import ArenaError
 
 from ._app import VERSION
 from ._encounter_file import EncounterFileError, load_encounter
-from ._engine import Engine
+from ._engine import Engine, PluginConflict
 from ._log import describe
 from ._play import open_table, play_to_end
+from ._plugins import PluginLoadError, describe_plugins
 from ._store import StoreError
 
 
@@ -70,7 +72,12 @@ def _serve(args: argparse.Namespace) -> int:
         except (EncounterFileError, ArenaError) as exc:
             print(exc, file=sys.stderr)
             return 2
-    server = ZonekeepServer(config)
+    try:
+        engine = Engine.from_config(config.plugins_enabled, config.plugins_disabled)
+    except (PluginLoadError, PluginConflict) as exc:
+        print(f"zonekeep: cannot load the plugins: {exc}", file=sys.stderr)
+        return 2
+    server = ZonekeepServer(config, engine=engine)
 
     async def ready(running: ZonekeepServer) -> None:
         host = config.host if ":" not in config.host else f"[{config.host}]"
@@ -109,6 +116,104 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    return 0
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    if args.data_dir is not None:
+        return Path(args.data_dir)
+    from ._app import default_data_dir
+
+    return default_data_dir()
+
+
+def _export(args: argparse.Namespace) -> int:
+    from ._export import ExportError, export_encounter, export_to_file
+
+    data_dir = _data_dir(args)
+    try:
+        if args.output is None:
+            export_encounter(data_dir, args.encounter, sys.stdout)
+            sys.stdout.flush()
+        else:
+            count = export_to_file(data_dir, args.encounter, args.output)
+            print(f"Exported {count} events of {args.encounter} to {args.output}.", file=sys.stderr)
+    except ExportError as exc:
+        print(f"zonekeep export: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        print(f"zonekeep export: {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from ._export import LogError, load_log, replay_log
+
+    try:
+        replayed = replay_log(load_log(args.file))
+    except LogError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return 2
+    out = sys.stdout
+    if args.json:
+        out.write(json.dumps(state_to_dict(replayed.state), indent=2, sort_keys=True) + "\n")
+        return 0
+    for sentence in replayed.sentences:
+        out.write(sentence + "\n")
+    out.write(f"\n{replayed.summary}\n")
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    import trio
+
+    from ._export import ExportError, LogError, import_log, load_log
+
+    try:
+        log = load_log(args.file)
+    except LogError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return 2
+    try:
+        done = trio.run(import_log, log, _data_dir(args), args.new_id)
+    except ExportError as exc:
+        print(f"zonekeep import: {exc}", file=sys.stderr)
+        return 2
+    except StoreError as exc:
+        print(f"zonekeep import: {exc}", file=sys.stderr)
+        return 1
+    s = done.state
+    print(
+        f"Imported encounter {done.encounter} ({done.events} events, round {s.round}, "
+        f"phase {s.phase!r}) into {done.store}."
+    )
+    print(f"  GM token: {done.gm_token}")
+    if done.finished:
+        print("It has ended, so a server keeps it in the store but does not bring it back to play.")
+    else:
+        print(
+            "A server started on this data directory brings it back; join it with the GM "
+            "token and create seats for the players (their old tokens were not exported)."
+        )
+    print("A server already running on this data directory does not see it until it is restarted.")
+    return 0
+
+
+def _plugins(args: argparse.Namespace) -> int:
+    from ._app import ServerConfig, load_config
+
+    try:
+        config = load_config(args.config) if args.config else ServerConfig()
+        engine = Engine.from_config(config.plugins_enabled, config.plugins_disabled)
+    except (ValueError, PluginLoadError, PluginConflict) as exc:
+        print(f"zonekeep: {exc}", file=sys.stderr)
+        return 2
+    print(describe_plugins(engine))
     return 0
 
 
@@ -151,6 +256,40 @@ def build_parser() -> argparse.ArgumentParser:
         help="full (default): durable before anyone sees it; normal: faster (docs/storage.md)",
     )
     serve.set_defaults(func=_serve)
+    plugins = sub.add_parser(
+        "plugins", help="list the plugins a server would load, their versions and commands"
+    )
+    plugins.add_argument(
+        "--config", default=None, help="a server config (plugins_enabled/disabled)"
+    )
+    plugins.set_defaults(func=_plugins)
+    data_help = "the server's data directory (default ~/.local/share/zonekeep)"
+    export = sub.add_parser(
+        "export", help="write an encounter's event log from the store as JSON Lines"
+    )
+    export.add_argument("encounter", help="the encounter id")
+    export.add_argument("--data-dir", default=None, help=data_help)
+    export.add_argument(
+        "-o", "--output", default=None, help="write to this file (default: standard output)"
+    )
+    export.set_defaults(func=_export)
+    replay_cmd = sub.add_parser(
+        "replay", help="check an exported log and print the fight it records"
+    )
+    replay_cmd.add_argument("file", help="an exported log (JSON Lines)")
+    replay_cmd.add_argument(
+        "--json", action="store_true", help="print the final state as JSON instead"
+    )
+    replay_cmd.set_defaults(func=_replay)
+    import_cmd = sub.add_parser(
+        "import", help="check an exported log and add it to the store as an encounter"
+    )
+    import_cmd.add_argument("file", help="an exported log (JSON Lines)")
+    import_cmd.add_argument("--data-dir", default=None, help=data_help)
+    import_cmd.add_argument(
+        "--as", dest="new_id", default=None, metavar="NEW_ID", help="import under this id"
+    )
+    import_cmd.set_defaults(func=_import)
     return parser
 
 

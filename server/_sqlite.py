@@ -149,28 +149,36 @@ class SqliteStore:
             await self._flush()
         if request.error is not None:
             raise request.error
-        self._next_seq[encounter] = first_seq + len(events)
 
     async def _flush(self) -> None:
-        """Write every pending append, batch after batch, each batch one transaction."""
+        """Write every pending append, batch after batch, each batch one transaction.
+
+        Shielded: a batch taken off the queue is always written (or failed) and its
+        waiters woken, even if the task that happens to flush is being cancelled.
+        """
         self._flushing = True
         try:
-            # Let the other tasks that are ready to append (often just woken by the
-            # previous commit) join this transaction before it starts.
-            await trio.lowlevel.checkpoint()
-            while self._pending:
-                batch, self._pending = self._pending, []
-                try:
-                    await self._run(_write_batch, self._conn, batch)
-                except sqlite3.Error as exc:
-                    error = StoreError(f"{self.path}: could not save: {exc}")
+            with trio.CancelScope(shield=True):
+                # Let the other tasks that are ready to append (often just woken by the
+                # previous commit) join this transaction before it starts.
+                await trio.lowlevel.checkpoint()
+                while self._pending:
+                    batch, self._pending = self._pending, []
+                    try:
+                        await self._run(_write_batch, self._conn, batch)
+                    except sqlite3.Error as exc:
+                        error = StoreError(f"{self.path}: could not save: {exc}")
+                        for request in batch:
+                            request.error = error
+                    else:
+                        self.transactions += 1
+                        self.appends += len(batch)
+                        for request in batch:
+                            self._next_seq[request.encounter] = request.first_seq + len(
+                                request.rows
+                            )
                     for request in batch:
-                        request.error = error
-                else:
-                    self.transactions += 1
-                    self.appends += len(batch)
-                for request in batch:
-                    request.done.set()
+                        request.done.set()
         finally:
             self._flushing = False
 
@@ -297,7 +305,8 @@ def _write_batch(conn: sqlite3.Connection, batch: list[_Append]) -> None:
                 conn.execute("UPDATE encounters SET finished=1 WHERE id=?", (r.encounter,))
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite may already have rolled back (disk full)
+            conn.execute("ROLLBACK")
         raise
 
 

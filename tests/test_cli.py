@@ -183,3 +183,21 @@ def test_serve_prints_how_to_connect_and_stops_on_sigint(tmp_path: Path) -> None
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_plugins_lists_the_built_ins_with_their_commands(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["plugins"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["zonekeep.setup", "0.1.0", "built-in"]
+    assert any(line.startswith("zonekeep.combat") and line.endswith("attack") for line in lines)
+
+
+def test_plugins_refuses_an_unknown_plugin_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "server.toml"
+    config.write_text('[server]\nplugins_disabled = ["no-such-plugin"]\n')
+    assert main(["plugins", "--config", str(config)]) == 2
+    assert "no-such-plugin" in capsys.readouterr().err
