@@ -293,6 +293,8 @@ class Asset:
     * ``time_sensitive``: a hazard that keeps the encounter from ending.
     * ``crossing``: zones that a creature in position at (or using) the asset can
       reach across a link that is not a clear path, e.g. a rope up a cliff.
+    * ``tags``: lower-case words that plugins recognise ("collapsing_floor"); the
+      built-in rules ignore them.
     """
 
     id: str = attrs.field(validator=_check_id)
@@ -304,6 +306,7 @@ class Asset:
     forced: ForcedEffect | None = None
     time_sensitive: bool = False
     crossing: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -639,6 +642,7 @@ _ASSET_KEYS: Final = (
     "forced",
     "time_sensitive",
     "crossing",
+    "tags",
 )
 _POSITION_KEYS: Final = (
     "ac_bonus",
@@ -990,6 +994,7 @@ class _Parser:
                 elif frozenset((zone, target)) not in self.linked:
                     self.add(f"{path}.crossing[{i}]", f"zone {target!r} is not linked to {zone!r}")
                     crossing = None
+        tags = self.field(d, "tags", path, self.words, ())
         if (
             asset_id is None
             or name is None
@@ -1000,6 +1005,7 @@ class _Parser:
             or not forced_ok
             or time_sensitive is None
             or crossing is None
+            or tags is None
         ):
             return None
         return Asset(
@@ -1012,6 +1018,7 @@ class _Parser:
             forced,
             time_sensitive,
             crossing,
+            tags,
         )
 
     def position(self, value: object, path: str) -> PositionEffect | None:

@@ -10,7 +10,7 @@ import trio
 from zonekeep.protocol import validate_server_message
 from zonekeep.sdk import RandomEntropy
 from zonekeep.sdk.client import ZonekeepClient, connect
-from zonekeep.server import InMemoryStore, Limits, ServerConfig, ZonekeepServer
+from zonekeep.server import Engine, InMemoryStore, Limits, ServerConfig, ZonekeepServer
 
 VALIDATED: list[int] = [0]
 
@@ -99,6 +99,7 @@ async def start_server(
 ) -> Running:
     config = config or ServerConfig(port=0)
     kw.setdefault("store", InMemoryStore())
+    kw.setdefault("engine", Engine())  # the built-ins only, whatever else is installed
     server = ZonekeepServer(config, entropy=kw.pop("entropy", RandomEntropy(7)), **kw)
     await nursery.start(server.run)
     return Running(server)

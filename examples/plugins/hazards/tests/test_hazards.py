@@ -1,0 +1,114 @@
+"""The hazards plugin, tested in-process with zonekeep's harness: no server, no sockets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import zonekeep_hazards as hazards
+
+from zonekeep.sdk import (
+    Attack,
+    ConditionApplied,
+    ConditionRemoved,
+    Creature,
+    Damaged,
+    SaveMade,
+    ZoneEntered,
+    load_arena,
+)
+from zonekeep.sdk.testing import EncounterHarness
+
+TAVERN = load_arena(Path(__file__).resolve().parents[4] / "examples" / "arenas" / "tavern.json")
+
+
+def creature(cid: str, side: str, zone: str, **kw: object) -> Creature:
+    return Creature(
+        cid, cid.capitalize(), side, zone=zone, hp=20, max_hp=20, attacks=[Attack("fist")], **kw
+    )  # type: ignore[arg-type]
+
+
+def table(*creatures: Creature, rolls: list[int]) -> EncounterHarness:
+    h = EncounterHarness(list(creatures), arena=TAVERN, extra_plugins=[hazards])
+    h.start(initiative=rolls)
+    return h
+
+
+def test_a_collapsing_floor_drops_a_creature_that_fails_its_save() -> None:
+    h = table(
+        creature("aria", "party", "balcony"), creature("gob", "foes", "common_room"), rolls=[15, 10]
+    )
+    h.rolls(15).send("set_position", creature="aria", asset="rotten_boards")  # its own save: 15
+    h.end_turn()
+    h.rolls(5, 4).end_turn()  # round 1 ends: Aria's save 5 < 12, the floor gives way; 4 damage
+    save = h.of_type(SaveMade)[-1]
+    assert (save.creature, save.dc, save.success) == ("aria", 12, False)  # type: ignore[attr-defined]
+    assert ZoneEntered("aria", "balcony", "common_room", 0, True, "rotten_boards") in h.events
+    assert h.creature("aria").hp == 16
+    assert h.creature("aria").has("prone")
+    assert h.creature("aria").elements == []
+    h.assert_replay_matches()
+
+
+def test_a_collapsing_floor_holds_on_a_success() -> None:
+    h = table(
+        creature("aria", "party", "balcony"), creature("gob", "foes", "common_room"), rolls=[15, 10]
+    )
+    h.rolls(15).send("set_position", creature="aria", asset="rotten_boards")
+    h.end_turn()
+    h.rolls(12).end_turn()
+    assert h.creature("aria").zone == "balcony"
+
+
+def test_burning_hurts_each_turn_until_a_save_puts_it_out() -> None:
+    h = table(
+        creature("aria", "party", "common_room"),
+        creature("gob", "foes", "common_room"),
+        rolls=[15, 10],
+    )
+    h.send("ignite", creature="gob")
+    assert h.refused("ignite", creature="gob").code == "invalid_params"
+    h.rolls(3).end_turn()  # the goblin's turn starts: it burns for 3
+    h.rolls(2).end_turn()  # its save at the end of its turn: 2 < 10, still burning
+    h.rolls(4).end_turn()  # ... and aria's turn passes; the goblin burns again next turn
+    burns = [e for e in h.of_type(Damaged) if e.damage_type == "fire"]  # type: ignore[attr-defined]
+    assert [b.amount for b in burns] == [3, 4]  # type: ignore[attr-defined]
+    assert h.creature("gob").hp == 20 - 7
+    assert ConditionApplied("gob", "burning", "set alight") in h.events
+
+
+def test_burning_ends_on_a_successful_save() -> None:
+    h = table(
+        creature("gob", "foes", "common_room"),
+        creature("aria", "party", "common_room"),
+        rolls=[15, 10],
+    )
+    h.send("ignite", creature="gob")
+    h.rolls(10).end_turn()  # the goblin ends its turn: DEX save 10 >= 10
+    assert ConditionRemoved("gob", "burning", "put out") in h.events
+    assert not h.creature("gob").has("burning")
+
+
+def test_shoving_into_a_hazard_uses_forced_movement_and_the_assets_save() -> None:
+    h = table(
+        creature("ogre", "foes", "kitchen", skills={"athletics": 5}, maneuver_dc=15),
+        creature("aria", "party", "kitchen"),
+        rolls=[15, 10],
+    )
+    # Ogre wins 18 to 4; Aria is forced into the kitchen fire and saves against the fire.
+    h.rolls(13, 4, 2, 6, 6).send("shove_into", creature="ogre", target="aria", asset="kitchen_fire")
+    assert h.creature("aria").elements == ["kitchen_fire"]
+    assert any(isinstance(e, SaveMade) and e.creature == "aria" for e in h.events)
+    assert h.refused("shove_into", creature="ogre", target="aria", asset="tables").code in (
+        "invalid_target",
+        "no_action_left",
+    )
+
+
+def test_a_tripwire_rings_the_alarm() -> None:
+    h = table(
+        creature("aria", "party", "kitchen"), creature("gob", "foes", "common_room"), rolls=[15, 10]
+    )
+    h.send("take_position", creature="aria", asset="cellar_door")
+    assert "alarm" in h.state.hazards
+    note = next(iter(h.state.notes.values()))
+    assert note.text == "Aria set off Cellar trapdoor: the alarm rings!"
