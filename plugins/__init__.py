@@ -25,6 +25,7 @@ default_plugins: tuple[str, ...] = (
     "zonekeep.plugins.areas",
     "zonekeep.plugins.targeting",
     "zonekeep.plugins.conditions",
+    "zonekeep.plugins.durations",
     "zonekeep.plugins.ending",
     "zonekeep.plugins.gm",
 )

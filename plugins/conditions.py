@@ -10,7 +10,9 @@ their familiar effects (RULINGS is silent; see docs/rules.md):
 - ``prone``: its attack rolls have disadvantage; melee attack rolls against it have
   advantage and ranged attack rolls against it disadvantage.
 
-Any other condition is a label the GM reads and rules on.
+Any other condition is a label the GM reads and rules on. This plugin declares
+(``zonekeep_conditions``) every condition the built-in rules give a meaning to, so
+that a third-party plugin declaring one of them again is refused at start.
 """
 
 from __future__ import annotations
@@ -18,8 +20,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from zonekeep.sdk import (
+    DEFEATED,
+    DODGING,
+    DYING,
+    ESCAPED,
+    INCAPACITATED,
     PRONE,
+    SQUEEZING,
+    STABLE,
+    SURRENDERED,
     CommandSpec,
+    ConditionSpec,
     Creature,
     Refusal,
     RollModifier,
@@ -31,6 +42,28 @@ from zonekeep.sdk import (
 RESTRAINED = "restrained"
 GRAPPLED = "grappled"
 _SPEED_ZERO = (RESTRAINED, GRAPPLED)
+
+#: The conditions the built-in rules give a meaning to, and where (docs/rules.md).
+BUILT_IN_CONDITIONS: tuple[ConditionSpec, ...] = (
+    ConditionSpec(PRONE, "Crawls; its attacks have disadvantage; melee attacks on it advantage."),
+    ConditionSpec(
+        RESTRAINED, "Speed 0; disadvantage on attacks and Dex saves; attacked with advantage."
+    ),
+    ConditionSpec(GRAPPLED, "Speed 0."),
+    ConditionSpec(SQUEEZING, "Disadvantage on attacks and Dex saves; attacked with advantage."),
+    ConditionSpec(DODGING, "Attacks against it have disadvantage until its next turn starts."),
+    ConditionSpec(DYING, "A PC at 0 hit points: incapacitated, keeps the encounter going."),
+    ConditionSpec(STABLE, "A PC at 0 hit points who no longer keeps the encounter going."),
+    ConditionSpec(DEFEATED, "Out of the fight: its turns are skipped."),
+    ConditionSpec(SURRENDERED, "Out of the fight: it gave up."),
+    ConditionSpec(ESCAPED, "Out of the fight: it left the encounter."),
+    ConditionSpec(INCAPACITATED, "Cannot move, act or react."),
+)
+
+
+@hookimpl
+def zonekeep_conditions() -> Iterable[ConditionSpec]:
+    return BUILT_IN_CONDITIONS
 
 
 @hookimpl

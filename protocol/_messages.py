@@ -102,9 +102,47 @@ class CommandParamInfo:
     description: str
 
 
+#: JSON Schema for a value of each engine parameter type (see SPEC.md, Commands).
+PARAM_JSON_TYPES: dict[str, dict[str, Any]] = {
+    "creature": {"type": "string"},
+    "zone": {"type": "string"},
+    "string": {"type": "string"},
+    "integer": {"type": "integer"},
+    "boolean": {"type": "boolean"},
+    "object": {"type": "object"},
+    "creatures": {"type": "array", "items": {"type": "string"}},
+    "strings": {"type": "array", "items": {"type": "string"}},
+    "any": {},
+}
+
+JSON_SCHEMA_DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def params_schema(spec: CommandSpec) -> dict[str, Any]:
+    """A JSON Schema (2020-12) for the ``params`` of ``spec``: each parameter's JSON type
+    and description, the required ones, nothing else. An optional parameter may also be
+    ``null`` (the engine treats it as left out)."""
+    properties: dict[str, Any] = {}
+    for name, param in spec.params.items():
+        prop = copy.deepcopy(PARAM_JSON_TYPES[param.type])
+        if not param.required and "type" in prop:
+            prop["type"] = [prop["type"], "null"]
+        if param.description:
+            prop["description"] = param.description
+        properties[name] = prop
+    return {
+        "$schema": JSON_SCHEMA_DRAFT,
+        "type": "object",
+        "properties": properties,
+        "required": [name for name, p in spec.params.items() if p.required],
+        "additionalProperties": False,
+    }
+
+
 @attrs.frozen
 class CommandInfo:
-    """One engine command as announced in ``hello``'s capabilities."""
+    """One engine command as announced in ``hello``'s capabilities: what it is, its
+    parameters, a JSON Schema (2020-12) for them and the plugin that declares it."""
 
     id: str
     summary: str
@@ -112,10 +150,13 @@ class CommandInfo:
     costs: list[str]
     phases: list[str]
     params: dict[str, CommandParamInfo]
+    schema: dict[str, Any]
+    plugin: str
 
     @classmethod
-    def from_spec(cls, spec: CommandSpec) -> CommandInfo:
-        """The announcement of an engine :class:`~zonekeep.sdk.CommandSpec`."""
+    def from_spec(cls, spec: CommandSpec, plugin: str = "") -> CommandInfo:
+        """The announcement of an engine :class:`~zonekeep.sdk.CommandSpec` declared by
+        the plugin called ``plugin`` (see ``Engine.command_owners``)."""
         return cls(
             id=spec.id,
             summary=spec.summary,
@@ -126,6 +167,8 @@ class CommandInfo:
                 name: CommandParamInfo(p.type, p.required, p.description)
                 for name, p in spec.params.items()
             },
+            schema=params_schema(spec),
+            plugin=plugin,
         )
 
 

@@ -19,6 +19,7 @@ from ._arena import (
     single_zone_arena,
 )
 from ._commands import GM_ACTOR, SYSTEM_ACTOR, Actor, Command, CommandSpec, Cost, Param
+from ._conditions import ConditionConflict, ConditionSpec, declared_conditions
 from ._context import MoveRequest, RollModifier, RollRequest, RuleContext
 from ._dice import (
     DiceError,
@@ -60,6 +61,10 @@ from ._events import (
     AttackMade,
     Communicated,
     ConditionApplied,
+    ConditionEffect,
+    ConditionEffectApplied,
+    ConditionEffectEnded,
+    ConditionEffectTicked,
     ConditionRemoved,
     ContestRolled,
     CreatureAdded,
@@ -95,6 +100,7 @@ from ._events import (
     NoteAdded,
     NoteRemoved,
     OverrideApplied,
+    PluginErrorRecorded,
     PositionLeft,
     PositionsEstablished,
     PositionTaken,
@@ -220,7 +226,13 @@ __all__ = [
     "CommandSpec",
     "Communicated",
     "ConditionApplied",
+    "ConditionConflict",
+    "ConditionEffect",
+    "ConditionEffectApplied",
+    "ConditionEffectEnded",
+    "ConditionEffectTicked",
     "ConditionRemoved",
+    "ConditionSpec",
     "ContestRolled",
     "Cost",
     "Creature",
@@ -266,6 +278,7 @@ __all__ = [
     "OverrideApplied",
     "Param",
     "Phase",
+    "PluginErrorRecorded",
     "PluginInfo",
     "PositionEffect",
     "PositionLeft",
@@ -312,6 +325,7 @@ __all__ = [
     "converter",
     "creature_from_dict",
     "creature_to_dict",
+    "declared_conditions",
     "describe_errors",
     "describe_path",
     "describe_step",

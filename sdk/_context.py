@@ -10,7 +10,7 @@ import attrs
 from ._commands import GM_ACTOR, Actor
 from ._dice import Entropy, RollRecord, combine_advantage, expertise_die, roll
 from ._errors import Refusal
-from ._events import Event
+from ._events import Event, PluginErrorRecorded
 from ._state import EncounterState, apply_event
 from ._types import Creature
 
@@ -64,7 +64,13 @@ class RuleContext:
     """
 
     def __init__(
-        self, state: EncounterState, entropy: Entropy, hook: Any, actor: Actor = GM_ACTOR
+        self,
+        state: EncounterState,
+        entropy: Entropy,
+        hook: Any,
+        actor: Actor = GM_ACTOR,
+        *,
+        read_only: bool = False,
     ) -> None:
         self.state = state
         self.entropy = entropy
@@ -73,6 +79,28 @@ class RuleContext:
         #: The cost the engine charged for the command being handled.
         self.paid: str = "free"
         self.events: list[Event] = []
+        #: True for a context over a state that must not change (a question, not a
+        #: command): plugin failures are then collected in :attr:`plugin_errors`.
+        self.read_only = read_only
+        #: The skipped plugin contributions seen by a read-only context.
+        self.plugin_errors: list[PluginErrorRecorded] = []
+        self._failed: set[tuple[str, str]] = set()
+
+    def plugin_failed(self, plugin: str, hook: str, error: str) -> None:
+        """Note that ``plugin``'s ``hook`` failed and its contribution was skipped.
+
+        The engine calls this (rules do not need to). A command's context emits one
+        ``plugin_error`` event per plugin and hook; a read-only one collects them in
+        :attr:`plugin_errors`.
+        """
+        if (plugin, hook) in self._failed:
+            return
+        self._failed.add((plugin, hook))
+        event = PluginErrorRecorded(plugin, hook, error)
+        if self.read_only:
+            self.plugin_errors.append(event)
+        else:
+            self.emit(event)
 
     def emit(self, *events: Event) -> None:
         """Apply ``events`` to the working state and record them, in order."""

@@ -7,7 +7,7 @@ The fold that applies them lives in :mod:`zonekeep.sdk._state`.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 import attrs
 
@@ -252,6 +252,67 @@ class ConditionApplied(Event):
 @event_type("condition_removed")
 @attrs.frozen
 class ConditionRemoved(Event):
+    creature: str
+    condition: str
+    reason: str = ""
+
+
+@attrs.frozen
+class ConditionEffect:
+    """A condition with a duration on one creature, as initiative trackers keep them.
+
+    ``id`` names it (``"c7"``). It ends at the first of: ``rounds`` running out (the
+    rounds left, counted down at the end of every round: applied in round 1 with
+    ``rounds=2``, it ends at the end of round 2); the start or end (``until``) of
+    ``until_creature``'s next turn; a successful ``save`` (an ability such as
+    ``"wis"``) against ``save_dc``, rolled by ``creature`` at the start or end
+    (``save_when``) of each of its turns; its ``parent`` effect ending; the GM ending
+    it. With none of these it lasts until ended. ``applied_round`` and
+    ``applied_turn`` (whose turn was running) tell when it began: an effect applied
+    during ``until_creature``'s turn lasts until the end of its *next* turn.
+    """
+
+    id: str
+    creature: str
+    condition: str
+    source: str = ""
+    rounds: int | None = None
+    until: Literal["start", "end"] | None = None
+    until_creature: str | None = None
+    save: str | None = None
+    save_dc: int | None = None
+    save_when: Literal["start", "end"] = "end"
+    parent: str | None = None
+    applied_round: int = 0
+    applied_turn: str | None = None
+
+
+@event_type("condition_effect_applied")
+@attrs.frozen
+class ConditionEffectApplied(Event):
+    """A timed effect began; its condition is now on the creature."""
+
+    effect: ConditionEffect
+
+
+@event_type("condition_effect_ticked")
+@attrs.frozen
+class ConditionEffectTicked(Event):
+    """A round ended: effect ``effect`` on ``creature`` has ``rounds`` rounds left (at least 1)."""
+
+    effect: str
+    creature: str
+    rounds: int
+
+
+@event_type("condition_effect_ended")
+@attrs.frozen
+class ConditionEffectEnded(Event):
+    """Effect ``effect`` ended (``reason``: its rounds ran out, a turn boundary, a save, its
+    parent ended, the GM). ``condition`` leaves ``creature`` unless another effect still
+    gives it or the creature also holds it plainly (a ``condition_applied``)."""
+
+    effect: str
     creature: str
     condition: str
     reason: str = ""
@@ -579,3 +640,18 @@ class Rewound(Event):
 
     to_seq: int
     by: str = "gm"
+
+
+@event_type("plugin_error")
+@attrs.frozen
+class PluginErrorRecorded(Event):
+    """A plugin's hook raised or answered with the wrong shape, so its contribution was
+    skipped (the command went on without it); only the GM sees this event.
+
+    ``plugin`` is the plugin's registered name, ``hook`` the hook it failed in and
+    ``error`` what went wrong, in a few words (``"ZeroDivisionError('division by zero')"``).
+    """
+
+    plugin: str
+    hook: str
+    error: str

@@ -16,6 +16,7 @@ import pluggy
 if TYPE_CHECKING:
     from ._arena import Asset
     from ._commands import CommandSpec
+    from ._conditions import ConditionSpec
     from ._context import MoveRequest, RollModifier, RollRequest, RuleContext
     from ._errors import Refusal
     from ._events import Decision, Maneuver
@@ -35,6 +36,18 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
 
     :return: the :class:`CommandSpec` objects; an id declared twice is an error
         at start-up that names both plugins.
+    """
+
+
+@hookspec
+def zonekeep_conditions() -> Iterable[ConditionSpec]:
+    """Declare the conditions this plugin gives a meaning to (``"restrained"``, ...).
+
+    Called once, when the engine is built (see :func:`zonekeep.sdk.declared_conditions`).
+    A condition nobody declares is still allowed on a creature: a label the GM reads.
+
+    :return: the :class:`ConditionSpec` objects; an id declared by two plugins is an
+        error at start-up that names both.
     """
 
 

@@ -100,6 +100,11 @@ class EncounterState:
     effects: dict[str, Asset] = attrs.field(factory=dict)
     maneuver: ev.Maneuver | None = None
     notes: dict[str, ev.Note] = attrs.field(factory=dict)
+    #: Timed condition effects in play, by id, in the order they were applied.
+    condition_effects: dict[str, ev.ConditionEffect] = attrs.field(factory=dict)
+    #: ``(creature, condition)`` pairs held plainly (the roster, a ``condition_applied``)
+    #: while an effect also gives them: when the last such effect ends, the condition stays.
+    plain_overlaps: list[tuple[str, str]] = attrs.field(factory=list)
     seq: int = 0
 
     @property
@@ -384,12 +389,78 @@ def _disengaged(s: EncounterState, e: ev.Disengaged) -> None:
 
 @reducer(ev.ConditionApplied)
 def _condition_applied(s: EncounterState, e: ev.ConditionApplied) -> None:
+    pair = (e.creature, e.condition)
+    if _given_by_effect(s, e.creature, e.condition) and pair not in s.plain_overlaps:
+        s.plain_overlaps.append(pair)
+        s.plain_overlaps.sort()
     _add_condition(s.creatures[e.creature], e.condition)
 
 
 @reducer(ev.ConditionRemoved)
 def _condition_removed(s: EncounterState, e: ev.ConditionRemoved) -> None:
+    """A plain removal takes the condition away whatever gives it: the effects giving it
+    (and their descendants) are dropped with it, so no effect outlives its condition."""
     _remove_condition(s.creatures[e.creature], e.condition)
+    pair = (e.creature, e.condition)
+    if pair in s.plain_overlaps:
+        s.plain_overlaps.remove(pair)
+    giving = [
+        x.id
+        for x in s.condition_effects.values()
+        if x.creature == e.creature and x.condition == e.condition
+    ]
+    for eid in giving:
+        _drop_effect_tree(s, eid)
+
+
+def _given_by_effect(s: EncounterState, cid: str, condition: str) -> bool:
+    return any(x.creature == cid and x.condition == condition for x in s.condition_effects.values())
+
+
+def _drop_effect(s: EncounterState, eid: str) -> None:
+    """Forget effect ``eid``; its condition goes unless another effect or a plain hold keeps it."""
+    effect = s.condition_effects.pop(eid, None)
+    if effect is None or _given_by_effect(s, effect.creature, effect.condition):
+        return
+    pair = (effect.creature, effect.condition)
+    if pair in s.plain_overlaps:
+        s.plain_overlaps.remove(pair)
+    else:
+        _remove_condition(s.creatures[effect.creature], effect.condition)
+
+
+def _drop_effect_tree(s: EncounterState, eid: str) -> None:
+    _drop_effect(s, eid)
+    for child in [x.id for x in s.condition_effects.values() if x.parent == eid]:
+        _drop_effect_tree(s, child)
+
+
+@reducer(ev.ConditionEffectApplied)
+def _condition_effect_applied(s: EncounterState, e: ev.ConditionEffectApplied) -> None:
+    effect = e.effect
+    c = s.creatures[effect.creature]
+    pair = (effect.creature, effect.condition)
+    if (
+        effect.condition in c.conditions
+        and not _given_by_effect(s, effect.creature, effect.condition)
+        and pair not in s.plain_overlaps
+    ):
+        s.plain_overlaps.append(pair)
+        s.plain_overlaps.sort()
+    s.condition_effects[effect.id] = effect
+    _add_condition(c, effect.condition)
+
+
+@reducer(ev.ConditionEffectTicked)
+def _condition_effect_ticked(s: EncounterState, e: ev.ConditionEffectTicked) -> None:
+    effect = s.condition_effects.get(e.effect)
+    if effect is not None:
+        s.condition_effects[e.effect] = attrs.evolve(effect, rounds=e.rounds)
+
+
+@reducer(ev.ConditionEffectEnded)
+def _condition_effect_ended(s: EncounterState, e: ev.ConditionEffectEnded) -> None:
+    _drop_effect(s, e.effect)
 
 
 @reducer(ev.AttackMade)
@@ -613,3 +684,8 @@ def _note_added(s: EncounterState, e: ev.NoteAdded) -> None:
 @reducer(ev.NoteRemoved)
 def _note_removed(s: EncounterState, e: ev.NoteRemoved) -> None:
     s.notes.pop(e.note, None)
+
+
+@reducer(ev.PluginErrorRecorded)
+def _plugin_error(s: EncounterState, e: ev.PluginErrorRecorded) -> None:
+    pass

@@ -2,6 +2,7 @@
 
 from ._app import Limits, ServerConfig, ZonekeepServer, load_config, serve_until_signalled
 from ._engine import Engine, Outcome, PluginConflict, make_plugin_manager
+from ._isolation import PluginFailure
 from ._store import EventStore, InMemoryStore
 
 __all__ = [
@@ -11,6 +12,7 @@ __all__ = [
     "Limits",
     "Outcome",
     "PluginConflict",
+    "PluginFailure",
     "ServerConfig",
     "ZonekeepServer",
     "load_config",

@@ -24,7 +24,12 @@ from websockets.http11 import Request, Response
 from websockets.trio.server import ServerConnection, serve
 
 import zonekeep.sdk as sdk
-from zonekeep.protocol import PROTOCOL_VERSION, CreateEncounterParams, ProtocolError
+from zonekeep.protocol import (
+    PROTOCOL_VERSION,
+    CreateEncounterParams,
+    ProtocolError,
+    params_schema,
+)
 from zonekeep.sdk import (
     Arena,
     ArenaError,
@@ -185,6 +190,8 @@ class ZonekeepServer:
                         name: {"type": p.type, "required": p.required, "description": p.description}
                         for name, p in spec.params.items()
                     },
+                    "schema": params_schema(spec),
+                    "plugin": self.engine.command_owners.get(spec.id, ""),
                 }
             )
         return {

@@ -8,9 +8,10 @@ refused command changes nothing. No trio, no I/O, no clock.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
-from typing import Any, cast
+from typing import Any
 
 import attrs
 import pluggy
@@ -18,12 +19,24 @@ import pluggy
 from zonekeep.sdk import Creature, EncounterOptions, RuleContext, _hookspecs
 from zonekeep.sdk._arena import Arena, Link, Zone, single_zone_arena
 from zonekeep.sdk._commands import Actor, Command, CommandSpec, Param
+from zonekeep.sdk._conditions import ConditionConflict, declared_conditions
 from zonekeep.sdk._dice import Entropy, RandomEntropy
 from zonekeep.sdk._errors import Refusal
-from zonekeep.sdk._events import EncounterCreated, EncounterEnded, Event
+from zonekeep.sdk._events import EncounterCreated, EncounterEnded, Event, PluginErrorRecorded
 from zonekeep.sdk._state import EncounterState, apply_event
 
-from ._plugins import BUILT_IN, IN_PROCESS, LoadedPlugin, as_loaded, builtin_plugins, discover
+from ._isolation import PASS_THROUGH, PluginFailure, SafeHooks, declared_commands, wrappers
+from ._plugins import (
+    BUILT_IN,
+    IN_PROCESS,
+    LoadedPlugin,
+    PluginLoadError,
+    as_loaded,
+    builtin_plugins,
+    discover,
+)
+
+log = logging.getLogger("zonekeep.engine")
 
 
 class PluginConflict(RuntimeError):
@@ -144,7 +157,8 @@ class Engine:
     def __init__(self, plugins: Iterable[object] | None = None) -> None:
         loaded = _loaded(plugins)
         self.pm = make_plugin_manager(loaded)
-        self.hook = self.pm.hook
+        #: The hooks, each call isolated per plugin (see :mod:`._isolation`).
+        self.hook = SafeHooks(self.pm)
         self.commands: dict[str, CommandSpec] = {}
         owners: dict[str, str] = {}
         sources = {p.name: p.source for p in loaded}
@@ -154,17 +168,25 @@ class Engine:
             local = source in (BUILT_IN, IN_PROCESS)
             return f"{name!r}" + ("" if local else f" (from distribution {source!r})")
 
-        for impl in self.hook.zonekeep_commands.get_hookimpls():
-            specs = cast("Iterable[CommandSpec] | None", impl.function())
-            for spec in specs or ():
-                if spec.id in self.commands:
-                    raise PluginConflict(
-                        f"command {spec.id!r} is declared by both plugin "
-                        f"{who(owners[spec.id])} and plugin {who(impl.plugin_name)}"
-                    )
-                self.commands[spec.id] = spec
-                owners[spec.id] = impl.plugin_name
+        problems = wrappers(self.pm)
+        if problems:
+            raise PluginLoadError(problems)
+        for plugin_name, spec in declared_commands(self.pm, who):
+            if spec.id in self.commands:
+                raise PluginConflict(
+                    f"command {spec.id!r} is declared by both plugin "
+                    f"{who(owners[spec.id])} and plugin {who(plugin_name)}"
+                )
+            self.commands[spec.id] = spec
+            owners[spec.id] = plugin_name
         self.command_owners = owners
+        try:
+            #: The conditions the plugins give meaning to, by id.
+            self.conditions = declared_conditions(self.pm, who)
+        except ConditionConflict as exc:
+            raise PluginConflict(str(exc)) from None
+        except Exception as exc:  # a plugin's zonekeep_conditions failed: do not start
+            raise PluginLoadError([f"declaring conditions failed: {exc!r}"]) from None
         #: What runs, in load order, each with the commands it adds (see ``describe_plugins``).
         self.plugins: tuple[LoadedPlugin, ...] = tuple(
             attrs.evolve(p, commands=tuple(c for c, o in owners.items() if o == p.name))
@@ -235,21 +257,39 @@ class Engine:
     # -- handling ---------------------------------------------------------------
 
     def context(self, state: EncounterState, entropy: Entropy | None = None) -> RuleContext:
-        """A rule context over ``state`` itself (for read-only questions)."""
-        return RuleContext(state, entropy or RandomEntropy(), self.hook)
+        """A rule context over ``state`` itself (for read-only questions).
 
-    def check(self, state: EncounterState, command: Command) -> CommandSpec:
-        """Every check that does not need the handler: raises :class:`Refusal` or returns the spec."""
+        Plugin contributions skipped there are collected in its ``plugin_errors``.
+        """
+        return RuleContext(state, entropy or RandomEntropy(), self.hook, read_only=True)
+
+    def check(
+        self,
+        state: EncounterState,
+        command: Command,
+        plugin_errors: list[PluginErrorRecorded] | None = None,
+    ) -> CommandSpec:
+        """Every check that does not need the handler: raises :class:`Refusal` or returns the spec.
+
+        Raises :class:`PluginFailure` when plugin code run by the checks fails; the
+        skipped plugin contributions are added to ``plugin_errors`` when given.
+        """
         spec = self.commands.get(command.type)
         if spec is None:
             raise Refusal("unknown_command", f"There is no command called {command.type!r}.")
         if not isinstance(command.params, Mapping):
             raise Refusal("invalid_params", "A command's parameters must be an object.")
         _check_params(spec, command.params)
-        self._check_rules(state, spec, command)
+        self._check_rules(state, spec, command, plugin_errors)
         return spec
 
-    def _check_rules(self, state: EncounterState, spec: CommandSpec, command: Command) -> None:
+    def _check_rules(
+        self,
+        state: EncounterState,
+        spec: CommandSpec,
+        command: Command,
+        plugin_errors: list[PluginErrorRecorded] | None = None,
+    ) -> None:
         actor = command.actor
         if actor.role == "spectator":
             raise Refusal("not_your_creature", "Spectators can watch but not act.")
@@ -270,9 +310,15 @@ class Engine:
                     "decision_pending",
                     f"Waiting for reactions to {mover}'s move before anyone acts.",
                 )
-            self._check_creature(state, spec, command)
+            self._check_creature(state, spec, command, plugin_errors)
 
-    def _check_creature(self, state: EncounterState, spec: CommandSpec, command: Command) -> None:
+    def _check_creature(
+        self,
+        state: EncounterState,
+        spec: CommandSpec,
+        command: Command,
+        plugin_errors: list[PluginErrorRecorded] | None,
+    ) -> None:
         ctx = self.context(state)
         creature = ctx.creature(command.params.get("creature"))
         if not command.actor.controls(creature):
@@ -292,13 +338,39 @@ class Engine:
         if spec.needs_capable and creature.incapacitated:
             raise Refusal("incapacitated", f"{creature.name} is incapacitated and cannot act.")
         if spec.requires is not None:
-            unmet = spec.requires(state, creature)
+            unmet = self._requires(spec, state, creature)
             if unmet is not None:
                 raise Refusal(*unmet)
         self.pay(state, creature, spec)
         refusal = self.hook.zonekeep_action_refusal(ctx=ctx, creature=creature, spec=spec)
+        if plugin_errors is not None:
+            plugin_errors.extend(ctx.plugin_errors)
         if refusal is not None:
             raise refusal
+
+    def _requires(
+        self, spec: CommandSpec, state: EncounterState, creature: Creature
+    ) -> tuple[str, str] | None:
+        """``spec.requires`` (plugin code): a failure refuses the command (:class:`PluginFailure`)."""
+        assert spec.requires is not None
+        try:
+            unmet = spec.requires(state, creature)
+            if unmet is not None and not (
+                isinstance(unmet, tuple)
+                and len(unmet) == 2
+                and all(isinstance(x, str) for x in unmet)
+            ):
+                raise TypeError(f"'requires' returned {unmet!r}; expected (code, message) or None")
+        except PASS_THROUGH:
+            raise
+        except Exception as exc:
+            raise PluginFailure(
+                self.command_owners.get(spec.id, "?"),
+                "zonekeep_commands",
+                exc,
+                f"the 'requires' check of '{spec.id}'",
+            ) from exc
+        return unmet
 
     def pay(self, state: EncounterState, creature: Creature, spec: CommandSpec) -> str:
         """The cost ``creature`` would pay for ``spec`` now, or a refusal naming the lack."""
@@ -328,16 +400,29 @@ class Engine:
         """
         from zonekeep.sdk._events import ActionTaken
 
-        spec = self.check(state, command)
+        skipped: list[PluginErrorRecorded] = []
+        spec = self.check(state, command, skipped)
         command = _without_nulls(command)
         ctx = RuleContext(state.copy(), entropy or RandomEntropy(), self.hook, command.actor)
+        for error in skipped:
+            ctx.plugin_failed(error.plugin, error.hook, error.error)
         if spec.who == "creature":
             creature = ctx.state.creatures[command.params["creature"]]
             cost = self.pay(ctx.state, creature, spec)
             ctx.paid = cost
             if cost not in ("free", "movement"):
                 ctx.emit(ActionTaken(creature.id, spec.id, cost))
-        spec.handler(ctx, command)
+        try:
+            spec.handler(ctx, command)
+        except PASS_THROUGH:
+            raise
+        except Exception as exc:
+            raise PluginFailure(
+                self.command_owners.get(spec.id, "?"),
+                "zonekeep_commands",
+                exc,
+                f"the handler of '{spec.id}'",
+            ) from exc
         self._check_end(ctx)
         return Outcome(tuple(ctx.events), ctx.state)
 
@@ -366,6 +451,9 @@ class Engine:
             try:
                 self._check_rules(state, spec, Command(spec.id, {"creature": creature_id}, actor))
             except Refusal:
+                continue
+            except PluginFailure as failure:  # its check failed: not offered
+                log.warning("%s", failure)
                 continue
             found.append(spec.id)
         return found

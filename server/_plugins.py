@@ -125,7 +125,13 @@ def as_loaded(plugin: object) -> LoadedPlugin:
     info = declared_info(plugin)
     version = info.version if isinstance(info, PluginInfo) else ""
     description = info.description if isinstance(info, PluginInfo) else ""
-    name = module_name if isinstance(module_name, str) else str(id(plugin))
+    if isinstance(info, PluginInfo):
+        name = info.name
+    elif isinstance(module_name, str):
+        name = module_name
+    else:  # an instance: its class, made unique by its id
+        cls = type(plugin)
+        name = f"{cls.__module__}.{cls.__qualname__}#{id(plugin) % 10_000:04d}"
     return LoadedPlugin(name, version, IN_PROCESS, plugin, description=description)
 
 

@@ -37,6 +37,7 @@ from zonekeep.sdk import (
 )
 
 from ._engine import Engine
+from ._isolation import PluginFailure, describe
 from ._store import EventStore, StoredGrant, StoreError
 from ._visibility import event_for, hidden_ids, hidden_names, scrub, scrub_names, snapshot_for
 
@@ -359,8 +360,10 @@ class Room:
 
         Only the room's loop calls this, one command at a time (use :meth:`submit`).
 
-        Raises :class:`ProtocolError` for a refusal (rules or permission) or a crash of
-        the rules; in every such case the state is unchanged.
+        Raises :class:`ProtocolError` for a refusal (rules or permission), a plugin's
+        failure (``plugin_error``) or a crash of the rules (``encounter_crashed``); in
+        every such case the state is unchanged and, for the last two, the GM gets an
+        ``encounter_error`` notification.
         """
         command, swaps = self.mask(command, member)
         try:
@@ -370,6 +373,26 @@ class Room:
             for fake, real in swaps.items():
                 message = message.replace(fake, real)
             raise ProtocolError.from_refusal(refusal.code, self.scrub(message, member)) from None
+        except PluginFailure as failure:  # one plugin failed: refused, reported, state unchanged
+            log.error(
+                "encounter %s: command %s: %s", self.id, command.type, failure, exc_info=failure
+            )
+            where = f" ({failure.where})" if failure.where else ""
+            self.notify_gm(
+                "encounter_error",
+                {
+                    "encounter": self.id,
+                    "message": (
+                        f"The plugin '{failure.plugin}' failed in {failure.hook}{where} on "
+                        f"'{command.type}': {describe(failure.error)}. Nothing changed."
+                    ),
+                },
+            )
+            raise ProtocolError(
+                "plugin_error",
+                f"The plugin '{failure.plugin}' failed while handling '{command.type}'; "
+                "nothing changed.",
+            ) from None
         except Exception as exc:  # a bug or a plugin: contained, reported, state unchanged
             log.exception("encounter %s: command %s crashed", self.id, command.type)
             self.notify_gm(

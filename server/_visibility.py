@@ -59,7 +59,7 @@ def event_for(event: dict[str, Any], state: EncounterState, full: bool) -> dict[
     if full:
         return event
     kind = event.get("type")
-    if kind == "note_added" and event["note"].get("hidden"):
+    if kind == "plugin_error" or (kind == "note_added" and event["note"].get("hidden")):
         return HIDDEN_EVENT
     ids = hidden_ids(state)
     if not ids:
@@ -106,6 +106,7 @@ def snapshot_for(state: EncounterState, full: bool) -> dict[str, Any]:
         "pending",
         "surprised",
         "reactions_used",
+        "plain_overlaps",
     ):
         data[key] = _without(data[key], ids)
     data["turns_taken"] = _without(data["turns_taken"], ids)
@@ -114,6 +115,9 @@ def snapshot_for(state: EncounterState, full: bool) -> dict[str, Any]:
     }
     data["readied"] = {
         k: v for k, v in data["readied"].items() if k not in ids and not _mentions(v, ids)
+    }
+    data["condition_effects"] = {
+        k: v for k, v in data["condition_effects"].items() if not _mentions(v, ids)
     }
     if data["active"] in ids:
         data["active"] = None

@@ -13,6 +13,7 @@ from zonekeep.sdk import (
     Attack,
     Creature,
     Event,
+    PluginErrorRecorded,
     Rewound,
     Size,
 )
@@ -30,6 +31,10 @@ from zonekeep.sdk.testing import EncounterHarness
 #: Keep it short: only types that cannot be reached by playing the engine belong here.
 #: (``rewound`` is written by the server when the GM rewinds, not by a rule.)
 HAND_MADE: dict[str, Event] = {"rewound": Rewound(to_seq=3, by="gm")}
+#: (``plugin_error`` is recorded only when a plugin's hook fails.)
+HAND_MADE["plugin_error"] = PluginErrorRecorded(
+    "zonekeep-hazards", "zonekeep_roll_modifiers", "ZeroDivisionError('division by zero')"
+)
 
 
 def roster() -> list[Creature]:
@@ -87,6 +92,8 @@ def played() -> tuple[Event, ...]:
     decision = h.state.pending[0]
     h.send("decide", decision=decision.id, choice=["ogre", "gobs"])
     assert h.state.active == "aria"
+    # A timed condition: it counts down at the end of round 1 and the GM ends it in round 2.
+    h.send("apply_effect", creature="ogre", condition="hexed", rounds=3, source="Hex")
 
     # Round 1. Aria moves, drops prone, stands, crits a goblin and opens a door.
     h.send("move", alice, creature="aria", feet=10)
@@ -122,6 +129,7 @@ def played() -> tuple[Event, ...]:
         creature={"id": "wolf", "name": "Wolf", "side": "goblins", "dex_mod": 2, "zone": "ridge"},
     )
     h.send("set_group_order", group="gobs", members=["g2", "g1"])
+    h.send("end_effect_of", effect=next(iter(h.state.condition_effects)))
     h.send("add_note", text="The ogre fears fire.", hidden=True)
     h.send("remove_note", note="n1")
     h.send("add_hazard", id="lava", name="Rising lava", description="The floor melts.")

@@ -583,9 +583,7 @@ async def test_internal_error_changes_nothing(make_server: MakeServer) -> None:
         seat = await gm.request("create_seat", encounter=eid, player="alice")
         await alice.join(eid, seat["token"])
         before = await snap(gm, eid)
-        message = await refused(
-            gm, "command", 6001, "encounter_crashed", encounter=eid, type="boom"
-        )
+        message = await refused(gm, "command", 6002, "plugin_error", encounter=eid, type="boom")
         assert "boom" in message
         assert "RuntimeError" not in message  # the details go to the GM's encounter_error
         with trio.fail_after(5):

@@ -550,7 +550,7 @@ async def test_encounter_error_when_a_plugin_raises(make_server: MakeServer) -> 
             assert "boom" in {c["id"] for c in gm.welcome["capabilities"]["commands"]}
             with pytest.raises(ClientError) as info:
                 await gm.command(eid, "boom")
-        assert (info.value.code, info.value.name) == (6001, "encounter_crashed")
+        assert (info.value.code, info.value.name) == (6002, "plugin_error")
         for client in (gm, gm2):
             crashed = await note(client)
             assert crashed["encounter"] == eid

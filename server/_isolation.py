@@ -1,0 +1,239 @@
+"""Plugin isolation: every hook call goes through :class:`SafeHooks`.
+
+A hook implementation that raises, or answers with the wrong shape, never crashes
+the server or the encounter. What happens instead depends on the hook (the policy,
+documented in docs/plugins.md, "When a plugin fails"):
+
+- **contribution** hooks (a question with an answer: roll modifiers, surcharges,
+  blockers, provocations, armor-class bonuses, refusals, "is it over?"): the failing
+  implementation's answer is skipped, the others still count, and a ``plugin_error``
+  event (GM-only) naming the plugin and the hook goes into the command's events;
+- **trigger** hooks (they act: turn, round, zone and position triggers, decisions,
+  attacks, maneuver steps) and command handlers: the command is refused with
+  :class:`PluginFailure` (wire error ``plugin_error``, 6002) and nothing changes;
+- ``zonekeep_commands``: the engine does not start
+  (:class:`~zonekeep.server._plugins.PluginLoadError` naming the plugin).
+
+Calls follow pluggy's order exactly: the implementations of
+``HookCaller.get_hookimpls()`` in reverse (the last registered first; ``tryfirst``
+ones before, ``trylast`` ones after), a first-result hook stopping at the first
+answer other than ``None``. Hook wrappers are not supported (the engine refuses
+them at start). A :class:`~zonekeep.sdk.Refusal` is the rules' normal way to say no
+and passes through unchanged, as does a :class:`PluginFailure` raised further down (and
+a test's :class:`~zonekeep.sdk.ScriptExhausted`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pluggy
+
+from zonekeep.sdk import CommandSpec, Refusal, RuleContext, ScriptExhausted
+from zonekeep.sdk._context import RollModifier
+
+from ._plugins import PluginLoadError
+
+log = logging.getLogger("zonekeep.plugins")
+
+
+class PluginFailure(Exception):
+    """A plugin's hook or command handler failed, so the command it ran in is refused.
+
+    ``plugin`` is the plugin's registered name, ``hook`` the hook (``zonekeep_commands``
+    for a command handler), ``error`` the exception it raised (or a ``TypeError``
+    describing a wrong answer) and ``where`` a few words on what it was doing.
+    """
+
+    def __init__(self, plugin: str, hook: str, error: BaseException, where: str = "") -> None:
+        self.plugin = plugin
+        self.hook = hook
+        self.error = error
+        self.where = where
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        where = f" ({self.where})" if self.where else ""
+        return f"plugin {self.plugin!r} failed in {self.hook}{where}: {describe(self.error)}"
+
+
+#: Exceptions that are not a plugin's failure: the rules refusing, a failure further
+#: down (already blamed on its plugin), a test's dice script running out.
+PASS_THROUGH: tuple[type[Exception], ...] = (Refusal, PluginFailure, ScriptExhausted)
+
+
+class WrongShape(TypeError):
+    """A hook implementation answered with a value its hookspec does not allow."""
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _many(kind: type, words: str) -> Callable[[object], tuple[Any, ...] | None]:
+    def check(value: object) -> tuple[Any, ...] | None:
+        if value is None:
+            return None
+        if isinstance(value, str | bytes | dict) or not isinstance(value, Iterable):
+            raise WrongShape(f"returned {_short(value)}; expected a list of {words} or None")
+        items = tuple(value)
+        for item in items:
+            if not isinstance(item, kind) or (isinstance(item, bool) and kind is not bool):
+                raise WrongShape(
+                    f"returned a list holding {_short(item)}; expected a list of {words} or None"
+                )
+        return items
+
+    return check
+
+
+def _one(kinds: tuple[type, ...], words: str) -> Callable[[object], object]:
+    def check(value: object) -> object:
+        if value is None:
+            return None
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise WrongShape(f"returned {_short(value)}; expected {words} or None")
+        return value
+
+    return check
+
+
+#: Contribution hooks: what a valid answer is. A failing implementation is skipped.
+CONTRIBUTIONS: dict[str, Callable[[object], object]] = {
+    "zonekeep_action_refusal": _one((Refusal,), "a Refusal"),
+    "zonekeep_roll_modifiers": _many(RollModifier, "RollModifier"),
+    "zonekeep_movement_surcharges": _many(str, "strings"),
+    "zonekeep_end_blockers": _many(str, "strings"),
+    "zonekeep_encounter_over": _one((str,), "a string"),
+    "zonekeep_provocations": _many(str, "creature ids"),
+    "zonekeep_armor_class_bonus": _one((int,), "a whole number"),
+}
+
+#: Trigger hooks whose answer matters: what a valid answer is. A failure refuses the command.
+TRIGGER_ANSWERS: dict[str, Callable[[object], object]] = {
+    "zonekeep_maneuver_step": _one((bool,), "true"),
+}
+
+#: The declaration hooks, run once at start: a failure stops the engine from being built.
+STARTUP_HOOKS = frozenset({"zonekeep_commands", "zonekeep_conditions"})
+
+
+def policy(hook: str) -> str:
+    """``"skip"``, ``"refuse"`` or ``"startup"``: what a failure of ``hook`` leads to.
+
+    Hooks not named in :data:`CONTRIBUTIONS` or :data:`STARTUP_HOOKS` refuse the
+    command (the safe default for a hook that acts)."""
+    if hook in CONTRIBUTIONS:
+        return "skip"
+    if hook in STARTUP_HOOKS:
+        return "startup"
+    return "refuse"
+
+
+def _record(kwargs: dict[str, Any], plugin: str, hook: str, error: BaseException) -> None:
+    log.warning("plugin %r failed in %s (its answer is skipped): %r", plugin, hook, error)
+    ctx = kwargs.get("ctx")
+    if isinstance(ctx, RuleContext):
+        ctx.plugin_failed(plugin, hook, describe(error))
+
+
+def describe(error: BaseException) -> str:
+    """A failure in a few words: a wrong answer's explanation, or the exception's repr."""
+    text = str(error) if isinstance(error, WrongShape) else repr(error)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+class SafeHookCaller:
+    """One hook, called implementation by implementation under the hook's policy."""
+
+    def __init__(self, name: str, caller: pluggy.HookCaller) -> None:
+        self.name = name
+        self._caller = caller
+        spec = caller.spec
+        self._firstresult = bool(spec.opts.get("firstresult")) if spec is not None else False
+        self._policy = policy(name)
+        self._check = CONTRIBUTIONS.get(name) or TRIGGER_ANSWERS.get(name)
+
+    def __getattr__(self, attr: str) -> Any:
+        # get_hookimpls(), spec, ... as on pluggy's HookCaller.
+        return getattr(self._caller, attr)
+
+    def __call__(self, **kwargs: Any) -> Any:
+        results: list[object] = []
+        for impl in reversed(self._caller.get_hookimpls()):
+            args = [kwargs[a] for a in impl.argnames]
+            extra = {k: kwargs[k] for k in impl.kwargnames if k in kwargs}
+            try:
+                value = impl.function(*args, **extra)
+                if self._check is not None:
+                    value = self._check(value)
+            except PASS_THROUGH:
+                raise
+            except Exception as exc:
+                if self._policy == "skip":
+                    _record(kwargs, impl.plugin_name, self.name, exc)
+                    continue
+                raise PluginFailure(impl.plugin_name, self.name, exc) from exc
+            if value is not None:
+                results.append(value)
+                if self._firstresult:
+                    return value
+        return None if self._firstresult else results
+
+
+class SafeHooks:
+    """Like ``pluggy.PluginManager.hook``, with every call isolated per implementation."""
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self._pm = pm
+        self._callers: dict[str, SafeHookCaller] = {}
+
+    def __getattr__(self, name: str) -> SafeHookCaller:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        caller = self._callers.get(name)
+        if caller is None:
+            caller = SafeHookCaller(name, getattr(self._pm.hook, name))
+            self._callers[name] = caller
+        return caller
+
+
+def wrappers(pm: pluggy.PluginManager) -> list[str]:
+    """Problems: every hook wrapper registered (SafeHooks cannot run them)."""
+    found = []
+    for caller in pm.hook.__dict__.values():
+        if isinstance(caller, pluggy.HookCaller):
+            for impl in caller.get_hookimpls():
+                if impl.hookwrapper or impl.wrapper:
+                    found.append(
+                        f"plugin {impl.plugin_name!r} wraps {caller.name}; hook wrappers "
+                        "are not supported"
+                    )
+    return found
+
+
+def declared_commands(
+    pm: pluggy.PluginManager, who: Callable[[str], str]
+) -> list[tuple[str, CommandSpec]]:
+    """Every plugin's declared commands, as (plugin name, spec), in registration order.
+
+    Raises :class:`PluginLoadError` naming the plugin when ``zonekeep_commands``
+    raises or declares something that is not a :class:`CommandSpec`.
+    """
+    found: list[tuple[str, CommandSpec]] = []
+    for impl in pm.hook.zonekeep_commands.get_hookimpls():
+        try:
+            specs: Any = impl.function()
+            items: tuple[Any, ...] = tuple(specs or ())
+            bad = [s for s in items if not isinstance(s, CommandSpec)]
+            if bad:
+                raise WrongShape(f"declared {_short(bad[0])}; expected CommandSpec objects")
+        except Exception as exc:
+            raise PluginLoadError(
+                [f"plugin {who(impl.plugin_name)} failed in zonekeep_commands: {exc!r}"]
+            ) from exc
+        found.extend((impl.plugin_name, spec) for spec in items)
+    return found
