@@ -19,7 +19,14 @@ from ._arena import (
     single_zone_arena,
 )
 from ._commands import GM_ACTOR, SYSTEM_ACTOR, Actor, Command, CommandSpec, Cost, Param
-from ._conditions import ConditionConflict, ConditionSpec, declared_conditions
+from ._conditions import (
+    AssetTagConflict,
+    AssetTagSpec,
+    ConditionConflict,
+    ConditionSpec,
+    declared_asset_tags,
+    declared_conditions,
+)
 from ._context import MoveRequest, RollModifier, RollRequest, RuleContext
 from ._dice import (
     DiceError,
@@ -220,6 +227,8 @@ __all__ = [
     "ArenaError",
     "ArenaProblem",
     "Asset",
+    "AssetTagConflict",
+    "AssetTagSpec",
     "Attack",
     "AttackMade",
     "Command",
@@ -325,6 +334,7 @@ __all__ = [
     "converter",
     "creature_from_dict",
     "creature_to_dict",
+    "declared_asset_tags",
     "declared_conditions",
     "describe_errors",
     "describe_path",

@@ -9,7 +9,7 @@ naming both plugins.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import attrs
 
@@ -31,6 +31,19 @@ def _plain_name(name: str) -> str:
     return repr(name)
 
 
+@attrs.frozen
+class AssetTagSpec:
+    """An asset tag a plugin gives behaviour to (``"collapsing_floor"``), with a
+    one-line ``summary`` of what an asset with that tag does."""
+
+    id: str
+    summary: str
+
+
+class AssetTagConflict(ValueError):
+    """Two plugins declared the same asset tag (the message names both)."""
+
+
 def declared_conditions(
     pm: Any, describe: Callable[[str], str] = _plain_name
 ) -> dict[str, ConditionSpec]:
@@ -42,19 +55,47 @@ def declared_conditions(
     Raises :class:`ConditionConflict` naming both plugins when an id is declared by
     two of them (or twice by one), and ``ValueError`` for an empty id.
     """
-    found: dict[str, ConditionSpec] = {}
+    return _declared(
+        pm, "zonekeep_conditions", "condition", ConditionSpec, ConditionConflict, describe
+    )
+
+
+def declared_asset_tags(
+    pm: Any, describe: Callable[[str], str] = _plain_name
+) -> dict[str, AssetTagSpec]:
+    """Every asset tag the plugins of ``pm`` declare (``zonekeep_asset_tags``), by id.
+
+    Raises :class:`AssetTagConflict` naming both plugins when two declare one tag.
+    """
+    return _declared(
+        pm, "zonekeep_asset_tags", "asset tag", AssetTagSpec, AssetTagConflict, describe
+    )
+
+
+_Spec = TypeVar("_Spec", ConditionSpec, AssetTagSpec)
+
+
+def _declared(
+    pm: Any,
+    hook: str,
+    label: str,
+    kind: type[_Spec],
+    conflict: type[ValueError],
+    describe: Callable[[str], str],
+) -> dict[str, _Spec]:
+    found: dict[str, _Spec] = {}
     owners: dict[str, str] = {}
-    for impl in pm.hook.zonekeep_conditions.get_hookimpls():
-        specs = cast("Iterable[ConditionSpec] | None", impl.function())
+    for impl in getattr(pm.hook, hook).get_hookimpls():
+        specs = cast("Iterable[_Spec] | None", impl.function())
         for spec in specs or ():
-            if not isinstance(spec, ConditionSpec) or not spec.id.strip():
+            if not isinstance(spec, kind) or not spec.id.strip():
                 raise ValueError(
-                    f"plugin {describe(impl.plugin_name)} declared a condition without an id: "
+                    f"plugin {describe(impl.plugin_name)} declared a {label} without an id: "
                     f"{spec!r}"
                 )
             if spec.id in found:
-                raise ConditionConflict(
-                    f"condition {spec.id!r} is declared by both plugin "
+                raise conflict(
+                    f"{label} {spec.id!r} is declared by both plugin "
                     f"{describe(owners[spec.id])} and plugin {describe(impl.plugin_name)}"
                 )
             found[spec.id] = spec
@@ -62,4 +103,11 @@ def declared_conditions(
     return found
 
 
-__all__ = ["ConditionConflict", "ConditionSpec", "declared_conditions"]
+__all__ = [
+    "AssetTagConflict",
+    "AssetTagSpec",
+    "ConditionConflict",
+    "ConditionSpec",
+    "declared_asset_tags",
+    "declared_conditions",
+]

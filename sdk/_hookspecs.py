@@ -16,7 +16,7 @@ import pluggy
 if TYPE_CHECKING:
     from ._arena import Asset
     from ._commands import CommandSpec
-    from ._conditions import ConditionSpec
+    from ._conditions import AssetTagSpec, ConditionSpec
     from ._context import MoveRequest, RollModifier, RollRequest, RuleContext
     from ._errors import Refusal
     from ._events import Decision, Maneuver
@@ -47,6 +47,18 @@ def zonekeep_conditions() -> Iterable[ConditionSpec]:
     A condition nobody declares is still allowed on a creature: a label the GM reads.
 
     :return: the :class:`ConditionSpec` objects; an id declared by two plugins is an
+        error at start-up that names both.
+    """
+
+
+@hookspec
+def zonekeep_asset_tags() -> Iterable[AssetTagSpec]:
+    """Declare the asset tags this plugin gives behaviour to (``"collapsing_floor"``).
+
+    Called once, when the engine is built (see :func:`zonekeep.sdk.declared_asset_tags`).
+    Arena files put tags on assets; a tag nobody declares does nothing.
+
+    :return: the :class:`AssetTagSpec` objects; a tag declared by two plugins is an
         error at start-up that names both.
     """
 

@@ -19,7 +19,12 @@ import pluggy
 from zonekeep.sdk import Creature, EncounterOptions, RuleContext, _hookspecs
 from zonekeep.sdk._arena import Arena, Link, Zone, single_zone_arena
 from zonekeep.sdk._commands import Actor, Command, CommandSpec, Param
-from zonekeep.sdk._conditions import ConditionConflict, declared_conditions
+from zonekeep.sdk._conditions import (
+    AssetTagConflict,
+    ConditionConflict,
+    declared_asset_tags,
+    declared_conditions,
+)
 from zonekeep.sdk._dice import Entropy, RandomEntropy
 from zonekeep.sdk._errors import Refusal
 from zonekeep.sdk._events import EncounterCreated, EncounterEnded, Event, PluginErrorRecorded
@@ -181,9 +186,10 @@ class Engine:
             owners[spec.id] = plugin_name
         self.command_owners = owners
         try:
-            #: The conditions the plugins give meaning to, by id.
+            #: The conditions and the asset tags the plugins give meaning to, by id.
             self.conditions = declared_conditions(self.pm, who)
-        except ConditionConflict as exc:
+            self.asset_tags = declared_asset_tags(self.pm, who)
+        except (ConditionConflict, AssetTagConflict) as exc:
             raise PluginConflict(str(exc)) from None
         except Exception as exc:  # a plugin's zonekeep_conditions failed: do not start
             raise PluginLoadError([f"declaring conditions failed: {exc!r}"]) from None

@@ -118,7 +118,7 @@ TRIGGER_ANSWERS: dict[str, Callable[[object], object]] = {
 }
 
 #: The declaration hooks, run once at start: a failure stops the engine from being built.
-STARTUP_HOOKS = frozenset({"zonekeep_commands", "zonekeep_conditions"})
+STARTUP_HOOKS = frozenset({"zonekeep_commands", "zonekeep_conditions", "zonekeep_asset_tags"})
 
 
 def policy(hook: str) -> str:

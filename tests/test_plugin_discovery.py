@@ -380,3 +380,25 @@ def test_a_config_file_must_list_plugin_names(tmp_path: Path) -> None:
     path.write_text('[server]\nplugins_disabled = "zonekeep.flanking"\n', encoding="utf-8")
     with pytest.raises(ValueError, match="plugin names must be a list of strings"):
         load_config(path)
+
+
+def test_two_plugins_giving_behaviour_to_one_asset_tag_are_refused_naming_both() -> None:
+    from zonekeep.plugins import load_default_plugins
+    from zonekeep.sdk import AssetTagSpec, hookimpl
+    from zonekeep.server import PluginConflict
+
+    class Floors:
+        @staticmethod
+        @hookimpl
+        def zonekeep_asset_tags() -> tuple[AssetTagSpec, ...]:
+            return (AssetTagSpec("collapsing_floor", "Falls."),)
+
+    class MoreFloors:
+        @staticmethod
+        @hookimpl
+        def zonekeep_asset_tags() -> tuple[AssetTagSpec, ...]:
+            return (AssetTagSpec("collapsing_floor", "Falls too."),)
+
+    assert "collapsing_floor" in Engine([*load_default_plugins(), Floors]).asset_tags
+    with pytest.raises(PluginConflict, match="asset tag 'collapsing_floor' is declared by both"):
+        Engine([*load_default_plugins(), Floors, MoreFloors])

@@ -23,10 +23,12 @@ from collections.abc import Iterable
 from zonekeep.sdk import (
     PRONE,
     Asset,
+    AssetTagSpec,
     Command,
     CommandSpec,
     ConditionApplied,
     ConditionRemoved,
+    ConditionSpec,
     ContestRolled,
     Creature,
     Hazard,
@@ -175,6 +177,19 @@ def zonekeep_position_taken(
     )
     if "alarm" not in ctx.state.hazards:
         ctx.emit(HazardAdded(Hazard("alarm", "The alarm is ringing", time_sensitive=True)))
+
+
+@hookimpl
+def zonekeep_conditions() -> Iterable[ConditionSpec]:
+    return (ConditionSpec(BURNING, "1d6 fire at the start of each turn until a DC 10 Dex save."),)
+
+
+@hookimpl
+def zonekeep_asset_tags() -> Iterable[AssetTagSpec]:
+    return (
+        AssetTagSpec(COLLAPSING, "At each round's end, a Dex save or fall to the zone below."),
+        AssetTagSpec(TRIPWIRE, "Taking position here rings the alarm."),
+    )
 
 
 @hookimpl
