@@ -346,7 +346,8 @@ def test_describe_plugins_lists_built_ins_and_the_plugin(make_dist: MakeDist) ->
     assert by_name["shout"] == ["shout", "1.0.0", "zk-shout", "shout, bellow"]
     assert by_name["zonekeep.combat"][1:3] == [zonekeep_version(), "built-in"]
     assert "attack" in by_name["zonekeep.combat"][3]
-    assert by_name["zonekeep.flanking"][3] == "(no commands)"
+    assert by_name["zonekeep.flanking"][3] == "(nothing)"
+    assert "condition prone" in by_name["zonekeep.conditions"][3]
 
 
 def test_plugins_handed_to_the_engine_are_described_too() -> None:
