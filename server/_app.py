@@ -48,6 +48,7 @@ from ._encounter_file import EncounterFile
 from ._engine import Engine
 from ._room import Grant, Room
 from ._session import Session
+from ._static import serve_static
 from ._store import EventStore, InMemoryStore, StoreError
 
 log = logging.getLogger("zonekeep.server")
@@ -410,7 +411,7 @@ class ZonekeepServer:
                 [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
             )
             return Response(http.HTTPStatus.OK.value, "OK", headers, body)
-        return None
+        return serve_static(request)  # the web table under /table/; None for anything else
 
     async def _handler(self, ws: ServerConnection) -> None:
         session = Session(self, ws)

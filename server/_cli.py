@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import quote
 
 import attrs
 
@@ -93,12 +94,18 @@ def _serve(args: argparse.Namespace) -> int:
         if spec is not None:
             room, gm_token = await running.open_encounter_file(spec)
             print(f"\nEncounter '{spec.name}' is ready: {room.id}")
+            web = f"http://{host}:{running.port}/table/#encounter={quote(room.id)}&token="
             print(f"  GM token:         {gm_token}")
+            print(f"    web table:      {web}{quote(gm_token)}")
             players = sorted({c.controller for c in spec.creatures if c.controller != "gm"})
             for player in players:
                 names = ", ".join(c.name for c in spec.creatures if c.controller == player)
-                print(f"  seat {player + ':':<12} {await room.grant('player', player)}   ({names})")
-            print(f"  spectators:       {await room.grant('spectator')}")
+                token = await room.grant("player", player)
+                print(f"  seat {player + ':':<12} {token}   ({names})")
+                print(f"    web table:      {web}{quote(token)}")
+            spectator = await room.grant("spectator")
+            print(f"  spectators:       {spectator}")
+            print(f"    web table:      {web}{quote(spectator)}")
             print(
                 "\nConnect with any client: send hello, then "
                 f'join {{"encounter": "{room.id}", "token": "<a token above>"}}.'

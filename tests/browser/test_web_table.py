@@ -1,0 +1,219 @@
+"""The web table in a real browser: a GM and two players play a short fight.
+
+The GM's page sets the encounter up, hands out seat links, hides and reveals the
+goblin; each player's page (opened from its link) walks into the kitchen by clicking
+it on the map and engages Gob; Gob flees to the cellar, so both players get an
+opportunity-attack prompt with a countdown and answer it; Aria finishes Gob and the GM
+ends the encounter. Every step is checked on what the pages show. The dice always roll
+their highest face (see ``conftest.MaxDice``), so the fight goes the same way each time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+STEP_MS = 15_000  # each step may take this long before the test fails
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "artifacts"
+DOCS_SCREENSHOT = ROOT / "docs" / "web-table.png"
+
+
+def _open(browser: Any, url: str) -> Any:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(STEP_MS)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors  # checked at the end: no script error on any page
+    page.goto(url)
+    return page
+
+
+def _send(page: Any, command: str, within: str = "#turn-panel", **fields: Any) -> None:
+    """Open a command's form, fill it (selects by value, checkboxes), and send it."""
+    form = page.locator(f"{within} details[data-command={command}]")
+    if not form.evaluate("d => d.open"):
+        form.locator("summary").click()
+    for name, value in fields.items():
+        field = form.locator(f"[name={name}]")
+        if value is True:
+            field.check()
+        elif field.evaluate("n => n.tagName") == "SELECT":
+            field.select_option(value)
+        else:
+            field.fill(str(value))
+    form.get_by_role("button", name="Send").click()
+
+
+def test_static_files_and_404(live_server: Any) -> None:
+    """Only the three files are served, with their types; anything else is a 404."""
+    expected = {
+        "/table/": "text/html",
+        "/table/index.html": "text/html",
+        "/table/table.js": "text/javascript",
+        "/table/table.css": "text/css",
+    }
+    for path, kind in expected.items():
+        with urllib.request.urlopen(live_server.base + path, timeout=10) as reply:
+            assert reply.status == 200
+            assert reply.headers["Content-Type"].startswith(kind)
+            assert reply.read()
+    for path in (
+        "/table/nope.js",
+        "/table/../_app.py",
+        "/table/%2e%2e/_static.py",
+        "/table/static/table.js",
+    ):
+        try:
+            urllib.request.urlopen(live_server.base + path, timeout=10)
+        except urllib.error.HTTPError as exc:
+            assert exc.code in (404, 426), path
+        else:
+            raise AssertionError(f"{path} was served")
+
+
+def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=STEP_MS)
+    ARTIFACTS.mkdir(exist_ok=True)
+
+    # -- the GM opens the table and sets the encounter up -------------------------------
+    gm = _open(browser, live_server.table_url(live_server.gm_token))
+    expect(gm.locator("#status")).to_have_text("Connected as GM")
+    expect(gm.locator("#encounter-name")).to_have_text("Brawl at the Drowned Lantern")
+    for zone, name in [
+        ("common_room", "Common room"),
+        ("bar", "Behind the bar"),
+        ("kitchen", "Kitchen"),
+        ("cellar", "Cellar"),
+        ("balcony", "Balcony"),
+    ]:
+        expect(gm.locator(f"#map [data-zone={zone}] .zone-name")).to_have_text(name)
+    expect(gm.locator("#map [data-zone=common_room]")).to_contain_text("Tables (prop)")
+    expect(gm.locator("#map [data-zone=kitchen] [data-creature=gob]")).to_contain_text(
+        "Gob HP 20/20"
+    )
+    expect(gm.locator("#tracker")).to_contain_text("Setting up: surprise")
+
+    gm.locator("[data-setup=set_surprise]").click()
+    expect(gm.locator("#log")).to_contain_text("Nobody is surprised.")
+    gm.locator("[data-setup=place]").click()
+    expect(gm.locator("#log")).to_contain_text("Positions: Aria in Common room")
+
+    expect(gm.locator("#tracker")).to_contain_text("Rolling initiative")
+
+    # Seat links for the players, made on the GM's page.
+    links = {}
+    for player, creature in [("alice", "aria"), ("bob", "brom")]:
+        gm.locator("#gm input[name=player]").fill(player)
+        gm.locator(f"#gm .seats input[type=checkbox][value={creature}]").check()
+        gm.locator("[data-gm=create_seat]").click()
+        link = gm.locator(f"#gm .seat-link[data-seat={player}] a")
+        expect(link).to_have_attribute("href", re.compile(r"/table/#encounter=.+&token=.+"))
+        links[player] = link.get_attribute("href")
+
+    alice = _open(browser, links["alice"])
+    bob = _open(browser, links["bob"])
+    expect(alice.locator("#status")).to_have_text("Connected as player alice")
+    expect(bob.locator("#status")).to_have_text("Connected as player bob")
+    expect(alice.locator("#gm-panel")).to_be_hidden()
+
+    # Hide Gob from the players, then reveal it again.
+    gm.locator("[data-hide=gob]").click()
+    expect(alice.locator("#map [data-creature=gob]")).to_have_count(0)
+    expect(gm.locator("#map [data-creature=gob]")).to_contain_text("hidden from players")
+    gm.locator("[data-hide=gob]").click()
+    expect(alice.locator("#map [data-zone=kitchen] [data-creature=gob]")).to_contain_text("Gob")
+
+    gm.locator("[data-setup=roll_initiative]").click()
+    for page in (gm, alice, bob):
+        expect(page.locator("#tracker")).to_contain_text("Round 1")
+        expect(page.locator("#tracker")).to_contain_text("Aria's turn")
+        expect(page.locator("#tracker .order li")).to_have_text(
+            [re.compile("Aria"), re.compile("Brom"), re.compile("Gob")]
+        )
+
+    # A dropped connection comes back by itself and catches up (join with last_seq).
+    alice.evaluate("window.zonekeepTable.ws.close()")
+    expect(alice.locator("#log")).to_contain_text("Reconnected; caught up")
+    expect(alice.locator("#status")).to_have_text("Connected as player alice")
+
+    # -- round 1: Aria and Brom walk into the kitchen and engage Gob ------------------------
+    expect(alice.locator("#turn-panel")).to_contain_text("Your turn: Aria")
+    expect(alice.locator("#resources [data-resource=movement]")).to_have_text("30 ft left")
+    expect(bob.locator("#turn-panel")).to_be_hidden()
+    alice.locator("#map [data-zone=kitchen].reachable").click()
+    expect(alice.locator("#map [data-zone=kitchen] [data-creature=aria]")).to_be_visible()
+    expect(alice.locator("#log")).to_contain_text("Aria enters Kitchen from Common room.")
+    expect(alice.locator("#resources [data-resource=movement]")).to_have_text("0 ft left")
+    _send(alice, "engage", target="gob")
+    expect(alice.locator("#map [data-creature=aria]")).to_contain_text("⚔ engaged with Gob")
+    expect(gm.locator("#map [data-creature=gob]")).to_contain_text("⚔ engaged with Aria")
+    alice.locator("[data-quick=end_turn]").click()
+
+    expect(bob.locator("#turn-panel")).to_contain_text("Your turn: Brom")
+    expect(alice.locator("#tracker")).to_contain_text("Brom's turn")
+    bob.locator("#map [data-zone=kitchen].reachable").click()
+    expect(bob.locator("#map [data-zone=kitchen] [data-creature=brom]")).to_be_visible()
+    _send(bob, "engage", target="gob")
+    expect(bob.locator("#map [data-creature=gob]")).to_contain_text("⚔ engaged with Aria, Brom")
+    bob.locator("[data-quick=end_turn]").click()
+
+    # -- Gob flees to the cellar: both players are offered an opportunity attack -----------
+    expect(gm.locator("#turn-panel")).to_contain_text("Your turn: Gob")
+    gm.locator("#map [data-zone=cellar].reachable").click()
+    for page, creature in [(alice, "Aria"), (bob, "Brom")]:
+        prompt = page.locator("#prompts .prompt[data-kind=opportunity_attack]")
+        expect(prompt).to_contain_text(f"{creature} may make an opportunity attack against Gob")
+        expect(prompt.locator(".countdown")).to_have_text(re.compile(r"^\d+ s left$"))
+        seconds = int(prompt.locator(".countdown").inner_text().split()[0])
+        assert 0 < seconds <= 120
+    expect(gm.locator("#prompts .prompt")).to_have_count(2)  # the GM may answer any decision
+    alice.screenshot(path=str(ARTIFACTS / "web-table-alice-prompt.png"))
+    if os.environ.get("ZONEKEEP_UPDATE_SCREENSHOT") or not DOCS_SCREENSHOT.exists():
+        alice.screenshot(path=str(DOCS_SCREENSHOT))
+
+    alice.locator("#prompts [data-choice=attack]").click()
+    expect(alice.locator("#prompts-panel")).to_be_hidden()
+    bob.locator("#prompts [data-choice=decline]").click()
+    expect(bob.locator("#prompts-panel")).to_be_hidden()
+    for page in (gm, alice, bob):
+        expect(page.locator("#log")).to_contain_text(
+            "Aria attacks Gob with rapier (opportunity attack)"
+        )
+        expect(page.locator("#log")).to_contain_text("Gob takes 12 piercing damage (HP 8).")
+        expect(page.locator("#log")).to_contain_text("Gob enters Cellar from Kitchen.")
+        expect(page.locator("#tracker [data-creature=gob]")).to_contain_text("HP 8/20")
+        expect(page.locator("#map [data-zone=cellar] [data-creature=gob]")).to_be_visible()
+    expect(gm.locator("#prompts-panel")).to_be_hidden()
+    gm.screenshot(path=str(ARTIFACTS / "web-table-gm.png"), full_page=True)
+    gm.locator("#turn-panel [data-quick=end_turn]").click()
+
+    # -- round 2: Aria follows Gob into the cellar and finishes it ------------------------
+    expect(alice.locator("#tracker")).to_contain_text("Round 2")
+    expect(alice.locator("#turn-panel")).to_contain_text("Your turn: Aria")
+    alice.locator("#map [data-zone=cellar].reachable").click()
+    expect(alice.locator("#map [data-zone=cellar] [data-creature=aria]")).to_be_visible()
+    _send(alice, "attack", target="gob")
+    for page in (gm, alice, bob):
+        expect(page.locator("#log")).to_contain_text("Gob takes 12 piercing damage (HP 0).")
+        expect(page.locator("#tracker [data-creature=gob]")).to_contain_text("HP 0/20")
+
+    # The grease fire in the kitchen keeps the fight going: the GM ends it by force, and
+    # a refusal comes back as the server's sentence.
+    _send(gm, "end_encounter", within="#gm", reason="Gob is beaten")
+    expect(gm.locator("#error")).to_contain_text("cannot end yet")
+    _send(gm, "end_encounter", within="#gm", force=True)
+    for page in (gm, alice, bob):
+        expect(page.locator("#tracker")).to_contain_text("The encounter has ended")
+        expect(page.locator("#log")).to_contain_text("The encounter ends: Gob is beaten.")
+    alice.screenshot(path=str(ARTIFACTS / "web-table-alice.png"), full_page=True)
+    bob.screenshot(path=str(ARTIFACTS / "web-table-bob.png"), full_page=True)
+    gm.screenshot(path=str(ARTIFACTS / "web-table-gm-ended.png"), full_page=True)
+    for page in (gm, alice, bob):
+        assert page.errors == []
