@@ -156,27 +156,46 @@ class SafeHookCaller:
         self._firstresult = bool(spec.opts.get("firstresult")) if spec is not None else False
         self._policy = policy(name)
         self._check = CONTRIBUTIONS.get(name) or TRIGGER_ANSWERS.get(name)
+        #: The implementations last seen, and what calling them needs, in call order.
+        self._seen: list[pluggy.HookImpl] | None = None
+        self._plan: tuple[tuple[Callable[..., Any], tuple[str, ...], tuple[str, ...], str], ...]
+        self._plan = ()
 
     def __getattr__(self, attr: str) -> Any:
         # get_hookimpls(), spec, ... as on pluggy's HookCaller.
         return getattr(self._caller, attr)
 
+    def _current(
+        self,
+    ) -> tuple[tuple[Callable[..., Any], tuple[str, ...], tuple[str, ...], str], ...]:
+        """What to call, last registered first: rebuilt only when the implementations
+        changed (a plugin registered or unregistered since the last call)."""
+        impls = self._caller.get_hookimpls()
+        if impls != self._seen:  # compares the HookImpl objects by identity
+            self._plan = tuple(
+                (impl.function, tuple(impl.argnames), tuple(impl.kwargnames), impl.plugin_name)
+                for impl in reversed(impls)
+            )
+            self._seen = impls
+        return self._plan
+
     def __call__(self, **kwargs: Any) -> Any:
         results: list[object] = []
-        for impl in reversed(self._caller.get_hookimpls()):
-            args = [kwargs[a] for a in impl.argnames]
-            extra = {k: kwargs[k] for k in impl.kwargnames if k in kwargs}
+        check = self._check
+        for function, argnames, kwargnames, plugin_name in self._current():
+            args = [kwargs[a] for a in argnames]
+            extra = {k: kwargs[k] for k in kwargnames if k in kwargs} if kwargnames else {}
             try:
-                value = impl.function(*args, **extra)
-                if self._check is not None:
-                    value = self._check(value)
+                value = function(*args, **extra)
+                if check is not None:
+                    value = check(value)
             except PASS_THROUGH:
                 raise
             except Exception as exc:
                 if self._policy == "skip":
-                    _record(kwargs, impl.plugin_name, self.name, exc)
+                    _record(kwargs, plugin_name, self.name, exc)
                     continue
-                raise PluginFailure(impl.plugin_name, self.name, exc) from exc
+                raise PluginFailure(plugin_name, self.name, exc) from exc
             if value is not None:
                 results.append(value)
                 if self._firstresult:
@@ -198,6 +217,8 @@ class SafeHooks:
         if caller is None:
             caller = SafeHookCaller(name, getattr(self._pm.hook, name))
             self._callers[name] = caller
+            # Later look-ups find it in the instance dict, without __getattr__.
+            self.__dict__[name] = caller
         return caller
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import json
 import logging
 import math
 import secrets
@@ -103,6 +104,11 @@ class Job:
 
 #: A marker command (compared by identity): its turn means every earlier job is done.
 _DRAIN = Command("drain")
+
+
+#: Serializes a wire message: compact JSON, the same text as
+#: ``json.dumps(message, separators=(",", ":"))`` without building an encoder per call.
+encode_message = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def new_token() -> str:
@@ -460,25 +466,56 @@ class Room:
         return {"seq": first}
 
     def _broadcast(self, first: int, events: Sequence[Event], before_hidden: set[str]) -> None:
-        revealed = bool(before_hidden - hidden_ids(self.state)) or any(
+        """Send ``events`` (numbered from ``first``) to every member, as each may see them.
+
+        What a member sees depends only on its view (full or filtered), so each event
+        is turned into a dictionary once, filtered once for the filtered view, and
+        serialized once per view; sessions that take serialized text
+        (:meth:`Session.push_text`) get that text, others ``push(method, params)``.
+        """
+        state = self.state
+        revealed = bool(before_hidden - hidden_ids(state)) or any(
             isinstance(e, OverrideApplied) and e.field == "hidden" for e in events
         )
         payloads = [event_to_dict(e) for e in events]
+        views: dict[bool, list[tuple[dict[str, Any], str | None]]] = {}
+        snapshot_text: str | None = None
         for member in list(self.members):
-            for offset, payload in enumerate(payloads):
-                visible = event_for(payload, self.state, member.full_view)
-                member.session.push(
-                    "event", {"encounter": self.id, "seq": first + offset, "event": visible}
-                )
-            if revealed and not member.full_view:
-                member.session.push(
-                    "snapshot",
-                    {
-                        "encounter": self.id,
-                        "seq": self.state.seq,
-                        "snapshot": self.snapshot(member),
-                    },
-                )
+            full = member.full_view
+            view = views.get(full)
+            if view is None:
+                view = views[full] = [
+                    (
+                        {"encounter": self.id, "seq": first + offset, "event": visible},
+                        None,
+                    )
+                    for offset, visible in enumerate(
+                        payloads if full else [event_for(p, state, False) for p in payloads]
+                    )
+                ]
+            session = member.session
+            push_text = getattr(session, "push_text", None)
+            if push_text is None:
+                for params, _ in view:
+                    session.push("event", dict(params))
+            else:
+                for i, (params, text) in enumerate(view):
+                    if text is None:
+                        text = encode_message({"method": "event", "params": params})
+                        view[i] = (params, text)
+                    push_text(text)
+            if revealed and not full:
+                if push_text is None:
+                    session.push("snapshot", self._snapshot_params(member))
+                else:
+                    if snapshot_text is None:
+                        snapshot_text = encode_message(
+                            {"method": "snapshot", "params": self._snapshot_params(member)}
+                        )
+                    push_text(snapshot_text)
+
+    def _snapshot_params(self, member: Member) -> dict[str, Any]:
+        return {"encounter": self.id, "seq": self.state.seq, "snapshot": self.snapshot(member)}
 
     def _update_prompts(self) -> None:
         pending = {d.id for d in self.state.pending}

@@ -7,7 +7,6 @@ writer task. A connection that stops reading fills its outbox and is closed
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +34,7 @@ from zonekeep.protocol import (
 )
 from zonekeep.sdk import Command
 
-from ._room import Job, Member, Room
+from ._room import Job, Member, Room, encode_message
 
 if TYPE_CHECKING:
     from ._app import ZonekeepServer
@@ -97,11 +96,22 @@ class Session:
         """Queue a notification; close the connection if its outbox is full."""
         self._queue({"method": method, "params": params})
 
+    def push_text(self, text: str) -> None:
+        """Queue a notification already serialized by :func:`encode_message` (the room
+        serializes what several members receive once, not once per member)."""
+        if self.close_code is not None:
+            return
+        self._send_text(text)
+
     def _queue(self, message: dict[str, Any]) -> None:
         if self.close_code is not None:
             return
+        self._send_text(encode_message(message))
+
+    def _send_text(self, text: str) -> None:
+        """Queue ``text``; close the connection if its outbox is full."""
         try:
-            self._out_send.send_nowait(json.dumps(message, separators=(",", ":")))
+            self._out_send.send_nowait(text)
         except trio.WouldBlock:
             self.close(4000, "slow consumer")
         except (trio.ClosedResourceError, trio.BrokenResourceError):

@@ -423,3 +423,23 @@ def test_apply_event_refuses_a_rewind_without_its_log() -> None:
     state = replay(played()[:5])
     with pytest.raises(ValueError, match="needs the log before it"):
         apply_event(state, Rewound(to_seq=2))
+
+
+def test_state_copy_equals_a_deep_copy_and_shares_nothing_mutable() -> None:
+    import copy
+
+    for events in (played(), played_arena()):
+        state = replay(events)
+        fast = state.copy()
+        assert state_to_dict(fast) == state_to_dict(copy.deepcopy(state))
+        # Mutating the copy never reaches the original.
+        before = state_to_dict(state)
+        for c in fast.creatures.values():
+            c.conditions.append("x-test")
+            c.speeds["walk"] = -1
+            c.attacks.clear()
+        fast.pending.clear()
+        fast.engagements.append(("a", "b"))
+        fast.resources.actions = 99
+        fast.creatures.clear()
+        assert state_to_dict(state) == before
