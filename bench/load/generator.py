@@ -1,0 +1,532 @@
+"""One load-generator process of the load benchmark (started by ``run.py``, not by hand).
+
+It plays encounters ``--first`` .. ``--first + --count - 1`` against a zonekeep server
+(``--mode zonekeep``) or the baseline fan-out server (``--mode baseline``), over raw
+``websockets.trio.client`` connections (compression off, no client pings: the server
+pings, the library answers).
+
+``run.py`` drives it phase by phase through standard input, one word a line, and
+reads one JSON object a line back on standard output:
+
+- ``warmup``: (zonekeep) create one encounter, play a command, end it (so it is not
+  restored later): the server's first-use costs stay out of the memory figures.
+- ``create``: (zonekeep) for each encounter, a short-lived GM connection creates it
+  (bundled "tavern" arena, 2 heroes + 2 goblins), makes 2 player seats and a spectator
+  link, runs the setup (surprise, positions, initiative) and closes.
+- ``join``: open M connections per encounter (GM, players, spectators; in baseline
+  mode each sends its group id) and start reading.
+- ``closed SECONDS`` / ``open SECONDS PERIOD``: play for that long, then report.
+- ``quit``: exit at once (the connections are not closed one by one).
+
+Every command is timed at the client: from just before the send to the moment the last
+of the encounter's M connections received the command's last event (``all``), and to
+the moment the sender received the command's first event (``own``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import trio
+from websockets.exceptions import ConnectionClosed
+from websockets.trio.client import ClientConnection, connect
+
+#: How long one command may take (reply, then delivery to all M) before it counts as timed out.
+COMMAND_TIMEOUT = 10.0
+#: How long opening and greeting one connection may take.
+CONNECT_TIMEOUT = 60.0
+
+ROSTER: list[dict[str, Any]] = [
+    # Initiative bonuses 40 apart: the d20 never ties, so the turn order is fixed.
+    {"id": "aria", "name": "Aria", "side": "party", "controller": "alice",
+     "speeds": {"walk": 30}, "initiative_bonus": 40, "hp": 24, "max_hp": 24, "ac": 16},
+    {"id": "brom", "name": "Brom", "side": "party", "controller": "bob",
+     "speeds": {"walk": 30}, "initiative_bonus": 20, "hp": 30, "max_hp": 30, "ac": 18},
+    {"id": "gob1", "name": "Goblin 1", "side": "goblins",
+     "speeds": {"walk": 30}, "initiative_bonus": 0, "hp": 7, "max_hp": 7, "ac": 15},
+    {"id": "gob2", "name": "Goblin 2", "side": "goblins",
+     "speeds": {"walk": 30}, "initiative_bonus": -20, "hp": 7, "max_hp": 7, "ac": 15},
+]  # fmt: skip
+POSITIONS = {"aria": "common_room", "brom": "common_room", "gob1": "bar", "gob2": "bar"}
+#: Turn order and who controls each creature: 0 is the GM's connection, 1 alice's, 2 bob's.
+TURNS: list[tuple[str, int]] = [("aria", 1), ("brom", 2), ("gob1", 0), ("gob2", 0)]
+#: The GM adds (or removes) a note before every this many turns.
+NOTE_EVERY = 4
+NOTE_TEXT = "The goblins shout; a tankard rolls under the bar (note {n:04d})."  # ~60 chars
+#: A baseline frame is padded to about the size of a zonekeep ``moved`` event notification.
+BASELINE_PAD = "x" * 150
+
+
+def now() -> float:
+    return time.perf_counter()
+
+
+class Command:
+    """One planned command: who sends it, what, and how many events it makes."""
+
+    __slots__ = ("frames", "params", "sender", "type")
+
+    def __init__(self, sender: int, type: str, params: dict[str, Any], frames: int) -> None:
+        self.sender = sender
+        self.type = type
+        self.params = params
+        self.frames = frames
+
+
+class Plan:
+    """The endless command loop of one encounter: per turn an occasional GM note, then
+    the active creature's controller moves 5 feet and ends the turn."""
+
+    def __init__(self, clients: int) -> None:
+        self.clients = clients
+        self.turn = 0
+        self.step = 0  # 0: note (every NOTE_EVERY turns), 1: move, 2: end_turn
+        self.notes = 0
+        self.added = 0  # notes added; even/odd alternates add and remove
+
+    def _sender(self, controller: int) -> int:
+        return controller if controller < self.clients else 0  # a missing player: the GM
+
+    def resync(self, creature: str) -> None:
+        """The server says it is ``creature``'s turn: follow it (after a refused command)."""
+        for i, (cid, _) in enumerate(TURNS):
+            if cid == creature and i != self.turn % len(TURNS):
+                self.turn += (i - self.turn) % len(TURNS)
+                self.step = 1
+
+    def next(self) -> Command:
+        creature, controller = TURNS[self.turn % len(TURNS)]
+        if self.step == 0:
+            self.step = 1
+            if self.turn % NOTE_EVERY == 0:
+                self.notes += 1
+                if self.notes % 2:
+                    self.added += 1
+                    return Command(
+                        0, "add_note", {"text": NOTE_TEXT.format(n=self.added)}, frames=1
+                    )
+                # at most one note exists, and the engine numbers notes n1, n2 ... by count
+                return Command(0, "remove_note", {"note": "n1"}, frames=1)
+        if self.step == 1:
+            self.step = 2
+            return Command(
+                self._sender(controller), "move", {"creature": creature, "feet": 5}, frames=1
+            )
+        self.step = 0
+        last_in_round = self.turn % len(TURNS) == len(TURNS) - 1
+        self.turn += 1
+        # turn_ended + turn_started, and round_ended + round_started at a round's end
+        return Command(
+            self._sender(controller), "end_turn", {"creature": creature},
+            frames=4 if last_in_round else 2,
+        )  # fmt: skip
+
+
+class Record:
+    """When each of the M connections received one seq."""
+
+    __slots__ = ("count", "times", "waiter")
+
+    def __init__(self, clients: int) -> None:
+        self.count = 0
+        self.times: list[float] = [0.0] * clients
+        self.waiter: trio.Event | None = None
+
+
+class Stats:
+    """What one phase measured (summed over this generator's encounters)."""
+
+    def __init__(self) -> None:
+        self.commands = 0
+        self.received = 0
+        self.gaps = 0
+        self.duplicates = 0
+        self.timeouts = 0
+        self.missing = 0
+        self.errors: Counter[str] = Counter()
+        self.error_samples: dict[str, str] = {}
+        self.other: Counter[str] = Counter()
+        self.closed: Counter[str] = Counter()
+        self.lat_all: list[float] = []
+        self.lat_own: list[float] = []
+        self.lag: list[float] = []  # open loop: how late the generator sent (its own lag)
+        self.sent = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "commands": self.commands,
+            "sent": self.sent,
+            "received": self.received,
+            "gaps": self.gaps,
+            "duplicates": self.duplicates,
+            "timeouts": self.timeouts,
+            "missing": self.missing,
+            "errors": dict(self.errors),
+            "error_samples": self.error_samples,
+            "other_messages": dict(self.other),
+            "closed_connections": dict(self.closed),
+            "lat_all": [round(x, 6) for x in self.lat_all],
+            "lat_own": [round(x, 6) for x in self.lat_own],
+            "lag": [round(x, 6) for x in self.lag],
+        }
+
+
+class Conn:
+    """One websocket connection of an encounter."""
+
+    def __init__(self, enc: Encounter, index: int, ws: ClientConnection) -> None:
+        self.enc = enc
+        self.index = index
+        self.ws = ws
+        self.pending: dict[int, list[Any]] = {}  # request id -> [trio.Event, reply]
+
+
+class Encounter:
+    """One encounter (or baseline group): its connections, plan and per-seq records."""
+
+    def __init__(self, gen: Generator, index: int) -> None:
+        self.gen = gen
+        self.index = index
+        self.id = f"g{index}"
+        self.tokens: list[str] = []
+        self.conns: list[Conn] = []
+        self.last: list[int] = []
+        self.records: dict[int, Record] = {}
+        self.plan = Plan(gen.clients)
+        self.next_seq = 1  # baseline: the seq the generator gives the next frame
+        self.active: str | None = None
+
+    def record(self, seq: int) -> Record:
+        rec = self.records.get(seq)
+        if rec is None:
+            rec = self.records[seq] = Record(self.gen.clients)
+        return rec
+
+    def on_event(self, ci: int, seq: int, t: float) -> None:
+        stats = self.gen.stats
+        stats.received += 1
+        last = self.last[ci]
+        if seq != last + 1:
+            if seq <= last:
+                stats.duplicates += 1
+                return
+            stats.gaps += seq - last - 1
+        self.last[ci] = seq
+        rec = self.record(seq)
+        rec.times[ci] = t
+        rec.count += 1
+        if rec.count == self.gen.clients and rec.waiter is not None:
+            rec.waiter.set()
+
+
+class Generator:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.mode: str = args.mode
+        self.url: str = args.url
+        self.clients: int = args.clients
+        self.total: int = args.total
+        self.encounters = [Encounter(self, i) for i in range(args.first, args.first + args.count)]
+        self.stats = Stats()
+        self.ids = itertools.count(1)
+        self.nursery: trio.Nursery | None = None
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    async def reader(self, conn: Conn) -> None:
+        enc = conn.enc
+        ci = conn.index
+        baseline = self.mode == "baseline"
+        try:
+            async for raw in conn.ws:
+                t = now()
+                msg = json.loads(raw)
+                if baseline:
+                    enc.on_event(ci, msg["s"], t)
+                elif "id" in msg:
+                    slot = conn.pending.pop(msg["id"], None)
+                    if slot is not None:
+                        slot[1] = msg
+                        slot[0].set()
+                elif msg.get("method") == "event":
+                    params = msg["params"]
+                    enc.on_event(ci, params["seq"], t)
+                    if ci == 0 and params["event"].get("type") == "turn_started":
+                        enc.active = params["event"]["creature"]
+                else:
+                    self.stats.other[str(msg.get("method"))] += 1
+        except ConnectionClosed as exc:
+            rcvd = exc.rcvd
+            self.stats.closed[f"{rcvd.code} {rcvd.reason}" if rcvd else "no close frame"] += 1
+
+    async def request(self, conn: Conn, method: str, **params: Any) -> dict[str, Any]:
+        rid = next(self.ids)
+        slot: list[Any] = [trio.Event(), None]
+        conn.pending[rid] = slot
+        await conn.ws.send(json.dumps({"id": rid, "method": method, "params": params}))
+        await slot[0].wait()
+        reply: dict[str, Any] = slot[1]
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error']}")
+        result: dict[str, Any] = reply["result"]
+        return result
+
+    async def oneshot(self, ws: ClientConnection, method: str, **params: Any) -> dict[str, Any]:
+        """A request on a connection without a reader (setup): skip notifications."""
+        rid = next(self.ids)
+        await ws.send(json.dumps({"id": rid, "method": method, "params": params}))
+        while True:
+            msg = json.loads(await ws.recv())
+            if msg.get("id") == rid:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                result: dict[str, Any] = msg["result"]
+                return result
+
+    async def hello(self, ws: ClientConnection) -> None:
+        await self.oneshot(
+            ws, "hello", protocol="1.0", client={"name": "zonekeep-load", "version": "0.1"}
+        )
+
+    # -- phases ------------------------------------------------------------------------------
+
+    async def warmup(self) -> dict[str, Any]:
+        async with connect(self.url, compression=None, ping_interval=None) as ws:
+            await self.hello(ws)
+            made = await self.oneshot(ws, "create_encounter", name="warm-up", arena="tavern",
+                                      creatures=ROSTER)  # fmt: skip
+            eid = made["encounter"]
+            await self.oneshot(ws, "create_seat", encounter=eid, player="alice")
+            await self.oneshot(ws, "command", encounter=eid, type="add_note",
+                               params={"text": NOTE_TEXT.format(n=0)})  # fmt: skip
+            await self.oneshot(ws, "command", encounter=eid, type="end_encounter",
+                               params={"force": True})  # fmt: skip
+        return {"warmup": eid}
+
+    async def create_one(self, enc: Encounter, limit: trio.Semaphore) -> None:
+        async with limit:
+            with trio.fail_after(CONNECT_TIMEOUT):
+                async with connect(self.url, compression=None, ping_interval=None) as ws:
+                    await self.hello(ws)
+                    made = await self.oneshot(ws, "create_encounter", name=f"load {enc.index}",
+                                              arena="tavern", creatures=ROSTER)  # fmt: skip
+                    enc.id = made["encounter"]
+                    e = enc.id
+                    alice = await self.oneshot(ws, "create_seat", encounter=e, player="alice")
+                    bob = await self.oneshot(ws, "create_seat", encounter=e, player="bob")
+                    spec = await self.oneshot(ws, "create_spectator_link", encounter=e)
+                    enc.tokens = [made["gm_token"], alice["token"], bob["token"], spec["token"]]
+                    for kind, params in (
+                        ("set_surprise", {"surprised": []}),
+                        ("place", {"positions": POSITIONS}),
+                        ("roll_initiative", {}),
+                    ):
+                        await self.oneshot(ws, "command", encounter=e, type=kind, params=params)
+
+    async def create(self) -> dict[str, Any]:
+        t = now()
+        if self.mode == "zonekeep":
+            limit = trio.Semaphore(8)
+            async with trio.open_nursery() as nursery:
+                for enc in self.encounters:
+                    nursery.start_soon(self.create_one, enc, limit)
+        return {"created": len(self.encounters), "seconds": now() - t}
+
+    async def connection(
+        self, enc: Encounter, ci: int, *, task_status: trio.TaskStatus[None]
+    ) -> None:
+        """Open, greet and join one connection, report it started, then read until closed
+        (``connect`` holds a nursery of its own, so each connection lives in its own task)."""
+        with trio.fail_after(CONNECT_TIMEOUT) as scope:
+            async with connect(self.url, compression=None, ping_interval=None,
+                               open_timeout=CONNECT_TIMEOUT, max_size=2**22,
+                               max_queue=None) as ws:  # fmt: skip
+                conn = Conn(enc, ci, ws)
+                if self.mode == "baseline":
+                    await ws.send(json.dumps({"group": enc.id}))
+                    seq = 0
+                else:
+                    await self.hello(ws)
+                    token = enc.tokens[min(ci, 3)]
+                    joined = await self.oneshot(ws, "join", encounter=enc.id, token=token)
+                    seq = joined["seq"]
+                enc.conns[ci] = conn
+                enc.last[ci] = seq
+                scope.deadline = math.inf
+                task_status.started()
+                await self.reader(conn)
+
+    async def join_one(self, enc: Encounter, limit: trio.Semaphore) -> None:
+        assert self.nursery is not None
+        enc.conns = [None] * self.clients  # type: ignore[list-item]
+        enc.last = [0] * self.clients
+        for ci in range(self.clients):
+            async with limit:
+                await self.nursery.start(self.connection, enc, ci)
+
+    async def join(self) -> dict[str, Any]:
+        t = now()
+        limit = trio.Semaphore(16)
+        async with trio.open_nursery() as nursery:
+            for enc in self.encounters:
+                nursery.start_soon(self.join_one, enc, limit)
+        if self.mode == "baseline":
+            await trio.sleep(0.5)  # let the server register every group id before playing
+        return {"connections": sum(len(e.conns) for e in self.encounters), "seconds": now() - t}
+
+    async def issue(self, enc: Encounter, cmd: Command) -> None:
+        """Send one command and wait (bounded) until all M connections have its events."""
+        stats = self.stats
+        conn = enc.conns[cmd.sender]
+        deadline = trio.current_time() + COMMAND_TIMEOUT
+        stats.sent += 1
+        if self.mode == "baseline":
+            first = enc.next_seq
+            last = first + cmd.frames - 1
+            enc.next_seq = last + 1
+            rec = enc.record(last)
+            t0 = now()
+            for seq in range(first, last + 1):
+                await conn.ws.send(
+                    json.dumps({"s": seq, "type": cmd.type, "p": cmd.params, "pad": BASELINE_PAD})
+                )
+        else:
+            rid = next(self.ids)
+            slot: list[Any] = [trio.Event(), None]
+            conn.pending[rid] = slot
+            text = json.dumps(
+                {"id": rid, "method": "command",
+                 "params": {"encounter": enc.id, "type": cmd.type, "params": cmd.params}}
+            )  # fmt: skip
+            t0 = now()
+            await conn.ws.send(text)
+            with trio.move_on_at(deadline):
+                await slot[0].wait()
+            reply = slot[1]
+            if reply is None:
+                conn.pending.pop(rid, None)
+                stats.timeouts += 1
+                return
+            if "error" in reply:
+                stats.errors[reply["error"]["name"]] += 1
+                stats.error_samples.setdefault(reply["error"]["name"], reply["error"]["message"])
+                if enc.active is not None:
+                    enc.plan.resync(enc.active)
+                return
+            first, last = reply["result"]["first_seq"], reply["result"]["last_seq"]
+            if last < first:
+                stats.errors["no_event"] += 1
+                return
+            rec = enc.record(last)
+        if rec.count < self.clients:
+            rec.waiter = trio.Event()
+            with trio.move_on_at(deadline):
+                await rec.waiter.wait()
+        if rec.count < self.clients:
+            stats.timeouts += 1
+            stats.missing += self.clients - rec.count
+        else:
+            own = enc.record(first).times[cmd.sender]
+            stats.commands += 1
+            stats.lat_all.append(max(rec.times) - t0)
+            stats.lat_own.append(own - t0 if own else float("nan"))
+        for seq in range(first, last + 1):
+            enc.records.pop(seq, None)
+
+    async def closed_loop(self, enc: Encounter, until: float) -> None:
+        while trio.current_time() < until:
+            try:
+                await self.issue(enc, enc.plan.next())
+            except ConnectionClosed:
+                self.stats.errors["connection_closed"] += 1
+                return
+
+    async def open_loop(self, enc: Encounter, start: float, until: float, period: float) -> None:
+        offset = period * (enc.index % self.total) / self.total
+        async with trio.open_nursery() as nursery:
+            k = 0
+            while True:
+                at = start + offset + k * period
+                if at >= until:
+                    break
+                await trio.sleep_until(at)
+                self.stats.lag.append(trio.current_time() - at)
+                nursery.start_soon(self._issue_safely, enc, enc.plan.next())
+                k += 1
+
+    async def _issue_safely(self, enc: Encounter, cmd: Command) -> None:
+        try:
+            await self.issue(enc, cmd)
+        except ConnectionClosed:
+            self.stats.errors["connection_closed"] += 1
+
+    async def play(self, shape: str, seconds: float, period: float) -> dict[str, Any]:
+        self.stats = Stats()
+        start = trio.current_time() + 0.05
+        until = start + seconds
+        t0 = now()
+        with trio.move_on_at(until + COMMAND_TIMEOUT + 5):
+            async with trio.open_nursery() as nursery:
+                for enc in self.encounters:
+                    if enc.conns:
+                        if shape == "closed":
+                            nursery.start_soon(self.closed_loop, enc, until)
+                        else:
+                            nursery.start_soon(self.open_loop, enc, start, until, period)
+        out = self.stats.as_dict()
+        out["seconds"] = now() - t0
+        return out
+
+
+async def control(gen: Generator) -> None:
+    stdin = trio.wrap_file(sys.stdin)
+    async with trio.open_nursery() as nursery:
+        gen.nursery = nursery
+        while True:
+            line = await stdin.readline()
+            words = line.split()
+            if not words or words[0] == "quit":
+                print(json.dumps({"bye": True}), flush=True)
+                sys.stdout.flush()
+                os._exit(0)
+            try:
+                if words[0] == "warmup":
+                    result = await gen.warmup()
+                elif words[0] == "create":
+                    result = await gen.create()
+                elif words[0] == "join":
+                    result = await gen.join()
+                elif words[0] in ("closed", "open"):
+                    period = float(words[2]) if len(words) > 2 else 2.0
+                    result = await gen.play(words[0], float(words[1]), period)
+                else:
+                    result = {"error": f"unknown phase {words[0]!r}"}
+            except Exception as exc:  # report it; the orchestrator decides
+                result = {"error": f"{words[0]}: {exc!r}"}
+            print(json.dumps(result), flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="one load-generator process (see run.py)")
+    parser.add_argument("--mode", choices=("zonekeep", "baseline"), required=True)
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--first", type=int, required=True, help="first encounter index")
+    parser.add_argument("--count", type=int, required=True, help="encounters of this process")
+    parser.add_argument("--total", type=int, required=True, help="encounters of all processes")
+    parser.add_argument("--clients", type=int, default=6, help="connections per encounter (M)")
+    args = parser.parse_args(argv)
+    gen = Generator(args)
+    trio.run(control, gen)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,562 @@
+"""Load benchmark: a real zonekeep server under N encounters x M connections, against a
+plain websocket fan-out baseline, in the same run.
+
+Run from the repository root, with the project installed (about two minutes on two cores)::
+
+    python bench/load/run.py                                   # N=20, M=6, both shapes
+    python bench/load/run.py --encounters 200 --shape closed --json closed-200.json
+    python bench/load/run.py --encounters 1000 --shape open --rate 2 --duration 60
+
+The server runs in its own process (``python -m zonekeep.server._cli serve``, SQLite
+store in a temporary data directory, a config that lifts the rate and connection
+limits); the load comes from ``--generators`` other processes (``generator.py``), each
+a trio program on raw ``websockets.trio.client`` connections. Then the same is done
+against ``baseline.py`` (a server that only broadcasts each message to its group).
+Figures are printed as a table, with zonekeep's as ratios to the baseline's, and
+written to ``--json OUT``. Nothing passes or fails; see docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import trio
+
+HERE = Path(__file__).resolve().parent
+PAGE_KIB = 1024
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+CONFIG = """\
+# Written by bench/load/run.py: no rate limit, room for every connection and encounter.
+[server]
+durability = "{durability}"
+
+[limits]
+rate_per_second = 1000000.0
+rate_burst = 1000000
+abuse_refusals = 1000000
+max_connections_per_encounter = {per_encounter}
+idle_timeout_seconds = 1000000.0
+max_encounters = {max_encounters}
+"""
+
+
+# -- processes -------------------------------------------------------------------------------
+
+
+def rss_kib(pid: int) -> int:
+    """The process's resident set size (VmRSS) in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process used so far (/proc/<pid>/stat utime + stime)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = text[text.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+class Child:
+    """A child process with line-based standard input and output."""
+
+    def __init__(
+        self, name: str, argv: list[str], stderr_path: Path, pythonpath: Path | None = None
+    ) -> None:
+        self.name = name
+        self.pythonpath = pythonpath
+        self.argv = argv
+        self.stderr_path = stderr_path
+        self.proc: trio.Process | None = None
+        self._buffer = b""
+        self.started = 0.0
+
+    async def start(self) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        if self.pythonpath is not None:
+            env["PYTHONPATH"] = str(self.pythonpath)
+        self.started = time.perf_counter()
+        with self.stderr_path.open("ab") as err:
+            self.proc = await trio.lowlevel.open_process(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=env,
+                cwd=str(HERE.parent.parent),
+            )
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    async def readline(self, timeout: float) -> str:
+        assert self.proc is not None and self.proc.stdout is not None
+        with trio.fail_after(timeout):
+            while b"\n" not in self._buffer:
+                chunk = await self.proc.stdout.receive_some(1 << 16)
+                if not chunk:
+                    raise RuntimeError(
+                        f"{self.name} exited (see {self.stderr_path}): "
+                        + self.stderr_path.read_text()[-2000:]
+                    )
+                self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode()
+
+    async def send(self, line: str) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        await self.proc.stdin.send_all((line + "\n").encode())
+
+    async def ask(self, line: str, timeout: float) -> dict[str, Any]:
+        await self.send(line)
+        answer: dict[str, Any] = json.loads(await self.readline(timeout))
+        if "error" in answer:
+            raise RuntimeError(f"{self.name}: {answer['error']}")
+        return answer
+
+    async def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> int | None:
+        """Signal the process, wait up to ``timeout``, then kill it. Returns its exit code."""
+        proc = self.proc
+        if proc is None:
+            return None
+        with trio.CancelScope(shield=True):
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.send_signal(sig)
+                with trio.move_on_after(timeout):
+                    await proc.wait()
+                if proc.returncode is None:
+                    proc.kill()
+                    await proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    await stream.aclose()
+        return proc.returncode
+
+
+def link_tree(code: Path, dest: Path) -> Path:
+    """A ``zonekeep`` package made of links to ``code``'s source folders, for PYTHONPATH:
+    the server runs exactly the code of that checkout, whatever is installed."""
+    package = dest / "zonekeep"
+    package.mkdir(parents=True)
+    for name in ("server", "sdk", "protocol", "plugins"):
+        (package / name).symlink_to((code / name).resolve(), target_is_directory=True)
+    return dest
+
+
+# -- figures ---------------------------------------------------------------------------------
+
+
+def pct(values: list[float], q: float) -> float | None:
+    """The q-th percentile (nearest rank) in milliseconds, None without values."""
+    clean = sorted(v for v in values if not math.isnan(v))
+    if not clean:
+        return None
+    rank = max(0, min(len(clean) - 1, math.ceil(q / 100 * len(clean)) - 1))
+    return clean[rank] * 1000
+
+
+def merge(parts: list[dict[str, Any]], duration: float, cpu: dict[str, float]) -> dict[str, Any]:
+    """One shape's figures from every generator's report and the CPU seconds used."""
+    lat_all = [x for p in parts for x in p["lat_all"]]
+    lat_own = [x for p in parts for x in p["lat_own"]]
+    lag = [x for p in parts for x in p["lag"]]
+    errors: Counter[str] = Counter()
+    closed: Counter[str] = Counter()
+    other: Counter[str] = Counter()
+    samples: dict[str, str] = {}
+    for p in parts:
+        samples.update(p["error_samples"])
+        errors.update(p["errors"])
+        closed.update(p["closed_connections"])
+        other.update(p["other_messages"])
+    total = {k: sum(p[k] for p in parts) for k in ("commands", "sent", "received", "gaps",
+                                                   "duplicates", "timeouts", "missing")}  # fmt: skip
+    wall = cpu["wall"]
+    return {
+        **total,
+        "duration": duration,
+        "commands_per_s": total["commands"] / duration,
+        "delivered_per_s": total["received"] / duration,
+        "events_per_command": total["received"] / max(1, total["commands"]) / cpu["clients"],
+        "all_p50_ms": pct(lat_all, 50),
+        "all_p95_ms": pct(lat_all, 95),
+        "all_p99_ms": pct(lat_all, 99),
+        "all_max_ms": pct(lat_all, 100),
+        "own_p50_ms": pct(lat_own, 50),
+        "own_p95_ms": pct(lat_own, 95),
+        "own_p99_ms": pct(lat_own, 99),
+        "generator_lag_p99_ms": pct(lag, 99),
+        "errors": dict(errors),
+        "error_samples": samples,
+        "closed_connections": dict(closed),
+        "other_messages": dict(other),
+        "server_cpu_pct": 100 * cpu["server"] / wall,
+        "generators_cpu_pct": 100 * cpu["generators"] / wall,
+        "wall": wall,
+    }
+
+
+# -- one target (zonekeep or the baseline) ---------------------------------------------------
+
+
+async def run_target(
+    target: str, args: argparse.Namespace, tmp: Path, shapes: list[str]
+) -> dict[str, Any]:
+    """Start the server, create and join, play each shape; return every figure."""
+    out: dict[str, Any] = {"target": target}
+    data_dir = tmp / "data"
+    config = tmp / "config.toml"
+    config.write_text(
+        CONFIG.format(
+            durability=args.durability,
+            per_encounter=max(64, args.clients + 8),
+            max_encounters=args.encounters + 100,
+        )
+    )
+    py = sys.executable
+    if target == "zonekeep":
+        argv = [py, "-m", "zonekeep.server._cli", "serve", "--port", "0",
+                "--data-dir", str(data_dir), "--config", str(config)]  # fmt: skip
+    else:
+        argv = [py, str(HERE / "baseline.py"), "--port", "0"]
+    pythonpath = link_tree(Path(args.code), tmp / "lib") if target == "zonekeep" else None
+    server = Child(target, argv, tmp / f"{target}-server.log", pythonpath)
+    children: list[Child] = []
+    try:
+        await server.start()
+        first = await server.readline(60)
+        out["startup_empty_s"] = time.perf_counter() - server.started
+        url_part = next(w for w in first.split() if w.startswith("ws://"))
+        port = int(url_part.split(":")[2].split("/")[0])
+        url = f"ws://127.0.0.1:{port}/ws"
+        print(f"[{target}] listening on port {port} (pid {server.pid})", flush=True)
+
+        g = max(1, min(args.generators, args.encounters))
+        counts = [args.encounters // g + (1 if i < args.encounters % g else 0) for i in range(g)]
+        starts = [sum(counts[:i]) for i in range(g)]
+        for i in range(g):
+            gen_argv = [py, str(HERE / "generator.py"), "--mode", target, "--url", url,
+                        "--first", str(starts[i]), "--count", str(counts[i]),
+                        "--total", str(args.encounters), "--clients", str(args.clients)]  # fmt: skip
+            child = Child(f"generator {i}", gen_argv, tmp / f"{target}-generator-{i}.log")
+            children.append(child)
+            await child.start()
+
+        if target == "zonekeep":
+            await children[0].ask("warmup", 60)
+        await trio.sleep(1.0)
+        mem0 = rss_kib(server.pid)
+        t = time.perf_counter()
+        async with trio.open_nursery() as nursery:
+            for child in children:
+                nursery.start_soon(child.ask, "create", args.setup_timeout)
+        out["create_s"] = time.perf_counter() - t
+        await trio.sleep(1.0)
+        mem1 = rss_kib(server.pid)
+        t = time.perf_counter()
+        async with trio.open_nursery() as nursery:
+            for child in children:
+                nursery.start_soon(child.ask, "join", args.setup_timeout)
+        out["join_s"] = time.perf_counter() - t
+        await trio.sleep(1.0)
+        mem2 = rss_kib(server.pid)
+        connections = args.encounters * args.clients
+        out["memory"] = {
+            "rss_start_kib": mem0,
+            "rss_encounters_kib": mem1,
+            "rss_connections_kib": mem2,
+            "per_idle_encounter_kib": (mem1 - mem0) / args.encounters,
+            "per_connection_kib": (mem2 - mem1) / connections,
+        }
+        print(
+            f"[{target}] {args.encounters} encounters in {out['create_s']:.1f} s, "
+            f"{connections} connections in {out['join_s']:.1f} s; RSS {mem0 // 1024} -> "
+            f"{mem1 // 1024} -> {mem2 // 1024} MiB",
+            flush=True,
+        )
+
+        for shape in shapes:
+            line = f"{shape} {args.duration}" + (f" {args.rate}" if shape == "open" else "")
+            pids = [c.pid for c in children]
+            cpu0 = (cpu_seconds(server.pid), sum(cpu_seconds(p) for p in pids))
+            t = time.perf_counter()
+            parts: list[dict[str, Any]] = [{} for _ in children]
+
+            async def play(
+                i: int, child: Child, line: str = line, parts: list[dict[str, Any]] = parts
+            ) -> None:
+                parts[i] = await child.ask(line, args.duration + 60)
+
+            async with trio.open_nursery() as nursery:
+                for i, child in enumerate(children):
+                    nursery.start_soon(play, i, child)
+            wall = time.perf_counter() - t
+            cpu = {
+                "server": cpu_seconds(server.pid) - cpu0[0],
+                "generators": sum(cpu_seconds(p) for p in pids) - cpu0[1],
+                "wall": wall,
+                "clients": args.clients,
+            }
+            out[shape] = merge(parts, args.duration, cpu)
+            s = out[shape]
+            print(
+                f"[{target}] {shape}: {s['commands_per_s']:.0f} commands/s, "
+                f"{s['delivered_per_s']:.0f} messages/s, p99 {fmt(s['all_p99_ms'])} ms, "
+                f"server CPU {s['server_cpu_pct']:.0f}%, generators {s['generators_cpu_pct']:.0f}%",
+                flush=True,
+            )
+            if shape != shapes[-1]:
+                await trio.sleep(1.0)
+    finally:
+        for child in children:
+            await child.stop(signal.SIGKILL, 5)
+        code = await server.stop(signal.SIGTERM, 30)
+        out["server_exit"] = code
+
+    out["server_log_problems"] = log_problems(server.stderr_path)
+    if target == "zonekeep":
+        # Restart on the same data directory: every unfinished encounter is restored
+        # before the server listens.
+        again = Child("zonekeep (restart)", argv, tmp / "zonekeep-restart.log", pythonpath)
+        try:
+            await again.start()
+            await again.readline(args.setup_timeout)
+            out["startup_recover_s"] = time.perf_counter() - again.started
+            restored = 0
+            with trio.move_on_after(10):
+                while True:
+                    text = await again.readline(10)
+                    if text.startswith("Brought back"):
+                        restored = int(text.split()[2])
+                    if text.startswith("Stop with"):
+                        break
+            out["recovered"] = restored
+            out["data_bytes"] = sum(p.stat().st_size for p in data_dir.glob("*") if p.is_file())
+        finally:
+            await again.stop(signal.SIGTERM, 30)
+        out["restart_log_problems"] = log_problems(again.stderr_path)
+    return out
+
+
+def log_problems(path: Path) -> list[str]:
+    """Lines of a server's standard error that look like trouble (at most 20)."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+    found = [
+        line
+        for line in lines
+        if any(w in line for w in ("ERROR", "Traceback", "Error", "WARNING", "exception"))
+    ]
+    return found[:20]
+
+
+# -- report ----------------------------------------------------------------------------------
+
+
+def fmt(value: Any, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def ratio(a: Any, b: Any) -> str:
+    if not isinstance(a, int | float) or not isinstance(b, int | float) or not b:
+        return "-"
+    return f"{a / b:.2f}x"
+
+
+ROWS: list[tuple[str, str, int]] = [
+    ("commands/s", "commands_per_s", 0),
+    ("messages delivered/s", "delivered_per_s", 0),
+    ("events per command", "events_per_command", 2),
+    ("all M got it p50 ms", "all_p50_ms", 2),
+    ("all M got it p95 ms", "all_p95_ms", 2),
+    ("all M got it p99 ms", "all_p99_ms", 2),
+    ("all M got it max ms", "all_max_ms", 1),
+    ("sender's 1st event p50 ms", "own_p50_ms", 2),
+    ("sender's 1st event p95 ms", "own_p95_ms", 2),
+    ("sender's 1st event p99 ms", "own_p99_ms", 2),
+    ("commands completed", "commands", 0),
+    ("refused commands", "refused", 0),
+    ("timeouts (10 s)", "timeouts", 0),
+    ("deliveries missing", "missing", 0),
+    ("seq gaps / repeats", "gaps_dups", 0),
+    ("connections closed", "closed", 0),
+    ("server CPU % of a core", "server_cpu_pct", 0),
+    ("generators CPU % of a core", "generators_cpu_pct", 0),
+    ("generator send lag p99 ms", "generator_lag_p99_ms", 2),
+]
+
+
+def row_value(shape: dict[str, Any], key: str) -> Any:
+    if key == "refused":
+        return sum(shape["errors"].values())
+    if key == "gaps_dups":
+        return f"{shape['gaps']} / {shape['duplicates']}"
+    if key == "closed":
+        return sum(shape["closed_connections"].values())
+    return shape.get(key)
+
+
+def table(result: dict[str, Any], shapes: list[str]) -> str:
+    zk, base = result["zonekeep"], result["baseline"]
+    n, m = result["settings"]["encounters"], result["settings"]["clients"]
+    lines = []
+    head = f"| {'figure':<28} |"
+    rule = f"|{'-' * 30}|"
+    for shape in shapes:
+        label = (
+            "closed loop"
+            if shape == "closed"
+            else f"open loop, 1 per {result['settings']['rate']} s"
+        )
+        head += f" {label + ' zonekeep':>28} | {'baseline':>10} | {'ratio':>7} |"
+        rule += f"{'-' * 30}:|{'-' * 11}:|{'-' * 8}:|"
+    lines.append(f"N = {n} encounters x M = {m} connections ({n * m} connections)")
+    lines.append("")
+    lines += [head, rule]
+    for label, key, digits in ROWS:
+        line = f"| {label:<28} |"
+        for shape in shapes:
+            a, b = row_value(zk[shape], key), row_value(base[shape], key)
+            line += f" {fmt(a, digits):>28} | {fmt(b, digits):>10} | {ratio(a, b):>7} |"
+        lines.append(line)
+    mz, mb = zk["memory"], base["memory"]
+    lines += [
+        "",
+        "| memory and start-up | zonekeep | baseline | ratio |",
+        "|---|---:|---:|---:|",
+        f"| server RSS at start, MiB | {mz['rss_start_kib'] / 1024:.1f} | "
+        f"{mb['rss_start_kib'] / 1024:.1f} | |",
+        f"| per idle encounter, KiB | {mz['per_idle_encounter_kib']:.1f} | - | |",
+        f"| per connection, KiB | {mz['per_connection_kib']:.1f} | "
+        f"{mb['per_connection_kib']:.1f} | {ratio(mz['per_connection_kib'], mb['per_connection_kib'])} |",
+        f"| RSS with everything, MiB | {mz['rss_connections_kib'] / 1024:.1f} | "
+        f"{mb['rss_connections_kib'] / 1024:.1f} | |",
+        f"| start-up, empty data dir, s | {zk['startup_empty_s']:.2f} | "
+        f"{base['startup_empty_s']:.2f} | |",
+        f"| start-up recovering K={zk.get('recovered', '?')}, s | "
+        f"{fmt(zk.get('startup_recover_s'), 2)} | - | |",
+        f"| create N encounters / join N x M, s | {zk['create_s']:.1f} / {zk['join_s']:.1f} | "
+        f"- / {base['join_s']:.1f} | |",
+    ]
+    return "\n".join(lines)
+
+
+async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    shapes = ["closed", "open"] if args.shape == "both" else [args.shape]
+    tmp = Path(tempfile.mkdtemp(prefix="zonekeep-load-", dir=args.tmp_dir))
+    result: dict[str, Any] = {
+        "settings": {
+            "encounters": args.encounters,
+            "clients": args.clients,
+            "shapes": shapes,
+            "rate": args.rate,
+            "duration": args.duration,
+            "generators": args.generators,
+            "durability": args.durability,
+            "code": str(Path(args.code).resolve()),
+        },
+        "environment": {
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            "machine": platform.machine(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "command": " ".join(["python", "bench/load/run.py", *sys.argv[1:]]),
+        },
+    }
+    try:
+        for target in ("zonekeep", "baseline"):
+            (tmp / target).mkdir()
+            result[target] = await run_target(target, args, tmp / target, shapes)
+    finally:
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="zonekeep load benchmark against a baseline")
+    parser.add_argument("--encounters", type=int, default=20, help="N (default 20)")
+    parser.add_argument("--clients", type=int, default=6, help="M per encounter (default 6)")
+    parser.add_argument("--shape", choices=("closed", "open", "both"), default="both")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=2.0,
+        help="open loop: seconds between one encounter's commands",
+    )
+    parser.add_argument("--duration", type=float, default=20.0, help="seconds per shape")
+    parser.add_argument("--generators", type=int, default=2, help="load-generator processes")
+    parser.add_argument("--durability", choices=("full", "normal"), default="full")
+    parser.add_argument("--setup-timeout", type=float, default=600.0, help="create/join bound, s")
+    parser.add_argument(
+        "--code",
+        default=str(HERE.parent.parent),
+        help="the checkout whose server/, sdk/, protocol/ and plugins/ run (default: this one)",
+    )
+    parser.add_argument("--json", default=None, metavar="OUT", help="also write the figures here")
+    parser.add_argument("--tmp-dir", default=None, help="where the temporary data dir goes")
+    parser.add_argument("--keep", action="store_true", help="keep the data dir and logs")
+    args = parser.parse_args(argv)
+    if args.clients < 1 or args.encounters < 1:
+        parser.error("--encounters and --clients must be at least 1")
+    started = time.perf_counter()
+    result = trio.run(main_async, args)
+    result["environment"]["total_seconds"] = time.perf_counter() - started
+    print()
+    print(table(result, result["settings"]["shapes"]))
+    for target in ("zonekeep", "baseline"):
+        problems = result[target].get("server_log_problems", []) + result[target].get(
+            "restart_log_problems", []
+        )
+        for shape in result["settings"]["shapes"]:
+            errors = result[target][shape]["errors"]
+            closed = result[target][shape]["closed_connections"]
+            if errors or closed:
+                print(f"{target} {shape}: refused {errors}, closed {closed}")
+                for name, text in result[target][shape]["error_samples"].items():
+                    print(f"    {name}: {text}")
+        if problems:
+            print(f"{target} server log ({len(problems)} suspicious lines, first ones):")
+            for line in problems[:5]:
+                print("   ", line[:200])
+    print(f"\nTotal {result['environment']['total_seconds']:.0f} s.")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+        print(f"Figures written to {args.json}.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
