@@ -23,6 +23,8 @@ import cattrs
 from cattrs.cols import list_structure_factory, mapping_structure_factory
 from cattrs.gen import make_dict_unstructure_fn
 
+from zonekeep.sdk._serial import json_kind
+
 from ._errors import ProtocolError
 
 if TYPE_CHECKING:
@@ -517,30 +519,14 @@ _NOTIFICATION_METHOD = {cls: method for method, cls in NOTIFICATIONS.items()}
 wire = cattrs.Converter(forbid_extra_keys=True)
 
 
-def _json_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list | tuple):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    return "a " + type(value).__name__
-
-
 def _strict(kind: type, label: str) -> Any:
     def hook(value: Any, _: Any) -> Any:
         if isinstance(value, bool) and kind is not bool:
-            raise ValueError(f"expected {label}, not {_json_name(value)}")
+            raise ValueError(f"expected {label}, not {json_kind(value)}")
         if kind is float and isinstance(value, int):
             return value
         if not isinstance(value, kind):
-            raise ValueError(f"expected {label}, not {_json_name(value)}")
+            raise ValueError(f"expected {label}, not {json_kind(value)}")
         return value
 
     return hook
@@ -560,7 +546,7 @@ def _structure_request_id(value: Any, _: Any) -> RequestId:
         return value
     raise ValueError(
         f"expected a whole number or a string of 1 to {MAX_ID_LENGTH} characters, "
-        f"not {_json_name(value)}"
+        f"not {json_kind(value)}"
     )
 
 
@@ -573,7 +559,7 @@ def _structure_arena(value: Any, _: Any) -> str | dict[str, Any]:
         return value
     if isinstance(value, Mapping):
         return dict(value)
-    raise ValueError(f"expected an arena name (text) or an arena object, not {_json_name(value)}")
+    raise ValueError(f"expected an arena name (text) or an arena object, not {json_kind(value)}")
 
 
 wire.register_structure_hook(RequestId, _structure_request_id)
@@ -590,7 +576,7 @@ def _strict_list(t: Any) -> Any:
 
     def hook(value: Any, type_: Any) -> Any:
         if not isinstance(value, list | tuple):
-            raise ValueError(f"expected a list, not {_json_name(value)}")
+            raise ValueError(f"expected a list, not {json_kind(value)}")
         return base(value, type_)
 
     return hook
@@ -605,7 +591,7 @@ def _strict_dict(t: Any) -> Any:
 
     def hook(value: Any, type_: Any) -> Any:
         if not isinstance(value, Mapping):
-            raise ValueError(f"expected an object, not {_json_name(value)}")
+            raise ValueError(f"expected an object, not {json_kind(value)}")
         return base(value, type_)
 
     return hook
@@ -645,7 +631,7 @@ def parse_request(text: str) -> Request:
         raise ProtocolError("parse_error", "The message is nested too deeply.") from None
     if not isinstance(data, dict):
         raise ProtocolError(
-            "parse_error", f"A message must be a JSON object, not {_json_name(data)}."
+            "parse_error", f"A message must be a JSON object, not {json_kind(data)}."
         )
     if "id" not in data:
         raise ProtocolError(
@@ -659,7 +645,7 @@ def parse_request(text: str) -> Request:
         raise ProtocolError(
             "invalid_request",
             f'The request "id" must be a whole number or a string of 1 to {MAX_ID_LENGTH} '
-            f"characters, not {_json_name(data['id'])}.",
+            f"characters, not {json_kind(data['id'])}.",
         ) from None
 
     def fail(message: str) -> ProtocolError:
@@ -671,10 +657,10 @@ def parse_request(text: str) -> Request:
     if method is None:
         raise fail('The request has no "method"; say which method to call, e.g. "hello".')
     if not isinstance(method, str) or not method:
-        raise fail(f'The request "method" must be a non-empty string, not {_json_name(method)}.')
+        raise fail(f'The request "method" must be a non-empty string, not {json_kind(method)}.')
     params = data.get("params", {})
     if not isinstance(params, dict):
-        raise fail(f'The request "params" must be an object, not {_json_name(params)}.')
+        raise fail(f'The request "params" must be an object, not {json_kind(params)}.')
     extra = sorted(set(data) - set(_ENVELOPE_KEYS))
     if extra:
         raise fail(
@@ -830,7 +816,7 @@ def validate_server_message(message: Mapping[str, Any], method: str | None = Non
     the message against the message classes.
     """
     if not isinstance(message, Mapping):
-        raise ValueError(f"$: a message must be an object, not {_json_name(message)}")
+        raise ValueError(f"$: a message must be an object, not {json_kind(message)}")
     message = dict(message)
     try:
         importlib.import_module("jsonschema")

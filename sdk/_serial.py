@@ -37,18 +37,27 @@ def _strict(kind: type, label: str) -> Any:
         if kind is float and isinstance(value, int):
             return float(value)
         if not isinstance(value, kind):
-            raise ValueError(f"expected {label}, not {_json_name(value)}")
+            raise ValueError(f"expected {label}, not {json_kind(value)}")
         return value
 
     return hook
 
 
-def _json_name(value: Any) -> str:
+def json_kind(value: object) -> str:
+    """What a JSON value is, in a client author's words ("text", "a list", "null")."""
     if value is None:
         return "null"
-    return {bool: "true/false", int: "a number", float: "a number", str: "text"}.get(
-        type(value), "a " + type(value).__name__
-    )
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return "a " + type(value).__name__
 
 
 converter.register_structure_hook(Any, _structure_any)
@@ -75,7 +84,7 @@ def _strict_sequence(t: Any) -> Any:
 
     def hook(value: Any, type_: Any) -> Any:
         if not isinstance(value, list | tuple):
-            raise ValueError(f"expected a list, not {_json_name(value)}")
+            raise ValueError(f"expected a list, not {json_kind(value)}")
         return base(value, type_)
 
     return hook
@@ -89,7 +98,7 @@ def _strict_mapping(t: Any) -> Any:
 
     def hook(value: Any, type_: Any) -> Any:
         if not isinstance(value, Mapping):
-            raise ValueError(f"expected an object, not {_json_name(value)}")
+            raise ValueError(f"expected an object, not {json_kind(value)}")
         return base(value, type_)
 
     return hook

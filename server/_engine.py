@@ -28,6 +28,7 @@ from zonekeep.sdk._conditions import (
 from zonekeep.sdk._dice import Entropy, RandomEntropy
 from zonekeep.sdk._errors import Refusal
 from zonekeep.sdk._events import EncounterCreated, EncounterEnded, Event, PluginErrorRecorded
+from zonekeep.sdk._serial import json_kind
 from zonekeep.sdk._state import EncounterState, apply_event
 
 from ._isolation import PASS_THROUGH, PluginFailure, SafeHooks, declared_commands, wrappers
@@ -116,23 +117,8 @@ def _check_params(spec: CommandSpec, params: Mapping[str, Any]) -> None:
             raise Refusal(
                 "invalid_params",
                 f"'{spec.id}' parameter '{name}' must be {_describe(param)}, "
-                f"not {_json_kind(value)}.",
+                f"not {json_kind(value)}.",
             )
-
-
-def _json_kind(value: object) -> str:
-    """What a JSON value is, in a client author's words."""
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list | tuple):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def _without_nulls(command: Command) -> Command:
