@@ -686,7 +686,10 @@
     } else {
       res.replaceChildren();
     }
-    const key = `${active}|${s.phase}|${app.role}`;
+    // Rebuild the forms when the turn changes or anyone moves or falls, so that the
+    // offered targets and zones stay the legal ones.
+    const where = Object.values(s.creatures).map((x) => `${x.id}:${x.zone}:${isOut(x)}`).join(",");
+    const key = `${active}|${s.phase}|${app.role}|${where}`;
     if (app.commandsKey !== key) {
       app.commandsKey = key;
       const specs = [...app.commands.values()].filter((spec) => spec.who === "creature" && spec.phases.includes("turns"));
@@ -719,7 +722,7 @@
       if (pname in fixed) continue;
       const description = p.description || properties[pname]?.description || "";
       const labelText = `${pname}${p.required ? "" : " (optional)"}: ${description}`;
-      const field = paramInput(pname, p.type, p.required);
+      const field = paramInput(pname, p.type, p.required, legalChoices(spec.id, pname, fixed.creature));
       inputs.push(field.read);
       form.append(el("label", { class: field.check ? "param check" : "param" }, field.check ? [field.node, labelText] : [labelText, field.node]));
     }
@@ -728,9 +731,32 @@
       el("summary", {}, spec.id.replaceAll("_", " ")), form);
   }
 
-  function paramInput(pname, type, required) {
+  // Commands whose target must stand in the actor's zone (melee reach, shoving,
+  // engaging); the server still decides, this only keeps the choices sensible.
+  const SAME_ZONE = new Set(["engage", "withdraw", "shove", "shove_into", "move_adjacent"]);
+
+  /** The creatures or zones worth offering for one parameter, or null for all. */
+  function legalChoices(commandId, pname, actorId) {
     const s = app.state;
-    const creatures = Object.values(s.creatures);
+    const actor = actorId ? s.creatures[actorId] : null;
+    if (!actor) return null;
+    const others = Object.values(s.creatures).filter((c) => c.id !== actor.id && !isOut(c));
+    if (pname === "target") {
+      const foes = others.filter((c) => c.side !== actor.side);
+      return SAME_ZONE.has(commandId) ? foes.filter((c) => c.zone === actor.zone) : foes;
+    }
+    if (pname === "ally") {
+      return others.filter((c) => c.side === actor.side && c.zone === actor.zone);
+    }
+    if (pname === "zone" && commandId === "enter") {
+      return [...neighbours(actor.zone)];
+    }
+    return null;
+  }
+
+  function paramInput(pname, type, required, legal = null) {
+    const s = app.state;
+    const creatures = legal && type === "creature" ? legal : Object.values(s.creatures);
     const opt = (value, text) => el("option", { value }, text);
     const emptyOption = required ? null : opt("", "—");
     switch (type) {
@@ -739,7 +765,8 @@
         return { node, read: () => [pname, node.value || undefined] };
       }
       case "zone": {
-        const node = el("select", { name: pname }, emptyOption, s.arena.zones.map((z) => opt(z.id, z.name)));
+        const zones = legal ? s.arena.zones.filter((z) => legal.includes(z.id)) : s.arena.zones;
+        const node = el("select", { name: pname }, emptyOption, zones.map((z) => opt(z.id, z.name)));
         return { node, read: () => [pname, node.value || undefined] };
       }
       case "boolean": {
