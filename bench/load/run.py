@@ -10,7 +10,9 @@ Run from the repository root, with the project installed (about two minutes on t
 The server runs in its own process (``python -m zonekeep.server._cli serve``, SQLite
 store in a temporary data directory, a config that lifts the rate and connection
 limits); the load comes from ``--generators`` other processes (``generator.py``), each
-a trio program on raw ``websockets.trio.client`` connections. Then the same is done
+a trio program on raw ``websockets.trio.client`` connections, or with ``--generator node``
+``generator.mjs``, a Node.js port of it on ``ws`` (same control protocol; ``npm ci`` in
+bench/load first). Then the same is done
 against ``baseline.py`` (a server that only broadcasts each message to its group).
 Figures are printed as a table, with zonekeep's as ratios to the baseline's, and
 written to ``--json OUT``. Nothing passes or fails; see docs/performance.md.
@@ -258,7 +260,12 @@ async def run_target(
         counts = [args.encounters // g + (1 if i < args.encounters % g else 0) for i in range(g)]
         starts = [sum(counts[:i]) for i in range(g)]
         for i in range(g):
-            gen_argv = [py, str(HERE / "generator.py"), "--mode", target, "--url", url,
+            gen_head = (
+                [args.node, str(HERE / "generator.mjs")]
+                if args.generator == "node"
+                else [py, str(HERE / "generator.py")]
+            )
+            gen_argv = [*gen_head, "--mode", target, "--url", url,
                         "--first", str(starts[i]), "--count", str(counts[i]),
                         "--total", str(args.encounters), "--clients", str(args.clients)]  # fmt: skip
             child = Child(f"generator {i}", gen_argv, tmp / f"{target}-generator-{i}.log")
@@ -481,6 +488,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             "rate": args.rate,
             "duration": args.duration,
             "generators": args.generators,
+            "generator": args.generator,
             "durability": args.durability,
             "code": str(Path(args.code).resolve()),
         },
@@ -518,6 +526,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--duration", type=float, default=20.0, help="seconds per shape")
     parser.add_argument("--generators", type=int, default=2, help="load-generator processes")
+    parser.add_argument(
+        "--generator",
+        choices=("python", "node"),
+        default="python",
+        help="load-generator program: generator.py (trio) or generator.mjs (Node.js + ws; "
+        "run `npm ci` in bench/load first)",
+    )
+    parser.add_argument("--node", default="node", help="the Node.js executable (--generator node)")
     parser.add_argument("--durability", choices=("full", "normal"), default="full")
     parser.add_argument("--setup-timeout", type=float, default=600.0, help="create/join bound, s")
     parser.add_argument(
@@ -531,6 +547,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.clients < 1 or args.encounters < 1:
         parser.error("--encounters and --clients must be at least 1")
+    if args.generator == "node":
+        if shutil.which(args.node) is None:
+            parser.error(f"--generator node: no Node.js executable {args.node!r} found")
+        if not (HERE / "node_modules" / "ws").is_dir():
+            parser.error("--generator node: run `npm ci` in bench/load first (installs ws)")
     started = time.perf_counter()
     result = trio.run(main_async, args)
     result["environment"]["total_seconds"] = time.perf_counter() - started
