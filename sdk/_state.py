@@ -618,16 +618,6 @@ def _healed(s: EncounterState, e: ev.Healed) -> None:
     s.creatures[e.creature].hp = e.hp
 
 
-@reducer(ev.Interacted)
-def _interacted(s: EncounterState, e: ev.Interacted) -> None:
-    pass
-
-
-@reducer(ev.Communicated)
-def _communicated(s: EncounterState, e: ev.Communicated) -> None:
-    pass
-
-
 @reducer(ev.Readied)
 def _readied(s: EncounterState, e: ev.Readied) -> None:
     s.readied[e.creature] = ReadiedAttack(e.target, e.attack, e.trigger)
@@ -768,16 +758,6 @@ def _adjacency_taken(s: EncounterState, e: ev.AdjacencyTaken) -> None:
         s.back_to_back.sort()
 
 
-@reducer(ev.TumbleAttempted)
-def _tumble(s: EncounterState, e: ev.TumbleAttempted) -> None:
-    pass
-
-
-@reducer(ev.SaveMade)
-def _save(s: EncounterState, e: ev.SaveMade) -> None:
-    pass
-
-
 @reducer(ev.EffectCreated)
 def _effect_created(s: EncounterState, e: ev.EffectCreated) -> None:
     s.effects[e.asset.id] = e.asset
@@ -802,11 +782,6 @@ def _sprinted(s: EncounterState, e: ev.Sprinted) -> None:
     s.resources.sprinting = True
 
 
-@reducer(ev.ContestRolled)
-def _contest(s: EncounterState, e: ev.ContestRolled) -> None:
-    pass
-
-
 @reducer(ev.AdjacencyEnded)
 def _adjacency_ended(s: EncounterState, e: ev.AdjacencyEnded) -> None:
     pair = _pair(e.creature, e.ally)
@@ -825,11 +800,6 @@ def _note_removed(s: EncounterState, e: ev.NoteRemoved) -> None:
     s.notes.pop(e.note, None)
 
 
-@reducer(ev.PluginErrorRecorded)
-def _plugin_error(s: EncounterState, e: ev.PluginErrorRecorded) -> None:
-    pass
-
-
 # -- copiers (built once, after the classes) -------------------------------------------------------
 
 _FLAT_COPIERS: dict[type, Callable[[Any], Any]] = {
@@ -838,3 +808,18 @@ _FLAT_COPIERS: dict[type, Callable[[Any], Any]] = {
 _ATTACK_COPIER = _copier(Attack, _COPY_PLANS["Attack"])
 _CREATURE_COPIER = _copier(Creature, _COPY_PLANS["Creature"])
 _copy_state = _copier(EncounterState, _COPY_PLANS["EncounterState"])
+
+
+def _record_only(s: EncounterState, e: ev.Event) -> None:
+    """Events that only record what happened (rolls, words, errors): no state change."""
+
+
+for _cls in (
+    ev.Interacted,
+    ev.Communicated,
+    ev.TumbleAttempted,
+    ev.SaveMade,
+    ev.ContestRolled,
+    ev.PluginErrorRecorded,
+):
+    _REDUCERS[_cls] = _record_only
