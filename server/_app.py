@@ -46,6 +46,7 @@ from zonekeep.sdk import (
 
 from ._encounter_file import EncounterFile
 from ._engine import Engine
+from ._gc import GcUpkeep
 from ._room import Grant, Room
 from ._session import Session
 from ._static import serve_static
@@ -94,6 +95,15 @@ def _names(value: Iterable[str]) -> tuple[str, ...]:
     return tuple(value)
 
 
+#: Connections looked at in one go by the keepalive and idle sweep.
+SWEEP_CHUNK = 500
+
+
+def _not_negative(_obj: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not isinstance(value, int | float) or value < 0:
+        raise TypeError(f"{attribute.name} must be a number of seconds, 0 or more (got {value!r})")
+
+
 @attrs.frozen
 class ServerConfig:
     """How a server runs. ``server_key``, when set, is needed to create encounters."""
@@ -114,6 +124,13 @@ class ServerConfig:
     plugins_enabled: tuple[str, ...] = attrs.field(default=(), converter=_names)
     #: Plugins (third-party or built-in, such as ``"zonekeep.flanking"``) not to load.
     plugins_disabled: tuple[str, ...] = attrs.field(default=(), converter=_names)
+    #: Seconds between two small garbage-collection rounds (collect what is new, then
+    #: freeze it); 0 leaves CPython's own schedule. Process-wide: applied by
+    #: :func:`serve_until_signalled` only (see ``_gc.py`` and docs/performance.md).
+    gc_freeze_seconds: float = attrs.field(default=1.0, validator=_not_negative)
+    #: Seconds between two full collections of everything (one pause as long as a
+    #: full collection of the heap; logged); 0 never.
+    gc_full_seconds: float = attrs.field(default=3600.0, validator=_not_negative)
 
 
 def load_config(path: str | Path) -> ServerConfig:
@@ -165,6 +182,9 @@ class ZonekeepServer:
         self._all_gone = trio.Event()
         #: How many unfinished encounters were brought back from the store at start.
         self.restored = 0
+        #: Sessions with framed output to write, and where the flusher waits for them.
+        self._dirty: list[Session] = []
+        self._flush_lot = trio.lowlevel.ParkingLot()
 
     # -- what clients are told ------------------------------------------------------------
 
@@ -466,12 +486,53 @@ class ZonekeepServer:
                     process_request=self._http,
                     compression=None,
                     max_size=4 * limits.max_message_bytes,
-                    ping_interval=limits.ping_interval_seconds,
-                    ping_timeout=limits.ping_interval_seconds,
+                    ping_interval=None,  # pings and idleness: _watch_connections
                     task_status=task_status,
                 )
             )
+            nursery.start_soon(self._watch_connections)
+            nursery.start_soon(self._flusher)
             task_status.started(self)
+
+    def schedule_flush(self, session: Session) -> None:
+        """Have ``session``'s framed output written once the current task yields."""
+        self._dirty.append(session)
+        if len(self._dirty) == 1:
+            self._flush_lot.unpark_all()
+
+    async def _flusher(self) -> None:
+        """Write the output of every session that has some, in one pass after each
+        burst of work (a broadcast to a room's members, a reply): one non-blocking
+        write per connection and no task switch per connection."""
+        while True:
+            if self._dirty:
+                await trio.lowlevel.checkpoint()
+            else:
+                await self._flush_lot.park()
+            dirty, self._dirty = self._dirty, []
+            for session in dirty:
+                session.flush_now()
+
+    async def _watch_connections(self) -> None:
+        """Keepalive pings and idle timeouts for every connection, from one task.
+
+        One sweep over the connections every ``tick`` seconds costs far less than a
+        timer per connection (the websocket library's keepalive task and a timeout
+        around every read), which mattered at thousands of connections
+        (docs/performance.md). Timeouts fire up to ``tick`` late. The sweep goes by
+        chunks of ``SWEEP_CHUNK`` connections, letting everything else run in between.
+        """
+        limits = self.config.limits
+        periods = [limits.idle_timeout_seconds, limits.ping_interval_seconds]
+        tick = min([1.0, *(p / 4 for p in periods if p > 0)])
+        while True:
+            await trio.sleep(tick)
+            sessions = list(self.sessions)
+            for start in range(0, len(sessions), SWEEP_CHUNK):
+                now = trio.current_time()
+                for session in sessions[start : start + SWEEP_CHUNK]:
+                    session.tick(now)
+                await trio.lowlevel.checkpoint()  # others run between chunks
 
     async def shutdown(self, reason: str = "the server is shutting down") -> None:
         """Say ``closing`` to every client, answer the commands in flight (reading no new
@@ -500,9 +561,12 @@ def _roster_error(message: str) -> ProtocolError:
 async def serve_until_signalled(server: ZonekeepServer, on_ready: Any = None) -> None:
     """Run ``server`` until SIGINT or SIGTERM, then shut it down gracefully."""
     await server.open_store()  # a store that cannot be opened stops us here, plainly
+    upkeep = GcUpkeep(server.config.gc_freeze_seconds, server.config.gc_full_seconds)
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(server.run)
+            upkeep.start()  # after the restore: what it built is long-lived
+            nursery.start_soon(upkeep.run)
             if on_ready is not None:
                 await on_ready(server)
             async for _sig in signals:

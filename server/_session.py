@@ -8,10 +8,12 @@ writer task. A connection that stops reading fills its outbox and is closed
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+import os
+from typing import TYPE_CHECKING, Any, Final
 
 import trio
 from websockets.exceptions import ConnectionClosed
+from websockets.protocol import OPEN
 from websockets.trio.server import ServerConnection
 
 from zonekeep.protocol import (
@@ -47,6 +49,14 @@ GOING_AWAY = 1001
 WRITE_GRACE = 1.0
 #: Seconds the closing handshake may take before the connection is dropped.
 CLOSE_GRACE = 2.0
+#: At most this many queued messages go out in one socket write.
+WRITE_BATCH = 64
+#: Put in the outbox in place of a message: the writer sends a keepalive ping there.
+#: (No message is ever empty or blank: every message is a JSON object.)
+PING: Final = ""
+#: Put in the outbox in place of a message: the writer writes what the fast path
+#: framed but could not write itself.
+FLUSH: Final = " "
 
 
 class TokenBucket:
@@ -89,6 +99,23 @@ class Session:
         self._busy = False
         #: Notifications to send once the current request's reply is queued.
         self._after_reply: list[tuple[str, dict[str, Any]]] = []
+        #: When the client last sent a message; when it last showed it is there (a
+        #: message or the pong of a ping sent then); the ping awaiting its pong.
+        self.last_message = self.last_alive = trio.current_time()
+        self._pong: trio.Event | None = None
+        self._ping_sent = 0.0
+        self._ping_queued = False
+        #: Output state: the socket for fast-path writes (None: always the writer),
+        #: whether the writer task is writing, how many items wait in the outbox,
+        #: bytes a fast-path write left over, whether a flush is scheduled.
+        stream = ws.stream
+        self._fd: int | None = (
+            stream.socket.fileno() if isinstance(stream, trio.SocketStream) else None
+        )
+        self._writer_busy = False
+        self._outbox_count = 0
+        self._unsent = b""
+        self._flush_pending = False
 
     # -- output ---------------------------------------------------------------------------
 
@@ -109,13 +136,64 @@ class Session:
         self._send_text(encode_message(message))
 
     def _send_text(self, text: str) -> None:
-        """Queue ``text``; close the connection if its outbox is full."""
+        """Send ``text`` soon, in order; close the connection if its outbox is full.
+
+        The fast path, when nothing is waiting in the outbox and the writer is idle:
+        the frame goes into the websocket protocol's buffer at once and the server's
+        flusher writes every such connection's buffer once the current task yields
+        (:meth:`flush_now`), with no task switch per connection. Otherwise the text
+        waits in the outbox for the writer task.
+        """
+        if (
+            self._fd is not None
+            and not self._writer_busy
+            and not self._outbox_count
+            and text is not PING
+            and self.ws.protocol.state is OPEN
+        ):
+            self.ws.protocol.send_text(text.encode())
+            if not self._flush_pending:
+                self._flush_pending = True
+                self.server.schedule_flush(self)
+            return
+        self._to_outbox(text)
+
+    def _to_outbox(self, text: str) -> None:
         try:
             self._out_send.send_nowait(text)
         except trio.WouldBlock:
             self.close(4000, "slow consumer")
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             pass
+        else:
+            self._outbox_count += 1
+
+    def flush_now(self) -> None:
+        """Write what the fast path framed with one non-blocking write; what the socket
+        does not take now goes to the writer task. Called by the server's flusher."""
+        self._flush_pending = False
+        if self.close_code is not None and self.close_code != GOING_AWAY:
+            return  # closing for a fault: what is still queued is dropped
+        ws = self.ws
+        if self._writer_busy or self._outbox_count or ws.send_lock.locked():
+            self._to_outbox(FLUSH)  # someone is writing: the writer goes after them
+            return
+        if ws.protocol.state is not OPEN or self._fd is None:
+            return  # the websocket library's closing handshake writes what is left
+        chunks = ws.protocol.data_to_send()
+        if not chunks:
+            return
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        try:
+            written = os.write(self._fd, data)
+        except BlockingIOError:
+            written = 0
+        except OSError:
+            self._cancel.cancel()  # the peer is gone; the handler cleans up
+            return
+        if written < len(data):
+            self._unsent = data[written:]
+            self._to_outbox(FLUSH)
 
     def reply(self, rid: Any, result: dict[str, Any]) -> None:
         self._queue({"id": rid, "result": result})
@@ -146,13 +224,91 @@ class Session:
             self._recv_scope.cancel()
 
     async def _writer(self) -> None:
+        """Send what is queued. Everything already waiting when the writer wakes goes
+        out in one socket write (a broadcast of several events, a reply and the
+        notifications after it), framed by the websocket protocol object directly."""
+        receive = self._out_recv.receive
+        take = self._out_recv.receive_nowait
         try:
-            async for text in self._out_recv:
+            while True:
+                try:
+                    batch = [await receive()]
+                except trio.EndOfChannel:
+                    return
+                while len(batch) < WRITE_BATCH:
+                    try:
+                        batch.append(take())
+                    except (trio.WouldBlock, trio.EndOfChannel):
+                        break
+                # Busy until the batch is written: no fast-path frame may overtake it.
+                self._writer_busy = True
+                self._outbox_count -= len(batch)
                 if self.close_code is not None and self.close_code != GOING_AWAY:
                     return  # closing for a fault: what is still queued is dropped
-                await self.ws.send(text)
-        except ConnectionClosed:
+                await self._write(batch)
+                self._writer_busy = False
+        except (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             self._cancel.cancel()
+
+    async def _write(self, batch: list[str]) -> None:
+        """Frame ``batch`` (text messages, or :data:`PING` for a keepalive ping) and
+        write the frames with one ``send_all``, holding the connection's send lock (the
+        websocket library's own writes, pongs and the close frame, take it too)."""
+        ws = self.ws
+        protocol = ws.protocol
+        for text in batch:
+            if protocol.state is not OPEN:
+                raise trio.ClosedResourceError
+            if text is PING:
+                await self._flush()
+                self._pong = await ws.ping()
+                self._ping_sent = trio.current_time()
+                self._ping_queued = False
+            elif text is not FLUSH:
+                protocol.send_text(text.encode())
+        await self._flush()
+
+    async def _flush(self) -> None:
+        ws = self.ws
+        lock = ws.send_lock
+        try:
+            lock.acquire_nowait()  # the usual case: nobody else is writing
+        except trio.WouldBlock:
+            await lock.acquire()
+        try:
+            if self._unsent:  # what a fast-path write left over goes first
+                unsent, self._unsent = self._unsent, b""
+                await ws.stream.send_all(unsent)
+            chunks = ws.protocol.data_to_send()
+            if chunks:
+                await ws.stream.send_all(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+        finally:
+            lock.release()
+
+    def tick(self, now: float) -> None:
+        """Called about every second by the server: close an idle connection (4001)
+        or one that did not answer a ping within the ping interval (1011), and queue a
+        ping when nothing was heard from the client for a ping interval."""
+        if self.close_code is not None or self.stopping:
+            return
+        limits = self.limits
+        if now - self.last_message >= limits.idle_timeout_seconds:
+            self.close(4001, "idle timeout")
+            return
+        interval = limits.ping_interval_seconds
+        if interval <= 0:
+            return
+        pong = self._pong
+        if pong is not None:
+            if pong.is_set():
+                self._pong = None
+                self.last_alive = max(self.last_alive, self._ping_sent)
+            elif now - self._ping_sent >= interval:
+                self.close(1011, "keepalive ping timeout")
+            return
+        if now - self.last_alive >= interval and not self._ping_queued:
+            self._ping_queued = True
+            self._send_text(PING)
 
     # -- the connection's life ---------------------------------------------------------------
 
@@ -177,19 +333,18 @@ class Session:
                 await self.ws.aclose(self.close_code, self.close_reason)
 
     async def _reader(self) -> None:
-        idle = self.limits.idle_timeout_seconds
+        """Read and handle requests one at a time. Idleness is checked by :meth:`tick`,
+        not by a timeout around every read."""
         while not self.stopping and self.close_code is None:
             self._recv_scope = trio.CancelScope()
-            with self._recv_scope, trio.move_on_after(idle) as timer:
+            with self._recv_scope:
                 try:
                     raw = await self.ws.recv()
                 except ConnectionClosed:
                     return
             if self._recv_scope.cancel_called:
                 return
-            if timer.cancelled_caught:
-                self.close(4001, "idle timeout")
-                return
+            self.last_message = self.last_alive = trio.current_time()
             self._busy = True
             try:
                 await self.handle_raw(raw)

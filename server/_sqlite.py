@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import time
@@ -282,7 +283,37 @@ def _load_next_seqs(conn: sqlite3.Connection) -> dict[str, int]:
     return {eid: seq + 1 for eid, seq in rows}
 
 
+#: Rows per INSERT statement: 4 values each, under SQLite's oldest limit of 999.
+ROWS_PER_INSERT = 240
+
+
+@functools.cache
+def _insert_events_sql(rows: int) -> str:
+    return "INSERT INTO events (encounter, seq, type, data) VALUES " + ",".join(
+        ["(?,?,?,?)"] * rows
+    )
+
+
+def _insert_events(conn: sqlite3.Connection, rows: list[tuple[str, int, str, str]]) -> None:
+    """Insert ``rows`` with as few statements as possible: each statement is one step
+    of the SQLite engine and one hand-over of Python's GIL between this worker thread
+    and the event loop, so one statement of many rows beats many statements."""
+    for start in range(0, len(rows), ROWS_PER_INSERT):
+        chunk = rows[start : start + ROWS_PER_INSERT]
+        conn.execute(_insert_events_sql(len(chunk)), [v for row in chunk for v in row])
+
+
 def _write_batch(conn: sqlite3.Connection, batch: list[_Append]) -> None:
+    """Write ``batch`` in one transaction. The usual batch (events of encounters that
+    already exist, nothing else) is a single INSERT statement, which SQLite runs as a
+    transaction of its own."""
+    rows = [row for r in batch for row in r.rows]
+    if len(rows) <= ROWS_PER_INSERT and all(
+        r.first_seq != 1 and r.snapshot is None and not r.finished for r in batch
+    ):
+        if rows:
+            _insert_events(conn, rows)
+        return
     conn.execute("BEGIN IMMEDIATE")
     try:
         now = time.time()
@@ -292,9 +323,8 @@ def _write_batch(conn: sqlite3.Connection, batch: list[_Append]) -> None:
                     "INSERT OR IGNORE INTO encounters (id, created) VALUES (?, ?)",
                     (r.encounter, now),
                 )
-            conn.executemany(
-                "INSERT INTO events (encounter, seq, type, data) VALUES (?, ?, ?, ?)", r.rows
-            )
+        _insert_events(conn, rows)
+        for r in batch:
             if r.snapshot is not None:
                 last = r.first_seq + len(r.rows) - 1
                 conn.execute(

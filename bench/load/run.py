@@ -47,6 +47,7 @@ CONFIG = """\
 # Written by bench/load/run.py: no rate limit, room for every connection and encounter.
 [server]
 durability = "{durability}"
+{server_extra}
 
 [limits]
 rate_per_second = 1000000.0
@@ -96,7 +97,8 @@ class Child:
     async def start(self) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         if self.pythonpath is not None:
-            env["PYTHONPATH"] = str(self.pythonpath)
+            extra = os.environ.get("PYTHONPATH")
+            env["PYTHONPATH"] = str(self.pythonpath) + (os.pathsep + extra if extra else "")
         self.started = time.perf_counter()
         with self.stderr_path.open("ab") as err:
             self.proc = await trio.lowlevel.open_process(
@@ -234,6 +236,7 @@ async def run_target(
     config.write_text(
         CONFIG.format(
             durability=args.durability,
+            server_extra="\n".join(args.server_option),
             per_encounter=max(64, args.clients + 8),
             max_encounters=args.encounters + 100,
         )
@@ -433,7 +436,15 @@ def row_value(shape: dict[str, Any], key: str) -> Any:
 
 
 def table(result: dict[str, Any], shapes: list[str]) -> str:
-    zk, base = result["zonekeep"], result["baseline"]
+    zk, base = result.get("zonekeep"), result.get("baseline")
+    if zk is None or base is None:
+        only = zk if zk is not None else base
+        assert only is not None
+        empty = {"errors": {}, "gaps": 0, "duplicates": 0, "closed_connections": {}}
+        blank = {shape: empty for shape in shapes}
+        blank["memory"] = {k: 0.0 for k in only["memory"]}
+        blank.update(startup_empty_s=0.0, create_s=0.0, join_s=0.0)
+        zk, base = (only, blank) if zk is not None else (blank, only)
     n, m = result["settings"]["encounters"], result["settings"]["clients"]
     lines = []
     head = f"| {'figure':<28} |"
@@ -502,7 +513,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         },
     }
     try:
-        for target in ("zonekeep", "baseline"):
+        for target in args.targets.split(","):
             (tmp / target).mkdir()
             result[target] = await run_target(target, args, tmp / target, shapes)
     finally:
@@ -540,6 +551,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--code",
         default=str(HERE.parent.parent),
         help="the checkout whose server/, sdk/, protocol/ and plugins/ run (default: this one)",
+    )
+    parser.add_argument(
+        "--server-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a line for the zonekeep server's [server] config table, in TOML "
+        "(e.g. gc_freeze_seconds=0); repeatable",
+    )
+    parser.add_argument(
+        "--targets",
+        choices=("zonekeep,baseline", "zonekeep", "baseline"),
+        default="zonekeep,baseline",
+        help="which servers to run (default both; one alone has no ratios)",
     )
     parser.add_argument("--json", default=None, metavar="OUT", help="also write the figures here")
     parser.add_argument("--tmp-dir", default=None, help="where the temporary data dir goes")

@@ -1,0 +1,133 @@
+"""Keeping CPython's cycle collector from pausing a busy server.
+
+A server with thousands of connections holds millions of long-lived objects (tasks,
+coroutines, websocket protocol state). CPython's collector looks at all of them in
+every full (generation 2) collection, and under load a full collection comes every
+second or so: each wait of a connection (for its next message, for its next frame to
+send) creates objects that outlive two young collections and so count towards the
+next full one. Measured at 6,000 connections (docs/performance.md), each full
+collection paused the server for about a second and together they took most of its
+CPU.
+
+:class:`GcUpkeep` removes those pauses:
+
+- at start (after the stored encounters are restored) it collects once and freezes
+  everything (:func:`gc.freeze`): frozen objects are never looked at by the collector
+  again, and are still freed as usual as soon as nothing refers to them;
+- every ``freeze_seconds`` it freezes again what was created since, which costs
+  nothing (the objects are moved from one list to another). Young collections
+  still run on CPython's schedule and free the reference cycles that die young;
+- automatic full collections are turned off while it runs (they would only look at
+  objects younger than ``freeze_seconds``, which the young collections handle);
+- every ``full_seconds`` it unfreezes everything and runs one full collection, for
+  the reference cycles that died after they were frozen (a closed connection's
+  objects, say), then freezes again. That one pause is as long as a full collection
+  of the whole heap (about 0.8 s at 6,000 connections) and is logged.
+
+It is a process-wide setting, so it is run by the process that serves
+(:func:`~zonekeep.server.serve_until_signalled`, the ``zonekeep serve`` command), not
+by a :class:`~zonekeep.server.ZonekeepServer` embedded in another program.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import math
+import time
+from collections.abc import Callable
+
+import attrs
+import trio
+
+log = logging.getLogger("zonekeep.gc")
+
+#: The older generations' thresholds while the upkeep runs: never reached.
+NEVER = 2**30
+
+
+def _young_only() -> tuple[int, int, int]:
+    """Leave only CPython's automatic youngest-generation collections on; return the
+    thresholds to restore."""
+    before = gc.get_threshold()
+    gc.set_threshold(before[0], before[1], NEVER)
+    return before
+
+
+def _restore_thresholds(thresholds: tuple[int, int, int]) -> None:
+    gc.set_threshold(*thresholds)
+
+
+@attrs.define
+class GcUpkeep:
+    """The upkeep's schedule and what it did. ``freeze_seconds`` of 0 turns it off
+    (CPython's own schedule then applies unchanged); ``full_seconds`` of 0 never
+    unfreezes, so a cycle frozen while alive is never collected: memory then grows
+    with every connection that comes and goes.
+
+    ``collect``, ``freeze``, ``unfreeze``, ``suspend`` and ``resume`` are the
+    :mod:`gc` calls it makes; tests pass recording stand-ins.
+    """
+
+    freeze_seconds: float = 1.0
+    full_seconds: float = 3600.0
+    young_seconds: float = 0.02
+    collect: Callable[[int], int] = gc.collect
+    freeze: Callable[[], None] = gc.freeze
+    unfreeze: Callable[[], None] = gc.unfreeze
+    suspend: Callable[[], tuple[int, int, int]] = _young_only
+    resume: Callable[[tuple[int, int, int]], None] = _restore_thresholds
+    #: Freezes done so far, full collections done, the last one's pause in seconds.
+    rounds: int = 0
+    full_rounds: int = 0
+    last_full_pause: float = 0.0
+
+    @property
+    def enabled(self) -> bool:
+        return self.freeze_seconds > 0
+
+    def start(self) -> None:
+        """Collect everything once, then freeze it (call after the start-up work)."""
+        if self.enabled:
+            self.collect(2)
+            self.freeze()
+
+    def full_round(self) -> None:
+        """Unfreeze everything, collect it all, freeze again; the pause is logged."""
+        started = time.perf_counter()
+        self.unfreeze()
+        found = self.collect(2)
+        self.freeze()
+        self.last_full_pause = time.perf_counter() - started
+        self.full_rounds += 1
+        log.info(
+            "full garbage collection: %d unreachable object(s), %.3f s pause",
+            found,
+            self.last_full_pause,
+        )
+
+    async def run(self) -> None:
+        """Freeze every ``freeze_seconds`` and collect everything every ``full_seconds``
+        until cancelled; the collector's thresholds are restored on the way out.
+        Returns at once when the upkeep is off."""
+        if not self.enabled:
+            return
+        saved = self.suspend()
+        try:
+            full_at = trio.current_time() + self.full_seconds if self.full_seconds > 0 else math.inf
+            freeze_at = trio.current_time() + self.freeze_seconds
+            while True:
+                await trio.sleep(min(self.young_seconds, self.freeze_seconds))
+                now = trio.current_time()
+                if now >= full_at:
+                    self.full_round()
+                    full_at = now + self.full_seconds
+                    freeze_at = now + self.freeze_seconds
+                elif now >= freeze_at:
+                    self.freeze()
+                    self.rounds += 1
+                    freeze_at = now + self.freeze_seconds
+                else:
+                    self.collect(0)
+        finally:
+            self.resume(saved)
