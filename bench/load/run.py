@@ -582,7 +582,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result["environment"]["total_seconds"] = time.perf_counter() - started
     print()
     print(table(result, result["settings"]["shapes"]))
-    for target in ("zonekeep", "baseline"):
+    for target in args.targets.split(","):
         problems = result[target].get("server_log_problems", []) + result[target].get(
             "restart_log_problems", []
         )

@@ -19,7 +19,7 @@ import trio.testing
 from e2e_support import Limits, Running, ServerConfig, creatures
 from websockets.client import ClientProtocol
 from websockets.exceptions import ConnectionClosed
-from websockets.frames import Frame, Opcode
+from websockets.frames import Close, Frame, Opcode
 from websockets.protocol import OPEN
 from websockets.trio.client import connect as ws_connect
 from websockets.uri import parse_uri
@@ -267,6 +267,37 @@ async def test_a_silent_client_is_closed_for_idleness_and_a_pinging_one_is_not(
                 assert trio.current_time() - before_hello >= 0.3
         assert not chatty.closed.is_set()
         assert await chatty.request("ping") == {}
+
+
+# -- ping_interval_seconds ----------------------------------------------------------------------
+
+
+async def test_a_client_that_does_not_answer_pings_is_closed_with_1011_and_one_that_does_is_kept(
+    make_server: MakeServer,
+) -> None:
+    running = await make_server(limits(ping_interval_seconds=0.3))
+    async with running.client() as answering:  # its websocket library answers pings
+        mute = await RawClient.open(running.server.port)  # reads, never writes a pong
+        started = trio.current_time()
+        pings = 0
+        close: Close | None = None
+        with trio.fail_after(WAIT):
+            while close is None:
+                data = await mute.stream.receive_some()
+                assert data, "the server dropped the connection without a close frame"
+                mute.protocol.receive_data(data)
+                for frame in mute.protocol.events_received():
+                    assert isinstance(frame, Frame)
+                    if frame.opcode is Opcode.PING:
+                        pings += 1
+                    elif frame.opcode is Opcode.CLOSE:
+                        close = Close.parse(frame.data)
+        assert pings == 1  # one ping, then the wait for its pong
+        assert (close.code, close.reason) == (1011, "keepalive ping timeout")
+        assert trio.current_time() - started >= 0.6  # 0.3 s of silence + 0.3 s for the pong
+        # The answering client was pinged just as often and is still there.
+        assert not answering.closed.is_set()
+        assert await answering.request("ping") == {}
 
 
 # -- outgoing_queue: the slow consumer ------------------------------------------------------------
