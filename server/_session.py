@@ -148,7 +148,6 @@ class Session:
             self._fd is not None
             and not self._writer_busy
             and not self._outbox_count
-            and text is not PING
             and self.ws.protocol.state is OPEN
         ):
             self.ws.protocol.send_text(text.encode())
@@ -183,7 +182,7 @@ class Session:
         chunks = ws.protocol.data_to_send()
         if not chunks:
             return
-        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        data = b"".join(chunks)  # one chunk comes back as it is, not copied
         try:
             written = os.write(self._fd, data)
         except BlockingIOError:
@@ -212,8 +211,16 @@ class Session:
         self._recv_scope.cancel()
         self._out_send.close()
         self._cancel.deadline = trio.current_time() + WRITE_GRACE
-        for room in list(self.server.rooms.values()):
-            room.remove_session(self)  # broadcasts stop reaching it at once
+        self._leave_rooms()  # broadcasts stop reaching it at once
+
+    def _leave_rooms(self) -> None:
+        """Stop being a member of the rooms this connection joined (only those: the
+        server may hold a thousand rooms, and thousands of connections close at once
+        when it shuts down)."""
+        for eid in self.rooms:
+            room = self.server.rooms.get(eid)
+            if room is not None:
+                room.remove_session(self)
 
     def begin_shutdown(self, reason: str) -> None:
         """Server shutdown: say ``closing``, read nothing new, answer what is in flight,
@@ -281,7 +288,7 @@ class Session:
                 await ws.stream.send_all(unsent)
             chunks = ws.protocol.data_to_send()
             if chunks:
-                await ws.stream.send_all(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+                await ws.stream.send_all(b"".join(chunks))
         finally:
             lock.release()
 
@@ -308,7 +315,7 @@ class Session:
             return
         if now - self.last_alive >= interval and not self._ping_queued:
             self._ping_queued = True
-            self._send_text(PING)
+            self._to_outbox(PING)
 
     # -- the connection's life ---------------------------------------------------------------
 
@@ -326,8 +333,7 @@ class Session:
                     elif self.close_code is None:
                         nursery.cancel_scope.cancel()
         finally:
-            for room in list(self.server.rooms.values()):
-                room.remove_session(self)
+            self._leave_rooms()
         if self.close_code is not None:
             with trio.move_on_after(CLOSE_GRACE):
                 await self.ws.aclose(self.close_code, self.close_reason)
