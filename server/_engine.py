@@ -9,16 +9,16 @@ refused command changes nothing. No trio, no I/O, no clock.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import pairwise
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import pluggy
 
 from zonekeep.sdk import Creature, EncounterOptions, RuleContext, _hookspecs
 from zonekeep.sdk._arena import Arena, Link, Zone, single_zone_arena
-from zonekeep.sdk._commands import Actor, Command, CommandSpec, Param
+from zonekeep.sdk._commands import Actor, Command, CommandSpec, Param, Requirement
 from zonekeep.sdk._conditions import (
     AssetTagConflict,
     ConditionConflict,
@@ -93,6 +93,23 @@ def make_plugin_manager(plugins: Iterable[object] | None = None) -> pluggy.Plugi
     for loaded in _loaded(plugins):
         pm.register(loaded.plugin, name=loaded.name)
     return pm
+
+
+_T = TypeVar("_T")
+
+
+def _checked_requires(
+    requires: Requirement,
+    state: EncounterState,
+    creature: Creature,
+) -> tuple[str, str] | None:
+    """What ``requires`` returned, if it is ``None`` or a ``(code, message)`` pair."""
+    unmet = requires(state, creature)
+    if unmet is not None and not (
+        isinstance(unmet, tuple) and len(unmet) == 2 and all(isinstance(x, str) for x in unmet)
+    ):
+        raise TypeError(f"'requires' returned {unmet!r}; expected (code, message) or None")
+    return unmet
 
 
 def _check_params(spec: CommandSpec, params: Mapping[str, Any]) -> None:
@@ -345,14 +362,16 @@ class Engine:
     ) -> tuple[str, str] | None:
         """``spec.requires`` (plugin code): a failure refuses the command (:class:`PluginFailure`)."""
         assert spec.requires is not None
+        return self._plugin_code(
+            spec, "the 'requires' check", _checked_requires, spec.requires, state, creature
+        )
+
+    def _plugin_code(self, spec: CommandSpec, what: str, fn: Callable[..., _T], *args: Any) -> _T:
+        """Call plugin code of command ``spec`` (``what`` names it in the error): an
+        exception from it becomes a :class:`PluginFailure` of the plugin that owns the
+        command; refusals and cancellation pass through."""
         try:
-            unmet = spec.requires(state, creature)
-            if unmet is not None and not (
-                isinstance(unmet, tuple)
-                and len(unmet) == 2
-                and all(isinstance(x, str) for x in unmet)
-            ):
-                raise TypeError(f"'requires' returned {unmet!r}; expected (code, message) or None")
+            return fn(*args)
         except PASS_THROUGH:
             raise
         except Exception as exc:
@@ -360,9 +379,8 @@ class Engine:
                 self.command_owners.get(spec.id, "?"),
                 "zonekeep_commands",
                 exc,
-                f"the 'requires' check of '{spec.id}'",
+                f"{what} of '{spec.id}'",
             ) from exc
-        return unmet
 
     def pay(self, state: EncounterState, creature: Creature, spec: CommandSpec) -> str:
         """The cost ``creature`` would pay for ``spec`` now, or a refusal naming the lack."""
@@ -404,17 +422,7 @@ class Engine:
             ctx.paid = cost
             if cost not in ("free", "movement"):
                 ctx.emit(ActionTaken(creature.id, spec.id, cost))
-        try:
-            spec.handler(ctx, command)
-        except PASS_THROUGH:
-            raise
-        except Exception as exc:
-            raise PluginFailure(
-                self.command_owners.get(spec.id, "?"),
-                "zonekeep_commands",
-                exc,
-                f"the handler of '{spec.id}'",
-            ) from exc
+        self._plugin_code(spec, "the handler", spec.handler, ctx, command)
         self._check_end(ctx)
         return Outcome(tuple(ctx.events), ctx.state)
 
