@@ -29,7 +29,7 @@ import trio
 
 from zonekeep.sdk import Event, event_from_dict, event_to_dict
 
-from ._store import StoredEncounter, StoredGrant, StoreError
+from ._store import StoredEncounter, StoredGrant, StoreError, check_next_seq
 
 #: The layout this version writes. Bump it with a migration in :data:`MIGRATIONS`.
 SCHEMA_VERSION = 1
@@ -127,11 +127,7 @@ class SqliteStore:
         snapshot: dict[str, Any] | None = None,
         finished: bool = False,
     ) -> None:
-        expected = self._next_seq.get(encounter, 1)
-        if first_seq != expected:
-            raise ValueError(
-                f"encounter {encounter!r}: appending seq {first_seq}, expected {expected}"
-            )
+        check_next_seq(encounter, first_seq, self._next_seq.get(encounter, 1))
         rows = [
             (encounter, first_seq + i, e.type, json.dumps(event_to_dict(e), separators=(",", ":")))
             for i, e in enumerate(events)

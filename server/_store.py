@@ -78,6 +78,12 @@ class EventStore(Protocol):
     async def aclose(self) -> None: ...
 
 
+def check_next_seq(encounter: str, first_seq: int, expected: int) -> None:
+    """Appends are contiguous: ``ValueError`` unless ``first_seq`` is ``expected``."""
+    if first_seq != expected:
+        raise ValueError(f"encounter {encounter!r}: appending seq {first_seq}, expected {expected}")
+
+
 @attrs.define
 class _Log:
     first: int = 1
@@ -102,11 +108,7 @@ class InMemoryStore:
     def append_now(self, encounter: str, first_seq: int, events: Sequence[Event]) -> None:
         """The synchronous append (for tests and tools that run without trio)."""
         log = self._logs.setdefault(encounter, _Log())
-        expected = log.first + len(log.events)
-        if first_seq != expected:
-            raise ValueError(
-                f"encounter {encounter!r}: appending seq {first_seq}, expected {expected}"
-            )
+        check_next_seq(encounter, first_seq, log.first + len(log.events))
         log.events.extend(events)
         extra = len(log.events) - self.retention
         if extra > 0:
