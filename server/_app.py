@@ -272,15 +272,7 @@ class ZonekeepServer:
             outcome = self.engine.create(eid, creatures, options=options, name=name, arena=arena)
         except Refusal as refusal:
             raise ProtocolError.from_refusal(refusal.code, refusal.message) from None
-        room = Room(
-            eid,
-            self.engine,
-            self.store,
-            outcome.state,
-            entropy=self.entropy,
-            reaction_seconds=self.config.reaction_seconds,
-            max_members=self.config.limits.max_connections_per_encounter,
-        )
+        room = self._new_room(eid, outcome.state)
         try:
             await self.store.append(eid, 1, outcome.events, snapshot=state_to_dict(outcome.state))
         except StoreError as exc:
@@ -291,6 +283,18 @@ class ZonekeepServer:
         self.rooms[eid] = room
         await self._nursery.start(self._guarded, room)
         return room, token
+
+    def _new_room(self, eid: str, state: sdk.EncounterState) -> Room:
+        """A room for ``state`` with this server's engine, store, entropy and limits."""
+        return Room(
+            eid,
+            self.engine,
+            self.store,
+            state,
+            entropy=self.entropy,
+            reaction_seconds=self.config.reaction_seconds,
+            max_members=self.config.limits.max_connections_per_encounter,
+        )
 
     async def _guarded(
         self, room: Room, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
@@ -392,15 +396,7 @@ class ZonekeepServer:
             state = await self._rebuild(stored)
             if state is None:
                 continue
-            room = Room(
-                stored.id,
-                self.engine,
-                self.store,
-                state,
-                entropy=self.entropy,
-                reaction_seconds=self.config.reaction_seconds,
-                max_members=self.config.limits.max_connections_per_encounter,
-            )
+            room = self._new_room(stored.id, state)
             room.grants = [Grant(g.token_hash, g.role, g.player) for g in stored.grants]  # type: ignore[arg-type]
             self.rooms[stored.id] = room
             await self._nursery.start(self._guarded, room)
