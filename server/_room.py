@@ -412,14 +412,26 @@ class Room:
                 "encounter_crashed",
                 f"The server failed while handling '{command.type}'; nothing changed.",
             ) from None
+        first = await self._accept(outcome.events, outcome.state)
+        return {"first_seq": first, "last_seq": self.state.seq}
+
+    async def _accept(
+        self, events: Sequence[Event], after: EncounterState, *, snapshots: bool = False
+    ) -> int:
+        """Store ``events`` (write-ahead), make ``after`` the state, tell every member
+        (and, with ``snapshots``, send each its new snapshot), then update prompts and the
+        turn timer. Returns the seq of the first event."""
         first = self.state.seq + 1
-        await self.commit(first, outcome.events, outcome.state)
+        await self.commit(first, events, after)
         before_hidden = hidden_ids(self.state)
-        self.state = outcome.state
-        self._broadcast(first, outcome.events, before_hidden)
+        self.state = after
+        self._broadcast(first, events, before_hidden)
+        if snapshots:
+            for member in list(self.members):
+                member.session.push("snapshot", self._snapshot_params(member))
         self._update_prompts()
         self._update_turn_timer()
-        return {"first_seq": first, "last_seq": self.state.seq}
+        return first
 
     async def commit(self, first: int, events: Sequence[Event], after: EncounterState) -> None:
         """The write-ahead step: store ``events`` (and a snapshot now and then) before
@@ -451,18 +463,7 @@ class Room:
         history = [e for _, e in await self.store.read(self.id)]
         event = Rewound(to_seq, by)
         after = replay([*history, event])
-        first = self.state.seq + 1
-        await self.commit(first, (event,), after)
-        before_hidden = hidden_ids(self.state)
-        self.state = after
-        self._broadcast(first, (event,), before_hidden)
-        for member in list(self.members):
-            member.session.push(
-                "snapshot",
-                {"encounter": self.id, "seq": self.state.seq, "snapshot": self.snapshot(member)},
-            )
-        self._update_prompts()
-        self._update_turn_timer()
+        first = await self._accept((event,), after, snapshots=True)
         return {"seq": first}
 
     def _broadcast(self, first: int, events: Sequence[Event], before_hidden: set[str]) -> None:
