@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from zonekeep.sdk import Attack, Creature, Size
+from zonekeep.sdk import Attack, Creature, Size, movement_left
+from zonekeep.sdk.testing import EncounterHarness
 
 
 def make(
@@ -36,3 +37,9 @@ def make(
         ac=ac,
         **kw,
     )
+
+
+def left(h: EncounterHarness, mode: str = "walk") -> int:
+    """Feet of movement the active creature has left this turn for a move in ``mode``."""
+    assert h.state.active is not None
+    return movement_left(h.state, h.creature(h.state.active), mode)

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import pytest
 from arena_fixture import harness
-from helpers import make
+from helpers import left, make
 
 from zonekeep.sdk import (
     ActionTaken,
@@ -35,14 +35,8 @@ from zonekeep.sdk import (
     TumbleAttempted,
     ZoneEntered,
     hookimpl,
-    movement_left,
 )
 from zonekeep.sdk.testing import EncounterHarness
-
-
-def left(h: EncounterHarness) -> int:
-    assert h.state.active is not None
-    return movement_left(h.state, h.creature(h.state.active))
 
 
 def first_turn(

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from helpers import left
+
 from zonekeep.sdk import (
     ActionTaken,
     Attack,
@@ -28,7 +30,6 @@ from zonekeep.sdk import (
     ScriptedEntropy,
     ZoneEntered,
     load_arena,
-    movement_left,
 )
 from zonekeep.sdk.testing import EncounterHarness
 
@@ -64,11 +65,6 @@ def fighter(
 def phase(h: EncounterHarness) -> str:
     """The phase as a plain string (so that type checkers do not narrow it)."""
     return str(h.state.phase)
-
-
-def left(h: EncounterHarness) -> int:
-    assert h.state.active is not None
-    return movement_left(h.state, h.creature(h.state.active))
 
 
 def last(h: EncounterHarness, cls: type) -> object:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import pytest
-from helpers import make
+from helpers import left, make
 
 from zonekeep.sdk import (
     ActionTaken,
@@ -35,7 +35,6 @@ from zonekeep.sdk import (
     can_surround,
     hookimpl,
     max_surrounding,
-    movement_left,
 )
 from zonekeep.sdk._context import RollRequest
 from zonekeep.sdk.testing import EncounterHarness
@@ -49,11 +48,6 @@ def duel(**kw: object) -> EncounterHarness:
     h.start(initiative=[15, 10])
     assert h.state.active == "aria"
     return h
-
-
-def left(h: EncounterHarness, mode: str = "walk") -> int:
-    assert h.state.active is not None
-    return movement_left(h.state, h.creature(h.state.active), mode)
 
 
 # -- rule 1: the steps of an encounter, in order ------------------------------------------

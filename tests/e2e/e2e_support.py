@@ -80,6 +80,22 @@ def creatures() -> list[dict[str, Any]]:
     ]
 
 
+def sturdy_goblin_roster() -> list[dict[str, Any]]:
+    """The tavern roster without the ogre: Aria, Bram and a 60-hp goblin (it survives a
+    critical hit or two)."""
+    found = [c for c in creatures() if c["id"] != "ogre"]
+    found[2].update(hp=60, max_hp=60)
+    return found
+
+
+class Loaded:
+    """Entropy whose every die shows its highest face: initiative follows the dexterity
+    bonuses (Aria 23, Goblin 22, Bram 21, then the ogre) and every attack is a critical hit."""
+
+    def randint(self, sides: int) -> int:
+        return sides
+
+
 class Running:
     """A running server and a way to open clients to it."""
 
@@ -105,4 +121,13 @@ async def start_server(
     return Running(server)
 
 
-__all__ = ["VALIDATED", "Limits", "Running", "ServerConfig", "creatures", "start_server"]
+__all__ = [
+    "VALIDATED",
+    "Limits",
+    "Loaded",
+    "Running",
+    "ServerConfig",
+    "creatures",
+    "start_server",
+    "sturdy_goblin_roster",
+]

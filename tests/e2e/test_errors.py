@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import trio
-from e2e_support import Limits, Running, ServerConfig, creatures
+from e2e_support import Limits, Loaded, Running, ServerConfig, creatures
 
 from zonekeep.plugins import load_default_plugins
 from zonekeep.sdk import CommandSpec, hookimpl
@@ -16,13 +16,6 @@ from zonekeep.sdk.client import ClientError, ZonekeepClient
 from zonekeep.server import Engine
 
 MakeServer = Callable[..., Any]
-
-
-class Loaded:
-    """Entropy whose every die shows its highest face (initiative: aria, gob, bram, ogre)."""
-
-    def randint(self, sides: int) -> int:
-        return sides
 
 
 class Boom:

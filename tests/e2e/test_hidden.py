@@ -8,18 +8,11 @@ from typing import Any
 
 import pytest
 import trio
-from e2e_support import Running, ServerConfig, creatures
+from e2e_support import Loaded, Running, ServerConfig, creatures
 
 from zonekeep.sdk.client import ClientError, ZonekeepClient
 
 MakeServer = Callable[..., Any]
-
-
-class Loaded:
-    """Every die shows its highest face."""
-
-    def randint(self, sides: int) -> int:
-        return sides
 
 
 def leaks(messages: Any) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import trio
-from e2e_support import Running, ServerConfig, creatures
+from e2e_support import Loaded, Running, ServerConfig, creatures
 
 from zonekeep.plugins import load_default_plugins
 from zonekeep.sdk import EVENT_TYPES, CommandSpec, Param, hookimpl
@@ -32,13 +32,6 @@ DOCUMENTED_OPTIONS = (
     "back_to_back",
     "auto_end",
 )
-
-
-class Loaded:
-    """Entropy whose every die shows its highest face."""
-
-    def randint(self, sides: int) -> int:
-        return sides
 
 
 class Boom:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import trio
-from e2e_support import Limits, Running, ServerConfig, creatures
+from e2e_support import Limits, Loaded, Running, ServerConfig, sturdy_goblin_roster
 
 from zonekeep.sdk.client import ClientError, ZonekeepClient
 
@@ -32,17 +32,6 @@ NAMES = {
     3004: "spectator_read_only",
     4005: "not_your_turn",
 }
-
-
-class Loaded:
-    def randint(self, sides: int) -> int:
-        return sides
-
-
-def roster() -> list[dict[str, Any]]:
-    found = [c for c in creatures() if c["id"] != "ogre"]
-    found[2].update(hp=60, max_hp=60)  # the goblin survives a critical hit or two
-    return found
 
 
 # (name, step, command, params, expected outcome by role)
@@ -155,7 +144,7 @@ async def test_permission_table(
 
 async def prepare_steps(clients: dict[str, ZonekeepClient], step: str) -> str:
     gm = clients["gm"]
-    eid: str = (await gm.create_encounter("Rights", "tavern", roster()))["encounter"]
+    eid: str = (await gm.create_encounter("Rights", "tavern", sturdy_goblin_roster()))["encounter"]
     # Joining with last_seq=1 replays nothing (and spares validating three snapshots).
     for player in ("alice", "bob"):
         seat = await gm.request("create_seat", encounter=eid, player=player)

@@ -7,30 +7,19 @@ from collections.abc import Callable
 from typing import Any
 
 import trio
-from e2e_support import Running, ServerConfig, creatures
+from e2e_support import Loaded, Running, ServerConfig, sturdy_goblin_roster
 
 from zonekeep.sdk.client import ZonekeepClient
 
 MakeServer = Callable[..., Any]
 
 
-class Loaded:
-    """Every die shows its highest face: initiative Aria 23, Goblin 22, Bram 21."""
-
-    def randint(self, sides: int) -> int:
-        return sides
-
-
-def roster() -> list[dict[str, Any]]:
-    found = [c for c in creatures() if c["id"] != "ogre"]
-    found[2].update(hp=60, max_hp=60)
-    return found
-
-
 async def start(running: Running, gm: ZonekeepClient) -> tuple[str, str]:
     """An encounter at Aria's first turn; returns its id and alice's token."""
     with trio.fail_after(5):
-        eid: str = (await gm.create_encounter("Resume", "tavern", roster()))["encounter"]
+        eid: str = (await gm.create_encounter("Resume", "tavern", sturdy_goblin_roster()))[
+            "encounter"
+        ]
         seat = await gm.request("create_seat", encounter=eid, player="alice")
         await gm.command(eid, "set_surprise", surprised=[])
         await gm.command(eid, "place", positions={})

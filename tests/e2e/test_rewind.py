@@ -8,24 +8,11 @@ from typing import Any
 
 import pytest
 import trio
-from e2e_support import Running, ServerConfig, creatures
+from e2e_support import Loaded, Running, ServerConfig, sturdy_goblin_roster
 
 from zonekeep.sdk.client import ClientError, ZonekeepClient
 
 MakeServer = Callable[..., Any]
-
-
-class Loaded:
-    """Every die shows its highest face: initiative Aria 23, Goblin 22, Bram 21."""
-
-    def randint(self, sides: int) -> int:
-        return sides
-
-
-def roster() -> list[dict[str, Any]]:
-    found = [c for c in creatures() if c["id"] != "ogre"]
-    found[2].update(hp=60, max_hp=60)
-    return found
 
 
 def without_seq(snapshot: dict[str, Any]) -> dict[str, Any]:
@@ -35,7 +22,7 @@ def without_seq(snapshot: dict[str, Any]) -> dict[str, Any]:
 async def table(running: Running, gm: ZonekeepClient, *others: ZonekeepClient) -> dict[str, Any]:
     """An encounter at Aria's first turn; alice (and then a spectator) joined if given."""
     with trio.fail_after(5):
-        created = await gm.create_encounter("Rewind", "tavern", roster())
+        created = await gm.create_encounter("Rewind", "tavern", sturdy_goblin_roster())
         eid = created["encounter"]
         seat = await gm.request("create_seat", encounter=eid, player="alice")
         link = await gm.request("create_spectator_link", encounter=eid)
