@@ -804,6 +804,22 @@ class _Parser:
     def words(self, value: object, path: str) -> tuple[str, ...] | None:
         return self.array(value, path, self.word)
 
+    def unique_id(
+        self, d: Mapping[str, object], path: str, seen: dict[str, str], what: str
+    ) -> str | None:
+        """The object's ``id`` field, refused if an earlier ``what`` used it; else
+        remembered in ``seen`` (id -> path of the object that defined it)."""
+        ident = self.field(d, "id", path, self.ident, None)
+        if ident is None:
+            return None
+        if ident in seen:
+            self.add(
+                _at(path, "id"), f"duplicate {what} id {ident!r} (first used at {seen[ident]})"
+            )
+            return None
+        seen[ident] = path
+        return ident
+
     def zone_ref(self, value: object, path: str) -> str | None:
         zone_id = self.ident(value, path)
         if zone_id is not None and self.zones_known and zone_id not in self.zone_ids:
@@ -860,14 +876,7 @@ class _Parser:
         d = self.obj(value, path, _ZONE_KEYS, ("id", "name", "size"))
         if d is None:
             return None
-        zone_id = self.field(d, "id", path, self.ident, None)
-        if zone_id is not None:
-            if zone_id in self.zone_ids:
-                first = self.zone_ids[zone_id]
-                self.add(_at(path, "id"), f"duplicate zone id {zone_id!r} (first used at {first})")
-                zone_id = None
-            else:
-                self.zone_ids[zone_id] = path
+        zone_id = self.unique_id(d, path, self.zone_ids, "zone")
         name = self.field(d, "name", path, self.name, None)
         size = self.field(d, "size", path, self.size, None)
         capacity: int | None = None  # None: not given, use the default
@@ -962,16 +971,7 @@ class _Parser:
         d = self.obj(value, path, _ASSET_KEYS, ("id", "name", "kind", "zone"))
         if d is None:
             return None
-        asset_id = self.field(d, "id", path, self.ident, None)
-        if asset_id is not None:
-            if asset_id in self.asset_ids:
-                first = self.asset_ids[asset_id]
-                self.add(
-                    _at(path, "id"), f"duplicate asset id {asset_id!r} (first used at {first})"
-                )
-                asset_id = None
-            else:
-                self.asset_ids[asset_id] = path
+        asset_id = self.unique_id(d, path, self.asset_ids, "asset")
         name = self.field(d, "name", path, self.name, None)
         kind = self.field(
             d, "kind", path, lambda v, p: self.choice(v, p, ASSET_KINDS, "asset kind"), None

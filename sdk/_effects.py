@@ -188,10 +188,11 @@ def zone_room(ctx: RuleContext, creature: Creature, zone: str) -> tuple[str, str
     if not s.options.size_limits or already_there:
         return None
     z = s.arena.zone(zone)
-    if s.occupancy(zone) > z.capacity:
+    used = s.occupancy(zone)
+    if used > z.capacity:
         return (
             "zone_full",
-            f"{z.name} is already over its capacity ({s.occupancy(zone)} of {z.capacity}); "
+            f"{z.name} is already over its capacity ({used} of {z.capacity}); "
             f"{creature.name} cannot get in.",
         )
     return None

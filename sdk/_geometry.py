@@ -140,6 +140,11 @@ def path_distance(arena: Arena, from_zone: str, to_zone: str) -> int | None:
     path = sight_path(arena, from_zone, to_zone)
     if path is None:
         return None
+    return _path_length(arena, path)
+
+
+def _path_length(arena: Arena, path: Sequence[str]) -> int:
+    """The sum of the sizes of the zones of ``path`` (a :func:`sight_path` answer)."""
     return sum(arena.zone(z).size for z in path)
 
 
@@ -201,7 +206,7 @@ def range_refusal(
             f"{attacker.name} has no line of sight to {target.name} in {where}: "
             "every way there crosses something that blocks sight.",
         )
-    distance = sum(arena.zone(z).size for z in path)
+    distance = _path_length(arena, path)
     away = f"{target.name} is {distance} ft from {attacker.name} ({describe_path(arena, path)})"
     if melee:
         if reach_or_range >= distance:
@@ -245,9 +250,11 @@ def long_range_disadvantage(
 # --------------------------------------------------------------------------- areas
 
 
-def _check_shape(shape: str) -> None:
+def _check_area(shape: str, size: int, width: int) -> None:
     if shape not in AREA_SHAPES:
         raise ValueError(f"unknown area shape {shape!r}; expected one of {', '.join(AREA_SHAPES)}")
+    if size < 0 or width < 0:
+        raise ValueError(f"an area's size and width cannot be negative (got {size}, {width})")
 
 
 def largest_dimension(shape: str, size: int, width: int = 0) -> int:
@@ -258,9 +265,7 @@ def largest_dimension(shape: str, size: int, width: int = 0) -> int:
     is the larger of length and ``width``, which is the length for any real line).
     Raises ``ValueError`` for an unknown shape or a negative size or width.
     """
-    _check_shape(shape)
-    if size < 0 or width < 0:
-        raise ValueError(f"an area's size and width cannot be negative (got {size}, {width})")
+    _check_area(shape, size, width)
     if shape in ("sphere", "cylinder"):
         return 2 * size
     if shape == "line":
@@ -278,9 +283,7 @@ def max_targets(shape: str, size: int, width: int = 5) -> int:
     as large: a 5 by 60 ft line gets 3, a 10 by 60 ft line 5.  Raises
     ``ValueError`` for an unknown shape or a negative size or width.
     """
-    _check_shape(shape)
-    if size < 0 or width < 0:
-        raise ValueError(f"an area's size and width cannot be negative (got {size}, {width})")
+    _check_area(shape, size, width)
     best = 1
     for row in AREA_TARGET_TABLE:
         if shape == "line":

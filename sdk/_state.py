@@ -15,13 +15,7 @@ import attrs
 
 from . import _events as ev
 from ._arena import Arena, Asset, single_zone_arena
-from ._types import (
-    DYING,
-    PRONE,
-    Attack,
-    Creature,
-    EncounterOptions,
-)
+from ._types import Attack, Creature, EncounterOptions
 
 Phase = Literal["surprise", "positions", "initiative", "turns", "ended"]
 #: The steps of an encounter, in order (encounter.txt, "Basic Steps of an Encounter").
@@ -384,15 +378,20 @@ def _drop_pairs(pairs: list[tuple[str, str]], cid: str) -> None:
     pairs[:] = [p for p in pairs if cid not in p]
 
 
-def _add_condition(c: Creature, condition: str) -> None:
-    if condition not in c.conditions:
-        c.conditions.append(condition)
-        c.conditions.sort()
+_Item = TypeVar("_Item", str, tuple[str, str])
 
 
-def _remove_condition(c: Creature, condition: str) -> None:
-    if condition in c.conditions:
-        c.conditions.remove(condition)
+def _add_sorted(items: list[_Item], item: _Item) -> None:
+    """Add ``item`` to a list kept sorted and free of duplicates (if it is not there yet)."""
+    if item not in items:
+        items.append(item)
+        items.sort()
+
+
+def _discard(items: list[_Item], item: _Item) -> None:
+    """Remove ``item`` from ``items`` if it is there."""
+    if item in items:
+        items.remove(item)
 
 
 @reducer(ev.EncounterCreated)
@@ -467,8 +466,7 @@ def _turn_started(s: EncounterState, e: ev.TurnStarted) -> None:
     s.turn_slot, s.turn_member = e.slot, e.member
     s.active = e.creature
     s.resources = TurnResources()
-    if e.creature in s.reactions_used:
-        s.reactions_used.remove(e.creature)
+    _discard(s.reactions_used, e.creature)
 
 
 @reducer(ev.TurnSkipped)
@@ -487,8 +485,7 @@ def _turn_ended(s: EncounterState, e: ev.TurnEnded) -> None:
 
 @reducer(ev.SurpriseEnded)
 def _surprise_ended(s: EncounterState, e: ev.SurpriseEnded) -> None:
-    if e.creature in s.surprised:
-        s.surprised.remove(e.creature)
+    _discard(s.surprised, e.creature)
 
 
 @reducer(ev.ActionTaken)
@@ -528,21 +525,17 @@ def _disengaged(s: EncounterState, e: ev.Disengaged) -> None:
 
 @reducer(ev.ConditionApplied)
 def _condition_applied(s: EncounterState, e: ev.ConditionApplied) -> None:
-    pair = (e.creature, e.condition)
-    if _given_by_effect(s, e.creature, e.condition) and pair not in s.plain_overlaps:
-        s.plain_overlaps.append(pair)
-        s.plain_overlaps.sort()
-    _add_condition(s.creatures[e.creature], e.condition)
+    if _given_by_effect(s, e.creature, e.condition):
+        _add_sorted(s.plain_overlaps, (e.creature, e.condition))
+    _add_sorted(s.creatures[e.creature].conditions, e.condition)
 
 
 @reducer(ev.ConditionRemoved)
 def _condition_removed(s: EncounterState, e: ev.ConditionRemoved) -> None:
     """A plain removal takes the condition away whatever gives it: the effects giving it
     (and their descendants) are dropped with it, so no effect outlives its condition."""
-    _remove_condition(s.creatures[e.creature], e.condition)
-    pair = (e.creature, e.condition)
-    if pair in s.plain_overlaps:
-        s.plain_overlaps.remove(pair)
+    _discard(s.creatures[e.creature].conditions, e.condition)
+    _discard(s.plain_overlaps, (e.creature, e.condition))
     giving = [
         x.id
         for x in s.condition_effects.values()
@@ -565,7 +558,7 @@ def _drop_effect(s: EncounterState, eid: str) -> None:
     if pair in s.plain_overlaps:
         s.plain_overlaps.remove(pair)
     else:
-        _remove_condition(s.creatures[effect.creature], effect.condition)
+        _discard(s.creatures[effect.creature].conditions, effect.condition)
 
 
 def _drop_effect_tree(s: EncounterState, eid: str) -> None:
@@ -578,16 +571,12 @@ def _drop_effect_tree(s: EncounterState, eid: str) -> None:
 def _condition_effect_applied(s: EncounterState, e: ev.ConditionEffectApplied) -> None:
     effect = e.effect
     c = s.creatures[effect.creature]
-    pair = (effect.creature, effect.condition)
-    if (
-        effect.condition in c.conditions
-        and not _given_by_effect(s, effect.creature, effect.condition)
-        and pair not in s.plain_overlaps
+    if effect.condition in c.conditions and not _given_by_effect(
+        s, effect.creature, effect.condition
     ):
-        s.plain_overlaps.append(pair)
-        s.plain_overlaps.sort()
+        _add_sorted(s.plain_overlaps, (effect.creature, effect.condition))
     s.condition_effects[effect.id] = effect
-    _add_condition(c, effect.condition)
+    _add_sorted(c.conditions, effect.condition)
 
 
 @reducer(ev.ConditionEffectTicked)
@@ -671,14 +660,6 @@ def _ended(s: EncounterState, e: ev.EncounterEnded) -> None:
     s.pending.clear()
 
 
-def is_dying(c: Creature) -> bool:
-    return DYING in c.conditions
-
-
-def is_prone(c: Creature) -> bool:
-    return PRONE in c.conditions
-
-
 @reducer(ev.ManeuverStarted)
 def _maneuver_started(s: EncounterState, e: ev.ManeuverStarted) -> None:
     s.maneuver = e.maneuver
@@ -714,17 +695,12 @@ def _zone_entered(s: EncounterState, e: ev.ZoneEntered) -> None:
 
 @reducer(ev.EngagementStarted)
 def _engagement_started(s: EncounterState, e: ev.EngagementStarted) -> None:
-    pair = _pair(e.creature, e.enemy)
-    if pair not in s.engagements:
-        s.engagements.append(pair)
-        s.engagements.sort()
+    _add_sorted(s.engagements, _pair(e.creature, e.enemy))
 
 
 @reducer(ev.EngagementEnded)
 def _engagement_ended(s: EncounterState, e: ev.EngagementEnded) -> None:
-    pair = _pair(e.creature, e.enemy)
-    if pair in s.engagements:
-        s.engagements.remove(pair)
+    _discard(s.engagements, _pair(e.creature, e.enemy))
 
 
 @reducer(ev.PositionTaken)
@@ -733,9 +709,8 @@ def _position_taken(s: EncounterState, e: ev.PositionTaken) -> None:
     asset = s.asset(e.asset)
     if asset is not None and asset.kind == "prop" and e.asset not in s.effects:
         c.position = e.asset
-    elif e.asset not in c.elements:
-        c.elements.append(e.asset)
-        c.elements.sort()
+    else:
+        _add_sorted(c.elements, e.asset)
 
 
 @reducer(ev.PositionLeft)
@@ -743,19 +718,15 @@ def _position_left(s: EncounterState, e: ev.PositionLeft) -> None:
     c = s.creatures[e.creature]
     if c.position == e.asset:
         c.position = None
-    if e.asset in c.elements:
-        c.elements.remove(e.asset)
+    _discard(c.elements, e.asset)
 
 
 @reducer(ev.AdjacencyTaken)
 def _adjacency_taken(s: EncounterState, e: ev.AdjacencyTaken) -> None:
     pair = _pair(e.creature, e.ally)
-    if pair not in s.adjacent:
-        s.adjacent.append(pair)
-        s.adjacent.sort()
-    if e.back_to_back and pair not in s.back_to_back:
-        s.back_to_back.append(pair)
-        s.back_to_back.sort()
+    _add_sorted(s.adjacent, pair)
+    if e.back_to_back:
+        _add_sorted(s.back_to_back, pair)
 
 
 @reducer(ev.EffectCreated)
@@ -767,8 +738,7 @@ def _effect_created(s: EncounterState, e: ev.EffectCreated) -> None:
 def _effect_ended(s: EncounterState, e: ev.EffectEnded) -> None:
     s.effects.pop(e.asset, None)
     for c in s.creatures.values():
-        if e.asset in c.elements:
-            c.elements.remove(e.asset)
+        _discard(c.elements, e.asset)
 
 
 @reducer(ev.SpaceShared)
@@ -786,8 +756,7 @@ def _sprinted(s: EncounterState, e: ev.Sprinted) -> None:
 def _adjacency_ended(s: EncounterState, e: ev.AdjacencyEnded) -> None:
     pair = _pair(e.creature, e.ally)
     for pairs in (s.adjacent, s.back_to_back):
-        if pair in pairs:
-            pairs.remove(pair)
+        _discard(pairs, pair)
 
 
 @reducer(ev.NoteAdded)

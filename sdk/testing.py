@@ -90,14 +90,12 @@ class EncounterHarness:
         """Send a command that must be refused; check it changed nothing; return the refusal."""
         before = state_to_dict(self.state)
         count = len(self.events)
-        remaining = self.dice.remaining
         try:
             self.send(type, actor, **params)
         except Refusal as refusal:
             assert state_to_dict(self.state) == before, "a refused command changed the state"
             assert len(self.events) == count, "a refused command produced events"
             # Dice rolled before the refusal are spent, like a die already thrown.
-            del remaining
             return refusal
         raise AssertionError(f"{type} {dict(params)} was accepted, expected a refusal")
 
