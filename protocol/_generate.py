@@ -25,9 +25,11 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 import attrs
 
+from zonekeep.sdk import EVENT_TYPES, EncounterState, Size, converter
+
+from ._messages import JSON_SCHEMA_DRAFT, SCHEMA_BASE
+
 HERE = Path(__file__).resolve().parent
-SCHEMA_BASE = "https://zonekeep.invalid/protocol/"
-DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 BEGIN = "<!-- BEGIN GENERATED: {} (python -m zonekeep.protocol._generate) -->"
 END = "<!-- END GENERATED: {} -->"
@@ -64,8 +66,6 @@ class SchemaBuilder:
         self.external = external or {}
 
     def type_schema(self, tp: Any) -> dict[str, Any]:
-        from zonekeep.sdk import Size
-
         if tp is Any:
             return {}
         if tp is type(None):
@@ -79,7 +79,8 @@ class SchemaBuilder:
         if tp is str:
             return {"type": "string"}
         if tp is Size:
-            return {"$ref": self.ref("Size")} if self._define_size() else {}
+            self._define_size()
+            return {"$ref": self.ref("Size")}
         origin = get_origin(tp)
         args = get_args(tp)
         if origin is Literal:
@@ -107,15 +108,12 @@ class SchemaBuilder:
             return f"{self.external[name]}#/$defs/{name}"
         return f"#/$defs/{name}"
 
-    def _define_size(self) -> bool:
-        from zonekeep.sdk import Size
-
+    def _define_size(self) -> None:
         if "Size" not in self.defs and "Size" not in self.external:
             self.defs["Size"] = {
                 "description": "A size category, by name.",
                 "enum": [s.label for s in Size],
             }
-        return True
 
     def define(
         self, cls: type, name: str | None = None, extra: dict[str, Any] | None = None
@@ -150,8 +148,6 @@ _NO_DEFAULT = object()
 
 
 def _json_default(f: attrs.Attribute[Any]) -> Any:
-    from zonekeep.sdk import converter
-
     if f.default is attrs.NOTHING or isinstance(f.default, attrs.Factory):  # type: ignore[arg-type]
         return _NO_DEFAULT
     value = converter.unstructure(f.default)
@@ -164,7 +160,7 @@ def _json_default(f: attrs.Attribute[Any]) -> Any:
 
 def _document(filename: str, title: str, description: str, body: dict[str, Any]) -> str:
     schema = {
-        "$schema": DRAFT,
+        "$schema": JSON_SCHEMA_DRAFT,
         "$id": SCHEMA_BASE + filename,
         "title": title,
         "description": description,
@@ -175,8 +171,6 @@ def _document(filename: str, title: str, description: str, body: dict[str, Any])
 
 def event_payload_schema() -> str:
     """``event_payload.schema.json``: every event type, discriminated by ``type``."""
-    from zonekeep.sdk import EVENT_TYPES
-
     builder = SchemaBuilder()
     names = []
     for type_name, cls in sorted(EVENT_TYPES.items()):
@@ -219,8 +213,6 @@ def event_payload_schema() -> str:
 
 def snapshot_schema() -> str:
     """``snapshot.schema.json``: the encounter state as ``state_to_dict`` writes it."""
-    from zonekeep.sdk import EVENT_TYPES, EncounterState
-
     shared = SchemaBuilder()
     for cls in EVENT_TYPES.values():
         shared.define(cls, name=f"event.{cls.type}")
@@ -250,8 +242,6 @@ def snapshot_schema() -> str:
 
 def type_text(tp: Any) -> str:
     """A short, language-neutral name for a field's type, as used in SPEC.md."""
-    from zonekeep.sdk import Size
-
     if tp is Any:
         return "any"
     if tp is type(None):
@@ -289,8 +279,6 @@ def _field_text(cls: type) -> str:
 
 
 def _nested_classes() -> list[type]:
-    from zonekeep.sdk import EVENT_TYPES, EncounterState
-
     found: dict[str, type] = {}
 
     def visit(tp: Any) -> None:
@@ -312,8 +300,6 @@ def _cell(text: str) -> str:
 
 
 def events_table() -> str:
-    from zonekeep.sdk import EVENT_TYPES
-
     lines = ["| type | fields | meaning |", "|---|---|---|"]
     for name, cls in sorted(EVENT_TYPES.items()):
         lines.append(
@@ -326,8 +312,6 @@ def events_table() -> str:
 
 
 def types_table() -> str:
-    from zonekeep.sdk import Size
-
     lines = ["| type | fields | meaning |", "|---|---|---|"]
     sizes = ", ".join(f'"{s.label}"' for s in Size)
     lines.append(f"| `Size` | one of {sizes} | A size category, by name. |")
@@ -366,11 +350,10 @@ def fill_spec(text: str) -> str:
     for key, make in TABLES.items():
         begin, end = BEGIN.format(key), END.format(key)
         pattern = re.compile(re.escape(begin) + r"\n.*?" + re.escape(end), re.S)
-        if not pattern.search(text):
+        match = pattern.search(text)
+        if match is None:
             raise ValueError(f"SPEC.md has no generated block for {key!r}")
         block = f"{begin}\n{make()}\n{end}"
-        match = pattern.search(text)
-        assert match is not None
         text = text[: match.start()] + block + text[match.end() :]
     return text
 

@@ -682,7 +682,7 @@ def _sentence(exc: BaseException, type_: Any) -> str:
         allowed = ", ".join(repr(a) for a in get_args(type_))
         return f"must be one of {allowed}"
     if isinstance(exc, ValueError | TypeError) and text:
-        return text if text.startswith("'") else f"{text}"
+        return text
     return f"is invalid (expected {getattr(type_, '__name__', type_)})"
 
 
@@ -692,8 +692,8 @@ def _describe(exc: cattrs.BaseValidationError) -> list[str]:
         message, _, where = line.rpartition(" @ ")
         if message.startswith("'"):
             # A validator's message already names the field: "'player' must ..."
-            field = message[1:].split("'", 1)[0]
-            lines.append(f"{where}.{field}{message.split(chr(39), 2)[2]}")
+            _, field, rest = message.split("'", 2)
+            lines.append(f"{where}.{field}{rest}")
         elif message.startswith("expected"):
             lines.append(f"{where}: {message}")
         else:
@@ -772,10 +772,10 @@ def schema(name: str) -> dict[str, Any]:
     """A schema by name: ``"join.params"``, ``"event_payload"`` or a full file name."""
     filename = name if name.endswith(".json") else f"{name}.schema.json"
     try:
-        loaded: dict[str, Any] = json.loads(_schema_text(filename))
+        loaded: dict[str, Any] = json.loads(_schema_text(filename))  # a fresh copy each time
     except FileNotFoundError:
         raise KeyError(f"no schema called {name!r}") from None
-    return copy.deepcopy(loaded)
+    return loaded
 
 
 @cache
@@ -783,12 +783,12 @@ def _validators() -> dict[str, Any]:
     jsonschema: Any = importlib.import_module("jsonschema")
     referencing: Any = importlib.import_module("referencing")
 
-    names = schema_names()
+    schemas = {n: schema(n) for n in schema_names()}
     registry = referencing.Registry().with_resources(
-        (SCHEMA_BASE + n, referencing.Resource.from_contents(schema(n))) for n in names
+        (SCHEMA_BASE + n, referencing.Resource.from_contents(s)) for n, s in schemas.items()
     )
     found: dict[str, Any] = {
-        n: jsonschema.Draft202012Validator(schema(n), registry=registry) for n in names
+        n: jsonschema.Draft202012Validator(s, registry=registry) for n, s in schemas.items()
     }
     found["response"] = jsonschema.Draft202012Validator(
         {"$ref": SCHEMA_BASE + "server_message.schema.json#/$defs/response"}, registry=registry
