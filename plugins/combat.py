@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from zonekeep.sdk import (
     DODGING,
     SQUEEZING,
+    Attack,
     AttackMade,
     Command,
     CommandSpec,
@@ -28,6 +29,14 @@ from zonekeep.sdk import (
 )
 
 
+def attack_of(ctx: RuleContext, creature: Creature, attack_name: str | None) -> Attack:
+    """``creature``'s attack called ``attack_name`` (its first for ``None``), or a refusal."""
+    attack = creature.attack(attack_name)
+    if attack is None:
+        ctx.refuse("unknown_attack", f"{creature.name} has no attack called {attack_name!r}.")
+    return attack
+
+
 def make_attack(
     ctx: RuleContext,
     attacker: Creature,
@@ -37,9 +46,7 @@ def make_attack(
     reaction: bool = False,
 ) -> bool:
     """Roll one attack and its damage. Returns whether it hit."""
-    attack = attacker.attack(attack_name)
-    if attack is None:
-        ctx.refuse("unknown_attack", f"{attacker.name} has no attack called {attack_name!r}.")
+    attack = attack_of(ctx, attacker, attack_name)
     if target.id == attacker.id:
         ctx.refuse("invalid_target", "A creature cannot attack itself.")
     if target.out_of_fight:
@@ -123,4 +130,4 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
     )
 
 
-__all__ = ["apply_damage", "make_attack"]
+__all__ = ["apply_damage", "attack_of", "make_attack"]

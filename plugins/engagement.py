@@ -160,7 +160,7 @@ def _engage(ctx: RuleContext, cmd: Command) -> None:
         ctx.refuse("invalid_target", f"{enemy.name} is not in {me.name}'s zone to engage.")
     if s.is_engaged(me.id, enemy.id):
         ctx.refuse("invalid_params", f"{me.name} is already engaged with {enemy.name}.")
-    just_entered = s.resources.entered_zone == me.zone and s.resources.actions > 0
+    just_entered = _just_entered(s, me)
     position = s.asset(me.position) if me.position else None
     if position is not None and not just_entered:
         leave_position(ctx, me, position, "left to engage")
@@ -172,9 +172,13 @@ def _engage(ctx: RuleContext, cmd: Command) -> None:
     )
 
 
+def _just_entered(state: EncounterState, me: Creature) -> bool:
+    """Whether ``me`` entered its zone this turn and still has its action (it may engage)."""
+    return state.resources.entered_zone == me.zone and state.resources.actions > 0
+
+
 def _can_engage(state: EncounterState, me: Creature) -> tuple[str, str] | None:
-    just_entered = state.resources.entered_zone == me.zone and state.resources.actions > 0
-    if just_entered or me.position is not None:
+    if _just_entered(state, me) or me.position is not None:
         return None
     return (
         "cannot_engage",

@@ -150,15 +150,12 @@ def zonekeep_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[Rol
         tags = _tags(roll)
         for asset in held_assets(ctx, actor):
             eff = asset.position
-            found += [RollModifier("advantage", asset.name) for t in eff.advantage_on if t in tags][
-                :1
-            ]
-            found += [
-                RollModifier("disadvantage", asset.name) for t in eff.disadvantage_on if t in tags
-            ][:1]
-            found += [RollModifier("expertise", asset.name) for t in eff.expertise_on if t in tags][
-                :1
-            ]
+            if tags.intersection(eff.advantage_on):
+                found.append(RollModifier("advantage", asset.name))
+            if tags.intersection(eff.disadvantage_on):
+                found.append(RollModifier("disadvantage", asset.name))
+            if tags.intersection(eff.expertise_on):
+                found.append(RollModifier("expertise", asset.name))
     target = ctx.state.creatures.get(roll.target) if roll.target else None
     if roll.kind == "attack" and target is not None:
         for asset in held_assets(ctx, target):

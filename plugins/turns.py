@@ -73,13 +73,11 @@ def _communicate(ctx: RuleContext, cmd: Command) -> None:
 
 
 def _ready(ctx: RuleContext, cmd: Command) -> None:
+    from zonekeep.plugins.combat import attack_of
+
     me = ctx.creature(cmd.params["creature"])
     target = ctx.creature(cmd.params["target"], role="target")
-    attack = me.attack(cmd.params.get("attack"))
-    if attack is None:
-        ctx.refuse(
-            "unknown_attack", f"{me.name} has no attack called {cmd.params.get('attack')!r}."
-        )
+    attack = attack_of(ctx, me, cmd.params.get("attack"))
     if target.id == me.id:
         ctx.refuse("invalid_target", "A creature cannot ready an attack against itself.")
     ctx.emit(Readied(me.id, target.id, attack.name, cmd.params.get("trigger", "")))

@@ -39,6 +39,7 @@ from zonekeep.sdk import (
     RuleContext,
     Sprinted,
     change_zone,
+    held_assets,
     hookimpl,
     movement_left,
     start_maneuver,
@@ -55,18 +56,10 @@ def usable_link(ctx: RuleContext, creature: Creature, here: str, there: str) -> 
     A link without a clear path counts when the creature holds a position at an
     asset whose ``crossing`` includes ``there`` (a rope up the cliff).
     """
-    s = ctx.state
-    crossing = any(
-        there in a.crossing
-        for a in (
-            s.asset(i)
-            for i in ([creature.position] if creature.position else []) + creature.elements
-        )
-        if a is not None
-    )
+    crossing = any(there in a.crossing for a in held_assets(ctx, creature))
     usable = [
         link
-        for link in s.arena.links_between(here, there)
+        for link in ctx.state.arena.links_between(here, there)
         if (link.clear or crossing) and (link.mode != "fly" or creature.speeds.get("fly", 0) > 0)
     ]
     if not usable:
