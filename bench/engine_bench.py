@@ -56,7 +56,7 @@ from zonekeep.sdk import (
     state_to_dict,
 )
 from zonekeep.server import Engine
-from zonekeep.server._room import Member, Room
+from zonekeep.server._room import Member, Room, encode_message
 from zonekeep.server._store import InMemoryStore
 from zonekeep.server._visibility import snapshot_for
 
@@ -215,10 +215,9 @@ class FakeSession:
 
     def __init__(self) -> None:
         self.sent: list[str] = []
-        self.close_code: int | None = None
 
     def push(self, method: str, params: dict[str, Any]) -> None:
-        self.sent.append(json.dumps({"method": method, "params": params}, separators=(",", ":")))
+        self.sent.append(encode_message({"method": method, "params": params}))
 
     def push_text(self, text: str) -> None:
         """Like ``Session.push_text`` (when the room has it): the text is queued as is."""

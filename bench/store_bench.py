@@ -189,7 +189,8 @@ async def throughput(
     grouped: bool,
 ) -> dict[str, Any]:
     """Append ``encounters`` copies of ``rec`` one command at a time; time it."""
-    plans = [per_command(rec, f"bench-{i:05d}") for i in range(encounters)]
+    eids = [f"bench-{i:05d}" for i in range(encounters)]
+    plans = [(eid, per_command(rec, eid)) for eid in eids]
     store = await SqliteStore.open(folder / "zonekeep.sqlite3", durability=durability)  # type: ignore[arg-type]
     latencies: list[float] = []
 
@@ -199,13 +200,11 @@ async def throughput(
             await store.append(eid, a.first_seq, a.events, snapshot=a.snapshot)
             latencies.append(time.perf_counter() - t)
 
-    queue = list(enumerate(plans))
-    queue.reverse()
+    queue = plans[::-1]
 
     async def appender() -> None:
         while queue:
-            i, appends = queue.pop()
-            await play(f"bench-{i:05d}", appends)
+            await play(*queue.pop())
 
     started = time.perf_counter()
     if grouped:
@@ -216,7 +215,7 @@ async def throughput(
         await appender()
     elapsed = time.perf_counter() - started
     await store.aclose()
-    events = sum(len(a.events) for plan in plans for a in plan)
+    events = sum(len(a.events) for _, plan in plans for a in plan)
     latencies.sort()
     return {
         "mode": "group commit" if grouped else "one by one",

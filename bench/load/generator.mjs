@@ -485,27 +485,25 @@ class Generator {
   async connection(enc, ci) {
     const work = async () => {
       const ws = await openSocket(this.url, CONNECT_TIMEOUT);
-      let seq = 0;
       if (this.mode === "baseline") {
         ws.send(pyDumps({ group: enc.id }));
-      } else {
-        const s = new Setup(ws, this);
-        await s.hello();
-        const token = enc.tokens[Math.min(ci, 3)];
-        // switch to the reader synchronously with the reply: `ws` may emit the next
-        // frames of the same read before an await resumes
-        await s.call("join", { encounter: enc.id, token }, (joined) => {
-          s.done();
-          if (joined.result === undefined) return; // the error is thrown by call()
-          enc.conns[ci] = ws;
-          enc.last[ci] = joined.result.seq;
-          this.attach(enc, ci, ws);
-        });
+        enc.conns[ci] = ws;
+        enc.last[ci] = 0;
+        this.attach(enc, ci, ws);
         return;
       }
-      enc.conns[ci] = ws;
-      enc.last[ci] = seq;
-      this.attach(enc, ci, ws);
+      const s = new Setup(ws, this);
+      await s.hello();
+      const token = enc.tokens[Math.min(ci, 3)];
+      // switch to the reader synchronously with the reply: `ws` may emit the next
+      // frames of the same read before an await resumes
+      await s.call("join", { encounter: enc.id, token }, (joined) => {
+        s.done();
+        if (joined.result === undefined) return; // the error is thrown by call()
+        enc.conns[ci] = ws;
+        enc.last[ci] = joined.result.seq;
+        this.attach(enc, ci, ws);
+      });
     };
     await withTimeout(work(), CONNECT_TIMEOUT, `join ${enc.index}/${ci}`);
   }
@@ -666,22 +664,17 @@ class Generator {
 
   // -- shapes ----------------------------------------------------------------------------------
 
+  /** The encounter's next command, or (time is up, or the sender's connection is
+   * closed) the end of its play. */
   closedNext(enc) {
+    if (!enc.running) return;
     const phase = this.phase;
-    while (enc.running) {
-      if (now() >= phase.until) {
-        enc.running = false;
-        phase.check();
-        return;
-      }
-      if (this.issue(enc, enc.plan.next())) {
-        phase.inflight += 1;
-        return;
-      }
-      enc.running = false; // the sender's connection is closed: this encounter stops
-      phase.check();
+    if (now() < phase.until && this.issue(enc, enc.plan.next())) {
+      phase.inflight += 1;
       return;
     }
+    enc.running = false;
+    phase.check();
   }
 
   play(shape, seconds, period) {

@@ -267,18 +267,6 @@ class Generator:
             rcvd = exc.rcvd
             self.stats.closed[f"{rcvd.code} {rcvd.reason}" if rcvd else "no close frame"] += 1
 
-    async def request(self, conn: Conn, method: str, **params: Any) -> dict[str, Any]:
-        rid = next(self.ids)
-        slot: list[Any] = [trio.Event(), None]
-        conn.pending[rid] = slot
-        await conn.ws.send(json.dumps({"id": rid, "method": method, "params": params}))
-        await slot[0].wait()
-        reply: dict[str, Any] = slot[1]
-        if "error" in reply:
-            raise RuntimeError(f"{method}: {reply['error']}")
-        result: dict[str, Any] = reply["result"]
-        return result
-
     async def oneshot(self, ws: ClientConnection, method: str, **params: Any) -> dict[str, Any]:
         """A request on a connection without a reader (setup): skip notifications."""
         rid = next(self.ids)
@@ -495,7 +483,6 @@ async def control(gen: Generator) -> None:
             words = line.split()
             if not words or words[0] == "quit":
                 print(json.dumps({"bye": True}), flush=True)
-                sys.stdout.flush()
                 os._exit(0)
             try:
                 if words[0] == "warmup":

@@ -182,7 +182,9 @@ def pct(values: list[float], q: float) -> float | None:
     return clean[rank] * 1000
 
 
-def merge(parts: list[dict[str, Any]], duration: float, cpu: dict[str, float]) -> dict[str, Any]:
+def merge(
+    parts: list[dict[str, Any]], duration: float, clients: int, cpu: dict[str, float]
+) -> dict[str, Any]:
     """One shape's figures from every generator's report and the CPU seconds used."""
     lat_all = [x for p in parts for x in p["lat_all"]]
     lat_own = [x for p in parts for x in p["lat_own"]]
@@ -204,7 +206,7 @@ def merge(parts: list[dict[str, Any]], duration: float, cpu: dict[str, float]) -
         "duration": duration,
         "commands_per_s": total["commands"] / duration,
         "delivered_per_s": total["received"] / duration,
-        "events_per_command": total["received"] / max(1, total["commands"]) / cpu["clients"],
+        "events_per_command": total["received"] / max(1, total["commands"]) / clients,
         "all_p50_ms": pct(lat_all, 50),
         "all_p95_ms": pct(lat_all, 95),
         "all_p99_ms": pct(lat_all, 99),
@@ -242,12 +244,18 @@ async def run_target(
         )
     )
     py = sys.executable
+    pythonpath: Path | None = None
     if target == "zonekeep":
         argv = [py, "-m", "zonekeep.server._cli", "serve", "--port", "0",
                 "--data-dir", str(data_dir), "--config", str(config)]  # fmt: skip
+        pythonpath = link_tree(Path(args.code), tmp / "lib")
     else:
         argv = [py, str(HERE / "baseline.py"), "--port", "0"]
-    pythonpath = link_tree(Path(args.code), tmp / "lib") if target == "zonekeep" else None
+    gen_head = (
+        [args.node, str(HERE / "generator.mjs")]
+        if args.generator == "node"
+        else [py, str(HERE / "generator.py")]
+    )
     server = Child(target, argv, tmp / f"{target}-server.log", pythonpath)
     children: list[Child] = []
     try:
@@ -263,11 +271,6 @@ async def run_target(
         counts = [args.encounters // g + (1 if i < args.encounters % g else 0) for i in range(g)]
         starts = [sum(counts[:i]) for i in range(g)]
         for i in range(g):
-            gen_head = (
-                [args.node, str(HERE / "generator.mjs")]
-                if args.generator == "node"
-                else [py, str(HERE / "generator.py")]
-            )
             gen_argv = [*gen_head, "--mode", target, "--url", url,
                         "--first", str(starts[i]), "--count", str(counts[i]),
                         "--total", str(args.encounters), "--clients", str(args.clients)]  # fmt: skip
@@ -275,24 +278,23 @@ async def run_target(
             children.append(child)
             await child.start()
 
+        async def setup_phase(word: str) -> tuple[float, int]:
+            """Every generator runs ``word`` at once; its seconds, then the server's RSS
+            once things settle."""
+            t = time.perf_counter()
+            async with trio.open_nursery() as nursery:
+                for child in children:
+                    nursery.start_soon(child.ask, word, args.setup_timeout)
+            seconds = time.perf_counter() - t
+            await trio.sleep(1.0)
+            return seconds, rss_kib(server.pid)
+
         if target == "zonekeep":
             await children[0].ask("warmup", 60)
         await trio.sleep(1.0)
         mem0 = rss_kib(server.pid)
-        t = time.perf_counter()
-        async with trio.open_nursery() as nursery:
-            for child in children:
-                nursery.start_soon(child.ask, "create", args.setup_timeout)
-        out["create_s"] = time.perf_counter() - t
-        await trio.sleep(1.0)
-        mem1 = rss_kib(server.pid)
-        t = time.perf_counter()
-        async with trio.open_nursery() as nursery:
-            for child in children:
-                nursery.start_soon(child.ask, "join", args.setup_timeout)
-        out["join_s"] = time.perf_counter() - t
-        await trio.sleep(1.0)
-        mem2 = rss_kib(server.pid)
+        out["create_s"], mem1 = await setup_phase("create")
+        out["join_s"], mem2 = await setup_phase("join")
         connections = args.encounters * args.clients
         out["memory"] = {
             "rss_start_kib": mem0,
@@ -328,9 +330,8 @@ async def run_target(
                 "server": cpu_seconds(server.pid) - cpu0[0],
                 "generators": sum(cpu_seconds(p) for p in pids) - cpu0[1],
                 "wall": wall,
-                "clients": args.clients,
             }
-            out[shape] = merge(parts, args.duration, cpu)
+            out[shape] = merge(parts, args.duration, args.clients, cpu)
             s = out[shape]
             print(
                 f"[{target}] {shape}: {s['commands_per_s']:.0f} commands/s, "
