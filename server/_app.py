@@ -95,8 +95,9 @@ def _names(value: Iterable[str]) -> tuple[str, ...]:
     return tuple(value)
 
 
-#: Connections looked at in one go by the keepalive and idle sweep.
-SWEEP_CHUNK = 500
+#: The keepalive and idle sweep looks at every connection once a round, a slice of
+#: them every this many seconds, so that the pings of a round are spread over it.
+SWEEP_STEP = 0.05
 
 
 def _not_negative(_obj: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -515,20 +516,24 @@ class ZonekeepServer:
         One sweep over the connections every ``tick`` seconds costs far less than a
         timer per connection (the websocket library's keepalive task and a timeout
         around every read), which mattered at thousands of connections
-        (docs/performance.md). Timeouts fire up to ``tick`` late. The sweep goes by
-        chunks of ``SWEEP_CHUNK`` connections, letting everything else run in between.
+        (docs/performance.md). Timeouts fire up to ``tick`` late. A round is spread
+        over its ``tick``: a slice of the connections every ``SWEEP_STEP`` seconds.
+        Looking at them all at once made the pings due in that second (spectators,
+        who never speak, are pinged every ``ping_interval_seconds``) go out in one
+        burst, and the commands arriving during the burst waited for it.
         """
         limits = self.config.limits
         periods = [limits.idle_timeout_seconds, limits.ping_interval_seconds]
         tick = min([1.0, *(p / 4 for p in periods if p > 0)])
+        steps = max(1, round(tick / SWEEP_STEP))
         while True:
-            await trio.sleep(tick)
             sessions = list(self.sessions)
-            for start in range(0, len(sessions), SWEEP_CHUNK):
+            per_step = -(-len(sessions) // steps)  # rounded up: all of them in a round
+            for step in range(steps):
+                await trio.sleep(tick / steps)
                 now = trio.current_time()
-                for session in sessions[start : start + SWEEP_CHUNK]:
+                for session in sessions[step * per_step : (step + 1) * per_step]:
                     session.tick(now)
-                await trio.lowlevel.checkpoint()  # others run between chunks
 
     async def shutdown(self, reason: str = "the server is shutting down") -> None:
         """Say ``closing`` to every client, answer the commands in flight (reading no new

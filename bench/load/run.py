@@ -56,6 +56,7 @@ abuse_refusals = 1000000
 max_connections_per_encounter = {per_encounter}
 idle_timeout_seconds = 1000000.0
 max_encounters = {max_encounters}
+{limit_extra}
 """
 
 
@@ -239,6 +240,7 @@ async def run_target(
         CONFIG.format(
             durability=args.durability,
             server_extra="\n".join(args.server_option),
+            limit_extra="\n".join(args.limit_option),
             per_encounter=max(64, args.clients + 8),
             max_encounters=args.encounters + 100,
         )
@@ -560,6 +562,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="a line for the zonekeep server's [server] config table, in TOML "
         "(e.g. gc_freeze_seconds=0); repeatable",
+    )
+    parser.add_argument(
+        "--limit-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a line for the zonekeep server's [limits] table, in TOML "
+        "(e.g. ping_interval_seconds=0); repeatable",
     )
     parser.add_argument(
         "--targets",
