@@ -171,6 +171,29 @@ def link_tree(code: Path, dest: Path) -> Path:
     return dest
 
 
+async def run_engine_bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    """The in-process engine benchmark (``bench/engine_bench.py``: the rules engine and
+    plugin hooks alone, no sockets), in a process of its own on the same code, after the
+    servers have stopped. Its figures, and its printed table under ``"table"``."""
+    out = tmp / "engine.json"
+    env = dict(os.environ)
+    extra = env.get("PYTHONPATH")
+    lib = link_tree(Path(args.code), tmp / "lib")
+    env["PYTHONPATH"] = str(lib) + (os.pathsep + extra if extra else "")
+    argv = [sys.executable, str(HERE.parent / "engine_bench.py"),
+            "--commands", str(args.engine_commands), "--json", str(out)]  # fmt: skip
+    print(f"[engine] {args.engine_commands} commands through Engine.handle, no sockets", flush=True)
+    done = await trio.run_process(
+        argv, env=env, capture_stdout=True, capture_stderr=True, check=False
+    )
+    if done.returncode != 0:
+        tail = done.stderr.decode(errors="replace").strip().splitlines()[-5:]
+        raise RuntimeError("the engine benchmark failed:\n" + "\n".join(tail))
+    engine: dict[str, Any] = json.loads(out.read_text())
+    table = done.stdout.decode().split("\nwritten to ")[0].rstrip()
+    return {**engine, "table": table}
+
+
 # -- figures ---------------------------------------------------------------------------------
 
 
@@ -519,6 +542,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         for target in args.targets.split(","):
             (tmp / target).mkdir()
             result[target] = await run_target(target, args, tmp / target, shapes)
+        if args.engine_commands > 0:
+            result["engine"] = await run_engine_bench(args, tmp / "engine")
     finally:
         if args.keep:
             print(f"kept {tmp}")
@@ -562,6 +587,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="a line for the zonekeep server's [server] config table, in TOML "
         "(e.g. gc_freeze_seconds=0); repeatable",
+    )
+    parser.add_argument(
+        "--engine-commands",
+        type=int,
+        default=5000,
+        metavar="N",
+        help="commands for the in-process engine benchmark run after the servers "
+        "(bench/engine_bench.py; default 5000, 0 skips it)",
     )
     parser.add_argument(
         "--limit-option",
@@ -608,6 +641,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{target} server log ({len(problems)} suspicious lines, first ones):")
             for line in problems[:5]:
                 print("   ", line[:200])
+    if "engine" in result:
+        print()
+        print(result["engine"]["table"])
     print(f"\nTotal {result['environment']['total_seconds']:.0f} s.")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
