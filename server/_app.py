@@ -47,7 +47,7 @@ from zonekeep.sdk import (
 from ._encounter_file import EncounterFile
 from ._engine import Engine
 from ._gc import GcUpkeep
-from ._room import Grant, Room
+from ._room import Grant, Room, encode_message
 from ._session import Session
 from ._static import serve_static
 from ._store import EventStore, InMemoryStore, StoreError
@@ -186,6 +186,8 @@ class ZonekeepServer:
         #: Sessions with framed output to write, and where the flusher waits for them.
         self._dirty: list[Session] = []
         self._flush_lot = trio.lowlevel.ParkingLot()
+        #: The arenas listed in the last welcome, and that welcome serialized.
+        self._welcome_cache: tuple[list[str], str] | None = None
 
     # -- what clients are told ------------------------------------------------------------
 
@@ -198,6 +200,24 @@ class ZonekeepServer:
         return found
 
     def welcome(self) -> dict[str, Any]:
+        """The result of ``hello`` (SPEC.md): protocol, server, capabilities, limits."""
+        result: dict[str, Any] = json.loads(self.welcome_text())
+        return result
+
+    def welcome_text(self) -> str:
+        """:meth:`welcome` serialized, as every ``hello`` is answered. Built once and
+        kept while the arena folders list the same arenas (an arena file added while the
+        server runs is announced from the next ``hello`` on): the commands, their schemas
+        and the limits do not change while a server runs, and building and serializing
+        them (about 40 KB) for each of thousands of reconnecting clients cost more than
+        everything else a connection does to join."""
+        arenas = sorted(self.bundled_arenas())
+        cached = self._welcome_cache
+        if cached is None or cached[0] != arenas:
+            cached = self._welcome_cache = (arenas, encode_message(self._build_welcome(arenas)))
+        return cached[1]
+
+    def _build_welcome(self, arenas: list[str]) -> dict[str, Any]:
         limits = self.config.limits
         commands = []
         for spec in self.engine.commands.values():
@@ -223,7 +243,7 @@ class ZonekeepServer:
                 "commands": commands,
                 "options": converter.unstructure(EncounterOptions()),
                 "event_types": sorted(sdk.EVENT_TYPES),
-                "arenas": sorted(self.bundled_arenas()),
+                "arenas": arenas,
             },
             "limits": {
                 "max_message_bytes": limits.max_message_bytes,

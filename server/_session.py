@@ -11,6 +11,7 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any, Final
 
+import attrs
 import trio
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import OPEN
@@ -51,6 +52,16 @@ WRITE_GRACE = 1.0
 CLOSE_GRACE = 2.0
 #: At most this many queued messages go out in one socket write.
 WRITE_BATCH = 64
+
+
+@attrs.frozen
+class Encoded:
+    """A request's result already serialized as JSON (``json``), sent as it is: the
+    welcome, the same for every ``hello``."""
+
+    json: str
+
+
 #: Put in the outbox in place of a message: the writer sends a keepalive ping there.
 #: (No message is ever empty or blank: every message is a JSON object.)
 PING: Final = ""
@@ -194,7 +205,11 @@ class Session:
             self._unsent = data[written:]
             self._to_outbox(FLUSH)
 
-    def reply(self, rid: Any, result: dict[str, Any]) -> None:
+    def reply(self, rid: Any, result: dict[str, Any] | Encoded) -> None:
+        if isinstance(result, Encoded):
+            if self.close_code is None:
+                self._send_text(f'{{"id":{encode_message(rid)},"result":{result.json}}}')
+            return
         self._queue({"id": rid, "result": result})
 
     def error(self, rid: Any, err: ProtocolError) -> None:
@@ -414,17 +429,17 @@ class Session:
 
     # -- requests --------------------------------------------------------------------------
 
-    async def dispatch(self, method: str, raw: dict[str, Any]) -> dict[str, Any]:
+    async def dispatch(self, method: str, raw: dict[str, Any]) -> dict[str, Any] | Encoded:
         if method != "hello" and not self.greeted:
             if method not in METHODS:
                 parse_params(method, raw)  # the unknown-method error
             raise ProtocolError("hello_required", "Send 'hello' first.")
         params = parse_params(method, raw)
         handler = getattr(self, f"m_{method}")
-        result: dict[str, Any] = await handler(params)
+        result: dict[str, Any] | Encoded = await handler(params)
         return result
 
-    async def m_hello(self, params: HelloParams) -> dict[str, Any]:
+    async def m_hello(self, params: HelloParams) -> Encoded:
         if self.greeted:
             raise ProtocolError("already_greeted", "This connection has already said hello.")
         major = params.protocol.split(".", 1)[0]
@@ -435,7 +450,7 @@ class Session:
                 f"version {params.protocol} is not supported.",
             )
         self.greeted = True
-        return self.server.welcome()
+        return Encoded(self.server.welcome_text())
 
     def _room(self, eid: str, joined: bool = True) -> tuple[Room, Member | None]:
         room = self.server.rooms.get(eid)

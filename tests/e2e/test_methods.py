@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import copy
 import itertools
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -159,6 +161,30 @@ async def test_hello_announces_configured_limits(make_server: MakeServer) -> Non
     assert limits["rate_burst"] == 9
     assert limits["max_connections_per_encounter"] == 3
     assert limits["reaction_seconds"] == 12
+
+
+async def test_an_arena_added_while_the_server_runs_is_announced_at_the_next_hello(
+    make_server: MakeServer, tmp_path: Path
+) -> None:
+    arenas = tmp_path / "arenas"
+    arenas.mkdir()
+    tavern = Path(__file__).parents[2] / "examples" / "arenas" / "tavern.json"
+    shutil.copy(tavern, arenas / "tavern.json")
+    running = await make_server(ServerConfig(port=0, arena_dirs=(arenas,)))
+    async with running.client() as first, running.client() as second:
+        assert first.welcome is not None and second.welcome is not None
+        assert first.welcome == second.welcome  # the same welcome, served again
+        assert first.welcome["capabilities"]["arenas"] == ["tavern"]
+    shutil.copy(tavern, arenas / "inn.json")
+    async with running.client() as third:
+        assert third.welcome is not None
+        assert third.welcome["capabilities"]["arenas"] == ["inn", "tavern"]
+        assert {k: v for k, v in third.welcome.items() if k != "capabilities"} == {
+            k: v for k, v in first.welcome.items() if k != "capabilities"
+        }
+        with trio.fail_after(5):
+            created = await third.create_encounter("New arena", "inn", creatures())
+        assert created["seq"] == 1
 
 
 # -- create_encounter -------------------------------------------------------------------------
