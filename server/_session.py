@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -61,6 +62,12 @@ class Encoded:
 
     json: str
 
+
+#: A connection is pinged after a silence of between ``1 - PING_SPREAD`` and 1 times
+#: ``ping_interval_seconds``, drawn anew for each ping. Connections that came at once (every
+#: client reconnecting after a restart) would otherwise be pinged at once, and their pongs
+#: would come back at once, every interval for as long as they stay.
+PING_SPREAD = 0.2
 
 #: Put in the outbox in place of a message: the writer sends a keepalive ping there.
 #: (No message is ever empty or blank: every message is a JSON object.)
@@ -116,6 +123,8 @@ class Session:
         self._pong: trio.Event | None = None
         self._ping_sent = 0.0
         self._ping_queued = False
+        #: The silence after which the next ping goes out (see :data:`PING_SPREAD`).
+        self._ping_after = self._draw_ping_after()
         #: Output state: the socket for fast-path writes (None: always the writer),
         #: whether the writer task is writing, how many items wait in the outbox,
         #: bytes a fast-path write left over, whether a flush is scheduled.
@@ -328,9 +337,13 @@ class Session:
             elif now - self._ping_sent >= interval:
                 self.close(1011, "keepalive ping timeout")
             return
-        if now - self.last_alive >= interval and not self._ping_queued:
+        if now - self.last_alive >= self._ping_after and not self._ping_queued:
             self._ping_queued = True
+            self._ping_after = self._draw_ping_after()
             self._to_outbox(PING)
+
+    def _draw_ping_after(self) -> float:
+        return self.limits.ping_interval_seconds * (1 - PING_SPREAD * random.random())
 
     # -- the connection's life ---------------------------------------------------------------
 

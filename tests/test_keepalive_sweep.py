@@ -1,19 +1,22 @@
 """The server's keepalive and idle sweep (``ZonekeepServer._watch_connections``): every
 connection is looked at once a round, and a round is spread over its second in slices,
-so the pings that fall due in one second do not go out in one burst. Run on a mock
-clock with stand-in connections that write down when they were looked at; what a
-connection does when looked at (ping, 1011, 4001) is tested end to end in
-tests/e2e/test_limits.py."""
+so the pings that fall due in one second do not go out in one burst; and connections
+that came at once are not all pinged at once. Run on a mock clock with stand-in
+connections that write down when they were looked at; what a connection does when
+looked at (ping, 1011, 4001) is tested end to end in tests/e2e/test_limits.py."""
 
 from __future__ import annotations
 
+import random
 from collections import Counter
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
+import pytest
 import trio
 import trio.testing
 
-from zonekeep.server import Limits, ServerConfig, ZonekeepServer
+from zonekeep.server import Limits, ServerConfig, ZonekeepServer, _session
 from zonekeep.server._app import SWEEP_STEP
 
 
@@ -75,3 +78,31 @@ async def test_connections_that_came_during_a_round_are_looked_at_in_the_next(
         nursery.cancel_scope.cancel()
     assert len(early.ticks) == 2 and early.ticks[0] < 0.1
     assert len(late.ticks) == 1 and 1.0 < late.ticks[0] < 1.13
+
+
+async def test_connections_that_came_at_once_are_not_pinged_at_once(
+    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 100 real sessions over a stand-in connection (no socket: their output waits in
+    # the outbox, where a queued ping shows), all opened at the same instant.
+    monkeypatch.setattr(_session, "random", random.Random(3))
+    interval = 10.0
+    server = ZonekeepServer(
+        ServerConfig(port=0, store="memory", limits=Limits(ping_interval_seconds=interval))
+    )
+    sessions = [
+        _session.Session(server, cast(Any, SimpleNamespace(stream=None))) for _ in range(100)
+    ]
+    start = trio.current_time()
+    pinged: dict[int, float] = {}
+    for step in range(1, 1101):  # the sweep's view, every 10 ms for 11 s
+        now = start + step * 0.01
+        for i, session in enumerate(sessions):
+            session.tick(now)
+            if i not in pinged and session._outbox_count:
+                pinged[i] = now - start
+    assert len(pinged) == 100
+    times = sorted(pinged.values())
+    assert times[0] >= (1 - _session.PING_SPREAD) * interval and times[-1] <= interval + 0.01
+    assert times[-1] - times[0] > interval * _session.PING_SPREAD / 2  # spread, not one instant
+    assert len({round(t, 2) for t in times}) > 50

@@ -294,7 +294,8 @@ async def test_a_client_that_does_not_answer_pings_is_closed_with_1011_and_one_t
                         close = Close.parse(frame.data)
         assert pings == 1  # one ping, then the wait for its pong
         assert (close.code, close.reason) == (1011, "keepalive ping timeout")
-        assert trio.current_time() - started >= 0.6  # 0.3 s of silence + 0.3 s for the pong
+        # at least 0.24 s of silence (0.8 x 0.3 s, see PING_SPREAD) + 0.3 s for the pong
+        assert trio.current_time() - started >= 0.54
         # The answering client was pinged just as often and is still there.
         assert not answering.closed.is_set()
         assert await answering.request("ping") == {}
