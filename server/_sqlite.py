@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -30,6 +31,8 @@ import trio
 from zonekeep.sdk import Event, event_from_dict, event_to_dict
 
 from ._store import StoredEncounter, StoredGrant, StoreError, check_next_seq
+
+log = logging.getLogger("zonekeep.store")
 
 #: The layout this version writes. Bump it with a migration in :data:`MIGRATIONS`.
 SCHEMA_VERSION = 1
@@ -77,7 +80,10 @@ class _Append:
     rows: list[tuple[str, int, str, str]]
     snapshot: str | None
     finished: bool
+    #: Set when the request was written (or failed: ``error``), or when its task is
+    #: asked to write the next batch, which holds it (``written`` still False).
     done: trio.Event = attrs.field(factory=trio.Event)
+    written: bool = False
     error: Exception | None = None
 
 
@@ -140,44 +146,53 @@ class SqliteStore:
             finished,
         )
         self._pending.append(request)
-        if self._flushing:
-            await request.done.wait()
-        else:
-            await self._flush()
+        # Shielded: once queued, an append is written (or fails) before its task moves
+        # on, and a task asked to write the next batch always does so.
+        with trio.CancelScope(shield=True):
+            if self._flushing:
+                await request.done.wait()
+            if not request.written:
+                await self._write_next_batch()
         if request.error is not None:
             raise request.error
 
-    async def _flush(self) -> None:
-        """Write every pending append, batch after batch, each batch one transaction.
+    async def _write_next_batch(self) -> None:
+        """Write every pending append as one batch (one transaction), then hand the
+        writing of whatever was queued meanwhile to the task of its first append.
 
-        Shielded: a batch taken off the queue is always written (or failed) and its
-        waiters woken, even if the task that happens to flush is being cancelled.
+        Each task writes at most the one batch that holds its own append: a task that
+        kept writing while others kept appending would hold its own room back (its
+        events were stored, but it could not broadcast them) for as long as the server
+        stayed busy, which under saturation was seconds (docs/performance.md).
         """
         self._flushing = True
+        batch: list[_Append] = []
         try:
-            with trio.CancelScope(shield=True):
-                # Let the other tasks that are ready to append (often just woken by the
-                # previous commit) join this transaction before it starts.
-                await trio.lowlevel.checkpoint()
-                while self._pending:
-                    batch, self._pending = self._pending, []
-                    try:
-                        await self._run(_write_batch, self._conn, batch)
-                    except sqlite3.Error as exc:
-                        error = StoreError(f"{self.path}: could not save: {exc}")
-                        for request in batch:
-                            request.error = error
-                    else:
-                        self.transactions += 1
-                        self.appends += len(batch)
-                        for request in batch:
-                            self._next_seq[request.encounter] = request.first_seq + len(
-                                request.rows
-                            )
-                    for request in batch:
-                        request.done.set()
+            # Let the other tasks that are ready to append (often just woken by the
+            # previous commit) join this transaction before it starts.
+            await trio.lowlevel.checkpoint()
+            batch, self._pending = self._pending, []
+            try:
+                await self._run(_write_batch, self._conn, batch)
+            except Exception as exc:
+                if not isinstance(exc, sqlite3.Error):
+                    log.exception("writing a batch of events failed")
+                error = StoreError(f"{self.path}: could not save: {exc}")
+                for request in batch:
+                    request.error = error
+            else:
+                self.transactions += 1
+                self.appends += len(batch)
+                for request in batch:
+                    self._next_seq[request.encounter] = request.first_seq + len(request.rows)
         finally:
-            self._flushing = False
+            for request in batch:
+                request.written = True
+                request.done.set()
+            if self._pending:
+                self._pending[0].done.set()  # its task writes the next batch
+            else:
+                self._flushing = False
 
     async def add_grant(self, encounter: str, grant: StoredGrant) -> None:
         try:

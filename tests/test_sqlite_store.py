@@ -156,6 +156,39 @@ async def test_concurrent_appends_share_transactions_and_land_in_order(db: Path)
     assert count == len(encounters) * per_encounter * 2
 
 
+async def test_an_append_returns_after_its_own_batch_while_others_keep_appending(
+    db: Path,
+) -> None:
+    store = await open_store(db)
+    returned_after: list[int] = []
+    try:
+        with trio.fail_after(20):
+
+            async def first() -> None:
+                await store.append("a", 1, rounds(1, 1))
+                returned_after.append(store.transactions)
+
+            async def busy(eid: str) -> None:
+                for seq in range(1, 31):
+                    await store.append(eid, seq, rounds(seq, 1))
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(first)
+                await trio.testing.wait_all_tasks_blocked()  # "a" is being written
+                assert store._flushing and not returned_after
+                for i in range(4):
+                    nursery.start_soon(busy, f"b{i}")
+        # "a" went on as soon as the transaction holding it was written, not when the
+        # others stopped appending (its room would have waited for them all).
+        assert returned_after == [1]
+        assert store.transactions >= 30
+        assert store.appends == 1 + 4 * 30
+        for i in range(4):
+            assert [s for s, _ in await store.read(f"b{i}")] == list(range(1, 31))
+    finally:
+        await store.aclose()
+
+
 async def test_a_single_writer_uses_one_transaction_per_append(db: Path) -> None:
     store = await open_store(db)
     try:
