@@ -173,6 +173,7 @@ from ._state import (
     apply_event,
     movement_left,
     replay,
+    replay_steps,
 )
 from ._types import (
     DEFEATED,
@@ -366,6 +367,7 @@ __all__ = [
     "reactions_pending",
     "refuse",
     "replay",
+    "replay_steps",
     "roll",
     "run_maneuver",
     "saving_throw",

@@ -8,7 +8,7 @@ changes a state; rules decide events, they never assign to the state.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal, TypeVar, cast
 
 import attrs
@@ -346,21 +346,38 @@ def replay(events: Iterable[ev.Event]) -> EncounterState:
     A ``rewound`` event brings the state back to how it was after event ``to_seq``
     (the events in between stay in the log); ``seq`` keeps counting every event.
     """
-    log: list[ev.Event] = []
     state = EncounterState()
-    for e in events:
-        log.append(e)
-        if isinstance(e, ev.Rewound):
-            state = rewind(log[: e.to_seq])
-            state.seq = len(log)
-        else:
-            apply_event(state, e)
+    for after in replay_steps(events):
+        state = after
     return state
 
 
-def rewind(prefix: list[ev.Event]) -> EncounterState:
-    """The state after the events of ``prefix`` (which may itself contain rewinds)."""
-    return replay(prefix)
+def replay_steps(events: Iterable[ev.Event]) -> Iterator[EncounterState]:
+    """Fold ``events`` as :func:`replay` does, yielding the state after each one.
+
+    The state is changed in place from one step to the next (a ``rewound`` event
+    yields a new one): copy it to keep it. One pass over the log whatever the number
+    of rewinds: the state after each event that some rewind goes back to is kept
+    (copied) on the way. Raises ``ValueError`` for a rewind to a seq that is not an
+    earlier event.
+    """
+    log = list(events)
+    targets = {e.to_seq for e in log if isinstance(e, ev.Rewound)}
+    state = EncounterState()
+    kept: dict[int, EncounterState] = {0: state.copy()} if 0 in targets else {}
+    for seq, event in enumerate(log, 1):
+        if isinstance(event, ev.Rewound):
+            if not 0 <= event.to_seq < seq:
+                raise ValueError(
+                    f"rewound to seq {event.to_seq}, which is not an earlier event (this is {seq})"
+                )
+            state = kept[event.to_seq].copy()
+            state.seq = seq
+        else:
+            apply_event(state, event)
+        if seq in targets:
+            kept[seq] = state.copy()
+        yield state
 
 
 @reducer(ev.Rewound)

@@ -33,10 +33,10 @@ from zonekeep.sdk import (
     EncounterState,
     Event,
     Rewound,
-    apply_event,
     event_from_dict,
     event_to_dict,
     replay,
+    replay_steps,
     state_to_dict,
 )
 
@@ -304,17 +304,14 @@ def _fold(
     readable log in ``sentences``; :class:`_FoldError` names the line of an event that
     does not apply."""
     state = EncounterState()
+    steps = replay_steps(events)
     for i, event in enumerate(events):
         # A sentence names creatures as they were before the event (as ``play`` does),
         # or after it while there were none yet.
         had_creatures = bool(state.creatures)
         text = describe(event, state) if sentences is not None and had_creatures else None
         try:
-            if isinstance(event, Rewound):
-                state = replay(events[: event.to_seq])
-                state.seq = i + 1
-            else:
-                apply_event(state, event)
+            state = next(steps)
         except Exception as exc:
             line = lines[i] if lines else i + 1
             raise _FoldError(line, f"seq {i + 1} ({event.type}) does not apply: {exc!r}") from None
@@ -343,8 +340,8 @@ class Replayed:
 def replay_log(log: Log) -> Replayed:
     """The readable log of ``log`` and its final state (:func:`zonekeep.sdk.replay`)."""
     sentences: list[str] = []
-    _fold(log.events, sentences=sentences)
-    return Replayed(log, tuple(sentences), replay(log.events))
+    state = _fold(log.events, sentences=sentences)
+    return Replayed(log, tuple(sentences), state)
 
 
 # -- import ------------------------------------------------------------------------------------

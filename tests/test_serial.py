@@ -24,7 +24,7 @@ from zonekeep.sdk._serial import (
     event_to_dict,
     state_to_dict,
 )
-from zonekeep.sdk._state import replay
+from zonekeep.sdk._state import replay, replay_steps
 from zonekeep.sdk.testing import EncounterHarness
 
 #: Event types built by hand because no command of the built-in rules produces them.
@@ -415,6 +415,39 @@ def test_replay_of_a_rewind_restores_the_earlier_state_and_keeps_counting() -> N
     later = state_to_dict(replay(events))
     later["seq"] = len(events) + 2
     assert state_to_dict(again) == later
+
+
+def test_rewinds_to_rewinds_fold_in_one_pass_to_the_first_rewinds_state() -> None:
+    # Each rewind goes back to the one before it: the state stays the one after seq 20.
+    # (Folding every rewind's prefix again, as replay once did, took 2^k passes here.)
+    events = list(played())
+    log: list[Event] = [*events, Rewound(to_seq=20, by="gm")]
+    for _ in range(60):
+        log.append(Rewound(to_seq=len(log), by="gm"))
+    expected = state_to_dict(replay(events[:20]))
+    expected["seq"] = len(log)
+    assert state_to_dict(replay(log)) == expected
+
+
+def test_replay_steps_yields_the_state_after_each_event() -> None:
+    events = list(played())
+    log: list[Event] = [*events[:30], Rewound(to_seq=10, by="gm"), *events[10:20]]
+    # seq 31 is the first rewind; 32-41 are events[10:20] again
+    log += [Rewound(to_seq=31, by="gm"), Rewound(to_seq=5, by="gm"), Rewound(to_seq=41, by="gm")]
+    seen = [state_to_dict(state) for state in replay_steps(log)]
+    assert len(seen) == len(log)
+    for seq in range(1, len(log) + 1):
+        assert seen[seq - 1] == state_to_dict(replay(log[:seq])), seq
+    # rewound to seq 41: the state after the ten events replayed after the first rewind
+    assert seen[-1] == {**state_to_dict(replay(events[:20])), "seq": len(log)}
+    assert seen[-2] == {**state_to_dict(replay(events[:5])), "seq": len(log) - 1}
+    assert seen[-3] == {**state_to_dict(replay(events[:10])), "seq": len(log) - 2}
+
+
+def test_replay_refuses_a_rewind_to_a_later_event() -> None:
+    events = list(played())[:5]
+    with pytest.raises(ValueError, match="rewound to seq 6, which is not an earlier event"):
+        replay([*events, Rewound(to_seq=6, by="gm")])
 
 
 def test_apply_event_refuses_a_rewind_without_its_log() -> None:
