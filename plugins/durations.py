@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Literal
 
 from zonekeep.sdk import (
+    OPEN_PHASES,
     Command,
     CommandSpec,
     ConditionEffect,
@@ -37,7 +38,6 @@ from zonekeep.sdk import (
 )
 from zonekeep.sdk._types import ABILITIES
 
-_ALL = ("surprise", "positions", "initiative", "turns")
 Boundary = Literal["start", "end"]
 _UNTIL: dict[str, Boundary] = {"start_of_turn": "start", "end_of_turn": "end"}
 _WHEN: dict[str, Boundary] = {"start": "start", "end": "end"}
@@ -265,7 +265,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
                 "source": Param("string", False, "what caused it (a spell, a creature)"),
             },
             who="gm",
-            phases=_ALL,
+            phases=OPEN_PHASES,
         ),
         CommandSpec(
             "end_effect_of",
@@ -276,6 +276,6 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
                 "reason": Param("string", False, "why it ends"),
             },
             who="gm",
-            phases=_ALL,
+            phases=OPEN_PHASES,
         ),
     )

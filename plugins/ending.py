@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from zonekeep.sdk import (
     DYING,
+    OPEN_PHASES,
     Command,
     CommandSpec,
     EncounterContinued,
@@ -58,9 +59,7 @@ def zonekeep_encounter_over(ctx: RuleContext) -> str | None:
 
 
 def _end(ctx: RuleContext, cmd: Command) -> None:
-    blockers: list[str] = []
-    for batch in ctx.hook.zonekeep_end_blockers(ctx=ctx):
-        blockers.extend(batch or ())
+    blockers = ctx.end_blockers()
     if blockers and not cmd.params.get("force", False):
         ctx.refuse(
             "threat_remains",
@@ -92,9 +91,6 @@ def _remove_hazard(ctx: RuleContext, cmd: Command) -> None:
     ctx.emit(HazardRemoved(cmd.params["id"]))
 
 
-_ALL = ("surprise", "positions", "initiative", "turns")
-
-
 @hookimpl
 def zonekeep_commands() -> Iterable[CommandSpec]:
     return (
@@ -107,7 +103,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
                 "reason": Param("string", False, "why, for the log"),
             },
             who="gm",
-            phases=_ALL,
+            phases=OPEN_PHASES,
         ),
         CommandSpec(
             "continue_encounter",
@@ -127,7 +123,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
                 "description": Param("string", False, "what it is and does, for the table"),
             },
             who="gm",
-            phases=_ALL,
+            phases=OPEN_PHASES,
         ),
         CommandSpec(
             "remove_hazard",
@@ -135,6 +131,6 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             "Take a hazard out of play.",
             {"id": Param("string", True, "the hazard id")},
             who="gm",
-            phases=_ALL,
+            phases=OPEN_PHASES,
         ),
     )

@@ -6,7 +6,9 @@ from collections.abc import Iterable
 
 from zonekeep.sdk import (
     DYING,
+    OPEN_PHASES,
     OVERRIDE_FIELDS,
+    PHASES,
     STABLE,
     AdjacencyEnded,
     Command,
@@ -23,8 +25,6 @@ from zonekeep.sdk import (
     RuleContext,
     hookimpl,
 )
-
-_ALL = ("surprise", "positions", "initiative", "turns")
 
 
 def _override(ctx: RuleContext, cmd: Command) -> None:
@@ -129,7 +129,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
                 "value": Param("any", True, "the new value"),
             },
             who="gm",
-            phases=_ALL,
+            phases=OPEN_PHASES,
         ),
         CommandSpec(
             "grant_condition",
@@ -137,7 +137,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             "GM: give a creature a condition.",
             {"creature": creature, "condition": condition},
             who="gm",
-            phases=_ALL,
+            phases=OPEN_PHASES,
         ),
         CommandSpec(
             "remove_condition",
@@ -145,7 +145,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             "GM: take a condition away.",
             {"creature": creature, "condition": condition},
             who="gm",
-            phases=_ALL,
+            phases=OPEN_PHASES,
         ),
         CommandSpec(
             "heal",
@@ -153,7 +153,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             "GM: restore hit points (a dying creature healed above 0 stops dying).",
             {"creature": creature, "amount": Param("integer", True, "hit points")},
             who="gm",
-            phases=_ALL,
+            phases=OPEN_PHASES,
         ),
         CommandSpec(
             "add_note",
@@ -164,7 +164,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
                 "hidden": Param("boolean", False, "keep it from players and spectators"),
             },
             who="gm",
-            phases=(*_ALL, "ended"),
+            phases=PHASES,
         ),
         CommandSpec(
             "remove_note",
@@ -172,7 +172,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             "GM: remove a note.",
             {"note": Param("string", True, "the note's id")},
             who="gm",
-            phases=(*_ALL, "ended"),
+            phases=PHASES,
         ),
         CommandSpec(
             "stabilize",
@@ -180,6 +180,6 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             "GM: a dying creature becomes stable and no longer keeps the encounter going.",
             {"creature": creature},
             who="gm",
-            phases=_ALL,
+            phases=OPEN_PHASES,
         ),
     )

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 
 from zonekeep.sdk import (
     GM,
+    OPEN_PHASES,
     Command,
     CommandSpec,
     Creature,
@@ -134,7 +135,7 @@ def _roll_initiative(ctx: RuleContext, cmd: Command) -> None:
         ctx.emit(
             DecisionOpened(
                 Decision(
-                    id=f"d{ctx.state.decisions_opened + 1}",
+                    id=ctx.next_decision_id(),
                     kind=TIE,
                     controller=block[0].controller,
                     prompt=f"{names} tied at {block[0].total} on initiative: choose their order.",
@@ -266,7 +267,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             "Add a creature mid-encounter; once initiative is rolled it rolls and is slotted in.",
             {"creature": Param("object", True, "the creature, as in a roster file")},
             who="gm",
-            phases=("surprise", "positions", "initiative", "turns"),
+            phases=OPEN_PHASES,
         ),
         CommandSpec(
             "set_group_order",

@@ -165,6 +165,7 @@ from ._serial import (
     state_to_dict,
 )
 from ._state import (
+    OPEN_PHASES,
     OVERRIDE_FIELDS,
     PHASES,
     EncounterState,
@@ -208,6 +209,7 @@ __all__ = [
     "GM_ACTOR",
     "INCAPACITATED",
     "MOVE_MODES",
+    "OPEN_PHASES",
     "OPPORTUNITY_ATTACK",
     "OVERRIDE_FIELDS",
     "PHASES",

@@ -121,6 +121,18 @@ class RuleContext:
     def is_enemy(self, a: Creature, b: Creature) -> bool:
         return a.side != b.side
 
+    def end_blockers(self) -> list[str]:
+        """Every time-sensitive threat the plugins name that keeps the encounter from
+        ending (``zonekeep_end_blockers``), in plugin order."""
+        found: list[str] = []
+        for batch in self.hook.zonekeep_end_blockers(ctx=self):
+            found.extend(batch or ())
+        return found
+
+    def next_decision_id(self) -> str:
+        """The id the next ``DecisionOpened`` gets: ``d1``, ``d2``, ... per encounter."""
+        return f"d{self.state.decisions_opened + 1}"
+
     def modifiers(self, request: RollRequest) -> list[RollModifier]:
         """All roll modifiers the plugins contribute to ``request``."""
         found: list[RollModifier] = []

@@ -388,7 +388,7 @@ def _offer(ctx: RuleContext, reactor: Creature, mover: Creature, m: Maneuver) ->
     ctx.emit(
         DecisionOpened(
             Decision(
-                id=f"d{ctx.state.decisions_opened + 1}",
+                id=ctx.next_decision_id(),
                 kind=OPPORTUNITY_ATTACK,
                 controller=reactor.controller,
                 prompt=(

@@ -20,6 +20,8 @@ from ._types import Attack, Creature, EncounterOptions
 Phase = Literal["surprise", "positions", "initiative", "turns", "ended"]
 #: The steps of an encounter, in order (encounter.txt, "Basic Steps of an Encounter").
 PHASES: tuple[Phase, ...] = ("surprise", "positions", "initiative", "turns", "ended")
+#: Every phase but ``ended``: where a command that works until the encounter ends runs.
+OPEN_PHASES: tuple[Phase, ...] = PHASES[:-1]
 
 #: Override fields the GM may set directly, with the Python type each takes.
 OVERRIDE_FIELDS: dict[str, tuple[type, ...]] = {

@@ -431,16 +431,9 @@ class Engine:
         if s.phase != "turns" or s.keep_going or not s.options.auto_end:
             return
         reason = self.hook.zonekeep_encounter_over(ctx=ctx)
-        if reason is None or self.blockers(ctx):
+        if reason is None or ctx.end_blockers():
             return
         ctx.emit(EncounterEnded(reason, "rules"))
-
-    def blockers(self, ctx: RuleContext) -> list[str]:
-        """Every time-sensitive threat that keeps the encounter from ending."""
-        found: list[str] = []
-        for batch in self.hook.zonekeep_end_blockers(ctx=ctx):
-            found.extend(batch or ())
-        return found
 
     def available_actions(self, state: EncounterState, creature_id: str, actor: Actor) -> list[str]:
         """The creature commands ``actor`` could send for ``creature_id`` right now."""
