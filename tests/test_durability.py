@@ -19,19 +19,12 @@ from typing import Any, cast
 
 import pytest
 import trio
+from e2e_support import VALIDATED, Loaded, _validate
 from websockets.exceptions import ConnectionClosed
 
-from zonekeep.protocol import validate_server_message
 from zonekeep.sdk.client import MESSAGE_HOOKS, ClientError, ZonekeepClient, connect
 from zonekeep.server import ServerConfig, ZonekeepServer
 from zonekeep.server._sqlite import SqliteStore
-
-VALIDATED = [0]
-
-
-def _validate(message: dict[str, Any], method: str | None) -> None:
-    validate_server_message(message, method)
-    VALIDATED[0] += 1
 
 
 @pytest.fixture
@@ -42,13 +35,6 @@ def validated() -> Iterator[None]:
     yield
     MESSAGE_HOOKS.remove(_validate)
     assert VALIDATED[0] > before  # the validator really ran
-
-
-class Loaded:
-    """Every die shows its highest face: initiative Aria 23, Goblin 22, Bram 21."""
-
-    def randint(self, sides: int) -> int:
-        return sides
 
 
 def roster() -> list[dict[str, Any]]:
