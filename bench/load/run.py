@@ -610,7 +610,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="zonekeep,baseline",
         help="which servers to run (default both; one alone has no ratios)",
     )
-    parser.add_argument("--json", default=None, metavar="OUT", help="also write the figures here")
+    parser.add_argument(
+        "--json",
+        default="load-results.json",
+        metavar="OUT",
+        help="where every figure, the settings and the machine are written as JSON "
+        "(default load-results.json; an empty string writes none)",
+    )
     parser.add_argument("--tmp-dir", default=None, help="where the temporary data dir goes")
     parser.add_argument("--keep", action="store_true", help="keep the data dir and logs")
     args = parser.parse_args(argv)
