@@ -36,24 +36,43 @@ const CONNECT_TIMEOUT = 60.0;
 /** How often in-flight commands are checked against their deadline, ms. */
 const SWEEP_MS = 50;
 
+const BLADE = { name: "blade", kind: "melee", bonus: 4, damage: "1d6+2", damage_type: "slashing" };
 const ROSTER = [
-  // Initiative bonuses 40 apart: the d20 never ties, so the turn order is fixed.
-  { id: "aria", name: "Aria", side: "party", controller: "alice",
-    speeds: { walk: 30 }, initiative_bonus: 40, hp: 24, max_hp: 24, ac: 16 },
+  // Initiative bonuses 40 apart: the d20 never ties, so the turn order is fixed. Hit
+  // points enough for hours of blows: the fight never ends.
+  { id: "aria", name: "Aria", side: "party", controller: "alice", dex_mod: 2,
+    speeds: { walk: 30 }, initiative_bonus: 40, hp: 99999, max_hp: 99999, ac: 16, attacks: [BLADE] },
   { id: "brom", name: "Brom", side: "party", controller: "bob",
-    speeds: { walk: 30 }, initiative_bonus: 20, hp: 30, max_hp: 30, ac: 18 },
+    speeds: { walk: 30 }, initiative_bonus: 20, hp: 99999, max_hp: 99999, ac: 18, attacks: [BLADE] },
   { id: "gob1", name: "Goblin 1", side: "goblins",
-    speeds: { walk: 30 }, initiative_bonus: 0, hp: 7, max_hp: 7, ac: 15 },
+    speeds: { walk: 30 }, initiative_bonus: 0, hp: 99999, max_hp: 99999, ac: 15, attacks: [BLADE] },
   { id: "gob2", name: "Goblin 2", side: "goblins",
-    speeds: { walk: 30 }, initiative_bonus: -20, hp: 7, max_hp: 7, ac: 15 },
+    speeds: { walk: 30 }, initiative_bonus: -20, hp: 99999, max_hp: 99999, ac: 15, attacks: [BLADE] },
 ];
 const POSITIONS = { aria: "common_room", brom: "common_room", gob1: "bar", gob2: "bar" };
-/** Turn order and who controls each creature: 0 is the GM's connection, 1 alice's, 2 bob's. */
-const TURNS = [["aria", 1], ["brom", 2], ["gob1", 0], ["gob2", 0]];
+/** Who controls each creature: 0 is the GM's connection, 1 alice's, 2 bob's. */
+const CONTROLLER = { aria: 1, brom: 2, gob1: 0, gob2: 0 };
+/** One scripted turn: `commands` ([type, params without `creature`]), then end_turn. */
+const turn = (creature, ...commands) => [creature, [...commands, ["end_turn", {}]]];
+/** Two rounds that repeat for ever, in initiative order (as generator.py's SCRIPT). */
+const SCRIPT = [
+  turn("aria", ["enter", { zones: ["bar"] }], ["attack", { target: "gob1" }]),
+  turn("brom", ["move", { feet: 5 }]),
+  turn("gob1", ["attack", { target: "aria" }]),
+  turn("gob2", ["attack", { target: "aria" }]),
+  turn("aria", ["enter", { zones: ["common_room"] }]),
+  turn("brom", ["move", { feet: 5 }]),
+  turn("gob1", ["move", { feet: 5 }]),
+  turn("gob2", ["move", { feet: 5 }]),
+];
 /** The GM adds (or removes) a note before every this many turns. */
 const NOTE_EVERY = 4;
 const noteText = (n) =>
   `The goblins shout; a tankard rolls under the bar (note ${String(n).padStart(4, "0")}).`;
+/** Events a command makes on average in this script: the baseline sends as many frames. */
+const FRAMES = { add_note: 1, remove_note: 1, move: 1, enter: 4, attack: 3, decide: 5, end_turn: 2 };
+/** The baseline answers two made-up offers after Aria's walk back (see generator.py). */
+const PROVOKED = 2;
 /** A baseline frame is padded to about the size of a zonekeep `moved` event notification. */
 const BASELINE_PAD = "x".repeat(150);
 
@@ -99,13 +118,15 @@ class Command {
   }
 }
 
-/** The endless command loop of one encounter: per turn an occasional GM note, then the
- * active creature's controller moves 5 feet and ends the turn. */
+/** The endless command loop of one encounter: the turns of SCRIPT, an occasional GM
+ * note before a turn, and, whenever an opportunity attack is on offer, the GM taking it
+ * before anything else. */
 class Plan {
-  constructor(clients) {
+  constructor(clients, baseline = false) {
     this.clients = clients;
-    this.turn = 0;
-    this.step = 0; // 0: note (every NOTE_EVERY turns), 1: move, 2: end_turn
+    this.baseline = baseline;
+    this.turn = 0; // index into SCRIPT, counting on for ever
+    this.step = -1; // -1: the note (every NOTE_EVERY turns), then the turn's commands
     this.notes = 0;
     this.added = 0; // notes added; even/odd alternates add and remove
   }
@@ -114,22 +135,28 @@ class Plan {
     return controller < this.clients ? controller : 0; // a missing player: the GM
   }
 
-  /** The server says it is `creature`'s turn: follow it (after a refused command). */
+  /** A command was refused: go to the end of the turn of `creature` (whose turn the
+   * server says it is), so the loop always moves on. */
   resync(creature) {
-    const n = TURNS.length;
-    for (let i = 0; i < n; i++) {
-      if (TURNS[i][0] === creature && i !== this.turn % n) {
-        this.turn += (((i - this.turn) % n) + n) % n;
-        this.step = 1;
+    const n = SCRIPT.length;
+    for (let ahead = 0; ahead < n; ahead++) {
+      if (SCRIPT[(this.turn + ahead) % n][0] === creature) {
+        this.turn += ahead;
+        this.step = SCRIPT[this.turn % n][1].length - 1;
+        return;
       }
     }
   }
 
-  next() {
-    const n = TURNS.length;
-    const [creature, controller] = TURNS[this.turn % n];
-    if (this.step === 0) {
-      this.step = 1;
+  /** The next command; `offers` are the decisions open and not yet answered (oldest
+   * first): the one answered now is taken off. */
+  next(offers) {
+    if (offers.length > 0) {
+      return new Command(0, "decide", { decision: offers.shift(), choice: ["attack"] }, FRAMES.decide);
+    }
+    const [creature, commands] = SCRIPT[this.turn % SCRIPT.length];
+    if (this.step === -1) {
+      this.step = 0;
       if (this.turn % NOTE_EVERY === 0) {
         this.notes += 1;
         if (this.notes % 2) {
@@ -140,15 +167,20 @@ class Plan {
         return new Command(0, "remove_note", { note: "n1" }, 1);
       }
     }
-    if (this.step === 1) {
-      this.step = 2;
-      return new Command(this.sender(controller), "move", { creature, feet: 5 }, 1);
+    const [kind, params] = commands[this.step];
+    if (this.baseline && params.zones !== undefined && params.zones[0] === "common_room") {
+      for (let n = 0; n < PROVOKED; n++) offers.push(`made-up ${n}`);
     }
-    this.step = 0;
-    const lastInRound = this.turn % n === n - 1;
-    this.turn += 1;
-    // turn_ended + turn_started, and round_ended + round_started at a round's end
-    return new Command(this.sender(controller), "end_turn", { creature }, lastInRound ? 4 : 2);
+    const sender = this.sender(CONTROLLER[creature]);
+    let frames = FRAMES[kind];
+    this.step += 1;
+    if (this.step === commands.length) {
+      this.step = -1;
+      this.turn += 1;
+      // turn_ended + turn_started, and round_ended + round_started at a round's end
+      frames = this.turn % 4 === 0 ? 4 : 2;
+    }
+    return new Command(sender, kind, { creature, ...params }, frames);
   }
 }
 
@@ -179,6 +211,8 @@ class Stats {
     this.latOwn = [];
     this.lag = []; // open loop: how late the generator sent (its own lag)
     this.sent = 0;
+    this.kinds = {}; // commands sent by type
+    this.kindEvents = {}; // (zonekeep) the events they made
   }
 
   asDict() {
@@ -197,6 +231,8 @@ class Stats {
       lat_all: this.latAll.map(round6),
       lat_own: this.latOwn.map(round6),
       lag: this.lag.map(round6),
+      commands_by_type: this.kinds,
+      events_by_type: this.kindEvents,
     };
   }
 }
@@ -317,9 +353,10 @@ class Encounter {
     this.pending = []; // per connection: Map request id -> Flight
     this.last = [];
     this.records = new Map();
-    this.plan = new Plan(gen.clients);
+    this.plan = new Plan(gen.clients, gen.mode === "baseline");
     this.nextSeq = 1; // baseline: the seq the generator gives the next frame
     this.active = null;
+    this.offers = []; // decisions open now (opportunity attacks on offer), oldest first
     this.running = false; // closed loop: still playing
   }
 
@@ -418,7 +455,15 @@ class Generator {
       } else if (msg.method === "event") {
         const params = msg.params;
         enc.onEvent(ci, params.seq, t);
-        if (ci === 0 && params.event.type === "turn_started") enc.active = params.event.creature;
+        if (ci === 0) {
+          const event = params.event;
+          if (event.type === "turn_started") enc.active = event.creature;
+          else if (event.type === "decision_opened") enc.offers.push(event.decision.id);
+          else if (event.type === "decision_resolved") {
+            const at = enc.offers.indexOf(event.decision);
+            if (at >= 0) enc.offers.splice(at, 1); // answered by the deadline
+          }
+        }
       } else {
         bump(this.stats.other, msg.method === undefined || msg.method === null ? "None" : String(msg.method));
       }
@@ -533,6 +578,7 @@ class Generator {
     const stats = this.stats;
     const ws = enc.conns[cmd.sender];
     stats.sent += 1;
+    bump(stats.kinds, cmd.type);
     if (ws === null || ws.readyState !== WebSocket.OPEN) {
       bump(stats.errors, "connection_closed");
       return false;
@@ -586,6 +632,7 @@ class Generator {
     }
     flight.first = first;
     flight.last = last;
+    bump(stats.kindEvents, flight.cmd.type, last - first + 1);
     this.waitDelivery(flight, enc.record(last));
   }
 
@@ -669,7 +716,7 @@ class Generator {
   closedNext(enc) {
     if (!enc.running) return;
     const phase = this.phase;
-    if (now() < phase.until && this.issue(enc, enc.plan.next())) {
+    if (now() < phase.until && this.issue(enc, enc.plan.next(enc.offers))) {
       phase.inflight += 1;
       return;
     }
@@ -761,7 +808,7 @@ class Generator {
           }
           const { enc } = order[i];
           this.stats.lag.push(t - at);
-          if (this.issue(enc, enc.plan.next())) phase.inflight += 1;
+          if (this.issue(enc, enc.plan.next(enc.offers))) phase.inflight += 1;
           t = now();
           i += 1;
           if (i === order.length) {

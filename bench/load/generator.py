@@ -45,23 +45,59 @@ COMMAND_TIMEOUT = 10.0
 #: How long opening and greeting one connection may take.
 CONNECT_TIMEOUT = 60.0
 
+_BLADE = {"name": "blade", "kind": "melee", "bonus": 4, "damage": "1d6+2",
+          "damage_type": "slashing"}  # fmt: skip
 ROSTER: list[dict[str, Any]] = [
-    # Initiative bonuses 40 apart: the d20 never ties, so the turn order is fixed.
-    {"id": "aria", "name": "Aria", "side": "party", "controller": "alice",
-     "speeds": {"walk": 30}, "initiative_bonus": 40, "hp": 24, "max_hp": 24, "ac": 16},
+    # Initiative bonuses 40 apart: the d20 never ties, so the turn order is fixed. Hit
+    # points enough for hours of blows: the fight never ends.
+    {"id": "aria", "name": "Aria", "side": "party", "controller": "alice", "dex_mod": 2,
+     "speeds": {"walk": 30}, "initiative_bonus": 40, "hp": 99999, "max_hp": 99999, "ac": 16,
+     "attacks": [_BLADE]},
     {"id": "brom", "name": "Brom", "side": "party", "controller": "bob",
-     "speeds": {"walk": 30}, "initiative_bonus": 20, "hp": 30, "max_hp": 30, "ac": 18},
+     "speeds": {"walk": 30}, "initiative_bonus": 20, "hp": 99999, "max_hp": 99999, "ac": 18,
+     "attacks": [_BLADE]},
     {"id": "gob1", "name": "Goblin 1", "side": "goblins",
-     "speeds": {"walk": 30}, "initiative_bonus": 0, "hp": 7, "max_hp": 7, "ac": 15},
+     "speeds": {"walk": 30}, "initiative_bonus": 0, "hp": 99999, "max_hp": 99999, "ac": 15,
+     "attacks": [_BLADE]},
     {"id": "gob2", "name": "Goblin 2", "side": "goblins",
-     "speeds": {"walk": 30}, "initiative_bonus": -20, "hp": 7, "max_hp": 7, "ac": 15},
+     "speeds": {"walk": 30}, "initiative_bonus": -20, "hp": 99999, "max_hp": 99999, "ac": 15,
+     "attacks": [_BLADE]},
 ]  # fmt: skip
 POSITIONS = {"aria": "common_room", "brom": "common_room", "gob1": "bar", "gob2": "bar"}
-#: Turn order and who controls each creature: 0 is the GM's connection, 1 alice's, 2 bob's.
-TURNS: list[tuple[str, int]] = [("aria", 1), ("brom", 2), ("gob1", 0), ("gob2", 0)]
+#: Who controls each creature: 0 is the GM's connection, 1 alice's, 2 bob's.
+CONTROLLER = {"aria": 1, "brom": 2, "gob1": 0, "gob2": 0}
+
+
+def _turn(creature: str, *commands: tuple[str, dict[str, Any]]) -> tuple[str, list[Any]]:
+    """One scripted turn: ``commands`` (type, params without ``creature``), then end_turn."""
+    return creature, [*commands, ("end_turn", {})]
+
+
+#: Two rounds that repeat for ever, in initiative order. Round one: Aria enters the bar
+#: and attacks Goblin 1; both goblins attack her (a melee attack engages). Round two:
+#: Aria walks back to the common room, leaving two engaged enemies: each goblin is
+#: offered an opportunity attack, which the GM takes (``decide``, sent as soon as the
+#: offer shows). Brom, and the goblins in round two, walk 5 feet in their zone.
+SCRIPT: list[tuple[str, list[Any]]] = [
+    _turn("aria", ("enter", {"zones": ["bar"]}), ("attack", {"target": "gob1"})),
+    _turn("brom", ("move", {"feet": 5})),
+    _turn("gob1", ("attack", {"target": "aria"})),
+    _turn("gob2", ("attack", {"target": "aria"})),
+    _turn("aria", ("enter", {"zones": ["common_room"]})),
+    _turn("brom", ("move", {"feet": 5})),
+    _turn("gob1", ("move", {"feet": 5})),
+    _turn("gob2", ("move", {"feet": 5})),
+]
 #: The GM adds (or removes) a note before every this many turns.
 NOTE_EVERY = 4
 NOTE_TEXT = "The goblins shout; a tankard rolls under the bar (note {n:04d})."  # ~60 chars
+#: Events a command makes, on average, in this script (measured on zonekeep): the
+#: baseline sends as many frames for it, so both deliver about the same messages.
+FRAMES = {"add_note": 1, "remove_note": 1, "move": 1, "enter": 4, "attack": 3, "decide": 5,
+          "end_turn": 2}  # fmt: skip
+#: The baseline has no rules to offer opportunity attacks: after Aria's walk back its
+#: plan answers two made-up offers, as the GM answers the real ones on zonekeep.
+PROVOKED = 2
 #: A baseline frame is padded to about the size of a zonekeep ``moved`` event notification.
 BASELINE_PAD = "x" * 150
 
@@ -83,13 +119,15 @@ class Command:
 
 
 class Plan:
-    """The endless command loop of one encounter: per turn an occasional GM note, then
-    the active creature's controller moves 5 feet and ends the turn."""
+    """The endless command loop of one encounter: the turns of :data:`SCRIPT`, an
+    occasional GM note before a turn, and, whenever an opportunity attack is on offer,
+    the GM taking it before anything else."""
 
-    def __init__(self, clients: int) -> None:
+    def __init__(self, clients: int, baseline: bool = False) -> None:
         self.clients = clients
-        self.turn = 0
-        self.step = 0  # 0: note (every NOTE_EVERY turns), 1: move, 2: end_turn
+        self.baseline = baseline
+        self.turn = 0  # index into SCRIPT, counting on for ever
+        self.step = -1  # -1: the note (every NOTE_EVERY turns), then the turn's commands
         self.notes = 0
         self.added = 0  # notes added; even/odd alternates add and remove
 
@@ -97,38 +135,43 @@ class Plan:
         return controller if controller < self.clients else 0  # a missing player: the GM
 
     def resync(self, creature: str) -> None:
-        """The server says it is ``creature``'s turn: follow it (after a refused command)."""
-        for i, (cid, _) in enumerate(TURNS):
-            if cid == creature and i != self.turn % len(TURNS):
-                self.turn += (i - self.turn) % len(TURNS)
-                self.step = 1
+        """A command was refused: go to the end of the turn of ``creature`` (whose turn
+        the server says it is), so the loop always moves on."""
+        for ahead in range(len(SCRIPT)):
+            if SCRIPT[(self.turn + ahead) % len(SCRIPT)][0] == creature:
+                self.turn += ahead
+                self.step = len(SCRIPT[self.turn % len(SCRIPT)][1]) - 1
+                return
 
-    def next(self) -> Command:
-        creature, controller = TURNS[self.turn % len(TURNS)]
-        if self.step == 0:
-            self.step = 1
+    def next(self, offers: list[str]) -> Command:
+        """The next command; ``offers`` are the decisions open and not yet answered
+        (oldest first): the one answered now is taken off."""
+        if offers:
+            decide = {"decision": offers.pop(0), "choice": ["attack"]}
+            return Command(0, "decide", decide, frames=FRAMES["decide"])
+        creature, commands = SCRIPT[self.turn % len(SCRIPT)]
+        if self.step == -1:
+            self.step = 0
             if self.turn % NOTE_EVERY == 0:
                 self.notes += 1
                 if self.notes % 2:
                     self.added += 1
-                    return Command(
-                        0, "add_note", {"text": NOTE_TEXT.format(n=self.added)}, frames=1
-                    )
+                    text = NOTE_TEXT.format(n=self.added)
+                    return Command(0, "add_note", {"text": text}, frames=1)
                 # at most one note exists, and the engine numbers notes n1, n2 ... by count
                 return Command(0, "remove_note", {"note": "n1"}, frames=1)
-        if self.step == 1:
-            self.step = 2
-            return Command(
-                self._sender(controller), "move", {"creature": creature, "feet": 5}, frames=1
-            )
-        self.step = 0
-        last_in_round = self.turn % len(TURNS) == len(TURNS) - 1
-        self.turn += 1
-        # turn_ended + turn_started, and round_ended + round_started at a round's end
-        return Command(
-            self._sender(controller), "end_turn", {"creature": creature},
-            frames=4 if last_in_round else 2,
-        )  # fmt: skip
+        kind, params = commands[self.step]
+        if self.baseline and params.get("zones") == ["common_room"]:
+            offers += [f"made-up {n}" for n in range(PROVOKED)]
+        sender = self._sender(CONTROLLER[creature])
+        frames = FRAMES[kind]
+        self.step += 1
+        if self.step == len(commands):
+            self.step = -1
+            self.turn += 1
+            # turn_ended + turn_started, and round_ended + round_started at a round's end
+            frames = 4 if self.turn % 4 == 0 else 2
+        return Command(sender, kind, {"creature": creature, **params}, frames=frames)
 
 
 class Record:
@@ -160,6 +203,9 @@ class Stats:
         self.lat_own: list[float] = []
         self.lag: list[float] = []  # open loop: how late the generator sent (its own lag)
         self.sent = 0
+        #: Commands sent by type, and (zonekeep) the events they made.
+        self.kinds: Counter[str] = Counter()
+        self.kind_events: Counter[str] = Counter()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -177,6 +223,8 @@ class Stats:
             "lat_all": [round(x, 6) for x in self.lat_all],
             "lat_own": [round(x, 6) for x in self.lat_own],
             "lag": [round(x, 6) for x in self.lag],
+            "commands_by_type": dict(self.kinds),
+            "events_by_type": dict(self.kind_events),
         }
 
 
@@ -201,9 +249,11 @@ class Encounter:
         self.conns: list[Conn] = []
         self.last: list[int] = []
         self.records: dict[int, Record] = {}
-        self.plan = Plan(gen.clients)
+        self.plan = Plan(gen.clients, baseline=gen.mode == "baseline")
         self.next_seq = 1  # baseline: the seq the generator gives the next frame
         self.active: str | None = None
+        #: Decisions open now (opportunity attacks on offer), oldest first.
+        self.offers: list[str] = []
 
     def record(self, seq: int) -> Record:
         rec = self.records.get(seq)
@@ -259,8 +309,15 @@ class Generator:
                 elif msg.get("method") == "event":
                     params = msg["params"]
                     enc.on_event(ci, params["seq"], t)
-                    if ci == 0 and params["event"].get("type") == "turn_started":
-                        enc.active = params["event"]["creature"]
+                    if ci == 0:
+                        event = params["event"]
+                        kind = event.get("type")
+                        if kind == "turn_started":
+                            enc.active = event["creature"]
+                        elif kind == "decision_opened":
+                            enc.offers.append(event["decision"]["id"])
+                        elif kind == "decision_resolved" and event["decision"] in enc.offers:
+                            enc.offers.remove(event["decision"])  # answered by the deadline
                 else:
                     self.stats.other[str(msg.get("method"))] += 1
         except ConnectionClosed as exc:
@@ -376,6 +433,7 @@ class Generator:
         conn = enc.conns[cmd.sender]
         deadline = trio.current_time() + COMMAND_TIMEOUT
         stats.sent += 1
+        stats.kinds[cmd.type] += 1
         if self.mode == "baseline":
             first = enc.next_seq
             last = first + cmd.frames - 1
@@ -413,6 +471,7 @@ class Generator:
             if last < first:
                 stats.errors["no_event"] += 1
                 return
+            stats.kind_events[cmd.type] += last - first + 1
             rec = enc.record(last)
         if rec.count < self.clients:
             rec.waiter = trio.Event()
@@ -432,7 +491,7 @@ class Generator:
     async def closed_loop(self, enc: Encounter, until: float) -> None:
         while trio.current_time() < until:
             try:
-                await self.issue(enc, enc.plan.next())
+                await self.issue(enc, enc.plan.next(enc.offers))
             except ConnectionClosed:
                 self.stats.errors["connection_closed"] += 1
                 return
@@ -447,7 +506,7 @@ class Generator:
                     break
                 await trio.sleep_until(at)
                 self.stats.lag.append(trio.current_time() - at)
-                nursery.start_soon(self._issue_safely, enc, enc.plan.next())
+                nursery.start_soon(self._issue_safely, enc, enc.plan.next(enc.offers))
                 k += 1
 
     async def _issue_safely(self, enc: Encounter, cmd: Command) -> None:

@@ -216,12 +216,16 @@ def merge(
     errors: Counter[str] = Counter()
     closed: Counter[str] = Counter()
     other: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
+    kind_events: Counter[str] = Counter()
     samples: dict[str, str] = {}
     for p in parts:
         samples.update(p["error_samples"])
         errors.update(p["errors"])
         closed.update(p["closed_connections"])
         other.update(p["other_messages"])
+        kinds.update(p.get("commands_by_type", {}))
+        kind_events.update(p.get("events_by_type", {}))
     total = {k: sum(p[k] for p in parts) for k in ("commands", "sent", "received", "gaps",
                                                    "duplicates", "timeouts", "missing")}  # fmt: skip
     wall = cpu["wall"]
@@ -243,6 +247,8 @@ def merge(
         "error_samples": samples,
         "closed_connections": dict(closed),
         "other_messages": dict(other),
+        "commands_by_type": dict(kinds),
+        "events_by_type": dict(kind_events),
         "server_cpu_pct": 100 * cpu["server"] / wall,
         "generators_cpu_pct": 100 * cpu["generators"] / wall,
         "wall": wall,
