@@ -824,15 +824,28 @@
     const panel = $("prompts-panel");
     panel.hidden = app.prompts.size === 0;
     const nodes = [];
-    for (const { decision, deadlineAt } of app.prompts.values()) {
+    for (const entry of app.prompts.values()) {
+      const { decision, deadlineAt } = entry;
       const countdown = el("span", { class: "countdown", dataset: { deadline: String(deadlineAt) } }, countdownText(deadlineAt));
       let buttons;
       if (decision.ordering) {
-        buttons = el("div", { class: "buttons" },
-          el("button", { type: "button", onclick: () => decide(decision, decision.options) },
-            `In this order: ${decision.options.join(", ")}`),
-          el("button", { type: "button", onclick: () => decide(decision, [...decision.options].reverse()) },
-            `Reversed: ${[...decision.options].reverse().join(", ")}`));
+        // Any order: each option moves up or down; the order shown is what is sent.
+        entry.order ??= [...decision.options];
+        const order = entry.order;
+        const move = (i, by) => {
+          [order[i], order[i + by]] = [order[i + by], order[i]];
+          renderPrompts();
+        };
+        buttons = el("div", {},
+          el("ol", { class: "ordering" }, order.map((o, i) =>
+            el("li", { dataset: { option: o } }, o + " ",
+              el("button", { type: "button", class: "up", title: `Move ${o} up`, disabled: i === 0,
+                onclick: () => move(i, -1) }, "\u2191"),
+              el("button", { type: "button", class: "down", title: `Move ${o} down`,
+                disabled: i === order.length - 1, onclick: () => move(i, 1) }, "\u2193")))),
+          el("div", { class: "buttons" },
+            el("button", { type: "button", class: "confirm-order", onclick: () => decide(decision, [...order]) },
+              `Confirm this order: ${order.join(", ")}`)));
       } else {
         buttons = el("div", { class: "buttons" }, decision.options.map((o) =>
           el("button", { type: "button", dataset: { choice: o }, onclick: () => decide(decision, [o]) },

@@ -217,3 +217,56 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     gm.screenshot(path=str(ARTIFACTS / "web-table-gm-ended.png"), full_page=True)
     for page in (gm, alice, bob):
         assert page.errors == []
+
+
+def _create_tied_encounter(base: str) -> tuple[str, str]:
+    """An encounter (through the protocol) whose three goblins tie on initiative with
+    the maximal dice: the GM must order their slots. Its id and the GM's token."""
+    import trio
+
+    from zonekeep.sdk.client import connect
+
+    def goblin(n: int) -> dict[str, Any]:
+        return {"id": f"gob{n}", "name": f"Goblin {n}", "side": "goblins", "hp": 7,
+                "max_hp": 7, "ac": 13, "zone": "kitchen"}  # fmt: skip
+
+    aria = {"id": "aria", "name": "Aria", "side": "party", "controller": "alice",
+            "initiative_bonus": 20, "hp": 20, "max_hp": 20, "zone": "common_room"}  # fmt: skip
+
+    async def create() -> tuple[str, str]:
+        async with connect(base.replace("http://", "ws://") + "/ws") as gm:
+            made = await gm.create_encounter(
+                "Three goblins", "tavern", [aria, *map(goblin, (1, 2, 3))]
+            )
+            return made["encounter"], made["gm_token"]
+
+    return trio.run(create)
+
+
+def test_the_gm_orders_three_tied_slots_in_any_order(browser: Any, live_server: Any) -> None:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=STEP_MS)
+    encounter, token = _create_tied_encounter(live_server.base)
+    gm = _open(browser, f"{live_server.base}/table/#encounter={encounter}&token={token}")
+    expect(gm.locator("#status")).to_have_text("Connected as GM")
+    for step in ("set_surprise", "place", "roll_initiative"):
+        gm.locator(f"[data-setup={step}]").click()
+    prompt = gm.locator("#prompts .prompt[data-kind=initiative_tie]")
+    expect(prompt).to_contain_text("Goblin 1, Goblin 2, Goblin 3 tied at 20 on initiative")
+    items = prompt.locator(".ordering li")
+    expect(items).to_have_text([re.compile("gob1"), re.compile("gob2"), re.compile("gob3")])
+    expect(prompt.locator("li[data-option=gob1] button.up")).to_be_disabled()
+
+    # gob3 to the top, then gob1 below gob2: neither the order shown nor its reverse.
+    prompt.locator("li[data-option=gob3] button.up").click()
+    prompt.locator("li[data-option=gob3] button.up").click()
+    prompt.locator("li[data-option=gob1] button.down").click()
+    expect(items).to_have_text([re.compile("gob3"), re.compile("gob2"), re.compile("gob1")])
+    prompt.locator("button.confirm-order").click()
+
+    expect(gm.locator("#prompts-panel")).to_be_hidden()
+    expect(gm.locator("#tracker .order li")).to_have_text(
+        [re.compile("Aria"), re.compile("Goblin 3"), re.compile("Goblin 2"), re.compile("Goblin 1")]
+    )
+    assert gm.errors == []
