@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from zonekeep.sdk import CommandSpec
 
 #: The protocol version this package describes ("MAJOR.MINOR").
-PROTOCOL_VERSION = "1.0"
+PROTOCOL_VERSION = "1.1"
 
 Role = Literal["gm", "player", "spectator"]
 Who = Literal["creature", "gm", "any"]
@@ -401,6 +401,17 @@ class PromptNotification:
 
 
 @attrs.frozen
+class TurnTimerNotification:
+    """``turn_timer`` notification: the turn under way ends by itself when the time is up
+    (the encounter's ``turn_seconds``)."""
+
+    encounter: str
+    creature: str
+    round: int
+    deadline_seconds: float
+
+
+@attrs.frozen
 class SnapshotNotification:
     """``snapshot`` notification: a fresh snapshot when events cannot express a change."""
 
@@ -504,6 +515,7 @@ METHODS: dict[str, tuple[type[Any], type[Any]]] = {
 NOTIFICATIONS: dict[str, type[Any]] = {
     "event": EventNotification,
     "prompt": PromptNotification,
+    "turn_timer": TurnTimerNotification,
     "snapshot": SnapshotNotification,
     "encounter_error": EncounterErrorNotification,
     "closing": ClosingNotification,

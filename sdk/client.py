@@ -112,7 +112,7 @@ class ZonekeepClient:
     # -- the protocol's methods ------------------------------------------------------------
 
     async def hello(
-        self, name: str = "zonekeep-python", version: str = "0.1.0", protocol: str = "1.0"
+        self, name: str = "zonekeep-python", version: str = "0.1.0", protocol: str = "1.1"
     ) -> dict[str, Any]:
         self.welcome = await self.request(
             "hello", protocol=protocol, client={"name": name, "version": version}

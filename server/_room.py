@@ -360,6 +360,22 @@ class Room:
         if self.turn_deadline is None or self.turn_deadline[:2] != key:
             self.turn_deadline = (*key, trio.current_time() + seconds)
             self._wake()
+            for member in list(self.members):
+                for timer in self.turn_timer_for(member):
+                    member.session.push("turn_timer", timer)
+
+    def turn_timer_for(self, member: Member) -> list[dict[str, Any]]:
+        """The ``turn_timer`` notification for ``member`` (none when no timer runs, or
+        when the creature whose turn it is is hidden from this seat)."""
+        timer = self.turn_deadline
+        if timer is None:
+            return []
+        creature, round_, at = timer
+        if not member.full_view and creature in hidden_ids(self.state):
+            return []
+        left = max(0.0, at - trio.current_time())
+        params = {"encounter": self.id, "creature": creature, "round": round_}
+        return [{**params, "deadline_seconds": round(left, 3)}]
 
     async def apply(self, command: Command, member: Member | None = None) -> dict[str, Any]:
         """Run one command through the engine, store and broadcast its events.

@@ -508,8 +508,9 @@ class Session:
             "snapshot": room.snapshot(member) if events is None else None,
             "events": [e["event"] for e in events] if events is not None else None,
         }
-        # Right after the reply: the decisions this seat may still answer.
+        # Right after the reply: the decisions this seat may still answer, the turn timer.
         self._after_reply.extend(("prompt", p) for p in room.prompts_for(member))
+        self._after_reply.extend(("turn_timer", t) for t in room.turn_timer_for(member))
         return result
 
     async def m_create_seat(self, params: CreateSeatParams) -> dict[str, Any]:

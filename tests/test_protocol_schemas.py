@@ -61,6 +61,7 @@ from zonekeep.protocol import (
     SnapshotNotification,
     SnapshotParams,
     SnapshotResult,
+    TurnTimerNotification,
     _generate,
     dump,
     make_error_response,
@@ -238,6 +239,7 @@ def notification_samples() -> dict[str, list[Any]]:
     return {
         "event": [EventNotification("e1", 4, event_data())],
         "prompt": [PromptNotification("e1", decision(), 29.5)],
+        "turn_timer": [TurnTimerNotification("e1", "aria", 2, 59.5)],
         "snapshot": [SnapshotNotification("e1", 12, snapshot_data())],
         "encounter_error": [EncounterErrorNotification("e1", "It broke; nothing changed.")],
         "closing": [ClosingNotification("The server is shutting down.")],

@@ -4,7 +4,7 @@
 "use strict";
 
 (() => {
-  const PROTOCOL = "1.0";
+  const PROTOCOL = "1.1";
   const CLIENT = { name: "zonekeep-web-table", version: "0.1.0" };
 
   // ---------------------------------------------------------------------------------
@@ -52,6 +52,7 @@
     lastSeq: 0,
     joined: false,
     prompts: new Map(), // decision id -> {decision, deadlineAt}
+    turnTimer: null, // {creature, round, deadlineAt} of the last turn_timer notification
     attempts: 0,
     fatal: false,
     refreshing: false,
@@ -241,6 +242,13 @@
             deadlineAt: Date.now() + params.deadline_seconds * 1000,
           });
           renderPrompts();
+        }
+        break;
+      case "turn_timer":
+        if (params.encounter === seat.encounter) {
+          app.turnTimer = { creature: params.creature, round: params.round,
+            deadlineAt: Date.now() + params.deadline_seconds * 1000 };
+          if (app.state) renderTracker();
         }
         break;
       case "snapshot":
@@ -627,10 +635,15 @@
     const node = $("tracker");
     const phaseText = { surprise: "Setting up: surprise", positions: "Setting up: positions",
       initiative: "Rolling initiative", turns: `Round ${s.round}`, ended: "The encounter has ended" };
+    // The turn timer counts down only for the turn it was sent for.
+    const timer = app.turnTimer;
+    const timed = timer && s.phase === "turns" && timer.creature === s.active && timer.round === s.round;
     const head = el("div", { class: "tracker-head" },
       el("span", { class: "round" }, phaseText[s.phase] ?? s.phase),
       s.phase === "turns" ? el("span", { class: "whose-turn" },
-        s.active ? `${name(s.active)}'s turn` : "Between turns") : null);
+        s.active ? `${name(s.active)}'s turn` : "Between turns") : null,
+      timed ? el("span", { class: "countdown turn-timer", title: "The server ends this turn when the time is up",
+        dataset: { deadline: String(timer.deadlineAt) } }, countdownText(timer.deadlineAt)) : null);
     const member = (cid) => {
       const c = creature(cid);
       if (!c) return null;

@@ -221,7 +221,8 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
 
 def _create_tied_encounter(base: str) -> tuple[str, str]:
     """An encounter (through the protocol) whose three goblins tie on initiative with
-    the maximal dice: the GM must order their slots. Its id and the GM's token."""
+    the maximal dice: the GM must order their slots. Turns are timed (ten minutes). Its
+    id and the GM's token."""
     import trio
 
     from zonekeep.sdk.client import connect
@@ -236,14 +237,19 @@ def _create_tied_encounter(base: str) -> tuple[str, str]:
     async def create() -> tuple[str, str]:
         async with connect(base.replace("http://", "ws://") + "/ws") as gm:
             made = await gm.create_encounter(
-                "Three goblins", "tavern", [aria, *map(goblin, (1, 2, 3))]
+                "Three goblins",
+                "tavern",
+                [aria, *map(goblin, (1, 2, 3))],
+                options={"turn_seconds": 600},
             )
             return made["encounter"], made["gm_token"]
 
     return trio.run(create)
 
 
-def test_the_gm_orders_three_tied_slots_in_any_order(browser: Any, live_server: Any) -> None:
+def test_the_gm_orders_three_tied_slots_in_any_order_and_sees_the_turn_timer(
+    browser: Any, live_server: Any
+) -> None:
     from playwright.sync_api import expect
 
     expect.set_options(timeout=STEP_MS)
@@ -269,4 +275,11 @@ def test_the_gm_orders_three_tied_slots_in_any_order(browser: Any, live_server: 
     expect(gm.locator("#tracker .order li")).to_have_text(
         [re.compile("Aria"), re.compile("Goblin 3"), re.compile("Goblin 2"), re.compile("Goblin 1")]
     )
+
+    # The turn is timed: the tracker counts down Aria's ten minutes, then Goblin 3's.
+    timer = gm.locator("#tracker .turn-timer")
+    expect(timer).to_have_text(re.compile(r"^(59\d|600) s left$"))
+    gm.locator("#turn-panel [data-quick=end_turn]").click()
+    expect(gm.locator("#tracker .whose-turn")).to_have_text("Goblin 3's turn")
+    expect(timer).to_have_text(re.compile(r"^(59\d|600) s left$"))
     assert gm.errors == []
