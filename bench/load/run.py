@@ -309,16 +309,16 @@ async def run_target(
             children.append(child)
             await child.start()
 
-        async def setup_phase(word: str) -> tuple[float, int]:
-            """Every generator runs ``word`` at once; its seconds, then the server's RSS
-            once things settle."""
+        async def setup_phase(word: str, serving: Child = server) -> tuple[float, int]:
+            """Every generator runs ``word`` at once; its seconds, then the RSS of the
+            server process ``serving`` once things settle."""
             t = time.perf_counter()
             async with trio.open_nursery() as nursery:
                 for child in children:
                     nursery.start_soon(child.ask, word, args.setup_timeout)
             seconds = time.perf_counter() - t
             await trio.sleep(1.0)
-            return seconds, rss_kib(server.pid)
+            return seconds, rss_kib(serving.pid)
 
         if target == "zonekeep":
             await children[0].ask("warmup", 60)
@@ -372,34 +372,48 @@ async def run_target(
             )
             if shape != shapes[-1]:
                 await trio.sleep(1.0)
+
+        out["server_exit"] = await server.stop(signal.SIGTERM, 30)
+        if target == "zonekeep":
+            # Restart on the same data directory and port: every unfinished encounter
+            # is restored before the server listens; then every client joins again at
+            # once, as they would after a restart (a reconnect storm).
+            again = Child("zonekeep (restart)", [*argv[:argv.index("--port") + 1], str(port),
+                          *argv[argv.index("--port") + 2:]],
+                          tmp / "zonekeep-restart.log", pythonpath)  # fmt: skip
+            try:
+                await again.start()
+                await again.readline(args.setup_timeout)
+                out["startup_recover_s"] = time.perf_counter() - again.started
+                restored = 0
+                with trio.move_on_after(10):
+                    while True:
+                        text = await again.readline(10)
+                        if text.startswith("Brought back"):
+                            restored = int(text.split()[2])
+                        if text.startswith("Stop with"):
+                            break
+                out["recovered"] = restored
+                out["data_bytes"] = sum(p.stat().st_size for p in data_dir.glob("*") if p.is_file())
+                cpu0 = cpu_seconds(again.pid)
+                out["rejoin_s"], _ = await setup_phase("join", again)
+                out["rejoin_server_cpu_s"] = cpu_seconds(again.pid) - cpu0
+                print(
+                    f"[{target}] restart: {restored} encounters back in "
+                    f"{out['startup_recover_s']:.2f} s; {connections} connections joined again "
+                    f"in {out['rejoin_s']:.1f} s (server CPU {out['rejoin_server_cpu_s']:.1f} s)",
+                    flush=True,
+                )
+            finally:
+                await again.stop(signal.SIGTERM, 30)
+            out["restart_log_problems"] = log_problems(again.stderr_path)
     finally:
         for child in children:
             await child.stop(signal.SIGKILL, 5)
-        code = await server.stop(signal.SIGTERM, 30)
-        out["server_exit"] = code
+        if "server_exit" not in out:
+            out["server_exit"] = await server.stop(signal.SIGTERM, 30)
 
     out["server_log_problems"] = log_problems(server.stderr_path)
-    if target == "zonekeep":
-        # Restart on the same data directory: every unfinished encounter is restored
-        # before the server listens.
-        again = Child("zonekeep (restart)", argv, tmp / "zonekeep-restart.log", pythonpath)
-        try:
-            await again.start()
-            await again.readline(args.setup_timeout)
-            out["startup_recover_s"] = time.perf_counter() - again.started
-            restored = 0
-            with trio.move_on_after(10):
-                while True:
-                    text = await again.readline(10)
-                    if text.startswith("Brought back"):
-                        restored = int(text.split()[2])
-                    if text.startswith("Stop with"):
-                        break
-            out["recovered"] = restored
-            out["data_bytes"] = sum(p.stat().st_size for p in data_dir.glob("*") if p.is_file())
-        finally:
-            await again.stop(signal.SIGTERM, 30)
-        out["restart_log_problems"] = log_problems(again.stderr_path)
     return out
 
 
@@ -516,6 +530,8 @@ def table(result: dict[str, Any], shapes: list[str]) -> str:
         f"{fmt(zk.get('startup_recover_s'), 2)} | - | |",
         f"| create N encounters / join N x M, s | {zk['create_s']:.1f} / {zk['join_s']:.1f} | "
         f"- / {base['join_s']:.1f} | |",
+        f"| after the restart: all N x M join again, s (server CPU s) | "
+        f"{fmt(zk.get('rejoin_s'), 1)} ({fmt(zk.get('rejoin_server_cpu_s'), 1)}) | - | |",
     ]
     return "\n".join(lines)
 
