@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
 import attrs
 import cattrs
-from cattrs.cols import list_structure_factory, mapping_structure_factory
 from cattrs.gen import make_dict_unstructure_fn
 
-from zonekeep.sdk._serial import json_kind
+from zonekeep.sdk._serial import json_kind, strict_containers
 
 from ._errors import ProtocolError
 
@@ -579,38 +578,7 @@ wire.register_structure_hook(RequestId | None, _structure_optional_request_id)
 wire.register_structure_hook(str | dict[str, Any], _structure_arena)
 
 
-def _is_list(t: Any) -> bool:
-    return get_origin(t) is list
-
-
-def _strict_list(t: Any) -> Any:
-    base = list_structure_factory(t, wire)
-
-    def hook(value: Any, type_: Any) -> Any:
-        if not isinstance(value, list | tuple):
-            raise ValueError(f"expected a list, not {json_kind(value)}")
-        return base(value, type_)
-
-    return hook
-
-
-def _is_dict(t: Any) -> bool:
-    return get_origin(t) is dict
-
-
-def _strict_dict(t: Any) -> Any:
-    base = mapping_structure_factory(t, wire)
-
-    def hook(value: Any, type_: Any) -> Any:
-        if not isinstance(value, Mapping):
-            raise ValueError(f"expected an object, not {json_kind(value)}")
-        return base(value, type_)
-
-    return hook
-
-
-wire.register_structure_hook_factory(_is_list, _strict_list)
-wire.register_structure_hook_factory(_is_dict, _strict_dict)
+strict_containers(wire)
 
 _PARAMS_CLASSES = [params for params, _ in METHODS.values()]
 for _cls in _PARAMS_CLASSES:

@@ -75,40 +75,43 @@ def _is_sequence(t: Any) -> bool:
     return origin is tuple and len(args) == 2 and args[1] is Ellipsis
 
 
-def _strict_sequence(t: Any) -> Any:
-    """Lists and tuples must come as JSON arrays, never as a string or an object."""
-    if get_origin(t) is tuple:
-        base = homogenous_tuple_structure_factory(t, converter)
-    else:
-        base = list_structure_factory(t, converter)
-
-    def hook(value: Any, type_: Any) -> Any:
-        if not isinstance(value, list | tuple):
-            raise ValueError(f"expected a list, not {json_kind(value)}")
-        return base(value, type_)
-
-    return hook
-
-
-converter.register_structure_hook_factory(_is_sequence, _strict_sequence)
-
-
-def _strict_mapping(t: Any) -> Any:
-    base = mapping_structure_factory(t, converter)
-
-    def hook(value: Any, type_: Any) -> Any:
-        if not isinstance(value, Mapping):
-            raise ValueError(f"expected an object, not {json_kind(value)}")
-        return base(value, type_)
-
-    return hook
-
-
 def _is_mapping(t: Any) -> bool:
     return get_origin(t) is dict
 
 
-converter.register_structure_hook_factory(_is_mapping, _strict_mapping)
+def strict_containers(conv: cattrs.Converter) -> None:
+    """Make ``conv`` take lists (and ``tuple[X, ...]``) only from JSON arrays and dicts
+    only from JSON objects, never from a string or another kind of value. Used by the
+    sdk's converter and by the protocol's wire converter."""
+
+    def sequence(t: Any) -> Any:
+        if get_origin(t) is tuple:
+            base = homogenous_tuple_structure_factory(t, conv)
+        else:
+            base = list_structure_factory(t, conv)
+
+        def hook(value: Any, type_: Any) -> Any:
+            if not isinstance(value, list | tuple):
+                raise ValueError(f"expected a list, not {json_kind(value)}")
+            return base(value, type_)
+
+        return hook
+
+    def mapping(t: Any) -> Any:
+        base = mapping_structure_factory(t, conv)
+
+        def hook(value: Any, type_: Any) -> Any:
+            if not isinstance(value, Mapping):
+                raise ValueError(f"expected an object, not {json_kind(value)}")
+            return base(value, type_)
+
+        return hook
+
+    conv.register_structure_hook_factory(_is_sequence, sequence)
+    conv.register_structure_hook_factory(_is_mapping, mapping)
+
+
+strict_containers(converter)
 converter.register_structure_hook(
     Creature, make_dict_structure_fn(Creature, converter, _cattrs_forbid_extra_keys=True)
 )
