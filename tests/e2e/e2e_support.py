@@ -8,7 +8,7 @@ from typing import Any
 import trio
 
 from zonekeep.protocol import validate_server_message
-from zonekeep.sdk import RandomEntropy
+from zonekeep.sdk import OPEN_PHASES, CommandSpec, RandomEntropy, hookimpl
 from zonekeep.sdk.client import ZonekeepClient, connect
 from zonekeep.server import Engine, InMemoryStore, Limits, ServerConfig, ZonekeepServer
 
@@ -96,6 +96,18 @@ class Loaded:
         return sides
 
 
+class Boom:
+    """A plugin whose one command, ``boom`` (GM, any phase before the end), always raises."""
+
+    @staticmethod
+    @hookimpl
+    def zonekeep_commands() -> Any:
+        def explode(ctx: Any, cmd: Any) -> None:
+            raise RuntimeError("boom")
+
+        return (CommandSpec("boom", explode, "GM: blow up.", who="gm", phases=OPEN_PHASES),)
+
+
 class Running:
     """A running server and a way to open clients to it."""
 
@@ -123,6 +135,7 @@ async def start_server(
 
 __all__ = [
     "VALIDATED",
+    "Boom",
     "Limits",
     "Loaded",
     "Running",

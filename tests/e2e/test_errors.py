@@ -8,30 +8,13 @@ from typing import Any
 
 import pytest
 import trio
-from e2e_support import Limits, Loaded, Running, ServerConfig, creatures
+from e2e_support import Boom, Limits, Loaded, Running, ServerConfig, creatures
 
 from zonekeep.plugins import load_default_plugins
-from zonekeep.sdk import CommandSpec, hookimpl
 from zonekeep.sdk.client import ClientError, ZonekeepClient
 from zonekeep.server import Engine
 
 MakeServer = Callable[..., Any]
-
-
-class Boom:
-    """A plugin whose one command always raises."""
-
-    @staticmethod
-    @hookimpl
-    def zonekeep_commands() -> Any:
-        def explode(ctx: Any, cmd: Any) -> None:
-            raise RuntimeError("boom")
-
-        return (
-            CommandSpec(
-                "boom", explode, "GM: blow up.", who="gm", phases=("surprise", "positions")
-            ),
-        )
 
 
 def assert_sentence(message: str) -> None:

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 import trio
-from e2e_support import Loaded, Running, ServerConfig, creatures
+from e2e_support import Boom, Loaded, Running, ServerConfig, creatures
 
 from zonekeep.plugins import load_default_plugins
-from zonekeep.sdk import EVENT_TYPES, CommandSpec, Param, hookimpl
+from zonekeep.sdk import EVENT_TYPES
 from zonekeep.sdk.client import ClientError, ZonekeepClient
 from zonekeep.server import Engine
 
@@ -34,27 +34,6 @@ DOCUMENTED_OPTIONS = (
     "back_to_back",
     "auto_end",
 )
-
-
-class Boom:
-    """A plugin whose one command always raises."""
-
-    @staticmethod
-    @hookimpl
-    def zonekeep_commands() -> Any:
-        def explode(ctx: Any, cmd: Any) -> None:
-            raise RuntimeError("boom")
-
-        return (
-            CommandSpec(
-                "boom",
-                explode,
-                "GM: blow up.",
-                {"size": Param("integer", False, "how big")},
-                who="gm",
-                phases=("surprise", "positions", "initiative", "turns"),
-            ),
-        )
 
 
 async def note(client: ZonekeepClient, method: str | None = None) -> dict[str, Any]:
