@@ -199,13 +199,9 @@ class ZonekeepServer:
                     found.setdefault(path.stem, path)
         return found
 
-    def welcome(self) -> dict[str, Any]:
-        """The result of ``hello`` (SPEC.md): protocol, server, capabilities, limits."""
-        result: dict[str, Any] = json.loads(self.welcome_text())
-        return result
-
     def welcome_text(self) -> str:
-        """:meth:`welcome` serialized, as every ``hello`` is answered. Built once and
+        """The result of ``hello`` (SPEC.md: protocol, server, capabilities, limits),
+        serialized, as every ``hello`` is answered. Built once and
         kept while the arena folders list the same arenas (an arena file added while the
         server runs is announced from the next ``hello`` on): the commands, their schemas
         and the limits do not change while a server runs, and building and serializing

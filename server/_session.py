@@ -144,8 +144,9 @@ class Session:
         self._queue({"method": method, "params": params})
 
     def push_text(self, text: str) -> None:
-        """Queue a notification already serialized by :func:`encode_message` (the room
-        serializes what several members receive once, not once per member)."""
+        """Queue a message already serialized by :func:`encode_message` (the room
+        serializes what several members receive once, not once per member; the welcome
+        is serialized once for every ``hello``)."""
         if self.close_code is not None:
             return
         self._send_text(text)
@@ -216,8 +217,7 @@ class Session:
 
     def reply(self, rid: Any, result: dict[str, Any] | Encoded) -> None:
         if isinstance(result, Encoded):
-            if self.close_code is None:
-                self._send_text(f'{{"id":{encode_message(rid)},"result":{result.json}}}')
+            self.push_text(f'{{"id":{encode_message(rid)},"result":{result.json}}}')
             return
         self._queue({"id": rid, "result": result})
 
