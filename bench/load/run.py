@@ -96,10 +96,7 @@ class Child:
         self.started = 0.0
 
     async def start(self) -> None:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        if self.pythonpath is not None:
-            extra = os.environ.get("PYTHONPATH")
-            env["PYTHONPATH"] = str(self.pythonpath) + (os.pathsep + extra if extra else "")
+        env = {**code_env(self.pythonpath), "PYTHONUNBUFFERED": "1"}
         self.started = time.perf_counter()
         with self.stderr_path.open("ab") as err:
             self.proc = await trio.lowlevel.open_process(
@@ -161,6 +158,16 @@ class Child:
         return proc.returncode
 
 
+def code_env(pythonpath: Path | None) -> dict[str, str]:
+    """This process's environment, with ``pythonpath`` (the code under test) first on
+    ``PYTHONPATH``, before any ``PYTHONPATH`` given to run.py."""
+    env = dict(os.environ)
+    if pythonpath is not None:
+        extra = env.get("PYTHONPATH")
+        env["PYTHONPATH"] = str(pythonpath) + (os.pathsep + extra if extra else "")
+    return env
+
+
 def link_tree(code: Path, dest: Path) -> Path:
     """A ``zonekeep`` package made of links to ``code``'s source folders, for PYTHONPATH:
     the server runs exactly the code of that checkout, whatever is installed."""
@@ -176,10 +183,7 @@ async def run_engine_bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any
     plugin hooks alone, no sockets), in a process of its own on the same code, after the
     servers have stopped. Its figures, and its printed table under ``"table"``."""
     out = tmp / "engine.json"
-    env = dict(os.environ)
-    extra = env.get("PYTHONPATH")
-    lib = link_tree(Path(args.code), tmp / "lib")
-    env["PYTHONPATH"] = str(lib) + (os.pathsep + extra if extra else "")
+    env = code_env(link_tree(Path(args.code), tmp / "lib"))
     argv = [sys.executable, str(HERE.parent / "engine_bench.py"),
             "--commands", str(args.engine_commands), "--json", str(out)]  # fmt: skip
     print(f"[engine] {args.engine_commands} commands through Engine.handle, no sockets", flush=True)
@@ -378,9 +382,9 @@ async def run_target(
             # Restart on the same data directory and port: every unfinished encounter
             # is restored before the server listens; then every client joins again at
             # once, as they would after a restart (a reconnect storm).
-            again = Child("zonekeep (restart)", [*argv[:argv.index("--port") + 1], str(port),
-                          *argv[argv.index("--port") + 2:]],
-                          tmp / "zonekeep-restart.log", pythonpath)  # fmt: skip
+            same_port = list(argv)
+            same_port[argv.index("--port") + 1] = str(port)
+            again = Child("zonekeep (restart)", same_port, tmp / "zonekeep-restart.log", pythonpath)
             try:
                 await again.start()
                 await again.readline(args.setup_timeout)
