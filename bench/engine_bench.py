@@ -55,7 +55,7 @@ from zonekeep.sdk import (
     movement_left,
     state_to_dict,
 )
-from zonekeep.server import Engine
+from zonekeep.sdk.engine import Engine
 from zonekeep.server._room import Member, Room, encode_message
 from zonekeep.server._store import InMemoryStore
 from zonekeep.server._visibility import snapshot_for

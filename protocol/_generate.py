@@ -1,7 +1,7 @@
 """Regenerate the parts of the protocol that are derived from the code.
 
 ``python -m zonekeep.protocol._generate`` rewrites, from the attrs classes of
-:mod:`zonekeep.sdk` and the commands of :class:`zonekeep.server.Engine`:
+:mod:`zonekeep.sdk` and the commands of :class:`zonekeep.sdk.engine.Engine`:
 
 - ``schemas/event_payload.schema.json``: the Event object, discriminated by ``type``;
 - ``schemas/snapshot.schema.json``: the Snapshot object (the encounter state);
@@ -322,7 +322,7 @@ def types_table() -> str:
 
 
 def commands_table() -> str:
-    from zonekeep.server import Engine
+    from zonekeep.sdk.engine import Engine
 
     engine = Engine()
     lines = ["| command | who | costs | phases | params | summary |", "|---|---|---|---|---|---|"]

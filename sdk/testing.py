@@ -22,8 +22,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from ._arena import Arena
 from ._commands import GM_ACTOR, Actor, Command
 from ._dice import ScriptedEntropy
+from ._engine import Engine
 from ._errors import Refusal
 from ._events import Event
+from ._loading import load_default_plugins
 from ._serial import state_to_dict
 from ._state import EncounterState, replay
 from ._types import Creature, EncounterOptions
@@ -49,9 +51,6 @@ class EncounterHarness:
         extra_plugins: Iterable[object] = (),
         encounter_id: str = "test",
     ) -> None:
-        from zonekeep.plugins import load_default_plugins
-        from zonekeep.server import Engine
-
         chosen = list(load_default_plugins() if plugins is None else plugins)
         self.engine = Engine([*chosen, *extra_plugins])
         self.dice = ScriptedEntropy()

@@ -1,21 +1,17 @@
-"""zonekeep.server: the engine, the websocket server, sessions and seats, the CLI."""
+"""zonekeep.server: the websocket server, rooms, seats and tokens, the stores, the CLI.
+
+The rules engine it drives is :class:`zonekeep.sdk.engine.Engine`.
+"""
 
 from ._app import Limits, ServerConfig, ZonekeepServer, load_config, serve_until_signalled
-from ._engine import Engine, Outcome, PluginConflict, make_plugin_manager
-from ._isolation import PluginFailure
 from ._store import EventStore, InMemoryStore
 
 __all__ = [
-    "Engine",
     "EventStore",
     "InMemoryStore",
     "Limits",
-    "Outcome",
-    "PluginConflict",
-    "PluginFailure",
     "ServerConfig",
     "ZonekeepServer",
     "load_config",
-    "make_plugin_manager",
     "serve_until_signalled",
 ]

@@ -43,9 +43,9 @@ from zonekeep.sdk import (
     parse_arena,
     state_to_dict,
 )
+from zonekeep.sdk.engine import Engine
 
 from ._encounter_file import EncounterFile
-from ._engine import Engine
 from ._gc import GcUpkeep
 from ._room import Grant, Room, encode_message
 from ._session import Session

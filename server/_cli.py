@@ -13,13 +13,12 @@ import attrs
 
 from zonekeep.sdk import EncounterState, Event, RandomEntropy, event_to_dict, state_to_dict
 from zonekeep.sdk._arena import ArenaError
+from zonekeep.sdk.engine import Engine, PluginConflict, PluginLoadError, describe_plugins
 
 from ._app import VERSION
 from ._encounter_file import EncounterFileError, load_encounter
-from ._engine import Engine, PluginConflict
 from ._log import describe
 from ._play import open_table, play_to_end
-from ._plugins import PluginLoadError, describe_plugins
 from ._store import StoreError
 
 

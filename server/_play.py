@@ -27,9 +27,9 @@ from zonekeep.sdk import (
     path_distance,
     range_refusal,
 )
+from zonekeep.sdk.engine import Engine
 
 from ._encounter_file import EncounterFile
-from ._engine import Engine
 
 #: Rounds after which the demonstration GM calls the fight.
 MAX_ROUNDS = 50

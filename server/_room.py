@@ -36,9 +36,8 @@ from zonekeep.sdk import (
     replay,
     state_to_dict,
 )
+from zonekeep.sdk.engine import Engine, PluginFailure, describe
 
-from ._engine import Engine
-from ._isolation import PluginFailure, describe
 from ._store import EventStore, StoredGrant, StoreError
 from ._visibility import event_for, hidden_ids, hidden_names, scrub, scrub_names, snapshot_for
 

@@ -50,8 +50,8 @@ from zonekeep.sdk import (
 )
 from zonekeep.sdk._geometry import AREA_SHAPES
 from zonekeep.sdk._state import OVERRIDE_FIELDS, EncounterState, replay
+from zonekeep.sdk.engine import Engine
 from zonekeep.sdk.testing import EncounterHarness
-from zonekeep.server import Engine
 
 ENGINE = Engine()
 COMMANDS = sorted(ENGINE.commands)

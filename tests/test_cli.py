@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from zonekeep.sdk import RandomEntropy, event_from_dict, replay, state_to_dict
-from zonekeep.server import Engine
+from zonekeep.sdk.engine import Engine
 from zonekeep.server._cli import main
 from zonekeep.server._encounter_file import EncounterFileError, load_encounter, parse_encounter
 from zonekeep.server._play import open_table, play_to_end

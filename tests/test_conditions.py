@@ -29,8 +29,8 @@ from zonekeep.sdk import (
     state_to_dict,
 )
 from zonekeep.sdk._serial import event_from_dict, event_to_dict
+from zonekeep.sdk.engine import Engine
 from zonekeep.sdk.testing import EncounterHarness
-from zonekeep.server import Engine
 
 ALICE = EncounterHarness.player("player-aria")
 
@@ -422,7 +422,7 @@ def extra(*plugins: object) -> list[object]:
 
 
 def test_two_plugins_declaring_one_condition_are_refused_naming_both() -> None:
-    from zonekeep.server import make_plugin_manager
+    from zonekeep.sdk.engine import make_plugin_manager
 
     with pytest.raises(ConditionConflict) as info:
         declared_conditions(make_plugin_manager(extra(Hexes, MoreHexes)))
@@ -432,7 +432,7 @@ def test_two_plugins_declaring_one_condition_are_refused_naming_both() -> None:
 
 
 def test_redeclaring_a_built_in_condition_names_the_built_in_plugin() -> None:
-    from zonekeep.server import make_plugin_manager
+    from zonekeep.sdk.engine import make_plugin_manager
 
     pm = make_plugin_manager(extra(Knockdown))
     with pytest.raises(ValueError, match="condition 'prone'") as info:
@@ -446,7 +446,7 @@ def test_redeclaring_a_built_in_condition_names_the_built_in_plugin() -> None:
 def test_the_engine_refuses_two_plugins_declaring_the_same_condition() -> None:
     from zonekeep.plugins import load_default_plugins
     from zonekeep.sdk import ConditionSpec, hookimpl
-    from zonekeep.server import Engine, PluginConflict
+    from zonekeep.sdk.engine import Engine, PluginConflict
 
     class Grease:
         @staticmethod

@@ -23,8 +23,8 @@ from zonekeep.sdk import (
     roll,
 )
 from zonekeep.sdk._dice import DiceExpr
+from zonekeep.sdk._engine import make_plugin_manager
 from zonekeep.sdk._state import EncounterState
-from zonekeep.server._engine import make_plugin_manager
 
 # -- parse_dice ---------------------------------------------------------------
 

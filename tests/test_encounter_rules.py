@@ -787,7 +787,7 @@ def test_available_actions_follow_the_rules() -> None:
 
 
 def test_a_second_plugin_declaring_the_same_command_is_refused_naming_both() -> None:
-    from zonekeep.server import Engine, PluginConflict
+    from zonekeep.sdk.engine import Engine, PluginConflict
 
     class Dup:
         @staticmethod

@@ -25,7 +25,8 @@ from zonekeep.sdk import (
     state_to_dict,
 )
 from zonekeep.sdk.client import ClientError, connect
-from zonekeep.server import Engine, ServerConfig, ZonekeepServer
+from zonekeep.sdk.engine import Engine
+from zonekeep.server import ServerConfig, ZonekeepServer
 from zonekeep.server._cli import main
 from zonekeep.server._encounter_file import load_encounter
 from zonekeep.server._export import MAX_PROBLEMS, load_log, replay_log

@@ -15,11 +15,11 @@ import pytest
 import zonekeep.sdk as sdk
 from zonekeep.plugins import default_plugins, load_default_plugins
 from zonekeep.sdk import _hookspecs
+from zonekeep.sdk._engine import _COST_CODES
 from zonekeep.sdk._errors import RULE_ERRORS
 from zonekeep.sdk._events import EVENT_TYPES, Event
 from zonekeep.sdk._state import _REDUCERS
-from zonekeep.server import Engine
-from zonekeep.server._engine import _COST_CODES
+from zonekeep.sdk.engine import Engine
 
 ROOT = Path(__file__).parent.parent
 

@@ -43,7 +43,7 @@ from zonekeep.sdk import (
 from zonekeep.sdk._serial import event_from_dict, event_to_dict, state_to_dict
 from zonekeep.sdk._state import OVERRIDE_FIELDS, EncounterState, apply_event, movement_left, replay
 from zonekeep.sdk._types import MOVE_MODES
-from zonekeep.server import Engine
+from zonekeep.sdk.engine import Engine
 
 ENGINE = Engine()
 COMMANDS = sorted(ENGINE.commands)

@@ -24,8 +24,7 @@ from zonekeep.sdk import (
     parse_version,
     version_in_range,
 )
-from zonekeep.server import Engine, PluginConflict, ServerConfig, ZonekeepServer, load_config
-from zonekeep.server._plugins import (
+from zonekeep.sdk._loading import (
     BUILT_IN,
     LoadedPlugin,
     PluginLoadError,
@@ -33,6 +32,8 @@ from zonekeep.server._plugins import (
     discover,
     zonekeep_version,
 )
+from zonekeep.sdk.engine import Engine, PluginConflict
+from zonekeep.server import ServerConfig, ZonekeepServer, load_config
 
 MakeDist = Callable[..., Path]
 
@@ -386,7 +387,7 @@ def test_a_config_file_must_list_plugin_names(tmp_path: Path) -> None:
 def test_two_plugins_giving_behaviour_to_one_asset_tag_are_refused_naming_both() -> None:
     from zonekeep.plugins import load_default_plugins
     from zonekeep.sdk import AssetTagSpec, hookimpl
-    from zonekeep.server import PluginConflict
+    from zonekeep.sdk.engine import PluginConflict
 
     class Floors:
         @staticmethod

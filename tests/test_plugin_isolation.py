@@ -38,10 +38,10 @@ from zonekeep.sdk import (
     hookimpl,
     state_to_dict,
 )
+from zonekeep.sdk._isolation import CONTRIBUTIONS, STARTUP_HOOKS, policy
+from zonekeep.sdk._loading import IN_PROCESS, LoadedPlugin, PluginLoadError
+from zonekeep.sdk.engine import Engine, PluginFailure
 from zonekeep.sdk.testing import EncounterHarness
-from zonekeep.server import Engine, PluginFailure
-from zonekeep.server._isolation import CONTRIBUTIONS, STARTUP_HOOKS, policy
-from zonekeep.server._plugins import IN_PROCESS, LoadedPlugin, PluginLoadError
 
 RAISE = object()
 ALICE = Actor("player", "player-aria")

@@ -179,7 +179,7 @@ def test_events_table_matches_the_event_classes() -> None:
 
 
 def test_commands_table_matches_the_engine() -> None:
-    from zonekeep.server import Engine
+    from zonekeep.sdk.engine import Engine
 
     engine = Engine()
     rows = table_rows(_block("commands"))[1:]

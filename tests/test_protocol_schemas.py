@@ -166,7 +166,7 @@ def on_wire(obj: Any) -> Any:
 
 
 def capabilities() -> Capabilities:
-    from zonekeep.server import Engine
+    from zonekeep.sdk.engine import Engine
 
     engine = Engine()
     return Capabilities(

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from zonekeep.sdk import CommandSpec
-from zonekeep.server import Engine
+from zonekeep.sdk.engine import Engine
 
 DOC = Path(__file__).parent.parent / "docs" / "rules.md"
 HEADER = "| command | who | costs | phases | params (`?` optional) | what it does |"

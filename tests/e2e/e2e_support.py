@@ -10,7 +10,8 @@ import trio
 from zonekeep.protocol import validate_server_message
 from zonekeep.sdk import OPEN_PHASES, CommandSpec, RandomEntropy, hookimpl
 from zonekeep.sdk.client import ZonekeepClient, connect
-from zonekeep.server import Engine, InMemoryStore, Limits, ServerConfig, ZonekeepServer
+from zonekeep.sdk.engine import Engine
+from zonekeep.server import InMemoryStore, Limits, ServerConfig, ZonekeepServer
 
 VALIDATED: list[int] = [0]
 

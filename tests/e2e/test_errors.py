@@ -12,7 +12,7 @@ from e2e_support import Boom, Limits, Loaded, Running, ServerConfig, creatures
 
 from zonekeep.plugins import load_default_plugins
 from zonekeep.sdk.client import ClientError, ZonekeepClient
-from zonekeep.server import Engine
+from zonekeep.sdk.engine import Engine
 
 MakeServer = Callable[..., Any]
 

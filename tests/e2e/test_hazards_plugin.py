@@ -10,7 +10,8 @@ import trio
 from e2e_support import Running, ServerConfig
 
 from zonekeep.sdk import ScriptedEntropy
-from zonekeep.server import Engine, InMemoryStore
+from zonekeep.sdk.engine import Engine
+from zonekeep.server import InMemoryStore
 
 pytest.importorskip("zonekeep_hazards", reason="the example plugin is installed by scripts/test")
 

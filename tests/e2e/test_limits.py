@@ -35,7 +35,7 @@ from zonekeep.sdk import (
     hookimpl,
 )
 from zonekeep.sdk.client import ClientError, ZonekeepClient
-from zonekeep.server import Engine
+from zonekeep.sdk.engine import Engine
 from zonekeep.server._session import TokenBucket
 
 MakeServer = Callable[..., Any]

@@ -20,7 +20,7 @@ from e2e_support import Boom, Loaded, Running, ServerConfig, creatures
 from zonekeep.plugins import load_default_plugins
 from zonekeep.sdk import EVENT_TYPES
 from zonekeep.sdk.client import ClientError, ZonekeepClient
-from zonekeep.server import Engine
+from zonekeep.sdk.engine import Engine
 
 MakeServer = Callable[..., Any]
 

@@ -24,9 +24,9 @@ from zonekeep.sdk import (
     RuleContext,
     hookimpl,
 )
+from zonekeep.sdk._loading import IN_PROCESS, LoadedPlugin
 from zonekeep.sdk.client import ClientError, ZonekeepClient
-from zonekeep.server import Engine
-from zonekeep.server._plugins import IN_PROCESS, LoadedPlugin
+from zonekeep.sdk.engine import Engine
 
 MakeServer = Callable[..., Any]
 PHASES = ("surprise", "positions", "initiative", "turns")

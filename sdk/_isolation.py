@@ -12,7 +12,7 @@ documented in docs/plugins.md, "When a plugin fails"):
   attacks, maneuver steps) and command handlers: the command is refused with
   :class:`PluginFailure` (wire error ``plugin_error``, 6002) and nothing changes;
 - ``zonekeep_commands``: the engine does not start
-  (:class:`~zonekeep.server._plugins.PluginLoadError` naming the plugin).
+  (:class:`~zonekeep.sdk.engine.PluginLoadError` naming the plugin).
 
 Calls follow pluggy's order exactly: the implementations of
 ``HookCaller.get_hookimpls()`` in reverse (the last registered first; ``tryfirst``
@@ -31,10 +31,11 @@ from typing import Any
 
 import pluggy
 
-from zonekeep.sdk import CommandSpec, Refusal, RuleContext, ScriptExhausted
-from zonekeep.sdk._context import RollModifier
-
-from ._plugins import PluginLoadError
+from ._commands import CommandSpec
+from ._context import RollModifier, RuleContext
+from ._dice import ScriptExhausted
+from ._errors import Refusal
+from ._loading import PluginLoadError
 
 log = logging.getLogger("zonekeep.plugins")
 

@@ -21,7 +21,7 @@ Conflicts between plugins are checked when the engine is built: two plugins
 declaring the same command id stop it with :class:`PluginConflict`, naming both.
 Asset kinds and condition names are not declared through a hook yet, so two
 plugins cannot clash on them; when such hooks are added, the same check belongs
-in :class:`~zonekeep.server.Engine`.
+in :class:`~zonekeep.sdk.engine.Engine`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from zonekeep.sdk._plugin import SDK_VERSION, PluginInfo, VersionRangeError
+from ._plugin import SDK_VERSION, PluginInfo, VersionRangeError
 
 if TYPE_CHECKING:
     from ._engine import Engine
@@ -47,6 +47,35 @@ BUILT_IN = "built-in"
 #: The ``source`` of a plugin object handed to :class:`Engine` directly (tests, the harness).
 IN_PROCESS = "in-process"
 _RESERVED_PREFIX = "zonekeep."
+
+#: The built-in rule plugins, by module name, loaded by every engine unless told
+#: otherwise (in this order). As pytest's ``default_plugins``, they are named here
+#: and imported by name, so the SDK does not import the layer above it: the rules
+#: in ``zonekeep.plugins`` are plugins on this SDK like any third-party one.
+default_plugins: tuple[str, ...] = (
+    "zonekeep.plugins.setup",
+    "zonekeep.plugins.initiative",
+    "zonekeep.plugins.decisions",
+    "zonekeep.plugins.turns",
+    "zonekeep.plugins.movement",
+    "zonekeep.plugins.surprise",
+    "zonekeep.plugins.combat",
+    "zonekeep.plugins.zones",
+    "zonekeep.plugins.engagement",
+    "zonekeep.plugins.positions",
+    "zonekeep.plugins.flanking",
+    "zonekeep.plugins.areas",
+    "zonekeep.plugins.targeting",
+    "zonekeep.plugins.conditions",
+    "zonekeep.plugins.durations",
+    "zonekeep.plugins.ending",
+    "zonekeep.plugins.gm",
+)
+
+
+def load_default_plugins() -> list[ModuleType]:
+    """Import and return the modules named in :data:`default_plugins`."""
+    return [importlib.import_module(name) for name in default_plugins]
 
 
 class PluginLoadError(RuntimeError):
@@ -89,8 +118,6 @@ def builtin_name(module_name: str) -> str:
 
 def builtin_plugins(disabled: Iterable[str] = ()) -> list[LoadedPlugin]:
     """The built-in plugins in load order, except those named in ``disabled``."""
-    from zonekeep.plugins import default_plugins
-
     skip = set(disabled)
     version = zonekeep_version()
     return [
@@ -115,8 +142,6 @@ def as_loaded(plugin: object) -> LoadedPlugin:
     A :class:`LoadedPlugin` is returned as is; a built-in module gets its built-in
     name; anything else keeps the name pluggy would give it.
     """
-    from zonekeep.plugins import default_plugins
-
     if isinstance(plugin, LoadedPlugin):
         return plugin
     module_name = getattr(plugin, "__name__", None)
@@ -177,8 +202,6 @@ def discover(enabled: Iterable[str] = (), disabled: Iterable[str] = ()) -> list[
     listing every problem: unknown names, plugins that fail to import, declare no
     ``ZONEKEEP_PLUGIN`` or need another SDK version, names claimed twice.
     """
-    from zonekeep.plugins import default_plugins
-
     enabled, disabled = tuple(enabled), tuple(disabled)
     problems: list[str] = []
     builtins = [builtin_name(m) for m in default_plugins]
@@ -278,7 +301,9 @@ __all__ = [
     "builtin_name",
     "builtin_plugins",
     "declared_info",
+    "default_plugins",
     "describe_plugins",
     "discover",
+    "load_default_plugins",
     "zonekeep_version",
 ]

@@ -16,23 +16,21 @@ from typing import Any, TypeVar
 import attrs
 import pluggy
 
-from zonekeep.sdk import Creature, EncounterOptions, RuleContext, _hookspecs
-from zonekeep.sdk._arena import Arena, Link, Zone, single_zone_arena
-from zonekeep.sdk._commands import Actor, Command, CommandSpec, Param, Requirement
-from zonekeep.sdk._conditions import (
+from . import _hookspecs
+from ._arena import Arena, Link, Zone, single_zone_arena
+from ._commands import Actor, Command, CommandSpec, Param, Requirement
+from ._conditions import (
     AssetTagConflict,
     ConditionConflict,
     declared_asset_tags,
     declared_conditions,
 )
-from zonekeep.sdk._dice import Entropy, RandomEntropy
-from zonekeep.sdk._errors import Refusal
-from zonekeep.sdk._events import EncounterCreated, EncounterEnded, Event, PluginErrorRecorded
-from zonekeep.sdk._serial import json_kind
-from zonekeep.sdk._state import EncounterState, apply_event
-
+from ._context import RuleContext
+from ._dice import Entropy, RandomEntropy
+from ._errors import Refusal
+from ._events import EncounterCreated, EncounterEnded, Event, PluginErrorRecorded
 from ._isolation import PASS_THROUGH, PluginFailure, SafeHooks, declared_commands, wrappers
-from ._plugins import (
+from ._loading import (
     BUILT_IN,
     IN_PROCESS,
     LoadedPlugin,
@@ -41,6 +39,9 @@ from ._plugins import (
     builtin_plugins,
     discover,
 )
+from ._serial import json_kind
+from ._state import EncounterState, apply_event
+from ._types import Creature, EncounterOptions
 
 log = logging.getLogger("zonekeep.engine")
 
@@ -85,8 +86,8 @@ def make_plugin_manager(plugins: Iterable[object] | None = None) -> pluggy.Plugi
     """A plugin manager with zonekeep's hookspecs and ``plugins`` registered.
 
     ``None`` means :data:`zonekeep.plugins.default_plugins`. Items may be plugin
-    objects or :class:`~zonekeep.server._plugins.LoadedPlugin` (from
-    :func:`~zonekeep.server._plugins.discover`), registered under their names.
+    objects or :class:`~zonekeep.sdk.engine.LoadedPlugin` (from
+    :func:`~zonekeep.sdk.engine.discover`), registered under their names.
     """
     pm = pluggy.PluginManager(_hookspecs.PROJECT)
     pm.add_hookspecs(_hookspecs)
@@ -206,8 +207,8 @@ class Engine:
     def from_config(cls, enabled: Iterable[str] = (), disabled: Iterable[str] = ()) -> Engine:
         """An engine running the built-ins and the installed third-party plugins.
 
-        See :func:`~zonekeep.server._plugins.discover` for ``enabled`` and
-        ``disabled``; raises :class:`~zonekeep.server._plugins.PluginLoadError`
+        See :func:`~zonekeep.sdk.engine.discover` for ``enabled`` and
+        ``disabled``; raises :class:`~zonekeep.sdk.engine.PluginLoadError`
         or :class:`PluginConflict`.
         """
         return cls(discover(enabled, disabled))

@@ -1,0 +1,43 @@
+"""zonekeep.sdk.engine: the pure rules engine, plugin loading and plugin isolation.
+
+:class:`Engine` turns an encounter's state and a command into events (or a
+:class:`~zonekeep.sdk.Refusal`). It holds no clock, no sockets and no storage: the
+server (``zonekeep.server``) and the in-process harness (:mod:`zonekeep.sdk.testing`)
+both drive the same engine.
+"""
+
+from ._engine import Engine, Outcome, PluginConflict, make_plugin_manager
+from ._isolation import PluginFailure, describe
+from ._loading import (
+    BUILT_IN,
+    ENTRY_POINT_GROUP,
+    IN_PROCESS,
+    LoadedPlugin,
+    PluginLoadError,
+    builtin_name,
+    default_plugins,
+    describe_plugins,
+    discover,
+    load_default_plugins,
+    zonekeep_version,
+)
+
+__all__ = [
+    "BUILT_IN",
+    "ENTRY_POINT_GROUP",
+    "IN_PROCESS",
+    "Engine",
+    "LoadedPlugin",
+    "Outcome",
+    "PluginConflict",
+    "PluginFailure",
+    "PluginLoadError",
+    "builtin_name",
+    "default_plugins",
+    "describe",
+    "describe_plugins",
+    "discover",
+    "load_default_plugins",
+    "make_plugin_manager",
+    "zonekeep_version",
+]
