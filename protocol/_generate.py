@@ -943,23 +943,26 @@ def stale_files(root: Path = ROOT) -> list[str]:
     return stale
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Write the generated files (or, with ``--check``, report the stale ones)."""
+def main(argv: Sequence[str] | None = None, root: Path = ROOT) -> int:
+    """Write the generated files under ``root`` (or, with ``--check``, report the stale
+    ones and exit 1)."""
     args = list(sys.argv[1:] if argv is None else argv)
     check = "--check" in args
-    fresh = generated_files()
-    stale = stale_files()
+    fresh = generated_files(root)
+    stale = stale_files(root)
     for rel in stale:
         if check:
-            print(f"out of date: {rel} (run {COMMAND})")
+            print(f"out of date: {rel}")
             continue
-        path = ROOT / rel
+        path = root / rel
         if rel in fresh:
             path.write_text(fresh[rel], encoding="utf-8")
             print(f"wrote: {rel}")
         else:
             path.unlink()
             print(f"removed: {rel} (no class generates it)")
+    if check and stale:
+        print(f"run {COMMAND} (or scripts/generate) to regenerate them")
     return 1 if check and stale else 0
 
 
