@@ -274,7 +274,8 @@ class Capabilities:
 @attrs.frozen
 class Limits:
     """The limits in force on this connection (defaults shown). Every one is announced in
-    ``hello``'s result; an operator may change them."""
+    ``hello``'s result; an operator may change them. The ``float`` ones are written as
+    JSON numbers with a fraction (``20.0``), as a server's configuration gives them."""
 
     max_message_bytes: int = attrs.field(
         default=16384,
@@ -287,7 +288,7 @@ class Limits:
         ),
     )
     rate_per_second: float = attrs.field(
-        default=20,
+        default=20.0,
         metadata=doc(
             "Messages a client may send per second on average (a token bucket refilled at "
             "this rate).",
@@ -313,7 +314,7 @@ class Limits:
         ),
     )
     ping_interval_seconds: float = attrs.field(
-        default=20,
+        default=20.0,
         metadata=doc(
             "The server pings a connection it has heard nothing from for this many seconds "
             "(or down to 0.8 times as long, see above); one that does not pong within this "
@@ -322,7 +323,7 @@ class Limits:
         ),
     )
     idle_timeout_seconds: float = attrs.field(
-        default=300,
+        default=300.0,
         metadata=doc(
             "A connection that sends no frame for this long is closed with 4001 (`idle "
             "timeout`). WebSocket pongs do not count: a client that may stay silent SHOULD "
@@ -340,7 +341,7 @@ class Limits:
         ),
     )
     reaction_seconds: float = attrs.field(
-        default=30,
+        default=30.0,
         metadata=doc(
             "The default time a decision (a prompt) waits before its default applies; an "
             "encounter's `options.reaction_seconds` overrides it, and each `prompt` carries "
