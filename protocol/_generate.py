@@ -79,7 +79,8 @@ def _first_line(doc: str | None) -> str:
     if not doc:
         return ""
     paragraph = doc.strip().split("\n\n")[0]
-    return " ".join(line.strip() for line in paragraph.splitlines())
+    text = " ".join(line.strip() for line in paragraph.splitlines())
+    return text.replace("``", "`")  # reST's ``code`` as Markdown's `code`
 
 
 def _field_doc(f: attrs.Attribute[Any]) -> str:
@@ -797,10 +798,14 @@ def close_codes_table() -> str:
 
 
 def _summary(cls: type) -> str:
-    """A class's first docstring paragraph without its "``name`` params:" lead."""
+    """A class's first docstring paragraph without its "``name`` params:" lead (but
+    with "GM only" when it says so)."""
     text = _first_line(cls.__doc__)
-    text = re.sub(r"^``\w+`` (params|result|notification)( \(GM( only)?\))?: ", "", text)
-    return text[:1].upper() + text[1:]
+    lead = re.match(r"^`\w+` (params|result|notification)( \(GM( only)?\))?: ", text)
+    if lead is None:
+        return text
+    text = text[lead.end() :]
+    return ("(GM only) " if lead.group(2) else "") + text[:1].upper() + text[1:]
 
 
 def methods_table() -> str:

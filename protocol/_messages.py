@@ -711,7 +711,9 @@ class PromptNotification:
     command) before the deadline."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
-    decision: DecisionInfo = attrs.field(metadata=doc("The decision."))
+    decision: DecisionInfo = attrs.field(
+        metadata=doc("What is asked, of whom, the possible answers and the default.")
+    )
     deadline_seconds: float = attrs.field(
         metadata=doc("Seconds left before the default applies.", minimum=0)
     )
