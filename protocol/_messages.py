@@ -1083,6 +1083,17 @@ def dump(obj: Any) -> str:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def encode(obj: Any) -> str:
+    """The text a server sends for a message (an attrs message object or plain data):
+    compact JSON with every non-ASCII character written as a ``\\u`` escape, exactly as
+    protocol 1.1 servers have always written their frames. (:func:`dump` writes UTF-8
+    characters as they are.)"""
+    return _ENCODE(wire.unstructure(obj) if attrs.has(type(obj)) else obj)
+
+
 # -- schemas ---------------------------------------------------------------------------------
 
 #: Where the schemas' ``$id`` values live (a placeholder host; nothing is fetched).

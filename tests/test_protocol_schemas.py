@@ -64,6 +64,7 @@ from zonekeep.protocol import (
     TurnTimerNotification,
     _generate,
     dump,
+    encode,
     make_error_response,
     make_notification,
     make_response,
@@ -677,6 +678,15 @@ def test_request_schema_rejects_what_parse_request_rejects() -> None:
         assert errors("request", json.loads(text))
         with pytest.raises(ProtocolError):
             parse_request(text)
+
+
+def test_encode_writes_what_servers_always_sent() -> None:
+    note = PromptNotification("e1", decision(), 29.5)
+    message = make_notification(note)
+    server_text = json.JSONEncoder(separators=(",", ":")).encode(on_wire(message))
+    assert encode(message) == server_text
+    assert encode({"b": "é—"}) == '{"b":"\\u00e9\\u2014"}'
+    assert json.loads(encode(message)) == json.loads(dump(message))
 
 
 def test_dump_is_compact() -> None:
