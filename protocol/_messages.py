@@ -3,8 +3,12 @@
 Every request method has a params class and a result class (:data:`METHODS`), every
 notification a params class (:data:`NOTIFICATIONS`). The envelopes are
 :class:`Request`, :class:`Response`, :class:`ErrorResponse` and :class:`Notification`.
-``protocol/SPEC.md`` is the prose; ``protocol/schemas/`` the JSON Schemas; the tests
-keep the three in agreement.
+
+These classes are the single source of the protocol: ``protocol/_generate.py`` writes
+every JSON Schema in ``protocol/schemas/`` and every table of ``protocol/SPEC.md`` from
+them. A field's meaning and the constraints its type does not say are in its
+:func:`doc` metadata; a class's meaning is its docstring's first paragraph. Edit them
+here, then run ``python -m zonekeep.protocol._generate``.
 """
 
 from __future__ import annotations
