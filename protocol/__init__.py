@@ -2,13 +2,18 @@
 
 ``SPEC.md`` (shipped in this package) is the prose a client author needs; the JSON
 Schemas in ``schemas/`` say the same for machines; the attrs classes here and the
-strict cattrs converter :data:`wire` are the Python form. No I/O, no rules.
+strict cattrs converter :data:`wire` are the Python form, and the source of the other
+two: ``python -m zonekeep.protocol._generate`` writes every schema and every table of
+SPEC.md from them. No I/O, no rules.
 ``jsonschema`` is only imported by :func:`validate_server_message`.
 """
 
 from ._errors import (
+    CLOSE_CODES,
+    ERROR_MEANINGS,
     PERMISSION_CODES,
     PROTOCOL_ERRORS,
+    RANGE_MEANINGS,
     RANGES,
     ProtocolError,
     error_number,
@@ -18,8 +23,11 @@ from ._messages import (
     DEFAULT_LIMITS,
     METHODS,
     NOTIFICATIONS,
+    PROTOCOL_HISTORY,
     PROTOCOL_VERSION,
+    ROLES,
     SCHEMA_BASE,
+    SNAPSHOT_FIELDS,
     ActionsParams,
     ActionsResult,
     Capabilities,
@@ -64,6 +72,7 @@ from ._messages import (
     TurnTimerNotification,
     Who,
     dump,
+    encode,
     make_error_response,
     make_notification,
     make_response,
@@ -77,14 +86,20 @@ from ._messages import (
 )
 
 __all__ = [
+    "CLOSE_CODES",
     "DEFAULT_LIMITS",
+    "ERROR_MEANINGS",
     "METHODS",
     "NOTIFICATIONS",
     "PERMISSION_CODES",
     "PROTOCOL_ERRORS",
+    "PROTOCOL_HISTORY",
     "PROTOCOL_VERSION",
     "RANGES",
+    "RANGE_MEANINGS",
+    "ROLES",
     "SCHEMA_BASE",
+    "SNAPSHOT_FIELDS",
     "ActionsParams",
     "ActionsResult",
     "Capabilities",
@@ -130,6 +145,7 @@ __all__ = [
     "TurnTimerNotification",
     "Who",
     "dump",
+    "encode",
     "error_number",
     "make_error_response",
     "make_notification",

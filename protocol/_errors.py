@@ -48,6 +48,117 @@ RANGES: dict[str, tuple[int, int]] = {
 }
 
 
+#: What each range of :data:`RANGES` is for (SPEC.md's range table).
+RANGE_MEANINGS: dict[str, str] = {
+    "protocol": "the message itself is wrong",
+    "authentication": "tokens and server keys",
+    "permission": "the sender may not do this",
+    "rules": "the engine refused the command (`zonekeep.sdk.RULE_ERRORS`)",
+    "limits": "a limit was exceeded",
+    "server": "the server failed",
+}
+
+#: What each error number means (SPEC.md's error table is generated from it).
+ERROR_MEANINGS: dict[int, str] = {
+    1000: "The frame is not valid JSON (the message gives line and column), is not a JSON object, or is a binary frame. The id is `null`.",  # parse_error
+    1001: "The request's `id` is missing or of the wrong type, `method` is missing or not a non-empty string, `params` is not an object, or there are other top-level keys.",  # invalid_request
+    1002: "No request method has that name.",  # unknown_method
+    1003: "A method other than `hello` was sent before `hello`.",  # hello_required
+    1004: "`hello` named a protocol MAJOR version other than 1.",  # unsupported_version
+    1005: "A protocol method's params have a missing, unknown or wrongly typed field; the message names the field.",  # invalid_params
+    1006: "`hello` was sent a second time.",  # already_greeted
+    1007: "No encounter on this server has that id.",  # unknown_encounter
+    1008: "The connection has not joined that encounter (or has left it).",  # not_joined
+    2000: "`join`'s token does not open that encounter.",  # bad_token
+    2001: "The server requires a key to create encounters and none was given.",  # server_key_required
+    2002: "The server key given is wrong.",  # bad_server_key
+    3001: "A player acted for, or asked about, a creature whose controller is not that player.",  # not_your_creature
+    3002: "A player sent a GM-only method or command.",  # gm_only
+    3003: "Someone answered a decision whose controller is someone else.",  # not_your_decision
+    3004: "A spectator sent a request that could change something (`command`, `create_seat`, `create_spectator_link`).",  # spectator_read_only
+    4000: "An engine command's params are missing, unknown or of the wrong type, or `create_encounter`'s roster, arena or options are invalid.",  # invalid_params
+    4001: "No engine command has that `type`.",  # unknown_command
+    4002: "No creature has that id (hidden creatures do not exist for players and spectators).",  # unknown_creature
+    4003: "The engine's code for 3001; on the wire it is reported as 3001.",  # not_your_creature
+    4004: "The command cannot be used at the encounter's current step (surprise, positions, initiative, turns, ended).",  # wrong_phase
+    4005: "It is not that creature's turn.",  # not_your_turn
+    4006: "The creature has used its action this turn.",  # no_action_left
+    4007: "The creature has used its bonus action this turn.",  # no_bonus_action_left
+    4008: "The creature has used its object interaction this turn.",  # no_interaction_left
+    4009: "The creature has used its reaction this round.",  # no_reaction_left
+    4010: "The move costs more movement than the creature has left.",  # not_enough_movement
+    4011: "The creature cannot move that way (prone, no flying speed, a link that needs one).",  # cannot_move
+    4012: "A surprised creature cannot act on its first turn.",  # surprised
+    4013: "The creature is incapacitated and cannot act.",  # incapacitated
+    4014: "The creature's speed is 0 (grappled, restrained ...).",  # speed_zero
+    4015: "The creature is already prone.",  # already_prone
+    4016: "The creature is not prone (so it cannot stand up).",  # not_prone
+    4017: "An enemy's space is in the way.",  # blocked_by_creature
+    4018: "The move would end in another creature's space.",  # occupied_space
+    4019: "The creature has no attack with that name.",  # unknown_attack
+    4020: "The target cannot be chosen (itself, already out of the fight, not an enemy ...).",  # invalid_target
+    4021: "No pending decision has that id.",  # unknown_decision
+    4022: "The engine's code for 3003; on the wire it is reported as 3003.",  # not_your_decision
+    4023: "The choice is not one of the decision's options (or not an ordering of all of them).",  # invalid_choice
+    4024: "`end_encounter` while a time-sensitive threat remains; send it with `force: true`.",  # threat_remains
+    4025: "The encounter has ended.",  # encounter_over
+    4026: "Two creatures (or a creature and a group, a hazard ...) share an id.",  # duplicate_id
+    4027: "No zone of the arena has that id.",  # unknown_zone
+    4028: "The creature has no readied attack to release.",  # nothing_readied
+    4029: "Nobody may act until a pending decision is answered (reactions to a move, an initiative tie).",  # decision_pending
+    4030: "A reaction command was sent on the creature's own turn.",  # not_on_your_turn
+    4031: "The engine's code for 3002; on the wire it is reported as 3002.",  # gm_only
+    4032: "No initiative group has that id.",  # unknown_group
+    4033: "No hazard has that id.",  # unknown_hazard
+    4034: "No asset (or ongoing effect) has that id, or it is not in the creature's zone.",  # unknown_asset
+    4035: "The zones are not linked to each other.",  # not_adjacent
+    4036: "The link between the zones is not clear.",  # no_clear_path
+    4037: "The zone has no capacity left for a creature of that size.",  # zone_full
+    4038: "A Sprint's further zone is not straight ahead.",  # not_straight
+    4039: "There is no room left around the creature (for engaging, adjacency or sharing a space).",  # no_room
+    4040: "The creature cannot engage that enemy now.",  # cannot_engage
+    4041: "The creature already holds that position.",  # already_in_position
+    4042: "The creature holds no such position.",  # not_in_position
+    4043: "The encounter's options switched that mechanic off (adjacency, back-to-back ...).",  # option_off
+    4044: "The target is beyond the attack's or effect's range.",  # out_of_range
+    4045: "Something blocks the line of sight to the target.",  # no_line_of_sight
+    4046: "An area effect names more targets than its size allows.",  # too_many_targets
+    4047: "An area effect names fewer targets than it must.",  # too_few_targets
+    4048: "No ongoing effect has that id.",  # unknown_effect
+    4900: "A plugin refused the command; also the number of every plugin-specific code.",  # plugin_refused
+    5000: "The frame is larger than `max_message_bytes` (but at most 4 times that). The id is `null`.",  # message_too_large
+    5001: "The client sent messages faster than the rate limit; this one was ignored. The id is `null`.",  # rate_limited
+    5002: "The encounter already has `max_connections_per_encounter` connections joined (or the server hosts as many encounters as it can).",  # too_many_connections
+    6000: "The server failed while handling the request; nothing changed.",  # internal_error
+    6001: "The encounter's rules crashed on this command; nothing changed and the GM received an `encounter_error`.",  # encounter_crashed
+    6002: "A plugin failed while handling this command (its command handler or one of its hooks raised, or answered with the wrong shape); nothing changed and the GM received an `encounter_error` naming the plugin.",  # plugin_error
+    6003: "The server could not save the change (its disk is full or read-only); nothing changed and nothing was broadcast.",  # store_unavailable
+}
+
+#: WebSocket close codes the server uses: (code, reason, when).
+CLOSE_CODES: list[tuple[int, str, str]] = [
+    (1000, "", "Normal closure (the client closed, or the server answered a client's close)."),
+    (1001, "going away", "The server is shutting down; a `closing` notification came first."),
+    (
+        1008,
+        "rate limit abuse",
+        "More than `rate_burst` (40) messages were refused with `rate_limited` within 10 seconds.",
+    ),
+    (1009, "", "A frame was larger than 4 \u00d7 `max_message_bytes`."),
+    (
+        4000,
+        "slow consumer",
+        "The client did not read its messages: more than `outgoing_queue` were waiting.",
+    ),
+    (
+        1011,
+        "keepalive ping timeout",
+        "The client did not answer a WebSocket ping within `ping_interval_seconds`.",
+    ),
+    (4001, "idle timeout", "The client sent no frame for `idle_timeout_seconds`."),
+]
+
+
 def error_number(name: str) -> int:
     """The wire number for an error name: protocol table first, then the rules' table.
 

@@ -3,8 +3,12 @@
 Every request method has a params class and a result class (:data:`METHODS`), every
 notification a params class (:data:`NOTIFICATIONS`). The envelopes are
 :class:`Request`, :class:`Response`, :class:`ErrorResponse` and :class:`Notification`.
-``protocol/SPEC.md`` is the prose; ``protocol/schemas/`` the JSON Schemas; the tests
-keep the three in agreement.
+
+These classes are the single source of the protocol: ``protocol/_generate.py`` writes
+every JSON Schema in ``protocol/schemas/`` and every table of ``protocol/SPEC.md`` from
+them. A field's meaning and the constraints its type does not say are in its
+:func:`doc` metadata; a class's meaning is its docstring's first paragraph. Edit them
+here, then run ``python -m zonekeep.protocol._generate``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_unstructure_fn
 
+from zonekeep.sdk import Cost
 from zonekeep.sdk._serial import json_kind, strict_containers
 
 from ._errors import ProtocolError
@@ -38,69 +43,6 @@ RequestId = int | str
 
 _VERSION = re.compile(r"^[0-9]+\.[0-9]+$")
 MAX_ID_LENGTH = 64
-
-
-# -- validators ------------------------------------------------------------------------------
-
-
-def _non_negative(_: object, attribute: attrs.Attribute[Any], value: int | None) -> None:
-    if value is not None and value < 0:
-        raise ValueError(f"'{attribute.name}' must be 0 or more, not {value}")
-
-
-def _version(_: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if not _VERSION.match(value):
-        raise ValueError(
-            f"'{attribute.name}' must look like MAJOR.MINOR (for example \"1.0\"), not {value!r}"
-        )
-
-
-def _player_id(_: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if not 1 <= len(value) <= MAX_ID_LENGTH:
-        raise ValueError(f"'{attribute.name}' must be 1 to {MAX_ID_LENGTH} characters long")
-    if value == "gm":
-        raise ValueError(f"'{attribute.name}' cannot be \"gm\", which is the GM's controller id")
-
-
-def _not_empty(_: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if not value:
-        raise ValueError(f"'{attribute.name}' must not be empty")
-
-
-# -- hello -----------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class ClientInfo:
-    """Who the client is: a ``name`` and a ``version``, for logs only."""
-
-    name: str
-    version: str
-
-
-@attrs.frozen
-class HelloParams:
-    """``hello`` params: the protocol version the client speaks and who it is."""
-
-    protocol: str = attrs.field(validator=_version)
-    client: ClientInfo
-
-
-@attrs.frozen
-class ServerInfo:
-    """The server's name (always ``"zonekeep"``) and version."""
-
-    name: str
-    version: str
-
-
-@attrs.frozen
-class CommandParamInfo:
-    """One parameter of an engine command: its type, whether required, what it means."""
-
-    type: str
-    required: bool
-    description: str
 
 
 #: JSON Schema for a value of each engine parameter type (see SPEC.md, Commands).
@@ -140,19 +82,160 @@ def params_schema(spec: CommandSpec) -> dict[str, Any]:
     }
 
 
+# -- validators ------------------------------------------------------------------------------
+
+
+def _non_negative(_: object, attribute: attrs.Attribute[Any], value: int | None) -> None:
+    if value is not None and value < 0:
+        raise ValueError(f"'{attribute.name}' must be 0 or more, not {value}")
+
+
+def _version(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not _VERSION.match(value):
+        raise ValueError(
+            f"'{attribute.name}' must look like MAJOR.MINOR (for example \"1.0\"), not {value!r}"
+        )
+
+
+def _player_id(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not 1 <= len(value) <= MAX_ID_LENGTH:
+        raise ValueError(f"'{attribute.name}' must be 1 to {MAX_ID_LENGTH} characters long")
+    if value == "gm":
+        raise ValueError(f"'{attribute.name}' cannot be \"gm\", which is the GM's controller id")
+
+
+def _not_empty(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not value:
+        raise ValueError(f"'{attribute.name}' must not be empty")
+
+
+# -- field documentation ---------------------------------------------------------------------
+
+
+def doc(
+    text: str,
+    *,
+    schema: dict[str, Any] | None = None,
+    type_text: str | None = None,
+    expand: bool = True,
+    keywords: dict[str, Any] | None = None,
+    **constraints: Any,
+) -> dict[str, Any]:
+    """attrs ``metadata`` for a wire field, read by ``protocol/_generate.py``.
+
+    ``text`` is the field's meaning (SPEC.md's tables, the schema's ``description``).
+    ``constraints`` are JSON Schema keywords added to the schema of the field's type (to
+    its non-null part when the field may be null), for what the type alone does not say
+    (``minLength=1``, ``minimum=0`` ...; ``keywords`` for those that are not Python names). ``schema`` replaces the schema derived from the
+    type (again its non-null part): for a ``dict`` that is in fact a snapshot or an
+    event. ``type_text`` replaces the type named in SPEC.md's tables; ``expand=False``
+    keeps SPEC.md from listing a nested class's fields as ``field.sub`` rows.
+    """
+    return {
+        "doc": text,
+        "constraints": {**constraints, **(keywords or {})},
+        "schema": schema,
+        "type_text": type_text,
+        "expand": expand,
+    }
+
+
+#: Schemas of values that many messages carry.
+ENCOUNTER_ID = doc("The encounter id.", minLength=1)
+_REQUEST_ID_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {"type": "integer"},
+        {"type": "string", "minLength": 1, "maxLength": MAX_ID_LENGTH},
+    ]
+}
+_SNAPSHOT = {"$ref": "snapshot.schema.json"}
+_SNAPSHOT_TEXT = "[Snapshot](#snapshot)"
+_EVENT = {"$ref": "event_payload.schema.json"}
+
+
+# -- hello -----------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ClientInfo:
+    """Who the client is: a ``name`` and a ``version``, for logs only."""
+
+    name: str = attrs.field(metadata=doc("The client's name."))
+    version: str = attrs.field(metadata=doc("The client's version."))
+
+
+@attrs.frozen
+class HelloParams:
+    """``hello`` params: the protocol version the client speaks and who it is."""
+
+    protocol: str = attrs.field(
+        validator=_version,
+        metadata=doc(
+            'The version the client speaks, `"MAJOR.MINOR"`, e.g. `"1.1"` (any 1.x is accepted).',
+            pattern=_VERSION.pattern,
+            type_text='string `"MAJOR.MINOR"`',
+        ),
+    )
+    client: ClientInfo = attrs.field(metadata=doc("Who the client is, for logs."))
+
+
+@attrs.frozen
+class ServerInfo:
+    """The server's name (always ``"zonekeep"``) and version."""
+
+    name: str = attrs.field(metadata=doc('Always `"zonekeep"`.', const="zonekeep"))
+    version: str = attrs.field(metadata=doc("The server's software version."))
+
+
+@attrs.frozen
+class CommandParamInfo:
+    """One parameter of an engine command: its type, whether required, what it means."""
+
+    type: str = attrs.field(
+        metadata=doc(
+            "The parameter's type (see [Commands](#commands)): `creature`, `zone`, `string` "
+            "→ string; `integer`, `boolean`, `object` → themselves; `creatures`, `strings` "
+            "→ array of string; `any` → any value.",
+            enum=list(PARAM_JSON_TYPES),
+        )
+    )
+    required: bool = attrs.field(metadata=doc("Whether the command needs it."))
+    description: str = attrs.field(metadata=doc("What it means, for a person."))
+
+
 @attrs.frozen
 class CommandInfo:
     """One engine command as announced in ``hello``'s capabilities: what it is, its
     parameters, a JSON Schema (2020-12) for them and the plugin that declares it."""
 
-    id: str
-    summary: str
-    who: Who
-    costs: list[str]
-    phases: list[str]
-    params: dict[str, CommandParamInfo]
-    schema: dict[str, Any]
-    plugin: str
+    id: str = attrs.field(metadata=doc("The command type, sent as `command`'s `type`."))
+    summary: str = attrs.field(metadata=doc("What it does, for a person."))
+    who: Who = attrs.field(
+        metadata=doc(
+            "`creature`: the controller of `params.creature` (or the GM); `gm`: the GM "
+            "only; `any`: anyone joined but spectators."
+        )
+    )
+    costs: list[str] = attrs.field(
+        metadata=doc(
+            "What it costs; several mean the first one still available.",
+            items={"enum": list(get_args(Cost))},
+        )
+    )
+    phases: list[str] = attrs.field(metadata=doc("The encounter phases in which it may be sent."))
+    params: dict[str, CommandParamInfo] = attrs.field(
+        metadata=doc("Parameter name → its type, whether required, and meaning.")
+    )
+    schema: dict[str, Any] = attrs.field(
+        metadata=doc(
+            "A JSON Schema (2020-12) for the command's `params`: each parameter's JSON type "
+            "and description, the required ones, `additionalProperties: false`. An optional "
+            "parameter may also be null."
+        )
+    )
+    plugin: str = attrs.field(
+        metadata=doc('The name of the plugin that declares the command (e.g. `"zonekeep.combat"`).')
+    )
 
     @classmethod
     def from_spec(cls, spec: CommandSpec, plugin: str = "") -> CommandInfo:
@@ -178,24 +261,98 @@ class Capabilities:
     """What this server can do: its commands, encounter options (with their defaults),
     event types and bundled arenas."""
 
-    commands: list[CommandInfo]
-    options: dict[str, Any]
-    event_types: list[str]
-    arenas: list[str]
+    commands: list[CommandInfo] = attrs.field(
+        metadata=doc("Every engine command (see [Commands](#commands)).")
+    )
+    options: dict[str, Any] = attrs.field(
+        metadata=doc("Each encounter option with its default value.")
+    )
+    event_types: list[str] = attrs.field(
+        metadata=doc("Every event type the server may send (besides `hidden`).", uniqueItems=True)
+    )
+    arenas: list[str] = attrs.field(
+        metadata=doc("The bundled arena names `create_encounter` accepts.", uniqueItems=True)
+    )
 
 
 @attrs.frozen
 class Limits:
-    """The limits in force on this connection (defaults shown)."""
+    """The limits in force on this connection (defaults shown). Every one is announced in
+    ``hello``'s result; an operator may change them. The ``float`` ones are written as
+    JSON numbers with a fraction (``20.0``), as a server's configuration gives them."""
 
-    max_message_bytes: int = 16384
-    rate_per_second: float = 20
-    rate_burst: int = 40
-    max_connections_per_encounter: int = 32
-    ping_interval_seconds: float = 20
-    idle_timeout_seconds: float = 300
-    outgoing_queue: int = 256
-    reaction_seconds: float = 30
+    max_message_bytes: int = attrs.field(
+        default=16384,
+        metadata=doc(
+            "A frame longer than this (in UTF-8 bytes) is refused with `message_too_large` "
+            "(5000, id `null`) and ignored. A frame longer than 4 \u00d7 this (65536 by default) "
+            "closes the connection with 1009. The server's own messages (snapshots, "
+            "`join`'s events) may be longer.",
+            minimum=1,
+        ),
+    )
+    rate_per_second: float = attrs.field(
+        default=20.0,
+        metadata=doc(
+            "Messages a client may send per second on average (a token bucket refilled at "
+            "this rate).",
+            exclusiveMinimum=0,
+        ),
+    )
+    rate_burst: int = attrs.field(
+        default=40,
+        metadata=doc(
+            "The bucket's size: up to this many messages at once. A message that finds the "
+            "bucket empty is refused with `rate_limited` (5001, id `null`) and not handled. "
+            "More than 40 refused messages within 10 seconds close the connection with 1008 "
+            "(`rate limit abuse`).",
+            minimum=1,
+        ),
+    )
+    max_connections_per_encounter: int = attrs.field(
+        default=32,
+        metadata=doc(
+            "Connections joined to one encounter (all roles). Another `join` is refused "
+            "with `too_many_connections` (5002).",
+            minimum=1,
+        ),
+    )
+    ping_interval_seconds: float = attrs.field(
+        default=20.0,
+        metadata=doc(
+            "The server pings a connection it has heard nothing from for this many seconds "
+            "(or down to 0.8 times as long, see above); one that does not pong within this "
+            "time is closed with 1011. 0 turns pings off.",
+            exclusiveMinimum=0,
+        ),
+    )
+    idle_timeout_seconds: float = attrs.field(
+        default=300.0,
+        metadata=doc(
+            "A connection that sends no frame for this long is closed with 4001 (`idle "
+            "timeout`). WebSocket pongs do not count: a client that may stay silent SHOULD "
+            "send a `ping` request at least every half of this.",
+            exclusiveMinimum=0,
+        ),
+    )
+    outgoing_queue: int = attrs.field(
+        default=256,
+        metadata=doc(
+            "Messages waiting to be sent to one connection. A client that stops reading "
+            "fills it and is closed with 4000 (`slow consumer`); it never slows down the "
+            "others.",
+            minimum=1,
+        ),
+    )
+    reaction_seconds: float = attrs.field(
+        default=30.0,
+        metadata=doc(
+            "The default time a decision (a prompt) waits before its default applies; an "
+            "encounter's `options.reaction_seconds` overrides it, and each `prompt` carries "
+            "the time left.",
+            exclusiveMinimum=0,
+        ),
+    )
 
 
 #: The limits a server applies unless its operator changes them.
@@ -206,10 +363,18 @@ DEFAULT_LIMITS = Limits()
 class HelloResult:
     """``hello`` result: the server's protocol version, identity, capabilities and limits."""
 
-    protocol: str
-    server: ServerInfo
-    capabilities: Capabilities
-    limits: Limits
+    protocol: str = attrs.field(
+        metadata=doc('The server\'s version, `"1.1"`.', pattern=r"^1\.[0-9]+$")
+    )
+    server: ServerInfo = attrs.field(metadata=doc("Who the server is."))
+    capabilities: Capabilities = attrs.field(metadata=doc("What the server can do."))
+    limits: Limits = attrs.field(
+        metadata=doc(
+            "The limits in force (see [Limits](#limits)).",
+            type_text="[Limits](#limits)",
+            expand=False,
+        )
+    )
 
 
 # -- encounters and seats --------------------------------------------------------------------
@@ -220,31 +385,83 @@ class CreateEncounterParams:
     """``create_encounter`` params: a name, an arena (a bundled name or an inline arena
     object), the roster and optional options; ``server_key`` when the server wants one."""
 
-    name: str
-    arena: str | dict[str, Any]
-    creatures: list[dict[str, Any]]
-    options: dict[str, Any] | None = None
-    server_key: str | None = None
+    name: str = attrs.field(metadata=doc("The encounter's name, shown to everyone."))
+    arena: str | dict[str, Any] = attrs.field(
+        metadata=doc(
+            'A bundled arena\'s name (from `capabilities.arenas`, e.g. `"tavern"`), or an '
+            "inline arena object in the arena file format (`docs/arenas.md`, schema "
+            "`arena.schema.json`); the server checks it fully.",
+            type_text="string or object",
+            schema={"anyOf": [{"type": "string", "minLength": 1}, {"$ref": "arena.schema.json"}]},
+        )
+    )
+    creatures: list[dict[str, Any]] = attrs.field(
+        metadata=doc(
+            "The roster, in order: creature objects as in `docs/encounters.md` (`id`, "
+            "`name` and `side` required; `controller`, `size`, `speeds`, `hp`, `attacks`, "
+            "`hidden`, `zone` ... optional). Unknown keys are errors; the server checks "
+            "every field.",
+            items={
+                "type": "object",
+                "required": ["id", "name", "side"],
+                "properties": {
+                    "id": {"type": "string", "minLength": 1},
+                    "name": {"type": "string"},
+                    "side": {"type": "string"},
+                },
+                "additionalProperties": True,
+            },
+            type_text="array of object",
+        )
+    )
+    options: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "Encounter options (see `capabilities.options`); those left out keep their defaults."
+        ),
+    )
+    server_key: str | None = attrs.field(
+        default=None,
+        metadata=doc("Required when the server's operator configured a key."),
+    )
 
 
 @attrs.frozen
 class CreateEncounterResult:
     """``create_encounter`` result: the new encounter's id, the GM token and a snapshot."""
 
-    encounter: str
-    gm_token: str
-    role: Literal["gm"]
-    seq: int
-    snapshot: dict[str, Any]
+    encounter: str = attrs.field(
+        metadata=doc("The new encounter's id, chosen by the server.", minLength=1)
+    )
+    gm_token: str = attrs.field(
+        metadata=doc(
+            "The GM's secret token. Keep it: `join` with it to be the GM again.", minLength=1
+        )
+    )
+    role: Literal["gm"] = attrs.field(metadata=doc("The role of this connection in the encounter."))
+    seq: int = attrs.field(
+        metadata=doc("The seq of the last event: 1 (`encounter_created`).", minimum=0)
+    )
+    snapshot: dict[str, Any] = attrs.field(
+        metadata=doc("The encounter as the GM sees it.", schema=_SNAPSHOT, type_text=_SNAPSHOT_TEXT)
+    )
 
 
 @attrs.frozen
 class JoinParams:
     """``join`` params: the encounter, a token, and ``last_seq`` to resume."""
 
-    encounter: str
-    token: str
-    last_seq: int | None = attrs.field(default=None, validator=_non_negative)
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    token: str = attrs.field(metadata=doc("A GM, player or spectator token.", minLength=1))
+    last_seq: int | None = attrs.field(
+        default=None,
+        validator=_non_negative,
+        metadata=doc(
+            "The seq of the last event this client has seen; asks for the missed events "
+            "instead of a snapshot.",
+            minimum=0,
+        ),
+    )
 
 
 @attrs.frozen
@@ -252,42 +469,75 @@ class JoinResult:
     """``join`` result: the seat's role (and player id), the current ``seq``, and either a
     ``snapshot`` or the missed ``events`` (the other one is null)."""
 
-    role: Role
-    player: str | None
-    seq: int
-    snapshot: dict[str, Any] | None
-    events: list[dict[str, Any]] | None
+    role: Role = attrs.field(metadata=doc("What the token made this connection."))
+    player: str | None = attrs.field(
+        metadata=doc("The player id for a player seat; null for the GM and spectators.")
+    )
+    seq: int = attrs.field(metadata=doc("The seq of the encounter's last event.", minimum=0))
+    snapshot: dict[str, Any] | None = attrs.field(
+        metadata=doc(
+            "The encounter as this seat may see it; null when `events` is given.",
+            schema=_SNAPSHOT,
+            type_text=f"{_SNAPSHOT_TEXT} or null",
+        )
+    )
+    events: list[dict[str, Any]] | None = attrs.field(
+        metadata=doc(
+            "The missed events, in order (the first has seq `last_seq + 1`); null when "
+            "`snapshot` is given.",
+            schema={"type": "array", "items": _EVENT},
+            type_text="array of [Event](#events) or null",
+        )
+    )
 
 
 @attrs.frozen
 class CreateSeatParams:
     """``create_seat`` params (GM): a player id and the creatures that player controls."""
 
-    encounter: str
-    player: str = attrs.field(validator=_player_id)
-    creatures: list[str] = attrs.field(factory=list)
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    player: str = attrs.field(
+        validator=_player_id,
+        metadata=doc(
+            "The player id. A creature whose `controller` is this id is the player's.",
+            minLength=1,
+            maxLength=MAX_ID_LENGTH,
+            type_text=f'string, 1 to {MAX_ID_LENGTH} characters, not `"gm"`',
+            keywords={"not": {"const": "gm"}},
+        ),
+    )
+    creatures: list[str] = attrs.field(
+        factory=list,
+        metadata=doc(
+            "Creature ids to hand to this player: for each one not already controlled by "
+            "the player, the server applies a GM override of its `controller` (an "
+            "`override_applied` event each, pushed before the reply)."
+        ),
+    )
 
 
 @attrs.frozen
 class CreateSeatResult:
     """``create_seat`` result: the player's token."""
 
-    token: str
-    player: str
+    token: str = attrs.field(
+        metadata=doc("The player's secret token, to pass to the player out of band.", minLength=1)
+    )
+    player: str = attrs.field(metadata=doc("The player id."))
 
 
 @attrs.frozen
 class CreateSpectatorLinkParams:
-    """``create_spectator_link`` params (GM)."""
+    """``create_spectator_link`` params (GM): the encounter to make a spectator token for."""
 
-    encounter: str
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
 
 
 @attrs.frozen
 class CreateSpectatorLinkResult:
     """``create_spectator_link`` result: a spectator token."""
 
-    token: str
+    token: str = attrs.field(metadata=doc("A spectator token.", minLength=1))
 
 
 # -- playing ---------------------------------------------------------------------------------
@@ -297,9 +547,19 @@ class CreateSpectatorLinkResult:
 class CommandParams:
     """``command`` params: an engine command ``type`` and its ``params``."""
 
-    encounter: str
-    type: str = attrs.field(validator=_not_empty)
-    params: dict[str, Any] = attrs.field(factory=dict)
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    type: str = attrs.field(
+        validator=_not_empty,
+        metadata=doc(
+            'The command\'s id, e.g. `"move"` (see `capabilities.commands`).', minLength=1
+        ),
+    )
+    params: dict[str, Any] = attrs.field(
+        factory=dict,
+        metadata=doc(
+            "The command's parameters, as its entry in `capabilities.commands` describes."
+        ),
+    )
 
 
 @attrs.frozen
@@ -307,61 +567,100 @@ class CommandResult:
     """``command`` result: the seq range of the events it caused (empty when
     ``first_seq`` is ``last_seq + 1``)."""
 
-    first_seq: int
-    last_seq: int
+    first_seq: int = attrs.field(
+        metadata=doc("The seq of the first event the command caused.", minimum=1)
+    )
+    last_seq: int = attrs.field(
+        metadata=doc(
+            "The seq of its last event. When a command causes no event, `first_seq` is "
+            "`last_seq + 1`.",
+            minimum=0,
+        )
+    )
 
 
 @attrs.frozen
 class ActionsParams:
     """``actions`` params: which creature to ask about."""
 
-    encounter: str
-    creature: str
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    creature: str = attrs.field(metadata=doc("The creature's id."))
 
 
 @attrs.frozen
 class ActionsResult:
     """``actions`` result: the command ids the creature may use right now."""
 
-    creature: str
-    actions: list[str]
+    creature: str = attrs.field(metadata=doc("The creature's id."))
+    actions: list[str] = attrs.field(
+        metadata=doc(
+            "Command ids this seat could use for the creature now. Empty for a spectator, "
+            "for a creature the player does not control, or when nothing is possible."
+        )
+    )
 
 
 @attrs.frozen
 class SnapshotParams:
-    """``snapshot`` params."""
+    """``snapshot`` params: the encounter to see."""
 
-    encounter: str
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
 
 
 @attrs.frozen
 class SnapshotResult:
     """``snapshot`` result: the encounter as this seat may see it, at ``seq``."""
 
-    seq: int
-    snapshot: dict[str, Any]
+    seq: int = attrs.field(
+        metadata=doc("The seq of the last event the snapshot includes.", minimum=0)
+    )
+    snapshot: dict[str, Any] = attrs.field(
+        metadata=doc("The encounter.", schema=_SNAPSHOT, type_text=_SNAPSHOT_TEXT)
+    )
 
 
 @attrs.frozen
 class LeaveParams:
-    """``leave`` params."""
+    """``leave`` params: the encounter to leave."""
 
-    encounter: str
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
 
 
 @attrs.frozen
 class LeaveResult:
-    """``leave`` result (empty)."""
+    """``leave`` result: an empty object."""
 
 
 @attrs.frozen
 class PingParams:
-    """``ping`` params (empty)."""
+    """``ping`` params: none (an empty object, or no ``params`` at all)."""
 
 
 @attrs.frozen
 class PingResult:
-    """``ping`` result (empty)."""
+    """``ping`` result: an empty object."""
+
+
+@attrs.frozen
+class RewindParams:
+    """``rewind`` params (GM): the encounter and the ``seq`` to go back to."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    to_seq: int = attrs.field(
+        validator=_non_negative,
+        metadata=doc(
+            "The event to go back to (the state right after it); it must be before the "
+            "current seq.",
+            minimum=1,
+        ),
+    )
+
+
+@attrs.frozen
+class RewindResult:
+    """``rewind`` result: the seq of the ``rewound`` event."""
+
+    seq: int = attrs.field(metadata=doc("The seq of the `rewound` event.", minimum=2))
 
 
 # -- notifications ---------------------------------------------------------------------------
@@ -369,34 +668,59 @@ class PingResult:
 
 @attrs.frozen
 class EventNotification:
-    """``event`` notification: one event of an encounter at its ``seq``."""
+    """``event`` notification: one event of a joined encounter, in seq order without gaps."""
 
-    encounter: str
-    seq: int
-    event: dict[str, Any]
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    seq: int = attrs.field(
+        metadata=doc(
+            "The event's sequence number: 1 is `encounter_created`, and there are no gaps.",
+            minimum=1,
+        )
+    )
+    event: dict[str, Any] = attrs.field(
+        metadata=doc(
+            '`{"type": ..., ...fields}`; for a player or spectator, an event they may not '
+            'see is `{"type": "hidden"}` at its seq.',
+            schema=_EVENT,
+            type_text="[Event](#events)",
+        )
+    )
 
 
 @attrs.frozen
 class DecisionInfo:
     """A pending decision, as carried by a ``prompt`` (the fields of ``zonekeep.sdk.Decision``)."""
 
-    id: str
-    kind: str
-    controller: str
-    prompt: str
-    options: list[str]
-    default: list[str]
-    creature: str | None
-    ordering: bool
+    id: str = attrs.field(metadata=doc("The decision id, to send in the `decide` command."))
+    kind: str = attrs.field(
+        metadata=doc('What the decision is for, e.g. `"initiative_tie"`, `"reaction"`.')
+    )
+    controller: str = attrs.field(
+        metadata=doc('Who may answer: `"gm"` or a player id (the GM may always answer).')
+    )
+    prompt: str = attrs.field(metadata=doc("The question, for a person."))
+    options: list[str] = attrs.field(metadata=doc("The possible answers."))
+    default: list[str] = attrs.field(metadata=doc("What applies if nobody answers in time."))
+    creature: str | None = attrs.field(metadata=doc("The creature the decision is about, if any."))
+    ordering: bool = attrs.field(
+        metadata=doc(
+            "True: answer with an ordering of all `options`; false: with exactly one of them."
+        )
+    )
 
 
 @attrs.frozen
 class PromptNotification:
-    """``prompt`` notification: a decision this seat may answer, and the time left."""
+    """``prompt`` notification: a decision this seat may answer (with the ``decide``
+    command) before the deadline."""
 
-    encounter: str
-    decision: DecisionInfo
-    deadline_seconds: float
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    decision: DecisionInfo = attrs.field(
+        metadata=doc("What is asked, of whom, the possible answers and the default.")
+    )
+    deadline_seconds: float = attrs.field(
+        metadata=doc("Seconds left before the default applies.", minimum=0)
+    )
 
 
 @attrs.frozen
@@ -404,34 +728,50 @@ class TurnTimerNotification:
     """``turn_timer`` notification: the turn under way ends by itself when the time is up
     (the encounter's ``turn_seconds``)."""
 
-    encounter: str
-    creature: str
-    round: int
-    deadline_seconds: float
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    creature: str = attrs.field(metadata=doc("The creature whose turn it is.", minLength=1))
+    round: int = attrs.field(metadata=doc("The round of that turn.", minimum=1))
+    deadline_seconds: float = attrs.field(
+        metadata=doc(
+            "Seconds left before the server ends the turn itself (`end_turn` sent by the "
+            "server: `turn_ended` and `turn_started` events follow as for any other end of "
+            "turn).",
+            minimum=0,
+        )
+    )
 
 
 @attrs.frozen
 class SnapshotNotification:
-    """``snapshot`` notification: a fresh snapshot when events cannot express a change."""
+    """``snapshot`` notification: a fresh snapshot, sent when what the seat may see changed
+    in a way events cannot express."""
 
-    encounter: str
-    seq: int
-    snapshot: dict[str, Any]
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    seq: int = attrs.field(
+        metadata=doc("The seq of the last event the snapshot includes.", minimum=0)
+    )
+    snapshot: dict[str, Any] = attrs.field(
+        metadata=doc(
+            "The encounter as this seat may see it.", schema=_SNAPSHOT, type_text=_SNAPSHOT_TEXT
+        )
+    )
 
 
 @attrs.frozen
 class EncounterErrorNotification:
-    """``encounter_error`` notification (GM only): a command crashed the rules."""
+    """``encounter_error`` notification (GM only): a command crashed the rules; the
+    encounter is unchanged."""
 
-    encounter: str
-    message: str
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    message: str = attrs.field(metadata=doc("What went wrong, for the GM.", minLength=1))
 
 
 @attrs.frozen
 class ClosingNotification:
-    """``closing`` notification: the server is about to close the connection."""
+    """``closing`` notification: the server is about to close the connection (close code
+    1001 follows)."""
 
-    reason: str
+    reason: str = attrs.field(metadata=doc("Why, for a person."))
 
 
 # -- envelopes -------------------------------------------------------------------------------
@@ -442,57 +782,73 @@ class Request:
     """A request (client to server). Exactly one :class:`Response` or
     :class:`ErrorResponse` with the same ``id`` answers it."""
 
-    id: RequestId
-    method: str
-    params: dict[str, Any] = attrs.field(factory=dict)
+    id: RequestId = attrs.field(
+        metadata=doc(
+            "Chosen by the client; echoed in the response.",
+            schema=_REQUEST_ID_SCHEMA,
+            type_text=f"integer, or string of 1 to {MAX_ID_LENGTH} characters",
+        )
+    )
+    method: str = attrs.field(metadata=doc("One of the [request methods](#requests).", minLength=1))
+    params: dict[str, Any] = attrs.field(factory=dict, metadata=doc("The method's parameters."))
 
 
 @attrs.frozen
 class Response:
     """A successful reply to the request with the same ``id``."""
 
-    id: RequestId
-    result: dict[str, Any]
+    id: RequestId = attrs.field(
+        metadata=doc("The request's id.", schema=_REQUEST_ID_SCHEMA, type_text="the request's id")
+    )
+    result: dict[str, Any] = attrs.field(
+        metadata=doc(
+            "The method's result (`<method>.result.schema.json`). Present exactly when "
+            "`error` is not."
+        )
+    )
 
 
 @attrs.frozen
 class ErrorBody:
     """An error: the stable machine ``name``, its ``code`` number, a sentence for a person."""
 
-    code: int
-    name: str
-    message: str
+    code: int = attrs.field(
+        metadata=doc(
+            "The error's number, see [Error codes](#error-codes).", minimum=1000, maximum=6999
+        )
+    )
+    name: str = attrs.field(
+        metadata=doc("The error's stable machine name; clients SHOULD branch on it.", minLength=1)
+    )
+    message: str = attrs.field(
+        metadata=doc(
+            "One or more sentences for a person. Its wording may change at any time.",
+            minLength=1,
+        )
+    )
 
 
 @attrs.frozen
 class ErrorResponse:
     """A failed reply; ``id`` is null when the request's id could not be read."""
 
-    id: RequestId | None
-    error: ErrorBody
+    id: RequestId | None = attrs.field(
+        metadata=doc(
+            "`null` only when the request's id could not be read (the frame was not JSON, "
+            "not an object, had no valid id, was binary, too large or rate limited).",
+            schema=_REQUEST_ID_SCHEMA,
+            type_text="the request's id, or `null`",
+        )
+    )
+    error: ErrorBody = attrs.field(metadata=doc("What went wrong."))
 
 
 @attrs.frozen
 class Notification:
     """A message the server sends on its own (no id, no reply)."""
 
-    method: str
-    params: dict[str, Any]
-
-
-@attrs.frozen
-class RewindParams:
-    """``rewind`` params (GM): the encounter and the ``seq`` to go back to."""
-
-    encounter: str
-    to_seq: int = attrs.field(validator=_non_negative)
-
-
-@attrs.frozen
-class RewindResult:
-    """``rewind`` result: the seq of the ``rewound`` event."""
-
-    seq: int
+    method: str = attrs.field(metadata=doc("The notification method.", minLength=1))
+    params: dict[str, Any] = attrs.field(metadata=doc("Its params."))
 
 
 #: Request method -> (params class, result class).
@@ -731,6 +1087,17 @@ def dump(obj: Any) -> str:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def encode(obj: Any) -> str:
+    """The text a server sends for a message (an attrs message object or plain data):
+    compact JSON with every non-ASCII character written as a ``\\u`` escape, exactly as
+    protocol 1.1 servers have always written their frames. (:func:`dump` writes UTF-8
+    characters as they are.)"""
+    return _ENCODE(wire.unstructure(obj) if attrs.has(type(obj)) else obj)
+
+
 # -- schemas ---------------------------------------------------------------------------------
 
 #: Where the schemas' ``$id`` values live (a placeholder host; nothing is fetched).
@@ -837,3 +1204,76 @@ def _validate_with_classes(message: dict[str, Any], method: str | None) -> None:
                 wire.structure(response.result, METHODS[method][1])
     except cattrs.BaseValidationError as exc:
         raise ValueError("; ".join(cattrs.transform_error(exc, path="$"))) from None
+
+
+# -- what the snapshot's keys, the roles and the versions mean -----------------------------
+
+#: The meaning of each key of a snapshot (the fields of ``zonekeep.sdk.EncounterState``,
+#: which ``state_to_dict`` writes): SPEC.md's Snapshot table and the snapshot schema's
+#: descriptions. The generator refuses a field missing here.
+SNAPSHOT_FIELDS: dict[str, str] = {
+    "id": "The encounter id.",
+    "name": "Its name.",
+    "options": "The table's options.",
+    "phase": "The encounter's step.",
+    "round": "The round (0 before the first).",
+    "creatures": "By id, in roster order.",
+    "arena": "Zones, links, assets and straight lines.",
+    "surprised": "Creatures still surprised.",
+    "initiative": "The turn order: slots, members inside a slot in order.",
+    "turn_slot": "The current slot (\u22121 before the first turn of a round).",
+    "turn_member": "The current member of that slot (\u22121 before the first turn of a round).",
+    "active": "The creature taking its turn, or null between turns.",
+    "resources": "What the active creature has left this turn (null for players and "
+    "spectators while a hidden creature acts).",
+    "reactions_used": "Creatures whose reaction is spent.",
+    "pending": "Open decisions.",
+    "decisions_opened": "How many decisions were opened so far (ids count up).",
+    "hazards": "By id.",
+    "readied": "Readied attacks by creature id.",
+    "turns_taken": "Creatures that have had a turn.",
+    "keep_going": "The GM chose to continue despite the rules' end.",
+    "ended_reason": "Why it ended.",
+    "engagements": "Pairs of engaged creature ids, each pair sorted.",
+    "last_melee": "Target id → the last creature that attacked it in melee.",
+    "adjacent": "Pairs of adjacent allies' ids, each pair sorted.",
+    "back_to_back": "Pairs of allies' ids standing back-to-back, each pair sorted.",
+    "effects": "Ongoing area effects by id.",
+    "maneuver": "A move waiting on reactions.",
+    "notes": "GM notes by id.",
+    "condition_effects": "Timed condition effects in play, by id, in the order they were applied.",
+    "plain_overlaps": "`[creature, condition]` pairs held plainly (the roster, a "
+    "`condition_applied`) while an effect also gives them: when the last such effect "
+    "ends, the condition stays.",
+    "seq": "The seq of the last event included.",
+}
+
+#: Each role a seat may have: how a connection gets it, what it may do.
+ROLES: dict[Role, tuple[str, str]] = {
+    "gm": (
+        "`create_encounter` (the creator) or `join` with the GM token",
+        "Everything: every command for every creature, GM-only commands (`override`, "
+        "`heal`, `move_to_zone`, `add_note` ...), answering any decision, `create_seat`, "
+        "`create_spectator_link`. The GM sees everything, hidden creatures and notes "
+        "included.",
+    ),
+    "player": (
+        "`join` with a token from `create_seat`",
+        'Commands whose `who` is `"creature"` only for creatures whose `controller` is the '
+        "seat's player id, and only when the rules allow (its turn, its phase, its action "
+        'economy); commands whose `who` is `"any"` (such as `decide`, only for decisions '
+        "whose controller is the player).",
+    ),
+    "spectator": (
+        "`join` with a token from `create_spectator_link`",
+        "Watching: `snapshot`, `actions` (always empty), `leave`, `ping`, and the "
+        "notifications. Every request that could change something is refused with "
+        "`spectator_read_only` (3004).",
+    ),
+}
+
+#: What each protocol version added.
+PROTOCOL_HISTORY: dict[str, str] = {
+    "1.0": "everything not listed below",
+    "1.1": "the `turn_timer` notification",
+}

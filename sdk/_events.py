@@ -101,6 +101,8 @@ class Hazard:
 @event_type("encounter_created")
 @attrs.frozen
 class EncounterCreated(Event):
+    """The encounter began: its options, roster and arena (always event 1)."""
+
     encounter: str
     options: EncounterOptions
     creatures: tuple[Creature, ...]
@@ -111,18 +113,25 @@ class EncounterCreated(Event):
 @event_type("surprise_determined")
 @attrs.frozen
 class SurpriseDetermined(Event):
+    """The GM said which creatures are surprised (``surprised`` may be empty)."""
+
     surprised: tuple[str, ...]
 
 
 @event_type("positions_established")
 @attrs.frozen
 class PositionsEstablished(Event):
+    """The GM put every creature in its starting zone (``positions``: creature id to zone id)."""
+
     positions: dict[str, str]
 
 
 @event_type("initiative_rolled")
 @attrs.frozen
 class InitiativeRolled(Event):
+    """Initiative was rolled: ``entries`` is the turn order, ``rolloffs`` the d20 roll-offs
+    that broke ties."""
+
     entries: tuple[InitiativeEntry, ...]
     rolloffs: tuple[RollOff, ...] = ()
 
@@ -130,12 +139,17 @@ class InitiativeRolled(Event):
 @event_type("decision_opened")
 @attrs.frozen
 class DecisionOpened(Event):
+    """The engine now waits on ``decision`` (an initiative tie to order, a reaction to take)."""
+
     decision: Decision
 
 
 @event_type("decision_resolved")
 @attrs.frozen
 class DecisionResolved(Event):
+    """Decision ``decision`` was answered with ``choice`` by ``by`` (``defaulted`` when its
+    deadline passed)."""
+
     decision: str
     choice: tuple[str, ...]
     by: str
@@ -145,6 +159,8 @@ class DecisionResolved(Event):
 @event_type("group_order_set")
 @attrs.frozen
 class GroupOrderSet(Event):
+    """The GM set the order in which the members of group ``group`` take their turns."""
+
     group: str
     members: tuple[str, ...]
 
@@ -152,18 +168,24 @@ class GroupOrderSet(Event):
 @event_type("round_started")
 @attrs.frozen
 class RoundStarted(Event):
+    """Round ``round`` began."""
+
     round: int
 
 
 @event_type("round_ended")
 @attrs.frozen
 class RoundEnded(Event):
+    """Round ``round`` ended."""
+
     round: int
 
 
 @event_type("turn_started")
 @attrs.frozen
 class TurnStarted(Event):
+    """``creature``'s turn began (member ``member`` of initiative slot ``slot``)."""
+
     creature: str
     slot: int
     member: int
@@ -172,6 +194,8 @@ class TurnStarted(Event):
 @event_type("turn_skipped")
 @attrs.frozen
 class TurnSkipped(Event):
+    """``creature``'s turn was passed over for ``reason`` (for example, it is out of the fight)."""
+
     creature: str
     slot: int
     member: int
@@ -181,12 +205,16 @@ class TurnSkipped(Event):
 @event_type("turn_ended")
 @attrs.frozen
 class TurnEnded(Event):
+    """``creature``'s turn ended."""
+
     creature: str
 
 
 @event_type("surprise_ended")
 @attrs.frozen
 class SurpriseEnded(Event):
+    """``creature`` is no longer surprised."""
+
     creature: str
 
 
@@ -203,6 +231,9 @@ class ActionTaken(Event):
 @event_type("movement_spent")
 @attrs.frozen
 class MovementSpent(Event):
+    """``creature`` used ``feet`` feet of its movement for ``reason`` without moving (standing
+    up, a surcharge)."""
+
     creature: str
     feet: int
     reason: str
@@ -224,6 +255,8 @@ class Moved(Event):
 @event_type("dashed")
 @attrs.frozen
 class Dashed(Event):
+    """``creature`` took the Dash action: extra movement equal to its speed this turn."""
+
     creature: str
 
 
@@ -238,12 +271,17 @@ class Sprinted(Event):
 @event_type("disengaged")
 @attrs.frozen
 class Disengaged(Event):
+    """``creature`` took the Disengage action: its movement provokes no opportunity attacks
+    this turn."""
+
     creature: str
 
 
 @event_type("condition_applied")
 @attrs.frozen
 class ConditionApplied(Event):
+    """``creature`` gained ``condition`` (from ``source``)."""
+
     creature: str
     condition: str
     source: str = ""
@@ -252,6 +290,8 @@ class ConditionApplied(Event):
 @event_type("condition_removed")
 @attrs.frozen
 class ConditionRemoved(Event):
+    """``creature`` lost ``condition`` (``reason`` says why)."""
+
     creature: str
     condition: str
     reason: str = ""
@@ -321,6 +361,9 @@ class ConditionEffectEnded(Event):
 @event_type("attack_made")
 @attrs.frozen
 class AttackMade(Event):
+    """``attacker`` attacked ``target`` with ``attack``: ``roll`` against ``target_ac``, a
+    ``hit`` or a miss (``reaction`` when made as a reaction)."""
+
     attacker: str
     target: str
     attack: str
@@ -335,6 +378,8 @@ class AttackMade(Event):
 @event_type("damaged")
 @attrs.frozen
 class Damaged(Event):
+    """``creature`` took ``amount`` damage of ``damage_type`` and now has ``hp`` hit points."""
+
     creature: str
     amount: int
     hp: int
@@ -346,6 +391,8 @@ class Damaged(Event):
 @event_type("healed")
 @attrs.frozen
 class Healed(Event):
+    """``creature`` regained ``amount`` hit points and now has ``hp``."""
+
     creature: str
     amount: int
     hp: int
@@ -355,6 +402,9 @@ class Healed(Event):
 @event_type("interacted")
 @attrs.frozen
 class Interacted(Event):
+    """``creature`` interacted with ``object``, paying with ``via`` (its object interaction or
+    its action)."""
+
     creature: str
     object: str
     via: str
@@ -363,6 +413,8 @@ class Interacted(Event):
 @event_type("communicated")
 @attrs.frozen
 class Communicated(Event):
+    """``creature`` said ``text`` (up to fifteen words)."""
+
     creature: str
     text: str
 
@@ -370,6 +422,8 @@ class Communicated(Event):
 @event_type("readied")
 @attrs.frozen
 class Readied(Event):
+    """``creature`` readied ``attack`` against ``target``, to release when ``trigger`` happens."""
+
     creature: str
     target: str
     attack: str
@@ -379,6 +433,9 @@ class Readied(Event):
 @event_type("readied_cleared")
 @attrs.frozen
 class ReadiedCleared(Event):
+    """``creature``'s readied attack is gone (``reason``: released, or expired at the start of
+    its turn)."""
+
     creature: str
     reason: str
 
@@ -386,6 +443,9 @@ class ReadiedCleared(Event):
 @event_type("creature_added")
 @attrs.frozen
 class CreatureAdded(Event):
+    """``creature`` joined the encounter; once initiative is rolled, ``entry`` is its place in
+    the order at ``index``."""
+
     creature: Creature
     entry: InitiativeEntry | None = None
     index: int = -1
@@ -394,12 +454,16 @@ class CreatureAdded(Event):
 @event_type("hazard_added")
 @attrs.frozen
 class HazardAdded(Event):
+    """``hazard`` came into play."""
+
     hazard: Hazard
 
 
 @event_type("hazard_removed")
 @attrs.frozen
 class HazardRemoved(Event):
+    """Hazard ``hazard`` went out of play."""
+
     hazard: str
 
 
@@ -417,12 +481,16 @@ class OverrideApplied(Event):
 @event_type("encounter_continued")
 @attrs.frozen
 class EncounterContinued(Event):
+    """``by`` (the GM) chose to keep the encounter going although the rules would end it."""
+
     by: str
 
 
 @event_type("encounter_ended")
 @attrs.frozen
 class EncounterEnded(Event):
+    """The encounter ended for ``reason`` (``by``: the rules or the GM)."""
+
     reason: str
     by: str = "rules"
 
@@ -458,18 +526,25 @@ class Maneuver:
 @event_type("maneuver_started")
 @attrs.frozen
 class ManeuverStarted(Event):
+    """A move that may provoke reactions began (``maneuver``)."""
+
     maneuver: Maneuver
 
 
 @event_type("maneuver_updated")
 @attrs.frozen
 class ManeuverUpdated(Event):
+    """A move waiting on reactions went on to its next step (``maneuver``)."""
+
     maneuver: Maneuver
 
 
 @event_type("maneuver_ended")
 @attrs.frozen
 class ManeuverEnded(Event):
+    """``creature``'s move that waited on reactions ended, ``completed`` or cut short
+    (``reason``)."""
+
     creature: str
     completed: bool
     reason: str = ""
@@ -496,6 +571,8 @@ class ZoneEntered(Event):
 @event_type("engagement_started")
 @attrs.frozen
 class EngagementStarted(Event):
+    """``creature`` and ``enemy`` became engaged in melee."""
+
     creature: str
     enemy: str
     reason: str = ""
@@ -504,6 +581,8 @@ class EngagementStarted(Event):
 @event_type("engagement_ended")
 @attrs.frozen
 class EngagementEnded(Event):
+    """``creature`` and ``enemy`` are no longer engaged (``reason`` says why)."""
+
     creature: str
     enemy: str
     reason: str = ""
@@ -523,6 +602,8 @@ class PositionTaken(Event):
 @event_type("position_left")
 @attrs.frozen
 class PositionLeft(Event):
+    """``creature`` left its position at ``asset`` (``reason`` says why)."""
+
     creature: str
     asset: str
     reason: str = ""
@@ -531,6 +612,9 @@ class PositionLeft(Event):
 @event_type("adjacency_taken")
 @attrs.frozen
 class AdjacencyTaken(Event):
+    """``creature`` moved next to its ally ``ally`` (``back_to_back`` when they stand back-to-
+    back)."""
+
     creature: str
     ally: str
     back_to_back: bool = False
@@ -539,6 +623,8 @@ class AdjacencyTaken(Event):
 @event_type("adjacency_ended")
 @attrs.frozen
 class AdjacencyEnded(Event):
+    """``creature`` and ``ally`` are no longer adjacent (``reason`` says why)."""
+
     creature: str
     ally: str
     reason: str = ""
@@ -560,6 +646,9 @@ class TumbleAttempted(Event):
 @event_type("save_made")
 @attrs.frozen
 class SaveMade(Event):
+    """``creature`` made a ``ability`` saving throw: ``roll`` against ``dc`` (from ``source``),
+    a ``success`` or a failure."""
+
     creature: str
     ability: str
     roll: RollRecord
@@ -580,6 +669,8 @@ class EffectCreated(Event):
 @event_type("effect_ended")
 @attrs.frozen
 class EffectEnded(Event):
+    """The ongoing area effect ``asset`` ended (``reason`` says why)."""
+
     asset: str
     reason: str = ""
 
@@ -620,12 +711,16 @@ class Note:
 @event_type("note_added")
 @attrs.frozen
 class NoteAdded(Event):
+    """The GM wrote ``note`` on the encounter."""
+
     note: Note
 
 
 @event_type("note_removed")
 @attrs.frozen
 class NoteRemoved(Event):
+    """The GM removed note ``note``."""
+
     note: str
 
 

@@ -64,6 +64,7 @@ from zonekeep.protocol import (
     TurnTimerNotification,
     _generate,
     dump,
+    encode,
     make_error_response,
     make_notification,
     make_response,
@@ -256,7 +257,7 @@ def test_samples_cover_every_method_and_notification() -> None:
 
 
 def test_every_expected_schema_file_exists_and_is_valid() -> None:
-    expected = {"request", "error", "server_message", "event_payload", "snapshot"}
+    expected = {"request", "error", "server_message", "event_payload", "snapshot", "arena"}
     expected |= {f"{m}.params" for m in METHODS} | {f"{m}.result" for m in METHODS}
     expected |= {notification_schema(m) for m in NOTIFICATIONS}
     present = {n.removesuffix(".schema.json") for n in schema_names()}
@@ -267,6 +268,7 @@ def test_every_expected_schema_file_exists_and_is_valid() -> None:
         assert document["$schema"] == "https://json-schema.org/draft/2020-12/schema"
         assert document["$id"] == SCHEMA_BASE + name
         assert document.get("description"), f"{name} has no description"
+        assert document["$comment"] == _generate.MARK, f"{name} is not marked as generated"
 
 
 @pytest.mark.parametrize("method", sorted(METHODS))
@@ -489,6 +491,23 @@ def test_params_errors_name_the_field(method: str, params: dict[str, Any], words
     assert info.value.message.endswith(".")
 
 
+def test_inline_arena_is_checked_against_the_arena_schema() -> None:
+    good = on_wire(params_samples()["create_encounter"][1])
+    assert errors("create_encounter.params", good) == []
+    assert schema("create_encounter.params")["properties"]["arena"]["anyOf"][1] == {
+        "$ref": "arena.schema.json"
+    }
+    for bad_arena in (
+        {"id": "a", "name": "A", "zones": []},
+        {"id": "a", "name": "A", "zones": [{"id": "z", "name": "Z", "size": 0}]},
+        {"id": "a b", "name": "A", "zones": [{"id": "z", "name": "Z", "size": 30}]},
+        {"id": "a", "zones": [{"id": "z", "name": "Z", "size": 30}]},
+        {**good["arena"], "bogus": 1},
+    ):
+        assert errors("create_encounter.params", {**good, "arena": bad_arena}), bad_arena
+    assert errors("create_encounter.params", {**good, "arena": ""})
+
+
 def test_null_optional_params_mean_absent() -> None:
     data = {"encounter": "e", "token": "t", "last_seq": None}
     assert errors("join.params", data) == []
@@ -588,12 +607,16 @@ def test_filtered_snapshot_validates() -> None:
 
 
 def test_generated_files_are_up_to_date() -> None:
-    for rel, text in _generate.generated_files().items():
-        current = (_generate.HERE / rel).read_text(encoding="utf-8")
-        assert current == text, (
-            f"protocol/{rel} is out of date: run python -m zonekeep.protocol._generate"
-        )
+    stale = _generate.stale_files()
+    assert stale == [], f"out of date: {', '.join(stale)}; run {_generate.COMMAND}"
     assert _generate.main(["--check"]) == 0
+
+
+def test_every_schema_file_is_generated() -> None:
+    files = {f"{name}.schema.json" for name in ("request", "error", "server_message")}
+    generated = set(_generate.schema_files())
+    assert set(schema_names()) == generated
+    assert files <= generated
 
 
 def test_generated_event_schema_lists_every_event_type() -> None:
@@ -655,6 +678,15 @@ def test_request_schema_rejects_what_parse_request_rejects() -> None:
         assert errors("request", json.loads(text))
         with pytest.raises(ProtocolError):
             parse_request(text)
+
+
+def test_encode_writes_what_servers_always_sent() -> None:
+    note = PromptNotification("e1", decision(), 29.5)
+    message = make_notification(note)
+    server_text = json.JSONEncoder(separators=(",", ":")).encode(on_wire(message))
+    assert encode(message) == server_text
+    assert encode({"b": "é—"}) == '{"b":"\\u00e9\\u2014"}'
+    assert json.loads(encode(message)) == json.loads(dump(message))
 
 
 def test_dump_is_compact() -> None:
