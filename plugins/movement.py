@@ -20,7 +20,6 @@ from zonekeep.sdk import (
     SQUEEZING,
     Command,
     CommandSpec,
-    ConditionApplied,
     ConditionRemoved,
     Creature,
     EncounterState,
@@ -29,6 +28,7 @@ from zonekeep.sdk import (
     MoveRequest,
     Param,
     RuleContext,
+    apply_condition,
     can_pass_through,
     hookimpl,
     movement_left,
@@ -117,7 +117,7 @@ def _move(ctx: RuleContext, cmd: Command) -> None:
         )
     ctx.emit(Moved(me.id, feet, mode, cost, extra, through))
     if move.squeeze and SQUEEZING not in me.conditions:
-        ctx.emit(ConditionApplied(me.id, SQUEEZING, "moved through a narrow space"))
+        apply_condition(ctx, me.id, SQUEEZING, "moved through a narrow space")
     elif not move.squeeze and SQUEEZING in me.conditions and not _crowded(ctx, me):
         ctx.emit(ConditionRemoved(me.id, SQUEEZING, "out of the narrow space"))
 
@@ -160,7 +160,7 @@ def _stand(ctx: RuleContext, cmd: Command) -> None:
 
 def _drop_prone(ctx: RuleContext, cmd: Command) -> None:
     me = ctx.creature(cmd.params["creature"])
-    ctx.emit(ConditionApplied(me.id, PRONE, "dropped prone"))
+    apply_condition(ctx, me.id, PRONE, "dropped prone")
 
 
 @hookimpl

@@ -24,7 +24,6 @@ from zonekeep.sdk import (
     Attack,
     Command,
     CommandSpec,
-    ConditionApplied,
     ConditionRemoved,
     ContestRolled,
     Creature,
@@ -35,6 +34,7 @@ from zonekeep.sdk import (
     RollModifier,
     RollRequest,
     RuleContext,
+    apply_condition,
     asset_save,
     force_move,
     held_assets,
@@ -117,7 +117,7 @@ def zonekeep_position_taken(
     effect = asset.position
     for condition in effect.conditions:
         if condition not in ctx.state.creatures[creature.id].conditions:
-            ctx.emit(ConditionApplied(creature.id, condition, _source(asset)))
+            apply_condition(ctx, creature.id, condition, _source(asset))
     if effect.save is not None:
         save = effect.save
         dc = save.dc if save.dc is not None else DEFAULT_POSITION_DC

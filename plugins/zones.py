@@ -28,7 +28,6 @@ from zonekeep.sdk import (
     ActionTaken,
     Command,
     CommandSpec,
-    ConditionApplied,
     ConditionRemoved,
     Creature,
     Dashed,
@@ -38,6 +37,7 @@ from zonekeep.sdk import (
     Param,
     RuleContext,
     Sprinted,
+    apply_condition,
     change_zone,
     held_assets,
     hookimpl,
@@ -210,7 +210,7 @@ def update_crowding(ctx: RuleContext, zone: str) -> None:
     crowded = s.occupancy(zone) > s.arena.zone(zone).capacity
     for c in s.creatures.values():
         if c.zone == zone and crowded and SQUEEZING not in c.conditions:
-            ctx.emit(ConditionApplied(c.id, SQUEEZING, CROWDED))
+            apply_condition(ctx, c.id, SQUEEZING, CROWDED)
     if not crowded:
         for c in s.creatures.values():
             if c.zone == zone and SQUEEZING in c.conditions:
