@@ -64,7 +64,12 @@ from zonekeep.sdk import (
 
 #: The conditions that end a creature's engagements: it is out of the fight or dying
 #: (RULINGS, "Engagement ends with the fight").
-DOWN: frozenset[str] = frozenset({DYING, DEFEATED, SURRENDERED, ESCAPED})
+DOWN: dict[str, str] = {
+    DYING: "is dying",
+    DEFEATED: "is defeated",
+    SURRENDERED: "surrendered",
+    ESCAPED: "escaped",
+}
 
 #: What an opportunity attack is, for ``zonekeep_action_refusal`` (surprise refuses it).
 OPPORTUNITY_ATTACK_SPEC = CommandSpec(
@@ -224,7 +229,7 @@ def zonekeep_condition_applied(ctx: RuleContext, creature: Creature, condition: 
     for a, b in list(ctx.state.engagements):
         if creature.id in (a, b):
             other = b if a == creature.id else a
-            ctx.emit(EngagementEnded(creature.id, other, f"{creature.name} is {condition}"))
+            ctx.emit(EngagementEnded(creature.id, other, f"{creature.name} {DOWN[condition]}"))
 
 
 @hookimpl

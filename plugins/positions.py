@@ -66,10 +66,12 @@ def _take(ctx: RuleContext, cmd: Command) -> None:
     is_prop = asset.kind == "prop" and asset.id not in s.effects
     if is_prop and me.position is not None:
         held = s.asset(me.position)
+        half = me.speed // 2
         ctx.refuse(
             "already_in_position",
-            f"{me.name} is in position at {held.name if held else me.position}; a creature holds "
-            "one prop at a time, so it must leave that position first.",
+            f"{me.name} is in position at {held.name if held else me.position} and holds one "
+            f"prop at a time: leave that position first (leave_position, half its speed: "
+            f"{half} ft), then take position at {asset.name} (half its speed again: {half} ft).",
         )
     spend_half_speed(ctx, me, f"Taking position at {asset.name}")
     start_maneuver(
