@@ -198,34 +198,18 @@ def change_zone(
 
 
 def zone_room(ctx: RuleContext, creature: Creature, zone: str) -> tuple[str, str] | None:
-    """A refusal when ``creature`` does not fit in ``zone``; ``None`` when it does.
+    """A refusal ``(code, message)`` when ``creature`` may not come into ``zone`` (enter
+    it, be forced or moved there, be added there); ``None`` when it may.
 
-    RULINGS ("Zone capacity"): occupancy counts Tiny 0, Small and Medium 1, Large 2,
-    Huge 3, Gargantuan 4, Colossal 5, and a creature may enter only if the zone's
-    occupancy after it enters is at most its capacity + 1 (one over makes everyone
-    squeeze). Always ``None`` with ``size_limits`` off or for a creature already there.
+    The plugins decide (``zonekeep_zone_refusal``; the built-in rule of
+    ``zonekeep.zones`` is the zone's capacity). Always ``None`` for a creature
+    already there.
     """
     s = ctx.state
-    already_there = creature.id in s.creatures and s.creatures[creature.id].zone == zone
-    if not s.options.size_limits or already_there:
+    if creature.id in s.creatures and s.creatures[creature.id].zone == zone:
         return None
-    z = s.arena.zone(zone)
-    used = s.occupancy(zone)
-    weight = creature.size.occupancy
-    if used > z.capacity and weight > 0:
-        return (
-            "zone_full",
-            f"{z.name} is already over its capacity ({used} of {z.capacity}); "
-            f"{creature.name} cannot get in.",
-        )
-    if used + weight > z.capacity + 1:
-        return (
-            "zone_full",
-            f"{z.name} has room for {z.capacity} and holds {used}; {creature.name} "
-            f"({creature.size.label}, {weight}) would bring it to {used + weight}, more than "
-            f"one over its capacity, so {creature.name} cannot get in.",
-        )
-    return None
+    refusal = ctx.hook.zonekeep_zone_refusal(ctx=ctx, creature=creature, zone=zone)
+    return None if refusal is None else (refusal.code, refusal.message)
 
 
 # -- forced movement ----------------------------------------------------------------------------

@@ -230,9 +230,10 @@ def zonekeep_provocations(
 
     Called once before each step of a maneuver (entering or passing through a
     zone, taking or leaving a position, moving adjacent, withdrawing from an
-    enemy's reach). The engine drops those who cannot react (no reaction left,
-    incapacitated, refused by ``zonekeep_action_refusal``), and all of them when
-    the mover disengaged or tumbled successfully.
+    enemy's reach), by the built-in ``zonekeep_opportunity_attackers``, which drops
+    those who cannot react (no reaction left, incapacitated, refused by
+    ``zonekeep_action_refusal``), and all of them when the mover disengaged or
+    tumbled successfully.
 
     :param ctx: the rule context (read-only use).
     :param creature: the creature moving.
@@ -486,6 +487,26 @@ def zonekeep_area_zones(
         length, a cube's side, a sphere's diameter, a line's length).
     :return: zone ids, or ``None`` for no answer (when no plugin answers: the
         target zone only).
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_zone_refusal(ctx: RuleContext, creature: Creature, zone: str) -> Refusal | None:
+    """Say whether ``creature`` may come into ``zone``.
+
+    Called by :func:`zonekeep.sdk.zone_room` before a creature enters a zone, is
+    forced or moved there by the GM, or is added there mid-encounter (never for a
+    creature already in it). The built-in rule (``zonekeep.zones``) is the zone's
+    capacity [``size_limits``]: occupancy counts Tiny 0, Small and Medium 1, Large 2,
+    Huge 3, Gargantuan 4, Colossal 5, and the occupancy after it comes in may be at
+    most the capacity + 1 (refusal ``zone_full``).
+
+    :param ctx: the rule context (read-only use).
+    :param creature: the creature that would come in.
+    :param zone: the zone's id.
+    :return: a :class:`Refusal` to keep it out, or ``None`` to let it in.
 
     Stops at first non-None result.
     """

@@ -118,6 +118,7 @@ CONTRIBUTIONS: dict[str, Callable[[object], object]] = {
     "zonekeep_area_max_targets": _one((int,), "a whole number"),
     "zonekeep_area_target_weight": _one((int,), "a whole number"),
     "zonekeep_area_zones": _many(str, "zone ids"),
+    "zonekeep_zone_refusal": _one((Refusal,), "a Refusal"),
 }
 
 

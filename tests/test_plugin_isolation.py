@@ -160,6 +160,7 @@ SCENARIOS: dict[str, tuple[str, Setup, Send, list[int]]] = {
     "zonekeep_area_zones": ("skip", nothing, AREA, []),
     "zonekeep_condition_applied": ("refuse", nothing, send("dodge", creature="aria"), []),
     "zonekeep_zone_leaving": ("refuse", nothing, ENTER, DICE),
+    "zonekeep_zone_refusal": ("skip", nothing, ENTER, DICE),
     "zonekeep_opportunity_attackers": ("refuse", nothing, ENTER, DICE),
     "zonekeep_next_turn": ("refuse", nothing, send("end_turn", creature="aria"), []),
     "zonekeep_turn_start": ("refuse", nothing, send("end_turn", creature="aria"), []),
@@ -201,6 +202,7 @@ WRONG: dict[str, list[object]] = {
     "zonekeep_area_zones": ["hall", [1]],
     "zonekeep_opportunity_attackers": ["gob", [None]],
     "zonekeep_next_turn": ["1", (1,), (True, 0), (-1, 0), [1, 0]],
+    "zonekeep_zone_refusal": ["nope", ("zone_full", "Full.")],
 }
 
 

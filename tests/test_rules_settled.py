@@ -34,6 +34,7 @@ from zonekeep.sdk import (
     EngagementStarted,
     ManeuverEnded,
     Moved,
+    Refusal,
     RuleContext,
     Size,
     TurnSkipped,
@@ -398,3 +399,24 @@ def test_the_next_turn_can_be_a_plugins_choice() -> None:
     events = h.end_turn()
     assert events[-1] == TurnStarted("cleo", 2, 0)
     assert h.state.round == 2
+
+
+def test_a_plugin_can_keep_creatures_out_of_a_zone() -> None:
+    class NoGoblinsInTheYard:
+        @staticmethod
+        @hookimpl
+        def zonekeep_zone_refusal(ctx: RuleContext, creature: Creature, zone: str) -> Any:
+            if zone == "yard" and creature.side == "goblins":
+                return Refusal("zone_full", "The yard is warded against goblins.")
+            return None
+
+    h = first_turn(
+        [make("gob", "goblins"), make("aria")],
+        {"gob": "hall", "aria": "hall"},
+        extra=[NoGoblinsInTheYard],
+    )
+    refusal = h.refused("enter", creature="gob", zones=["yard"])
+    assert (refusal.code, refusal.message) == ("zone_full", "The yard is warded against goblins.")
+    assert h.refused("move_to_zone", creature="gob", zone="yard").code == "zone_full"
+    h.send("move_to_zone", creature="aria", zone="yard")
+    assert h.creature("aria").zone == "yard"
