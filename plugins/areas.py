@@ -5,7 +5,7 @@ RULINGS.md ("Targeting and areas"):
 
 - The area targets one zone in range: the caster's own zone always; another zone
   when there is line of sight and the effect's range is at least the path
-  distance (:func:`~zonekeep.sdk._geometry.path_distance`).
+  distance (:func:`zonekeep.sdk.path_distance`).
 - It also affects every zone linked to the target zone when its largest dimension
   exceeds the target zone's size.
 - The caster chooses targets in the affected zones, up to the maximum of the
@@ -31,13 +31,20 @@ RULINGS.md ("Targeting and areas"):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
+
+import attrs
 
 from zonekeep.sdk import (
+    ABILITIES,
+    AREA_SHAPES,
+    DAMAGE_TYPES,
+    Ability,
+    Arena,
     Asset,
     Command,
     CommandSpec,
-    ConditionApplied,
     Creature,
     DiceError,
     EffectCreated,
@@ -46,22 +53,95 @@ from zonekeep.sdk import (
     Param,
     RollModifier,
     RuleContext,
+    Size,
+    apply_condition,
     apply_damage,
+    check_area,
+    describe_path,
     hookimpl,
+    largest_dimension,
     parse_dice,
     saving_throw,
+    sight_path,
     take_position,
 )
-from zonekeep.sdk._arena import ABILITIES, DAMAGE_TYPES, Ability
-from zonekeep.sdk._geometry import (
-    AREA_SHAPES,
-    describe_path,
-    largest_dimension,
-    max_targets,
-    sight_path,
-    spill_zones,
-    target_weight,
+
+# -- the rules' tables: maximum targets, weights, spilling ---------------------------------
+
+
+@attrs.frozen
+class AreaRow:
+    """One row of the table "Area of Effect Targets" (arena.txt); all sizes in feet.
+
+    ``cone`` is a cone's length, ``cube`` a cube's side, ``radius`` a sphere's or
+    cylinder's radius, and ``lines`` the ``(width, length)`` alternatives for lines.
+    """
+
+    targets: int
+    cone: int
+    cube: int
+    radius: int
+    lines: tuple[tuple[int, int], ...]
+
+
+#: The table "Area of Effect Targets" (arena.txt), smallest row first.
+AREA_TARGET_TABLE: Final[tuple[AreaRow, ...]] = (
+    AreaRow(2, cone=15, cube=10, radius=5, lines=((5, 30),)),
+    AreaRow(3, cone=30, cube=15, radius=10, lines=((5, 60),)),
+    AreaRow(5, cone=60, cube=30, radius=20, lines=((5, 120), (10, 60))),
+    AreaRow(8, cone=120, cube=60, radius=40, lines=((10, 120),)),
 )
+
+_WEIGHTS: Final[Mapping[Size, int]] = {Size.HUGE: 2, Size.GARGANTUAN: 3, Size.COLOSSAL: 4}
+
+
+def max_targets(shape: str, size: int, width: int = 5) -> int:
+    """The maximum number of targets of an area (arena.txt, "Area of Effect Targets").
+
+    The largest table row the area equals or exceeds: 2, 3, 5 or 8; 1 when it is
+    smaller than the first row.  ``size`` is as for :func:`largest_dimension`
+    (radius for spheres and cylinders).  A line meets a row when, for one of the
+    row's ``(width, length)`` alternatives, its width and length are both at least
+    as large: a 5 by 60 ft line gets 3, a 10 by 60 ft line 5.  Raises
+    ``ValueError`` for an unknown shape or a negative size or width.
+    """
+    check_area(shape, size, width)
+    best = 1
+    for row in AREA_TARGET_TABLE:
+        if shape == "line":
+            meets = any(width >= w and size >= length for w, length in row.lines)
+        elif shape == "cone":
+            meets = size >= row.cone
+        elif shape == "cube":
+            meets = size >= row.cube
+        else:
+            meets = size >= row.radius
+        if meets:
+            best = row.targets
+    return best
+
+
+def spill_zones(arena: Arena, target_zone: str, largest_dimension: int) -> tuple[str, ...]:
+    """The zones an area aimed at ``target_zone`` affects, target zone first.
+
+    When ``largest_dimension`` exceeds the target zone's size (strictly), every zone
+    linked to it is added, whatever the link (clear or not, blocking sight or not),
+    each once, in link declaration order.  Otherwise only the target zone.  Raises
+    ``KeyError`` for a zone not in the arena.
+    """
+    zone = arena.zone(target_zone)
+    zones = [target_zone]
+    if largest_dimension > zone.size:
+        for _link, other in arena.neighbours(target_zone):
+            if other not in zones:
+                zones.append(other)
+    return tuple(zones)
+
+
+def target_weight(size: Size) -> int:
+    """How many targets a creature of ``size`` counts as: Huge 2, Gargantuan 3, Colossal 4, else 1."""
+    return _WEIGHTS.get(size, 1)
+
 
 #: The source named on the expertise die of a creature too large for the area.
 TOO_LARGE = "too large for the area"
@@ -103,8 +183,14 @@ def _zone_name(state: EncounterState, zone_id: str | None) -> str:
     return state.arena.zone(zone_id).name
 
 
-def _counted(creature: Creature) -> str:
-    weight = target_weight(creature.size)
+def _weight(ctx: RuleContext, creature: Creature) -> int:
+    """How many targets ``creature`` counts as (``zonekeep_area_target_weight``; 1 unanswered)."""
+    weight = ctx.hook.zonekeep_area_target_weight(ctx=ctx, creature=creature)
+    return 1 if weight is None else int(weight)
+
+
+def _counted(ctx: RuleContext, creature: Creature) -> str:
+    weight = _weight(ctx, creature)
     if weight == 1:
         return creature.name
     return f"{creature.name} ({creature.size.label}, counts as {weight})"
@@ -240,8 +326,14 @@ def _area_effect(ctx: RuleContext, cmd: Command) -> None:
                 f"{zone.name} is {distance} ft from {caster.name} "
                 f"({describe_path(arena, path)}); {name} {has}.",
             )
-    affected = spill_zones(arena, zone_id, largest_dimension(shape, size, width))
-    maximum = max_targets(shape, size, width if shape == "line" else 5)
+    dimension = largest_dimension(shape, size, width)
+    spilled = ctx.hook.zonekeep_area_zones(ctx=ctx, zone=zone_id, largest_dimension=dimension)
+    others = [z for z in dict.fromkeys(spilled or ()) if z != zone_id and arena.has_zone(z)]
+    affected = (zone_id, *others)
+    answer = ctx.hook.zonekeep_area_max_targets(
+        ctx=ctx, shape=shape, size=size, width=width if shape == "line" else 5
+    )
+    maximum = 1 if answer is None else int(answer)
     reached = _names([arena.zone(z).name for z in affected])
 
     # -- the targets ----------------------------------------------------------------
@@ -264,11 +356,11 @@ def _area_effect(ctx: RuleContext, cmd: Command) -> None:
             ctx.refuse(
                 "too_many_targets",
                 f"{name} ({_a(area)}) can have at most {_plural(maximum, 'target')}; "
-                f"{_names([_counted(c) for c in chosen[:i]])} already "
+                f"{_names([_counted(ctx, c) for c in chosen[:i]])} already "
                 f"{'fills' if i == 1 else 'fill'} {'it' if maximum == 1 else 'them'}, "
                 f"so {target.name} cannot be added.",
             )
-        weight = target_weight(target.size)
+        weight = _weight(ctx, target)
         if used + weight > maximum:
             oversized.add(target.id)
             used = maximum
@@ -318,7 +410,7 @@ def _area_effect(ctx: RuleContext, cmd: Command) -> None:
         if not succeeded:
             for condition in conditions:
                 if condition not in target.conditions:
-                    ctx.emit(ConditionApplied(target.id, condition, name))
+                    apply_condition(ctx, target.id, condition, name)
 
     # -- an ongoing area becomes elements its targets are in ------------------------
     if ongoing:
@@ -356,6 +448,21 @@ def _end_effect(ctx: RuleContext, cmd: Command) -> None:
     parts = [a for a in state.effects if a.startswith(f"{asset_id}@")]
     for part in [asset_id, *parts]:
         ctx.emit(EffectEnded(part, reason))
+
+
+@hookimpl
+def zonekeep_area_max_targets(ctx: RuleContext, shape: str, size: int, width: int) -> int:
+    return max_targets(shape, size, width)
+
+
+@hookimpl
+def zonekeep_area_target_weight(ctx: RuleContext, creature: Creature) -> int:
+    return target_weight(creature.size)
+
+
+@hookimpl
+def zonekeep_area_zones(ctx: RuleContext, zone: str, largest_dimension: int) -> Iterable[str]:
+    return spill_zones(ctx.state.arena, zone, largest_dimension)
 
 
 @hookimpl

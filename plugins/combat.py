@@ -1,7 +1,8 @@
 """Attacks: d20 + bonus against AC, damage, dying and defeat; squeezing and dodging.
 
 - A natural 20 hits and doubles the damage dice; a natural 1 misses.
-- A PC reduced to 0 hit points is dying; an NPC at 0 is defeated (RULINGS;
+- A PC reduced to 0 hit points is dying; an NPC at 0 is defeated (RULINGS,
+  "Hit points and dying"; ``zonekeep_zero_hit_points``, asked by
   ``zonekeep.sdk.apply_damage``).
 - A squeezing creature has disadvantage on attack rolls and Dexterity saves, and
   attack rolls against it have advantage. Attacks against a dodging creature
@@ -13,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from zonekeep.sdk import (
+    DEFEATED,
     DODGING,
+    DYING,
     SQUEEZING,
     Attack,
     AttackMade,
@@ -95,6 +98,12 @@ def _attack(ctx: RuleContext, cmd: Command) -> None:
     me = ctx.creature(cmd.params["creature"])
     target = ctx.creature(cmd.params["target"], role="target")
     make_attack(ctx, me, target, cmd.params.get("attack"))
+
+
+@hookimpl
+def zonekeep_zero_hit_points(ctx: RuleContext, creature: Creature) -> str:
+    """A PC at 0 hit points is dying; an NPC is defeated (unless the GM says otherwise)."""
+    return DYING if creature.pc else DEFEATED
 
 
 @hookimpl

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Literal
 
 from zonekeep.sdk import (
+    ABILITIES,
     OPEN_PHASES,
     Command,
     CommandSpec,
@@ -36,7 +37,6 @@ from zonekeep.sdk import (
     hookimpl,
     saving_throw,
 )
-from zonekeep.sdk._types import ABILITIES
 
 Boundary = Literal["start", "end"]
 _UNTIL: dict[str, Boundary] = {"start_of_turn": "start", "end_of_turn": "end"}
@@ -208,6 +208,7 @@ def _apply(ctx: RuleContext, cmd: Command) -> None:
     eid = f"c{s.seq + 1}"
     while eid in s.condition_effects:
         eid += "'"
+    new = condition not in c.conditions
     ctx.emit(
         ConditionEffectApplied(
             ConditionEffect(
@@ -227,6 +228,10 @@ def _apply(ctx: RuleContext, cmd: Command) -> None:
             )
         )
     )
+    if new:
+        ctx.hook.zonekeep_condition_applied(
+            ctx=ctx, creature=ctx.state.creatures[c.id], condition=condition
+        )
 
 
 def _end(ctx: RuleContext, cmd: Command) -> None:

@@ -6,11 +6,18 @@
 - A creature can be engaged by only as many enemies as fit around it
   [``size_limits``]: room 8/12/16/20 squares by size, each engager taking 1-4.
 - Ranged attacks against an enemy you are engaged with have disadvantage.
-- Leaving a zone ends all of a creature's engagements. Leaving or passing through
+- Leaving a zone ends all of a creature's engagements (and its adjacency), each
+  with its event (``zonekeep_zone_leaving``). A creature that is dying, defeated,
+  surrendered or escaped is engaged with nobody: its engagements end when that
+  happens (``zonekeep_condition_applied``), and nobody engages it.
+- Leaving or passing through
   a zone offers an opportunity attack to every enemy engaged with it there;
   leaving an enemy's reach inside the zone (``withdraw``) offers one to that
   enemy; taking or leaving a position, or moving next to an ally, while engaged
   offers one to the last enemy that made a melee attack against it.
+- Only enemies that can react are offered one: a reaction left, a melee attack,
+  not incapacitated or out of the fight, not refused by another rule (surprise)
+  (``zonekeep_opportunity_attackers``).
 - Disengage avoids them all for the turn; a Tumble avoids those of one event.
 - Adjacent allies [``adjacency``]: moving next to an ally costs half speed and
   needs room around it; if the ally is engaged, the mover engages the same
@@ -22,8 +29,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from zonekeep.sdk import (
+    DEFEATED,
+    DYING,
+    ESCAPED,
     OPPORTUNITY_ATTACK,
+    SURRENDERED,
     ActionTaken,
+    AdjacencyEnded,
     AdjacencyTaken,
     Attack,
     Command,
@@ -39,7 +51,9 @@ from zonekeep.sdk import (
     RollModifier,
     RollRequest,
     RuleContext,
+    TumbleAttempted,
     can_surround,
+    describe_step,
     hookimpl,
     leave_position,
     reactions_pending,
@@ -47,6 +61,29 @@ from zonekeep.sdk import (
     spend_half_speed,
     start_maneuver,
 )
+
+#: The conditions that end a creature's engagements: it is out of the fight or dying
+#: (RULINGS, "Engagement ends with the fight").
+DOWN: dict[str, str] = {
+    DYING: "is dying",
+    DEFEATED: "is defeated",
+    SURRENDERED: "surrendered",
+    ESCAPED: "escaped",
+}
+
+#: What an opportunity attack is, for ``zonekeep_action_refusal`` (surprise refuses it).
+OPPORTUNITY_ATTACK_SPEC = CommandSpec(
+    OPPORTUNITY_ATTACK,
+    lambda ctx, cmd: None,
+    "Reaction: one melee attack against a creature that provoked it.",
+    costs=("reaction",),
+    on_turn=False,
+)
+
+
+def is_down(creature: Creature) -> bool:
+    """Whether ``creature`` is dying or out of the fight, and so engaged with nobody."""
+    return any(c in DOWN for c in creature.conditions)
 
 
 def room_refusal(ctx: RuleContext, target: Creature, newcomer: Creature) -> tuple[str, str] | None:
@@ -85,6 +122,8 @@ def zonekeep_before_attack(
         attack.kind != "melee"
         or not ctx.is_enemy(attacker, target)
         or ctx.state.is_engaged(attacker.id, target.id)
+        or is_down(target)
+        or is_down(attacker)
     ):
         return
     if reaction and room_refusal(ctx, target, attacker):
@@ -119,6 +158,78 @@ def zonekeep_provocations(
         if last is not None and last in engaged and s.creatures[last].zone == creature.zone:
             return [last]
     return []
+
+
+def can_react(ctx: RuleContext, creature: Creature) -> bool:
+    """Whether ``creature`` could take an opportunity attack now: a reaction left, a
+    melee attack, not incapacitated or out of the fight, not refused by a rule."""
+    if creature.incapacitated or creature.out_of_fight or not ctx.state.has_reaction(creature.id):
+        return False
+    if not any(a.kind == "melee" for a in creature.attacks):
+        return False
+    refusal = ctx.hook.zonekeep_action_refusal(
+        ctx=ctx, creature=creature, spec=OPPORTUNITY_ATTACK_SPEC
+    )
+    return refusal is None
+
+
+@hookimpl
+def zonekeep_opportunity_attackers(
+    ctx: RuleContext, creature: Creature, maneuver: Maneuver
+) -> Iterable[str]:
+    """The provoked enemies that can react; nobody after Disengage or a good Tumble."""
+    s = ctx.state
+    ids: list[str] = []
+    for batch in ctx.hook.zonekeep_provocations(ctx=ctx, creature=creature, maneuver=maneuver):
+        for rid in batch or ():
+            other = s.creatures.get(rid)
+            if (
+                other is not None
+                and rid not in ids
+                and rid != creature.id
+                and ctx.is_enemy(creature, other)
+                and can_react(ctx, other)
+            ):
+                ids.append(rid)
+    if not ids:
+        return []
+    if s.active == creature.id and s.resources.disengaged:
+        return []
+    if maneuver.tumble:
+        dc = max(s.creatures[r].passive_perception for r in ids)
+        result = ctx.roll(
+            "d20",
+            RollRequest("check", creature.id, ability="dex", skill="tumble"),
+            bonus=creature.skill("acrobatics", creature.dex_mod),
+        )
+        success = result.total >= dc
+        ctx.emit(TumbleAttempted(creature.id, result, dc, success, describe_step(ctx, maneuver)))
+        if success:
+            return []
+    return ids
+
+
+@hookimpl
+def zonekeep_zone_leaving(ctx: RuleContext, creature: Creature, to_zone: str, forced: bool) -> None:
+    """Leaving the zone ends every engagement and every adjacency of the creature."""
+    s = ctx.state
+    for a, b in list(s.engagements):
+        if creature.id in (a, b):
+            ctx.emit(EngagementEnded(creature.id, b if a == creature.id else a, "left the zone"))
+    for a, b in list(s.adjacent):
+        if creature.id in (a, b):
+            ctx.emit(AdjacencyEnded(creature.id, b if a == creature.id else a, "left the zone"))
+
+
+@hookimpl
+def zonekeep_condition_applied(ctx: RuleContext, creature: Creature, condition: str) -> None:
+    """A creature that is now dying or out of the fight is engaged with nobody."""
+    if condition not in DOWN:
+        return
+    for a, b in list(ctx.state.engagements):
+        if creature.id in (a, b):
+            other = b if a == creature.id else a
+            ctx.emit(EngagementEnded(creature.id, other, f"{creature.name} {DOWN[condition]}"))
 
 
 @hookimpl
@@ -158,6 +269,11 @@ def _engage(ctx: RuleContext, cmd: Command) -> None:
         ctx.refuse("invalid_target", f"{me.name} can only engage an enemy.")
     if enemy.zone != me.zone or enemy.out_of_fight:
         ctx.refuse("invalid_target", f"{enemy.name} is not in {me.name}'s zone to engage.")
+    if is_down(enemy):
+        ctx.refuse(
+            "invalid_target",
+            f"{enemy.name} is {DYING}: a creature that is down is engaged with nobody.",
+        )
     if s.is_engaged(me.id, enemy.id):
         ctx.refuse("invalid_params", f"{me.name} is already engaged with {enemy.name}.")
     just_entered = _just_entered(s, me)

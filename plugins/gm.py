@@ -13,7 +13,6 @@ from zonekeep.sdk import (
     AdjacencyEnded,
     Command,
     CommandSpec,
-    ConditionApplied,
     ConditionRemoved,
     EngagementEnded,
     Healed,
@@ -23,6 +22,7 @@ from zonekeep.sdk import (
     OverrideApplied,
     Param,
     RuleContext,
+    apply_condition,
     hookimpl,
 )
 
@@ -63,7 +63,7 @@ def _grant(ctx: RuleContext, cmd: Command) -> None:
         ctx.refuse("invalid_params", "Name the condition.")
     if condition in c.conditions:
         ctx.refuse("invalid_params", f"{c.name} is already {condition}.")
-    ctx.emit(ConditionApplied(c.id, condition, f"GM override by {ctx.actor.id}"))
+    apply_condition(ctx, c.id, condition, f"GM override by {ctx.actor.id}")
 
 
 def _remove(ctx: RuleContext, cmd: Command) -> None:
@@ -90,10 +90,8 @@ def _stabilize(ctx: RuleContext, cmd: Command) -> None:
     c = ctx.creature(cmd.params["creature"])
     if DYING not in c.conditions:
         ctx.refuse("invalid_params", f"{c.name} is not dying.")
-    ctx.emit(
-        ConditionRemoved(c.id, DYING, "stabilized"),
-        ConditionApplied(c.id, STABLE, "stabilized"),
-    )
+    ctx.emit(ConditionRemoved(c.id, DYING, "stabilized"))
+    apply_condition(ctx, c.id, STABLE, "stabilized")
 
 
 def _add_note(ctx: RuleContext, cmd: Command) -> None:

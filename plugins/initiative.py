@@ -9,6 +9,9 @@ GM creatures rolls once and takes one slot. Ties (RULINGS, "Initiative"):
    roster order.
 3. Different controllers still tied roll a d20 each, highest first, re-rolling
    ties; each controller's slots stay together in the order it chooses.
+
+The order stays fixed from round to round: slots in order, the members of a slot one
+after another (``zonekeep_next_turn``).
 """
 
 from __future__ import annotations
@@ -157,6 +160,23 @@ def zonekeep_decision_resolved(
         return
     if not any(d.kind == TIE for d in ctx.state.pending):
         start_round(ctx, 1)
+
+
+@hookimpl
+def zonekeep_next_turn(ctx: RuleContext) -> tuple[int, int]:
+    """The order stays fixed: the next member of the current slot, else the next slot's
+    first member; past the last slot, ``(len(initiative), 0)`` ends the round."""
+    s = ctx.state
+    slot, member = s.turn_slot, s.turn_member
+    if slot < 0:
+        slot, member = 0, 0
+    else:
+        member += 1
+    while slot < len(s.initiative):
+        if member < len(s.initiative[slot].members):
+            return slot, member
+        slot, member = slot + 1, 0
+    return len(s.initiative), 0
 
 
 def insertion_index(order: Sequence[InitiativeEntry], new: InitiativeEntry) -> int:

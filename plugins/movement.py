@@ -8,6 +8,10 @@
 - A move may pass through an ally's or an incapacitated creature's space, and
   through an enemy's only when the two are at least two sizes apart. Nobody may
   willingly end a move in an occupied space.
+- A jump (a long jump) covers up to the Strength score in feet after a run-up of at
+  least 10 ft on foot right before it (``run_up``, walked and paid in the same
+  move), half that from a standing start; it draws on the same budget, foot for
+  foot. See :func:`strength_score` for where the score comes from.
 """
 
 from __future__ import annotations
@@ -20,7 +24,6 @@ from zonekeep.sdk import (
     SQUEEZING,
     Command,
     CommandSpec,
-    ConditionApplied,
     ConditionRemoved,
     Creature,
     EncounterState,
@@ -29,6 +32,7 @@ from zonekeep.sdk import (
     MoveRequest,
     Param,
     RuleContext,
+    apply_condition,
     can_pass_through,
     hookimpl,
     movement_left,
@@ -104,22 +108,72 @@ def _move(ctx: RuleContext, cmd: Command) -> None:
                 f"({other.size.label}): an enemy's space can be crossed only when the two "
                 "are at least two sizes apart.",
             )
-    move = MoveRequest(
-        feet, mode, bool(p.get("difficult", False)), bool(p.get("squeeze", False)), through
-    )
+    difficult, squeeze = bool(p.get("difficult", False)), bool(p.get("squeeze", False))
+    run_up = p.get("run_up", 0)
+    if run_up and mode != "jump":
+        ctx.refuse("invalid_params", "A run-up goes with a jump (mode 'jump').")
+    if run_up < 0:
+        ctx.refuse("invalid_params", f"A run-up cannot be negative ({run_up} ft).")
+    if mode == "jump":
+        reach = jump_distance(me, running=run_up >= RUN_UP)
+        if feet > reach:
+            ctx.refuse("cannot_move", _too_far(me, feet, run_up))
+    move = MoveRequest(feet, mode, difficult, squeeze, through)
     cost, extra = move_cost(ctx, me, move)
+    run: tuple[int, tuple[str, ...]] = (0, ())
+    if run_up:
+        run = move_cost(ctx, me, MoveRequest(run_up, "walk", difficult, squeeze))
     left = movement_left(ctx.state, me, mode)
-    if cost > left:
-        why = f" ({', '.join(extra)})" if extra else ""
+    if run[0] + cost > left:
+        why = f" ({', '.join(sorted({*extra, *run[1]}))})" if extra or run[1] else ""
+        what = f"Running {run_up} ft and jumping {feet} ft" if run_up else f"Moving {feet} ft"
         ctx.refuse(
             "not_enough_movement",
-            f"Moving {feet} ft costs {cost} ft{why}; {me.name} has {left} ft left.",
+            f"{what} costs {run[0] + cost} ft{why}; {me.name} has {left} ft left.",
         )
+    if run_up:
+        ctx.emit(Moved(me.id, run_up, "walk", run[0], run[1], ()))
     ctx.emit(Moved(me.id, feet, mode, cost, extra, through))
     if move.squeeze and SQUEEZING not in me.conditions:
-        ctx.emit(ConditionApplied(me.id, SQUEEZING, "moved through a narrow space"))
+        apply_condition(ctx, me.id, SQUEEZING, "moved through a narrow space")
     elif not move.squeeze and SQUEEZING in me.conditions and not _crowded(ctx, me):
         ctx.emit(ConditionRemoved(me.id, SQUEEZING, "out of the narrow space"))
+
+
+#: Feet moved on foot right before a jump that make it a running jump.
+RUN_UP = 10
+
+
+def strength_score(creature: Creature) -> int:
+    """The creature's Strength score, derived from its sheet.
+
+    Creatures carry modifiers and bonuses, not ability scores: the score is taken as
+    10 + 2 x the Strength saving throw bonus (``saves["str"]``, 0 when absent), at
+    least 1. For a creature not proficient in Strength saves that bonus is its
+    Strength modifier, so this is the score's usual value (a +3 gives 16).
+    """
+    return max(1, 10 + 2 * creature.saves.get("str", 0))
+
+
+def jump_distance(creature: Creature, *, running: bool) -> int:
+    """How far a long jump takes ``creature``: its Strength score in feet after a
+    run-up of at least :data:`RUN_UP` ft on foot, half that (rounded down) without."""
+    score = strength_score(creature)
+    return score if running else score // 2
+
+
+def _too_far(me: Creature, feet: int, run_up: int) -> str:
+    score = strength_score(me)
+    if run_up >= RUN_UP:
+        return (
+            f"{me.name} can jump at most {score} ft with a run-up (its Strength score, "
+            f"{score}); {feet} ft is too far."
+        )
+    return (
+        f"{me.name} can jump at most {score // 2} ft from a standing start (half its Strength "
+        f"score, {score}); a run-up of at least {RUN_UP} ft on foot right before it "
+        f"(run_up) allows {score} ft."
+    )
 
 
 def _can_stand(state: EncounterState, me: Creature) -> tuple[str, str] | None:
@@ -160,7 +214,7 @@ def _stand(ctx: RuleContext, cmd: Command) -> None:
 
 def _drop_prone(ctx: RuleContext, cmd: Command) -> None:
     me = ctx.creature(cmd.params["creature"])
-    ctx.emit(ConditionApplied(me.id, PRONE, "dropped prone"))
+    apply_condition(ctx, me.id, PRONE, "dropped prone")
 
 
 @hookimpl
@@ -179,6 +233,9 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
                 "squeeze": Param("boolean", False, "the way is a size too narrow"),
                 "through": Param("creatures", False, "creatures whose space is crossed"),
                 "end_in": Param("creature", False, "a creature whose space the move ends in"),
+                "run_up": Param(
+                    "integer", False, "feet run on foot right before a jump (10+: a running jump)"
+                ),
             },
             costs=("movement",),
         ),

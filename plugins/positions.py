@@ -24,7 +24,6 @@ from zonekeep.sdk import (
     Attack,
     Command,
     CommandSpec,
-    ConditionApplied,
     ConditionRemoved,
     ContestRolled,
     Creature,
@@ -35,6 +34,7 @@ from zonekeep.sdk import (
     RollModifier,
     RollRequest,
     RuleContext,
+    apply_condition,
     asset_save,
     force_move,
     held_assets,
@@ -66,10 +66,12 @@ def _take(ctx: RuleContext, cmd: Command) -> None:
     is_prop = asset.kind == "prop" and asset.id not in s.effects
     if is_prop and me.position is not None:
         held = s.asset(me.position)
+        half = me.speed // 2
         ctx.refuse(
             "already_in_position",
-            f"{me.name} is in position at {held.name if held else me.position}; a creature holds "
-            "one prop at a time, so it must leave that position first.",
+            f"{me.name} is in position at {held.name if held else me.position} and holds one "
+            f"prop at a time: leave that position first (leave_position, half its speed: "
+            f"{half} ft), then take position at {asset.name} (half its speed again: {half} ft).",
         )
     spend_half_speed(ctx, me, f"Taking position at {asset.name}")
     start_maneuver(
@@ -117,7 +119,7 @@ def zonekeep_position_taken(
     effect = asset.position
     for condition in effect.conditions:
         if condition not in ctx.state.creatures[creature.id].conditions:
-            ctx.emit(ConditionApplied(creature.id, condition, _source(asset)))
+            apply_condition(ctx, creature.id, condition, _source(asset))
     if effect.save is not None:
         save = effect.save
         dc = save.dc if save.dc is not None else DEFAULT_POSITION_DC

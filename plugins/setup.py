@@ -46,15 +46,15 @@ def _place(ctx: RuleContext, cmd: Command) -> None:
         positions[cid] = zone
     if ctx.state.options.size_limits:
         for zone_id in sorted(set(positions.values())):
-            sizes = [
+            used = sum(
                 ctx.state.creatures[c].size.occupancy for c, z in positions.items() if z == zone_id
-            ]
+            )
             zone = ctx.state.arena.zone(zone_id)
-            if sum(sizes) - max(sizes) > zone.capacity:
+            if used > zone.capacity + 1:
                 ctx.refuse(
                     "zone_full",
-                    f"{zone.name} holds {zone.capacity}; placing {sum(sizes)} there is more than "
-                    "one creature over its capacity.",
+                    f"{zone.name} holds {zone.capacity}; placing {used} there is more than "
+                    "one over its capacity.",
                 )
     ctx.emit(PositionsEstablished(positions))
     from zonekeep.plugins.zones import update_crowding

@@ -2,7 +2,8 @@
 
 A turn has one action, one bonus action and one interaction; a second object
 interaction costs the action ("utilize"). Communication is the turn's interaction
-and is brief: at most fifteen words.
+and is brief: at most fifteen words. A creature out of the fight has its turns
+skipped.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from zonekeep.sdk import (
     Command,
     CommandSpec,
     Communicated,
-    ConditionApplied,
     ConditionRemoved,
     Creature,
     Dashed,
@@ -27,6 +27,7 @@ from zonekeep.sdk import (
     ReadiedCleared,
     RuleContext,
     Size,
+    apply_condition,
     end_turn,
     hookimpl,
 )
@@ -48,7 +49,7 @@ def _disengage(ctx: RuleContext, cmd: Command) -> None:
 
 
 def _dodge(ctx: RuleContext, cmd: Command) -> None:
-    ctx.emit(ConditionApplied(cmd.params["creature"], DODGING, "dodge"))
+    apply_condition(ctx, cmd.params["creature"], DODGING, "dodge")
 
 
 def _interact(ctx: RuleContext, cmd: Command) -> None:
@@ -106,6 +107,12 @@ def zonekeep_turn_start(ctx: RuleContext, creature: Creature) -> None:
         ctx.emit(ReadiedCleared(creature.id, "expired at the start of its turn"))
 
 
+@hookimpl
+def zonekeep_skip_turn(ctx: RuleContext, creature: Creature) -> str | None:
+    """A creature out of the fight (defeated, surrendered, escaped) does not take turns."""
+    return "out of the fight" if creature.out_of_fight else None
+
+
 def ends_prone(creature: Creature, other: Creature) -> bool:
     """Ending a turn in another's space knocks prone unless Tiny or a size larger."""
     return not (creature.size == Size.TINY or creature.size > other.size)
@@ -117,7 +124,7 @@ def zonekeep_turn_end(ctx: RuleContext, creature: Creature) -> None:
     if other_id is None or other_id not in ctx.state.creatures or PRONE in creature.conditions:
         return
     if ends_prone(creature, ctx.state.creatures[other_id]):
-        ctx.emit(ConditionApplied(creature.id, PRONE, "ended its turn in an occupied space"))
+        apply_condition(ctx, creature.id, PRONE, "ended its turn in an occupied space")
 
 
 _CREATURE = {"creature": Param("creature", True, "the acting creature")}

@@ -12,8 +12,10 @@
   straight ahead.
 - Passing through a zone triggers what leaving it triggers (the engagement rules
   offer opportunity attacks before each step).
-- A zone's occupants use Tiny 0 ... Colossal 5 of its capacity. One over capacity
-  makes every occupant squeeze, and no more can enter [``size_limits``].
+- A zone's occupants use Tiny 0 ... Colossal 5 of its capacity. A creature comes
+  in (entering, forced, moved by the GM, added) only if the occupancy after it does
+  is at most the capacity + 1 (``zonekeep_zone_refusal``); over capacity, every
+  occupant squeezes [``size_limits``].
 - Dash on entering a zone takes position at an asset there at once.
 """
 
@@ -28,7 +30,6 @@ from zonekeep.sdk import (
     ActionTaken,
     Command,
     CommandSpec,
-    ConditionApplied,
     ConditionRemoved,
     Creature,
     Dashed,
@@ -36,8 +37,10 @@ from zonekeep.sdk import (
     Maneuver,
     ManeuverEnded,
     Param,
+    Refusal,
     RuleContext,
     Sprinted,
+    apply_condition,
     change_zone,
     held_assets,
     hookimpl,
@@ -210,11 +213,38 @@ def update_crowding(ctx: RuleContext, zone: str) -> None:
     crowded = s.occupancy(zone) > s.arena.zone(zone).capacity
     for c in s.creatures.values():
         if c.zone == zone and crowded and SQUEEZING not in c.conditions:
-            ctx.emit(ConditionApplied(c.id, SQUEEZING, CROWDED))
+            apply_condition(ctx, c.id, SQUEEZING, CROWDED)
     if not crowded:
         for c in s.creatures.values():
             if c.zone == zone and SQUEEZING in c.conditions:
                 ctx.emit(ConditionRemoved(c.id, SQUEEZING, "the zone is no longer crowded"))
+
+
+@hookimpl
+def zonekeep_zone_refusal(ctx: RuleContext, creature: Creature, zone: str) -> Refusal | None:
+    """RULINGS ("Zone capacity"): occupancy counts Tiny 0, Small and Medium 1, Large 2,
+    Huge 3, Gargantuan 4, Colossal 5; a creature comes in only if the occupancy after
+    it does is at most the capacity + 1 [``size_limits``]."""
+    s = ctx.state
+    if not s.options.size_limits or not s.arena.has_zone(zone):
+        return None
+    z = s.arena.zone(zone)
+    used = s.occupancy(zone)
+    weight = creature.size.occupancy
+    if used > z.capacity and weight > 0:
+        return Refusal(
+            "zone_full",
+            f"{z.name} is already over its capacity ({used} of {z.capacity}); "
+            f"{creature.name} cannot get in.",
+        )
+    if used + weight > z.capacity + 1:
+        return Refusal(
+            "zone_full",
+            f"{z.name} has room for {z.capacity} and holds {used}; {creature.name} "
+            f"({creature.size.label}, {weight}) would bring it to {used + weight}, more than "
+            f"one over its capacity, so {creature.name} cannot get in.",
+        )
+    return None
 
 
 def _sprint(ctx: RuleContext, cmd: Command) -> None:

@@ -5,6 +5,9 @@ dice, refusals, and the event fold.
 """
 
 from ._arena import (
+    ABILITIES,
+    DAMAGE_TYPES,
+    Ability,
     Arena,
     ArenaError,
     ArenaProblem,
@@ -42,9 +45,9 @@ from ._dice import (
 )
 from ._effects import (
     OPPORTUNITY_ATTACK,
+    apply_condition,
     apply_damage,
     asset_save,
-    can_react,
     change_zone,
     describe_step,
     force_move,
@@ -132,19 +135,13 @@ from ._events import (
 from ._flow import advance, end_turn, start_round
 from ._geometry import (
     AREA_SHAPES,
-    AREA_TARGET_TABLE,
-    AreaRow,
     AreaShape,
+    check_area,
     describe_path,
     largest_dimension,
     line_of_sight,
-    long_range_disadvantage,
-    max_targets,
     path_distance,
-    range_refusal,
     sight_path,
-    spill_zones,
-    target_weight,
 )
 from ._hookspecs import hookimpl, hookspec
 from ._plugin import (
@@ -198,8 +195,9 @@ from ._types import (
 )
 
 __all__ = [
+    "ABILITIES",
     "AREA_SHAPES",
-    "AREA_TARGET_TABLE",
+    "DAMAGE_TYPES",
     "DEFEATED",
     "DODGING",
     "DYING",
@@ -220,11 +218,11 @@ __all__ = [
     "STABLE",
     "SURRENDERED",
     "SYSTEM_ACTOR",
+    "Ability",
     "ActionTaken",
     "Actor",
     "AdjacencyEnded",
     "AdjacencyTaken",
-    "AreaRow",
     "AreaShape",
     "Arena",
     "ArenaError",
@@ -326,13 +324,14 @@ __all__ = [
     "Zone",
     "ZoneEntered",
     "advance",
+    "apply_condition",
     "apply_damage",
     "apply_event",
     "asset_save",
     "can_pass_through",
-    "can_react",
     "can_surround",
     "change_zone",
+    "check_area",
     "combine_advantage",
     "converter",
     "creature_from_dict",
@@ -356,16 +355,13 @@ __all__ = [
     "leave_position",
     "line_of_sight",
     "load_arena",
-    "long_range_disadvantage",
     "max_surrounding",
-    "max_targets",
     "movement_left",
     "parse_arena",
     "parse_dice",
     "parse_range",
     "parse_version",
     "path_distance",
-    "range_refusal",
     "reactions_pending",
     "refuse",
     "replay",
@@ -376,12 +372,10 @@ __all__ = [
     "sight_path",
     "single_zone_arena",
     "spend_half_speed",
-    "spill_zones",
     "start_maneuver",
     "start_round",
     "state_to_dict",
     "take_position",
-    "target_weight",
     "version_in_range",
     "zone_room",
 ]

@@ -1,8 +1,13 @@
-"""Shared rule building blocks for plugins: damage, saves, positions, forced movement,
-and maneuvers (moves that may provoke reactions before each step).
+"""Shared rule building blocks for plugins: damage, conditions, saves, positions, zone
+changes, forced movement, and maneuvers (moves that may provoke reactions before each
+step).
 
 These are functions over a :class:`RuleContext`: they emit events and call the
-hooks that let other plugins react, exactly as the built-in rules do.
+hooks that let other plugins decide and react, exactly as the built-in rules do.
+The decisions themselves are the plugins': what 0 hit points means
+(``zonekeep_zero_hit_points``), who is offered an opportunity attack
+(``zonekeep_opportunity_attackers``), what leaving a zone or a new condition ends
+(``zonekeep_zone_leaving``, ``zonekeep_condition_applied``).
 """
 
 from __future__ import annotations
@@ -10,7 +15,6 @@ from __future__ import annotations
 import attrs
 
 from ._arena import Asset, SaveEffect
-from ._commands import CommandSpec
 from ._context import RollModifier, RollRequest, RuleContext
 from ._dice import RollRecord
 from ._events import (
@@ -27,22 +31,13 @@ from ._events import (
     PositionTaken,
     SaveMade,
     SpaceShared,
-    TumbleAttempted,
     ZoneEntered,
 )
 from ._state import movement_left
-from ._types import DEFEATED, DYING, Creature
+from ._types import DYING, Creature
 
 #: The decision kind of an offered opportunity attack.
 OPPORTUNITY_ATTACK = "opportunity_attack"
-
-_OA_SPEC = CommandSpec(
-    OPPORTUNITY_ATTACK,
-    lambda ctx, cmd: None,
-    "Reaction: one melee attack against a creature that provoked it.",
-    costs=("reaction",),
-    on_turn=False,
-)
 
 
 def apply_damage(
@@ -54,14 +49,31 @@ def apply_damage(
     roll: RollRecord | None = None,
     source: str = "",
 ) -> None:
-    """Deal ``amount`` damage; at 0 hit points a PC starts dying and an NPC is defeated."""
+    """Deal ``amount`` damage (hit points stop at 0): the ``damaged`` event.
+
+    When it leaves the target at 0 hit points (and the target is not already dying
+    or out of the fight), the plugins say which condition it gets
+    (``zonekeep_zero_hit_points``; the built-in rule: a PC is dying, an NPC
+    defeated), applied with :func:`apply_condition`.
+    """
     hp = max(0, target.hp - max(0, amount))
     ctx.emit(Damaged(target.id, amount, hp, damage_type, roll, source))
     if hp == 0 and not target.out_of_fight and DYING not in target.conditions:
-        if target.pc:
-            ctx.emit(ConditionApplied(target.id, DYING, "reduced to 0 hit points"))
-        else:
-            ctx.emit(ConditionApplied(target.id, DEFEATED, "reduced to 0 hit points"))
+        now = ctx.state.creatures[target.id]
+        condition = ctx.hook.zonekeep_zero_hit_points(ctx=ctx, creature=now)
+        if condition is not None:
+            apply_condition(ctx, target.id, condition, "reduced to 0 hit points")
+
+
+def apply_condition(ctx: RuleContext, creature_id: str, condition: str, source: str = "") -> None:
+    """Give a creature a condition: the ``condition_applied`` event, then, if the
+    creature did not have it, the ``zonekeep_condition_applied`` triggers."""
+    new = condition not in ctx.state.creatures[creature_id].conditions
+    ctx.emit(ConditionApplied(creature_id, condition, source))
+    if new:
+        ctx.hook.zonekeep_condition_applied(
+            ctx=ctx, creature=ctx.state.creatures[creature_id], condition=condition
+        )
 
 
 def saving_throw(
@@ -106,7 +118,7 @@ def asset_save(
         )
     for condition in save.conditions:
         if condition not in ctx.state.creatures[cid].conditions:
-            ctx.emit(ConditionApplied(cid, condition, asset.name))
+            apply_condition(ctx, cid, condition, asset.name)
     return False
 
 
@@ -168,12 +180,17 @@ def change_zone(
     forced: bool = False,
     by: str = "",
 ) -> None:
-    """Move ``creature`` into ``to_zone``: leave the positions held in the old zone, then
-    the ``zone_entered`` event (which ends engagements and adjacency) and its triggers."""
+    """Move ``creature`` into ``to_zone``: leave the positions held in the old zone, run
+    the ``zonekeep_zone_leaving`` triggers (the engagement rules end engagements and
+    adjacency there, each with its event), then the ``zone_entered`` event and the
+    ``zonekeep_zone_entered`` triggers."""
     from_zone = creature.zone or ""
     for asset in held_assets(ctx, creature):
         if asset.zone != to_zone:
             leave_position(ctx, creature, asset, "left the zone")
+    ctx.hook.zonekeep_zone_leaving(
+        ctx=ctx, creature=ctx.state.creatures[creature.id], to_zone=to_zone, forced=forced
+    )
     ctx.emit(ZoneEntered(creature.id, from_zone, to_zone, cost, forced, by))
     ctx.hook.zonekeep_zone_entered(
         ctx=ctx, creature=ctx.state.creatures[creature.id], from_zone=from_zone, forced=forced
@@ -181,21 +198,18 @@ def change_zone(
 
 
 def zone_room(ctx: RuleContext, creature: Creature, zone: str) -> tuple[str, str] | None:
-    """A refusal when ``zone`` is already over its capacity (RULINGS: one over makes
-    everyone squeeze, and then no more can enter); ``None`` when the creature fits."""
+    """A refusal ``(code, message)`` when ``creature`` may not come into ``zone`` (enter
+    it, be forced or moved there, be added there); ``None`` when it may.
+
+    The plugins decide (``zonekeep_zone_refusal``; the built-in rule of
+    ``zonekeep.zones`` is the zone's capacity). Always ``None`` for a creature
+    already there.
+    """
     s = ctx.state
-    already_there = creature.id in s.creatures and s.creatures[creature.id].zone == zone
-    if not s.options.size_limits or already_there:
+    if creature.id in s.creatures and s.creatures[creature.id].zone == zone:
         return None
-    z = s.arena.zone(zone)
-    used = s.occupancy(zone)
-    if used > z.capacity:
-        return (
-            "zone_full",
-            f"{z.name} is already over its capacity ({used} of {z.capacity}); "
-            f"{creature.name} cannot get in.",
-        )
-    return None
+    refusal = ctx.hook.zonekeep_zone_refusal(ctx=ctx, creature=creature, zone=zone)
+    return None if refusal is None else (refusal.code, refusal.message)
 
 
 # -- forced movement ----------------------------------------------------------------------------
@@ -291,6 +305,10 @@ def reactions_pending(ctx: RuleContext) -> bool:
 def run_maneuver(ctx: RuleContext) -> None:
     """Advance the current maneuver: offer reactions before each step, then perform it.
 
+    Before each step the plugins say who is offered an opportunity attack
+    (``zonekeep_opportunity_attackers``); each gets an ``opportunity_attack``
+    decision. The step itself is performed by ``zonekeep_maneuver_step``.
+
     Stops while opportunity-attack decisions are pending; resumes when called
     again after they are resolved. A mover that can no longer move (dropped,
     incapacitated) stops where it is.
@@ -303,7 +321,10 @@ def run_maneuver(ctx: RuleContext) -> None:
             ctx.emit(ManeuverEnded(m.creature, False, f"{mover.name} can no longer move"))
             return
         if not m.offered:
-            reactors = _offered(ctx, mover, m)
+            answer = ctx.hook.zonekeep_opportunity_attackers(ctx=ctx, creature=mover, maneuver=m)
+            reactors = [
+                r for r in dict.fromkeys(answer or ()) if r in ctx.state.creatures and r != mover.id
+            ]
             ctx.emit(ManeuverUpdated(attrs.evolve(m, offered=True)))
             for rid in reactors:
                 _offer(ctx, ctx.state.creatures[rid], mover, m)
@@ -321,48 +342,6 @@ def run_maneuver(ctx: RuleContext) -> None:
             ctx.emit(ManeuverEnded(m.creature, True))
             return
         ctx.emit(ManeuverUpdated(attrs.evolve(current, step=current.step + 1, offered=False)))
-
-
-def can_react(ctx: RuleContext, creature: Creature) -> bool:
-    """Whether ``creature`` could take an opportunity attack now."""
-    if creature.incapacitated or creature.out_of_fight or not ctx.state.has_reaction(creature.id):
-        return False
-    if not any(a.kind == "melee" for a in creature.attacks):
-        return False
-    refusal = ctx.hook.zonekeep_action_refusal(ctx=ctx, creature=creature, spec=_OA_SPEC)
-    return refusal is None
-
-
-def _offered(ctx: RuleContext, mover: Creature, m: Maneuver) -> list[str]:
-    ids: list[str] = []
-    for batch in ctx.hook.zonekeep_provocations(ctx=ctx, creature=mover, maneuver=m):
-        for rid in batch or ():
-            other = ctx.state.creatures.get(rid)
-            if (
-                other is not None
-                and rid not in ids
-                and rid != mover.id
-                and ctx.is_enemy(mover, other)
-                and can_react(ctx, other)
-            ):
-                ids.append(rid)
-    if not ids:
-        return []
-    s = ctx.state
-    if s.active == mover.id and s.resources.disengaged:
-        return []
-    if m.tumble:
-        dc = max(s.creatures[r].passive_perception for r in ids)
-        result = ctx.roll(
-            "d20",
-            RollRequest("check", mover.id, ability="dex", skill="tumble"),
-            bonus=mover.skill("acrobatics", mover.dex_mod),
-        )
-        success = result.total >= dc
-        ctx.emit(TumbleAttempted(mover.id, result, dc, success, describe_step(ctx, m)))
-        if success:
-            return []
-    return ids
 
 
 def describe_step(ctx: RuleContext, m: Maneuver) -> str:

@@ -1,7 +1,9 @@
-"""The round loop as rules: starting rounds and turns, and moving to the next turn.
+"""The round loop: starting rounds and turns, and moving to the next turn.
 
 These are plain functions over a :class:`RuleContext`; the built-in plugins call
-them (ending a turn, finishing initiative) and so can third-party plugins.
+them (ending a turn, finishing initiative) and so can third-party plugins. The
+rules they follow are the plugins': whose turn is next (``zonekeep_next_turn``) and
+whose turn is skipped (``zonekeep_skip_turn``).
 """
 
 from __future__ import annotations
@@ -27,21 +29,25 @@ def start_round(ctx: RuleContext, number: int) -> None:
 
 
 def _next_position(ctx: RuleContext) -> tuple[int, int] | None:
+    """The plugins' next turn (``zonekeep_next_turn``), or ``None`` when the round is over."""
+    answer = ctx.hook.zonekeep_next_turn(ctx=ctx)
+    if answer is None:
+        return None
+    slot, member = answer
     s = ctx.state
-    slot, member = s.turn_slot, s.turn_member
-    if slot < 0:
-        slot, member = 0, 0
-    else:
-        member += 1
-    while slot < len(s.initiative):
-        if member < len(s.initiative[slot].members):
-            return slot, member
-        slot, member = slot + 1, 0
-    return None
+    if slot >= len(s.initiative):
+        return None
+    if member >= len(s.initiative[slot].members):
+        raise ValueError(
+            f"zonekeep_next_turn answered slot {slot} member {member}, but that slot has "
+            f"{len(s.initiative[slot].members)} member(s)"
+        )
+    return slot, member
 
 
 def advance(ctx: RuleContext) -> None:
-    """Start the next turn in initiative order, skipping creatures out of the fight.
+    """Start the next turn (``zonekeep_next_turn``), skipping the creatures the plugins
+    say sit it out (``zonekeep_skip_turn``; the built-in rule: out of the fight).
 
     When the round's last turn is over: the round-end triggers, ``round_ended``,
     and the next round. If no creature can take a turn for a whole round, the
@@ -51,8 +57,11 @@ def advance(ctx: RuleContext) -> None:
     if s.phase != "turns":
         return
     skipped_rounds = 0
+    passed: set[tuple[int, int]] = set()
     while s.phase == "turns":
         pos = _next_position(ctx)
+        if pos is not None and pos in passed:
+            raise ValueError(f"zonekeep_next_turn answered {pos} again in the same round")
         if pos is None:
             if skipped_rounds:
                 return
@@ -62,12 +71,15 @@ def advance(ctx: RuleContext) -> None:
             ctx.emit(RoundStarted(number + 1))
             ctx.hook.zonekeep_round_start(ctx=ctx, round=number + 1)
             skipped_rounds = 1
+            passed.clear()
             continue
+        passed.add(pos)
         slot, member = pos
         cid = s.initiative[slot].members[member]
         creature = s.creatures[cid]
-        if creature.out_of_fight:
-            ctx.emit(TurnSkipped(cid, slot, member, "out of the fight"))
+        reason = ctx.hook.zonekeep_skip_turn(ctx=ctx, creature=creature)
+        if reason is not None:
+            ctx.emit(TurnSkipped(cid, slot, member, reason))
             continue
         ctx.emit(TurnStarted(cid, slot, member))
         ctx.hook.zonekeep_turn_start(ctx=ctx, creature=s.creatures[cid])

@@ -230,9 +230,10 @@ def zonekeep_provocations(
 
     Called once before each step of a maneuver (entering or passing through a
     zone, taking or leaving a position, moving adjacent, withdrawing from an
-    enemy's reach). The engine drops those who cannot react (no reaction left,
-    incapacitated, refused by ``zonekeep_action_refusal``), and all of them when
-    the mover disengaged or tumbled successfully.
+    enemy's reach), by the built-in ``zonekeep_opportunity_attackers``, which drops
+    those who cannot react (no reaction left, incapacitated, refused by
+    ``zonekeep_action_refusal``), and all of them when the mover disengaged or
+    tumbled successfully.
 
     :param ctx: the rule context (read-only use).
     :param creature: the creature moving.
@@ -313,4 +314,199 @@ def zonekeep_armor_class_bonus(
     :param attacker: the attacker.
     :param attack: the attack.
     :return: a bonus (or penalty) to add, or ``None``. All plugins' bonuses add up.
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_zero_hit_points(ctx: RuleContext, creature: Creature) -> str | None:
+    """Name the condition a creature gets when damage leaves it at 0 hit points.
+
+    Called by :func:`zonekeep.sdk.apply_damage` right after the ``damaged`` event that
+    brought ``creature`` to 0, unless it is already dying or out of the fight. The
+    condition is applied with :func:`zonekeep.sdk.apply_condition` (so
+    ``zonekeep_condition_applied`` runs). The built-in rule (``zonekeep.combat``): a
+    PC is ``dying``, an NPC ``defeated``.
+
+    :param ctx: the rule context (read-only use).
+    :param creature: the creature, as it is now (``hp`` is 0).
+    :return: the condition (``"dying"``, ``"defeated"``), or ``None`` for no answer;
+        when no plugin answers, the creature gets no condition.
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec
+def zonekeep_condition_applied(ctx: RuleContext, creature: Creature, condition: str) -> None:
+    """Trigger effects when a creature has been given a condition it did not have.
+
+    Called by :func:`zonekeep.sdk.apply_condition` after the ``condition_applied``
+    event, and after a ``condition_effect_applied`` that gives a condition the
+    creature did not hold. Every built-in rule gives conditions this way; the
+    engagement plugin ends the engagements of a creature that is now dying,
+    defeated, surrendered or escaped (RULINGS, "Engagement ends with the fight").
+
+    :param ctx: the rule context.
+    :param creature: the creature, as it is now.
+    :param condition: the condition it was given.
+    """
+
+
+@hookspec
+def zonekeep_zone_leaving(ctx: RuleContext, creature: Creature, to_zone: str, forced: bool) -> None:
+    """Trigger effects when a creature is about to leave its zone.
+
+    Called by :func:`zonekeep.sdk.change_zone` (own moves, each zone of a move
+    that goes on, forced movement, GM moves) after the positions held in the old
+    zone were left and before the ``zone_entered`` event. The engagement plugin
+    ends every engagement and adjacency of the creature here, each with its event.
+
+    :param ctx: the rule context.
+    :param creature: the creature, still in the zone it leaves (``creature.zone``).
+    :param to_zone: the zone it is about to enter.
+    :param forced: whether it is forced (or placed by the GM).
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_opportunity_attackers(
+    ctx: RuleContext, creature: Creature, maneuver: Maneuver
+) -> Iterable[str] | None:
+    """Decide who is offered an opportunity attack before a maneuver's next step.
+
+    Called once before each step of a maneuver (see ``zonekeep_provocations``).
+    The SDK opens one ``opportunity_attack`` decision for each creature named, in
+    order, and the maneuver waits for the answers. The built-in rule
+    (``zonekeep.engagement``) gathers ``zonekeep_provocations`` and keeps the
+    enemies that can react (a reaction left, a melee attack, not incapacitated, not
+    refused by ``zonekeep_action_refusal``); nobody when the mover disengaged this
+    turn or its Tumble succeeds (it rolls the Tumble here, a ``tumble_attempted``
+    event).
+
+    :param ctx: the rule context.
+    :param creature: the creature moving.
+    :param maneuver: the maneuver; ``maneuver.steps[maneuver.step]`` is the next step.
+    :return: creature ids (an empty list: nobody), or ``None`` for no answer; when
+        no plugin answers, nobody is offered one.
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_next_turn(ctx: RuleContext) -> tuple[int, int] | None:
+    """Say whose turn comes next: a ``(slot, member)`` position in the initiative order.
+
+    Called by :func:`zonekeep.sdk.advance` when a turn ended (or a round started,
+    or a turn was skipped), with ``ctx.state.turn_slot``/``turn_member`` at the
+    turn just over (``-1, -1`` at the start of a round). The built-in rule
+    (``zonekeep.initiative``): the next member of the current slot, else the
+    first member of the next slot; the order stays fixed from round to round.
+
+    :param ctx: the rule context (read-only use).
+    :return: ``(slot, member)`` indices into ``ctx.state.initiative`` and that
+        slot's ``members``; a slot equal to ``len(ctx.state.initiative)`` ends the
+        round; ``None`` for no answer (when no plugin answers, the round ends).
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_skip_turn(ctx: RuleContext, creature: Creature) -> str | None:
+    """Say why ``creature`` does not take the turn that comes to it.
+
+    Called by :func:`zonekeep.sdk.advance` for each creature whose turn comes up,
+    before ``turn_started``. A skipped turn is a ``turn_skipped`` event with the
+    reason; it neither starts nor ends, so no turn trigger runs. The built-in rule
+    (``zonekeep.turns``): a creature out of the fight (defeated, surrendered,
+    escaped) is skipped.
+
+    :param ctx: the rule context (read-only use).
+    :param creature: the creature whose turn it would be.
+    :return: the reason (``"out of the fight"``), or ``None`` to let it take its turn.
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_area_max_targets(ctx: RuleContext, shape: str, size: int, width: int) -> int | None:
+    """Say how many targets an area of effect can have.
+
+    Called by the ``area_effect`` command once its parameters are checked. The
+    built-in rule (``zonekeep.areas``) is the table "Area of Effect Targets" of
+    arena.txt: the largest row the area equals or exceeds (2, 3, 5 or 8), 1 below
+    the first row.
+
+    :param ctx: the rule context (read-only use).
+    :param shape: ``cone``, ``cube``, ``sphere``, ``cylinder`` or ``line``.
+    :param size: feet: a cone's or line's length, a cube's side, a sphere's or
+        cylinder's radius.
+    :param width: a line's width in feet (5 for the other shapes).
+    :return: the maximum number of target slots, or ``None`` for no answer (when no
+        plugin answers: 1).
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_area_target_weight(ctx: RuleContext, creature: Creature) -> int | None:
+    """Say how many of an area's target slots ``creature`` fills.
+
+    Called by the ``area_effect`` command for each chosen target. A creature whose
+    weight does not fit the slots left may still be chosen while one slot remains;
+    it then gains an expertise die on its save. The built-in rule
+    (``zonekeep.areas``): Huge 2, Gargantuan 3, Colossal 4, anything smaller 1.
+
+    :param ctx: the rule context (read-only use).
+    :param creature: the target.
+    :return: the number of slots, or ``None`` for no answer (when no plugin
+        answers: 1).
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_area_zones(
+    ctx: RuleContext, zone: str, largest_dimension: int
+) -> Iterable[str] | None:
+    """Say which zones an area aimed at ``zone`` affects.
+
+    Called by the ``area_effect`` command once the target zone is known to be in
+    range. The built-in rule (``zonekeep.areas``): the target zone, and every zone
+    linked to it when ``largest_dimension`` exceeds its size. Whatever the answer,
+    the target zone is affected (and listed first); zones the arena does not have
+    are ignored.
+
+    :param ctx: the rule context (read-only use).
+    :param zone: the target zone's id.
+    :param largest_dimension: the area's largest dimension in feet (a cone's
+        length, a cube's side, a sphere's diameter, a line's length).
+    :return: zone ids, or ``None`` for no answer (when no plugin answers: the
+        target zone only).
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_zone_refusal(ctx: RuleContext, creature: Creature, zone: str) -> Refusal | None:
+    """Say whether ``creature`` may come into ``zone``.
+
+    Called by :func:`zonekeep.sdk.zone_room` before a creature enters a zone, is
+    forced or moved there by the GM, or is added there mid-encounter (never for a
+    creature already in it). The built-in rule (``zonekeep.zones``) is the zone's
+    capacity [``size_limits``]: occupancy counts Tiny 0, Small and Medium 1, Large 2,
+    Huge 3, Gargantuan 4, Colossal 5, and the occupancy after it comes in may be at
+    most the capacity + 1 (refusal ``zone_full``).
+
+    :param ctx: the rule context (read-only use).
+    :param creature: the creature that would come in.
+    :param zone: the zone's id.
+    :return: a :class:`Refusal` to keep it out, or ``None`` to let it in.
+
+    Stops at first non-None result.
     """

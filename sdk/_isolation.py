@@ -5,11 +5,13 @@ the server or the encounter. What happens instead depends on the hook (the polic
 documented in docs/plugins.md, "When a plugin fails"):
 
 - **contribution** hooks (a question with an answer: roll modifiers, surcharges,
-  blockers, provocations, armor-class bonuses, refusals, "is it over?"): the failing
+  blockers, provocations, armor-class bonuses, refusals, "is it over?", the condition
+  at 0 hit points, skipped turns, area targets and zones): the failing
   implementation's answer is skipped, the others still count, and a ``plugin_error``
   event (GM-only) naming the plugin and the hook goes into the command's events;
-- **trigger** hooks (they act: turn, round, zone and position triggers, decisions,
-  attacks, maneuver steps) and command handlers: the command is refused with
+- **trigger** hooks (they act: turn, round, zone, position and condition triggers,
+  decisions, attacks, maneuver steps, who may make an opportunity attack, whose turn
+  is next) and command handlers: the command is refused with
   :class:`PluginFailure` (wire error ``plugin_error``, 6002) and nothing changes;
 - ``zonekeep_commands``: the engine does not start
   (:class:`~zonekeep.sdk.engine.PluginLoadError` naming the plugin).
@@ -111,11 +113,34 @@ CONTRIBUTIONS: dict[str, Callable[[object], object]] = {
     "zonekeep_encounter_over": _one((str,), "a string"),
     "zonekeep_provocations": _many(str, "creature ids"),
     "zonekeep_armor_class_bonus": _one((int,), "a whole number"),
+    "zonekeep_zero_hit_points": _one((str,), "a condition name"),
+    "zonekeep_skip_turn": _one((str,), "a string"),
+    "zonekeep_area_max_targets": _one((int,), "a whole number"),
+    "zonekeep_area_target_weight": _one((int,), "a whole number"),
+    "zonekeep_area_zones": _many(str, "zone ids"),
+    "zonekeep_zone_refusal": _one((Refusal,), "a Refusal"),
 }
+
+
+def _turn_position(value: object) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    if (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in value)
+    ):
+        return (value[0], value[1])
+    raise WrongShape(
+        f"returned {_short(value)}; expected (slot, member), two whole numbers, or None"
+    )
+
 
 #: Trigger hooks whose answer matters: what a valid answer is. A failure refuses the command.
 TRIGGER_ANSWERS: dict[str, Callable[[object], object]] = {
     "zonekeep_maneuver_step": _one((bool,), "true"),
+    "zonekeep_opportunity_attackers": _many(str, "creature ids"),
+    "zonekeep_next_turn": _turn_position,
 }
 
 #: The declaration hooks, run once at start: a failure stops the engine from being built.

@@ -393,10 +393,6 @@ def _pair(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a <= b else (b, a)
 
 
-def _drop_pairs(pairs: list[tuple[str, str]], cid: str) -> None:
-    pairs[:] = [p for p in pairs if cid not in p]
-
-
 _Item = TypeVar("_Item", str, tuple[str, str])
 
 
@@ -699,9 +695,6 @@ def _zone_entered(s: EncounterState, e: ev.ZoneEntered) -> None:
     c = s.creatures[e.creature]
     c.zone = e.to_zone
     c.sharing_with = None
-    _drop_pairs(s.engagements, c.id)
-    _drop_pairs(s.adjacent, c.id)
-    _drop_pairs(s.back_to_back, c.id)
     if c.position is not None:
         asset = s.asset(c.position)
         if asset is None or asset.zone != e.to_zone:

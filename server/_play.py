@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from zonekeep.plugins.targeting import range_refusal
 from zonekeep.sdk import (
     DYING,
     GM_ACTOR,
@@ -25,7 +26,6 @@ from zonekeep.sdk import (
     Event,
     Refusal,
     path_distance,
-    range_refusal,
 )
 from zonekeep.sdk.engine import Engine
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from helpers import make
 
+from zonekeep.plugins.areas import max_targets, spill_zones, target_weight
 from zonekeep.sdk import (
     ActionTaken,
     Arena,
@@ -25,12 +26,7 @@ from zonekeep.sdk import (
     SaveMade,
     Size,
     Zone,
-)
-from zonekeep.sdk._geometry import (
     largest_dimension,
-    max_targets,
-    spill_zones,
-    target_weight,
 )
 from zonekeep.sdk.testing import EncounterHarness
 

@@ -10,14 +10,8 @@ from __future__ import annotations
 import pytest
 from helpers import make
 
-from zonekeep.sdk import Arena, EncounterState, Link, Zone
-from zonekeep.sdk._geometry import (
-    line_of_sight,
-    long_range_disadvantage,
-    path_distance,
-    range_refusal,
-    sight_path,
-)
+from zonekeep.plugins.targeting import long_range_disadvantage, range_refusal
+from zonekeep.sdk import Arena, EncounterState, Link, Zone, line_of_sight, path_distance, sight_path
 from zonekeep.sdk.testing import EncounterHarness
 
 

@@ -386,6 +386,7 @@ async def test_restart_brings_back_state_seats_and_a_pending_decision(
             "action_taken",
             "attack_made",
             "damaged",
+            "engagement_ended",
             "zone_entered",
             "maneuver_ended",
         ]

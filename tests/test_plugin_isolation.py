@@ -38,7 +38,7 @@ from zonekeep.sdk import (
     hookimpl,
     state_to_dict,
 )
-from zonekeep.sdk._isolation import CONTRIBUTIONS, STARTUP_HOOKS, policy
+from zonekeep.sdk._isolation import CONTRIBUTIONS, STARTUP_HOOKS, TRIGGER_ANSWERS, policy
 from zonekeep.sdk._loading import IN_PROCESS, LoadedPlugin, PluginLoadError
 from zonekeep.sdk.engine import Engine, PluginFailure
 from zonekeep.sdk.testing import EncounterHarness
@@ -128,6 +128,21 @@ def at_chair(h: EncounterHarness) -> None:
 ATTACK = send("attack", creature="aria", target="gob")
 ENTER = send("enter", creature="aria", zones=["yard"])
 DICE = [15, 4]
+AREA = send(
+    "area_effect",
+    creature="aria",
+    zone="hall",
+    shape="sphere",
+    size=5,
+    range=0,
+    targets=["gob"],
+    name="Burst",
+)
+
+
+def gob_at_1_hp(h: EncounterHarness) -> None:
+    h.send("override", creature="gob", field="hp", value=1)
+
 
 #: hook: (policy, setup, the command that runs the hook, dice for it)
 SCENARIOS: dict[str, tuple[str, Setup, Send, list[int]]] = {
@@ -138,6 +153,16 @@ SCENARIOS: dict[str, tuple[str, Setup, Send, list[int]]] = {
     "zonekeep_encounter_over": ("skip", nothing, send("end_turn", creature="aria"), []),
     "zonekeep_provocations": ("skip", nothing, ENTER, DICE),
     "zonekeep_armor_class_bonus": ("skip", nothing, ATTACK, DICE),
+    "zonekeep_zero_hit_points": ("skip", gob_at_1_hp, ATTACK, DICE),
+    "zonekeep_skip_turn": ("skip", nothing, send("end_turn", creature="aria"), []),
+    "zonekeep_area_max_targets": ("skip", nothing, AREA, []),
+    "zonekeep_area_target_weight": ("skip", nothing, AREA, []),
+    "zonekeep_area_zones": ("skip", nothing, AREA, []),
+    "zonekeep_condition_applied": ("refuse", nothing, send("dodge", creature="aria"), []),
+    "zonekeep_zone_leaving": ("refuse", nothing, ENTER, DICE),
+    "zonekeep_zone_refusal": ("skip", nothing, ENTER, DICE),
+    "zonekeep_opportunity_attackers": ("refuse", nothing, ENTER, DICE),
+    "zonekeep_next_turn": ("refuse", nothing, send("end_turn", creature="aria"), []),
     "zonekeep_turn_start": ("refuse", nothing, send("end_turn", creature="aria"), []),
     "zonekeep_turn_end": ("refuse", nothing, send("end_turn", creature="aria"), []),
     "zonekeep_round_start": ("refuse", aria_done, send("end_turn", creature="gob"), []),
@@ -170,6 +195,14 @@ WRONG: dict[str, list[object]] = {
     "zonekeep_provocations": ["gob", [None]],
     "zonekeep_armor_class_bonus": ["2", True, 1.5],
     "zonekeep_maneuver_step": ["done", 1],
+    "zonekeep_zero_hit_points": [3, ["dying"]],
+    "zonekeep_skip_turn": [1, ["asleep"]],
+    "zonekeep_area_max_targets": ["2", True],
+    "zonekeep_area_target_weight": ["1", 1.5],
+    "zonekeep_area_zones": ["hall", [1]],
+    "zonekeep_opportunity_attackers": ["gob", [None]],
+    "zonekeep_next_turn": ["1", (1,), (True, 0), (-1, 0), [1, 0]],
+    "zonekeep_zone_refusal": ["nope", ("zone_full", "Full.")],
 }
 
 
@@ -248,7 +281,7 @@ def test_every_hook_has_a_policy_and_a_scenario() -> None:
     for hook, (kind, *_rest) in SCENARIOS.items():
         assert policy(hook) == kind, hook
     assert set(CONTRIBUTIONS) == {h for h, s in SCENARIOS.items() if s[0] == "skip"}
-    assert set(WRONG) == set(CONTRIBUTIONS) | {"zonekeep_maneuver_step"}
+    assert set(WRONG) == set(CONTRIBUTIONS) | set(TRIGGER_ANSWERS)
     assert policy("zonekeep_commands") == "startup"
     assert policy("zonekeep_some_future_hook") == "refuse"
 

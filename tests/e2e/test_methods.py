@@ -633,9 +633,16 @@ async def test_short_encounter_played_to_its_end(make_server: MakeServer) -> Non
             "action_taken",
             "attack_made",
             "damaged",
+            "engagement_ended",
             "zone_entered",
             "maneuver_ended",
         ]
+        assert reacted[4] == {
+            "type": "engagement_ended",
+            "creature": "gob",
+            "enemy": "aria",
+            "reason": "left the zone",
+        }
         assert reacted[0]["by"] == "alice"
         assert reacted[2]["reaction"] is True
         assert (reacted[3]["creature"], reacted[3]["hp"]) == ("gob", 2)

@@ -129,6 +129,7 @@ async def test_reconnect_mid_prompt_and_answer_it(make_server: MakeServer) -> No
                 "action_taken",
                 "attack_made",
                 "damaged",
+                "engagement_ended",
                 "zone_entered",
                 "maneuver_ended",
             ]
