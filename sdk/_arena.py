@@ -24,12 +24,14 @@ from typing import Final, Literal, TypeVar, cast, get_args
 
 import attrs
 
+from ._vocabulary import ABILITIES, DAMAGE_TYPES, LINK_MODES, Ability, LinkMode
+
 __all__ = [
     "ABILITIES",
     "ASSET_KINDS",
     "DAMAGE_TYPES",
     "DIRECTIONS",
-    "MOVE_MODES",
+    "LINK_MODES",
     "NAMED_ZONE_SIZES",
     "Ability",
     "Arena",
@@ -40,7 +42,7 @@ __all__ = [
     "Direction",
     "ForcedEffect",
     "Link",
-    "MoveMode",
+    "LinkMode",
     "PositionEffect",
     "SaveEffect",
     "Zone",
@@ -51,34 +53,13 @@ __all__ = [
 ]
 
 Direction = Literal["beside", "above", "below"]
-MoveMode = Literal["walk", "climb", "swim", "fly"]
 AssetKind = Literal["prop", "element", "terrain"]
-Ability = Literal["str", "dex", "con", "int", "wis", "cha"]
 
 DIRECTIONS: Final[tuple[Direction, ...]] = get_args(Direction)
-MOVE_MODES: Final[tuple[MoveMode, ...]] = get_args(MoveMode)
 ASSET_KINDS: Final[tuple[AssetKind, ...]] = get_args(AssetKind)
-ABILITIES: Final[tuple[Ability, ...]] = get_args(Ability)
 
 #: Named zone sizes (keys are lower case; the loader matches case-insensitively).
 NAMED_ZONE_SIZES: Final[Mapping[str, int]] = {"small": 15, "medium": 30, "large": 60}
-
-#: Damage types accepted in :attr:`SaveEffect.damage_type` (besides "").
-DAMAGE_TYPES: Final[tuple[str, ...]] = (
-    "acid",
-    "bludgeoning",
-    "cold",
-    "fire",
-    "force",
-    "lightning",
-    "necrotic",
-    "piercing",
-    "poison",
-    "psychic",
-    "radiant",
-    "slashing",
-    "thunder",
-)
 
 _INVERSE: Final[Mapping[Direction, Direction]] = {
     "beside": "beside",
@@ -241,7 +222,7 @@ class Link:
     from ``b`` it is inverted (see :meth:`direction_from`).
 
     Guarantees: ``a != b``; ``direction`` is one of :data:`DIRECTIONS` and ``mode``
-    one of :data:`MOVE_MODES`.  ``clear=False`` means there is no clear path (a wall,
+    one of :data:`LINK_MODES`.  ``clear=False`` means there is no clear path (a wall,
     altitude, a chasm): it can only be crossed through an asset whose ``crossing``
     names the far zone, a skill check or a GM override.  ``mode`` is the movement
     needed to cross (climbing or swimming without that speed costs double).
@@ -252,7 +233,7 @@ class Link:
     b: str = attrs.field(validator=_check_id)
     direction: Direction = attrs.field(validator=attrs.validators.in_(DIRECTIONS))
     clear: bool = True
-    mode: MoveMode = attrs.field(default="walk", validator=attrs.validators.in_(MOVE_MODES))
+    mode: LinkMode = attrs.field(default="walk", validator=attrs.validators.in_(LINK_MODES))
     blocks_sight: bool = False
 
     def __attrs_post_init__(self) -> None:
@@ -935,7 +916,7 @@ class _Parser:
         )
         clear = self.field(d, "clear", path, self.boolean, True)
         mode = self.field(
-            d, "mode", path, lambda v, p: self.choice(v, p, MOVE_MODES, "mode"), "walk"
+            d, "mode", path, lambda v, p: self.choice(v, p, LINK_MODES, "mode"), "walk"
         )
         blocks_sight = self.field(d, "blocks_sight", path, self.boolean, False)
         if a is not None and b is not None:
@@ -962,7 +943,7 @@ class _Parser:
             or blocks_sight is None
         ):
             return None
-        return Link(a, b, cast(Direction, direction), clear, cast(MoveMode, mode), blocks_sight)
+        return Link(a, b, cast(Direction, direction), clear, cast(LinkMode, mode), blocks_sight)
 
     def assets(self, value: object, path: str) -> tuple[Asset, ...] | None:
         return self.array(value, path, self.asset)
