@@ -143,7 +143,7 @@ def _dice(value: str | None) -> None:
 
 def _at_least(least: int, message: str) -> _Rule:
     def check(value: int | None) -> None:
-        if value is not None and (isinstance(value, bool) or value < least):
+        if value is not None and (type(value) is not int or value < least):
             raise ValueError(f"{message}, got {value!r}")
 
     return _Rule(check)
@@ -701,7 +701,7 @@ def _located(exc: Exception) -> list[ArenaProblem]:
     problems = []
     for line in cattrs.transform_error(exc, path="", format_exception=_sentence):
         message, _, where = line.rpartition(" @ ")
-        problems.append(ArenaProblem(where.lstrip("."), message))
+        problems.append(ArenaProblem(where.removeprefix("."), message))
     return problems
 
 
