@@ -28,7 +28,7 @@ import os
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, Literal, Union, get_args, get_origin
+from typing import Any, Final, Literal, get_args, get_origin
 
 import attrs
 import cattrs
@@ -812,12 +812,8 @@ def _is_literal(t: Any) -> bool:
 
 
 def _optional_model(t: Any) -> bool:
-    args = get_args(t)
-    return (
-        get_origin(t) in (Union, type(int | None))
-        and len(args) == 2
-        and (attrs.has(args[0]) and args[1] is type(None))
-    )
+    """``X | None`` for a model class ``X``."""
+    return get_args(t)[-1:] == (type(None),) and attrs.has(get_args(t)[0])
 
 
 def _zone_size(value: Any, _: Any) -> int:
@@ -920,26 +916,20 @@ def _at_field(exc: Exception, name: str) -> Exception:
     return exc
 
 
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, list | tuple):
-        return "array"
-    return type(value).__name__
+_JSON_TYPES: Final = (
+    (type(None), "null"),
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (Mapping, "object"),
+    (list | tuple, "array"),
+)
 
 
 def _shown(value: object) -> str:
     text = json.dumps(value) if isinstance(value, str | int | float | bool) else ""
     if len(text) > 40:
         text = text[:37] + "..."
-    return f"{_json_type(value)} {text}".rstrip()
+    kind = next((name for t, name in _JSON_TYPES if isinstance(value, t)), type(value).__name__)
+    return f"{kind} {text}".rstrip()
