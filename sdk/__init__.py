@@ -5,9 +5,6 @@ dice, refusals, and the event fold.
 """
 
 from ._arena import (
-    ABILITIES,
-    DAMAGE_TYPES,
-    Ability,
     Arena,
     ArenaError,
     ArenaProblem,
@@ -180,7 +177,6 @@ from ._types import (
     ESCAPED,
     GM,
     INCAPACITATED,
-    MOVE_MODES,
     PRONE,
     SQUEEZING,
     STABLE,
@@ -192,6 +188,15 @@ from ._types import (
     can_pass_through,
     can_surround,
     max_surrounding,
+)
+from ._vocabulary import (
+    ABILITIES,
+    DAMAGE_TYPES,
+    LINK_MODES,
+    MOVE_MODES,
+    Ability,
+    LinkMode,
+    MoveMode,
 )
 
 __all__ = [
@@ -206,6 +211,7 @@ __all__ = [
     "GM",
     "GM_ACTOR",
     "INCAPACITATED",
+    "LINK_MODES",
     "MOVE_MODES",
     "OPEN_PHASES",
     "OPPORTUNITY_ATTACK",
@@ -275,10 +281,12 @@ __all__ = [
     "InitiativeRolled",
     "Interacted",
     "Link",
+    "LinkMode",
     "Maneuver",
     "ManeuverEnded",
     "ManeuverStarted",
     "ManeuverUpdated",
+    "MoveMode",
     "MoveRequest",
     "Moved",
     "MovementSpent",

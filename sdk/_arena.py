@@ -7,29 +7,42 @@ rules: those live in the engine, which asks an :class:`Arena` questions such as
 "what is beside this zone?" or "is this path straight?".
 
 The file format is documented in ``docs/arenas.md`` and described by the JSON
-Schema ``sdk/schemas/arena.schema.json``.  Validation here is hand-written, does
-not need ``jsonschema`` and reports every problem in a file at once as an
-:class:`ArenaError`.
+Schema ``sdk/schemas/arena.schema.json``.
+
+Each check is written once.  A field's own rule (an id without spaces, a dice
+expression, one of a set of names...) is a :class:`_Rule` validator on the attrs
+field; a check across the fields of one object raises :class:`_FieldError` naming
+the field to blame; checks across the arena (unknown zones, duplicate ids, straight
+lines) are :func:`_cross_problems`, which :class:`Arena` runs on construction.  The
+loader structures a document with cattrs (detailed validation), which runs the same
+rules at each field, and turns cattrs' path-aware errors into :class:`ArenaProblem`
+entries, every problem of a file at once.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
 import re
 import tomllib
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Final, Literal, TypeVar, cast, get_args
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, Literal, get_args, get_origin
 
 import attrs
+import cattrs
+from cattrs.errors import AttributeValidationNote, IterableValidationNote
+from cattrs.gen import make_dict_structure_fn, override
+
+from ._vocabulary import ABILITIES, DAMAGE_TYPES, LINK_MODES, Ability, LinkMode
 
 __all__ = [
     "ABILITIES",
     "ASSET_KINDS",
     "DAMAGE_TYPES",
     "DIRECTIONS",
-    "MOVE_MODES",
+    "LINK_MODES",
     "NAMED_ZONE_SIZES",
     "Ability",
     "Arena",
@@ -40,7 +53,7 @@ __all__ = [
     "Direction",
     "ForcedEffect",
     "Link",
-    "MoveMode",
+    "LinkMode",
     "PositionEffect",
     "SaveEffect",
     "Zone",
@@ -51,34 +64,13 @@ __all__ = [
 ]
 
 Direction = Literal["beside", "above", "below"]
-MoveMode = Literal["walk", "climb", "swim", "fly"]
 AssetKind = Literal["prop", "element", "terrain"]
-Ability = Literal["str", "dex", "con", "int", "wis", "cha"]
 
 DIRECTIONS: Final[tuple[Direction, ...]] = get_args(Direction)
-MOVE_MODES: Final[tuple[MoveMode, ...]] = get_args(MoveMode)
 ASSET_KINDS: Final[tuple[AssetKind, ...]] = get_args(AssetKind)
-ABILITIES: Final[tuple[Ability, ...]] = get_args(Ability)
 
 #: Named zone sizes (keys are lower case; the loader matches case-insensitively).
 NAMED_ZONE_SIZES: Final[Mapping[str, int]] = {"small": 15, "medium": 30, "large": 60}
-
-#: Damage types accepted in :attr:`SaveEffect.damage_type` (besides "").
-DAMAGE_TYPES: Final[tuple[str, ...]] = (
-    "acid",
-    "bludgeoning",
-    "cold",
-    "fire",
-    "force",
-    "lightning",
-    "necrotic",
-    "piercing",
-    "poison",
-    "psychic",
-    "radiant",
-    "slashing",
-    "thunder",
-)
 
 _INVERSE: Final[Mapping[Direction, Direction]] = {
     "beside": "beside",
@@ -103,24 +95,72 @@ def default_capacity(size: int) -> int:
     return (size // 5) ** 2
 
 
-def _check_dice(
-    _instance: object, attribute: attrs.Attribute[str | None], value: str | None
-) -> None:
-    if value is not None and not _DICE_RE.fullmatch(value):
-        raise ValueError(f"{attribute.name} must be a dice expression like '2d6', got {value!r}")
+# --------------------------------------------------------------------------- field rules
 
 
-def _check_words(
-    _instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]
-) -> None:
-    for word in value:
-        if not isinstance(word, str) or not _WORD_RE.fullmatch(word):
-            raise ValueError(f"{attribute.name} entries must be snake_case words, got {word!r}")
+@attrs.frozen
+class _Rule:
+    """An attrs validator: ``check`` raises ValueError for a bad value, or for a bad
+    item of a tuple when ``each``.  The loader runs the same check on each decoded
+    value and reports its message at the field's (or the item's) path."""
+
+    check: Callable[[Any], None]
+    each: bool = False
+
+    def __call__(self, _instance: object, _attribute: object, value: Any) -> None:
+        for item in value if self.each else (value,):
+            self.check(item)
 
 
-def _check_id(_instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+class _FieldError(ValueError):
+    """A check across several fields of one object failed; ``field`` is where the
+    loader reports it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _id(value: str) -> None:
     if not isinstance(value, str) or not _ID_RE.fullmatch(value):
-        raise ValueError(f"{attribute.name} must be a non-empty string without spaces: {value!r}")
+        raise ValueError(f"an id must be non-empty and contain no spaces, got {value!r}")
+
+
+def _name(value: str) -> None:
+    if not str(value).strip():
+        raise ValueError("a name must not be empty")
+
+
+def _word(value: str) -> None:
+    if not isinstance(value, str) or not _WORD_RE.fullmatch(value):
+        raise ValueError(f"expected a lower-case snake_case word, got {value!r}")
+
+
+def _dice(value: str | None) -> None:
+    if value is not None and not _DICE_RE.fullmatch(value):
+        raise ValueError(f"bad dice expression {value!r}; expected e.g. '2d6', 'd8+1' or '5'")
+
+
+def _at_least(least: int, message: str) -> _Rule:
+    def check(value: int | None) -> None:
+        if value is not None and (type(value) is not int or value < least):
+            raise ValueError(f"{message}, got {value!r}")
+
+    return _Rule(check)
+
+
+def _one_of(what: str, choices: Sequence[str], *, blank: bool = False) -> _Rule:
+    def check(value: str) -> None:
+        if value not in choices and not (blank and value == ""):
+            options = ", ".join(repr(c) for c in choices)
+            raise ValueError(f"unknown {what} {value!r}; expected one of {options}")
+
+    return _Rule(check)
+
+
+_ID: Final = _Rule(_id)
+_NAME: Final = _Rule(_name)
+_WORDS: Final = _Rule(_word, each=True)
 
 
 # --------------------------------------------------------------------------- model
@@ -140,23 +180,22 @@ class SaveEffect:
     (magic).  ``damage`` and ``conditions`` apply on a failed save.
     """
 
-    ability: Ability = attrs.field(validator=attrs.validators.in_(ABILITIES))
-    dc: int | None = attrs.field(default=None)
-    damage: str | None = attrs.field(default=None, validator=_check_dice)
-    damage_type: str = ""
-    conditions: tuple[str, ...] = attrs.field(default=(), validator=_check_words)
+    ability: Ability = attrs.field(validator=_one_of("ability", ABILITIES))
+    dc: int | None = attrs.field(
+        default=None, validator=_at_least(1, "dc must be at least 1 (or null for the forcer's DC)")
+    )
+    damage: str | None = attrs.field(default=None, validator=_Rule(_dice))
+    damage_type: str = attrs.field(
+        default="", validator=_one_of("damage type", DAMAGE_TYPES, blank=True)
+    )
+    conditions: tuple[str, ...] = attrs.field(default=(), validator=_WORDS)
     description: str = ""
 
-    @dc.validator
-    def _check_dc(self, _attribute: attrs.Attribute[int | None], value: int | None) -> None:
-        if value is not None and (isinstance(value, bool) or value < 1):
-            raise ValueError(f"dc must be None or at least 1, got {value!r}")
-
     def __attrs_post_init__(self) -> None:
-        if self.damage is not None and self.damage_type not in DAMAGE_TYPES:
-            raise ValueError(f"damage needs a damage_type from {DAMAGE_TYPES}")
+        if self.damage is not None and not self.damage_type:
+            raise _FieldError("damage_type", f"damage {self.damage!r} needs a damage_type")
         if self.damage is None and self.damage_type:
-            raise ValueError("damage_type given without damage")
+            raise _FieldError("damage_type", "damage_type given without damage")
 
 
 @attrs.frozen
@@ -181,11 +220,11 @@ class PositionEffect:
     """
 
     ac_bonus: int = 0
-    advantage_on: tuple[str, ...] = attrs.field(default=(), validator=_check_words)
-    disadvantage_on: tuple[str, ...] = attrs.field(default=(), validator=_check_words)
-    expertise_on: tuple[str, ...] = attrs.field(default=(), validator=_check_words)
+    advantage_on: tuple[str, ...] = attrs.field(default=(), validator=_WORDS)
+    disadvantage_on: tuple[str, ...] = attrs.field(default=(), validator=_WORDS)
+    expertise_on: tuple[str, ...] = attrs.field(default=(), validator=_WORDS)
     difficult: bool = False
-    conditions: tuple[str, ...] = attrs.field(default=(), validator=_check_words)
+    conditions: tuple[str, ...] = attrs.field(default=(), validator=_WORDS)
     save: SaveEffect | None = None
 
 
@@ -206,30 +245,21 @@ class Zone:
     """One zone of an arena.
 
     Guarantees: ``id`` is non-empty without whitespace and unique in its arena;
-    ``size`` (feet, roughly the zone's longest horizontal distance) is at least 1;
-    ``capacity`` (how many occupancy points fit, see RULINGS.md) is at least 0 and
-    defaults to :func:`default_capacity` of the size.  ``difficult`` makes the
-    whole zone difficult terrain.
+    ``name`` is not blank; ``size`` (feet, roughly the zone's longest horizontal
+    distance) is at least 1; ``capacity`` (how many occupancy points fit, see
+    RULINGS.md) is at least 0 and defaults to :func:`default_capacity` of the size.
+    ``difficult`` makes the whole zone difficult terrain.
     """
 
-    id: str = attrs.field(validator=_check_id)
-    name: str
-    size: int = attrs.field()
+    id: str = attrs.field(validator=_ID)
+    name: str = attrs.field(validator=_NAME)
+    size: int = attrs.field(validator=_at_least(1, "size must be a positive number of feet"))
     capacity: int = attrs.field(
-        default=attrs.Factory(lambda self: default_capacity(self.size), takes_self=True)
+        default=attrs.Factory(lambda self: default_capacity(self.size), takes_self=True),
+        validator=_at_least(0, "capacity must be 0 or more"),
     )
     difficult: bool = False
     description: str = ""
-
-    @size.validator
-    def _check_size(self, _attribute: attrs.Attribute[int], value: int) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"zone size must be a positive number of feet, got {value!r}")
-
-    @capacity.validator
-    def _check_capacity(self, _attribute: attrs.Attribute[int], value: int) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"zone capacity must be 0 or more, got {value!r}")
 
 
 @attrs.frozen
@@ -241,23 +271,23 @@ class Link:
     from ``b`` it is inverted (see :meth:`direction_from`).
 
     Guarantees: ``a != b``; ``direction`` is one of :data:`DIRECTIONS` and ``mode``
-    one of :data:`MOVE_MODES`.  ``clear=False`` means there is no clear path (a wall,
+    one of :data:`LINK_MODES`.  ``clear=False`` means there is no clear path (a wall,
     altitude, a chasm): it can only be crossed through an asset whose ``crossing``
     names the far zone, a skill check or a GM override.  ``mode`` is the movement
     needed to cross (climbing or swimming without that speed costs double).
     ``blocks_sight`` means there is no line of sight across the link.
     """
 
-    a: str = attrs.field(validator=_check_id)
-    b: str = attrs.field(validator=_check_id)
-    direction: Direction = attrs.field(validator=attrs.validators.in_(DIRECTIONS))
+    a: str = attrs.field(validator=_ID)
+    b: str = attrs.field(validator=_ID)
+    direction: Direction = attrs.field(validator=_one_of("direction", DIRECTIONS))
     clear: bool = True
-    mode: MoveMode = attrs.field(default="walk", validator=attrs.validators.in_(MOVE_MODES))
+    mode: LinkMode = attrs.field(default="walk", validator=_one_of("mode", LINK_MODES))
     blocks_sight: bool = False
 
     def __attrs_post_init__(self) -> None:
         if self.a == self.b:
-            raise ValueError(f"a link cannot join zone {self.a!r} to itself")
+            raise _FieldError("b", f"a link cannot join zone {self.a!r} to itself")
 
     def other(self, zone_id: str) -> str:
         """The zone at the other end from ``zone_id``; ValueError if not an end."""
@@ -284,9 +314,10 @@ class Link:
 class Asset:
     """A prop, element or terrain in a zone.
 
-    Guarantees: ``id`` is unique in its arena; ``kind`` is one of
-    :data:`ASSET_KINDS`; ``zone`` names a zone of the arena; each ``crossing`` zone
-    is a different zone linked to ``zone``.
+    Guarantees: ``id`` is a valid id (see :class:`Zone`) and ``name`` is not blank;
+    ``kind`` is one of :data:`ASSET_KINDS`; ``tags`` are snake_case words.  In an
+    :class:`Arena`, ``id`` is unique, ``zone`` names a zone of the arena and each
+    ``crossing`` zone is a different zone linked to ``zone``.
 
     * ``position``: what taking position at the asset grants or costs.
     * ``forced``: what happens to a creature forced into it (None: nothing extra).
@@ -297,16 +328,16 @@ class Asset:
       built-in rules ignore them.
     """
 
-    id: str = attrs.field(validator=_check_id)
-    name: str
-    kind: AssetKind = attrs.field(validator=attrs.validators.in_(ASSET_KINDS))
-    zone: str = attrs.field(validator=_check_id)
+    id: str = attrs.field(validator=_ID)
+    name: str = attrs.field(validator=_NAME)
+    kind: AssetKind = attrs.field(validator=_one_of("asset kind", ASSET_KINDS))
+    zone: str = attrs.field(validator=_ID)
     description: str = ""
     position: PositionEffect = attrs.field(factory=PositionEffect)
     forced: ForcedEffect | None = None
     time_sensitive: bool = False
     crossing: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
+    tags: tuple[str, ...] = attrs.field(default=(), validator=_WORDS)
 
 
 @attrs.frozen
@@ -321,6 +352,7 @@ class Arena:
     * every link, asset zone, asset ``crossing`` entry and straight-line entry
       names a zone of this arena;
     * links between the same two zones agree on their direction;
+    * an asset's ``crossing`` zones are other zones linked to its zone;
     * each straight line has at least 3 distinct zones, each linked to the next.
 
     Lookups (:meth:`zone`, :meth:`neighbours`, :meth:`links_between`,
@@ -329,8 +361,8 @@ class Arena:
     Methods taking a zone id raise KeyError for a zone not in the arena.
     """
 
-    id: str = attrs.field(validator=_check_id)
-    name: str
+    id: str = attrs.field(validator=_ID)
+    name: str = attrs.field(validator=_NAME)
     zones: tuple[Zone, ...]
     links: tuple[Link, ...]
     assets: tuple[Asset, ...] = ()
@@ -353,7 +385,12 @@ class Arena:
     )
 
     def __attrs_post_init__(self) -> None:
-        problems = _integrity_problems(self)
+        problems = _cross_problems(
+            list(enumerate(zone.id for zone in self.zones)),
+            [(i, link.a, link.b, link.direction) for i, link in enumerate(self.links)],
+            [(i, a.id, a.zone, a.crossing) for i, a in enumerate(self.assets)],
+            list(enumerate(self.straight_lines)),
+        )
         if problems:
             raise ArenaError(f"<Arena {self.id!r}>", problems)
         zones = {z.id: z for z in self.zones}
@@ -484,49 +521,91 @@ class ArenaError(ValueError):
         return "\n".join(lines)
 
 
-def _integrity_problems(arena: Arena) -> list[ArenaProblem]:
-    """Cross-reference checks on an already typed arena (for direct construction)."""
+# The references that _cross_problems checks, each with its index in the document;
+# None stands for a reference that is malformed (and reported as such already).
+_LinkRefs = tuple[int, str | None, str | None, Direction | None]  # a, b, direction
+_AssetRefs = tuple[int, str | None, str | None, Sequence[str | None]]  # id, zone, crossing
+
+
+def _cross_problems(
+    zone_ids: Sequence[tuple[int, str]] | None,
+    links: Iterable[_LinkRefs],
+    assets: Iterable[_AssetRefs],
+    lines: Iterable[tuple[int, Sequence[str]]],
+) -> list[ArenaProblem]:
+    """The problems no field's type can express: duplicate ids, references to zones,
+    directions of links between the same zones, crossings and straight lines.
+
+    ``zone_ids`` is None when the zones are unknown (missing, not an array); zone
+    references are then not checked, nor when there is no zone at all.
+    """
     problems: list[ArenaProblem] = []
 
     def add(where: str, message: str) -> None:
         problems.append(ArenaProblem(where, message))
 
-    if not arena.zones:
+    def unknown(where: str, zone_id: str | None) -> bool:
+        if zone_id is None or not known or zone_id in known:
+            return False
+        add(where, f"unknown zone {zone_id!r}")
+        return True
+
+    known: dict[str, int] = {}  # zone id -> index of the zone that defined it
+    for i, zone_id in zone_ids or ():
+        if zone_id in known:
+            add(
+                f"zones[{i}].id",
+                f"duplicate zone id {zone_id!r} (first used at zones[{known[zone_id]}])",
+            )
+        known.setdefault(zone_id, i)
+    if zone_ids is not None and not zone_ids:
         add("zones", "an arena needs at least one zone")
-    zone_ids: set[str] = set()
-    for i, zone in enumerate(arena.zones):
-        if zone.id in zone_ids:
-            add(f"zones[{i}].id", f"duplicate zone id {zone.id!r}")
-        zone_ids.add(zone.id)
-    directions: dict[tuple[str, str], Direction] = {}
-    for i, link in enumerate(arena.links):
-        for end in ("a", "b"):
-            if getattr(link, end) not in zone_ids:
-                add(f"links[{i}].{end}", f"unknown zone {getattr(link, end)!r}")
-        key, direction = _normalised(link.a, link.b, link.direction)
-        if directions.setdefault(key, direction) != direction:
-            add(f"links[{i}].direction", f"contradicts an earlier link between {key}")
-    linked = {frozenset(pair) for pair in directions}
-    asset_ids: set[str] = set()
-    for i, asset in enumerate(arena.assets):
-        if asset.id in asset_ids:
-            add(f"assets[{i}].id", f"duplicate asset id {asset.id!r}")
-        asset_ids.add(asset.id)
-        if asset.zone not in zone_ids:
-            add(f"assets[{i}].zone", f"unknown zone {asset.zone!r}")
-        for j, target in enumerate(asset.crossing):
-            if frozenset((asset.zone, target)) not in linked:
-                add(
-                    f"assets[{i}].crossing[{j}]", f"zone {target!r} is not linked to {asset.zone!r}"
-                )
-    for i, line in enumerate(arena.straight_lines):
-        if len(line) < 3 or len(set(line)) != len(line):
-            add(f"straight_lines[{i}]", "a straight line needs at least 3 different zones")
+    linked: set[frozenset[str]] = set()
+    directions: dict[tuple[str, str], tuple[Direction, int]] = {}
+    for i, a, b, direction in links:
+        unknown(f"links[{i}].a", a)
+        unknown(f"links[{i}].b", b)
+        if a is None or b is None:
+            continue
+        linked.add(frozenset((a, b)))
+        if direction is None:
+            continue
+        key, seen = _normalised(a, b, direction)
+        earlier, j = directions.setdefault(key, (seen, i))
+        if earlier != seen:
+            add(
+                f"links[{i}].direction",
+                f"contradicts links[{j}]: {key[1]!r} cannot be both {earlier} and {seen} {key[0]!r}",
+            )
+    asset_ids: dict[str, int] = {}
+    for i, asset_id, zone, crossing in assets:
+        if asset_id in asset_ids:
+            add(
+                f"assets[{i}].id",
+                f"duplicate asset id {asset_id!r} (first used at assets[{asset_ids[asset_id]}])",
+            )
+        if asset_id is not None:
+            asset_ids.setdefault(asset_id, i)
+        unknown(f"assets[{i}].zone", zone)
+        for j, target in enumerate(crossing):
+            where = f"assets[{i}].crossing[{j}]"
+            if target is None or zone is None or unknown(where, target):
+                continue
+            if target == zone:
+                add(where, "an asset cannot cross to its own zone")
+            elif frozenset((zone, target)) not in linked:
+                add(where, f"zone {target!r} is not linked to {zone!r}")
+    for i, line in lines:
+        if len(line) < 3:
+            add(f"straight_lines[{i}]", f"a straight line needs at least 3 zones, got {len(line)}")
         for j, zone_id in enumerate(line):
-            if zone_id not in zone_ids:
-                add(f"straight_lines[{i}][{j}]", f"unknown zone {zone_id!r}")
+            where = f"straight_lines[{i}][{j}]"
+            if unknown(where, zone_id):
+                continue
+            if zone_id in line[:j]:
+                add(where, f"zone {zone_id!r} appears twice in the line")
             elif j and frozenset((line[j - 1], zone_id)) not in linked:
-                add(f"straight_lines[{i}][{j}]", f"not linked to {line[j - 1]!r}")
+                add(where, f"zone {zone_id!r} is not linked to {line[j - 1]!r}")
     return problems
 
 
@@ -608,527 +687,249 @@ def parse_arena(data: object, source: str = "<arena>") -> Arena:
     """Build an :class:`Arena` from decoded JSON/TOML data.
 
     Every problem is collected before failing; :class:`ArenaError` is raised with
-    all of them, ``source`` naming the input in messages.
+    all of them in document order, ``source`` naming the input in messages.
     """
-    parser = _Parser()
-    arena = parser.arena(data)
-    if parser.problems or arena is None:
-        raise ArenaError(source, parser.problems)
-    return arena
+    try:
+        return _converter().structure(data, Arena)
+    except (cattrs.BaseValidationError, ValueError) as exc:
+        problems = _located(exc)
+    raise ArenaError(source, sorted(problems, key=_document_order))
 
 
-_T = TypeVar("_T")
-_D = TypeVar("_D")
-
-_ARENA_KEYS: Final = (
-    "$schema",
-    "id",
-    "name",
-    "description",
-    "zones",
-    "links",
-    "assets",
-    "straight_lines",
-)
-_ZONE_KEYS: Final = ("id", "name", "size", "capacity", "difficult", "description")
-_LINK_KEYS: Final = ("a", "b", "direction", "clear", "mode", "blocks_sight")
-_ASSET_KEYS: Final = (
-    "id",
-    "name",
-    "kind",
-    "zone",
-    "description",
-    "position",
-    "forced",
-    "time_sensitive",
-    "crossing",
-    "tags",
-)
-_POSITION_KEYS: Final = (
-    "ac_bonus",
-    "advantage_on",
-    "disadvantage_on",
-    "expertise_on",
-    "difficult",
-    "conditions",
-    "save",
-)
-_FORCED_KEYS: Final = ("save",)
-_SAVE_KEYS: Final = ("ability", "dc", "damage", "damage_type", "conditions", "description")
+def _located(exc: Exception) -> list[ArenaProblem]:
+    """One problem per error in cattrs' tree of structuring errors, at its path."""
+    problems = []
+    for line in cattrs.transform_error(exc, path="", format_exception=_sentence):
+        message, _, where = line.rpartition(" @ ")
+        problems.append(ArenaProblem(where.removeprefix("."), message))
+    return problems
 
 
-def _at(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+def _sentence(exc: BaseException, _type: object) -> str:
+    return "required field is missing" if isinstance(exc, KeyError) else str(exc)
 
 
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
+_TOP_FIELDS: Final = [a.name for a in attrs.fields(Arena)]
+
+
+def _document_order(problem: ArenaProblem) -> tuple[int, int]:
+    """Sorts problems by top-level field, then by the index in that field's array
+    (a stable sort keeps cattrs' field order inside one zone, link or asset)."""
+    match = re.match(r"([^.\[]*)(?:\[(\d+)\])?", problem.where)
+    assert match is not None  # the pattern matches any string
+    field, index = match.groups()
+    rank = _TOP_FIELDS.index(field) if field in _TOP_FIELDS else -1
+    return rank, int(index) if index else -1
+
+
+def _references(
+    data: object,
+) -> tuple[
+    list[tuple[int, str]] | None,
+    list[_LinkRefs],
+    list[_AssetRefs],
+    list[tuple[int, Sequence[str]]],
+]:
+    """The arguments of :func:`_cross_problems` for a document that did not load:
+    every id, zone reference and direction that is well formed on its own, so that a
+    zone with a bad size still defines its id and a link with a bad mode still joins
+    its zones (and a problem is not reported again as an unknown zone)."""
+    doc: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
+
+    def array(value: object) -> list[tuple[int, Any]]:
+        return list(enumerate(value)) if isinstance(value, list) else []
+
+    def objects(key: str) -> list[tuple[int, Mapping[str, Any]]]:
+        return [(i, x) for i, x in array(doc.get(key)) if isinstance(x, Mapping)]
+
+    def ref(value: object) -> str | None:
+        return value if isinstance(value, str) and _ID_RE.fullmatch(value) else None
+
+    zone_ids = None  # unknown, unless the zones are an array with a usable id (or empty)
+    if isinstance(zones := doc.get("zones"), list):
+        ids = [(i, zone_id) for i, x in objects("zones") if (zone_id := ref(x.get("id")))]
+        zone_ids = ids if ids or not zones else None
+    links: list[_LinkRefs] = [
+        (
+            i,
+            ref(x.get("a")),
+            ref(x.get("b")),
+            d if (d := x.get("direction")) in DIRECTIONS else None,
+        )
+        for i, x in objects("links")
+    ]
+    assets: list[_AssetRefs] = [
+        (i, ref(x.get("id")), ref(x.get("zone")), [ref(c) for _, c in array(x.get("crossing"))])
+        for i, x in objects("assets")
+    ]
+    lines: list[tuple[int, Sequence[str]]] = []  # lines whose every entry is well formed
+    for i, line in array(doc.get("straight_lines")):
+        zones = [zone_id for _, z in array(line) if (zone_id := ref(z))]
+        if isinstance(line, list) and len(zones) == len(line):
+            lines.append((i, zones))
+    return zone_ids, links, assets, lines
+
+
+# --------------------------------------------------------------------------- the converter
+
+_Hook = Callable[[Any, Any], Any]
+
+
+@functools.cache
+def _converter() -> cattrs.Converter:
+    """The converter for arena documents: JSON types only (no number from a string,
+    no list from a string), every model class through :func:`_model_hook`.  Built on
+    first use, as ``_serial`` (which lends ``strict_containers``) imports this module."""
+    from ._serial import strict_containers
+
+    conv = cattrs.Converter()  # detailed validation: errors carry their paths
+    text = _exactly(str, "a string")
+    conv.register_structure_hook(str, text)
+    conv.register_structure_hook(int, _exactly(int, "an integer"))
+    conv.register_structure_hook(bool, _exactly(bool, "true or false"))
+    # A name from a set: the field's rule says which names (see _one_of).
+    conv.register_structure_hook_factory(_is_literal, lambda _: text)
+    strict_containers(conv, lambda kind, value: f"expected an {kind}, got {_shown(value)}")
+    conv.register_structure_hook_factory(attrs.has, lambda cls: _model_hook(conv, cls))
+    # An optional object may be left out, but not given as null.
+    conv.register_structure_hook_factory(
+        _optional_model, lambda t: conv.get_structure_hook(get_args(t)[0])
+    )
+    return conv
+
+
+def _exactly(kind: type, label: str) -> _Hook:
+    def hook(value: Any, _: Any) -> Any:
+        if isinstance(value, bool) != (kind is bool) or not isinstance(value, kind):
+            raise ValueError(f"expected {label}, got {_shown(value)}")
+        return value
+
+    return hook
+
+
+def _is_literal(t: Any) -> bool:
+    return get_origin(t) is Literal
+
+
+def _optional_model(t: Any) -> bool:
+    """``X | None`` for a model class ``X``."""
+    return get_args(t)[-1:] == (type(None),) and attrs.has(get_args(t)[0])
+
+
+def _zone_size(value: Any, _: Any) -> int:
+    """A zone's size: feet, or a name from :data:`NAMED_ZONE_SIZES` in any case."""
     if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, list | tuple):
-        return "array"
-    return type(value).__name__
+        size = NAMED_ZONE_SIZES.get(value.strip().lower())
+        if size is None:
+            names = ", ".join(f"{k.title()!r}" for k in NAMED_ZONE_SIZES)
+            raise ValueError(f"unknown named size {value!r}; expected feet or one of {names}")
+        return size
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"expected feet (an integer) or a named size, got {_shown(value)}")
+    return value
+
+
+def _model_hook(conv: cattrs.Converter, cls: type) -> _Hook:
+    """Structure ``cls`` from a JSON object.  Each field's :class:`_Rule` runs on its
+    structured value; unknown and repeated keys, and a :class:`_FieldError` from the
+    constructor, become errors at their field, next to cattrs' own."""
+    fields = [a for a in attrs.fields(attrs.resolve_types(cls)) if a.init]
+    names = [a.name for a in fields]
+    allowed = [*names, "$schema"] if cls is Arena else names
+    overrides: dict[str, Any] = {a.name: override(struct_hook=_ruled(conv, cls, a)) for a in fields}
+    build: _Hook = make_dict_structure_fn(cls, conv, **overrides)
+
+    def hook(value: Any, _: Any) -> Any:
+        if not isinstance(value, Mapping):
+            raise ValueError(f"expected an object, got {_shown(value)}")
+        errors: list[Exception] = []
+        for key in getattr(value, "duplicates", ()):
+            errors.append(_at_field(ValueError("field given more than once"), key))
+        for key in value:
+            if key not in allowed:
+                hint = difflib.get_close_matches(str(key), allowed, n=1)
+                suffix = f" (did you mean {hint[0]!r}?)" if hint else ""
+                errors.append(_at_field(ValueError(f"unknown field {key!r}{suffix}"), str(key)))
+        if "$schema" in allowed and not isinstance(value.get("$schema", ""), str):
+            message = f"expected a string, got {_shown(value['$schema'])}"
+            errors.append(_at_field(ValueError(message), "$schema"))
+        given = {k: v for k, v in value.items() if k in names}
+        if cls is Arena:
+            given.setdefault("links", [])  # a file may leave them out (docs/arenas.md)
+        result = None
+        try:
+            result = build(given, cls)
+        except cattrs.ClassValidationError as exc:
+            errors.extend(e for error in exc.exceptions for e in _blamed(error))
+            if cls is Arena and not any(isinstance(e, ArenaError) for e in exc.exceptions):
+                # Fields failed, so no Arena checked its references: check those that can be.
+                cross = _cross_problems(*_references(value))
+                errors.extend(_blamed(ArenaError("", cross)))
+        if errors:
+            raise cattrs.ClassValidationError(f"invalid {cls.__name__}", errors, cls)
+        return result
+
+    return hook
+
+
+def _ruled(conv: cattrs.Converter, cls: type, field: attrs.Attribute[Any]) -> _Hook:
+    """The hook for one field: its type's hook, then the field's rule if any."""
+    base = (
+        _zone_size if (cls, field.name) == (Zone, "size") else conv.get_structure_hook(field.type)
+    )
+    rule = field.validator if isinstance(field.validator, _Rule) else None
+    if rule is None:
+        return base
+
+    def hook(value: Any, type_: Any) -> Any:
+        result: Any = base(value, type_)
+        if not rule.each:
+            rule.check(result)
+            return result
+        errors: list[Exception] = []
+        for i, item in enumerate(result):
+            try:
+                rule.check(item)
+            except ValueError as exc:
+                exc.add_note(IterableValidationNote(f"Structuring item {i}", i, str))
+                errors.append(exc)
+        if errors:
+            raise cattrs.IterableValidationError(f"invalid items of {field.name}", errors, tuple)
+        return result
+
+    return hook
+
+
+def _blamed(error: Exception) -> list[Exception]:
+    """``error`` as errors at the fields it concerns (cattrs wraps an error from a
+    constructor without saying which field).  An :class:`ArenaError`'s problems come
+    with their whole path, which serves as the field name (paths are joined by text)."""
+    if isinstance(error, ArenaError):
+        return [_at_field(ValueError(p.message), p.where) for p in error.problems]
+    if isinstance(error, _FieldError):
+        return [_at_field(error, error.field)]
+    return [error]
+
+
+def _at_field(exc: Exception, name: str) -> Exception:
+    exc.add_note(AttributeValidationNote(f"Structuring field {name}", name, None))
+    return exc
+
+
+_JSON_TYPES: Final = (
+    (type(None), "null"),
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (Mapping, "object"),
+    (list | tuple, "array"),
+)
 
 
 def _shown(value: object) -> str:
     text = json.dumps(value) if isinstance(value, str | int | float | bool) else ""
     if len(text) > 40:
         text = text[:37] + "..."
-    return f"{_json_type(value)} {text}".rstrip()
-
-
-class _Parser:
-    """Walks the decoded document, collecting problems and building typed objects.
-
-    Each method returns the typed value or ``None`` when that part is invalid; it
-    never raises for bad input.
-    """
-
-    def __init__(self) -> None:
-        self.problems: list[ArenaProblem] = []
-        self.zone_ids: dict[str, str] = {}  # id -> path of the zone that defined it
-        self.asset_ids: dict[str, str] = {}  # id -> path of the asset that defined it
-        self.linked: set[frozenset[str]] = set()
-        # False when "zones" is missing or not an array: references are not checked,
-        # to avoid one "unknown zone" per reference.
-        self.zones_known = True
-        # sorted zone pair -> (direction of the second seen from the first, link path)
-        self.directions: dict[tuple[str, str], tuple[Direction, str]] = {}
-
-    def add(self, where: str, message: str) -> None:
-        self.problems.append(ArenaProblem(where, message))
-
-    # ---- generic checks
-
-    def obj(
-        self, value: object, path: str, keys: Sequence[str], required: Collection[str]
-    ) -> dict[str, object] | None:
-        if not isinstance(value, dict):
-            self.add(path, f"expected an object, got {_shown(value)}")
-            return None
-        for key in getattr(value, "duplicates", ()):
-            self.add(_at(path, key), "field given more than once")
-        for key in value:
-            if key not in keys:
-                hint = difflib.get_close_matches(str(key), keys, n=1)
-                suffix = f" (did you mean {hint[0]!r}?)" if hint else ""
-                self.add(_at(path, str(key)), f"unknown field {key!r}{suffix}")
-        for key in keys:
-            if key in required and key not in value:
-                self.add(_at(path, key), "required field is missing")
-        return cast(dict[str, object], value)
-
-    def field(
-        self,
-        d: Mapping[str, object],
-        key: str,
-        path: str,
-        check: Callable[[object, str], _T | None],
-        default: _D,
-    ) -> _T | _D | None:
-        """``check`` the value at ``key``; ``default`` when absent (missing-required
-        fields were already reported by :meth:`obj`, and give None here)."""
-        if key not in d:
-            return default
-        return check(d[key], _at(path, key))
-
-    def string(self, value: object, path: str) -> str | None:
-        if not isinstance(value, str):
-            self.add(path, f"expected a string, got {_shown(value)}")
-            return None
-        return value
-
-    def name(self, value: object, path: str) -> str | None:
-        text = self.string(value, path)
-        if text is not None and not text.strip():
-            self.add(path, "must not be empty")
-            return None
-        return text
-
-    def ident(self, value: object, path: str) -> str | None:
-        text = self.string(value, path)
-        if text is not None and not _ID_RE.fullmatch(text):
-            self.add(path, f"an id must be non-empty and contain no spaces, got {text!r}")
-            return None
-        return text
-
-    def word(self, value: object, path: str) -> str | None:
-        text = self.string(value, path)
-        if text is not None and not _WORD_RE.fullmatch(text):
-            self.add(path, f"expected a lower-case snake_case word, got {text!r}")
-            return None
-        return text
-
-    def integer(self, value: object, path: str) -> int | None:
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.add(path, f"expected an integer, got {_shown(value)}")
-            return None
-        return value
-
-    def boolean(self, value: object, path: str) -> bool | None:
-        if not isinstance(value, bool):
-            self.add(path, f"expected true or false, got {_shown(value)}")
-            return None
-        return value
-
-    def choice(self, value: object, path: str, choices: Sequence[str], what: str) -> str | None:
-        text = self.string(value, path)
-        if text is None:
-            return None
-        if text not in choices:
-            options = ", ".join(repr(c) for c in choices)
-            self.add(path, f"unknown {what} {text!r}; expected one of {options}")
-            return None
-        return text
-
-    def array(
-        self, value: object, path: str, item: Callable[[object, str], _T | None]
-    ) -> tuple[_T, ...] | None:
-        if not isinstance(value, list | tuple):
-            self.add(path, f"expected an array, got {_shown(value)}")
-            return None
-        items = [item(v, f"{path}[{i}]") for i, v in enumerate(value)]
-        if any(x is None for x in items):
-            return None
-        return tuple(cast(list[_T], items))
-
-    def words(self, value: object, path: str) -> tuple[str, ...] | None:
-        return self.array(value, path, self.word)
-
-    def unique_id(
-        self, d: Mapping[str, object], path: str, seen: dict[str, str], what: str
-    ) -> str | None:
-        """The object's ``id`` field, refused if an earlier ``what`` used it; else
-        remembered in ``seen`` (id -> path of the object that defined it)."""
-        ident = self.field(d, "id", path, self.ident, None)
-        if ident is None:
-            return None
-        if ident in seen:
-            self.add(
-                _at(path, "id"), f"duplicate {what} id {ident!r} (first used at {seen[ident]})"
-            )
-            return None
-        seen[ident] = path
-        return ident
-
-    def zone_ref(self, value: object, path: str) -> str | None:
-        zone_id = self.ident(value, path)
-        if zone_id is not None and self.zones_known and zone_id not in self.zone_ids:
-            self.add(path, f"unknown zone {zone_id!r}")
-            return None
-        return zone_id
-
-    # ---- document parts
-
-    def arena(self, data: object) -> Arena | None:
-        d = self.obj(data, "", _ARENA_KEYS, ("id", "name", "zones"))
-        if d is None:
-            return None
-        self.field(d, "$schema", "", self.string, "")
-        arena_id = self.field(d, "id", "", self.ident, None)
-        name = self.field(d, "name", "", self.name, None)
-        description = self.field(d, "description", "", self.string, "")
-        self.zones_known = "zones" in d
-        zones = self.field(d, "zones", "", self.zones, None)
-        links = self.field(d, "links", "", self.links, ())
-        assets = self.field(d, "assets", "", self.assets, ())
-        lines = self.field(d, "straight_lines", "", self.straight_lines, ())
-        if (
-            self.problems
-            or arena_id is None
-            or name is None
-            or description is None
-            or zones is None
-            or links is None
-            or assets is None
-            or lines is None
-        ):
-            return None
-        return Arena(
-            id=arena_id,
-            name=name,
-            zones=zones,
-            links=links,
-            assets=assets,
-            straight_lines=lines,
-            description=description,
-        )
-
-    def zones(self, value: object, path: str) -> tuple[Zone, ...] | None:
-        if not isinstance(value, list | tuple):
-            self.zones_known = False
-        if isinstance(value, list | tuple) and not value:
-            self.zones_known = False
-            self.add(path, "an arena needs at least one zone")
-            return None
-        return self.array(value, path, self.zone)
-
-    def zone(self, value: object, path: str) -> Zone | None:
-        d = self.obj(value, path, _ZONE_KEYS, ("id", "name", "size"))
-        if d is None:
-            return None
-        zone_id = self.unique_id(d, path, self.zone_ids, "zone")
-        name = self.field(d, "name", path, self.name, None)
-        size = self.field(d, "size", path, self.size, None)
-        capacity: int | None = None  # None: not given, use the default
-        capacity_ok = True
-        if "capacity" in d:
-            capacity = self.capacity(d["capacity"], _at(path, "capacity"))
-            capacity_ok = capacity is not None
-        difficult = self.field(d, "difficult", path, self.boolean, False)
-        description = self.field(d, "description", path, self.string, "")
-        if (
-            zone_id is None
-            or name is None
-            or size is None
-            or not capacity_ok
-            or difficult is None
-            or description is None
-        ):
-            return None
-        if capacity is None:
-            capacity = default_capacity(size)
-        return Zone(zone_id, name, size, capacity, difficult, description)
-
-    def size(self, value: object, path: str) -> int | None:
-        if isinstance(value, str):
-            size = NAMED_ZONE_SIZES.get(value.strip().lower())
-            if size is None:
-                names = ", ".join(f"{k.title()!r}" for k in NAMED_ZONE_SIZES)
-                self.add(path, f"unknown named size {value!r}; expected feet or one of {names}")
-            return size
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.add(path, f"expected feet (an integer) or a named size, got {_shown(value)}")
-            return None
-        if value < 1:
-            self.add(path, f"size must be a positive number of feet, got {value}")
-            return None
-        return value
-
-    def capacity(self, value: object, path: str) -> int | None:
-        capacity = self.integer(value, path)
-        if capacity is not None and capacity < 0:
-            self.add(path, f"capacity must be 0 or more, got {capacity}")
-            return None
-        return capacity
-
-    def links(self, value: object, path: str) -> tuple[Link, ...] | None:
-        return self.array(value, path, self.link)
-
-    def link(self, value: object, path: str) -> Link | None:
-        d = self.obj(value, path, _LINK_KEYS, ("a", "b", "direction"))
-        if d is None:
-            return None
-        a = self.field(d, "a", path, self.zone_ref, None)
-        b = self.field(d, "b", path, self.zone_ref, None)
-        direction = self.field(
-            d, "direction", path, lambda v, p: self.choice(v, p, DIRECTIONS, "direction"), None
-        )
-        clear = self.field(d, "clear", path, self.boolean, True)
-        mode = self.field(
-            d, "mode", path, lambda v, p: self.choice(v, p, MOVE_MODES, "mode"), "walk"
-        )
-        blocks_sight = self.field(d, "blocks_sight", path, self.boolean, False)
-        if a is not None and b is not None:
-            if a == b:
-                self.add(_at(path, "b"), f"a link cannot join zone {a!r} to itself")
-                return None
-            self.linked.add(frozenset((a, b)))
-            if direction is not None:
-                key, normal = _normalised(a, b, cast(Direction, direction))
-                earlier = self.directions.setdefault(key, (normal, path))
-                if earlier[0] != normal:
-                    self.add(
-                        _at(path, "direction"),
-                        f"contradicts {earlier[1]}: {key[1]!r} cannot be both"
-                        f" {earlier[0]} and {normal} {key[0]!r}",
-                    )
-                    return None
-        if (
-            a is None
-            or b is None
-            or direction is None
-            or clear is None
-            or mode is None
-            or blocks_sight is None
-        ):
-            return None
-        return Link(a, b, cast(Direction, direction), clear, cast(MoveMode, mode), blocks_sight)
-
-    def assets(self, value: object, path: str) -> tuple[Asset, ...] | None:
-        return self.array(value, path, self.asset)
-
-    def asset(self, value: object, path: str) -> Asset | None:
-        d = self.obj(value, path, _ASSET_KEYS, ("id", "name", "kind", "zone"))
-        if d is None:
-            return None
-        asset_id = self.unique_id(d, path, self.asset_ids, "asset")
-        name = self.field(d, "name", path, self.name, None)
-        kind = self.field(
-            d, "kind", path, lambda v, p: self.choice(v, p, ASSET_KINDS, "asset kind"), None
-        )
-        zone = self.field(d, "zone", path, self.zone_ref, None)
-        description = self.field(d, "description", path, self.string, "")
-        position = self.field(d, "position", path, self.position, PositionEffect())
-        forced: ForcedEffect | None = None
-        forced_ok = True
-        if "forced" in d:
-            forced = self.forced(d["forced"], _at(path, "forced"))
-            forced_ok = forced is not None
-        time_sensitive = self.field(d, "time_sensitive", path, self.boolean, False)
-        crossing = self.field(d, "crossing", path, lambda v, p: self.array(v, p, self.zone_ref), ())
-        if crossing is not None and zone is not None:
-            for i, target in enumerate(crossing):
-                if target == zone:
-                    self.add(f"{path}.crossing[{i}]", "an asset cannot cross to its own zone")
-                    crossing = None
-                elif frozenset((zone, target)) not in self.linked:
-                    self.add(f"{path}.crossing[{i}]", f"zone {target!r} is not linked to {zone!r}")
-                    crossing = None
-        tags = self.field(d, "tags", path, self.words, ())
-        if (
-            asset_id is None
-            or name is None
-            or kind is None
-            or zone is None
-            or description is None
-            or position is None
-            or not forced_ok
-            or time_sensitive is None
-            or crossing is None
-            or tags is None
-        ):
-            return None
-        return Asset(
-            asset_id,
-            name,
-            cast(AssetKind, kind),
-            zone,
-            description,
-            position,
-            forced,
-            time_sensitive,
-            crossing,
-            tags,
-        )
-
-    def position(self, value: object, path: str) -> PositionEffect | None:
-        d = self.obj(value, path, _POSITION_KEYS, ())
-        if d is None:
-            return None
-        ac_bonus = self.field(d, "ac_bonus", path, self.integer, 0)
-        advantage_on = self.field(d, "advantage_on", path, self.words, ())
-        disadvantage_on = self.field(d, "disadvantage_on", path, self.words, ())
-        expertise_on = self.field(d, "expertise_on", path, self.words, ())
-        difficult = self.field(d, "difficult", path, self.boolean, False)
-        conditions = self.field(d, "conditions", path, self.words, ())
-        save: SaveEffect | None = None
-        save_ok = True
-        if "save" in d:
-            save = self.save(d["save"], _at(path, "save"))
-            save_ok = save is not None
-        if (
-            ac_bonus is None
-            or advantage_on is None
-            or disadvantage_on is None
-            or expertise_on is None
-            or difficult is None
-            or conditions is None
-            or not save_ok
-        ):
-            return None
-        return PositionEffect(
-            ac_bonus, advantage_on, disadvantage_on, expertise_on, difficult, conditions, save
-        )
-
-    def forced(self, value: object, path: str) -> ForcedEffect | None:
-        d = self.obj(value, path, _FORCED_KEYS, _FORCED_KEYS)
-        if d is None or "save" not in d:
-            return None
-        save = self.save(d["save"], _at(path, "save"))
-        return None if save is None else ForcedEffect(save)
-
-    def save(self, value: object, path: str) -> SaveEffect | None:
-        d = self.obj(value, path, _SAVE_KEYS, ("ability",))
-        if d is None:
-            return None
-        ability = self.field(
-            d, "ability", path, lambda v, p: self.choice(v, p, ABILITIES, "ability"), None
-        )
-        # dc and damage may be null (the same as leaving them out).
-        ok = True
-        dc: int | None = None
-        if d.get("dc") is not None:
-            dc = self.dc(d["dc"], _at(path, "dc"))
-            ok = ok and dc is not None
-        damage: str | None = None
-        if d.get("damage") is not None:
-            damage = self.damage(d["damage"], _at(path, "damage"))
-            ok = ok and damage is not None
-        damage_type = self.field(d, "damage_type", path, self.damage_type, "")
-        conditions = self.field(d, "conditions", path, self.words, ())
-        description = self.field(d, "description", path, self.string, "")
-        if damage is not None and damage_type == "":
-            self.add(_at(path, "damage_type"), f"damage {damage!r} needs a damage_type")
-            ok = False
-        if d.get("damage") is None and damage_type:
-            self.add(_at(path, "damage_type"), "damage_type given without damage")
-            ok = False
-        if (
-            not ok
-            or ability is None
-            or damage_type is None
-            or conditions is None
-            or description is None
-        ):
-            return None
-        return SaveEffect(cast(Ability, ability), dc, damage, damage_type, conditions, description)
-
-    def dc(self, value: object, path: str) -> int | None:
-        dc = self.integer(value, path)
-        if dc is not None and dc < 1:
-            self.add(path, f"dc must be at least 1 (or null for the forcer's DC), got {dc}")
-            return None
-        return dc
-
-    def damage(self, value: object, path: str) -> str | None:
-        text = self.string(value, path)
-        if text is not None and not _DICE_RE.fullmatch(text):
-            self.add(path, f"bad dice expression {text!r}; expected e.g. '2d6', 'd8+1' or '5'")
-            return None
-        return text
-
-    def damage_type(self, value: object, path: str) -> str | None:
-        text = self.string(value, path)
-        if text is None or text == "":
-            return text
-        return self.choice(text, path, DAMAGE_TYPES, "damage type")
-
-    def straight_lines(self, value: object, path: str) -> tuple[tuple[str, ...], ...] | None:
-        return self.array(value, path, self.straight_line)
-
-    def straight_line(self, value: object, path: str) -> tuple[str, ...] | None:
-        line = self.array(value, path, self.zone_ref)
-        if line is None:
-            return None
-        if len(line) < 3:
-            self.add(path, f"a straight line needs at least 3 zones, got {len(line)}")
-            return None
-        ok = True
-        for i in range(1, len(line)):
-            if line[i] in line[:i]:
-                self.add(f"{path}[{i}]", f"zone {line[i]!r} appears twice in the line")
-                ok = False
-            elif frozenset((line[i - 1], line[i])) not in self.linked:
-                self.add(f"{path}[{i}]", f"zone {line[i]!r} is not linked to {line[i - 1]!r}")
-                ok = False
-        return line if ok else None
+    kind = next((name for t, name in _JSON_TYPES if isinstance(value, t)), type(value).__name__)
+    return f"{kind} {text}".rstrip()

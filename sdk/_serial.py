@@ -6,8 +6,8 @@ Events unstructure to ``{"type": ..., ...fields}`` and structure back by their
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, get_args, get_origin
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, get_args, get_origin
 
 import cattrs
 from cattrs.cols import (
@@ -79,10 +79,19 @@ def _is_mapping(t: Any) -> bool:
     return get_origin(t) is dict
 
 
-def strict_containers(conv: cattrs.Converter) -> None:
+def _not_a_container(kind: Literal["array", "object"], value: object) -> str:
+    return f"expected {'a list' if kind == 'array' else 'an object'}, not {json_kind(value)}"
+
+
+def strict_containers(
+    conv: cattrs.Converter,
+    refusal: Callable[[Literal["array", "object"], object], str] = _not_a_container,
+) -> None:
     """Make ``conv`` take lists (and ``tuple[X, ...]``) only from JSON arrays and dicts
     only from JSON objects, never from a string or another kind of value. Used by the
-    sdk's converter and by the protocol's wire converter."""
+    sdk's converter, the protocol's wire converter and the arena loader; ``refusal``
+    words the error for a value that is not the ``"array"`` or ``"object"`` expected
+    (by default "expected a list, not text")."""
 
     def sequence(t: Any) -> Any:
         if get_origin(t) is tuple:
@@ -92,7 +101,7 @@ def strict_containers(conv: cattrs.Converter) -> None:
 
         def hook(value: Any, type_: Any) -> Any:
             if not isinstance(value, list | tuple):
-                raise ValueError(f"expected a list, not {json_kind(value)}")
+                raise ValueError(refusal("array", value))
             return base(value, type_)
 
         return hook
@@ -102,7 +111,7 @@ def strict_containers(conv: cattrs.Converter) -> None:
 
         def hook(value: Any, type_: Any) -> Any:
             if not isinstance(value, Mapping):
-                raise ValueError(f"expected an object, not {json_kind(value)}")
+                raise ValueError(refusal("object", value))
             return base(value, type_)
 
         return hook

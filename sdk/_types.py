@@ -7,13 +7,15 @@ from typing import Literal
 
 import attrs
 
+# The shared name sets, re-exported here for the modules that import them from _types.
+from ._vocabulary import ABILITIES as ABILITIES
+from ._vocabulary import MOVE_MODES as MOVE_MODES
+from ._vocabulary import MoveMode as MoveMode
+
 #: The controller id of the game master. Players are any other string.
 GM = "gm"
 
-MoveMode = Literal["walk", "climb", "swim", "fly", "jump", "crawl"]
-MOVE_MODES: tuple[str, ...] = ("walk", "climb", "swim", "fly", "jump", "crawl")
 AttackKind = Literal["melee", "ranged"]
-ABILITIES: tuple[str, ...] = ("str", "dex", "con", "int", "wis", "cha")
 
 #: Conditions the core rules know by name. Plugins may add more.
 PRONE = "prone"

@@ -895,3 +895,148 @@ def test_garbage_gives_arena_error_only(data: object) -> None:
         parse_arena(data)
     except ArenaError as err:
         assert err.problems
+
+
+# ----------------------------------------------------------------- one set of checks
+
+
+def test_every_problem_of_one_object_is_reported() -> None:
+    doc = base()
+    doc["zones"][0].update(id="great hall", name=" ", size=0, capacity=-1, difficult="no")
+    doc["zones"][0]["sise"] = 30
+    assert problems_of(doc) == [
+        ("zones[0].sise", "unknown field 'sise' (did you mean 'size'?)"),
+        ("zones[0].id", "an id must be non-empty and contain no spaces, got 'great hall'"),
+        ("zones[0].name", "a name must not be empty"),
+        ("zones[0].size", "size must be a positive number of feet, got 0"),
+        ("zones[0].capacity", "capacity must be 0 or more, got -1"),
+        ("zones[0].difficult", 'expected true or false, got string "no"'),
+        # 'hall' is no longer defined, so what refers to it is reported too.
+        ("links[0].a", "unknown zone 'hall'"),
+        ("links[1].a", "unknown zone 'hall'"),
+        ("assets[0].zone", "unknown zone 'hall'"),
+        ("assets[1].zone", "unknown zone 'hall'"),
+    ]
+
+
+def test_references_in_a_broken_object_are_still_checked() -> None:
+    doc = base()
+    doc["links"][1].update(b="attic", mode="teleport")
+    doc["assets"][1].update(zone="cellar", kind="furniture")
+    assert problems_of(doc) == [
+        (
+            "links[1].mode",
+            "unknown mode 'teleport'; expected one of 'walk', 'climb', 'swim', 'fly'",
+        ),
+        ("links[1].b", "unknown zone 'attic'"),
+        (
+            "assets[1].kind",
+            "unknown asset kind 'furniture'; expected one of 'prop', 'element', 'terrain'",
+        ),
+        ("assets[1].zone", "unknown zone 'cellar'"),
+    ]
+
+
+def test_a_broken_link_still_joins_its_zones() -> None:
+    doc = base()
+    doc["links"][1]["mode"] = "teleport"
+    doc["assets"][1]["crossing"] = ["loft"]
+    doc["straight_lines"] = [["yard", "hall", "loft"]]
+    assert [w for w, _ in problems_of(doc)] == ["links[1].mode"]
+
+
+def test_zones_without_a_usable_id_do_not_make_every_reference_unknown() -> None:
+    doc = base()
+    doc["zones"] = ["hall", {"name": "Yard", "size": 30}]
+    assert problems_of(doc) == [
+        ("zones[0]", 'expected an object, got string "hall"'),
+        ("zones[1].id", "required field is missing"),
+    ]
+
+
+def test_checks_across_fields_are_reported_at_the_field_they_blame() -> None:
+    doc = base()
+    doc["links"][0]["b"] = "hall"
+    doc["assets"][0]["forced"]["save"]["damage_type"] = ""
+    assert problems_of(doc) == [
+        ("links[0].b", "a link cannot join zone 'hall' to itself"),
+        ("assets[0].forced.save.damage_type", "damage '1d6' needs a damage_type"),
+    ]
+
+
+def test_null_is_refused_for_objects_but_allowed_for_dc_and_damage() -> None:
+    doc = base()
+    doc["assets"][0]["forced"] = None
+    doc["assets"][1]["position"] = {"save": None}
+    assert problems_of(doc) == [
+        ("assets[0].forced", "expected an object, got null"),
+        ("assets[1].position.save", "expected an object, got null"),
+    ]
+    doc = base()
+    doc["assets"][1]["forced"] = {"save": {"ability": "wis", "dc": None, "damage": None}}
+    assert parse_arena(doc).asset("ladder").forced == ForcedEffect(SaveEffect("wis"))
+
+
+def test_schema_key_must_be_text_and_is_only_allowed_at_the_top() -> None:
+    doc = base()
+    doc["$schema"] = 3
+    doc["zones"][0]["$schema"] = "x"
+    assert problems_of(doc) == [
+        ("$schema", "expected a string, got integer 3"),
+        ("zones[0].$schema", "unknown field '$schema'"),
+    ]
+
+
+def test_words_are_checked_one_by_one() -> None:
+    doc = base()
+    doc["assets"][1]["tags"] = ["trap", "Trip Wire", "fire-trap"]
+    assert problems_of(doc) == [
+        ("assets[1].tags[1]", "expected a lower-case snake_case word, got 'Trip Wire'"),
+        ("assets[1].tags[2]", "expected a lower-case snake_case word, got 'fire-trap'"),
+    ]
+
+
+def test_the_model_and_the_loader_share_their_rules() -> None:
+    """A rule that the loader reports is also refused when building the model in Python."""
+    for build in (
+        lambda: Zone("hall", " ", 30),
+        lambda: Zone("hall", "Hall", 30, "9"),  # type: ignore[arg-type]
+        lambda: Asset("rope", "Rope", "prop", "hall", tags=("Not A Word",)),
+        lambda: SaveEffect("dex", damage_type="sonic"),
+        lambda: SaveEffect("dex", damage_type="fire"),
+        lambda: Link("a", "b", "beside", mode="jump"),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(ValueError):
+            build()
+    hall = Zone("hall", "Hall", 30)
+    with pytest.raises(ArenaError) as info:
+        Arena(
+            "x",
+            "X",
+            (hall, Zone("yard", "Yard", 30)),
+            (Link("hall", "yard", "beside"), Link("yard", "hall", "above")),
+        )
+    assert info.value.problems == [
+        ArenaProblem(
+            "links[1].direction",
+            "contradicts links[0]: 'yard' cannot be both beside and below 'hall'",
+        )
+    ]
+
+
+def test_move_modes_and_link_modes() -> None:
+    import zonekeep.sdk as sdk
+    from zonekeep.sdk import _arena, _types, _vocabulary
+
+    assert sdk.MOVE_MODES == ("walk", "climb", "swim", "fly", "jump", "crawl")
+    assert sdk.LINK_MODES == ("walk", "climb", "swim", "fly")
+    assert sdk.ABILITIES == ("str", "dex", "con", "int", "wis", "cha")
+    assert "thunder" in sdk.DAMAGE_TYPES
+    # One definition, re-exported where the names were imported from before.
+    assert _types.MOVE_MODES is _vocabulary.MOVE_MODES is sdk.MOVE_MODES
+    assert _types.ABILITIES is _arena.ABILITIES is _vocabulary.ABILITIES
+    assert _arena.DAMAGE_TYPES is _vocabulary.DAMAGE_TYPES
+    assert not hasattr(_arena, "MOVE_MODES")
+    doc = base()
+    doc["links"][0]["mode"] = "crawl"  # a creature may crawl, but no link needs it
+    assert [w for w, _ in problems_of(doc)] == ["links[0].mode"]
