@@ -14,7 +14,7 @@ import pytest
 import trio
 from e2e_support import Running, ServerConfig, _validate, start_server
 
-from zonekeep.sdk.client import MESSAGE_HOOKS
+from zonekeep.protocol.client import MESSAGE_HOOKS
 
 
 @pytest.fixture(autouse=True)

@@ -8,8 +8,8 @@ from typing import Any
 import trio
 
 from zonekeep.protocol import validate_server_message
+from zonekeep.protocol.client import ZonekeepClient, connect
 from zonekeep.sdk import OPEN_PHASES, CommandSpec, RandomEntropy, hookimpl
-from zonekeep.sdk.client import ZonekeepClient, connect
 from zonekeep.sdk.engine import Engine
 from zonekeep.server import InMemoryStore, Limits, ServerConfig, ZonekeepServer
 
