@@ -11,17 +11,18 @@ What a request can end with, and why it never waits forever:
 
 - **A result**: :meth:`ZonekeepClient.request` returns the reply's ``result``.
 - **An error reply**: it raises :class:`ClientError` (``code``, ``name``, ``message``).
-- **An error reply without an id.** SPEC.md sends ``"id": null`` when the server could
-  not read a frame's id (the frame was not JSON, was too large or was rate limited), and
-  it handles one connection's frames one at a time, in the order they arrived, answering
-  each before reading the next. So replies come back in the order the frames went out,
-  and an id-less reply answers the *oldest frame still unanswered*: the client keeps
-  every frame it sent (requests and :meth:`~ZonekeepClient.send_raw` frames alike) in
-  that order and gives the id-less reply to the oldest one. When that is a request, the
-  request fails with :class:`ClientError` (``rate_limited``, ``message_too_large`` ...);
-  the requests sent after it are still answered by the server, so they keep waiting
-  (failing them all would throw away answers that are on their way). When it is a raw
-  frame, the reply is queued as an ``_unmatched`` notification.
+- **An error reply without an id.** The server sends ``"id": null`` when it could not
+  read a frame's id (the frame was not JSON, was too large or was rate limited). SPEC.md
+  answers every request with exactly one response and handles one connection's requests
+  one at a time, in the order they arrived ("Order"). So replies come back in the order
+  the frames went out, and an id-less reply answers the *oldest frame still unanswered*:
+  the client keeps every frame it sent (requests and :meth:`~ZonekeepClient.send_raw`
+  frames alike) in that order and gives the id-less reply to the oldest one. When that
+  is a request, the request fails with :class:`ClientError` (``rate_limited``,
+  ``message_too_large`` ...); the requests sent after it are still answered by the
+  server, so they keep waiting (failing them all would throw away answers that are on
+  their way). When it is a raw frame, the reply is queued as an ``_unmatched``
+  notification.
 - **The connection closes** (the server closed it, the network dropped, or the client
   itself left ``connect``): every request still waiting, and every request made
   afterwards, fails with :class:`ConnectionLost`, which carries the close ``code`` and
@@ -234,7 +235,8 @@ class ZonekeepClient:
 
         Raises :class:`ClientError` on an error reply, :class:`ConnectionLost` when the
         connection closes first, :class:`RequestTimeout` after ``timeout`` seconds (None:
-        the client's ``timeout``; ``math.inf``: no limit).
+        the client's ``timeout``; ``math.inf``: no limit). ``timeout`` is this method's own
+        keyword, so it cannot be a request param (no method of the protocol has one).
         """
         seconds = self.timeout if timeout is None else timeout
         frame = _Frame(next(self._ids), method)
