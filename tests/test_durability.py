@@ -20,9 +20,14 @@ from typing import Any, cast
 import pytest
 import trio
 from e2e_support import VALIDATED, Loaded, _validate
-from websockets.exceptions import ConnectionClosed
 
-from zonekeep.sdk.client import MESSAGE_HOOKS, ClientError, ZonekeepClient, connect
+from zonekeep.protocol.client import (
+    MESSAGE_HOOKS,
+    ClientError,
+    ConnectionLost,
+    ZonekeepClient,
+    connect,
+)
 from zonekeep.server import ServerConfig, ZonekeepServer
 from zonekeep.server._sqlite import SqliteStore
 
@@ -193,7 +198,7 @@ async def test_kill_9_mid_load_loses_nothing_acknowledged(tmp_path: Path) -> Non
                         n += 1
                         if len(acked) >= KILL_AFTER:
                             enough.set()
-                except ConnectionClosed:
+                except ConnectionLost:
                     return
 
             with trio.fail_after(30):

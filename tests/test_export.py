@@ -14,6 +14,7 @@ import pytest
 import trio
 
 from zonekeep.protocol import validate_server_message
+from zonekeep.protocol.client import ClientError, connect
 from zonekeep.sdk import (
     ConditionApplied,
     CreatureAdded,
@@ -24,7 +25,6 @@ from zonekeep.sdk import (
     replay,
     state_to_dict,
 )
-from zonekeep.sdk.client import ClientError, connect
 from zonekeep.sdk.engine import Engine
 from zonekeep.server import ServerConfig, ZonekeepServer
 from zonekeep.server._cli import main

@@ -20,13 +20,15 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CLIENT_DIR = ROOT / "examples" / "clients" / "node"
 
-# Start a server on a port the OS picks, print the port once it listens, serve forever.
+# Start a server on a port the OS picks (its SQLite store in the directory given as the
+# argument), print the port once it listens, serve forever.
 SERVER = """
+import sys
 import trio
 from zonekeep.server import ServerConfig, ZonekeepServer
 
 async def main():
-    server = ZonekeepServer(ServerConfig(port=0, store="memory"))
+    server = ZonekeepServer(ServerConfig(port=0, data_dir=sys.argv[1]))
     async with trio.open_nursery() as nursery:
         await nursery.start(server.run)
         print(server.port, flush=True)
@@ -69,7 +71,7 @@ def test_node_client_plays_against_a_real_server(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     with log.open("w") as log_file:
         server = subprocess.Popen(
-            [sys.executable, "-c", SERVER],
+            [sys.executable, "-c", SERVER, str(tmp_path / "server")],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=log_file,

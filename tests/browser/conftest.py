@@ -52,12 +52,15 @@ class LiveServer:
 
 
 @pytest.fixture
-def live_server() -> Iterator[LiveServer]:
-    """A server on a free port in a thread (memory store, maximal dice)."""
+def live_server(tmp_path: Path) -> Iterator[LiveServer]:
+    """A server on a free port in a thread (the default SQLite store under ``tmp_path``,
+    maximal dice)."""
     ready: queue.Queue[Any] = queue.Queue()
 
     async def main() -> None:
-        server = ZonekeepServer(ServerConfig(port=0, store="memory"), entropy=MaxDice())
+        server = ZonekeepServer(
+            ServerConfig(port=0, data_dir=tmp_path / "server"), entropy=MaxDice()
+        )
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(server.run)

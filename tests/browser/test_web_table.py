@@ -225,7 +225,7 @@ def _create_tied_encounter(base: str) -> tuple[str, str]:
     id and the GM's token."""
     import trio
 
-    from zonekeep.sdk.client import connect
+    from zonekeep.protocol.client import connect
 
     def goblin(n: int) -> dict[str, Any]:
         return {"id": f"gob{n}", "name": f"Goblin {n}", "side": "goblins", "hp": 7,

@@ -1,4 +1,5 @@
-"""End-to-end fixtures: a real server on a loopback port, real websocket clients.
+"""End-to-end fixtures: a real server on a loopback port (on the default SQLite store, in
+the test's ``tmp_path``), real websocket clients.
 
 Every message any client receives in these tests is validated against the
 protocol's JSON Schemas (``validated_messages`` counts them, so a test can check
@@ -7,14 +8,16 @@ the validator really ran).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 from e2e_support import Running, ServerConfig, _validate, start_server
 
-from zonekeep.sdk.client import MESSAGE_HOOKS
+from zonekeep.protocol.client import MESSAGE_HOOKS
 
 
 @pytest.fixture(autouse=True)
@@ -26,16 +29,20 @@ def schema_validation() -> Any:
 
 
 @pytest.fixture
-async def running(nursery: trio.Nursery) -> AsyncIterator[Running]:
-    """A server with default limits on a free loopback port."""
-    yield await start_server(nursery, ServerConfig(port=0))
+async def running(nursery: trio.Nursery, tmp_path: Path) -> AsyncIterator[Running]:
+    """A server with default limits on a free loopback port, its SQLite store under
+    ``tmp_path``."""
+    yield await start_server(nursery, tmp_path / "server", ServerConfig(port=0))
 
 
 @pytest.fixture
-def make_server(nursery: trio.Nursery) -> Callable[..., Any]:
-    """Start another server with its own config: ``await make_server(ServerConfig(...))``."""
+def make_server(nursery: trio.Nursery, tmp_path: Path) -> Callable[..., Any]:
+    """Start another server with its own config: ``await make_server(ServerConfig(...))``;
+    each server keeps its SQLite store in a directory of its own under ``tmp_path``."""
+    servers = itertools.count(1)
 
     async def make(config: ServerConfig | None = None, **kw: Any) -> Running:
-        return await start_server(nursery, config or ServerConfig(port=0), **kw)
+        data_dir = tmp_path / f"server-{next(servers)}"
+        return await start_server(nursery, data_dir, config or ServerConfig(port=0), **kw)
 
     return make

@@ -1,17 +1,20 @@
-"""Helpers for the end-to-end tests: a real server on a loopback port, real clients."""
+"""Helpers for the end-to-end tests: a real server on a loopback port, on the default
+(SQLite) store in a temporary directory, and real clients."""
 
 from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import Any
 
+import attrs
 import trio
 
 from zonekeep.protocol import validate_server_message
+from zonekeep.protocol.client import ZonekeepClient, connect
 from zonekeep.sdk import OPEN_PHASES, CommandSpec, RandomEntropy, hookimpl
-from zonekeep.sdk.client import ZonekeepClient, connect
 from zonekeep.sdk.engine import Engine
-from zonekeep.server import InMemoryStore, Limits, ServerConfig, ZonekeepServer
+from zonekeep.server import Limits, ServerConfig, ZonekeepServer
 
 VALIDATED: list[int] = [0]
 
@@ -124,10 +127,14 @@ class Running:
 
 
 async def start_server(
-    nursery: trio.Nursery, config: ServerConfig | None = None, **kw: Any
+    nursery: trio.Nursery, data_dir: Path, config: ServerConfig | None = None, **kw: Any
 ) -> Running:
+    """Start a server under ``nursery``, as ``zonekeep serve`` would: its store is the
+    default one (SQLite, full durability), kept in ``data_dir`` unless ``config`` names a
+    ``data_dir`` of its own (never the user's). ``kw`` go to :class:`ZonekeepServer`."""
     config = config or ServerConfig(port=0)
-    kw.setdefault("store", InMemoryStore())
+    if config.data_dir == ServerConfig().data_dir:
+        config = attrs.evolve(config, data_dir=data_dir)
     kw.setdefault("engine", Engine())  # the built-ins only, whatever else is installed
     server = ZonekeepServer(config, entropy=kw.pop("entropy", RandomEntropy(7)), **kw)
     await nursery.start(server.run)

@@ -11,7 +11,7 @@ import trio
 from e2e_support import Boom, Limits, Loaded, Running, ServerConfig, creatures
 
 from zonekeep.plugins import load_default_plugins
-from zonekeep.sdk.client import ClientError, ZonekeepClient
+from zonekeep.protocol.client import ClientError, ZonekeepClient
 from zonekeep.sdk.engine import Engine
 
 MakeServer = Callable[..., Any]

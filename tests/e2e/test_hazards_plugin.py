@@ -11,7 +11,6 @@ from e2e_support import Running, ServerConfig
 
 from zonekeep.sdk import ScriptedEntropy
 from zonekeep.sdk.engine import Engine
-from zonekeep.server import InMemoryStore
 
 pytest.importorskip("zonekeep_hazards", reason="the example plugin is installed by scripts/test")
 
@@ -49,9 +48,7 @@ async def test_the_hazards_plugin_is_loaded_through_its_entry_point_and_played(
     engine = Engine.from_config()
     assert engine.command_owners["shove_into"] == "hazards"
     dice = ScriptedEntropy([20, 5])  # initiative: the ogre first
-    running: Running = await make_server(
-        ServerConfig(port=0), engine=engine, store=InMemoryStore(), entropy=dice
-    )
+    running: Running = await make_server(ServerConfig(port=0), engine=engine, entropy=dice)
     async with running.client() as gm, running.client() as alice:
         commands = {c["id"]: c for c in gm.welcome["capabilities"]["commands"]}  # type: ignore[index]
         assert {"shove_into", "ignite"} <= set(commands)

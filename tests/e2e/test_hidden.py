@@ -10,7 +10,7 @@ import pytest
 import trio
 from e2e_support import Loaded, Running, ServerConfig, creatures
 
-from zonekeep.sdk.client import ClientError, ZonekeepClient
+from zonekeep.protocol.client import ClientError, ZonekeepClient
 
 MakeServer = Callable[..., Any]
 

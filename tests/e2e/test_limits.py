@@ -25,6 +25,7 @@ from websockets.trio.client import connect as ws_connect
 from websockets.uri import parse_uri
 
 from zonekeep.plugins import load_default_plugins
+from zonekeep.protocol.client import ClientError, ZonekeepClient
 from zonekeep.sdk import (
     Command,
     CommandSpec,
@@ -34,7 +35,6 @@ from zonekeep.sdk import (
     RuleContext,
     hookimpl,
 )
-from zonekeep.sdk.client import ClientError, ZonekeepClient
 from zonekeep.sdk.engine import Engine
 from zonekeep.server._session import TokenBucket
 

@@ -18,8 +18,8 @@ import trio
 from e2e_support import Boom, Loaded, Running, ServerConfig, creatures
 
 from zonekeep.plugins import load_default_plugins
+from zonekeep.protocol.client import ClientError, ZonekeepClient
 from zonekeep.sdk import EVENT_TYPES
-from zonekeep.sdk.client import ClientError, ZonekeepClient
 from zonekeep.sdk.engine import Engine
 
 MakeServer = Callable[..., Any]

@@ -14,7 +14,7 @@ import pytest
 import trio
 from e2e_support import Limits, Loaded, Running, ServerConfig, sturdy_goblin_roster
 
-from zonekeep.sdk.client import ClientError, ZonekeepClient
+from zonekeep.protocol.client import ClientError, ZonekeepClient
 
 MakeServer = Callable[..., Any]
 OK = "ok"

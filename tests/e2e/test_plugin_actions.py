@@ -14,6 +14,7 @@ import trio
 from e2e_support import Running, creatures
 
 from zonekeep.plugins import load_default_plugins
+from zonekeep.protocol.client import ClientError, ZonekeepClient
 from zonekeep.sdk import (
     CommandSpec,
     Note,
@@ -25,7 +26,6 @@ from zonekeep.sdk import (
     hookimpl,
 )
 from zonekeep.sdk._loading import IN_PROCESS, LoadedPlugin
-from zonekeep.sdk.client import ClientError, ZonekeepClient
 from zonekeep.sdk.engine import Engine
 
 MakeServer = Callable[..., Any]

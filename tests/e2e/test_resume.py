@@ -9,7 +9,7 @@ from typing import Any
 import trio
 from e2e_support import Loaded, Running, ServerConfig, sturdy_goblin_roster
 
-from zonekeep.sdk.client import ZonekeepClient
+from zonekeep.protocol.client import ZonekeepClient
 
 MakeServer = Callable[..., Any]
 

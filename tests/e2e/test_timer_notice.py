@@ -14,7 +14,7 @@ from typing import Any
 import trio
 from e2e_support import Loaded, Running, ServerConfig, creatures
 
-from zonekeep.sdk.client import ZonekeepClient
+from zonekeep.protocol.client import ZonekeepClient
 
 MakeServer = Callable[..., Any]
 TURN = 60  # seconds: the encounter's turn_seconds
