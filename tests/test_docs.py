@@ -6,7 +6,11 @@ import inspect
 import re
 from pathlib import Path
 
+import pytest
+
 from zonekeep.sdk import _hookspecs
+
+pytestmark = pytest.mark.docs
 
 DOC = Path(__file__).parent.parent / "docs" / "plugins.md"
 

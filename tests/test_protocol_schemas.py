@@ -587,6 +587,7 @@ def test_filtered_snapshot_validates() -> None:
 # -- generated files ------------------------------------------------------------------------------------
 
 
+@pytest.mark.docs  # SPEC.md's generated tables, with the schema files
 def test_generated_files_are_up_to_date() -> None:
     for rel, text in _generate.generated_files().items():
         current = (_generate.HERE / rel).read_text(encoding="utf-8")
