@@ -352,7 +352,10 @@ def _area(draw: st.DrawFn, state: EncounterState, me: Creature) -> dict[str, Any
         "shape": "sphere",
         "size": 5,
         "range": 0,
-        "targets": others_here(state, me)[: max_targets("sphere", 5)],
+        # Every creature it can see in the area, up to its targets (arena.txt, RULINGS)
+        "targets": [c.id for c in state.in_zone(me.zone or "") if c.id != me.id and not c.hidden][
+            : max_targets("sphere", 5)
+        ],
         "save": "dex",
         "dc": 12,
         "damage": "1d4",
@@ -561,7 +564,7 @@ def fits(kind: str, state: EncounterState) -> bool:
     spec = ENGINE.commands[kind]
     if state.phase not in spec.phases:
         return False
-    if kind == "end_encounter" and state.round < 3:  # let the fight happen first
+    if kind == "end_encounter" and state.round < 2:  # let the fight happen first
         return False
     if spec.who != "creature" or kind == "release_readied":
         return True
