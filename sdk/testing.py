@@ -18,6 +18,7 @@ that the refused command changed nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TypeVar
 
 from ._arena import Arena
 from ._commands import GM_ACTOR, Actor, Command
@@ -31,6 +32,8 @@ from ._state import EncounterState, replay
 from ._types import Creature, EncounterOptions
 
 __all__ = ["EncounterHarness"]
+
+E = TypeVar("E", bound=Event)
 
 
 class EncounterHarness:
@@ -81,11 +84,15 @@ class EncounterHarness:
         self.events.extend(outcome.events)
         return outcome.events
 
-    def send(self, type: str, actor: Actor = GM_ACTOR, **params: object) -> tuple[Event, ...]:
-        """Send a command; return its events, or raise :class:`Refusal`."""
+    def send(self, type: str, actor: Actor = GM_ACTOR, /, **params: object) -> tuple[Event, ...]:
+        """Send a command; return its events, or raise :class:`Refusal`.
+
+        ``type`` and ``actor`` are positional only, so that every keyword is a parameter
+        of the command (even one called ``type`` or ``actor``).
+        """
         return self.command(Command(type, params, actor))
 
-    def refused(self, type: str, actor: Actor = GM_ACTOR, **params: object) -> Refusal:
+    def refused(self, type: str, actor: Actor = GM_ACTOR, /, **params: object) -> Refusal:
         """Send a command that must be refused; check it changed nothing; return the refusal."""
         before = state_to_dict(self.state)
         count = len(self.events)
@@ -121,8 +128,8 @@ class EncounterHarness:
     def creature(self, cid: str) -> Creature:
         return self.state.creatures[cid]
 
-    def of_type(self, cls: type[Event]) -> list[Event]:
-        """The accepted events of one class, in order."""
+    def of_type(self, cls: type[E]) -> list[E]:
+        """The accepted events of one class, in order (typed as that class)."""
         return [e for e in self.events if isinstance(e, cls)]
 
     def replayed(self) -> EncounterState:

@@ -636,8 +636,8 @@ def test_a_gm_move_during_a_pending_enter() -> None:
     h.send("move_to_zone", creature="aria", zone="balcony")
     h.send("decide", decision=offer.id, choice=["decline"])
     for e in h.of_type(ZoneEntered):
-        if not e.forced:  # type: ignore[attr-defined]
-            assert h.state.arena.links_between(e.from_zone, e.to_zone), e  # type: ignore[attr-defined]
+        if not e.forced:
+            assert h.state.arena.links_between(e.from_zone, e.to_zone), e
     check_invariants(h.state)
 
 

@@ -90,7 +90,7 @@ def test_rule1_a_further_zone_when_movement_exceeds_the_zone_size() -> None:
         [make("aria", speed=30), make("bram", speed=15)], {"aria": "hall", "bram": "hall"}
     )
     h.send("enter", creature="aria", zones=["yard", "road"])  # 30 > Yard's 15 ft
-    assert [e.to_zone for e in h.of_type(ZoneEntered)] == ["yard", "road"]  # type: ignore[attr-defined]
+    assert [e.to_zone for e in h.of_type(ZoneEntered)] == ["yard", "road"]
     h.end_turn()
     refusal = h.refused("enter", creature="bram", zones=["yard", "road"])  # 15 is not > 15
     assert refusal.code == "not_enough_movement"
@@ -306,8 +306,8 @@ def test_rule3_ranged_attacks_against_an_engaged_enemy_have_disadvantage() -> No
     h.state.engagements.append(("aria", "gob"))
     h.rolls(15, 3).send("attack", creature="aria", target="gob", attack="bow")
     made = h.of_type(AttackMade)[-1]
-    assert made.roll.advantage == "disadvantage"  # type: ignore[attr-defined]
-    assert "disadvantage:ranged attack against an engaged enemy" in made.roll.sources  # type: ignore[attr-defined]
+    assert made.roll.advantage == "disadvantage"
+    assert "disadvantage:ranged attack against an engaged enemy" in made.roll.sources
 
 
 def test_rule3_leaving_the_zone_ends_engagement() -> None:
@@ -353,7 +353,7 @@ def test_rule4_leaving_a_zone_offers_every_engaged_enemy_an_attack() -> None:
     # Two goblins against Aria alone: she is flanked, so two d20s (15 and 3).
     h.rolls(15, 3, 4).send("decide", decision=offers[0].id, choice=["attack"])
     made = h.of_type(AttackMade)[-1]
-    assert (made.attacker, made.target, made.reaction) == ("gob", "aria", True)  # type: ignore[attr-defined]
+    assert (made.attacker, made.target, made.reaction) == ("gob", "aria", True)
     assert ActionTaken("gob", "opportunity_attack", "reaction") in h.events
     assert h.creature("aria").zone == "hall"  # still waiting on the orc
     h.send("decision_timeout", decision=offers[1].id)  # the default: no attack
@@ -375,7 +375,7 @@ def test_rule4_a_successful_tumble_beats_the_highest_passive_perception() -> Non
     h = engaged_pair()
     h.rolls(11).send("enter", creature="aria", zones=["yard"], tumble=True)  # 11 + 4 = 15 >= 15
     (tumble,) = h.of_type(TumbleAttempted)
-    assert (tumble.dc, tumble.roll.total, tumble.success) == (15, 15, True)  # type: ignore[attr-defined]
+    assert (tumble.dc, tumble.roll.total, tumble.success) == (15, 15, True)
     assert h.state.pending == []
     assert h.creature("aria").zone == "yard"
 
@@ -440,7 +440,7 @@ def test_rule4_only_the_controller_answers_and_a_used_reaction_is_not_offered() 
 
 
 def melee_roll_sources(h: EncounterHarness) -> tuple[str, ...]:
-    return h.of_type(AttackMade)[-1].roll.sources  # type: ignore[attr-defined, no-any-return]
+    return h.of_type(AttackMade)[-1].roll.sources
 
 
 def test_rule5_outnumbered_two_to_one_is_flanked() -> None:
@@ -450,7 +450,7 @@ def test_rule5_outnumbered_two_to_one_is_flanked() -> None:
     )
     h.rolls(3, 15, 1).send("attack", creature="aria", target="gob")
     assert melee_roll_sources(h) == ("advantage:flanking: outnumbered 2 to 1",)
-    assert h.of_type(AttackMade)[-1].roll.kept == (15,)  # type: ignore[attr-defined]
+    assert h.of_type(AttackMade)[-1].roll.kept == (15,)
 
 
 def test_rule5_two_non_adjacent_allies_engaged_flank_and_it_does_not_stack() -> None:
@@ -543,7 +543,7 @@ def test_rule6_forced_into_an_asset_takes_position_and_saves_against_the_forcers
     h.rolls(12, 3, 4).send("force", forcer="aria", creature="gob", asset="spikes", magical=magical)
     assert PositionTaken("gob", "spikes", True, "aria") in h.events
     save = h.of_type(SaveMade)[-1]
-    assert (save.ability, save.dc, save.roll.total, save.success) == ("dex", dc, 13, False)  # type: ignore[attr-defined]
+    assert (save.ability, save.dc, save.roll.total, save.success) == ("dex", dc, 13, False)
     assert h.creature("gob").hp == 20 - 7
     assert h.creature("gob").has("impaled")
     assert h.creature("gob").position == "spikes"
@@ -615,7 +615,7 @@ def test_rule7_what_a_position_grants() -> None:
     h.send("set_position", creature="aria", asset="table")
     h.rolls(9, 3).send("attack", creature="gob", target="aria")  # 13 vs AC 12 + 2
     made = h.of_type(AttackMade)[-1]
-    assert (made.target_ac, made.hit) == (14, False)  # type: ignore[attr-defined]
+    assert (made.target_ac, made.hit) == (14, False)
 
 
 def test_rule7_leaving_the_zone_leaves_its_positions_and_their_conditions() -> None:
@@ -664,7 +664,7 @@ def test_rule8_sucking_mud_grips_on_a_failed_save() -> None:
     h = first_turn([make("aria", saves={"str": 1})], {"aria": "yard"})
     h.rolls(5).send("take_position", creature="aria", asset="mud")
     save = h.of_type(SaveMade)[-1]
-    assert (save.ability, save.dc, save.success) == ("str", 12, False)  # type: ignore[attr-defined]
+    assert (save.ability, save.dc, save.success) == ("str", 12, False)
     assert h.creature("aria").has("restrained")
 
 
@@ -677,7 +677,7 @@ def test_rule8_an_asset_grants_an_expertise_die_on_the_tumble() -> None:
     h.state.engagements.append(("aria", "gob"))
     h.rolls(9, 3).send("enter", creature="aria", zones=["hall"], tumble=True)  # 9+2+d4 3 = 14
     (tumble,) = h.of_type(TumbleAttempted)
-    assert (tumble.roll.expertise, tumble.roll.total, tumble.success) == (4, 14, True)  # type: ignore[attr-defined]
+    assert (tumble.roll.expertise, tumble.roll.total, tumble.success) == (4, 14, True)
 
 
 # -- rule 12: streamlining ------------------------------------------------------------------------
@@ -738,6 +738,6 @@ def test_decision_opened_prompt_names_the_step() -> None:
     h = engaged_pair()
     h.send("enter", creature="aria", zones=["yard"])
     opened = h.of_type(DecisionOpened)
-    assert opened[0].decision.prompt == (  # type: ignore[attr-defined]
+    assert opened[0].decision.prompt == (
         "Gob may make an opportunity attack against Aria, who is leaving Hall."
     )

@@ -9,7 +9,7 @@ The arenas are the real files in ``examples/arenas``, loaded with ``load_arena``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from helpers import left
 
@@ -22,6 +22,7 @@ from zonekeep.sdk import (
     Damaged,
     EncounterEnded,
     EngagementStarted,
+    Event,
     ManeuverEnded,
     PositionLeft,
     PositionTaken,
@@ -67,13 +68,16 @@ def phase(h: EncounterHarness) -> str:
     return str(h.state.phase)
 
 
-def last(h: EncounterHarness, cls: type) -> object:
+E = TypeVar("E", bound=Event)
+
+
+def last(h: EncounterHarness, cls: type[E]) -> E:
     found = h.of_type(cls)
     assert found, f"no {cls.__name__} event"
     return found[-1]
 
 
-def since(h: EncounterHarness, start: int, cls: type) -> list[object]:
+def since(h: EncounterHarness, start: int, cls: type[E]) -> list[E]:
     return [e for e in h.events[start:] if isinstance(e, cls)]
 
 
@@ -128,8 +132,8 @@ def test_tavern_brawl_behind_the_bar() -> None:
     h.rolls(14, 3, 5).send("attack", creature="aria", target="gob")
     made = last(h, AttackMade)
     # Two heroes against one goblin in the common room: it is flanked.
-    assert made.roll.sources == ("advantage:flanking: outnumbered 2 to 1",)  # type: ignore[attr-defined]
-    assert (made.roll.kept, made.roll.total, made.target_ac, made.hit) == ((14,), 19, 12, True)  # type: ignore[attr-defined]
+    assert made.roll.sources == ("advantage:flanking: outnumbered 2 to 1",)
+    assert (made.roll.kept, made.roll.total, made.target_ac, made.hit) == ((14,), 19, 12, True)
     assert h.creature("gob").hp == 15 - 8
     assert h.state.engagements == [("aria", "gob")]
     assert h.state.last_melee == {"gob": "aria"}
@@ -139,7 +143,7 @@ def test_tavern_brawl_behind_the_bar() -> None:
     assert h.state.active == "gob"
     h.rolls(11).send("attack", creature="gob", target="aria")
     made = last(h, AttackMade)
-    assert (made.roll.total, made.target_ac, made.hit) == (15, 16, False)  # type: ignore[attr-defined]
+    assert (made.roll.total, made.target_ac, made.hit) == (15, 16, False)
     assert h.creature("aria").hp == 20
     # It bolts for the bar while engaged: Aria is offered an opportunity attack.
     h.send("enter", creature="gob", zones=["bar"])
@@ -165,8 +169,8 @@ def test_tavern_brawl_behind_the_bar() -> None:
         "decide", EncounterHarness.player("player-aria"), decision=offer.id, choice=["attack"]
     )
     made = last(h, AttackMade)
-    assert (made.attacker, made.target, made.reaction, made.hit) == ("aria", "gob", True, True)  # type: ignore[attr-defined]
-    assert made.roll.total == 21  # type: ignore[attr-defined]
+    assert (made.attacker, made.target, made.reaction, made.hit) == ("aria", "gob", True, True)
+    assert made.roll.total == 21
     assert ActionTaken("aria", "opportunity_attack", "reaction") in h.events
     assert h.creature("gob").hp == 1
     assert not h.state.has_reaction("aria")
@@ -191,11 +195,11 @@ def test_tavern_brawl_behind_the_bar() -> None:
     start = len(h.events)
     h.rolls(15, 4, 1, 1).send("shove", creature="bram", target="gob", asset="bar_counter")
     (contest,) = since(h, start, ContestRolled)
-    assert (contest.roll.total, contest.target_roll.total, contest.won) == (18, 4, True)  # type: ignore[attr-defined]
+    assert (contest.roll.total, contest.target_roll.total, contest.won) == (18, 4, True)
     assert PositionTaken("gob", "bar_counter", True, "bram") in h.events
     (save,) = since(h, start, SaveMade)
     # The counter has its own DC 12; Bram's maneuver DC (15) does not apply.
-    assert (save.creature, save.ability, save.dc, save.roll.total, save.success) == (  # type: ignore[attr-defined]
+    assert (save.creature, save.ability, save.dc, save.roll.total, save.success) == (
         "gob",
         "dex",
         12,
@@ -203,7 +207,7 @@ def test_tavern_brawl_behind_the_bar() -> None:
         False,
     )
     (hurt,) = since(h, start, Damaged)
-    assert (hurt.creature, hurt.amount, hurt.hp, hurt.damage_type, hurt.source) == (  # type: ignore[attr-defined]
+    assert (hurt.creature, hurt.amount, hurt.hp, hurt.damage_type, hurt.source) == (
         "gob",
         1,
         0,
@@ -229,7 +233,7 @@ def test_tavern_brawl_behind_the_bar() -> None:
     h.rolls(12, 9, 6).send("attack", creature="aria", target="orc")
     made = last(h, AttackMade)
     # The bar gives the orc half cover: AC 13 + 2.
-    assert (made.roll.total, made.target_ac, made.hit) == (17, 15, True)  # type: ignore[attr-defined]
+    assert (made.roll.total, made.target_ac, made.hit) == (17, 15, True)
     assert h.creature("orc").hp == 0
     assert h.creature("orc").has("defeated")
 
@@ -304,12 +308,12 @@ def test_cliffside_climb_the_rope_sprint_the_beach_and_the_rising_tide() -> None
     start = len(h.events)
     h.rolls(15, 5, 4).send("shove", creature="pirate", target="bram", asset="rising_tide")
     (contest,) = since(h, start, ContestRolled)
-    assert (contest.roll.total, contest.target_roll.total, contest.won) == (19, 5, True)  # type: ignore[attr-defined]
+    assert (contest.roll.total, contest.target_roll.total, contest.won) == (19, 5, True)
     assert PositionTaken("bram", "rising_tide", True, "pirate") in h.events
     assert h.creature("bram").elements == ["rising_tide"]
     assert h.creature("bram").has("prone")
     (save,) = since(h, start, SaveMade)
-    assert (save.ability, save.dc, save.roll.total, save.success) == ("con", 10, 4, False)  # type: ignore[attr-defined]
+    assert (save.ability, save.dc, save.roll.total, save.success) == ("con", 10, 4, False)
     assert h.creature("bram").hp == 18  # the tide's save carries no damage
     h.end_turn()
 
@@ -332,14 +336,14 @@ def test_cliffside_climb_the_rope_sprint_the_beach_and_the_rising_tide() -> None
     assert h.state.engagements == [("aria", "captain")]
     h.rolls(15, 6).send("attack", creature="aria", target="captain")
     made = last(h, AttackMade)
-    assert (made.roll.total, made.roll.sources, made.hit) == (20, (), True)  # type: ignore[attr-defined]
+    assert (made.roll.total, made.roll.sources, made.hit) == (20, (), True)
     assert h.creature("captain").hp == 14 - 9
     h.end_turn()
 
     # Bram, prone in the tide, stabs the pirate.
     h.rolls(13, 14, 4).send("attack", creature="bram", target="pirate")
     made = last(h, AttackMade)
-    assert (made.roll.sources, made.roll.kept, made.hit) == (("disadvantage:prone",), (13,), True)  # type: ignore[attr-defined]
+    assert (made.roll.sources, made.roll.kept, made.hit) == (("disadvantage:prone",), (13,), True)
     assert h.creature("pirate").hp == 0
     assert h.creature("pirate").has("defeated")
     assert phase(h) == "turns"
@@ -370,8 +374,8 @@ def test_cliffside_climb_the_rope_sprint_the_beach_and_the_rising_tide() -> None
     )
     made = last(h, AttackMade)
     # On the exposed trunk, attacks against the captain have advantage.
-    assert made.roll.sources == ("advantage:target at Fallen pine",)  # type: ignore[attr-defined]
-    assert (made.roll.kept, made.roll.total, made.reaction, made.hit) == ((12,), 17, True, True)  # type: ignore[attr-defined]
+    assert made.roll.sources == ("advantage:target at Fallen pine",)
+    assert (made.roll.kept, made.roll.total, made.reaction, made.hit) == ((12,), 17, True, True)
     assert h.creature("captain").hp == 0
     assert h.creature("captain").has("defeated")
     assert ManeuverEnded("captain", False, "Captain can no longer move") in h.events
@@ -454,7 +458,7 @@ def test_swamp_spikes_fog_mud_and_swamp_gas() -> None:
     start = len(h.events)
     h.rolls(15, 6, 9, 4, 5).send("shove", creature="aria", target="bog", asset="wall_of_spikes")
     (contest,) = since(h, start, ContestRolled)
-    assert (contest.target_skill, contest.roll.total, contest.target_roll.total) == (  # type: ignore[attr-defined]
+    assert (contest.target_skill, contest.roll.total, contest.target_roll.total) == (
         "athletics",
         20,
         8,
@@ -462,7 +466,7 @@ def test_swamp_spikes_fog_mud_and_swamp_gas() -> None:
     assert PositionTaken("bog", "wall_of_spikes", True, "aria") in h.events
     (save,) = since(h, start, SaveMade)
     # The spikes have no DC of their own: Aria's maneuver DC 14 (not her spell DC 16).
-    assert (save.creature, save.ability, save.dc, save.roll.total, save.success) == (  # type: ignore[attr-defined]
+    assert (save.creature, save.ability, save.dc, save.roll.total, save.success) == (
         "bog",
         "dex",
         14,
@@ -470,7 +474,8 @@ def test_swamp_spikes_fog_mud_and_swamp_gas() -> None:
         False,
     )
     (hurt,) = since(h, start, Damaged)
-    assert (hurt.amount, hurt.hp, hurt.damage_type, hurt.roll.dice) == (9, 11, "piercing", (4, 5))  # type: ignore[attr-defined]
+    assert hurt.roll is not None
+    assert (hurt.amount, hurt.hp, hurt.damage_type, hurt.roll.dice) == (9, 11, "piercing", (4, 5))
     assert h.creature("bog").has("impaled")
     assert h.creature("bog").position == "wall_of_spikes"
     assert h.creature("bog").zone == "hummock"
@@ -483,9 +488,9 @@ def test_swamp_spikes_fog_mud_and_swamp_gas() -> None:
     assert h.creature("wren").has("lightly_obscured")
     h.rolls(17, 4).send("attack", creature="wren", target="bog", attack="bow")
     made = last(h, AttackMade)
-    assert made.roll.sources == ("disadvantage:Fog cloud",)  # type: ignore[attr-defined]
+    assert made.roll.sources == ("disadvantage:Fog cloud",)
     # The troll is in position at the spikes: AC 12 + 2.
-    assert (made.roll.kept, made.roll.total, made.target_ac, made.hit) == ((4,), 9, 14, False)  # type: ignore[attr-defined]
+    assert (made.roll.kept, made.roll.total, made.target_ac, made.hit) == ((4,), 9, 14, False)
     assert h.state.engagements == []  # a ranged attack engages nobody
     # A Stealth check rolled through the rules context has advantage in the fog...
     ctx = h.engine.context(h.state, ScriptedEntropy([3, 18]))
@@ -507,7 +512,7 @@ def test_swamp_spikes_fog_mud_and_swamp_gas() -> None:
     assert h.state.active == "bog"
     h.rolls(14, 3).send("attack", creature="bog", target="wren")
     made = last(h, AttackMade)
-    assert (made.roll.sources, made.roll.total, made.hit) == ((), 19, True)  # type: ignore[attr-defined]
+    assert (made.roll.sources, made.roll.total, made.hit) == ((), 19, True)
     assert h.creature("wren").hp == 14 - 5
     assert h.state.engagements == [("bog", "wren")]
     h.end_turn()
@@ -525,7 +530,7 @@ def test_swamp_spikes_fog_mud_and_swamp_gas() -> None:
     assert PositionTaken("aria", "sucking_mud", False, "") in h.events[start:]
     assert h.state.pending == []  # Aria was engaged with nobody
     (save,) = since(h, start, SaveMade)
-    assert (save.ability, save.dc, save.roll.total, save.success) == ("str", 12, 7, False)  # type: ignore[attr-defined]
+    assert (save.ability, save.dc, save.roll.total, save.success) == ("str", 12, 7, False)
     assert h.creature("aria").has("restrained")
     assert (h.creature("aria").zone, h.creature("aria").elements) == ("mire", ["sucking_mud"])
     assert h.refused("engage", creature="aria", target="hag").code == "cannot_engage"
@@ -556,12 +561,12 @@ def test_swamp_spikes_fog_mud_and_swamp_gas() -> None:
         unaffected=["aria"],
     )
     saves = since(h, start, SaveMade)
-    assert [(s.creature, s.dc, s.roll.total, s.success) for s in saves] == [  # type: ignore[attr-defined]
+    assert [(s.creature, s.dc, s.roll.total, s.success) for s in saves] == [
         ("bog", 15, 5, False),
         ("hag", 15, 16, True),
     ]
-    hurt = since(h, start, Damaged)
-    assert [(d.creature, d.amount, d.hp, d.damage_type) for d in hurt] == [  # type: ignore[attr-defined]
+    hurts = since(h, start, Damaged)
+    assert [(d.creature, d.amount, d.hp, d.damage_type) for d in hurts] == [
         ("bog", 15, 0, "poison"),
         ("hag", 7, 5, "poison"),
     ]
@@ -575,7 +580,7 @@ def test_swamp_spikes_fog_mud_and_swamp_gas() -> None:
     assert h.state.active == "hag"
     h.rolls(2, 1).send("attack", creature="hag", target="aria")
     made = last(h, AttackMade)
-    assert (made.roll.sources, made.hit) == (("advantage:target restrained",), False)  # type: ignore[attr-defined]
+    assert (made.roll.sources, made.hit) == (("advantage:target restrained",), False)
     h.end_turn()
 
     # Round 3, Aria, stuck fast, still swings: the hag falls and the fight is over.

@@ -76,13 +76,13 @@ def test_rule1_rounds_follow_each_other_until_no_threat_remains() -> None:
     h.end_turn()
     assert h.state.active == "gob"
     h.end_turn()
-    assert [e.round for e in h.of_type(RoundStarted)] == [1, 2]  # type: ignore[attr-defined]
+    assert [e.round for e in h.of_type(RoundStarted)] == [1, 2]
     assert h.state.active == "aria"
     # Aria drops the goblin: the last threat is gone and the encounter ends.
     h.rolls(20, 6, 6).send("attack", creature="aria", target="gob")
     assert h.state.phase == "ended"
     ended = h.of_type(EncounterEnded)
-    assert len(ended) == 1 and "foes" in ended[0].reason  # type: ignore[attr-defined]
+    assert len(ended) == 1 and "foes" in ended[0].reason
     assert h.refused("end_turn", creature="aria").code == "encounter_over"
     h.assert_replay_matches()
 
@@ -303,7 +303,7 @@ def test_rule4_still_tied_roll_d20_highest_first_and_reroll_ties() -> None:
     h = EncounterHarness([make("aria", controller="alice"), make("bram", controller="bob")])
     h.start(initiative=[10, 10, 7, 7, 4, 16])
     (rolled,) = h.of_type(InitiativeRolled)
-    assert [(r.contenders, r.rolls) for r in rolled.rolloffs] == [  # type: ignore[attr-defined]
+    assert [(r.contenders, r.rolls) for r in rolled.rolloffs] == [
         (("alice", "bob"), (7, 7)),
         (("alice", "bob"), (4, 16)),
     ]
@@ -419,7 +419,7 @@ def test_rule5_readied_attack_is_released_with_the_reaction() -> None:
     h.end_turn()
     h.rolls(15, 3).send("release_readied", creature="aria")
     made = h.of_type(AttackMade)[-1]
-    assert (made.attacker, made.reaction, made.hit) == ("aria", True, True)  # type: ignore[attr-defined]
+    assert (made.attacker, made.reaction, made.hit) == ("aria", True, True)
     assert h.creature("gob").hp == 10 - 5
     assert h.refused("release_readied", creature="aria").code == "nothing_readied"
 
@@ -612,9 +612,9 @@ def test_rule10_a_squeezing_creature_attacks_with_disadvantage() -> None:
     h.send("move", creature="aria", feet=5, squeeze=True)
     h.rolls(18, 3).send("attack", creature="aria", target="gob")
     made = h.of_type(AttackMade)[-1]
-    assert made.roll.advantage == "disadvantage"  # type: ignore[attr-defined]
-    assert made.roll.kept == (3,)  # type: ignore[attr-defined]
-    assert not made.hit  # type: ignore[attr-defined]
+    assert made.roll.advantage == "disadvantage"
+    assert made.roll.kept == (3,)
+    assert not made.hit
 
 
 def test_rule10_attacks_against_a_squeezing_creature_have_advantage() -> None:
@@ -622,7 +622,7 @@ def test_rule10_attacks_against_a_squeezing_creature_have_advantage() -> None:
     h.send("grant_condition", creature="gob", condition="squeezing")
     h.rolls(3, 18, 2).send("attack", creature="aria", target="gob")
     made = h.of_type(AttackMade)[-1]
-    assert (made.roll.advantage, made.roll.kept, made.hit) == ("advantage", (18,), True)  # type: ignore[attr-defined]
+    assert (made.roll.advantage, made.roll.kept, made.hit) == ("advantage", (18,), True)
 
 
 def test_rule10_a_squeezing_creature_has_disadvantage_on_dexterity_saves() -> None:
@@ -643,7 +643,7 @@ def test_rule11_one_object_with_the_interaction_a_second_costs_the_action() -> N
     h = duel()
     h.send("interact", creature="aria", object="door")
     h.send("interact", creature="aria", object="potion")
-    via = [e.via for e in h.of_type(Interacted)]  # type: ignore[attr-defined]
+    via = [e.via for e in h.of_type(Interacted)]
     assert via == ["interaction", "action"]
     assert h.state.resources.actions == 0
     assert h.refused("interact", creature="aria", object="lever").code == "no_action_left"
@@ -734,11 +734,12 @@ def test_attack_natural_one_misses_and_natural_twenty_doubles_the_dice() -> None
     h = duel()
     h.send("override", creature="gob", field="ac", value=1)
     h.rolls(1).send("attack", creature="aria", target="gob")
-    assert not h.of_type(AttackMade)[-1].hit  # type: ignore[attr-defined]
+    assert not h.of_type(AttackMade)[-1].hit
     h.end_turn()
     h.rolls(20, 4, 5).send("attack", creature="gob", target="aria")
     dmg = h.of_type(Damaged)[-1]
-    assert (dmg.amount, dmg.roll.dice) == (11, (4, 5))  # type: ignore[attr-defined]
+    assert dmg.roll is not None
+    assert (dmg.amount, dmg.roll.dice) == (11, (4, 5))
 
 
 def test_attack_refusals() -> None:
@@ -812,7 +813,7 @@ def test_decision_opened_event_carries_the_prompt() -> None:
     h = EncounterHarness([make("orc", "foes"), make("gob", "foes")])
     h.start(initiative=[10, 10])
     opened = h.of_type(DecisionOpened)[0]
-    assert opened.decision.prompt == "Orc, Gob tied at 10 on initiative: choose their order."  # type: ignore[attr-defined]
+    assert opened.decision.prompt == "Orc, Gob tied at 10 on initiative: choose their order."
 
 
 def test_an_optional_parameter_sent_as_null_means_left_out() -> None:

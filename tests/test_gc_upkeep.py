@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -21,7 +22,7 @@ class Recorder:
         self.calls: list[str] = []
         self.thresholds = (700, 10, 10)
 
-    def upkeep(self, **kw: float) -> GcUpkeep:
+    def upkeep(self, **kw: Any) -> GcUpkeep:
         return GcUpkeep(
             **kw,
             collect=self.collect,

@@ -21,6 +21,8 @@ from zonekeep.sdk._events import EVENT_TYPES, Event
 from zonekeep.sdk._state import _REDUCERS
 from zonekeep.sdk.engine import Engine
 
+pytestmark = pytest.mark.docs
+
 ROOT = Path(__file__).parent.parent
 
 HOOKSPECS: dict[str, Callable[..., Any]] = {

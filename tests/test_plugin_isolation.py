@@ -413,16 +413,18 @@ def test_a_nested_failure_names_the_plugin_that_failed() -> None:
 def test_calls_follow_pluggys_order_and_first_result() -> None:
     called: list[str] = []
 
-    def plugin(name: str, answer: Any = None, **opts: bool) -> LoadedPlugin:
+    def plugin(
+        name: str, answer: Any = None, *, tryfirst: bool = False, trylast: bool = False
+    ) -> LoadedPlugin:
         class P:
             @staticmethod
-            @hookimpl(**opts)
+            @hookimpl(tryfirst=tryfirst, trylast=trylast)
             def zonekeep_action_refusal() -> Any:
                 called.append(name)
                 return answer
 
             @staticmethod
-            @hookimpl(**opts)
+            @hookimpl(tryfirst=tryfirst, trylast=trylast)
             def zonekeep_roll_modifiers() -> Any:
                 called.append(name)
                 return [RollModifier("expertise", name)]

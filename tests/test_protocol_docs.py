@@ -20,6 +20,8 @@ from zonekeep.protocol import (
 )
 from zonekeep.sdk import EVENT_TYPES, RULE_ERRORS
 
+pytestmark = pytest.mark.docs
+
 SPEC = Path(__file__).parent.parent / "protocol" / "SPEC.md"
 
 

@@ -606,6 +606,7 @@ def test_filtered_snapshot_validates() -> None:
 # -- generated files ------------------------------------------------------------------------------------
 
 
+@pytest.mark.docs  # SPEC.md's generated tables, with the schema files
 def test_generated_files_are_up_to_date() -> None:
     stale = _generate.stale_files()
     assert stale == [], f"out of date: {', '.join(stale)}; run {_generate.COMMAND}"

@@ -8,8 +8,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from zonekeep.sdk import CommandSpec
 from zonekeep.sdk.engine import Engine
+
+pytestmark = pytest.mark.docs
 
 DOC = Path(__file__).parent.parent / "docs" / "rules.md"
 HEADER = "| command | who | costs | phases | params (`?` optional) | what it does |"

@@ -101,7 +101,7 @@ async def refused_command(
 
 async def setup(gm: ZonekeepClient, alice: ZonekeepClient, bob: ZonekeepClient) -> str:
     """An encounter in its first turn (Aria's), with alice and bob seated."""
-    eid = (await gm.create_encounter("Errors", "tavern", creatures()))["encounter"]
+    eid: str = (await gm.create_encounter("Errors", "tavern", creatures()))["encounter"]
     with trio.fail_after(5):
         for client, player in ((alice, "alice"), (bob, "bob")):
             seat = await gm.request("create_seat", encounter=eid, player=player)

@@ -96,8 +96,11 @@ CASES = [
 
 
 async def _send_setup(gm: ZonekeepClient, eid: str, kind: str) -> None:
-    params = {"set_surprise": {"surprised": []}, "place": {"positions": {}}}.get(kind, {})
-    await gm.command(eid, kind, **params)
+    setups: dict[str, dict[str, Any]] = {
+        "set_surprise": {"surprised": []},
+        "place": {"positions": {}},
+    }
+    await gm.command(eid, kind, **setups.get(kind, {}))
 
 
 @pytest.mark.parametrize(("step", "kind", "params", "expected"), CASES)

@@ -41,7 +41,7 @@ def test_a_collapsing_floor_drops_a_creature_that_fails_its_save() -> None:
     h.end_turn()
     h.rolls(5, 4).end_turn()  # round 1 ends: Aria's save 5 < 12, the floor gives way; 4 damage
     save = h.of_type(SaveMade)[-1]
-    assert (save.creature, save.dc, save.success) == ("aria", 12, False)  # type: ignore[attr-defined]
+    assert (save.creature, save.dc, save.success) == ("aria", 12, False)
     assert ZoneEntered("aria", "balcony", "common_room", 0, True, "rotten_boards") in h.events
     assert h.creature("aria").hp == 16
     assert h.creature("aria").has("prone")
@@ -70,8 +70,8 @@ def test_burning_hurts_each_turn_until_a_save_puts_it_out() -> None:
     h.rolls(3).end_turn()  # the goblin's turn starts: it burns for 3
     h.rolls(2).end_turn()  # its save at the end of its turn: 2 < 10, still burning
     h.rolls(4).end_turn()  # ... and aria's turn passes; the goblin burns again next turn
-    burns = [e for e in h.of_type(Damaged) if e.damage_type == "fire"]  # type: ignore[attr-defined]
-    assert [b.amount for b in burns] == [3, 4]  # type: ignore[attr-defined]
+    burns = [e for e in h.of_type(Damaged) if e.damage_type == "fire"]
+    assert [b.amount for b in burns] == [3, 4]
     assert h.creature("gob").hp == 20 - 7
     assert ConditionApplied("gob", "burning", "set alight") in h.events
 
