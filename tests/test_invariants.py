@@ -32,6 +32,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from zonekeep.plugins.areas import max_targets
 from zonekeep.sdk import (
     GM,
     GM_ACTOR,
@@ -52,7 +53,6 @@ from zonekeep.sdk import (
     Refusal,
     TurnStarted,
     Zone,
-    max_targets,
 )
 from zonekeep.sdk._serial import event_from_dict, event_to_dict, state_to_dict
 from zonekeep.sdk._state import OVERRIDE_FIELDS, EncounterState, apply_event, movement_left, replay
@@ -336,6 +336,20 @@ def _leave_position(draw: st.DrawFn, state: EncounterState, me: Creature) -> dic
     return None if me.position is None else {}
 
 
+def _engage(draw: st.DrawFn, state: EncounterState, me: Creature) -> dict[str, Any] | None:
+    # An enemy here that is up and not yet engaged with me, when I may engage at all
+    # (just arrived with my action left, or leaving a position): RULINGS, engagement.
+    if not (me.position or (state.resources.entered_zone == me.zone and state.resources.actions)):
+        return None
+    up = [
+        cid
+        for cid in others_here(state, me, enemies=True)
+        if "dying" not in state.creatures[cid].conditions and not state.is_engaged(me.id, cid)
+    ]
+    target = pick(draw, up)
+    return None if target is None else {"target": target}
+
+
 def _withdraw(draw: st.DrawFn, state: EncounterState, me: Creature) -> dict[str, Any] | None:
     target = pick(draw, state.engaged_with(me.id))
     return None if target is None else {"target": target}
@@ -478,13 +492,7 @@ BUILDERS: dict[str, Builder] = {
     "enter": turn_command(lambda d, s, me: {"zones": [other_zone(me.zone)]}),
     "take_position": turn_command(_take_position),
     "leave_position": turn_command(_leave_position),
-    "engage": turn_command(
-        lambda d, s, me: (
-            _target("target")(d, s, me)
-            if me.position or (s.resources.entered_zone == me.zone and s.resources.actions > 0)
-            else None
-        )
-    ),
+    "engage": turn_command(_engage),
     "withdraw": turn_command(_withdraw),
     "move_adjacent": turn_command(_target("ally", enemies=False)),
     "shove": turn_command(_shove),
@@ -609,7 +617,8 @@ def openings(state: EncounterState) -> list[str]:
     if me is not None and me.position:
         found += ["leave_position", "engage"]
     if me is not None and state.resources.entered_zone == me.zone and state.resources.actions:
-        found.append("engage")
+        # The chance to engage on arrival is short-lived (this action, this zone): take it often.
+        found += ["engage", "engage", "engage"]
     if me is not None and "prone" in me.conditions:
         found.append("stand")
     if any(len(e.members) > 1 and state.active not in e.members for e in state.initiative):
