@@ -393,6 +393,10 @@ def _pair(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a <= b else (b, a)
 
 
+def _drop_pairs(pairs: list[tuple[str, str]], cid: str) -> None:
+    pairs[:] = [p for p in pairs if cid not in p]
+
+
 _Item = TypeVar("_Item", str, tuple[str, str])
 
 
@@ -695,6 +699,13 @@ def _zone_entered(s: EncounterState, e: ev.ZoneEntered) -> None:
     c = s.creatures[e.creature]
     c.zone = e.to_zone
     c.sharing_with = None
+    # The rules end every engagement and adjacency of a creature leaving its zone with
+    # events before this one (engagement_ended, adjacency_ended), so in a log written
+    # since zonekeep 0.2 there is nothing left to drop here. Logs written by 0.1 had no
+    # such events: for them, this keeps the engagements from outliving the move.
+    _drop_pairs(s.engagements, c.id)
+    _drop_pairs(s.adjacent, c.id)
+    _drop_pairs(s.back_to_back, c.id)
     if c.position is not None:
         asset = s.asset(c.position)
         if asset is None or asset.zone != e.to_zone:

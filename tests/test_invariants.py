@@ -53,6 +53,7 @@ from zonekeep.sdk import (
     Refusal,
     TurnStarted,
     Zone,
+    ZoneEntered,
 )
 from zonekeep.sdk._serial import event_from_dict, event_to_dict, state_to_dict
 from zonekeep.sdk._state import OVERRIDE_FIELDS, EncounterState, apply_event, movement_left, replay
@@ -690,6 +691,12 @@ def check_events_one_by_one(
             assert 0 <= event.feet <= left, f"{event} spends more than the {left} ft left"
         if isinstance(event, TurnStarted):
             actions.clear()
+        if isinstance(event, ZoneEntered):
+            # Every engagement and adjacency of a creature leaving its zone has ended by an
+            # event before the move (RULINGS: an engagement ends with an event); the fold's
+            # own drop is only for logs written before that.
+            pairs = [*state.engagements, *state.adjacent, *state.back_to_back]
+            assert [p for p in pairs if event.creature in p] == [], f"{event} left pairs"
         if isinstance(event, ActionTaken) and event.cost == "action":
             actions[event.creature] = actions.get(event.creature, 0) + 1
             assert actions[event.creature] <= 1, f"{event.creature} took two actions in a turn"
