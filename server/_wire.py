@@ -1,0 +1,78 @@
+"""The server's one serializer: every message it sends is a :mod:`zonekeep.protocol`
+message object (an envelope around result and notification objects) turned into
+compact JSON here.
+
+The text is what ``json.dumps(message, separators=(",", ":"))`` gives for the message
+as plain data (ASCII only, as the server has always sent it). Event payloads and
+snapshots come from the SDK as plain dicts and are written as they are, not copied:
+an attrs object is turned into a mapping of its fields only when the encoder meets it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+
+from zonekeep.protocol import (
+    NOTIFICATIONS,
+    ErrorResponse,
+    Notification,
+    ProtocolError,
+    RequestId,
+    Response,
+    make_error_response,
+)
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def fields_of(obj: Any) -> dict[str, Any]:
+    """``obj``'s fields in declaration order, one level deep (nested message objects
+    stay objects: the encoder turns them into mappings when it meets them)."""
+    cls = type(obj)
+    names = _FIELDS.get(cls)
+    if names is None:
+        if not attrs.has(cls):
+            raise TypeError(f"{cls.__name__} is not a protocol message class")
+        names = _FIELDS[cls] = tuple(a.name for a in attrs.fields(cls))
+    return {name: getattr(obj, name) for name in names}
+
+
+#: Serializes a wire message: compact JSON, ASCII only; protocol message objects are
+#: written as objects of their fields.
+encode_message = json.JSONEncoder(separators=(",", ":"), default=fields_of).encode
+
+_METHOD_OF = {cls: method for method, cls in NOTIFICATIONS.items()}
+
+
+def notification(params: Any) -> Notification:
+    """The envelope for ``params``, one of the protocol's notification params classes."""
+    method = _METHOD_OF.get(type(params))
+    if method is None:
+        raise TypeError(f"{type(params).__name__} is not a notification params class")
+    return Notification(method=method, params=fields_of(params))
+
+
+def notification_text(params: Any) -> str:
+    """``params`` (a notification params object) as the text of its notification."""
+    return encode_message(notification(params))
+
+
+def response_text(request_id: RequestId, result: Any) -> str:
+    """The reply to request ``request_id`` carrying ``result`` (a result object)."""
+    return encode_message(Response(id=request_id, result=fields_of(result)))
+
+
+def encoded_response_text(request_id: RequestId, result_json: str) -> str:
+    """The same as :func:`response_text` for a result already serialized by
+    :func:`encode_message` (the welcome, serialized once for every ``hello``): the
+    :class:`~zonekeep.protocol.Response` envelope with that text as its ``result``."""
+    return f'{{"id":{encode_message(request_id)},"result":{result_json}}}'
+
+
+def error_text(request_id: RequestId | None, error: ProtocolError) -> str:
+    """The error reply for ``error`` to request ``request_id`` (null when unknown)."""
+    response: ErrorResponse = make_error_response(request_id, error)
+    return encode_message(response)
