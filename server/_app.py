@@ -196,9 +196,8 @@ class ZonekeepServer:
 
     async def shutdown(self, reason: str = "the server is shutting down") -> None:
         """Say ``closing`` to every client, answer the commands in flight (reading no new
-        ones), let the rooms finish what is queued, then close every connection with 1001."""
-        if self._listener is not None:
-            self._listener.stop_listening()
+        ones), let the rooms finish what is queued, then stop listening and close every
+        connection still open with 1001."""
         closing = notification_text(ClosingNotification(reason))
         for connection in list(self.connections):
             connection.begin_shutdown(closing)
@@ -207,10 +206,12 @@ class ZonekeepServer:
                 self._all_gone = trio.Event()
                 await self._all_gone.wait()  # each handler ends once its client is told
             await self.registry.drain()
-        if self.connections:
-            with trio.move_on_after(5):
-                for connection in list(self.connections):
-                    connection.close(1001, "going away")
+        if self._listener is not None:
+            self._listener.stop_listening()
+        with trio.move_on_after(5):
+            for connection in list(self.connections):
+                connection.close(1001, "going away")
+            if self.connections:
                 self._all_gone = trio.Event()
                 await self._all_gone.wait()
         if self._nursery is not None:

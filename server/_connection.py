@@ -419,11 +419,13 @@ class Connection:
                         await send.send(message)
         finally:
             protocol.receive_eof()
+            # Shielded but bounded: a peer that reads nothing must not keep us here.
+            with (
+                trio.CancelScope(shield=True, deadline=trio.current_time() + WRITE_GRACE),
+                contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError),
+            ):
+                await self._send_output()
             with trio.CancelScope(shield=True):
-                with contextlib.suppress(
-                    trio.BrokenResourceError, trio.ClosedResourceError, OSError
-                ):
-                    await self._send_output()
                 await trio.aclose_forcefully(self.stream)
             send.close()
             self._stream_closed.set()
@@ -551,6 +553,7 @@ class WebsocketServer:
     async def _handle_stream(self, stream: trio.SocketStream) -> None:
         protocol = ServerProtocol(max_size=4 * self.limits.max_message_bytes)
         try:
+            opened = False
             with trio.move_on_after(OPEN_TIMEOUT):
                 opened = await self._handshake(stream, protocol)
             if not opened:

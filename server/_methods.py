@@ -323,7 +323,9 @@ class Client:
             if len(self.refusals) > limits.abuse_refusals:
                 self.subscriber.close(1008, "rate limit abuse")
                 return
-            too_large = not isinstance(raw, bytes) and len(raw) > limits.max_message_bytes
+            too_large = (
+                not isinstance(raw, bytes) and len(raw.encode("utf-8")) > limits.max_message_bytes
+            )
             self._error(
                 None if too_large else request_id_of(raw),
                 ProtocolError(

@@ -134,19 +134,25 @@ async def test_create_join_and_fan_out(table: Table) -> None:
 
 async def test_a_rate_limited_request_is_answered_with_its_id() -> None:
     async with trio.open_nursery() as nursery:
-        table = Table(nursery, Limits(rate_per_second=0.001, rate_burst=1, abuse_refusals=2))
+        table = Table(
+            nursery,
+            Limits(rate_per_second=0.001, rate_burst=1, abuse_refusals=3, max_message_bytes=100),
+        )
         client, out = table.client()
         await call(client, 0, "hello", **HELLO)
         out.take()
         message = "Too many messages: at most 0.001 a second (bursts of 1). This one was ignored."
         await call(client, 41, "ping")
         await client.handle("not json")
+        too_large = json.dumps({"id": 43, "method": "ping"}) + " " * 100  # not even read
+        await client.handle(too_large)
         assert out.take() == [
             {"id": 41, "error": {"code": 5001, "name": "rate_limited", "message": message}},
             {"id": None, "error": {"code": 5001, "name": "rate_limited", "message": message}},
+            {"id": None, "error": {"code": 5001, "name": "rate_limited", "message": message}},
         ]
         assert out.closed is None
-        await call(client, 42, "ping")  # the third refusal in the window: abuse
+        await call(client, 42, "ping")  # the fourth refusal in the window: abuse
         assert out.take() == []
         assert out.closed == (1008, "rate limit abuse")
         nursery.cancel_scope.cancel()

@@ -615,7 +615,17 @@ async def test_healthz_answers_plain_http(make_server: MakeServer) -> None:
         assert json.loads(body) == {"status": "ok", "encounters": 1, "connections": 2}
 
     status, _, _ = await http_get(running.server.port, "/elsewhere")
-    assert 400 <= status < 500
+    assert status == 426  # a plain GET where a websocket handshake was expected
+
+    # Something that is not HTTP at all gets no answer: the connection just ends.
+    with trio.fail_after(WAIT):
+        stream = await trio.open_tcp_stream("127.0.0.1", running.server.port)
+        async with stream:
+            await stream.send_all(b"NOT HTTP\r\n\r\n")
+            data = b""
+            while chunk := await stream.receive_some():
+                data += chunk
+    assert data == b""
 
 
 # -- one encounter crashing ---------------------------------------------------------------------
