@@ -414,9 +414,13 @@ class Connection:
                             await self._send_output()
                             send.close()
                             continue
-                    # Waits while MAX_QUEUE messages wait; dropped once nobody reads.
+                    # Queued without a task switch; waits (reading nothing more) while
+                    # MAX_QUEUE messages wait; dropped once nobody reads.
                     with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                        await send.send(message)
+                        try:
+                            send.send_nowait(message)
+                        except trio.WouldBlock:
+                            await send.send(message)
         finally:
             protocol.receive_eof()
             # Shielded but bounded: a peer that reads nothing must not keep us here.
