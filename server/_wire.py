@@ -11,6 +11,7 @@ an attrs object is turned into a mapping of its fields only when the encoder mee
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -25,19 +26,32 @@ from zonekeep.protocol import (
     make_error_response,
 )
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
+#: Per message class: a function that returns an instance's fields as a dict.
+_FIELDS: dict[type, Callable[[Any], dict[str, Any]]] = {}
+
+
+def _compile_fields(cls: type) -> Callable[[Any], dict[str, Any]]:
+    """A function returning the fields of a ``cls`` as a dict, in declaration order,
+    written out for the class (as attrs and cattrs write their own functions): it is
+    called for every message the server sends."""
+    names = [a.name for a in attrs.fields(cls)]
+    body = ", ".join(f"{name!r}: obj.{name}" for name in names)
+    namespace: dict[str, Any] = {}
+    exec(f"def fields(obj):\n    return {{{body}}}\n", namespace)
+    function: Callable[[Any], dict[str, Any]] = namespace["fields"]
+    return function
 
 
 def fields_of(obj: Any) -> dict[str, Any]:
     """``obj``'s fields in declaration order, one level deep (nested message objects
     stay objects: the encoder turns them into mappings when it meets them)."""
     cls = type(obj)
-    names = _FIELDS.get(cls)
-    if names is None:
+    fields = _FIELDS.get(cls)
+    if fields is None:
         if not attrs.has(cls):
             raise TypeError(f"{cls.__name__} is not a protocol message class")
-        names = _FIELDS[cls] = tuple(a.name for a in attrs.fields(cls))
-    return {name: getattr(obj, name) for name in names}
+        fields = _FIELDS[cls] = _compile_fields(cls)
+    return fields(obj)
 
 
 #: Serializes a wire message: compact JSON, ASCII only; protocol message objects are
