@@ -53,7 +53,7 @@ from zonekeep.sdk.engine import Engine, PluginFailure, describe
 from ._fanout import Member, Role, Subscriber, fan_out, push
 from ._store import EventStore, StoredGrant, StoreError
 from ._visibility import event_for, hidden_ids, hidden_names, scrub, scrub_names, snapshot_for
-from ._wire import encode_message, fields_of, notification, notification_text
+from ._wire import encode_message, fields_of, notification_text
 
 log = logging.getLogger("zonekeep.room")
 
@@ -486,7 +486,7 @@ class Room:
         def texts(full: bool) -> list[str]:
             visible = payloads if full else [event_for(p, state, False) for p in payloads]
             found = [
-                encode_message(notification(EventNotification(self.id, first + offset, event)))
+                notification_text(EventNotification(self.id, first + offset, event))
                 for offset, event in enumerate(visible)
             ]
             if revealed and not full:
