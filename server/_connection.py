@@ -462,6 +462,7 @@ class Connection:
                         elif self.close_code is None:
                             nursery.cancel_scope.cancel()
             finally:
+                self._in_recv.close()  # what still comes in is dropped, not waited on
                 self._closed()
             with trio.move_on_after(CLOSE_GRACE):
                 await self._close_handshake(

@@ -193,9 +193,11 @@ class Room:
             for seq, e in await self.store.read(self.id, last_seq)
         ]
 
-    def prompts_for(self, member: Member) -> list[PromptNotification]:
-        """The pending decisions ``member`` may answer, with the seconds left."""
-        now = trio.current_time()
+    def prompts_for(self, member: Member, now: float | None = None) -> list[PromptNotification]:
+        """The pending decisions ``member`` may answer, with the seconds left at ``now``
+        (trio's clock when not given)."""
+        if now is None:
+            now = trio.current_time()
         found = []
         for decision in self.state.pending:
             if member.role == "gm" or (
@@ -352,22 +354,26 @@ class Room:
             return
         key = (active, self.state.round)
         if self.turn_deadline is None or self.turn_deadline[:2] != key:
-            self.turn_deadline = (*key, trio.current_time() + seconds)
+            now = trio.current_time()
+            self.turn_deadline = (*key, now + seconds)
             self._wake()
             for member in list(self.members):
-                for timer in self.turn_timer_for(member):
+                for timer in self.turn_timer_for(member, now):
                     push(member.subscriber, timer)
 
-    def turn_timer_for(self, member: Member) -> list[TurnTimerNotification]:
-        """The ``turn_timer`` notification for ``member`` (none when no timer runs, or
-        when the creature whose turn it is is hidden from this seat)."""
+    def turn_timer_for(
+        self, member: Member, now: float | None = None
+    ) -> list[TurnTimerNotification]:
+        """The ``turn_timer`` notification for ``member`` with the seconds left at
+        ``now`` (trio's clock when not given); none when no timer runs, or when the
+        creature whose turn it is is hidden from this seat."""
         timer = self.turn_deadline
         if timer is None:
             return []
         creature, round_, at = timer
         if not member.full_view and creature in hidden_ids(self.state):
             return []
-        left = max(0.0, at - trio.current_time())
+        left = max(0.0, at - (trio.current_time() if now is None else now))
         return [TurnTimerNotification(self.id, creature, round_, round(left, 3))]
 
     async def apply(self, command: Command, member: Member | None = None) -> CommandResult:
@@ -517,7 +523,8 @@ class Room:
         self._wake()
         fresh_ids = {d.id for d in fresh}
         for member in list(self.members):
-            for prompt in self.prompts_for(member):
+            # The time the deadlines were set from: a fresh prompt shows all its seconds.
+            for prompt in self.prompts_for(member, now):
                 if prompt.decision.id in fresh_ids:
                     push(member.subscriber, prompt)
 
