@@ -1,7 +1,7 @@
 """The transport: websocket connections over trio streams, and nothing of the protocol.
 
 A :class:`Connection` drives websockets' Sans-I/O :class:`~websockets.server.ServerProtocol`
-over a trio stream: the opening handshake (:func:`serve_websockets`), frames in
+over a trio stream: the opening handshake (:class:`WebsocketServer`), frames in
 (handed whole to a message handler, one at a time), frames out, keepalive pings, the
 closing handshake. It is the server's :class:`~._fanout.Subscriber`: ``push_text``
 queues a message, ``close`` closes the connection.
@@ -513,7 +513,7 @@ ConnectionHandler = Callable[[Connection], Awaitable[None]]
 
 class WebsocketServer:
     """Accepts TCP connections, performs the opening handshake (or answers a plain HTTP
-    request) and hands each open websocket to a handler; see :func:`serve_websockets`."""
+    request) and hands each open websocket to a handler (:meth:`serve`)."""
 
     def __init__(
         self,
