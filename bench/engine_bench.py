@@ -20,7 +20,7 @@ Figures, not a test: nothing passes or fails.
    ``snapshot_for`` (GM and player views).
 3. Broadcast: ``Room._broadcast`` of one command's events (an attack: 3 to 5 events)
    to ``--members`` members (one GM, players, one spectator) whose sessions serialize
-   every message exactly as ``Session._queue`` does; without and with a hidden creature.
+   every message exactly as the server does (``_wire``); without and with a hidden creature.
 
 Each micro timing is the best of ``--repeat`` runs of enough calls to last ~0.2 s.
 """
@@ -56,7 +56,7 @@ from zonekeep.sdk import (
     state_to_dict,
 )
 from zonekeep.sdk.engine import Engine
-from zonekeep.server._room import Member, Room, encode_message
+from zonekeep.server._room import Member, Room
 from zonekeep.server._store import InMemoryStore
 from zonekeep.server._visibility import snapshot_for
 
@@ -210,18 +210,17 @@ def best_of(fn: Callable[[], object], repeat: int, budget: float = 0.2) -> float
 
 
 class FakeSession:
-    """A session's output path without a socket or channel: serializes like
-    ``Session._queue`` and keeps the text (the real one then does a ``send_nowait``)."""
+    """A subscriber without a socket or channel (``_fanout.Subscriber``): keeps the text
+    it is sent (a connection then frames it or queues it with a ``send_nowait``)."""
 
     def __init__(self) -> None:
         self.sent: list[str] = []
 
-    def push(self, method: str, params: dict[str, Any]) -> None:
-        self.sent.append(encode_message({"method": method, "params": params}))
-
     def push_text(self, text: str) -> None:
-        """Like ``Session.push_text`` (when the room has it): the text is queued as is."""
         self.sent.append(text)
+
+    def close(self, code: int, reason: str) -> None:
+        pass
 
 
 def make_room(engine: Engine, state: EncounterState, members: int) -> tuple[Room, list[Any]]:
@@ -237,7 +236,7 @@ def make_room(engine: Engine, state: EncounterState, members: int) -> tuple[Room
             role, player = "spectator", None
         else:
             role, player = "player", players[(i - 1) % len(players)] if players else "p"
-        room.members.append(Member(session, role, player))  # type: ignore[arg-type]
+        room.members.append(Member(session, role, player))
     return room, sessions
 
 

@@ -127,7 +127,7 @@ ERROR_MEANINGS: dict[int, str] = {
     4048: "No ongoing effect has that id.",  # unknown_effect
     4900: "A plugin refused the command; also the number of every plugin-specific code.",  # plugin_refused
     5000: "The frame is larger than `max_message_bytes` (but at most 4 times that). The id is `null`.",  # message_too_large
-    5001: "The client sent messages faster than the rate limit; this one was ignored. The id is `null`.",  # rate_limited
+    5001: "The client sent messages faster than the rate limit; this one was ignored. The id is the request's id when the frame can be read (a JSON object with a valid id, at most `max_message_bytes`), else `null`.",  # rate_limited
     5002: "The encounter already has `max_connections_per_encounter` connections joined (or the server hosts as many encounters as it can).",  # too_many_connections
     6000: "The server failed while handling the request; nothing changed.",  # internal_error
     6001: "The encounter's rules crashed on this command; nothing changed and the GM received an `encounter_error`.",  # encounter_crashed

@@ -303,7 +303,7 @@ class Limits:
         default=40,
         metadata=doc(
             "The bucket's size: up to this many messages at once. A message that finds the "
-            "bucket empty is refused with `rate_limited` (5001, id `null`) and not handled. "
+            "bucket empty is refused with `rate_limited` (5001, with the request's id when it can be read) and not handled. "
             "More than 40 refused messages within 10 seconds close the connection with 1008 "
             "(`rate limit abuse`).",
             minimum=1,
@@ -835,7 +835,7 @@ class ErrorResponse:
     id: RequestId | None = attrs.field(
         metadata=doc(
             "`null` only when the request's id could not be read (the frame was not JSON, "
-            "not an object, had no valid id, was binary, too large or rate limited).",
+            "not an object, had no valid id, was binary or too large).",
             schema=_REQUEST_ID_SCHEMA,
             type_text="the request's id, or `null`",
         )

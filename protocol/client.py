@@ -12,7 +12,7 @@ What a request can end with, and why it never waits forever:
 - **A result**: :meth:`ZonekeepClient.request` returns the reply's ``result``.
 - **An error reply**: it raises :class:`ClientError` (``code``, ``name``, ``message``).
 - **An error reply without an id.** The server sends ``"id": null`` when it could not
-  read a frame's id (the frame was not JSON, was too large or was rate limited). SPEC.md
+  read a frame's id (the frame was not JSON or was too large). SPEC.md
   answers every request with exactly one response and handles one connection's requests
   one at a time, in the order they arrived ("Order"). So replies come back in the order
   the frames went out, and an id-less reply answers the *oldest frame still unanswered*:

@@ -3,7 +3,8 @@
 The rules engine it drives is :class:`zonekeep.sdk.engine.Engine`.
 """
 
-from ._app import Limits, ServerConfig, ZonekeepServer, load_config, serve_until_signalled
+from ._app import ZonekeepServer, serve_until_signalled
+from ._config import Limits, ServerConfig, load_config
 from ._store import EventStore, InMemoryStore
 
 __all__ = [

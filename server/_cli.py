@@ -15,7 +15,7 @@ from zonekeep.sdk import EncounterState, Event, RandomEntropy, event_to_dict, st
 from zonekeep.sdk._arena import ArenaError
 from zonekeep.sdk.engine import Engine, PluginConflict, PluginLoadError, describe_plugins
 
-from ._app import VERSION
+from ._config import VERSION
 from ._encounter_file import EncounterFileError, load_encounter
 from ._log import describe
 from ._play import open_table, play_to_end
@@ -49,7 +49,8 @@ def _play(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     import trio
 
-    from ._app import ServerConfig, ZonekeepServer, load_config, serve_until_signalled
+    from ._app import ZonekeepServer, serve_until_signalled
+    from ._config import ServerConfig, load_config
 
     try:
         config = load_config(args.config) if args.config else ServerConfig()
@@ -128,7 +129,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _data_dir(args: argparse.Namespace) -> Path:
     if args.data_dir is not None:
         return Path(args.data_dir)
-    from ._app import default_data_dir
+    from ._config import default_data_dir
 
     return default_data_dir()
 
@@ -211,7 +212,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _plugins(args: argparse.Namespace) -> int:
-    from ._app import ServerConfig, load_config
+    from ._config import ServerConfig, load_config
 
     try:
         config = load_config(args.config) if args.config else ServerConfig()

@@ -1,8 +1,10 @@
 """One encounter on the server: its state, its seats and its round loop.
 
 The room's loop is one structured task: it takes commands one at a time from its
-inbox, so nothing needs a lock. It also owns the decision deadlines: when one
-passes, it applies the decision's default (RULINGS: the reaction is not taken).
+inbox (a trio memory channel), so nothing needs a lock. It also owns the decision
+deadlines: when one passes, it applies the decision's default (RULINGS: the reaction
+is not taken). Its members are subscribers (``_fanout``); it knows nothing of
+connections or requests.
 """
 
 from __future__ import annotations
@@ -10,21 +12,31 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
-import json
 import logging
 import math
 import secrets
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 import attrs
 import trio
 
-from zonekeep.protocol import ProtocolError
+from zonekeep.protocol import (
+    CommandResult,
+    DecisionInfo,
+    EncounterErrorNotification,
+    EventNotification,
+    PromptNotification,
+    ProtocolError,
+    RewindResult,
+    SnapshotNotification,
+    TurnTimerNotification,
+)
 from zonekeep.sdk import (
     SYSTEM_ACTOR,
     Actor,
     Command,
+    Decision,
     EncounterState,
     Entropy,
     Event,
@@ -38,15 +50,14 @@ from zonekeep.sdk import (
 )
 from zonekeep.sdk.engine import Engine, PluginFailure, describe
 
+from ._fanout import Member, Role, Subscriber, fan_out, push
 from ._store import EventStore, StoredGrant, StoreError
 from ._visibility import event_for, hidden_ids, hidden_names, scrub, scrub_names, snapshot_for
-
-if TYPE_CHECKING:
-    from ._session import Session
+from ._wire import encode_message, fields_of, notification_text
 
 log = logging.getLogger("zonekeep.room")
 
-Role = Literal["gm", "player", "spectator"]
+__all__ = ["Grant", "Job", "Member", "Role", "Room", "encode_message", "new_token", "token_hash"]
 
 
 @attrs.frozen
@@ -67,27 +78,6 @@ def token_hash(token: str) -> str:
 
 
 @attrs.define
-class Member:
-    """A connection joined to this room, and what it may do and see."""
-
-    session: Session
-    role: Role
-    player: str | None = None
-
-    @property
-    def full_view(self) -> bool:
-        return self.role == "gm"
-
-    @property
-    def actor(self) -> Actor:
-        if self.role == "gm":
-            return Actor("gm", "gm")
-        if self.role == "player":
-            return Actor("player", self.player or "")
-        return Actor("spectator", "spectator")
-
-
-@attrs.define
 class Job:
     """A command waiting in the inbox, and where its answer goes."""
 
@@ -97,17 +87,12 @@ class Job:
     #: ``"command"`` for the engine, ``"rewind"`` for a GM rewind (``params.to_seq``).
     kind: str = "command"
     done: trio.Event = attrs.field(factory=trio.Event)
-    result: dict[str, Any] | None = None
+    result: CommandResult | RewindResult | None = None
     error: ProtocolError | None = None
 
 
 #: A marker command (compared by identity): its turn means every earlier job is done.
 _DRAIN = Command("drain")
-
-
-#: Serializes a wire message: compact JSON, the same text as
-#: ``json.dumps(message, separators=(",", ":"))`` without building an encoder per call.
-encode_message = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def new_token() -> str:
@@ -171,9 +156,10 @@ class Room:
                 found = grant
         return found
 
-    def add_member(self, session: Session, grant: Grant) -> Member:
+    def add_member(self, subscriber: Subscriber, grant: Grant) -> Member:
+        """Seat ``subscriber`` with ``grant`` (a subscriber already here changes seat)."""
         for m in self.members:
-            if m.session is session:
+            if m.subscriber is subscriber:
                 m.role, m.player = grant.role, grant.player
                 return m
         if len(self.members) >= self.max_members:
@@ -181,12 +167,13 @@ class Room:
                 "too_many_connections",
                 f"Encounter {self.id!r} already has {self.max_members} connections.",
             )
-        member = Member(session, grant.role, grant.player)
+        member = Member(subscriber, grant.role, grant.player)
         self.members.append(member)
         return member
 
-    def remove_session(self, session: Session) -> None:
-        self.members = [m for m in self.members if m.session is not session]
+    def remove(self, subscriber: Subscriber) -> None:
+        """``subscriber`` leaves: nothing the room sends reaches it from now on."""
+        self.members = [m for m in self.members if m.subscriber is not subscriber]
 
     # -- what members see ----------------------------------------------------------------
 
@@ -206,9 +193,11 @@ class Room:
             for seq, e in await self.store.read(self.id, last_seq)
         ]
 
-    def prompts_for(self, member: Member) -> list[dict[str, Any]]:
-        """The pending decisions ``member`` may answer, with the seconds left."""
-        now = trio.current_time()
+    def prompts_for(self, member: Member, now: float | None = None) -> list[PromptNotification]:
+        """The pending decisions ``member`` may answer, with the seconds left at ``now``
+        (trio's clock when not given)."""
+        if now is None:
+            now = trio.current_time()
         found = []
         for decision in self.state.pending:
             if member.role == "gm" or (
@@ -216,25 +205,33 @@ class Room:
             ):
                 if not member.full_view and self._hides(decision):
                     continue
-                left = self.deadlines.get(decision.id, math.inf) - now
-                prompt = {
-                    "encounter": self.id,
-                    "decision": {
-                        "id": decision.id,
-                        "kind": decision.kind,
-                        "controller": decision.controller,
-                        "prompt": decision.prompt,
-                        "options": list(decision.options),
-                        "default": list(decision.default),
-                        "creature": decision.creature,
-                        "ordering": decision.ordering,
-                    },
-                    "deadline_seconds": round(max(0.0, left), 3) if left != math.inf else None,
-                }
-                found.append(
-                    prompt if member.full_view else scrub_names(prompt, hidden_names(self.state))
-                )
+                found.append(self._prompt(decision, member.full_view, now))
         return found
+
+    def _prompt(self, decision: Decision, full_view: bool, now: float) -> PromptNotification:
+        left = self.deadlines.get(decision.id, math.inf) - now
+        # Every pending decision has a deadline once the loop runs; null before that.
+        seconds: Any = round(max(0.0, left), 3) if left != math.inf else None
+        info = DecisionInfo(
+            id=decision.id,
+            kind=decision.kind,
+            controller=decision.controller,
+            prompt=decision.prompt,
+            options=list(decision.options),
+            default=list(decision.default),
+            creature=decision.creature,
+            ordering=decision.ordering,
+        )
+        prompt = PromptNotification(encounter=self.id, decision=info, deadline_seconds=seconds)
+        names = [] if full_view else hidden_names(self.state)
+        if not names:
+            return prompt
+        # A seat that may not see a hidden creature reads "someone" for its name.
+        return PromptNotification(
+            encounter=scrub_names(prompt.encounter, names),
+            decision=DecisionInfo(**scrub_names(fields_of(info), names)),
+            deadline_seconds=seconds,
+        )
 
     def _hides(self, decision: Any) -> bool:
         """Whether a decision concerns a hidden creature (as its reactor or its options)."""
@@ -357,26 +354,29 @@ class Room:
             return
         key = (active, self.state.round)
         if self.turn_deadline is None or self.turn_deadline[:2] != key:
-            self.turn_deadline = (*key, trio.current_time() + seconds)
+            now = trio.current_time()
+            self.turn_deadline = (*key, now + seconds)
             self._wake()
             for member in list(self.members):
-                for timer in self.turn_timer_for(member):
-                    member.session.push("turn_timer", timer)
+                for timer in self.turn_timer_for(member, now):
+                    push(member.subscriber, timer)
 
-    def turn_timer_for(self, member: Member) -> list[dict[str, Any]]:
-        """The ``turn_timer`` notification for ``member`` (none when no timer runs, or
-        when the creature whose turn it is is hidden from this seat)."""
+    def turn_timer_for(
+        self, member: Member, now: float | None = None
+    ) -> list[TurnTimerNotification]:
+        """The ``turn_timer`` notification for ``member`` with the seconds left at
+        ``now`` (trio's clock when not given); none when no timer runs, or when the
+        creature whose turn it is is hidden from this seat."""
         timer = self.turn_deadline
         if timer is None:
             return []
         creature, round_, at = timer
         if not member.full_view and creature in hidden_ids(self.state):
             return []
-        left = max(0.0, at - trio.current_time())
-        params = {"encounter": self.id, "creature": creature, "round": round_}
-        return [{**params, "deadline_seconds": round(left, 3)}]
+        left = max(0.0, at - (trio.current_time() if now is None else now))
+        return [TurnTimerNotification(self.id, creature, round_, round(left, 3))]
 
-    async def apply(self, command: Command, member: Member | None = None) -> dict[str, Any]:
+    async def apply(self, command: Command, member: Member | None = None) -> CommandResult:
         """Run one command through the engine, store and broadcast its events.
 
         Only the room's loop calls this, one command at a time (use :meth:`submit`).
@@ -400,14 +400,11 @@ class Room:
             )
             where = f" ({failure.where})" if failure.where else ""
             self.notify_gm(
-                "encounter_error",
-                {
-                    "encounter": self.id,
-                    "message": (
-                        f"The plugin '{failure.plugin}' failed in {failure.hook}{where} on "
-                        f"'{command.type}': {describe(failure.error)}. Nothing changed."
-                    ),
-                },
+                EncounterErrorNotification(
+                    self.id,
+                    f"The plugin '{failure.plugin}' failed in {failure.hook}{where} on "
+                    f"'{command.type}': {describe(failure.error)}. Nothing changed.",
+                )
             )
             raise ProtocolError(
                 "plugin_error",
@@ -417,18 +414,16 @@ class Room:
         except Exception as exc:  # a bug or a plugin: contained, reported, state unchanged
             log.exception("encounter %s: command %s crashed", self.id, command.type)
             self.notify_gm(
-                "encounter_error",
-                {
-                    "encounter": self.id,
-                    "message": f"The rules failed on '{command.type}': {exc!r}. Nothing changed.",
-                },
+                EncounterErrorNotification(
+                    self.id, f"The rules failed on '{command.type}': {exc!r}. Nothing changed."
+                )
             )
             raise ProtocolError(
                 "encounter_crashed",
                 f"The server failed while handling '{command.type}'; nothing changed.",
             ) from None
         first = await self._accept(outcome.events, outcome.state)
-        return {"first_seq": first, "last_seq": self.state.seq}
+        return CommandResult(first_seq=first, last_seq=self.state.seq)
 
     async def _accept(
         self, events: Sequence[Event], after: EncounterState, *, snapshots: bool = False
@@ -442,8 +437,7 @@ class Room:
         self.state = after
         self._broadcast(first, events, before_hidden)
         if snapshots:
-            for member in list(self.members):
-                member.session.push("snapshot", self._snapshot_params(member))
+            fan_out(self.members, lambda full: [notification_text(self._snapshot_params(full))])
         self._update_prompts()
         self._update_turn_timer()
         return first
@@ -465,7 +459,7 @@ class Room:
                 "server's operator (the disk may be full or read-only).",
             ) from None
 
-    async def rewind(self, to_seq: int, by: str) -> dict[str, Any]:
+    async def rewind(self, to_seq: int, by: str) -> RewindResult:
         """GM undo: append a ``rewound`` event and go back to the state after ``to_seq``.
 
         Only the room's loop calls this (through a job), so nothing interleaves.
@@ -479,59 +473,36 @@ class Room:
         event = Rewound(to_seq, by)
         after = replay([*history, event])
         first = await self._accept((event,), after, snapshots=True)
-        return {"seq": first}
+        return RewindResult(seq=first)
 
     def _broadcast(self, first: int, events: Sequence[Event], before_hidden: set[str]) -> None:
         """Send ``events`` (numbered from ``first``) to every member, as each may see them.
 
         What a member sees depends only on its view (full or filtered), so each event
         is turned into a dictionary once, filtered once for the filtered view, and
-        serialized once per view; sessions that take serialized text
-        (:meth:`Session.push_text`) get that text, others ``push(method, params)``.
+        serialized once per view (:func:`fan_out`). When a creature was revealed, the
+        filtered view also gets a fresh snapshot after the events.
         """
         state = self.state
         revealed = bool(before_hidden - hidden_ids(state)) or any(
             isinstance(e, OverrideApplied) and e.field == "hidden" for e in events
         )
         payloads = [event_to_dict(e) for e in events]
-        views: dict[bool, list[tuple[dict[str, Any], str | None]]] = {}
-        snapshot_text: str | None = None
-        for member in list(self.members):
-            full = member.full_view
-            view = views.get(full)
-            if view is None:
-                view = views[full] = [
-                    (
-                        {"encounter": self.id, "seq": first + offset, "event": visible},
-                        None,
-                    )
-                    for offset, visible in enumerate(
-                        payloads if full else [event_for(p, state, False) for p in payloads]
-                    )
-                ]
-            session = member.session
-            push_text = getattr(session, "push_text", None)
-            if push_text is None:
-                for params, _ in view:
-                    session.push("event", dict(params))
-            else:
-                for i, (params, text) in enumerate(view):
-                    if text is None:
-                        text = encode_message({"method": "event", "params": params})
-                        view[i] = (params, text)
-                    push_text(text)
-            if revealed and not full:
-                if push_text is None:
-                    session.push("snapshot", self._snapshot_params(member))
-                else:
-                    if snapshot_text is None:
-                        snapshot_text = encode_message(
-                            {"method": "snapshot", "params": self._snapshot_params(member)}
-                        )
-                    push_text(snapshot_text)
 
-    def _snapshot_params(self, member: Member) -> dict[str, Any]:
-        return {"encounter": self.id, "seq": self.state.seq, "snapshot": self.snapshot(member)}
+        def texts(full: bool) -> list[str]:
+            visible = payloads if full else [event_for(p, state, False) for p in payloads]
+            found = [
+                notification_text(EventNotification(self.id, first + offset, event))
+                for offset, event in enumerate(visible)
+            ]
+            if revealed and not full:
+                found.append(notification_text(self._snapshot_params(full)))
+            return found
+
+        fan_out(self.members, texts)
+
+    def _snapshot_params(self, full_view: bool) -> SnapshotNotification:
+        return SnapshotNotification(self.id, self.state.seq, snapshot_for(self.state, full_view))
 
     def _update_prompts(self) -> None:
         pending = {d.id for d in self.state.pending}
@@ -550,15 +521,18 @@ class Room:
         for decision in fresh:
             self.deadlines[decision.id] = now + seconds
         self._wake()
+        fresh_ids = {d.id for d in fresh}
         for member in list(self.members):
-            for prompt in self.prompts_for(member):
-                if prompt["decision"]["id"] in {d.id for d in fresh}:
-                    member.session.push("prompt", prompt)
+            # The time the deadlines were set from: a fresh prompt shows all its seconds.
+            for prompt in self.prompts_for(member, now):
+                if prompt.decision.id in fresh_ids:
+                    push(member.subscriber, prompt)
 
-    def notify_gm(self, method: str, params: dict[str, Any]) -> None:
+    def notify_gm(self, params: EncounterErrorNotification) -> None:
+        """Tell the GM's members (an ``encounter_error``)."""
         for member in list(self.members):
             if member.role == "gm":
-                member.session.push(method, params)
+                push(member.subscriber, params)
 
     def capability_check(self, member: Member, command_type: str) -> None:
         """Refuse spectators before the engine sees anything."""

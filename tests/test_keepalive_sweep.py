@@ -1,4 +1,4 @@
-"""The server's keepalive and idle sweep (``ZonekeepServer._watch_connections``): every
+"""The server's keepalive and idle sweep (``_connection.sweep``): every
 connection is looked at once a round, and a round is spread over its second in slices,
 so the pings that fall due in one second do not go out in one burst; and connections
 that came at once are not all pinged at once. Run on a mock clock with stand-in
@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
 import trio
 import trio.testing
+from websockets.server import ServerProtocol
 
-from zonekeep.server import Limits, ServerConfig, ZonekeepServer, _session
-from zonekeep.server._app import SWEEP_STEP
+from zonekeep.server import Limits, _connection
+from zonekeep.server._connection import SWEEP_STEP, sweep
 
 
 class Looked:
@@ -30,20 +30,17 @@ class Looked:
         self.ticks.append(now)
 
 
-async def sweep(limits: Limits, connections: int, seconds: float) -> list[Looked]:
-    server = ZonekeepServer(ServerConfig(port=0, store="memory", limits=limits))
+async def swept(limits: Limits, connections: int, seconds: float) -> list[Looked]:
     looked = [Looked() for _ in range(connections)]
-    sessions: Any = server.sessions
-    sessions.update(looked)
     with trio.move_on_after(seconds):
-        await server._watch_connections()
+        await sweep(cast(Any, looked), limits)
     return looked
 
 
 async def test_each_connection_once_a_second_spread_over_the_second(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    looked = await sweep(Limits(), 1000, 3.01)
+    looked = await swept(Limits(), 1000, 3.01)
     assert all(len(c.ticks) == 3 for c in looked)
     first_round = Counter(c.ticks[0] for c in looked)
     steps = round(1.0 / SWEEP_STEP)
@@ -58,7 +55,7 @@ async def test_short_limits_make_the_rounds_shorter(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     # an idle timeout of 0.4 s is looked for every 0.1 s, so at most 0.1 s late
-    looked = await sweep(Limits(idle_timeout_seconds=0.4), 10, 1.005)
+    looked = await swept(Limits(idle_timeout_seconds=0.4), 10, 1.005)
     assert all(len(c.ticks) == 10 for c in looked)
     assert len({c.ticks[0] for c in looked}) == 2  # 0.1 s round, two 0.05 s slices
 
@@ -66,12 +63,10 @@ async def test_short_limits_make_the_rounds_shorter(
 async def test_connections_that_came_during_a_round_are_looked_at_in_the_next(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    server = ZonekeepServer(ServerConfig(port=0, store="memory"))
     early, late = Looked(), Looked()
-    sessions: Any = server.sessions
-    sessions.add(early)
+    sessions: set[Any] = {early}
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(server._watch_connections)
+        nursery.start_soon(sweep, sessions, Limits())
         await trio.sleep(0.5)
         sessions.add(late)
         await trio.sleep(0.63)  # the second round: early at 1.05, late at 1.10
@@ -83,15 +78,16 @@ async def test_connections_that_came_during_a_round_are_looked_at_in_the_next(
 async def test_connections_that_came_at_once_are_not_pinged_at_once(
     autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # 100 real sessions over a stand-in connection (no socket: their output waits in
+    # 100 real connections over a stream that is no socket (so their output waits in
     # the outbox, where a queued ping shows), all opened at the same instant.
-    monkeypatch.setattr(_session, "random", random.Random(3))
+    monkeypatch.setattr(_connection, "random", random.Random(3))
     interval = 10.0
-    server = ZonekeepServer(
-        ServerConfig(port=0, store="memory", limits=Limits(ping_interval_seconds=interval))
-    )
+    limits = Limits(ping_interval_seconds=interval)
     sessions = [
-        _session.Session(server, cast(Any, SimpleNamespace(stream=None))) for _ in range(100)
+        _connection.Connection(
+            trio.testing.MemorySendStream(), ServerProtocol(), limits, _connection.Flusher()
+        )
+        for _ in range(100)
     ]
     start = trio.current_time()
     pinged: dict[int, float] = {}
@@ -103,6 +99,6 @@ async def test_connections_that_came_at_once_are_not_pinged_at_once(
                 pinged[i] = now - start
     assert len(pinged) == 100
     times = sorted(pinged.values())
-    assert times[0] >= (1 - _session.PING_SPREAD) * interval and times[-1] <= interval + 0.01
-    assert times[-1] - times[0] > interval * _session.PING_SPREAD / 2  # spread, not one instant
+    assert times[0] >= (1 - _connection.PING_SPREAD) * interval and times[-1] <= interval + 0.01
+    assert times[-1] - times[0] > interval * _connection.PING_SPREAD / 2  # spread, not one instant
     assert len({round(t, 2) for t in times}) > 50

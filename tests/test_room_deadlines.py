@@ -8,7 +8,8 @@ task waits, so a 30-second deadline takes no real time and is exact.
 
 from __future__ import annotations
 
-from typing import Any, cast
+import json
+from typing import Any
 
 import trio
 import trio.testing
@@ -21,8 +22,8 @@ from zonekeep.sdk import (
     Creature,
 )
 from zonekeep.sdk.testing import EncounterHarness
-from zonekeep.server._room import Job, Member, Room
-from zonekeep.server._session import Session
+from zonekeep.server._fanout import Member
+from zonekeep.server._room import Job, Room
 from zonekeep.server._store import InMemoryStore
 
 ALICE = Actor("player", "alice")
@@ -30,13 +31,19 @@ REACTION_SECONDS = 30
 
 
 class Recorder:
-    """Stands in for a connection: records every push with the (mock) time it happened."""
+    """A subscriber (what a connection is to a room): records every notification it is
+    sent with the (mock) time it happened."""
 
     def __init__(self) -> None:
         self.pushed: list[tuple[float, str, dict[str, Any]]] = []
+        self.closed: tuple[int, str] | None = None
 
-    def push(self, method: str, params: dict[str, Any]) -> None:
-        self.pushed.append((trio.current_time(), method, params))
+    def push_text(self, text: str) -> None:
+        message = json.loads(text)
+        self.pushed.append((trio.current_time(), message["method"], message["params"]))
+
+    def close(self, code: int, reason: str) -> None:
+        self.closed = (code, reason)
 
     def events(self, type_: str | None = None) -> list[tuple[float, dict[str, Any]]]:
         return [
@@ -97,7 +104,7 @@ def make_room(h: EncounterHarness) -> tuple[Room, Recorder]:
     store.append_now("test", 1, h.events)
     room = Room("test", h.engine, store, h.state, reaction_seconds=REACTION_SECONDS)
     recorder = Recorder()
-    room.members.append(Member(cast(Session, recorder), "gm"))
+    room.members.append(Member(recorder, "gm"))
     return room, recorder
 
 

@@ -36,7 +36,8 @@ from zonekeep.sdk import (
     hookimpl,
 )
 from zonekeep.sdk.engine import Engine
-from zonekeep.server._session import TokenBucket
+from zonekeep.server._connection import Connection
+from zonekeep.server._methods import TokenBucket
 
 MakeServer = Callable[..., Any]
 WAIT = 5  # seconds: the bound on every wait for something that must happen
@@ -154,18 +155,53 @@ async def test_flooding_is_refused_then_abuse_closes_with_1008(make_server: Make
             await client.send_raw(ping(f"p{i}"))
         replies = [await reply(client) for _ in range(6)]
         assert replies[:5] == [{"id": f"p{i}", "result": {}} for i in range(5)]
-        assert replies[5]["id"] is None
+        assert replies[5]["id"] == "p5"  # the refused request's id, echoed
         assert (replies[5]["error"]["code"], replies[5]["error"]["name"]) == (5001, "rate_limited")
 
         # Two more refusals (three in all) are still tolerated ...
         for i in range(2):
             await client.send_raw(ping(f"q{i}"))
             refused = await reply(client)
-            assert refused["id"] is None and refused["error"]["name"] == "rate_limited"
+            assert refused["id"] == f"q{i}" and refused["error"]["name"] == "rate_limited"
         assert not client.closed.is_set()
         # ... the fourth within the window closes the connection.
         await client.send_raw(ping("last"))
         assert await closed(client) == (1008, "rate limit abuse")
+
+
+async def test_a_rate_limited_request_gets_its_own_id_back(make_server: MakeServer) -> None:
+    # A client waiting for the answer to its request gets it, even when refused;
+    # a frame whose id cannot be read (not JSON, binary, no valid id) gets id null.
+    running = await make_server(limits(rate_per_second=0.001, rate_burst=2, abuse_refusals=100))
+    async with running.client() as client:  # hello took the first token
+        assert await client.request("ping") == {}
+        with trio.fail_after(WAIT), pytest.raises(ClientError) as refused:
+            await client.request("ping")
+        assert (refused.value.code, refused.value.name) == (5001, "rate_limited")
+
+        sent: list[tuple[str | bytes, int | str | None]] = [
+            (json.dumps({"id": 7, "method": "ping"}), 7),
+            (json.dumps({"method": "snapshot", "params": {"encounter": "x"}, "id": "s-1"}), "s-1"),
+            (json.dumps({"id": "bad", "method": "no such method", "extra": 1}), "bad"),
+            ("{not json", None),
+            (b'{"id": 8, "method": "ping"}', None),
+            (json.dumps({"method": "ping"}), None),
+            (json.dumps({"id": True, "method": "ping"}), None),
+            (json.dumps({"id": "x" * 65, "method": "ping"}), None),
+            (json.dumps([{"id": 9}]), None),
+        ]
+        for frame, expected in sent:
+            await client.send_raw(frame)
+            answer = await reply(client)
+            assert answer == {
+                "id": expected,
+                "error": {
+                    "code": 5001,
+                    "name": "rate_limited",
+                    "message": "Too many messages: at most 0.001 a second (bursts of 2). "
+                    "This one was ignored.",
+                },
+            }
 
 
 async def test_one_flooding_client_does_not_limit_another(make_server: MakeServer) -> None:
@@ -333,7 +369,8 @@ async def test_a_slow_consumer_is_dropped_and_never_delays_the_others(
             join = {"encounter": eid, "token": tokens["spectator"]}
             await slow.send(json.dumps({"id": 2, "method": "join", "params": join}))
             assert json.loads(await slow.recv())["result"]["role"] == "spectator"
-            (slow_session,) = [m.session for m in room.members if m.role == "spectator"]
+            (slow_member,) = [m for m in room.members if m.role == "spectator"]
+            slow_session = cast(Connection, slow_member.subscriber)
             first = room.state.seq + 1
 
             # Large notes (about 2 KB each); the GM waits for each reply.
@@ -360,7 +397,7 @@ async def test_a_slow_consumer_is_dropped_and_never_delays_the_others(
                 while True:
                     await slow.recv()
         with trio.fail_after(WAIT):
-            while slow_session in running.server.sessions:
+            while slow_session in running.server.connections:
                 await trio.sleep(0.01)
 
 
@@ -490,7 +527,7 @@ async def test_shutdown_sends_closing_then_closes_every_connection_with_1001(
             notes = client.pending_notifications()
             assert [n["method"] for n in notes] == ["closing"]
             assert notes[0]["params"]["reason"]
-        assert not running.server.sessions
+        assert not running.server.connections
 
 
 async def test_shutdown_answers_every_command_it_applied_and_always_says_closing(
@@ -578,7 +615,17 @@ async def test_healthz_answers_plain_http(make_server: MakeServer) -> None:
         assert json.loads(body) == {"status": "ok", "encounters": 1, "connections": 2}
 
     status, _, _ = await http_get(running.server.port, "/elsewhere")
-    assert 400 <= status < 500
+    assert status == 426  # a plain GET where a websocket handshake was expected
+
+    # Something that is not HTTP at all gets no answer: the connection just ends.
+    with trio.fail_after(WAIT):
+        stream = await trio.open_tcp_stream("127.0.0.1", running.server.port)
+        async with stream:
+            await stream.send_all(b"NOT HTTP\r\n\r\n")
+            data = b""
+            while chunk := await stream.receive_some():
+                data += chunk
+    assert data == b""
 
 
 # -- one encounter crashing ---------------------------------------------------------------------

@@ -5,7 +5,7 @@ A message to a connection whose writer task is idle is framed at once and writte
 server's flusher with one non-blocking ``os.write`` (the fast path); whatever the socket
 does not take then goes to the connection's writer task, which must send it before
 anything queued after it. A loopback socket with a default buffer takes everything, so
-these tests put a stingy stand-in for ``os.write`` into the session module: it writes
+these tests put a stingy stand-in for ``os.write`` into the connection module: it writes
 only part of what it is given, or nothing at all, as a full socket buffer would.
 """
 
@@ -20,7 +20,7 @@ import pytest
 import trio
 from e2e_support import Limits, ServerConfig, creatures
 
-from zonekeep.server import _session
+from zonekeep.server import _connection
 
 MakeServer = Callable[..., Any]
 WAIT = 5  # seconds: the bound on every wait for something that must happen
@@ -41,7 +41,7 @@ async def test_what_a_fast_path_write_leaves_over_goes_out_next_and_in_order(
         written.append(done)
         return done
 
-    monkeypatch.setattr(_session, "os", SimpleNamespace(write=stingy_write))
+    monkeypatch.setattr(_connection, "os", SimpleNamespace(write=stingy_write))
     config = ServerConfig(port=0, limits=Limits(rate_per_second=10_000, rate_burst=10_000))
     running = await make_server(config)
     async with running.client() as gm, running.client() as watcher:

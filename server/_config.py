@@ -1,0 +1,130 @@
+"""How a server runs: the operator's configuration and its limits (no I/O but reading
+the config file).
+
+:class:`Limits` is the one definition of the limits: its announced part (the
+``limits`` object of the ``hello`` result) is the protocol's
+:class:`zonekeep.protocol.Limits`, built from it by :meth:`Limits.announced`, and the
+defaults of that part are the protocol's :data:`~zonekeep.protocol.DEFAULT_LIMITS`.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal
+
+import attrs
+
+from zonekeep import protocol
+from zonekeep.protocol import DEFAULT_LIMITS
+
+VERSION = "0.1.0"
+
+
+def default_data_dir() -> Path:
+    """Where encounters are kept unless the operator says otherwise:
+    ``$XDG_DATA_HOME/zonekeep``, else ``~/.local/share/zonekeep``."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "zonekeep"
+
+
+def default_arena_dirs() -> tuple[Path, ...]:
+    """Where bundled arenas are looked up: ``examples/arenas`` of this checkout."""
+    here = Path(__file__).resolve().parent.parent
+    return tuple(p for p in (here / "examples" / "arenas",) if p.is_dir())
+
+
+@attrs.frozen
+class Limits:
+    """The limits in force; documented in SPEC.md ("Limits"). Every field also in
+    :class:`zonekeep.protocol.Limits` is announced in the ``hello`` result, with the
+    protocol's default; the others (abuse, encounters per server) are the server's own.
+    The seconds and the rate are floats (announced as ``20.0``, not ``20``)."""
+
+    max_message_bytes: int = DEFAULT_LIMITS.max_message_bytes
+    rate_per_second: float = float(DEFAULT_LIMITS.rate_per_second)
+    rate_burst: int = DEFAULT_LIMITS.rate_burst
+    abuse_refusals: int = 40
+    abuse_window_seconds: float = 10.0
+    max_connections_per_encounter: int = DEFAULT_LIMITS.max_connections_per_encounter
+    ping_interval_seconds: float = float(DEFAULT_LIMITS.ping_interval_seconds)
+    idle_timeout_seconds: float = float(DEFAULT_LIMITS.idle_timeout_seconds)
+    outgoing_queue: int = DEFAULT_LIMITS.outgoing_queue
+    max_encounters: int = 1000
+
+    def announced(self, reaction_seconds: float) -> protocol.Limits:
+        """The limits as the ``hello`` result announces them, with the decision time
+        (``reaction_seconds``) that new encounters get."""
+        return protocol.Limits(
+            max_message_bytes=self.max_message_bytes,
+            rate_per_second=self.rate_per_second,
+            rate_burst=self.rate_burst,
+            max_connections_per_encounter=self.max_connections_per_encounter,
+            ping_interval_seconds=self.ping_interval_seconds,
+            idle_timeout_seconds=self.idle_timeout_seconds,
+            outgoing_queue=self.outgoing_queue,
+            reaction_seconds=reaction_seconds,
+        )
+
+
+def _names(value: Iterable[str]) -> tuple[str, ...]:
+    """Plugin names as a tuple; a single string is refused (it would become letters)."""
+    if isinstance(value, str):
+        raise TypeError(f"plugin names must be a list of strings, not the string {value!r}")
+    return tuple(value)
+
+
+def _not_negative(_obj: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not isinstance(value, int | float) or value < 0:
+        raise TypeError(f"{attribute.name} must be a number of seconds, 0 or more (got {value!r})")
+
+
+@attrs.frozen
+class ServerConfig:
+    """How a server runs. ``server_key``, when set, is needed to create encounters."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    server_key: str | None = None
+    limits: Limits = attrs.field(factory=Limits)
+    arena_dirs: tuple[Path, ...] = attrs.field(factory=default_arena_dirs)
+    reaction_seconds: float | None = None
+    #: ``"sqlite"`` (durable, the default) or ``"memory"`` (lost on restart).
+    store: Literal["sqlite", "memory"] = "sqlite"
+    data_dir: Path = attrs.field(factory=default_data_dir, converter=Path)
+    #: ``"full"``: every event durable before anyone sees it; ``"normal"``: faster, may
+    #: lose the last moments on a power cut (see docs/storage.md).
+    durability: Literal["full", "normal"] = "full"
+    #: Third-party plugins to load; empty means every installed one (see ``_plugins.discover``).
+    plugins_enabled: tuple[str, ...] = attrs.field(default=(), converter=_names)
+    #: Plugins (third-party or built-in, such as ``"zonekeep.flanking"``) not to load.
+    plugins_disabled: tuple[str, ...] = attrs.field(default=(), converter=_names)
+    #: Seconds between two small garbage-collection rounds (collect what is new, then
+    #: freeze it); 0 leaves CPython's own schedule. Process-wide: applied by
+    #: :func:`serve_until_signalled` only (see ``_gc.py`` and docs/performance.md).
+    gc_freeze_seconds: float = attrs.field(default=1.0, validator=_not_negative)
+    #: Seconds between two full collections of everything (one pause as long as a
+    #: full collection of the heap; logged); 0 never.
+    gc_full_seconds: float = attrs.field(default=3600.0, validator=_not_negative)
+
+
+def load_config(path: str | Path) -> ServerConfig:
+    """Read a TOML config file (``[server]`` and ``[limits]`` tables); clear errors on mistakes."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    server = dict(data.get("server", {}))
+    limits = dict(data.get("limits", {}))
+    unknown = sorted(set(data) - {"server", "limits"})
+    if unknown:
+        raise ValueError(f"{path}: unknown table(s): {', '.join(unknown)}")
+    if "arena_dirs" in server:
+        server["arena_dirs"] = tuple(Path(p) for p in server["arena_dirs"])
+    try:
+        return ServerConfig(**server, limits=Limits(**limits))
+    except TypeError as exc:
+        raise ValueError(f"{path}: {exc}") from None

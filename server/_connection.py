@@ -1,0 +1,618 @@
+"""The transport: websocket connections over trio streams, and nothing of the protocol.
+
+A :class:`Connection` drives websockets' Sans-I/O :class:`~websockets.server.ServerProtocol`
+over a trio stream: the opening handshake (:class:`WebsocketServer`), frames in
+(handed whole to a message handler, one at a time), frames out, keepalive pings, the
+closing handshake. It is the server's :class:`~._fanout.Subscriber`: ``push_text``
+queues a message, ``close`` closes the connection.
+
+Output goes one of two ways, always in order. The fast path, when the connection's
+writer task is idle and nothing waits in its outbox: the frame goes into the protocol's
+buffer at once, and the server's :class:`Flusher` writes every such connection's buffer
+with one non-blocking ``os.write`` once the current task yields (no task switch per
+connection). Otherwise the message waits in the bounded outbox, drained by the writer
+task, which sends everything already queued with one socket write. A connection that
+stops reading fills its outbox and is closed (code 4000); it never delays what the
+others receive.
+
+Only the public API of websockets is used: the Sans-I/O protocol, its events and
+frames, and the HTTP request and response classes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http
+import logging
+import os
+import random
+from collections.abc import Awaitable, Callable, Collection
+from typing import Final
+
+import trio
+from websockets.frames import Frame, Opcode
+from websockets.http11 import SERVER, Request, Response
+from websockets.protocol import State
+from websockets.server import ServerProtocol
+
+from ._config import Limits
+
+log = logging.getLogger("zonekeep.session")
+
+OPEN: Final = State.OPEN
+
+#: Close code for a server shutdown.
+GOING_AWAY = 1001
+#: Seconds a closing connection's writer gets to finish the frame it is writing.
+WRITE_GRACE = 1.0
+#: Seconds the closing handshake may take before the connection is dropped.
+CLOSE_GRACE = 2.0
+#: Seconds a client gets to complete the opening handshake.
+OPEN_TIMEOUT = 10.0
+#: At most this many queued messages go out in one socket write.
+WRITE_BATCH = 64
+#: Received messages waiting to be handled before the connection stops reading.
+MAX_QUEUE = 16
+
+#: A connection is pinged after a silence of between ``1 - PING_SPREAD`` and 1 times
+#: ``ping_interval_seconds``, drawn anew for each ping. Connections that came at once (every
+#: client reconnecting after a restart) would otherwise be pinged at once, and their pongs
+#: would come back at once, every interval for as long as they stay.
+PING_SPREAD = 0.2
+
+#: The keepalive and idle sweep looks at every connection once a round, a slice of
+#: them every this many seconds, so that the pings of a round are spread over it.
+SWEEP_STEP = 0.05
+
+#: Put in the outbox in place of a message: the writer sends a keepalive ping there.
+#: (No message is ever empty or blank: every message is a JSON object.)
+PING: Final = ""
+#: Put in the outbox in place of a message: the writer writes what the fast path
+#: framed but could not write itself.
+FLUSH: Final = " "
+
+#: Handles one received message: its text, or bytes for a binary message.
+MessageHandler = Callable[[str | bytes], Awaitable[None]]
+
+
+class Flusher:
+    """Writes the fast-path output of every connection that has some, in one pass after
+    each burst of work (a broadcast to a room's members, a reply): one non-blocking
+    write per connection and no task switch per connection."""
+
+    def __init__(self) -> None:
+        self._dirty: list[Connection] = []
+        self._lot = trio.lowlevel.ParkingLot()
+
+    def schedule(self, connection: Connection) -> None:
+        """Have ``connection``'s framed output written once the current task yields."""
+        self._dirty.append(connection)
+        if len(self._dirty) == 1:
+            self._lot.unpark_all()
+
+    async def run(self) -> None:
+        while True:
+            if self._dirty:
+                await trio.lowlevel.checkpoint()
+            else:
+                await self._lot.park()
+            dirty, self._dirty = self._dirty, []
+            for connection in dirty:
+                connection.flush_now()
+
+
+async def sweep(connections: Collection[Connection], limits: Limits) -> None:
+    """Keepalive pings and idle timeouts for every connection, from one task.
+
+    One sweep over the connections every ``tick`` seconds costs far less than a
+    timer per connection (a keepalive task and a timeout around every read), which
+    mattered at thousands of connections (docs/performance.md). Timeouts fire up to
+    ``tick`` late. A round is spread over its ``tick``: a slice of the connections
+    every ``SWEEP_STEP`` seconds. Looking at them all at once made the pings due in
+    that second (spectators, who never speak, are pinged every
+    ``ping_interval_seconds``) go out in one burst, and the commands arriving during
+    the burst waited for it. ``connections`` is read anew each round.
+    """
+    periods = [limits.idle_timeout_seconds, limits.ping_interval_seconds]
+    tick = min([1.0, *(p / 4 for p in periods if p > 0)])
+    steps = max(1, round(tick / SWEEP_STEP))
+    while True:
+        current = list(connections)
+        per_step = -(-len(current) // steps)  # rounded up: all of them in a round
+        for step in range(steps):
+            await trio.sleep(tick / steps)
+            now = trio.current_time()
+            for connection in current[step * per_step : (step + 1) * per_step]:
+                connection.tick(now)
+
+
+class Connection:
+    """One open websocket connection: its outbox, its writer, its keepalive."""
+
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        protocol: ServerProtocol,
+        limits: Limits,
+        flusher: Flusher | None,
+    ) -> None:
+        self.stream = stream
+        self.protocol = protocol
+        self.limits = limits
+        self.flusher = flusher
+        self._out_send, self._out_recv = trio.open_memory_channel[str](limits.outgoing_queue)
+        self._in_send, self._in_recv = trio.open_memory_channel[str | bytes](MAX_QUEUE)
+        self._send_lock = trio.Lock()
+        self._stream_closed = trio.Event()
+        self.close_code: int | None = None
+        self.close_reason = ""
+        #: Called once when the connection stops receiving what the server sends.
+        self.on_close: Callable[[], None] = lambda: None
+        self._closed_called = False
+        self._cancel = trio.CancelScope()
+        self._recv_scope = trio.CancelScope()
+        self.stopping = False
+        self._busy = False
+        #: When the client last sent a message; when it last showed it is there (a
+        #: message or the pong of a ping sent then); the ping awaiting its pong.
+        self.last_message = self.last_alive = trio.current_time()
+        self._pong: trio.Event | None = None
+        self._ping_data = b""
+        self._ping_sent = 0.0
+        self._ping_queued = False
+        #: The silence after which the next ping goes out (see :data:`PING_SPREAD`).
+        self._ping_after = self._draw_ping_after()
+        #: Output state: the socket for fast-path writes (None: always the writer),
+        #: whether the writer task is writing, how many items wait in the outbox,
+        #: bytes a fast-path write left over, whether a flush is scheduled.
+        self._fd: int | None = (
+            stream.socket.fileno()
+            if isinstance(stream, trio.SocketStream) and flusher is not None
+            else None
+        )
+        self._writer_busy = False
+        self._outbox_count = 0
+        self._unsent = b""
+        self._flush_pending = False
+
+    # -- the subscriber interface ---------------------------------------------------------
+
+    def push_text(self, text: str) -> None:
+        """Send ``text`` soon, in order; close the connection if its outbox is full.
+        Nothing happens once the connection is closing."""
+        if self.close_code is not None:
+            return
+        if (
+            self._fd is not None
+            and not self._writer_busy
+            and not self._outbox_count
+            and self.protocol.state is OPEN
+        ):
+            self.protocol.send_text(text.encode())
+            if not self._flush_pending:
+                self._flush_pending = True
+                assert self.flusher is not None
+                self.flusher.schedule(self)
+            return
+        self._to_outbox(text)
+
+    def close(self, code: int, reason: str) -> None:
+        """Close the connection with ``code``: stop reading at once, drop what is still
+        queued, let a frame being written finish (for up to ``WRITE_GRACE`` seconds),
+        then send the close frame."""
+        if self.close_code is not None:
+            return
+        self.close_code = code
+        self.close_reason = reason
+        self._recv_scope.cancel()
+        self._out_send.close()
+        self._cancel.deadline = trio.current_time() + WRITE_GRACE
+        self._closed()  # broadcasts stop reaching it at once
+
+    def _closed(self) -> None:
+        if not self._closed_called:
+            self._closed_called = True
+            self.on_close()
+
+    # -- output -----------------------------------------------------------------------------
+
+    def _to_outbox(self, text: str) -> None:
+        try:
+            self._out_send.send_nowait(text)
+        except trio.WouldBlock:
+            self.close(4000, "slow consumer")
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            pass
+        else:
+            self._outbox_count += 1
+
+    def flush_now(self) -> None:
+        """Write what the fast path framed with one non-blocking write; what the socket
+        does not take now goes to the writer task. Called by the :class:`Flusher`."""
+        self._flush_pending = False
+        if self.close_code is not None and self.close_code != GOING_AWAY:
+            return  # closing for a fault: what is still queued is dropped
+        if self._writer_busy or self._outbox_count or self._send_lock.locked():
+            self._to_outbox(FLUSH)  # someone is writing: the writer goes after them
+            return
+        if self.protocol.state is not OPEN or self._fd is None:
+            return  # the closing handshake writes what is left
+        chunks = self.protocol.data_to_send()
+        if not chunks:
+            return
+        data = b"".join(chunks)  # one chunk comes back as it is, not copied
+        try:
+            written = os.write(self._fd, data)
+        except BlockingIOError:
+            written = 0
+        except OSError:
+            self._cancel.cancel()  # the peer is gone; the handler cleans up
+            return
+        if written < len(data):
+            self._unsent = data[written:]
+            self._to_outbox(FLUSH)
+
+    async def _writer(self) -> None:
+        """Send what is queued. Everything already waiting when the writer wakes goes
+        out in one socket write (a broadcast of several events, a reply and the
+        notifications after it)."""
+        receive = self._out_recv.receive
+        take = self._out_recv.receive_nowait
+        try:
+            while True:
+                try:
+                    batch = [await receive()]
+                except trio.EndOfChannel:
+                    return
+                while len(batch) < WRITE_BATCH:
+                    try:
+                        batch.append(take())
+                    except (trio.WouldBlock, trio.EndOfChannel):
+                        break
+                # Busy until the batch is written: no fast-path frame may overtake it.
+                self._writer_busy = True
+                self._outbox_count -= len(batch)
+                if self.close_code is not None and self.close_code != GOING_AWAY:
+                    return  # closing for a fault: what is still queued is dropped
+                await self._write(batch)
+                self._writer_busy = False
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            self._cancel.cancel()
+
+    async def _write(self, batch: list[str]) -> None:
+        """Frame ``batch`` (text messages, or :data:`PING` for a keepalive ping) and
+        write the frames with one ``send_all``."""
+        protocol = self.protocol
+        for text in batch:
+            if protocol.state is not OPEN:
+                raise trio.ClosedResourceError
+            if text is PING:
+                self._ping_data = random.getrandbits(32).to_bytes(4, "big")
+                self._pong = trio.Event()
+                self._ping_sent = trio.current_time()
+                self._ping_queued = False
+                protocol.send_ping(self._ping_data)
+            elif text is not FLUSH:
+                protocol.send_text(text.encode())
+        await self._send_output()
+
+    async def _send_output(self) -> None:
+        """Write what a fast-path write left over, then everything the protocol has to
+        send (ending with the end of the stream once the protocol says so), holding the
+        send lock."""
+        lock = self._send_lock
+        try:
+            lock.acquire_nowait()  # the usual case: nobody else is writing
+        except trio.WouldBlock:
+            await lock.acquire()
+        try:
+            if self._unsent:  # what a fast-path write left over goes first
+                unsent, self._unsent = self._unsent, b""
+                await self.stream.send_all(unsent)
+            chunks = self.protocol.data_to_send()
+            if not chunks:
+                return
+            if chunks[-1] == b"":  # the end of the stream (never a frame: frames have headers)
+                data = b"".join(chunks[:-1])
+                if data:
+                    await self.stream.send_all(data)
+                await self._send_eof()
+            else:
+                await self.stream.send_all(b"".join(chunks))
+        finally:
+            lock.release()
+
+    async def _send_eof(self) -> None:
+        stream = self.stream
+        if isinstance(stream, trio.abc.HalfCloseableStream):
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                await stream.send_eof()
+        else:
+            await stream.aclose()
+
+    # -- keepalive ----------------------------------------------------------------------------
+
+    def tick(self, now: float) -> None:
+        """Called about every second by :func:`sweep`: close an idle connection (4001)
+        or one that did not answer a ping within the ping interval (1011), and queue a
+        ping when nothing was heard from the client for a ping interval."""
+        if self.close_code is not None or self.stopping:
+            return
+        limits = self.limits
+        if now - self.last_message >= limits.idle_timeout_seconds:
+            self.close(4001, "idle timeout")
+            return
+        interval = limits.ping_interval_seconds
+        if interval <= 0:
+            return
+        pong = self._pong
+        if pong is not None:
+            if pong.is_set():
+                self._pong = None
+                self.last_alive = max(self.last_alive, self._ping_sent)
+            elif now - self._ping_sent >= interval:
+                self.close(1011, "keepalive ping timeout")
+            return
+        if now - self.last_alive >= self._ping_after and not self._ping_queued:
+            self._ping_queued = True
+            self._ping_after = self._draw_ping_after()
+            self._to_outbox(PING)
+
+    def _draw_ping_after(self) -> float:
+        return self.limits.ping_interval_seconds * (1 - PING_SPREAD * random.random())
+
+    # -- input ------------------------------------------------------------------------------------
+
+    async def _receive_frames(self) -> None:
+        """Read the stream until it ends: feed the protocol, queue whole messages for
+        :meth:`_reader`, acknowledge pongs, and write what the protocol answers on its
+        own (pongs, the reply to a close frame)."""
+        protocol = self.protocol
+        send = self._in_send
+        fragments: list[bytes] = []
+        text = False
+        try:
+            while True:
+                try:
+                    data = await self.stream.receive_some()
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    break
+                if not data:
+                    break
+                protocol.receive_data(data)
+                events = protocol.events_received()
+                try:
+                    await self._send_output()
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    break
+                for event in events:
+                    if not isinstance(event, Frame):
+                        continue
+                    opcode = event.opcode
+                    if opcode is Opcode.PONG:
+                        if self._pong is not None and bytes(event.data) == self._ping_data:
+                            self._pong.set()
+                        continue
+                    if opcode is Opcode.CLOSE:
+                        send.close()  # nothing more to read
+                        continue
+                    if opcode is Opcode.TEXT or opcode is Opcode.BINARY:
+                        fragments, text = [], opcode is Opcode.TEXT
+                    elif opcode is not Opcode.CONT:
+                        continue  # a ping: the protocol has answered it
+                    fragments.append(bytes(event.data))
+                    if not event.fin:
+                        continue
+                    payload = b"".join(fragments)
+                    fragments = []
+                    message: str | bytes = payload
+                    if text:
+                        try:
+                            message = payload.decode("utf-8")
+                        except UnicodeDecodeError:
+                            protocol.fail(1007, "invalid UTF-8 in a text frame")
+                            await self._send_output()
+                            send.close()
+                            continue
+                    # Queued without a task switch; waits (reading nothing more) while
+                    # MAX_QUEUE messages wait; dropped once nobody reads.
+                    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                        try:
+                            send.send_nowait(message)
+                        except trio.WouldBlock:
+                            await send.send(message)
+        finally:
+            protocol.receive_eof()
+            # Shielded but bounded: a peer that reads nothing must not keep us here.
+            with (
+                trio.CancelScope(shield=True, deadline=trio.current_time() + WRITE_GRACE),
+                contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError),
+            ):
+                await self._send_output()
+            with trio.CancelScope(shield=True):
+                await trio.aclose_forcefully(self.stream)
+            send.close()
+            self._stream_closed.set()
+
+    # -- the connection's life -----------------------------------------------------------------
+
+    def begin_shutdown(self, closing_text: str) -> None:
+        """Server shutdown: send ``closing_text`` (the ``closing`` notification), read
+        nothing new, answer what is in flight, flush the outbox, then close with 1001."""
+        self.push_text(closing_text)
+        self.stopping = True
+        if not self._busy:
+            self._recv_scope.cancel()
+
+    async def serve(self, handle: MessageHandler) -> None:
+        """Hand every message received to ``handle``, one at a time, until either side
+        closes; then perform the closing handshake and close the stream."""
+        async with trio.open_nursery() as outer:
+            outer.start_soon(self._receive_frames)
+            try:
+                with self._cancel:
+                    async with trio.open_nursery() as nursery:
+                        nursery.start_soon(self._writer)
+                        await self._reader(handle)
+                        if self.stopping and self.close_code is None:
+                            # Shutdown: flush everything queued, then close with 1001.
+                            self.close_code, self.close_reason = GOING_AWAY, "going away"
+                            self._out_send.close()
+                            self._cancel.deadline = trio.current_time() + CLOSE_GRACE
+                        elif self.close_code is None:
+                            nursery.cancel_scope.cancel()
+            finally:
+                self._in_recv.close()  # what still comes in is dropped, not waited on
+                self._closed()
+            with trio.move_on_after(CLOSE_GRACE):
+                await self._close_handshake(
+                    1000 if self.close_code is None else self.close_code, self.close_reason
+                )
+            outer.cancel_scope.cancel()
+        with trio.CancelScope(shield=True):
+            await trio.aclose_forcefully(self.stream)
+
+    async def _close_handshake(self, code: int, reason: str) -> None:
+        """Send a close frame (unless one was already exchanged) and wait for the client
+        to close the TCP connection."""
+        if self.protocol.state is OPEN:
+            self.protocol.send_close(code, reason)
+            try:
+                await self._send_output()
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                return
+        await self._stream_closed.wait()
+
+    async def _reader(self, handle: MessageHandler) -> None:
+        """Read and handle messages one at a time. Idleness is checked by :meth:`tick`,
+        not by a timeout around every read."""
+        while not self.stopping and self.close_code is None:
+            self._recv_scope = trio.CancelScope()
+            with self._recv_scope:
+                try:
+                    raw = await self._in_recv.receive()
+                except (trio.EndOfChannel, trio.ClosedResourceError):
+                    return
+            if self._recv_scope.cancel_called:
+                return
+            self.last_message = self.last_alive = trio.current_time()
+            self._busy = True
+            try:
+                await handle(raw)
+            finally:
+                self._busy = False
+
+
+# -- listening ---------------------------------------------------------------------------------
+
+#: Answers a plain HTTP request (a response), or lets it open a websocket (None).
+HttpHandler = Callable[[Request], Response | None]
+#: Runs an open connection until it ends.
+ConnectionHandler = Callable[[Connection], Awaitable[None]]
+
+
+class WebsocketServer:
+    """Accepts TCP connections, performs the opening handshake (or answers a plain HTTP
+    request) and hands each open websocket to a handler (:meth:`serve`)."""
+
+    def __init__(
+        self,
+        on_open: ConnectionHandler,
+        http_handler: HttpHandler,
+        limits: Limits,
+        flusher: Flusher,
+    ) -> None:
+        self.on_open = on_open
+        self.http_handler = http_handler
+        self.limits = limits
+        self.flusher = flusher
+        #: Set when the server stops accepting: handshakes still under way get a 503.
+        self.closing = False
+        self._listening: trio.CancelScope | None = None
+
+    async def serve(
+        self,
+        listeners: list[trio.SocketListener],
+        *,
+        task_status: trio.TaskStatus[WebsocketServer] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        async with trio.open_nursery() as handlers:
+            with trio.CancelScope() as self._listening:
+                async with trio.open_nursery() as accepting:
+                    await accepting.start(
+                        lambda task_status: trio.serve_listeners(
+                            self._handle_stream,
+                            listeners,
+                            handler_nursery=handlers,
+                            task_status=task_status,
+                        )
+                    )
+                    task_status.started(self)
+
+    def stop_listening(self) -> None:
+        """Stop accepting connections; handshakes under way are refused (503)."""
+        self.closing = True
+        if self._listening is not None:
+            self._listening.cancel()
+
+    async def _handle_stream(self, stream: trio.SocketStream) -> None:
+        protocol = ServerProtocol(max_size=4 * self.limits.max_message_bytes)
+        try:
+            opened = False
+            with trio.move_on_after(OPEN_TIMEOUT):
+                opened = await self._handshake(stream, protocol)
+            if not opened:
+                return
+            connection = Connection(stream, protocol, self.limits, self.flusher)
+            await self.on_open(connection)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            pass
+        finally:
+            with trio.CancelScope(shield=True):
+                await trio.aclose_forcefully(stream)
+
+    async def _handshake(self, stream: trio.SocketStream, protocol: ServerProtocol) -> bool:
+        """Read the HTTP request and answer it; True once the websocket is open."""
+        request: Request | None = None
+        while request is None:
+            data = await stream.receive_some()
+            if not data:
+                return False
+            protocol.receive_data(data)
+            events = protocol.events_received()
+            unanswered = protocol.data_to_send()  # a malformed request's error response
+            if unanswered:
+                await _send_chunks(stream, unanswered)
+                return False
+            for event in events:
+                if isinstance(event, Request):
+                    request = event
+        try:
+            response = self.http_handler(request)
+        except Exception:
+            log.exception("answering %s failed", request.path)
+            response = protocol.reject(
+                http.HTTPStatus.INTERNAL_SERVER_ERROR,
+                "Failed to open a WebSocket connection.\nSee server log for more information.\n",
+            )
+        if response is None:
+            response = protocol.accept(request)
+        response.headers["Server"] = SERVER
+        if response.status_code == http.HTTPStatus.SWITCHING_PROTOCOLS and self.closing:
+            response = protocol.reject(
+                http.HTTPStatus.SERVICE_UNAVAILABLE, "Server is shutting down.\n"
+            )
+            response.headers["Server"] = SERVER
+        protocol.send_response(response)
+        await _send_chunks(stream, protocol.data_to_send())
+        return protocol.state is OPEN
+
+
+async def _send_chunks(stream: trio.SocketStream, chunks: list[bytes]) -> None:
+    """Write ``chunks``; an empty chunk (the protocol's end of stream) half-closes."""
+    for chunk in chunks:
+        if chunk:
+            await stream.send_all(chunk)
+        else:
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                await stream.send_eof()

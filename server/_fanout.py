@@ -1,0 +1,76 @@
+"""Fan-out: who receives what a room sends, behind one subscriber interface.
+
+A :class:`Subscriber` is anything that takes serialized messages; a websocket
+connection (``_connection.Connection``) is one, a test's recorder another. A room's
+:class:`Member` is a subscriber with a seat (a role, and a player id for players);
+what a member may see depends only on whether its view is full (the GM) or
+filtered, so :func:`fan_out` serializes each message once per view, not once per
+member.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Literal, Protocol
+
+import attrs
+
+from zonekeep.sdk import Actor
+
+from ._wire import notification_text
+
+Role = Literal["gm", "player", "spectator"]
+
+
+class Subscriber(Protocol):
+    """What the server sends messages to.
+
+    ``push_text`` queues one message, already serialized (by ``_wire``), to be sent in
+    order after the ones queued before it; it never blocks, and does nothing once the
+    subscriber is closed. ``close`` stops the subscriber with a websocket close
+    ``code`` and ``reason``: nothing queued after it is sent.
+    """
+
+    def push_text(self, text: str) -> None: ...
+
+    def close(self, code: int, reason: str) -> None: ...
+
+
+@attrs.define(eq=False)
+class Member:
+    """A subscriber joined to a room, and what it may do and see there."""
+
+    subscriber: Subscriber
+    role: Role
+    player: str | None = None
+
+    @property
+    def full_view(self) -> bool:
+        return self.role == "gm"
+
+    @property
+    def actor(self) -> Actor:
+        if self.role == "gm":
+            return Actor("gm", "gm")
+        if self.role == "player":
+            return Actor("player", self.player or "")
+        return Actor("spectator", "spectator")
+
+
+def push(subscriber: Subscriber, params: object) -> None:
+    """Send one notification (a protocol notification params object) to ``subscriber``."""
+    subscriber.push_text(notification_text(params))
+
+
+def fan_out(members: Iterable[Member], texts: Callable[[bool], Sequence[str]]) -> None:
+    """Send each member the messages ``texts(full_view)`` for its view, in order;
+    ``texts`` is called at most once per view, and only for views some member has."""
+    views: dict[bool, Sequence[str]] = {}
+    for member in list(members):
+        full = member.full_view
+        view = views.get(full)
+        if view is None:
+            view = views[full] = texts(full)
+        push_text = member.subscriber.push_text
+        for text in view:
+            push_text(text)

@@ -1,0 +1,66 @@
+"""The result of ``hello``: the protocol, the server, its capabilities and limits,
+built as the protocol's :class:`~zonekeep.protocol.HelloResult` and kept serialized."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import zonekeep.sdk as sdk
+from zonekeep.protocol import (
+    PROTOCOL_VERSION,
+    Capabilities,
+    CommandInfo,
+    HelloResult,
+    ServerInfo,
+)
+from zonekeep.sdk import EncounterOptions, converter
+from zonekeep.sdk.engine import Engine
+
+from ._config import VERSION, ServerConfig
+from ._wire import encode_message
+
+
+class Welcome:
+    """The ``hello`` result of one server, serialized once and kept while the arena
+    folders list the same arenas (an arena file added while the server runs is
+    announced from the next ``hello`` on): the commands, their schemas and the limits
+    do not change while a server runs, and building and serializing them (about
+    40 KB) for each of thousands of reconnecting clients cost more than everything
+    else a connection does to join."""
+
+    def __init__(
+        self, config: ServerConfig, engine: Engine, arenas: Callable[[], Iterable[str]]
+    ) -> None:
+        self.config = config
+        self.engine = engine
+        self._arenas = arenas
+        self._cache: tuple[list[str], str] | None = None
+
+    def text(self) -> str:
+        """The ``hello`` result as JSON text (see :func:`_wire.encoded_response_text`)."""
+        arenas = sorted(self._arenas())
+        cached = self._cache
+        if cached is None or cached[0] != arenas:
+            cached = self._cache = (arenas, encode_message(self.result(arenas)))
+        return cached[1]
+
+    def result(self, arenas: list[str]) -> HelloResult:
+        """The ``hello`` result announcing ``arenas``."""
+        engine = self.engine
+        reaction = self.config.reaction_seconds
+        return HelloResult(
+            protocol=PROTOCOL_VERSION,
+            server=ServerInfo(name="zonekeep", version=VERSION),
+            capabilities=Capabilities(
+                commands=[
+                    CommandInfo.from_spec(spec, engine.command_owners.get(spec.id, ""))
+                    for spec in engine.commands.values()
+                ],
+                options=converter.unstructure(EncounterOptions()),
+                event_types=sorted(sdk.EVENT_TYPES),
+                arenas=arenas,
+            ),
+            limits=self.config.limits.announced(
+                reaction if reaction is not None else EncounterOptions().reaction_seconds
+            ),
+        )

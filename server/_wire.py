@@ -1,0 +1,120 @@
+"""The server's one serializer: every message it sends is a :mod:`zonekeep.protocol`
+message object (an envelope around result and notification objects) turned into
+compact JSON here.
+
+The text is what ``json.dumps(message, separators=(",", ":"))`` gives for the message
+as plain data (ASCII only, as the server has always sent it). Event payloads and
+snapshots come from the SDK as plain dicts and are written as they are, not copied:
+an attrs object is turned into a mapping of its fields only when the encoder meets it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from zonekeep.protocol import (
+    NOTIFICATIONS,
+    ErrorResponse,
+    Notification,
+    ProtocolError,
+    RequestId,
+    Response,
+    make_error_response,
+)
+
+#: Per message class: a function that returns an instance's fields as a dict.
+_FIELDS: dict[type, Callable[[Any], dict[str, Any]]] = {}
+
+
+def _compile_fields(cls: type) -> Callable[[Any], dict[str, Any]]:
+    """A function returning the fields of a ``cls`` as a dict, in declaration order,
+    written out for the class (as attrs and cattrs write their own functions): it is
+    called for every message the server sends."""
+    names = [a.name for a in attrs.fields(cls)]
+    body = ", ".join(f"{name!r}: obj.{name}" for name in names)
+    namespace: dict[str, Any] = {}
+    exec(f"def fields(obj):\n    return {{{body}}}\n", namespace)
+    function: Callable[[Any], dict[str, Any]] = namespace["fields"]
+    return function
+
+
+def fields_of(obj: Any) -> dict[str, Any]:
+    """``obj``'s fields in declaration order, one level deep (nested message objects
+    stay objects: the encoder turns them into mappings when it meets them)."""
+    cls = type(obj)
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        if not attrs.has(cls):
+            raise TypeError(f"{cls.__name__} is not a protocol message class")
+        fields = _FIELDS[cls] = _compile_fields(cls)
+    return fields(obj)
+
+
+#: Serializes a wire message: compact JSON, ASCII only; protocol message objects are
+#: written as objects of their fields.
+encode_message = json.JSONEncoder(
+    separators=(",", ":"), default=fields_of, check_circular=False
+).encode
+
+_METHOD_OF = {cls: method for method, cls in NOTIFICATIONS.items()}
+
+
+def notification(params: Any) -> Notification:
+    """The envelope for ``params``, one of the protocol's notification params classes."""
+    method = _METHOD_OF.get(type(params))
+    if method is None:
+        raise TypeError(f"{type(params).__name__} is not a notification params class")
+    return Notification(method=method, params=fields_of(params))
+
+
+#: Per notification params class: a function giving the data of its whole
+#: notification, as ``fields_of(notification(params))`` does.
+_NOTIFICATION_DATA: dict[type, Callable[[Any], dict[str, Any]]] = {}
+
+
+def _compile_notification(cls: type) -> Callable[[Any], dict[str, Any]]:
+    """The data of a :class:`~zonekeep.protocol.Notification` (its fields, in order)
+    around a ``cls``, written out for the class: every event a room sends, for each
+    view, goes through it, and building the envelope object first cost more than the
+    rest of the serialization."""
+    method = _METHOD_OF.get(cls)
+    if method is None:
+        raise TypeError(f"{cls.__name__} is not a notification params class")
+    params = ", ".join(f"{a.name!r}: obj.{a.name}" for a in attrs.fields(cls))
+    values = {"method": repr(method), "params": f"{{{params}}}"}
+    body = ", ".join(f"{a.name!r}: {values[a.name]}" for a in attrs.fields(Notification))
+    namespace: dict[str, Any] = {}
+    exec(f"def data(obj):\n    return {{{body}}}\n", namespace)
+    function: Callable[[Any], dict[str, Any]] = namespace["data"]
+    return function
+
+
+def notification_text(params: Any) -> str:
+    """``params`` (a notification params object) as the text of its notification: the
+    same text as ``encode_message(notification(params))``."""
+    data = _NOTIFICATION_DATA.get(type(params))
+    if data is None:
+        data = _NOTIFICATION_DATA[type(params)] = _compile_notification(type(params))
+    return encode_message(data(params))
+
+
+def response_text(request_id: RequestId, result: Any) -> str:
+    """The reply to request ``request_id`` carrying ``result`` (a result object)."""
+    return encode_message(Response(id=request_id, result=fields_of(result)))
+
+
+def encoded_response_text(request_id: RequestId, result_json: str) -> str:
+    """The same as :func:`response_text` for a result already serialized by
+    :func:`encode_message` (the welcome, serialized once for every ``hello``): the
+    :class:`~zonekeep.protocol.Response` envelope with that text as its ``result``."""
+    return f'{{"id":{encode_message(request_id)},"result":{result_json}}}'
+
+
+def error_text(request_id: RequestId | None, error: ProtocolError) -> str:
+    """The error reply for ``error`` to request ``request_id`` (null when unknown)."""
+    response: ErrorResponse = make_error_response(request_id, error)
+    return encode_message(response)

@@ -1,0 +1,158 @@
+"""The method table (``server/_methods.py``) without sockets: a :class:`Client` answers
+through a recording subscriber, the same interface a websocket connection implements.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import trio
+from e2e_support import creatures
+
+from zonekeep.protocol import PROTOCOL_VERSION, validate_server_message
+from zonekeep.sdk import RandomEntropy
+from zonekeep.sdk.engine import Engine
+from zonekeep.server import InMemoryStore, Limits, ServerConfig
+from zonekeep.server._methods import Client, Methods
+from zonekeep.server._registry import Registry
+from zonekeep.server._welcome import Welcome
+
+HELLO = {"protocol": PROTOCOL_VERSION, "client": {"name": "test", "version": "0"}}
+
+
+class Recorder:
+    """A subscriber that keeps what it is sent, parsed, and how it was closed."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.closed: tuple[int, str] | None = None
+
+    def push_text(self, text: str) -> None:
+        self.texts.append(text)
+
+    def close(self, code: int, reason: str) -> None:
+        self.closed = (code, reason)
+
+    def take(self) -> list[dict[str, Any]]:
+        """The messages received since the last call, each checked against the schemas."""
+        messages = [json.loads(t) for t in self.texts]
+        self.texts.clear()
+        for message in messages:
+            validate_server_message(message)
+        return messages
+
+
+class Table:
+    """A registry and a method table over the built-in engine, in a nursery."""
+
+    def __init__(self, nursery: trio.Nursery, limits: Limits) -> None:
+        self.config = ServerConfig(port=0, store="memory", limits=limits)
+        engine = Engine()
+        self.registry = Registry(self.config, engine, InMemoryStore(), RandomEntropy(7))
+        self.registry.nursery = nursery
+        arenas = self.registry.bundled_arenas
+        self.welcome = Welcome(self.config, engine, lambda: arenas())
+        self.methods = Methods(self.registry, self.welcome.text)
+
+    def client(self) -> tuple[Client, Recorder]:
+        recorder = Recorder()
+        return Client(self.methods, recorder, self.config.limits), recorder
+
+
+@pytest.fixture
+async def table() -> AsyncIterator[Table]:
+    async with trio.open_nursery() as nursery:
+        yield Table(nursery, Limits(rate_per_second=1000, rate_burst=1000))
+        nursery.cancel_scope.cancel()
+
+
+async def call(client: Client, rid: Any, method: str, /, **params: Any) -> None:
+    await client.handle(json.dumps({"id": rid, "method": method, "params": params}))
+
+
+async def test_hello_first_then_the_welcome(table: Table) -> None:
+    client, out = table.client()
+    await call(client, 1, "ping")
+    assert out.take() == [
+        {
+            "id": 1,
+            "error": {"code": 1003, "name": "hello_required", "message": "Send 'hello' first."},
+        }
+    ]
+    await call(client, "h", "hello", **HELLO)
+    assert out.texts == ['{"id":"h","result":' + table.welcome.text() + "}"]
+    (reply,) = out.take()
+    assert reply["result"]["protocol"] == PROTOCOL_VERSION
+    assert reply["result"]["limits"]["rate_burst"] == 1000
+    await call(client, 2, "hello", **HELLO)
+    assert [m["error"]["name"] for m in out.take()] == ["already_greeted"]
+    assert out.closed is None
+
+
+async def test_create_join_and_fan_out(table: Table) -> None:
+    gm, gm_out = table.client()
+    alice, alice_out = table.client()
+    for client, out in ((gm, gm_out), (alice, alice_out)):
+        await call(client, 0, "hello", **HELLO)
+        out.take()
+
+    await call(gm, 1, "create_encounter", name="Table", arena="tavern", creatures=creatures())
+    ((created,),) = [gm_out.take()]
+    eid = created["result"]["encounter"]
+    assert (created["id"], created["result"]["role"], created["result"]["seq"]) == (1, "gm", 1)
+    await call(gm, 2, "create_seat", encounter=eid, player="alice")
+    token = gm_out.take()[0]["result"]["token"]
+
+    await call(alice, 3, "join", encounter=eid, token=token)
+    (joined,) = alice_out.take()
+    assert (joined["id"], joined["result"]["role"], joined["result"]["player"]) == (
+        3,
+        "player",
+        "alice",
+    )
+    assert "ogre" not in joined["result"]["snapshot"]["creatures"]  # hidden from players
+
+    await call(gm, 4, "command", encounter=eid, type="set_surprise", params={"surprised": []})
+    event, reply = gm_out.take()
+    assert reply == {"id": 4, "result": {"first_seq": 2, "last_seq": 2}}
+    assert (event["method"], event["params"]["seq"]) == ("event", 2)
+    assert alice_out.take() == [event]  # the same event, serialized once for both views here
+
+    # A player may not do what only the GM may.
+    await call(alice, 5, "create_spectator_link", encounter=eid)
+    assert [m["error"]["name"] for m in alice_out.take()] == ["gm_only"]
+
+    # Once the client is gone, nothing reaches its subscriber.
+    alice.leave_all()
+    await call(gm, 6, "command", encounter=eid, type="add_note", params={"text": "hi"})
+    assert [m.get("method") for m in gm_out.take()] == ["event", None]
+    assert alice_out.take() == []
+
+
+async def test_a_rate_limited_request_is_answered_with_its_id() -> None:
+    async with trio.open_nursery() as nursery:
+        table = Table(
+            nursery,
+            Limits(rate_per_second=0.001, rate_burst=1, abuse_refusals=3, max_message_bytes=100),
+        )
+        client, out = table.client()
+        await call(client, 0, "hello", **HELLO)
+        out.take()
+        message = "Too many messages: at most 0.001 a second (bursts of 1). This one was ignored."
+        await call(client, 41, "ping")
+        await client.handle("not json")
+        too_large = json.dumps({"id": 43, "method": "ping"}) + " " * 100  # not even read
+        await client.handle(too_large)
+        assert out.take() == [
+            {"id": 41, "error": {"code": 5001, "name": "rate_limited", "message": message}},
+            {"id": None, "error": {"code": 5001, "name": "rate_limited", "message": message}},
+            {"id": None, "error": {"code": 5001, "name": "rate_limited", "message": message}},
+        ]
+        assert out.closed is None
+        await call(client, 42, "ping")  # the fourth refusal in the window: abuse
+        assert out.take() == []
+        assert out.closed == (1008, "rate limit abuse")
+        nursery.cancel_scope.cancel()
