@@ -85,7 +85,10 @@ async def test_connections_that_came_at_once_are_not_pinged_at_once(
     limits = Limits(ping_interval_seconds=interval)
     sessions = [
         _connection.Connection(
-            trio.testing.MemorySendStream(), ServerProtocol(), limits, _connection.Flusher()
+            trio.StapledStream(trio.testing.MemorySendStream(), trio.testing.MemoryReceiveStream()),
+            ServerProtocol(),
+            limits,
+            _connection.Flusher(),
         )
         for _ in range(100)
     ]
