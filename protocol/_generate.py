@@ -36,7 +36,9 @@ from typing import Any, Literal, Union, get_args, get_origin
 import attrs
 
 from zonekeep.sdk import (
+    DAMAGE_TYPES,
     EVENT_TYPES,
+    NAMED_ZONE_SIZES,
     RULE_ERRORS,
     Arena,
     EncounterState,
@@ -45,7 +47,6 @@ from zonekeep.sdk import (
     Size,
     converter,
 )
-from zonekeep.sdk._arena import DAMAGE_TYPES, NAMED_ZONE_SIZES
 
 from . import _errors
 from . import _messages as m

@@ -4,7 +4,9 @@ The hookspecs and ``hookimpl``, the rules data types, the context a hook receive
 dice, refusals, and the event fold.
 """
 
+from ._actors import GM_ACTOR, SYSTEM_ACTOR, Actor
 from ._arena import (
+    NAMED_ZONE_SIZES,
     Arena,
     ArenaError,
     ArenaProblem,
@@ -18,7 +20,7 @@ from ._arena import (
     parse_arena,
     single_zone_arena,
 )
-from ._commands import GM_ACTOR, SYSTEM_ACTOR, Actor, Command, CommandSpec, Cost, Param
+from ._commands import Command, CommandSpec, Cost, Param
 from ._conditions import (
     AssetTagConflict,
     AssetTagSpec,
@@ -141,6 +143,7 @@ from ._geometry import (
     sight_path,
 )
 from ._hookspecs import hookimpl, hookspec
+from ._json import json_kind, strict_containers, strict_scalar
 from ._plugin import (
     SDK_VERSION,
     PluginInfo,
@@ -213,6 +216,7 @@ __all__ = [
     "INCAPACITATED",
     "LINK_MODES",
     "MOVE_MODES",
+    "NAMED_ZONE_SIZES",
     "OPEN_PHASES",
     "OPPORTUNITY_ATTACK",
     "OVERRIDE_FIELDS",
@@ -359,6 +363,7 @@ __all__ = [
     "held_assets",
     "hookimpl",
     "hookspec",
+    "json_kind",
     "largest_dimension",
     "leave_position",
     "line_of_sight",
@@ -383,6 +388,8 @@ __all__ = [
     "start_maneuver",
     "start_round",
     "state_to_dict",
+    "strict_containers",
+    "strict_scalar",
     "take_position",
     "version_in_range",
     "zone_room",

@@ -35,6 +35,7 @@ import cattrs
 from cattrs.errors import AttributeValidationNote, IterableValidationNote
 from cattrs.gen import make_dict_structure_fn, override
 
+from ._json import strict_containers
 from ._vocabulary import ABILITIES, DAMAGE_TYPES, LINK_MODES, Ability, LinkMode
 
 __all__ = [
@@ -779,9 +780,7 @@ _Hook = Callable[[Any, Any], Any]
 def _converter() -> cattrs.Converter:
     """The converter for arena documents: JSON types only (no number from a string,
     no list from a string), every model class through :func:`_model_hook`.  Built on
-    first use, as ``_serial`` (which lends ``strict_containers``) imports this module."""
-    from ._serial import strict_containers
-
+    first use."""
     conv = cattrs.Converter()  # detailed validation: errors carry their paths
     text = _exactly(str, "a string")
     conv.register_structure_hook(str, text)

@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from ._actors import GM_ACTOR, Actor
+
 if TYPE_CHECKING:
     from ._context import RuleContext
     from ._state import EncounterState
     from ._types import Creature
 
-Role = Literal["gm", "player", "system", "spectator"]
 #: What a command costs the acting creature. A tuple of costs means "the first available".
 Cost = Literal["action", "bonus", "reaction", "interaction", "movement", "free"]
 ParamType = Literal[
@@ -20,26 +21,6 @@ ParamType = Literal[
 ]
 #: Who may send a command: the controller of ``params["creature"]``, the GM only, or anyone.
 Who = Literal["creature", "gm", "any"]
-
-
-@attrs.frozen
-class Actor:
-    """Who sent a command: a role and, for players, the player id that controls creatures."""
-
-    role: Role
-    id: str = ""
-
-    @property
-    def is_gm(self) -> bool:
-        return self.role in ("gm", "system")
-
-    def controls(self, creature: Creature) -> bool:
-        """The GM (and the server itself) controls everything; a player its own creatures."""
-        return self.is_gm or (self.role == "player" and creature.controller == self.id)
-
-
-GM_ACTOR = Actor("gm", "gm")
-SYSTEM_ACTOR = Actor("system", "server")
 
 
 @attrs.frozen

@@ -7,7 +7,7 @@ from typing import Any, Literal, NoReturn
 
 import attrs
 
-from ._commands import GM_ACTOR, Actor
+from ._actors import GM_ACTOR, Actor
 from ._dice import Entropy, RollRecord, combine_advantage, expertise_die, roll
 from ._errors import Refusal
 from ._events import Event, PluginErrorRecorded

@@ -17,8 +17,9 @@ import attrs
 import pluggy
 
 from . import _hookspecs
+from ._actors import Actor
 from ._arena import Arena, Link, Zone, single_zone_arena
-from ._commands import Actor, Command, CommandSpec, Param, Requirement
+from ._commands import Command, CommandSpec, Param, Requirement
 from ._conditions import (
     AssetTagConflict,
     ConditionConflict,
@@ -30,6 +31,7 @@ from ._dice import Entropy, RandomEntropy
 from ._errors import Refusal
 from ._events import EncounterCreated, EncounterEnded, Event, PluginErrorRecorded
 from ._isolation import PASS_THROUGH, PluginFailure, SafeHooks, declared_commands, wrappers
+from ._json import json_kind
 from ._loading import (
     BUILT_IN,
     IN_PROCESS,
@@ -39,7 +41,6 @@ from ._loading import (
     builtin_plugins,
     discover,
 )
-from ._serial import json_kind
 from ._state import EncounterState, apply_event
 from ._types import Creature, EncounterOptions
 
@@ -451,3 +452,37 @@ class Engine:
                 continue
             found.append(spec.id)
         return found
+
+
+def _declared_by(engine: Engine, hook: str) -> dict[str, list[str]]:
+    """The ids each plugin declares through ``hook`` (conditions, asset tags)."""
+    found: dict[str, list[str]] = {}
+    for impl in getattr(engine.pm.hook, hook).get_hookimpls():
+        try:
+            specs = impl.function() or ()
+        except Exception:  # the engine already refused failing declarations at start
+            specs = ()
+        found[impl.plugin_name] = [getattr(spec, "id", "?") for spec in specs]
+    return found
+
+
+def describe_plugins(engine: Engine) -> str:
+    """One line per plugin ``engine`` runs: name, version, source, and what it adds:
+    its commands, then the conditions and asset tags it gives meaning to."""
+    conditions = _declared_by(engine, "zonekeep_conditions")
+    tags = _declared_by(engine, "zonekeep_asset_tags")
+
+    def adds(p: LoadedPlugin) -> str:
+        parts = list(p.commands)
+        parts += [f"condition {c}" for c in conditions.get(p.name, [])]
+        parts += [f"tag {t}" for t in tags.get(p.name, [])]
+        return ", ".join(parts) if parts else "(nothing)"
+
+    rows = [(p.name, p.version or "-", p.source, adds(p)) for p in engine.plugins]
+    if not rows:
+        return "no plugins"
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return "\n".join(
+        f"{name:<{widths[0]}}  {version:<{widths[1]}}  {source:<{widths[2]}}  {commands}"
+        for name, version, source, commands in rows
+    )

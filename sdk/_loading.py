@@ -31,14 +31,10 @@ import importlib.metadata
 import sys
 from collections.abc import Iterable
 from types import ModuleType
-from typing import TYPE_CHECKING
 
 import attrs
 
 from ._plugin import SDK_VERSION, PluginInfo, VersionRangeError
-
-if TYPE_CHECKING:
-    from ._engine import Engine
 
 #: The entry-point group third-party plugins are registered under.
 ENTRY_POINT_GROUP = "zonekeep"
@@ -257,40 +253,6 @@ def discover(enabled: Iterable[str] = (), disabled: Iterable[str] = ()) -> list[
     return [*builtin_plugins(disabled), *third_party]
 
 
-def _declared_by(engine: Engine, hook: str) -> dict[str, list[str]]:
-    """The ids each plugin declares through ``hook`` (conditions, asset tags)."""
-    found: dict[str, list[str]] = {}
-    for impl in getattr(engine.pm.hook, hook).get_hookimpls():
-        try:
-            specs = impl.function() or ()
-        except Exception:  # the engine already refused failing declarations at start
-            specs = ()
-        found[impl.plugin_name] = [getattr(spec, "id", "?") for spec in specs]
-    return found
-
-
-def describe_plugins(engine: Engine) -> str:
-    """One line per plugin ``engine`` runs: name, version, source, and what it adds:
-    its commands, then the conditions and asset tags it gives meaning to."""
-    conditions = _declared_by(engine, "zonekeep_conditions")
-    tags = _declared_by(engine, "zonekeep_asset_tags")
-
-    def adds(p: LoadedPlugin) -> str:
-        parts = list(p.commands)
-        parts += [f"condition {c}" for c in conditions.get(p.name, [])]
-        parts += [f"tag {t}" for t in tags.get(p.name, [])]
-        return ", ".join(parts) if parts else "(nothing)"
-
-    rows = [(p.name, p.version or "-", p.source, adds(p)) for p in engine.plugins]
-    if not rows:
-        return "no plugins"
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    return "\n".join(
-        f"{name:<{widths[0]}}  {version:<{widths[1]}}  {source:<{widths[2]}}  {commands}"
-        for name, version, source, commands in rows
-    )
-
-
 __all__ = [
     "BUILT_IN",
     "ENTRY_POINT_GROUP",
@@ -302,7 +264,6 @@ __all__ = [
     "builtin_plugins",
     "declared_info",
     "default_plugins",
-    "describe_plugins",
     "discover",
     "load_default_plugins",
     "zonekeep_version",

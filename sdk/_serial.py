@@ -6,18 +6,14 @@ Events unstructure to ``{"type": ..., ...fields}`` and structure back by their
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Literal, get_args, get_origin
+from collections.abc import Mapping
+from typing import Any
 
 import cattrs
-from cattrs.cols import (
-    homogenous_tuple_structure_factory,
-    list_structure_factory,
-    mapping_structure_factory,
-)
 from cattrs.gen import make_dict_structure_fn
 
 from ._events import EVENT_TYPES, Event
+from ._json import strict_containers, strict_scalar
 from ._state import EncounterState
 from ._types import Creature, Size
 
@@ -30,94 +26,11 @@ def _structure_any(value: Any, _: Any) -> Any:
     return value
 
 
-def _strict(kind: type, label: str) -> Any:
-    def hook(value: Any, _: Any) -> Any:
-        if isinstance(value, bool) and kind is not bool:
-            raise ValueError(f"expected {label}, not true/false")
-        if kind is float and isinstance(value, int):
-            return float(value)
-        if not isinstance(value, kind):
-            raise ValueError(f"expected {label}, not {json_kind(value)}")
-        return value
-
-    return hook
-
-
-def json_kind(value: object) -> str:
-    """What a JSON value is, in a client author's words ("text", "a list", "null")."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list | tuple):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    return "a " + type(value).__name__
-
-
 converter.register_structure_hook(Any, _structure_any)
-converter.register_structure_hook(int, _strict(int, "a whole number"))
-converter.register_structure_hook(bool, _strict(bool, "true or false"))
-converter.register_structure_hook(str, _strict(str, "text"))
-converter.register_structure_hook(float, _strict(float, "a number"))
-
-
-def _is_sequence(t: Any) -> bool:
-    origin = get_origin(t)
-    if origin is list:
-        return True
-    args = get_args(t)
-    return origin is tuple and len(args) == 2 and args[1] is Ellipsis
-
-
-def _is_mapping(t: Any) -> bool:
-    return get_origin(t) is dict
-
-
-def _not_a_container(kind: Literal["array", "object"], value: object) -> str:
-    return f"expected {'a list' if kind == 'array' else 'an object'}, not {json_kind(value)}"
-
-
-def strict_containers(
-    conv: cattrs.Converter,
-    refusal: Callable[[Literal["array", "object"], object], str] = _not_a_container,
-) -> None:
-    """Make ``conv`` take lists (and ``tuple[X, ...]``) only from JSON arrays and dicts
-    only from JSON objects, never from a string or another kind of value. Used by the
-    sdk's converter, the protocol's wire converter and the arena loader; ``refusal``
-    words the error for a value that is not the ``"array"`` or ``"object"`` expected
-    (by default "expected a list, not text")."""
-
-    def sequence(t: Any) -> Any:
-        if get_origin(t) is tuple:
-            base = homogenous_tuple_structure_factory(t, conv)
-        else:
-            base = list_structure_factory(t, conv)
-
-        def hook(value: Any, type_: Any) -> Any:
-            if not isinstance(value, list | tuple):
-                raise ValueError(refusal("array", value))
-            return base(value, type_)
-
-        return hook
-
-    def mapping(t: Any) -> Any:
-        base = mapping_structure_factory(t, conv)
-
-        def hook(value: Any, type_: Any) -> Any:
-            if not isinstance(value, Mapping):
-                raise ValueError(refusal("object", value))
-            return base(value, type_)
-
-        return hook
-
-    conv.register_structure_hook_factory(_is_sequence, sequence)
-    conv.register_structure_hook_factory(_is_mapping, mapping)
+converter.register_structure_hook(int, strict_scalar(int, "a whole number"))
+converter.register_structure_hook(bool, strict_scalar(bool, "true or false"))
+converter.register_structure_hook(str, strict_scalar(str, "text"))
+converter.register_structure_hook(float, strict_scalar(float, "a number"))
 
 
 strict_containers(converter)

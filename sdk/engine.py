@@ -6,7 +6,7 @@ server (``zonekeep.server``) and the in-process harness (:mod:`zonekeep.sdk.test
 both drive the same engine.
 """
 
-from ._engine import Engine, Outcome, PluginConflict, make_plugin_manager
+from ._engine import Engine, Outcome, PluginConflict, describe_plugins, make_plugin_manager
 from ._isolation import PluginFailure, describe
 from ._loading import (
     BUILT_IN,
@@ -16,7 +16,6 @@ from ._loading import (
     PluginLoadError,
     builtin_name,
     default_plugins,
-    describe_plugins,
     discover,
     load_default_plugins,
     zonekeep_version,

@@ -20,8 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeVar
 
+from ._actors import GM_ACTOR, Actor
 from ._arena import Arena
-from ._commands import GM_ACTOR, Actor, Command
+from ._commands import Command
 from ._dice import ScriptedEntropy
 from ._engine import Engine
 from ._errors import Refusal

@@ -11,8 +11,14 @@ from urllib.parse import quote
 
 import attrs
 
-from zonekeep.sdk import EncounterState, Event, RandomEntropy, event_to_dict, state_to_dict
-from zonekeep.sdk._arena import ArenaError
+from zonekeep.sdk import (
+    ArenaError,
+    EncounterState,
+    Event,
+    RandomEntropy,
+    event_to_dict,
+    state_to_dict,
+)
 from zonekeep.sdk.engine import Engine, PluginConflict, PluginLoadError, describe_plugins
 
 from ._config import VERSION

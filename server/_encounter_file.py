@@ -26,14 +26,17 @@ import attrs
 import cattrs
 
 from zonekeep.sdk import (
+    Arena,
+    ArenaError,
     Creature,
     EncounterOptions,
     Hazard,
     converter,
     creature_from_dict,
     describe_errors,
+    load_arena,
+    single_zone_arena,
 )
-from zonekeep.sdk._arena import Arena, ArenaError, load_arena, single_zone_arena
 
 _KEYS = {
     "name",
