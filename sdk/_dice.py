@@ -55,16 +55,20 @@ class ScriptedEntropy:
 
     Guarantees: each call consumes the next value; a value that cannot come up on
     the die asked for (0, or more than ``sides``) raises ``ValueError``; running
-    out raises :class:`ScriptExhausted`. ``remaining`` tells what is left.
+    out raises :class:`ScriptExhausted`, and ``exhausted`` keeps that error (even where
+    the code that rolled caught it) until :meth:`push` adds more. ``remaining`` tells
+    what is left.
     """
 
     def __init__(self, values: Iterable[int] = ()) -> None:
         self._values = list(values)
         self.asked: list[int] = []
+        self.exhausted: ScriptExhausted | None = None
 
     def push(self, *values: int) -> None:
         """Append more scripted results."""
         self._values.extend(values)
+        self.exhausted = None
 
     @property
     def remaining(self) -> tuple[int, ...]:
@@ -72,7 +76,8 @@ class ScriptedEntropy:
 
     def randint(self, sides: int) -> int:
         if not self._values:
-            raise ScriptExhausted(f"no scripted roll left for a d{sides}")
+            self.exhausted = ScriptExhausted(f"no scripted roll left for a d{sides}")
+            raise self.exhausted
         value = self._values.pop(0)
         if not 1 <= value <= sides:
             raise ValueError(f"scripted roll {value} cannot come up on a d{sides}")

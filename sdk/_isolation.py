@@ -21,8 +21,9 @@ Calls follow pluggy's order exactly: the implementations of
 ones before, ``trylast`` ones after), a first-result hook stopping at the first
 answer other than ``None``. Hook wrappers are not supported (the engine refuses
 them at start). A :class:`~zonekeep.sdk.Refusal` is the rules' normal way to say no
-and passes through unchanged, as does a :class:`PluginFailure` raised further down (and
-a test's :class:`~zonekeep.sdk.ScriptExhausted`).
+and passes through unchanged, as does a :class:`PluginFailure` raised further down.
+Nothing else does: the harness (:mod:`zonekeep.sdk.testing`) itself turns a failure
+caused by its scripted dice running out back into :class:`~zonekeep.sdk.ScriptExhausted`.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ import pluggy
 
 from ._commands import CommandSpec
 from ._context import RollModifier, RuleContext
-from ._dice import ScriptExhausted
 from ._errors import Refusal
 from ._loading import PluginLoadError
 
@@ -62,9 +62,9 @@ class PluginFailure(Exception):
         return f"plugin {self.plugin!r} failed in {self.hook}{where}: {describe(self.error)}"
 
 
-#: Exceptions that are not a plugin's failure: the rules refusing, a failure further
-#: down (already blamed on its plugin), a test's dice script running out.
-PASS_THROUGH: tuple[type[Exception], ...] = (Refusal, PluginFailure, ScriptExhausted)
+#: Exceptions that are not a plugin's failure: the rules refusing, and a failure further
+#: down (already blamed on its plugin).
+PASS_THROUGH: tuple[type[Exception], ...] = (Refusal, PluginFailure)
 
 
 class WrongShape(TypeError):

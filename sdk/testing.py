@@ -80,7 +80,22 @@ class EncounterHarness:
         return self
 
     def command(self, command: Command) -> tuple[Event, ...]:
-        outcome = self.engine.handle(self.state, command, self.dice)
+        """Handle ``command``; return its events, or raise :class:`Refusal`.
+
+        When the scripted dice ran out during the command, :class:`ScriptExhausted` is
+        raised instead, whatever the engine made of it: the engine treats an exception
+        inside a plugin's hook as that plugin's failure (refusing the command, or
+        skipping the plugin's answer), but here it means the test scripted too few rolls.
+        """
+        self.dice.exhausted = None
+        try:
+            outcome = self.engine.handle(self.state, command, self.dice)
+        except Exception:
+            if self.dice.exhausted is not None:
+                raise self.dice.exhausted from None
+            raise
+        if self.dice.exhausted is not None:
+            raise self.dice.exhausted
         self.state = outcome.state
         self.events.extend(outcome.events)
         return outcome.events

@@ -8,6 +8,9 @@ from collections.abc import Iterable
 import pytest
 
 from zonekeep.sdk import (
+    Attack,
+    Command,
+    Creature,
     DiceError,
     RandomEntropy,
     RollModifier,
@@ -25,6 +28,8 @@ from zonekeep.sdk import (
 from zonekeep.sdk._dice import DiceExpr
 from zonekeep.sdk._engine import make_plugin_manager
 from zonekeep.sdk._state import EncounterState
+from zonekeep.sdk.engine import PluginFailure
+from zonekeep.sdk.testing import EncounterHarness
 
 # -- parse_dice ---------------------------------------------------------------
 
@@ -395,3 +400,48 @@ def test_context_roll_expertise_grows_with_sources(count: int, die: int) -> None
     assert dice.asked == [20, die]
     assert result.expertise == die
     assert result.total == 11
+
+
+def _aria_and_goblin() -> EncounterHarness:
+    h = EncounterHarness(
+        [
+            Creature(
+                "a",
+                "Aria",
+                "party",
+                controller="alice",
+                hp=10,
+                max_hp=10,
+                attacks=[Attack("rapier")],
+            ),
+            Creature("g", "Goblin", "foes", hp=7, max_hp=7, attacks=[Attack("scimitar")]),
+        ]
+    )
+    h.start(initiative=[15, 10])
+    return h
+
+
+def test_the_harness_says_when_its_scripted_dice_ran_out() -> None:
+    # The attack roll happens inside a plugin's command handler, which the engine would
+    # blame on the plugin: the harness names the test's mistake instead.
+    h = _aria_and_goblin()
+    with pytest.raises(ScriptExhausted, match=r"^no scripted roll left for a d20$"):
+        h.send("attack", creature="a", target="g")
+    assert h.events[-1].type != "attack_made"
+    h.rolls(15, 4)  # scripted now: the same attack goes through
+    assert [e.type for e in h.send("attack", creature="a", target="g")][-2:] == [
+        "attack_made",
+        "damaged",
+    ]
+
+
+def test_dice_running_out_outside_the_harness_is_the_plugins_failure() -> None:
+    # Production isolation lets nothing through for tests: an engine given scripted dice
+    # that run out refuses the command as the failing plugin's (plugin_error).
+    h = _aria_and_goblin()
+    with pytest.raises(PluginFailure) as failure:
+        h.engine.handle(
+            h.state, Command("attack", {"creature": "a", "target": "g"}), ScriptedEntropy()
+        )
+    assert isinstance(failure.value.error, ScriptExhausted)
+    assert failure.value.plugin == "zonekeep.combat"
