@@ -24,15 +24,16 @@ from zonekeep.sdk import (
     parse_version,
     version_in_range,
 )
-from zonekeep.sdk._loading import (
+from zonekeep.sdk.engine import (
     BUILT_IN,
+    Engine,
     LoadedPlugin,
+    PluginConflict,
     PluginLoadError,
     describe_plugins,
     discover,
     zonekeep_version,
 )
-from zonekeep.sdk.engine import Engine, PluginConflict
 from zonekeep.server import ServerConfig, ZonekeepServer, load_config
 
 MakeDist = Callable[..., Path]
