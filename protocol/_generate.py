@@ -5,7 +5,7 @@ attrs message classes of :mod:`zonekeep.protocol`, the attrs classes of
 :mod:`zonekeep.sdk` (events, the encounter state, the arena model) and the commands
 of :class:`zonekeep.sdk.engine.Engine`:
 
-- every JSON Schema in ``protocol/schemas/`` (and its copy ``sdk/schemas/arena.schema.json``);
+- every JSON Schema in ``protocol/schemas/`` (the arena file format's among them);
 - every generated table of ``protocol/SPEC.md``: the blocks between
   ``<!-- BEGIN GENERATED: name ... -->`` and ``<!-- END GENERATED: name -->``. The prose
   around them is written by hand.
@@ -926,8 +926,6 @@ def fill_spec(text: str) -> str:
 def generated_files(root: Path = ROOT) -> dict[str, str]:
     """Path relative to the repository root -> the text the generator writes there."""
     files = {f"protocol/schemas/{name}": text for name, text in schema_files().items()}
-    # The arena format's schema, where docs/arenas.md and the example arenas point to it.
-    files["sdk/schemas/arena.schema.json"] = files["protocol/schemas/arena.schema.json"]
     spec = (root / "protocol" / "SPEC.md").read_text(encoding="utf-8")
     files["protocol/SPEC.md"] = fill_spec(spec)
     return files

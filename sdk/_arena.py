@@ -7,7 +7,7 @@ rules: those live in the engine, which asks an :class:`Arena` questions such as
 "what is beside this zone?" or "is this path straight?".
 
 The file format is documented in ``docs/arenas.md`` and described by the JSON
-Schema ``sdk/schemas/arena.schema.json``.
+Schema ``protocol/schemas/arena.schema.json`` (generated from these classes).
 
 Each check is written once.  A field's own rule (an id without spaces, a dice
 expression, one of a set of names...) is a :class:`_Rule` validator on the attrs

@@ -33,7 +33,7 @@ from zonekeep.sdk._arena import (
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples" / "arenas"
-SCHEMA_PATH = ROOT / "sdk" / "schemas" / "arena.schema.json"
+SCHEMA_PATH = ROOT / "protocol" / "schemas" / "arena.schema.json"
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.json")) + sorted(EXAMPLES.glob("*.toml"))
 
 Doc = dict[str, Any]

@@ -1,6 +1,6 @@
 """Every generated file is current, and the generator's sources are complete.
 
-The JSON Schemas in protocol/schemas/ (and sdk/schemas/arena.schema.json) and every table
+The JSON Schemas in protocol/schemas/ and every table
 of protocol/SPEC.md are written by ``python -m zonekeep.protocol._generate`` from the
 attrs classes; these tests fail when one is stale or hand-edited, and when a class the
 generator reads lacks what a table needs (a field's meaning, an event's docstring).
@@ -34,8 +34,7 @@ def test_every_generated_file_is_current() -> None:
 
 
 def _copy_of_the_generated_files(tmp_path: Path) -> Path:
-    for rel in ("protocol/schemas", "sdk/schemas"):
-        shutil.copytree(ROOT / rel, tmp_path / rel)
+    shutil.copytree(ROOT / "protocol" / "schemas", tmp_path / "protocol" / "schemas")
     shutil.copy(ROOT / "protocol" / "SPEC.md", tmp_path / "protocol" / "SPEC.md")
     return tmp_path
 
@@ -81,8 +80,6 @@ def test_every_table_of_the_spec_is_generated() -> None:
 def test_every_schema_carries_the_generated_mark() -> None:
     for name in protocol.schema_names():
         assert protocol.schema(name)["$comment"] == _generate.MARK, name
-    sdk_copy = (ROOT / "sdk" / "schemas" / "arena.schema.json").read_text()
-    assert sdk_copy == (ROOT / "protocol" / "schemas" / "arena.schema.json").read_text()
 
 
 def test_every_event_says_what_happened() -> None:
