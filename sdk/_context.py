@@ -55,6 +55,11 @@ class MoveRequest:
     through: tuple[str, ...] = ()
 
 
+class ReadOnlyContext(RuntimeError):
+    """A rule tried to :meth:`RuleContext.emit` on a read-only context: a plugin bug,
+    blamed on that plugin like any other exception it raises."""
+
+
 class RuleContext:
     """What a rule (a hook or a command handler) works with.
 
@@ -103,7 +108,16 @@ class RuleContext:
             self.emit(event)
 
     def emit(self, *events: Event) -> None:
-        """Apply ``events`` to the working state and record them, in order."""
+        """Apply ``events`` to the working state and record them, in order.
+
+        Raises :class:`ReadOnlyContext` on a read-only context (a question such as
+        "which actions are available?", asked over the live state): nothing is applied,
+        and the engine treats the emitting plugin as failed.
+        """
+        if self.read_only:
+            raise ReadOnlyContext(
+                f"emit() on a read-only rule context ({', '.join(type(e).__name__ for e in events)})"
+            )
         for event in events:
             apply_event(self.state, event)
             self.events.append(event)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import pairwise
+from time import perf_counter
 from typing import Any, TypeVar
 
 import attrs
@@ -30,7 +31,15 @@ from ._context import RuleContext
 from ._dice import Entropy, RandomEntropy
 from ._errors import Refusal
 from ._events import EncounterCreated, EncounterEnded, Event, PluginErrorRecorded
-from ._isolation import PASS_THROUGH, PluginFailure, SafeHooks, declared_commands, wrappers
+from ._isolation import (
+    PASS_THROUGH,
+    Budget,
+    PluginFailure,
+    SafeHooks,
+    declared_commands,
+    is_plugin_failure,
+    wrappers,
+)
 from ._json import json_kind
 from ._loading import (
     BUILT_IN,
@@ -167,8 +176,10 @@ class Engine:
     def __init__(self, plugins: Iterable[object] | None = None) -> None:
         loaded = _loaded(plugins)
         self.pm = make_plugin_manager(loaded)
-        #: The hooks, each call isolated per plugin (see :mod:`._isolation`).
-        self.hook = SafeHooks(self.pm)
+        #: The hooks, each call isolated per plugin and timed (see :mod:`._isolation`).
+        self.hook = SafeHooks(
+            self.pm, Budget(exempt=frozenset(p.name for p in loaded if p.source == BUILT_IN))
+        )
         self.commands: dict[str, CommandSpec] = {}
         owners: dict[str, str] = {}
         sources = {p.name: p.source for p in loaded}
@@ -196,13 +207,22 @@ class Engine:
             self.asset_tags = declared_asset_tags(self.pm, who)
         except (ConditionConflict, AssetTagConflict) as exc:
             raise PluginConflict(str(exc)) from None
-        except Exception as exc:  # a plugin's zonekeep_conditions failed: do not start
+        except BaseException as exc:  # a plugin's zonekeep_conditions failed: do not start
+            if not is_plugin_failure(exc):
+                raise
             raise PluginLoadError([f"declaring conditions failed: {exc!r}"]) from None
         #: What runs, in load order, each with the commands it adds (see ``describe_plugins``).
         self.plugins: tuple[LoadedPlugin, ...] = tuple(
             attrs.evolve(p, commands=tuple(c for c, o in owners.items() if o == p.name))
             for p in loaded
         )
+
+    def set_hook_budget(self, seconds: float | None, overruns: int) -> None:
+        """Hold every call of plugin code to ``seconds`` (``None``: no budget); a
+        third-party plugin over it ``overruns`` times in one encounter (0: never) is
+        switched off there. The server passes its config here."""
+        self.hook.budget.seconds = seconds
+        self.hook.budget.limit = overruns
 
     @classmethod
     def from_config(cls, enabled: Iterable[str] = (), disabled: Iterable[str] = ()) -> Engine:
@@ -312,6 +332,14 @@ class Engine:
                 f"'{spec.id}' can be used during {' or '.join(spec.phases)}; "
                 f"the encounter is at the {state.phase} step.",
             )
+        owner = self.command_owners.get(spec.id, "?")
+        if owner in state.disabled_plugins:
+            raise PluginFailure(
+                owner,
+                "zonekeep_commands",
+                RuntimeError("switched off in this encounter: it kept taking too long"),
+                f"'{spec.id}'",
+            )
         if spec.who == "gm" and not actor.is_gm:
             raise Refusal("gm_only", f"Only the GM can use '{spec.id}'.")
         if spec.who == "creature":
@@ -368,21 +396,41 @@ class Engine:
             spec, "the 'requires' check", _checked_requires, spec.requires, state, creature
         )
 
-    def _plugin_code(self, spec: CommandSpec, what: str, fn: Callable[..., _T], *args: Any) -> _T:
+    def _plugin_code(
+        self,
+        spec: CommandSpec,
+        what: str,
+        fn: Callable[..., _T],
+        *args: Any,
+        ctx: RuleContext | None = None,
+    ) -> _T:
         """Call plugin code of command ``spec`` (``what`` names it in the error): an
-        exception from it becomes a :class:`PluginFailure` of the plugin that owns the
-        command; refusals and cancellation pass through."""
+        exception from it (``SystemExit`` included, see
+        :func:`~zonekeep.sdk._isolation.is_plugin_failure`) becomes a
+        :class:`PluginFailure` of the plugin that owns the command; refusals and
+        cancellation pass through. The call is timed against the budget; ``ctx`` is
+        the command's context, where an overrun is recorded."""
+        owner = self.command_owners.get(spec.id, "?")
+        start = perf_counter()
+        budget = self.hook.budget.seconds
         try:
             return fn(*args)
         except PASS_THROUGH:
             raise
-        except Exception as exc:
+        except BaseException as exc:
+            if not is_plugin_failure(exc):
+                raise
             raise PluginFailure(
-                self.command_owners.get(spec.id, "?"),
+                owner,
                 "zonekeep_commands",
                 exc,
                 f"{what} of '{spec.id}'",
             ) from exc
+        finally:
+            if budget is not None:
+                took = perf_counter() - start
+                if took > budget:
+                    self.hook.budget.overran(ctx, owner, "zonekeep_commands", took)
 
     def pay(self, state: EncounterState, creature: Creature, spec: CommandSpec) -> str:
         """The cost ``creature`` would pay for ``spec`` now, or a refusal naming the lack."""
@@ -424,7 +472,7 @@ class Engine:
             ctx.paid = cost
             if cost not in ("free", "movement"):
                 ctx.emit(ActionTaken(creature.id, spec.id, cost))
-        self._plugin_code(spec, "the handler", spec.handler, ctx, command)
+        self._plugin_code(spec, "the handler", spec.handler, ctx, command, ctx=ctx)
         self._check_end(ctx)
         return Outcome(tuple(ctx.events), ctx.state)
 
@@ -460,7 +508,9 @@ def _declared_by(engine: Engine, hook: str) -> dict[str, list[str]]:
     for impl in getattr(engine.pm.hook, hook).get_hookimpls():
         try:
             specs = impl.function() or ()
-        except Exception:  # the engine already refused failing declarations at start
+        except BaseException as exc:  # the engine already refused failing declarations at start
+            if not is_plugin_failure(exc):
+                raise
             specs = ()
         found[impl.plugin_name] = [getattr(spec, "id", "?") for spec in specs]
     return found
