@@ -111,11 +111,12 @@ class Budget:
 
     ``seconds`` is the budget for one call (``None``: calls are not timed against
     anything) and ``limit`` how many overruns a plugin may have in one encounter
-    before it is switched off there (0: never). ``exempt`` names plugins that are
-    reported but never switched off (the built-ins: the rules themselves).
+    before it is switched off there (0: never). ``exempt`` names plugins that are only
+    logged, never reported nor switched off (the built-ins: the rules themselves).
+    The engine starts with no budget; the server sets its configured one.
     """
 
-    seconds: float | None = 0.25
+    seconds: float | None = None
     limit: int = 3
     exempt: frozenset[str] = frozenset()
 
@@ -136,13 +137,12 @@ class Budget:
             hook,
             budget_ms,
         )
-        if not isinstance(ctx, RuleContext) or ctx.read_only:
+        if not isinstance(ctx, RuleContext) or ctx.read_only or plugin in self.exempt:
             return
         ctx.emit(PluginOverran(plugin, hook, ms, budget_ms))
         state = ctx.state
         if (
             self.limit > 0
-            and plugin not in self.exempt
             and plugin not in state.disabled_plugins
             and state.plugin_overruns.get(plugin, 0) >= self.limit
         ):
