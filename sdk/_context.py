@@ -45,8 +45,10 @@ class RollModifier:
 
 @attrs.frozen
 class MoveRequest:
-    """A move asked for: ``feet`` in ``mode``; ``difficult`` if the ground is difficult;
-    ``squeeze`` if the way is one size too small; ``through`` the creatures crossed."""
+    """A move asked for: ``feet`` in ``mode`` and ``through`` the creatures crossed (the
+    client's request); ``difficult`` and ``squeeze`` are facts the server derived from
+    the arena and the state (difficult ground where the creature stands; squeezing),
+    never flags a client sent."""
 
     feet: int
     mode: str = "walk"
