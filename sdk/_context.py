@@ -92,6 +92,8 @@ class RuleContext:
         #: The skipped plugin contributions seen by a read-only context.
         self.plugin_errors: list[PluginErrorRecorded] = []
         self._failed: set[tuple[str, str]] = set()
+        #: Calls over the time budget seen by a read-only context: (plugin, hook, seconds).
+        self.overruns: list[tuple[str, str, float]] = []
 
     def plugin_failed(self, plugin: str, hook: str, error: str) -> None:
         """Note that ``plugin``'s ``hook`` failed and its contribution was skipped.

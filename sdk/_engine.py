@@ -299,11 +299,13 @@ class Engine:
         state: EncounterState,
         command: Command,
         plugin_errors: list[PluginErrorRecorded] | None = None,
+        overruns: list[tuple[str, str, float]] | None = None,
     ) -> CommandSpec:
         """Every check that does not need the handler: raises :class:`Refusal` or returns the spec.
 
         Raises :class:`PluginFailure` when plugin code run by the checks fails; the
-        skipped plugin contributions are added to ``plugin_errors`` when given.
+        skipped plugin contributions are added to ``plugin_errors`` when given, and the
+        plugin calls over the time budget, ``(plugin, hook, seconds)``, to ``overruns``.
         """
         spec = self.commands.get(command.type)
         if spec is None:
@@ -311,7 +313,7 @@ class Engine:
         if not isinstance(command.params, Mapping):
             raise Refusal("invalid_params", "A command's parameters must be an object.")
         _check_params(spec, command.params)
-        self._check_rules(state, spec, command, plugin_errors)
+        self._check_rules(state, spec, command, plugin_errors, overruns)
         return spec
 
     def _check_rules(
@@ -320,6 +322,7 @@ class Engine:
         spec: CommandSpec,
         command: Command,
         plugin_errors: list[PluginErrorRecorded] | None = None,
+        overruns: list[tuple[str, str, float]] | None = None,
     ) -> None:
         actor = command.actor
         if actor.role == "spectator":
@@ -349,7 +352,7 @@ class Engine:
                     "decision_pending",
                     f"Waiting for reactions to {mover}'s move before anyone acts.",
                 )
-            self._check_creature(state, spec, command, plugin_errors)
+            self._check_creature(state, spec, command, plugin_errors, overruns)
 
     def _check_creature(
         self,
@@ -357,8 +360,23 @@ class Engine:
         spec: CommandSpec,
         command: Command,
         plugin_errors: list[PluginErrorRecorded] | None,
+        overruns: list[tuple[str, str, float]] | None = None,
     ) -> None:
         ctx = self.context(state)
+        try:
+            self._check_creature_in(ctx, spec, command, plugin_errors)
+        finally:
+            if overruns is not None:
+                overruns.extend(ctx.overruns)
+
+    def _check_creature_in(
+        self,
+        ctx: RuleContext,
+        spec: CommandSpec,
+        command: Command,
+        plugin_errors: list[PluginErrorRecorded] | None,
+    ) -> None:
+        state = ctx.state
         creature = ctx.creature(command.params.get("creature"))
         if not command.actor.controls(creature):
             raise Refusal(
@@ -377,7 +395,7 @@ class Engine:
         if spec.needs_capable and creature.incapacitated:
             raise Refusal("incapacitated", f"{creature.name} is incapacitated and cannot act.")
         if spec.requires is not None:
-            unmet = self._requires(spec, state, creature)
+            unmet = self._requires(spec, state, creature, ctx)
             if unmet is not None:
                 raise Refusal(*unmet)
         self.pay(state, creature, spec)
@@ -388,12 +406,12 @@ class Engine:
             raise refusal
 
     def _requires(
-        self, spec: CommandSpec, state: EncounterState, creature: Creature
+        self, spec: CommandSpec, state: EncounterState, creature: Creature, ctx: RuleContext
     ) -> tuple[str, str] | None:
         """``spec.requires`` (plugin code): a failure refuses the command (:class:`PluginFailure`)."""
         assert spec.requires is not None
         return self._plugin_code(
-            spec, "the 'requires' check", _checked_requires, spec.requires, state, creature
+            spec, "the 'requires' check", _checked_requires, spec.requires, state, creature, ctx=ctx
         )
 
     def _plugin_code(
@@ -461,11 +479,14 @@ class Engine:
         from zonekeep.sdk._events import ActionTaken
 
         skipped: list[PluginErrorRecorded] = []
-        spec = self.check(state, command, skipped)
+        overruns: list[tuple[str, str, float]] = []
+        spec = self.check(state, command, skipped, overruns)
         command = _without_nulls(command)
         ctx = RuleContext(state.copy(), entropy or RandomEntropy(), self.hook, command.actor)
         for error in skipped:
             ctx.plugin_failed(error.plugin, error.hook, error.error)
+        for plugin, hook, took in overruns:  # seen by the checks: reported here
+            self.hook.budget.record(ctx, plugin, hook, took)
         if spec.who == "creature":
             creature = ctx.state.creatures[command.params["creature"]]
             cost = self.pay(ctx.state, creature, spec)

@@ -123,10 +123,10 @@ class Budget:
     def overran(self, ctx: object, plugin: str, hook: str, took: float) -> None:
         """Note that ``plugin``'s call of ``hook`` took ``took`` seconds, over budget.
 
-        Logged always; on a command's context also reported (``plugin_overran``), and
-        the plugin is switched off (``plugin_disabled``) at its ``limit``-th overrun.
-        A read-only context (a question, not a command) cannot record events: the
-        overrun is only logged there.
+        Logged always; on a command's context also reported (:meth:`record`). A
+        read-only context cannot record events: it keeps the overrun in its
+        ``overruns``, which the engine reports in the command that the check was for
+        (a question such as ``actions`` only logs it).
         """
         assert self.seconds is not None
         ms, budget_ms = round(took * 1000), round(self.seconds * 1000)
@@ -137,8 +137,18 @@ class Budget:
             hook,
             budget_ms,
         )
+        if isinstance(ctx, RuleContext) and ctx.read_only:
+            ctx.overruns.append((plugin, hook, took))
+            return
+        self.record(ctx, plugin, hook, took)
+
+    def record(self, ctx: object, plugin: str, hook: str, took: float) -> None:
+        """Report an overrun already logged on a command's context ``ctx``: the
+        ``plugin_overran`` event and, at the limit, ``plugin_disabled``."""
         if not isinstance(ctx, RuleContext) or ctx.read_only or plugin in self.exempt:
             return
+        assert self.seconds is not None
+        ms, budget_ms = round(took * 1000), round(self.seconds * 1000)
         ctx.emit(PluginOverran(plugin, hook, ms, budget_ms))
         state = ctx.state
         if (

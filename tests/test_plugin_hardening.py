@@ -171,3 +171,30 @@ def test_a_built_in_plugin_over_budget_is_only_logged(caplog: pytest.LogCaptureF
     assert events == (Moved("aria", 5, "walk", 5),)
     assert h.state.disabled_plugins == []
     assert "plugins must not block" in caplog.text
+
+
+class Hesitant:
+    """Its refusal hook (run by the checks, on a read-only context) blocks for 30 ms."""
+
+    @staticmethod
+    @hookimpl
+    def zonekeep_action_refusal(ctx: RuleContext) -> None:
+        time.sleep(0.03)
+
+
+def test_an_overrun_in_the_checks_is_reported_in_the_command_it_checked() -> None:
+    h = EncounterHarness(
+        [make("aria")],
+        plugins=[*load_default_plugins(), LoadedPlugin("hesitant", "1", IN_PROCESS, Hesitant)],
+    )
+    h.engine.set_hook_budget(0.01, 1)
+    h.start(initiative=[10])
+    # A question (the actions a creature has) cannot record it: logged only.
+    assert "move" in h.engine.available_actions(h.state, "aria", h.gm)
+    assert h.state.plugin_overruns == {}
+    events = h.send("move", creature="aria", feet=5)
+    assert [type(e) for e in events] == [PluginOverran, PluginDisabled, Moved]
+    overran = events[0]
+    assert isinstance(overran, PluginOverran)
+    assert (overran.plugin, overran.hook) == ("hesitant", "zonekeep_action_refusal")
+    assert h.send("move", creature="aria", feet=5) == (Moved("aria", 5, "walk", 5),)
