@@ -246,6 +246,13 @@ def _area_effect(ctx: RuleContext, cmd: Command) -> None:
     if "dc" in p and save is None:
         ctx.refuse("invalid_params", "A DC was given but no save; say which ability saves.")
     dc = p.get("dc", caster.spell_dc)
+    if dc != caster.spell_dc and not ctx.actor.is_gm:
+        # The DC is the caster's, from its sheet: only the GM may set another one.
+        ctx.refuse(
+            "invalid_params",
+            f"The save DC is {caster.name}'s spell DC ({caster.spell_dc}); only the GM can "
+            f"set another ({dc}).",
+        )
     if dc < 1:
         ctx.refuse("invalid_params", f"A save DC must be at least 1, not {dc}.")
 
@@ -493,7 +500,11 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
                     "creatures", False, "chosen targets that are unaffected but still count"
                 ),
                 "save": Param("string", False, "the saving throw's ability (str ... cha)"),
-                "dc": Param("integer", False, "the save DC (default: the caster's spell DC)"),
+                "dc": Param(
+                    "integer",
+                    False,
+                    "the save DC: the caster's spell DC (another one: the GM only)",
+                ),
                 "damage": Param("string", False, "damage dice, rolled once for everyone"),
                 "damage_type": Param("string", False, "the damage type (fire, cold, ...)"),
                 "half_on_save": Param(

@@ -8,6 +8,10 @@
 - A move may pass through an ally's or an incapacitated creature's space, and
   through an enemy's only when the two are at least two sizes apart. Nobody may
   willingly end a move in an occupied space.
+- What a move costs is the server's to know: difficult ground comes from the zone the
+  creature stands in (the arena), squeezing from its ``squeezing`` condition or an
+  over-capacity zone; the client asks only for the feet, the mode, the creatures it
+  crosses, and a run-up.
 - A jump (a long jump) covers up to the Strength score in feet after a run-up of at
   least 10 ft on foot right before it (``run_up``, walked and paid in the same
   move), half that from a standing start; it draws on the same budget, foot for
@@ -108,7 +112,9 @@ def _move(ctx: RuleContext, cmd: Command) -> None:
                 f"({other.size.label}): an enemy's space can be crossed only when the two "
                 "are at least two sizes apart.",
             )
-    difficult, squeeze = bool(p.get("difficult", False)), bool(p.get("squeeze", False))
+    # The server's to know (RULINGS.md): the ground of the zone the creature stands in,
+    # and whether it is squeezing (a crowded zone or a condition), never a client's flag.
+    difficult, squeeze = _difficult_ground(ctx, me), _squeezed(ctx, me)
     run_up = p.get("run_up", 0)
     if run_up and mode != "jump":
         ctx.refuse("invalid_params", "A run-up goes with a jump (mode 'jump').")
@@ -134,10 +140,6 @@ def _move(ctx: RuleContext, cmd: Command) -> None:
     if run_up:
         ctx.emit(Moved(me.id, run_up, "walk", run[0], run[1], ()))
     ctx.emit(Moved(me.id, feet, mode, cost, extra, through))
-    if move.squeeze and SQUEEZING not in me.conditions:
-        apply_condition(ctx, me.id, SQUEEZING, "moved through a narrow space")
-    elif not move.squeeze and SQUEEZING in me.conditions and not _crowded(ctx, me):
-        ctx.emit(ConditionRemoved(me.id, SQUEEZING, "out of the narrow space"))
 
 
 #: Feet moved on foot right before a jump that make it a running jump.
@@ -192,6 +194,17 @@ def _can_drop(state: EncounterState, me: Creature) -> tuple[str, str] | None:
     return None
 
 
+def _difficult_ground(ctx: RuleContext, me: Creature) -> bool:
+    """Whether the zone ``me`` stands in is difficult terrain, as the arena says."""
+    arena = ctx.state.arena
+    return me.zone is not None and arena.has_zone(me.zone) and arena.zone(me.zone).difficult
+
+
+def _squeezed(ctx: RuleContext, me: Creature) -> bool:
+    """Whether ``me`` moves squeezed: it is ``squeezing`` or its zone is over capacity."""
+    return SQUEEZING in me.conditions or _crowded(ctx, me)
+
+
 def _crowded(ctx: RuleContext, me: Creature) -> bool:
     """Whether ``me`` stands in a zone over its capacity (where everyone squeezes)."""
     s = ctx.state
@@ -224,13 +237,12 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "move",
             _move,
-            "Move some feet in one mode, paying for difficult ground, crawling and squeezing.",
+            "Move some feet in one mode; the server charges difficult ground, crawling and "
+            "squeezing from the arena and the state.",
             {
                 "creature": creature,
                 "feet": Param("integer", True, "distance in feet"),
                 "mode": Param("string", False, "walk (default), climb, swim, fly, jump or crawl"),
-                "difficult": Param("boolean", False, "the ground is difficult terrain"),
-                "squeeze": Param("boolean", False, "the way is a size too narrow"),
                 "through": Param("creatures", False, "creatures whose space is crossed"),
                 "end_in": Param("creature", False, "a creature whose space the move ends in"),
                 "run_up": Param(

@@ -1244,6 +1244,9 @@ SNAPSHOT_FIELDS: dict[str, str] = {
     "plain_overlaps": "`[creature, condition]` pairs held plainly (the roster, a "
     "`condition_applied`) while an effect also gives them: when the last such effect "
     "ends, the condition stays.",
+    "plugin_overruns": "Calls over the server's time budget so far, per plugin name "
+    "(`plugin_overran` events).",
+    "disabled_plugins": "Plugins switched off for this encounter (`plugin_disabled`), in order.",
     "seq": "The seq of the last event included.",
 }
 

@@ -29,7 +29,7 @@ from ._conditions import (
     declared_asset_tags,
     declared_conditions,
 )
-from ._context import MoveRequest, RollModifier, RollRequest, RuleContext
+from ._context import MoveRequest, ReadOnlyContext, RollModifier, RollRequest, RuleContext
 from ._dice import (
     DiceError,
     Entropy,
@@ -109,7 +109,9 @@ from ._events import (
     NoteAdded,
     NoteRemoved,
     OverrideApplied,
+    PluginDisabled,
     PluginErrorRecorded,
+    PluginOverran,
     PositionLeft,
     PositionsEstablished,
     PositionTaken,
@@ -300,13 +302,16 @@ __all__ = [
     "OverrideApplied",
     "Param",
     "Phase",
+    "PluginDisabled",
     "PluginErrorRecorded",
     "PluginInfo",
+    "PluginOverran",
     "PositionEffect",
     "PositionLeft",
     "PositionTaken",
     "PositionsEstablished",
     "RandomEntropy",
+    "ReadOnlyContext",
     "Readied",
     "ReadiedCleared",
     "Refusal",

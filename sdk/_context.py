@@ -45,14 +45,21 @@ class RollModifier:
 
 @attrs.frozen
 class MoveRequest:
-    """A move asked for: ``feet`` in ``mode``; ``difficult`` if the ground is difficult;
-    ``squeeze`` if the way is one size too small; ``through`` the creatures crossed."""
+    """A move asked for: ``feet`` in ``mode`` and ``through`` the creatures crossed (the
+    client's request); ``difficult`` and ``squeeze`` are facts the server derived from
+    the arena and the state (difficult ground where the creature stands; squeezing),
+    never flags a client sent."""
 
     feet: int
     mode: str = "walk"
     difficult: bool = False
     squeeze: bool = False
     through: tuple[str, ...] = ()
+
+
+class ReadOnlyContext(RuntimeError):
+    """A rule tried to :meth:`RuleContext.emit` on a read-only context: a plugin bug,
+    blamed on that plugin like any other exception it raises."""
 
 
 class RuleContext:
@@ -85,6 +92,8 @@ class RuleContext:
         #: The skipped plugin contributions seen by a read-only context.
         self.plugin_errors: list[PluginErrorRecorded] = []
         self._failed: set[tuple[str, str]] = set()
+        #: Calls over the time budget seen by a read-only context: (plugin, hook, seconds).
+        self.overruns: list[tuple[str, str, float]] = []
 
     def plugin_failed(self, plugin: str, hook: str, error: str) -> None:
         """Note that ``plugin``'s ``hook`` failed and its contribution was skipped.
@@ -103,7 +112,16 @@ class RuleContext:
             self.emit(event)
 
     def emit(self, *events: Event) -> None:
-        """Apply ``events`` to the working state and record them, in order."""
+        """Apply ``events`` to the working state and record them, in order.
+
+        Raises :class:`ReadOnlyContext` on a read-only context (a question such as
+        "which actions are available?", asked over the live state): nothing is applied,
+        and the engine treats the emitting plugin as failed.
+        """
+        if self.read_only:
+            raise ReadOnlyContext(
+                f"emit() on a read-only rule context ({', '.join(type(e).__name__ for e in events)})"
+            )
         for event in events:
             apply_event(self.state, event)
             self.events.append(event)

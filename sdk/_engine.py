@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import pairwise
+from time import perf_counter
 from typing import Any, TypeVar
 
 import attrs
@@ -30,7 +31,15 @@ from ._context import RuleContext
 from ._dice import Entropy, RandomEntropy
 from ._errors import Refusal
 from ._events import EncounterCreated, EncounterEnded, Event, PluginErrorRecorded
-from ._isolation import PASS_THROUGH, PluginFailure, SafeHooks, declared_commands, wrappers
+from ._isolation import (
+    PASS_THROUGH,
+    Budget,
+    PluginFailure,
+    SafeHooks,
+    declared_commands,
+    is_plugin_failure,
+    wrappers,
+)
 from ._json import json_kind
 from ._loading import (
     BUILT_IN,
@@ -167,8 +176,10 @@ class Engine:
     def __init__(self, plugins: Iterable[object] | None = None) -> None:
         loaded = _loaded(plugins)
         self.pm = make_plugin_manager(loaded)
-        #: The hooks, each call isolated per plugin (see :mod:`._isolation`).
-        self.hook = SafeHooks(self.pm)
+        #: The hooks, each call isolated per plugin and timed (see :mod:`._isolation`).
+        self.hook = SafeHooks(
+            self.pm, Budget(exempt=frozenset(p.name for p in loaded if p.source == BUILT_IN))
+        )
         self.commands: dict[str, CommandSpec] = {}
         owners: dict[str, str] = {}
         sources = {p.name: p.source for p in loaded}
@@ -196,13 +207,22 @@ class Engine:
             self.asset_tags = declared_asset_tags(self.pm, who)
         except (ConditionConflict, AssetTagConflict) as exc:
             raise PluginConflict(str(exc)) from None
-        except Exception as exc:  # a plugin's zonekeep_conditions failed: do not start
+        except BaseException as exc:  # a plugin's zonekeep_conditions failed: do not start
+            if not is_plugin_failure(exc):
+                raise
             raise PluginLoadError([f"declaring conditions failed: {exc!r}"]) from None
         #: What runs, in load order, each with the commands it adds (see ``describe_plugins``).
         self.plugins: tuple[LoadedPlugin, ...] = tuple(
             attrs.evolve(p, commands=tuple(c for c, o in owners.items() if o == p.name))
             for p in loaded
         )
+
+    def set_hook_budget(self, seconds: float | None, overruns: int) -> None:
+        """Hold every call of plugin code to ``seconds`` (``None``: no budget); a
+        third-party plugin over it ``overruns`` times in one encounter (0: never) is
+        switched off there. The server passes its config here."""
+        self.hook.budget.seconds = seconds
+        self.hook.budget.limit = overruns
 
     @classmethod
     def from_config(cls, enabled: Iterable[str] = (), disabled: Iterable[str] = ()) -> Engine:
@@ -279,11 +299,13 @@ class Engine:
         state: EncounterState,
         command: Command,
         plugin_errors: list[PluginErrorRecorded] | None = None,
+        overruns: list[tuple[str, str, float]] | None = None,
     ) -> CommandSpec:
         """Every check that does not need the handler: raises :class:`Refusal` or returns the spec.
 
         Raises :class:`PluginFailure` when plugin code run by the checks fails; the
-        skipped plugin contributions are added to ``plugin_errors`` when given.
+        skipped plugin contributions are added to ``plugin_errors`` when given, and the
+        plugin calls over the time budget, ``(plugin, hook, seconds)``, to ``overruns``.
         """
         spec = self.commands.get(command.type)
         if spec is None:
@@ -291,7 +313,7 @@ class Engine:
         if not isinstance(command.params, Mapping):
             raise Refusal("invalid_params", "A command's parameters must be an object.")
         _check_params(spec, command.params)
-        self._check_rules(state, spec, command, plugin_errors)
+        self._check_rules(state, spec, command, plugin_errors, overruns)
         return spec
 
     def _check_rules(
@@ -300,6 +322,7 @@ class Engine:
         spec: CommandSpec,
         command: Command,
         plugin_errors: list[PluginErrorRecorded] | None = None,
+        overruns: list[tuple[str, str, float]] | None = None,
     ) -> None:
         actor = command.actor
         if actor.role == "spectator":
@@ -312,6 +335,14 @@ class Engine:
                 f"'{spec.id}' can be used during {' or '.join(spec.phases)}; "
                 f"the encounter is at the {state.phase} step.",
             )
+        owner = self.command_owners.get(spec.id, "?")
+        if owner in state.disabled_plugins:
+            raise PluginFailure(
+                owner,
+                "zonekeep_commands",
+                RuntimeError("switched off in this encounter: it kept taking too long"),
+                f"'{spec.id}'",
+            )
         if spec.who == "gm" and not actor.is_gm:
             raise Refusal("gm_only", f"Only the GM can use '{spec.id}'.")
         if spec.who == "creature":
@@ -321,7 +352,7 @@ class Engine:
                     "decision_pending",
                     f"Waiting for reactions to {mover}'s move before anyone acts.",
                 )
-            self._check_creature(state, spec, command, plugin_errors)
+            self._check_creature(state, spec, command, plugin_errors, overruns)
 
     def _check_creature(
         self,
@@ -329,8 +360,23 @@ class Engine:
         spec: CommandSpec,
         command: Command,
         plugin_errors: list[PluginErrorRecorded] | None,
+        overruns: list[tuple[str, str, float]] | None = None,
     ) -> None:
         ctx = self.context(state)
+        try:
+            self._check_creature_in(ctx, spec, command, plugin_errors)
+        finally:
+            if overruns is not None:
+                overruns.extend(ctx.overruns)
+
+    def _check_creature_in(
+        self,
+        ctx: RuleContext,
+        spec: CommandSpec,
+        command: Command,
+        plugin_errors: list[PluginErrorRecorded] | None,
+    ) -> None:
+        state = ctx.state
         creature = ctx.creature(command.params.get("creature"))
         if not command.actor.controls(creature):
             raise Refusal(
@@ -349,7 +395,7 @@ class Engine:
         if spec.needs_capable and creature.incapacitated:
             raise Refusal("incapacitated", f"{creature.name} is incapacitated and cannot act.")
         if spec.requires is not None:
-            unmet = self._requires(spec, state, creature)
+            unmet = self._requires(spec, state, creature, ctx)
             if unmet is not None:
                 raise Refusal(*unmet)
         self.pay(state, creature, spec)
@@ -360,29 +406,49 @@ class Engine:
             raise refusal
 
     def _requires(
-        self, spec: CommandSpec, state: EncounterState, creature: Creature
+        self, spec: CommandSpec, state: EncounterState, creature: Creature, ctx: RuleContext
     ) -> tuple[str, str] | None:
         """``spec.requires`` (plugin code): a failure refuses the command (:class:`PluginFailure`)."""
         assert spec.requires is not None
         return self._plugin_code(
-            spec, "the 'requires' check", _checked_requires, spec.requires, state, creature
+            spec, "the 'requires' check", _checked_requires, spec.requires, state, creature, ctx=ctx
         )
 
-    def _plugin_code(self, spec: CommandSpec, what: str, fn: Callable[..., _T], *args: Any) -> _T:
+    def _plugin_code(
+        self,
+        spec: CommandSpec,
+        what: str,
+        fn: Callable[..., _T],
+        *args: Any,
+        ctx: RuleContext | None = None,
+    ) -> _T:
         """Call plugin code of command ``spec`` (``what`` names it in the error): an
-        exception from it becomes a :class:`PluginFailure` of the plugin that owns the
-        command; refusals and cancellation pass through."""
+        exception from it (``SystemExit`` included, see
+        :func:`~zonekeep.sdk._isolation.is_plugin_failure`) becomes a
+        :class:`PluginFailure` of the plugin that owns the command; refusals and
+        cancellation pass through. The call is timed against the budget; ``ctx`` is
+        the command's context, where an overrun is recorded."""
+        owner = self.command_owners.get(spec.id, "?")
+        start = perf_counter()
+        budget = self.hook.budget.seconds
         try:
             return fn(*args)
         except PASS_THROUGH:
             raise
-        except Exception as exc:
+        except BaseException as exc:
+            if not is_plugin_failure(exc):
+                raise
             raise PluginFailure(
-                self.command_owners.get(spec.id, "?"),
+                owner,
                 "zonekeep_commands",
                 exc,
                 f"{what} of '{spec.id}'",
             ) from exc
+        finally:
+            if budget is not None:
+                took = perf_counter() - start
+                if took > budget:
+                    self.hook.budget.overran(ctx, owner, "zonekeep_commands", took)
 
     def pay(self, state: EncounterState, creature: Creature, spec: CommandSpec) -> str:
         """The cost ``creature`` would pay for ``spec`` now, or a refusal naming the lack."""
@@ -413,18 +479,21 @@ class Engine:
         from zonekeep.sdk._events import ActionTaken
 
         skipped: list[PluginErrorRecorded] = []
-        spec = self.check(state, command, skipped)
+        overruns: list[tuple[str, str, float]] = []
+        spec = self.check(state, command, skipped, overruns)
         command = _without_nulls(command)
         ctx = RuleContext(state.copy(), entropy or RandomEntropy(), self.hook, command.actor)
         for error in skipped:
             ctx.plugin_failed(error.plugin, error.hook, error.error)
+        for plugin, hook, took in overruns:  # seen by the checks: reported here
+            self.hook.budget.record(ctx, plugin, hook, took)
         if spec.who == "creature":
             creature = ctx.state.creatures[command.params["creature"]]
             cost = self.pay(ctx.state, creature, spec)
             ctx.paid = cost
             if cost not in ("free", "movement"):
                 ctx.emit(ActionTaken(creature.id, spec.id, cost))
-        self._plugin_code(spec, "the handler", spec.handler, ctx, command)
+        self._plugin_code(spec, "the handler", spec.handler, ctx, command, ctx=ctx)
         self._check_end(ctx)
         return Outcome(tuple(ctx.events), ctx.state)
 
@@ -460,7 +529,9 @@ def _declared_by(engine: Engine, hook: str) -> dict[str, list[str]]:
     for impl in getattr(engine.pm.hook, hook).get_hookimpls():
         try:
             specs = impl.function() or ()
-        except Exception:  # the engine already refused failing declarations at start
+        except BaseException as exc:  # the engine already refused failing declarations at start
+            if not is_plugin_failure(exc):
+                raise
             specs = ()
         found[impl.plugin_name] = [getattr(spec, "id", "?") for spec in specs]
     return found

@@ -750,3 +750,34 @@ class PluginErrorRecorded(Event):
     plugin: str
     hook: str
     error: str
+
+
+@event_type("plugin_overran")
+@attrs.frozen
+class PluginOverran(Event):
+    """One call of a plugin's hook or command handler took longer than the server's time
+    budget for a call (it blocked every encounter meanwhile); only the GM sees this event.
+
+    ``plugin`` is the plugin's registered name, ``hook`` the hook (``zonekeep_commands``
+    for a command handler), ``ms`` how long the call took and ``budget_ms`` the budget,
+    both in whole milliseconds. The state counts these per plugin
+    (``EncounterState.plugin_overruns``).
+    """
+
+    plugin: str
+    hook: str
+    ms: int
+    budget_ms: int
+
+
+@event_type("plugin_disabled")
+@attrs.frozen
+class PluginDisabled(Event):
+    """A plugin is switched off for the rest of this encounter: its hooks are skipped and its commands refused.
+
+    ``plugin`` is the plugin's registered name and ``reason`` why, in a sentence (it
+    kept overrunning the server's time budget). Replaying the log keeps it off.
+    """
+
+    plugin: str
+    reason: str

@@ -73,7 +73,8 @@ def zonekeep_action_refusal(
     seat and cost checks), and for every command when listing what a creature may
     do now (:meth:`Engine.available_actions`).
 
-    :param ctx: the rule context; read ``ctx.state``, do not emit.
+    :param ctx: the rule context, read-only (``ctx.read_only``); read ``ctx.state``:
+        ``ctx.emit`` raises there, and counts as this plugin's failure.
     :param creature: the creature that would act.
     :param spec: the command it would use.
     :return: a :class:`Refusal` to forbid it, or ``None`` to allow it.

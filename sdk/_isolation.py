@@ -24,19 +24,33 @@ them at start). A :class:`~zonekeep.sdk.Refusal` is the rules' normal way to say
 and passes through unchanged, as does a :class:`PluginFailure` raised further down.
 Nothing else does: the harness (:mod:`zonekeep.sdk.testing`) itself turns a failure
 caused by its scripted dice running out back into :class:`~zonekeep.sdk.ScriptExhausted`.
+
+"Raises" means any :class:`BaseException` a plugin can raise on purpose, ``SystemExit``
+included (:func:`is_plugin_failure`): only ``KeyboardInterrupt`` (the operator's
+Ctrl-C, which the event loop may deliver while plugin code runs), ``GeneratorExit``
+and the event loop's own cancellation pass through untouched.
+
+Every call is timed (:class:`Budget`): one that takes longer than the budget is
+reported to the GM (``plugin_overran``), and a plugin that overruns it ``limit``
+times in one encounter is switched off there (``plugin_disabled``): its
+implementations are skipped from then on (see docs/plugins.md, "Plugins must not
+block").
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from time import perf_counter
 from typing import Any
 
+import attrs
 import pluggy
 
 from ._commands import CommandSpec
 from ._context import RollModifier, RuleContext
 from ._errors import Refusal
+from ._events import PluginDisabled, PluginOverran
 from ._loading import PluginLoadError
 
 log = logging.getLogger("zonekeep.plugins")
@@ -65,6 +79,92 @@ class PluginFailure(Exception):
 #: Exceptions that are not a plugin's failure: the rules refusing, and a failure further
 #: down (already blamed on its plugin).
 PASS_THROUGH: tuple[type[Exception], ...] = (Refusal, PluginFailure)
+
+
+def is_plugin_failure(error: BaseException) -> bool:
+    """Whether ``error``, raised by plugin code, is that plugin's failure (contained).
+
+    Every :class:`Exception` is, and so is ``SystemExit`` (``sys.exit()`` in a handler
+    any player can reach must not stop the server) and any other ``BaseException`` a
+    plugin defines. Not contained, so they go on up: ``KeyboardInterrupt`` (the
+    operator's Ctrl-C: the event loop may raise it inside whatever code is running,
+    plugin code included), ``GeneratorExit`` (a generator being closed) and the event
+    loop's own cancellation (trio's ``Cancelled``, recognised by its module: the sdk
+    does not import trio). A group of exceptions is contained only if all its members are.
+    """
+    if isinstance(error, Exception):
+        return not isinstance(error, BaseExceptionGroup) or all(
+            is_plugin_failure(e) for e in error.exceptions
+        )
+    if isinstance(error, KeyboardInterrupt | GeneratorExit):
+        return False
+    if type(error).__module__.partition(".")[0] == "trio":
+        return False
+    if isinstance(error, BaseExceptionGroup):
+        return all(is_plugin_failure(e) for e in error.exceptions)
+    return True
+
+
+@attrs.define
+class Budget:
+    """The time a single call of plugin code may take, and how often it may overrun.
+
+    ``seconds`` is the budget for one call (``None``: calls are not timed against
+    anything) and ``limit`` how many overruns a plugin may have in one encounter
+    before it is switched off there (0: never). ``exempt`` names plugins that are only
+    logged, never reported nor switched off (the built-ins: the rules themselves).
+    The engine starts with no budget; the server sets its configured one.
+    """
+
+    seconds: float | None = None
+    limit: int = 3
+    exempt: frozenset[str] = frozenset()
+
+    def overran(self, ctx: object, plugin: str, hook: str, took: float) -> None:
+        """Note that ``plugin``'s call of ``hook`` took ``took`` seconds, over budget.
+
+        Logged always; on a command's context also reported (:meth:`record`). A
+        read-only context cannot record events: it keeps the overrun in its
+        ``overruns``, which the engine reports in the command that the check was for
+        (a question such as ``actions`` only logs it).
+        """
+        assert self.seconds is not None
+        ms, budget_ms = round(took * 1000), round(self.seconds * 1000)
+        log.warning(
+            "plugin %r took %d ms in %s (the budget is %d ms): plugins must not block",
+            plugin,
+            ms,
+            hook,
+            budget_ms,
+        )
+        if isinstance(ctx, RuleContext) and ctx.read_only:
+            ctx.overruns.append((plugin, hook, took))
+            return
+        self.record(ctx, plugin, hook, took)
+
+    def record(self, ctx: object, plugin: str, hook: str, took: float) -> None:
+        """Report an overrun already logged on a command's context ``ctx``: the
+        ``plugin_overran`` event and, at the limit, ``plugin_disabled``."""
+        if not isinstance(ctx, RuleContext) or ctx.read_only or plugin in self.exempt:
+            return
+        assert self.seconds is not None
+        ms, budget_ms = round(took * 1000), round(self.seconds * 1000)
+        ctx.emit(PluginOverran(plugin, hook, ms, budget_ms))
+        state = ctx.state
+        if (
+            self.limit > 0
+            and plugin not in state.disabled_plugins
+            and state.plugin_overruns.get(plugin, 0) >= self.limit
+        ):
+            log.warning("plugin %r is disabled for encounter %r", plugin, state.id)
+            ctx.emit(
+                PluginDisabled(
+                    plugin,
+                    f"Plugin {plugin!r} took longer than {budget_ms} ms "
+                    f"{state.plugin_overruns[plugin]} times; it is switched off for the "
+                    "rest of this encounter.",
+                )
+            )
 
 
 class WrongShape(TypeError):
@@ -175,9 +275,10 @@ def describe(error: BaseException) -> str:
 class SafeHookCaller:
     """One hook, called implementation by implementation under the hook's policy."""
 
-    def __init__(self, name: str, caller: pluggy.HookCaller) -> None:
+    def __init__(self, name: str, caller: pluggy.HookCaller, budget: Budget | None = None) -> None:
         self.name = name
         self._caller = caller
+        self._budget = budget or Budget()
         spec = caller.spec
         self._firstresult = bool(spec.opts.get("firstresult")) if spec is not None else False
         self._policy = policy(name)
@@ -208,40 +309,65 @@ class SafeHookCaller:
     def __call__(self, **kwargs: Any) -> Any:
         results: list[object] = []
         check = self._check
+        ctx = kwargs.get("ctx")
+        disabled = ctx.state.disabled_plugins if isinstance(ctx, RuleContext) else ()
+        budget = self._budget.seconds
         for function, argnames, kwargnames, plugin_name in self._current():
+            if disabled and plugin_name in disabled:
+                continue
             args = [kwargs[a] for a in argnames]
             extra = {k: kwargs[k] for k in kwargnames if k in kwargs} if kwargnames else {}
+            start = perf_counter()
             try:
                 value = function(*args, **extra)
-                if check is not None:
-                    value = check(value)
             except PASS_THROUGH:
+                self._timed(start, budget, ctx, plugin_name)
                 raise
-            except Exception as exc:
+            except BaseException as exc:
+                if not is_plugin_failure(exc):
+                    raise
+                self._timed(start, budget, ctx, plugin_name)
                 if self._policy == "skip":
                     _record(kwargs, plugin_name, self.name, exc)
                     continue
                 raise PluginFailure(plugin_name, self.name, exc) from exc
+            self._timed(start, budget, ctx, plugin_name)
+            if check is not None:
+                try:
+                    value = check(value)
+                except WrongShape as exc:
+                    if self._policy == "skip":
+                        _record(kwargs, plugin_name, self.name, exc)
+                        continue
+                    raise PluginFailure(plugin_name, self.name, exc) from exc
             if value is not None:
                 results.append(value)
                 if self._firstresult:
                     return value
         return None if self._firstresult else results
 
+    def _timed(self, start: float, budget: float | None, ctx: object, plugin: str) -> None:
+        if budget is not None:
+            took = perf_counter() - start
+            if took > budget:
+                self._budget.overran(ctx, plugin, self.name, took)
+
 
 class SafeHooks:
     """Like ``pluggy.PluginManager.hook``, with every call isolated per implementation."""
 
-    def __init__(self, pm: pluggy.PluginManager) -> None:
+    def __init__(self, pm: pluggy.PluginManager, budget: Budget | None = None) -> None:
         self._pm = pm
         self._callers: dict[str, SafeHookCaller] = {}
+        #: The time budget every call is held to (shared by all the hooks).
+        self.budget = budget or Budget()
 
     def __getattr__(self, name: str) -> SafeHookCaller:
         if name.startswith("_"):
             raise AttributeError(name)
         caller = self._callers.get(name)
         if caller is None:
-            caller = SafeHookCaller(name, getattr(self._pm.hook, name))
+            caller = SafeHookCaller(name, getattr(self._pm.hook, name), self.budget)
             self._callers[name] = caller
             # Later look-ups find it in the instance dict, without __getattr__.
             self.__dict__[name] = caller
@@ -278,7 +404,9 @@ def declared_commands(
             bad = [s for s in items if not isinstance(s, CommandSpec)]
             if bad:
                 raise WrongShape(f"declared {_short(bad[0])}; expected CommandSpec objects")
-        except Exception as exc:
+        except BaseException as exc:
+            if not is_plugin_failure(exc):
+                raise
             raise PluginLoadError(
                 [f"plugin {who(impl.plugin_name)} failed in zonekeep_commands: {exc!r}"]
             ) from exc

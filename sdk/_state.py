@@ -102,6 +102,10 @@ class EncounterState:
     #: ``(creature, condition)`` pairs held plainly (the roster, a ``condition_applied``)
     #: while an effect also gives them: when the last such effect ends, the condition stays.
     plain_overlaps: list[tuple[str, str]] = attrs.field(factory=list)
+    #: Calls over the server's time budget so far, per plugin (``plugin_overran``).
+    plugin_overruns: dict[str, int] = attrs.field(factory=dict)
+    #: Plugins switched off for this encounter (``plugin_disabled``), in order.
+    disabled_plugins: list[str] = attrs.field(factory=list)
     seq: int = 0
 
     @property
@@ -218,6 +222,8 @@ _COPY_PLANS: dict[str, dict[str, str]] = {
         "notes": "dict",
         "condition_effects": "dict",
         "plain_overlaps": "list",
+        "plugin_overruns": "dict",
+        "disabled_plugins": "list",
     },
 }
 
@@ -790,6 +796,17 @@ def _note_added(s: EncounterState, e: ev.NoteAdded) -> None:
 @reducer(ev.NoteRemoved)
 def _note_removed(s: EncounterState, e: ev.NoteRemoved) -> None:
     s.notes.pop(e.note, None)
+
+
+@reducer(ev.PluginOverran)
+def _plugin_overran(s: EncounterState, e: ev.PluginOverran) -> None:
+    s.plugin_overruns[e.plugin] = s.plugin_overruns.get(e.plugin, 0) + 1
+
+
+@reducer(ev.PluginDisabled)
+def _plugin_disabled(s: EncounterState, e: ev.PluginDisabled) -> None:
+    if e.plugin not in s.disabled_plugins:
+        s.disabled_plugins.append(e.plugin)
 
 
 # -- copiers (built once, after the classes) -------------------------------------------------------

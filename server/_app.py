@@ -72,6 +72,9 @@ class ZonekeepServer:
         self.engine = engine or Engine.from_config(
             self.config.plugins_enabled, self.config.plugins_disabled
         )
+        self.engine.set_hook_budget(
+            self.config.plugin_call_budget_seconds or None, self.config.plugin_overrun_limit
+        )
         self.registry = Registry(
             self.config, self.engine, store if store is not None else InMemoryStore(), entropy
         )

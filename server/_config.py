@@ -108,6 +108,13 @@ class ServerConfig:
     #: Seconds between two full collections of everything (one pause as long as a
     #: full collection of the heap; logged); 0 never.
     gc_full_seconds: float = attrs.field(default=3600.0, validator=_not_negative)
+    #: Seconds one call of a plugin's code (a hook or a command handler) may take: one
+    #: over it is logged and reported to the GM (``plugin_overran``); 0 turns this off.
+    #: Plugins must not block: every encounter waits while one runs (docs/plugins.md).
+    plugin_call_budget_seconds: float = attrs.field(default=0.25, validator=_not_negative)
+    #: Overruns after which a third-party plugin is switched off for that encounter
+    #: (``plugin_disabled``); 0 never switches one off.
+    plugin_overrun_limit: int = attrs.field(default=3, validator=attrs.validators.ge(0))
 
 
 def load_config(path: str | Path) -> ServerConfig:

@@ -59,7 +59,9 @@ def event_for(event: dict[str, Any], state: EncounterState, full: bool) -> dict[
     if full:
         return event
     kind = event.get("type")
-    if kind == "plugin_error" or (kind == "note_added" and event["note"].get("hidden")):
+    if kind in ("plugin_error", "plugin_overran") or (
+        kind == "note_added" and event["note"].get("hidden")
+    ):
         return HIDDEN_EVENT
     ids = hidden_ids(state)
     if not ids:

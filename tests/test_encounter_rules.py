@@ -15,6 +15,7 @@ from helpers import left, make
 
 from zonekeep.sdk import (
     ActionTaken,
+    Arena,
     AttackMade,
     CommandSpec,
     ConditionApplied,
@@ -24,6 +25,7 @@ from zonekeep.sdk import (
     EncounterOptions,
     InitiativeRolled,
     Interacted,
+    Link,
     Moved,
     MovementSpent,
     Param,
@@ -31,6 +33,7 @@ from zonekeep.sdk import (
     Size,
     SurpriseEnded,
     TurnStarted,
+    Zone,
     can_pass_through,
     can_surround,
     hookimpl,
@@ -40,6 +43,27 @@ from zonekeep.sdk._context import RollRequest
 from zonekeep.sdk.testing import EncounterHarness
 
 ALICE = EncounterHarness.player("player-aria")
+
+
+def mud_and_yard() -> Arena:
+    """Two zones side by side: ``mud`` (difficult terrain, says the arena) and ``yard``."""
+    return Arena(
+        id="mud",
+        name="Mud and yard",
+        zones=(Zone(id="mud", name="Mud", size=30, difficult=True), Zone("yard", "Yard", 30)),
+        links=(Link("mud", "yard", "beside"),),
+    )
+
+
+def yard_duel() -> EncounterHarness:
+    """:func:`duel` in :func:`mud_and_yard`, both in the yard (plain ground)."""
+    h = EncounterHarness(
+        [make("aria", dex=3, zone="yard"), make("gob", "foes", dex=1, hp=10, zone="yard")],
+        arena=mud_and_yard(),
+    )
+    h.start(initiative=[15, 10])
+    assert h.state.active == "aria"
+    return h
 
 
 def duel(**kw: object) -> EncounterHarness:
@@ -454,12 +478,17 @@ def test_rule6_flying_needs_a_fly_speed() -> None:
 
 
 def test_rule6_difficult_terrain_costs_one_extra_foot_and_never_stacks() -> None:
-    h = EncounterHarness([make("aria", dex=3), make("gob", "foes", size=Size.TINY)])
+    h = EncounterHarness(
+        [make("aria", dex=3, zone="mud"), make("gob", "foes", size=Size.TINY, zone="mud")],
+        arena=mud_and_yard(),
+    )
     h.start(initiative=[15, 10])
-    h.send("move", creature="aria", feet=5, difficult=True)
+    # The arena says the mud is difficult: the client sends no flag for it.
+    h.send("move", creature="aria", feet=5)
     assert left(h) == 20
+    assert h.events[-1] == Moved("aria", 5, "walk", 10, ("difficult",))
     # Difficult ground *and* an enemy's space (also difficult): still one extra foot per foot.
-    h.send("move", creature="aria", feet=5, difficult=True, through=["gob"])
+    h.send("move", creature="aria", feet=5, through=["gob"])
     assert left(h) == 10
     assert h.events[-1] == Moved("aria", 5, "walk", 10, ("difficult",), ("gob",))
 
@@ -503,11 +532,12 @@ def test_rule7_speed_zero_can_neither_drop_prone_nor_stand() -> None:
 
 
 def test_rule7_crawling_costs_double_and_triple_in_difficult_terrain() -> None:
-    h = duel()
+    h = yard_duel()
     h.send("drop_prone", creature="aria")
     h.send("move", creature="aria", feet=5, mode="crawl")
     assert left(h) == 20
-    h.send("move", creature="aria", feet=5, mode="crawl", difficult=True)
+    h.send("move_to_zone", creature="aria", zone="mud")  # difficult ground
+    h.send("move", creature="aria", feet=5, mode="crawl")
     assert left(h) == 5
     assert h.events[-1] == Moved("aria", 5, "crawl", 15, ("crawling", "difficult"))
     assert h.refused("move", creature="aria", feet=5, mode="climb").code == "cannot_move"
@@ -597,19 +627,25 @@ def test_rule9_space_by_size() -> None:
 
 
 def test_rule10_squeezing_costs_an_extra_foot_per_foot() -> None:
-    h = duel()
-    h.send("move", creature="aria", feet=5, squeeze=True)
-    assert left(h) == 20
-    assert h.creature("aria").has("squeezing")
-    h.send("move", creature="aria", feet=5, squeeze=True, difficult=True)
-    assert left(h) == 5  # 3 ft per foot: squeezing and difficult both apply
+    h = yard_duel()
+    # Squeezing is the state's to say (a crowded zone, or the GM), never a client flag.
+    h.send("grant_condition", creature="aria", condition="squeezing")
     h.send("move", creature="aria", feet=5)
-    assert not h.creature("aria").has("squeezing")
+    assert left(h) == 20
+    assert h.events[-1] == Moved("aria", 5, "walk", 10, ("squeezing",))
+    h.send("move_to_zone", creature="aria", zone="mud")  # (leaving the yard ends it)
+    h.send("grant_condition", creature="aria", condition="squeezing")
+    h.send("move", creature="aria", feet=5)
+    assert left(h) == 5  # 3 ft per foot: squeezing and difficult both apply
+    h.send("remove_condition", creature="aria", condition="squeezing")
+    h.send("move", creature="aria", feet=2)
+    assert h.events[-1] == Moved("aria", 2, "walk", 4, ("difficult",))  # the mud alone
+    assert left(h) == 1
 
 
 def test_rule10_a_squeezing_creature_attacks_with_disadvantage() -> None:
     h = duel()
-    h.send("move", creature="aria", feet=5, squeeze=True)
+    h.send("grant_condition", creature="aria", condition="squeezing")
     h.rolls(18, 3).send("attack", creature="aria", target="gob")
     made = h.of_type(AttackMade)[-1]
     assert made.roll.advantage == "disadvantage"

@@ -13,7 +13,9 @@ from zonekeep.sdk import (
     Attack,
     Creature,
     Event,
+    PluginDisabled,
     PluginErrorRecorded,
+    PluginOverran,
     Rewound,
     Size,
 )
@@ -34,6 +36,11 @@ HAND_MADE: dict[str, Event] = {"rewound": Rewound(to_seq=3, by="gm")}
 #: (``plugin_error`` is recorded only when a plugin's hook fails.)
 HAND_MADE["plugin_error"] = PluginErrorRecorded(
     "zonekeep-hazards", "zonekeep_roll_modifiers", "ZeroDivisionError('division by zero')"
+)
+#: (``plugin_overran`` and ``plugin_disabled`` only when a plugin keeps blocking.)
+HAND_MADE["plugin_overran"] = PluginOverran("zonekeep-hazards", "zonekeep_turn_started", 3012, 250)
+HAND_MADE["plugin_disabled"] = PluginDisabled(
+    "zonekeep-hazards", "It took longer than 250 ms 3 times."
 )
 
 
