@@ -301,14 +301,16 @@ class Room:
             if woken:
                 continue
             if job is None:
+                seq = self.state.seq
                 try:
                     await self._expire(trio.current_time())
                 except Exception as exc:  # a bug: reported, and the loop goes on
-                    self._contain("the clock", exc)
+                    self._contain("the clock", exc, moved=self.state.seq != seq)
                 continue
             if job.command is _DRAIN:
                 job.done.set()
                 continue
+            seq = self.state.seq
             try:
                 if job.kind == "rewind":
                     job.result = await self.rewind(int(job.command.params["to_seq"]), "gm")
@@ -317,7 +319,7 @@ class Room:
             except ProtocolError as exc:
                 job.error = exc
             except Exception as exc:  # a bug anywhere (masking, rules, store, fan-out)
-                self._contain(f"'{job.command.type}'", exc)
+                self._contain(f"'{job.command.type}'", exc, moved=self.state.seq != seq)
                 job.result = None
                 job.error = ProtocolError(
                     "internal_error",
@@ -326,11 +328,11 @@ class Room:
                 )
             job.done.set()
 
-    def _contain(self, what: str, exc: Exception) -> None:
+    def _contain(self, what: str, exc: Exception, *, moved: bool) -> None:
         """One job (or the clock's turn) failed with ``exc``: log it with the encounter's
-        id, tell the GM, send every member a snapshot of whatever state the room holds
-        and bring prompts and the turn timer up to date; the loop then goes on with the
-        next job."""
+        id, tell the GM, send every member a snapshot if the state ``moved`` on before
+        the failure (in the fan-out: they may have missed events), and bring prompts and
+        the turn timer up to date; the loop then goes on with the next job."""
         log.error("encounter %s: handling %s failed", self.id, what, exc_info=exc)
         with contextlib.suppress(Exception):
             self.notify_gm(
@@ -341,7 +343,8 @@ class Room:
         try:
             # If the failure came after the state moved on (in the fan-out), every
             # member gets the state as it now is.
-            fan_out(self.members, lambda full: [notification_text(self._snapshot_params(full))])
+            if moved:
+                fan_out(self.members, lambda full: [notification_text(self._snapshot_params(full))])
             self._update_prompts()
             self._update_turn_timer()
         except Exception:

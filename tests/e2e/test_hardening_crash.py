@@ -35,6 +35,7 @@ from zonekeep.sdk import (
 )
 from zonekeep.sdk.engine import Engine
 from zonekeep.server import ZonekeepServer
+from zonekeep.server._encounter_file import EncounterFileError, load_encounter, parse_encounter
 from zonekeep.server._fanout import fan_out
 from zonekeep.server._room import Room, token_hash
 from zonekeep.server._sqlite import SqliteStore
@@ -204,6 +205,12 @@ async def test_a_failure_in_any_stage_is_an_internal_error_and_the_loop_goes_on(
         with trio.fail_after(WAIT):
             report = await t.gm.notification("encounter_error")
         assert report["encounter"] == t.eid
+        if stage == "fan-out":
+            # The command was stored before the fan-out failed: everyone is brought up
+            # to date with a snapshot.
+            with trio.fail_after(WAIT):
+                fresh = await t.alice.notification("snapshot")
+            assert fresh["snapshot"]["phase"] == "positions"
         if stage != "rules":
             assert f"injected {stage} failure" in report["message"]
             assert any(t.eid in r.getMessage() for r in caplog.records), caplog.records
@@ -357,3 +364,16 @@ async def test_a_stored_runaway_option_is_clamped_on_restore(
         rewound = (await gm.request("snapshot", encounter=eid))["snapshot"]
         assert rewound["options"]["turn_seconds"] == 10
         assert rewound["seq"] == seq + 1
+
+
+def test_an_encounter_file_with_an_option_out_of_range_is_refused() -> None:
+    """The other way options come in (``zonekeep serve --encounter``): the same check."""
+    examples = Path(__file__).parents[2] / "examples" / "encounters"
+    path = examples / "goblin-ambush.json"
+    data = json.loads(path.read_text())
+    load_encounter(path)  # the example itself is fine
+    data["options"] = {**data.get("options", {}), "turn_seconds": 0}
+    with pytest.raises(EncounterFileError) as info:
+        parse_encounter(data, str(path), examples)
+    assert "options.turn_seconds" in str(info.value)
+    assert "10 to 3,600" in str(info.value)
