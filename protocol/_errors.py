@@ -60,12 +60,12 @@ RANGE_MEANINGS: dict[str, str] = {
 
 #: What each error number means (SPEC.md's error table is generated from it).
 ERROR_MEANINGS: dict[int, str] = {
-    1000: "The frame is not valid JSON (the message gives line and column), is not a JSON object, or is a binary frame. The id is `null`.",  # parse_error
+    1000: "The frame is not valid JSON (the message gives line and column; `NaN`, `Infinity` and `-Infinity` are not JSON), is not a JSON object, nests arrays and objects more than 32 levels deep, or is a binary frame. The id is `null`.",  # parse_error
     1001: "The request's `id` is missing or of the wrong type, `method` is missing or not a non-empty string, `params` is not an object, or there are other top-level keys.",  # invalid_request
     1002: "No request method has that name.",  # unknown_method
     1003: "A method other than `hello` was sent before `hello`.",  # hello_required
     1004: "`hello` named a protocol MAJOR version other than 1.",  # unsupported_version
-    1005: "A protocol method's params have a missing, unknown or wrongly typed field; the message names the field.",  # invalid_params
+    1005: "A protocol method's params have a missing, unknown or wrongly typed field; the message names the field. Also a frame holding a number the server cannot read (an integer of more than 4,300 digits, a number beyond a double's range such as `1e400`), with the id `null`.",  # invalid_params
     1006: "`hello` was sent a second time.",  # already_greeted
     1007: "No encounter on this server has that id.",  # unknown_encounter
     1008: "The connection has not joined that encounter (or has left it).",  # not_joined
@@ -76,7 +76,7 @@ ERROR_MEANINGS: dict[int, str] = {
     3002: "A player sent a GM-only method or command.",  # gm_only
     3003: "Someone answered a decision whose controller is someone else.",  # not_your_decision
     3004: "A spectator sent a request that could change something (`command`, `create_seat`, `create_spectator_link`).",  # spectator_read_only
-    4000: "An engine command's params are missing, unknown or of the wrong type, or `create_encounter`'s roster, arena or options are invalid.",  # invalid_params
+    4000: "An engine command's params are missing, unknown or of the wrong type, or `create_encounter`'s roster, arena or options are invalid (a numeric option outside its range: `turn_seconds` absent or 10 to 3,600, `reaction_seconds` 5 to 600, `round_seconds` 1 to 60; the message names the option and the range).",  # invalid_params
     4001: "No engine command has that `type`.",  # unknown_command
     4002: "No creature has that id (hidden creatures do not exist for players and spectators).",  # unknown_creature
     4003: "The engine's code for 3001; on the wire it is reported as 3001.",  # not_your_creature
@@ -129,7 +129,7 @@ ERROR_MEANINGS: dict[int, str] = {
     5000: "The frame is larger than `max_message_bytes` (but at most 4 times that). The id is `null`.",  # message_too_large
     5001: "The client sent messages faster than the rate limit; this one was ignored. The id is the request's id when the frame can be read (a JSON object with a valid id, at most `max_message_bytes`), else `null`.",  # rate_limited
     5002: "The encounter already has `max_connections_per_encounter` connections joined (or the server hosts as many encounters as it can).",  # too_many_connections
-    6000: "The server failed while handling the request; nothing changed.",  # internal_error
+    6000: "The server failed while handling the request (a bug). The encounter goes on and its GM gets an `encounter_error`; nothing changed, unless the failure came after the command was stored, in which case every member of the encounter gets a fresh `snapshot`.",  # internal_error
     6001: "The encounter's rules crashed on this command; nothing changed and the GM received an `encounter_error`.",  # encounter_crashed
     6002: "A plugin failed while handling this command (its command handler or one of its hooks raised, or answered with the wrong shape); nothing changed and the GM received an `encounter_error` naming the plugin.",  # plugin_error
     6003: "The server could not save the change (its disk is full or read-only); nothing changed and nothing was broadcast.",  # store_unavailable

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import importlib
 import json
+import math
 import re
 from collections.abc import Mapping
 from functools import cache
@@ -946,24 +947,85 @@ for _cls in _PARAMS_CLASSES:
 
 _ENVELOPE_KEYS = ("id", "method", "params")
 
+#: The deepest nesting of arrays and objects a request may hold (the request object
+#: itself is level 1). Deeper requests are refused with ``parse_error`` before anything
+#: walks them (docs/security.md, "Crashes and runaways").
+MAX_NESTING = 32
+
+
+def _too_deep() -> ProtocolError:
+    return ProtocolError(
+        "parse_error",
+        f"The message is nested too deeply: at most {MAX_NESTING} levels of arrays and objects.",
+    )
+
+
+class _NotJson(ValueError):
+    """A literal Python's ``json`` module reads but JSON does not have."""
+
+
+def _refuse_constant(name: str) -> Any:
+    """``json.loads``'s hook for the non-JSON literals ``NaN``, ``Infinity`` and
+    ``-Infinity``: refused as not JSON."""
+    raise _NotJson(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    """``json.loads``'s hook for a number with a fraction or exponent: refused when it
+    does not fit a finite float (``1e400``)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} is out of range")
+    return value
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether ``value`` (parsed JSON) nests arrays and objects more than ``limit``
+    levels deep; without recursion, so no depth can make it fail."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
 
 def parse_request(text: str) -> Request:
     """Read one request frame.
 
-    Raises :class:`ProtocolError` ``parse_error`` (not JSON, not an object) or
+    Raises :class:`ProtocolError` ``parse_error`` (not JSON, ``NaN`` or ``Infinity``,
+    not an object, nested deeper than :data:`MAX_NESTING`), ``invalid_params`` (an
+    integer of more digits than Python reads, a number beyond a float's range) or
     ``invalid_request`` (id missing or of the wrong type, method missing or not text,
     params not an object, unknown top-level keys). When the id could be read, the
     error's ``request_id`` carries it so that the error reply can echo it.
     """
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise ProtocolError(
             "parse_error",
             f"The message is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
         ) from None
+    except _NotJson as exc:
+        raise ProtocolError("parse_error", f"The message is not valid JSON: {exc}.") from None
     except RecursionError:
-        raise ProtocolError("parse_error", "The message is nested too deeply.") from None
+        raise _too_deep() from None
+    except ValueError as exc:
+        # Python refuses to read an integer of more than sys.get_int_max_str_digits()
+        # digits (4,300 by default), and _finite_float refuses 1e400.
+        raise ProtocolError(
+            "invalid_params", f"The message holds an unusable number: {exc}."
+        ) from None
+    if _depth_exceeds(data, MAX_NESTING):
+        raise _too_deep()
     if not isinstance(data, dict):
         raise ProtocolError(
             "parse_error", f"A message must be a JSON object, not {json_kind(data)}."

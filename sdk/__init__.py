@@ -192,7 +192,9 @@ from ._types import (
     Size,
     can_pass_through,
     can_surround,
+    clamp_options,
     max_surrounding,
+    option_problems,
 )
 from ._vocabulary import (
     ABILITIES,
@@ -349,6 +351,7 @@ __all__ = [
     "can_surround",
     "change_zone",
     "check_area",
+    "clamp_options",
     "combine_advantage",
     "converter",
     "creature_from_dict",
@@ -375,6 +378,7 @@ __all__ = [
     "load_arena",
     "max_surrounding",
     "movement_left",
+    "option_problems",
     "parse_arena",
     "parse_dice",
     "parse_range",

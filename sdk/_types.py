@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -200,20 +200,81 @@ class Creature:
         return next((a for a in self.attacks if a.name == name), None)
 
 
+#: The range each numeric option must lie in, both ends included (RULINGS: "Turn timer
+#: and deadlines"; ``round_seconds`` is the length of a round in game time). The schema
+#: carries them as ``minimum``/``maximum``; :func:`option_problems` checks them.
+OPTION_RANGES: dict[str, tuple[int, int]] = {
+    "round_seconds": (1, 60),
+    "reaction_seconds": (5, 600),
+    "turn_seconds": (10, 3600),
+}
+
+
+def _bounded(name: str) -> dict[str, object]:
+    low, high = OPTION_RANGES[name]
+    return {"constraints": {"minimum": low, "maximum": high}}
+
+
 @attrs.frozen
 class EncounterOptions:
     """Per-encounter table choices (RULINGS names them in brackets).
 
     ``turn_seconds`` is an optional turn timer: when set, the server ends a turn
-    that has run that long (``None``: no timer).
+    that has run that long (``None``: no timer). The numeric options have the ranges
+    of :data:`OPTION_RANGES`; the class itself does not check them (an encounter
+    stored before the ranges existed must still load), :func:`option_problems` does.
     """
 
-    round_seconds: int = 6
+    round_seconds: int = attrs.field(default=6, metadata=_bounded("round_seconds"))
     surprise: bool = True
-    reaction_seconds: float = 30.0
-    turn_seconds: float | None = None
+    reaction_seconds: float = attrs.field(default=30.0, metadata=_bounded("reaction_seconds"))
+    turn_seconds: float | None = attrs.field(default=None, metadata=_bounded("turn_seconds"))
     flanking: bool = True
     adjacency: bool = True
     size_limits: bool = True
     back_to_back: bool = True
     auto_end: bool = True
+
+
+def option_problems(options: EncounterOptions) -> list[str]:
+    """What is wrong with ``options``: one sentence per numeric option outside its
+    range (NaN and the infinities included), naming the option and the range."""
+    problems = []
+    for name, (low, high) in OPTION_RANGES.items():
+        value = getattr(options, name)
+        if value is None and name == "turn_seconds":
+            continue
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not low <= value <= high
+        ):
+            shown = value if not isinstance(value, int) or abs(value) < 10**12 else "too large"
+            absent = " or absent" if name == "turn_seconds" else ""
+            problems.append(
+                f"'options.{name}' must be a number from {low:,} to {high:,}{absent}, not {shown}"
+            )
+    return problems
+
+
+def clamp_options(options: EncounterOptions) -> tuple[EncounterOptions, list[str]]:
+    """``options`` with every numeric option brought into its range (NaN: the default),
+    and a sentence per change: for encounters stored before the ranges were enforced."""
+    defaults = EncounterOptions()
+    changes: dict[str, Any] = {}
+    notes = []
+    for name, (low, high) in OPTION_RANGES.items():
+        value = getattr(options, name)
+        if value is None and name == "turn_seconds":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+            fixed: Any = getattr(defaults, name)
+        elif value < low:
+            fixed = low
+        elif value > high:
+            fixed = high
+        else:
+            continue
+        changes[name] = fixed
+        notes.append(f"{name} {value!r} is outside {low}-{high}; using {fixed!r}")
+    return (attrs.evolve(options, **changes) if changes else options), notes

@@ -35,6 +35,7 @@ from zonekeep.sdk import (
     creature_from_dict,
     describe_errors,
     load_arena,
+    option_problems,
     single_zone_arena,
 )
 
@@ -117,6 +118,7 @@ def parse_encounter(
         options = converter.structure(data.get("options", {}), EncounterOptions)
     except cattrs.BaseValidationError as exc:
         problems.extend(describe_errors(exc, "options"))
+    problems.extend(option_problems(options))
 
     creatures: list[Creature] = []
     raw = data.get("creatures")

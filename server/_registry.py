@@ -28,10 +28,12 @@ from zonekeep.sdk import (
     EncounterOptions,
     Entropy,
     Refusal,
+    clamp_options,
     converter,
     creature_from_dict,
     describe_errors,
     load_arena,
+    option_problems,
     parse_arena,
     state_to_dict,
 )
@@ -101,6 +103,9 @@ class Registry:
             raise ProtocolError(
                 "too_many_connections", "This server hosts as many encounters as it can."
             )
+        problems = option_problems(options) if options is not None else []
+        if problems:
+            raise _roster_error("; ".join(problems) + ".")
         eid = self._new_id()
         while eid in self.rooms:
             eid = self._new_id()
@@ -227,6 +232,10 @@ class Registry:
             state = await self._rebuild(stored)
             if state is None:
                 continue
+            state.options, notes = clamp_options(state.options)
+            for note in notes:
+                # Stored before the ranges were enforced: clamped, not a runaway.
+                log.warning("encounter %s: option %s", stored.id, note)
             room = self._new_room(stored.id, state)
             room.grants = [Grant(g.token_hash, g.role, g.player) for g in stored.grants]  # type: ignore[arg-type]
             self.rooms[stored.id] = room

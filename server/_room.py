@@ -44,6 +44,7 @@ from zonekeep.sdk import (
     RandomEntropy,
     Refusal,
     Rewound,
+    clamp_options,
     event_to_dict,
     replay,
     state_to_dict,
@@ -300,23 +301,54 @@ class Room:
             if woken:
                 continue
             if job is None:
-                await self._expire(trio.current_time())
+                seq = self.state.seq
+                try:
+                    await self._expire(trio.current_time())
+                except Exception as exc:  # a bug: reported, and the loop goes on
+                    self._contain("the clock", exc, moved=self.state.seq != seq)
                 continue
             if job.command is _DRAIN:
                 job.done.set()
                 continue
-            if job.kind == "rewind":
-                try:
-                    job.result = await self.rewind(int(job.command.params["to_seq"]), "gm")
-                except ProtocolError as exc:
-                    job.error = exc
-                job.done.set()
-                continue
+            seq = self.state.seq
             try:
-                job.result = await self.apply(job.command, job.member)
+                if job.kind == "rewind":
+                    job.result = await self.rewind(int(job.command.params["to_seq"]), "gm")
+                else:
+                    job.result = await self.apply(job.command, job.member)
             except ProtocolError as exc:
                 job.error = exc
+            except Exception as exc:  # a bug anywhere (masking, rules, store, fan-out)
+                self._contain(f"'{job.command.type}'", exc, moved=self.state.seq != seq)
+                job.result = None
+                job.error = ProtocolError(
+                    "internal_error",
+                    f"The server failed while handling '{job.command.type}'. The game goes "
+                    "on; the GM has been told.",
+                )
             job.done.set()
+
+    def _contain(self, what: str, exc: Exception, *, moved: bool) -> None:
+        """One job (or the clock's turn) failed with ``exc``: log it with the encounter's
+        id, tell the GM, send every member a snapshot if the state ``moved`` on before
+        the failure (in the fan-out: they may have missed events), and bring prompts and
+        the turn timer up to date; the loop then goes on with the next job."""
+        log.error("encounter %s: handling %s failed", self.id, what, exc_info=exc)
+        with contextlib.suppress(Exception):
+            self.notify_gm(
+                EncounterErrorNotification(
+                    self.id, f"The server failed while handling {what}: {exc!r}."
+                )
+            )
+        try:
+            # If the failure came after the state moved on (in the fan-out), every
+            # member gets the state as it now is.
+            if moved:
+                fan_out(self.members, lambda full: [notification_text(self._snapshot_params(full))])
+            self._update_prompts()
+            self._update_turn_timer()
+        except Exception:
+            log.exception("encounter %s: members, prompts and timer not updated", self.id)
 
     async def _expire(self, now: float) -> None:
         """Apply what the clock decides: defaults for overdue decisions, the turn timer."""
@@ -472,6 +504,8 @@ class Room:
         history = [e for _, e in await self.store.read(self.id)]
         event = Rewound(to_seq, by)
         after = replay([*history, event])
+        # An encounter stored before the options' ranges existed stays clamped.
+        after.options, _ = clamp_options(after.options)
         first = await self._accept((event,), after, snapshots=True)
         return RewindResult(seq=first)
 

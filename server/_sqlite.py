@@ -135,14 +135,21 @@ class SqliteStore:
     ) -> None:
         check_next_seq(encounter, first_seq, self._next_seq.get(encounter, 1))
         rows = [
-            (encounter, first_seq + i, e.type, json.dumps(event_to_dict(e), separators=(",", ":")))
+            (
+                encounter,
+                first_seq + i,
+                e.type,
+                json.dumps(event_to_dict(e), separators=(",", ":"), allow_nan=False),
+            )
             for i, e in enumerate(events)
         ]
         request = _Append(
             encounter,
             first_seq,
             rows,
-            json.dumps(snapshot, separators=(",", ":")) if snapshot is not None else None,
+            json.dumps(snapshot, separators=(",", ":"), allow_nan=False)
+            if snapshot is not None
+            else None,
             finished,
         )
         self._pending.append(request)

@@ -3,7 +3,8 @@ message object (an envelope around result and notification objects) turned into
 compact JSON here.
 
 The text is what ``json.dumps(message, separators=(",", ":"))`` gives for the message
-as plain data (ASCII only, as the server has always sent it). Event payloads and
+as plain data (ASCII only, as the server has always sent it), except that a float
+that is not finite is an error (``allow_nan=False``): JSON has no NaN or Infinity. Event payloads and
 snapshots come from the SDK as plain dicts and are written as they are, not copied:
 an attrs object is turned into a mapping of its fields only when the encoder meets it.
 """
@@ -55,9 +56,10 @@ def fields_of(obj: Any) -> dict[str, Any]:
 
 
 #: Serializes a wire message: compact JSON, ASCII only; protocol message objects are
-#: written as objects of their fields.
+#: written as objects of their fields. A NaN or infinite float raises ``ValueError``
+#: rather than being written as the bare ``NaN``/``Infinity`` that JSON does not have.
 encode_message = json.JSONEncoder(
-    separators=(",", ":"), default=fields_of, check_circular=False
+    separators=(",", ":"), default=fields_of, check_circular=False, allow_nan=False
 ).encode
 
 _METHOD_OF = {cls: method for method, cls in NOTIFICATIONS.items()}

@@ -1,4 +1,6 @@
-"""Fuzzing one live connection with malformed and illegal frames (hypothesis).
+"""Fuzzing live connections with malformed and illegal frames: hypothesis, and a
+seeded fuzzer of thousands of frames (``test_seeded_fuzzer_...``, documented in
+docs/security.md, "The fuzzer").
 
 One server and one table (a GM, a player and a spectator joined to one encounter)
 per test function. Hypothesis runs in a worker thread (``trio.to_thread``) and hands
@@ -18,13 +20,15 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import random
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
 import attrs
 import trio
-from e2e_support import VALIDATED, Limits, ServerConfig, creatures
+from e2e_support import VALIDATED, Limits, Running, ServerConfig, creatures
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -285,6 +289,10 @@ async def open_table(make_server: MakeServer, stack: AsyncExitStack) -> Table:
     running = await make_server(
         ServerConfig(port=0, limits=Limits(rate_per_second=100_000, rate_burst=100_000))
     )
+    return await open_table_on(running, stack)
+
+
+async def open_table_on(running: Running, stack: AsyncExitStack) -> Table:
     gm = await stack.enter_async_context(running.client())
     alice = await stack.enter_async_context(running.client())
     spectator = await stack.enter_async_context(running.client())
@@ -363,3 +371,309 @@ async def test_fuzzed_commands_are_refused_cleanly_or_applied(make_server: MakeS
         )
         refused = sum(n for name, n in table.seen.items() if name != "(accepted)")
         assert refused > 0
+
+
+# -- the seeded fuzzer: thousands of frames per run ------------------------------------------------
+#
+# ZONEKEEP_FUZZ_FRAMES (default 5,000) frames from the seed ZONEKEEP_FUZZ_SEED (default
+# 14), over the three live connections, in batches that end with a ``ping`` probe per
+# connection. Run 100,000 with:
+#
+#     ZONEKEEP_FUZZ_FRAMES=100000 .venv/bin/python -m pytest -q -p no:cacheprovider \
+#         tests/e2e/test_fuzz.py -k seeded
+
+FUZZ_FRAMES = int(os.environ.get("ZONEKEEP_FUZZ_FRAMES", "5000"))
+FUZZ_SEED = int(os.environ.get("ZONEKEEP_FUZZ_SEED", "14"))
+BATCH = 100
+#: Methods a near miss may call: not ``leave``, ``join``, ``hello`` or ``rewind``, which
+#: change the connection's seat or send snapshots rather than answer.
+NEAR_METHODS = ["ping", "snapshot", "actions", "command", "create_seat", "create_spectator_link"]
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(text)
+    return value
+
+
+def _depth(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            stack.extend(
+                (v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)
+            )
+    return deepest
+
+
+def read_strictly(frame: str | bytes) -> bool:
+    """Whether the server reads ``frame`` as JSON at all: text, no NaN or Infinity, no
+    number beyond what Python holds, nested at most 32 deep (SPEC: parse_error)."""
+    if isinstance(frame, bytes) or len(frame.encode("utf-8")) > FUZZ_MAX_BYTES:
+        return False
+    try:
+        data = json.loads(frame, parse_constant=_no_constant, parse_float=_finite)
+    except (ValueError, RecursionError):
+        return False
+    return _depth(data) <= 32
+
+
+class Fuzzer:
+    """Seeded frames of every kind the issue lists; each with the error names its reply
+    must have (``None``: any stable error, or a result)."""
+
+    def __init__(self, rng: random.Random, eid: str, commands: list[dict[str, Any]]) -> None:
+        self.rng = rng
+        self.eid = eid
+        self.commands = commands
+        self.ids = itertools.count(1)
+
+    def scalar(self) -> Any:
+        r = self.rng
+        return r.choice(
+            [
+                None,
+                True,
+                False,
+                r.randint(-(2**40), 2**40),
+                r.uniform(-1e6, 1e6),
+                "".join(chr(r.randint(32, 0x2FF)) for _ in range(r.randint(0, 12))),
+                r.choice(["aria", "gob", "ogre", "yard", "attack", "decline", "", self.eid]),
+            ]
+        )
+
+    def value(self, depth: int = 0) -> Any:
+        r = self.rng.random()
+        if depth >= 4 or r < 0.5:
+            return self.scalar()
+        if r < 0.75:
+            return [self.value(depth + 1) for _ in range(self.rng.randint(0, 4))]
+        return {
+            str(self.scalar())[:8]: self.value(depth + 1) for _ in range(self.rng.randint(0, 4))
+        }
+
+    def valid(self) -> dict[str, Any]:
+        """A plausible request (it may well be refused by the rules)."""
+        r = self.rng
+        method = r.choice(NEAR_METHODS)
+        params: dict[str, Any] = {"encounter": self.eid}
+        if method == "ping":
+            params = {}
+        elif method == "actions":
+            params["creature"] = r.choice(CREATURE_IDS)
+        elif method == "create_seat":
+            params["player"] = r.choice(["alice", "carol", ""])
+        elif method == "command":
+            spec = r.choice(self.commands)
+            inner: dict[str, Any] = {}
+            for name, param in spec["params"].items():
+                if param["required"] or r.random() < 0.3:
+                    inner[name] = self.param(param["type"])
+            params.update(type=spec["id"], params=inner)
+        return {"id": f"f{next(self.ids)}", "method": method, "params": params}
+
+    def param(self, kind: str) -> Any:
+        r = self.rng
+        if kind == "creature":
+            return r.choice(CREATURE_IDS)
+        if kind == "creatures":
+            return [r.choice(CREATURE_IDS) for _ in range(r.randint(0, 3))]
+        if kind == "integer":
+            return r.randint(-50, 200)
+        if kind == "boolean":
+            return r.random() < 0.5
+        if kind == "zone":
+            return r.choice(["common_room", "kitchen", "yard", "nowhere"])
+        return self.value(2)
+
+    def mutate(self, message: dict[str, Any]) -> dict[str, Any]:
+        """A near miss: one change to a plausible request."""
+        r = self.rng
+        where: dict[str, Any] = message
+        if "params" in message and r.random() < 0.7:
+            where = message["params"]
+            if isinstance(where.get("params"), dict) and r.random() < 0.6:
+                where = where["params"]
+        keys = list(where)
+        choice = r.randrange(6)
+        if choice == 0 and keys:
+            del where[r.choice(keys)]
+        elif choice == 1 and keys:
+            where[r.choice(keys)] = self.value()
+        elif choice == 2:
+            where[str(self.scalar())[:10] or "x"] = self.value()
+        elif choice == 3:
+            method = str(message.get("method", ""))
+            cut = r.randint(0, len(method))
+            message["method"] = method[:cut] + r.choice(["", "_", "x"]) + method[cut + 1 :]
+        elif choice == 4:
+            message["id"] = r.choice([None, True, 1.5, "", "x" * 65, [1], {"a": 1}])
+        else:
+            message["params"] = r.choice([[], "params", 7, None])
+        return message
+
+    def frame(self) -> tuple[str, str | bytes, frozenset[str] | None]:
+        """(category, frame, expected error names)."""
+        r = self.rng
+        kind = r.choice(
+            ["bytes", "binary", "text", "json", "near", "near", "near", "plain", "plain",
+             "deep", "huge_int",
+             "huge_float", "nan", "long", "duplicate"]
+        )  # fmt: skip
+        if kind == "binary":
+            return kind, r.randbytes(r.randint(0, 200)), frozenset({"parse_error"})
+        if kind == "bytes":  # random bytes that happen to be text
+            frame: str = r.randbytes(r.randint(0, 200)).decode("latin-1")
+            return kind, frame, oracle(frame)
+        if kind == "text":
+            pieces = ['{', '}', '[', ']', '"', ':', ',', "1", "-", "e", "null", "true", "id",
+                      '"method"', '"params"', " ", "\\", "NaN", "ping"]  # fmt: skip
+            frame = "".join(r.choice(pieces) for _ in range(r.randint(0, 40)))
+            expected: frozenset[str] | None = oracle(frame)
+            if not read_strictly(frame) and expected != frozenset({"parse_error"}):
+                # NaN, or a number such as 1e1111 (invalid_params): refused unread.
+                expected = frozenset({"parse_error", "invalid_params"})
+            return kind, frame, expected
+        if kind == "json":
+            frame = json.dumps(self.value())
+            return kind, frame, oracle(frame)
+        if kind == "near":
+            frame = json.dumps(self.mutate(self.valid()))
+            return kind, frame, oracle(frame)
+        if kind == "plain":  # a plausible request as it is: refused by the rules or applied
+            frame = json.dumps(self.valid())
+            return kind, frame, oracle(frame)
+        message = self.valid()
+        body = json.dumps(message)
+        slot = '"__slot__"'
+        holder = message.get("params") or {}
+        holder[r.choice(["x", "params", "creature", "to"])] = "__slot__"
+        message["params"] = holder
+        body = json.dumps(message)
+        if kind == "deep":
+            depth = r.choice([33, 40, 600, 5000])
+            nest = r.choice(["[", '{"a":'])
+            close = "]" if nest == "[" else "}"
+            frame = body.replace(slot, nest * depth + "1" + close * depth)
+            expected = frozenset({"parse_error"})
+        elif kind == "nan":
+            frame = body.replace(slot, r.choice(["NaN", "Infinity", "-Infinity"]))
+            expected = frozenset({"parse_error"})
+        elif kind == "huge_int":
+            frame = body.replace(slot, "9" * r.randint(4301, 12000))
+            expected = frozenset({"invalid_params"})
+        elif kind == "huge_float":
+            frame = body.replace(slot, r.choice(["1e400", "-1e999", "1" * 400 + ".5e10"]))
+            expected = frozenset({"invalid_params"})
+        elif kind == "long":
+            frame = body.replace(slot, json.dumps("x" * r.randint(100, 30_000)))
+            expected = None
+        else:  # duplicate keys: the last one wins, as for any JSON reader
+            frame = body[:-1] + ', "id": ' + json.dumps(self.scalar()) + "}"
+            expected = oracle(frame)
+        if len(frame.encode("utf-8")) > FUZZ_MAX_BYTES:
+            expected = frozenset({"message_too_large"})
+        return kind, frame, expected
+
+
+FUZZ_MAX_BYTES = 16_384
+
+
+async def test_seeded_fuzzer_keeps_the_server_up_and_refusals_change_nothing(
+    make_server: MakeServer,
+) -> None:
+    """FUZZ_FRAMES seeded frames: each gets exactly one reply, schema-valid (the e2e
+    hook), an error with a stable name and number below 6000 (or a result); a batch with
+    no accepted command leaves the encounter exactly as it was, and one with accepted
+    commands moves its seq by exactly their events."""
+    rng = random.Random(FUZZ_SEED)
+    before = VALIDATED[0]
+    async with AsyncExitStack() as stack:
+        running = await make_server(
+            ServerConfig(
+                port=0,
+                reaction_seconds=600,
+                limits=Limits(
+                    rate_per_second=1_000_000,
+                    rate_burst=1_000_000,
+                    max_message_bytes=FUZZ_MAX_BYTES,
+                ),
+            )
+        )
+        table = await open_table_on(running, stack)
+        await table.gm.command(table.eid, "set_surprise", surprised=[])
+        await table.gm.command(table.eid, "place", positions={})
+        await table.gm.command(table.eid, "roll_initiative")
+        table.baseline = await table.snapshot()
+        welcome = table.gm.welcome
+        assert welcome is not None
+        fuzzer = Fuzzer(rng, table.eid, welcome["capabilities"]["commands"])
+        seen: dict[str, int] = {}
+        sent = 0
+        while sent < FUZZ_FRAMES:
+            batch = [
+                (rng.choice(["gm", "alice", "spectator"]), *fuzzer.frame()) for _ in range(BATCH)
+            ]
+            sent += len(batch)
+            events = 0
+            accepted = False
+            for name, client in table.clients.items():
+                mine = [b for b in batch if b[0] == name]
+                with trio.fail_after(WAIT * 4):
+                    for _, _, frame, _ in mine:
+                        await client.send_raw(frame)
+                    probe = f"probe-{next(table.probes)}"
+                    await client.send_raw(json.dumps({"id": probe, "method": "ping"}))
+                    replies = []
+                    while True:
+                        params = await client.notification()
+                        if "id" not in params:
+                            continue  # an event or another notification
+                        if params["id"] == probe:
+                            break
+                        replies.append(params)
+                assert len(replies) == len(mine), (name, len(replies), len(mine))
+                for (_, kind, frame, expected), reply in zip(mine, replies, strict=True):
+                    label = f"{kind}: {frame[:120]!r}"
+                    unread = not read_strictly(frame)
+                    assert reply.get("id") == (None if unread else readable_id(frame)), (
+                        label,
+                        reply,
+                    )
+                    if "error" in reply:
+                        check_error(reply["error"])
+                        if expected is not None:
+                            assert reply["error"]["name"] in expected, (label, reply)
+                        key = f"{kind}:{reply['error']['name']}"
+                    else:
+                        assert expected is None, (label, reply)
+                        result = reply["result"]
+                        if "first_seq" in result:
+                            accepted = True
+                            events += result["last_seq"] - result["first_seq"] + 1
+                        key = f"{kind}:(accepted)"
+                    seen[key] = seen.get(key, 0) + 1
+            for client in table.clients.values():
+                client.pending_notifications()
+            after = await table.snapshot()
+            if accepted:
+                assert after["seq"] == table.baseline["seq"] + events
+                table.baseline = after
+            else:
+                assert after == table.baseline, "a batch of refused frames changed the encounter"
+        for client in table.clients.values():
+            assert await client.request("ping") == {}
+    assert sent >= FUZZ_FRAMES
+    kinds = {key.split(":")[0] for key in seen}
+    assert kinds >= {"binary", "deep", "nan", "huge_int", "near", "long", "duplicate"}, seen
+    if FUZZ_FRAMES >= 5000:  # the commands reached the rules, and some applied
+        assert seen.get("plain:(accepted)", 0) > 0, seen
+        assert any(k.startswith("plain:") and k.split(":")[1] in RULE_ERRORS for k in seen)
+    assert VALIDATED[0] - before >= sent
