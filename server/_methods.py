@@ -53,7 +53,7 @@ from zonekeep.sdk import Command
 from ._config import Limits
 from ._fanout import Member, Subscriber, push
 from ._registry import Registry
-from ._room import Job, Room
+from ._room import Grant, Job, Room
 from ._wire import encoded_response_text, error_text, response_text
 
 log = logging.getLogger("zonekeep.session")
@@ -111,6 +111,9 @@ class Methods:
     def __init__(self, registry: Registry, welcome: Callable[[], str]) -> None:
         self.registry = registry
         self.welcome = welcome
+        #: Who holds each token (by hash): the clients joined with it (pruned to the
+        #: room's members whenever the token is used again).
+        self.holders: dict[str, set[Client]] = {}
 
     async def call(self, client: Client, method: str, raw: dict[str, Any]) -> Any:
         """The result of ``method`` with params ``raw`` for ``client`` (a result object,
@@ -147,13 +150,56 @@ class Methods:
             raise ProtocolError("not_joined", f"Join encounter {eid!r} first.")
         return room, member  # type: ignore[return-value]  # None only when not joined
 
+    def _admit(self, client: Client, room: Room, grant: Grant) -> Member:
+        """Seat ``client`` in ``room`` with ``grant``, within the connection caps: per
+        token (``max_connections_per_token``), spectators (``max_spectators_per_encounter``)
+        and the GM and players (``max_connections_per_encounter``). Spectators are counted
+        apart, so they can never take the place of the GM or a seat."""
+        limits = self.registry.config.limits
+        others = [m for m in room.members if m.subscriber is not client.subscriber]
+        joined = {id(m.subscriber) for m in others}
+        holders = [
+            c
+            for c in self.holders.get(grant.token_hash, ())
+            if c is not client and id(c.subscriber) in joined
+        ]
+        if len(holders) >= limits.max_connections_per_token:
+            raise ProtocolError(
+                "too_many_connections",
+                f"This token already has {limits.max_connections_per_token} connections "
+                f"to encounter {room.id!r}.",
+            )
+        if grant.role == "spectator":
+            cap, count = (
+                limits.max_spectators_per_encounter,
+                sum(m.role == "spectator" for m in others),
+            )
+            what = "spectator connections"
+        else:
+            cap, count = (
+                limits.max_connections_per_encounter,
+                sum(m.role != "spectator" for m in others),
+            )
+            what = "connections"
+        if count >= cap:
+            raise ProtocolError(
+                "too_many_connections", f"Encounter {room.id!r} already has {cap} {what}."
+            )
+        member = room.add_member(client.subscriber, grant)
+        previous = client.tokens.get(room.id)
+        if previous is not None:
+            self.holders.get(previous, set()).discard(client)
+        client.tokens[room.id] = grant.token_hash
+        self.holders[grant.token_hash] = {*holders, client}  # pruned to those still here
+        return member
+
     async def m_create_encounter(
         self, client: Client, params: CreateEncounterParams
     ) -> CreateEncounterResult:
-        room, token = await self.registry.create_room_from_request(params)
+        room, token = await self.registry.create_room_from_request(params, client.address)
         grant = room.find_grant(token)
         assert grant is not None
-        member = room.add_member(client.subscriber, grant)
+        member = self._admit(client, room, grant)
         client.rooms[room.id] = member
         return CreateEncounterResult(
             encounter=room.id,
@@ -171,7 +217,7 @@ class Methods:
         grant = room.find_grant(params.token)
         if grant is None:
             raise ProtocolError("bad_token", "That token does not open this encounter.")
-        member = room.add_member(client.subscriber, grant)
+        member = self._admit(client, room, grant)
         client.rooms[room.id] = member
         events = await room.events_since(member, last_seq) if last_seq is not None else None
         result = JoinResult(
@@ -248,6 +294,7 @@ class Methods:
         room, _member = self._room(client, params.encounter)
         room.remove(client.subscriber)
         client.rooms.pop(room.id, None)
+        client.drop_token(room.id)
         return LeaveResult()
 
     async def m_rewind(self, client: Client, params: RewindParams) -> RewindResult:
@@ -289,13 +336,18 @@ class Client:
     it joined send). Handles one request at a time (:meth:`handle`).
     """
 
-    def __init__(self, methods: Methods, subscriber: Subscriber, limits: Limits) -> None:
+    def __init__(
+        self, methods: Methods, subscriber: Subscriber, limits: Limits, address: str = "?"
+    ) -> None:
         self.methods = methods
+        #: The client's IP address (who creates encounters without a server key).
+        self.address = address
         self.subscriber = subscriber
         self.limits = limits
         self.greeted = False
-        #: The rooms joined, by encounter id, and the seat in each.
+        #: The rooms joined, by encounter id, and the seat in each; the token's hash.
         self.rooms: dict[str, Member] = {}
+        self.tokens: dict[str, str] = {}
         self.bucket = TokenBucket(limits.rate_per_second, limits.rate_burst)
         self.refusals: list[float] = []
         #: Notifications to send once the current request's reply is queued.
@@ -309,6 +361,19 @@ class Client:
             room = self.methods.registry.get(eid)
             if room is not None:
                 room.remove(self.subscriber)
+        for eid in list(self.tokens):
+            self.drop_token(eid)
+
+    def drop_token(self, eid: str) -> None:
+        """Forget the token this client joined ``eid`` with (it left)."""
+        held = self.tokens.pop(eid, None)
+        if held is None:
+            return
+        holders = self.methods.holders.get(held)
+        if holders is not None:
+            holders.discard(self)
+            if not holders:
+                del self.methods.holders[held]
 
     def _error(self, rid: RequestId | None, err: ProtocolError) -> None:
         self.subscriber.push_text(error_text(rid, err))
