@@ -54,15 +54,22 @@ from ._config import Limits
 from ._fanout import Member, Subscriber, push
 from ._registry import Registry
 from ._room import Grant, Job, Room
-from ._wire import encoded_response_text, error_text, response_text
+from ._wire import encode_message, encoded_response_text, error_text, response_text
 
 log = logging.getLogger("zonekeep.session")
+
+#: Events serialized between two checkpoints when a ``join`` replays a long log: a
+#: replay of thousands of events yields to the other rooms and connections this often.
+REPLAY_SLICE = 256
+
+#: The methods whose replies count against a connection's reply byte budget.
+BUDGETED = frozenset({"snapshot", "join"})
 
 
 @attrs.frozen
 class Encoded:
     """A request's result already serialized as JSON (``json``), sent as it is: the
-    welcome, the same for every ``hello``."""
+    welcome, the same for every ``hello``; a long replay, serialized in slices."""
 
     json: str
 
@@ -84,6 +91,39 @@ class TokenBucket:
             self.tokens -= 1
             return True
         return False
+
+
+class ByteBudget:
+    """Bytes a connection may be sent in replies that cost more than they ask (snapshots
+    and replays): ``burst`` at most, refilled at ``rate`` a second (trio's clock). A
+    reply is sent whole while the budget is positive, and may overdraw it; the next
+    waits until the debt is paid back."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.bytes = float(burst)
+        self.stamp = trio.current_time()
+
+    def _refill(self) -> None:
+        now = trio.current_time()
+        self.bytes = min(self.burst, self.bytes + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    def check(self) -> None:
+        """Refuse (``rate_limited``, with the seconds to wait) while the budget is spent."""
+        self._refill()
+        if self.bytes <= 0:
+            wait = -self.bytes / self.rate + 0.001 if self.rate > 0 else float("inf")
+            raise ProtocolError(
+                "rate_limited",
+                f"Too many bytes of snapshots and replays: at most {self.burst} at once and "
+                f"{self.rate:g} a second. Retry in {wait:.1f} seconds.",
+            )
+
+    def spend(self, count: int) -> None:
+        self._refill()
+        self.bytes -= count
 
 
 def request_id_of(raw: str | bytes) -> RequestId | None:
@@ -209,7 +249,7 @@ class Methods:
             snapshot=room.snapshot(member),
         )
 
-    async def m_join(self, client: Client, params: JoinParams) -> JoinResult:
+    async def m_join(self, client: Client, params: JoinParams) -> JoinResult | Encoded:
         room, _ = self._room(client, params.encounter, joined=False)
         last_seq = params.last_seq
         if last_seq is not None and last_seq > room.state.seq:
@@ -230,6 +270,8 @@ class Methods:
         # Right after the reply: the decisions this seat may still answer, the turn timer.
         client.after_reply.extend(room.prompts_for(member))
         client.after_reply.extend(room.turn_timer_for(member))
+        if result.events is not None and len(result.events) > REPLAY_SLICE:
+            return await _sliced(result, result.events)
         return result
 
     async def m_create_seat(self, client: Client, params: CreateSeatParams) -> CreateSeatResult:
@@ -314,6 +356,20 @@ class Methods:
         return PingResult()
 
 
+async def _sliced(result: JoinResult, events: list[Any]) -> Encoded:
+    """``result`` serialized with its long ``events`` list written :data:`REPLAY_SLICE`
+    events at a time, with a checkpoint between slices (other rooms and connections run
+    there); the same text as serializing it at once."""
+    parts = []
+    for start in range(0, len(events), REPLAY_SLICE):
+        if start:
+            await trio.lowlevel.checkpoint()
+        parts.append(encode_message(events[start : start + REPLAY_SLICE])[1:-1])
+    head, marker, tail = encode_message(attrs.evolve(result, events=[])).rpartition('"events":[]')
+    assert marker, "a join result always has its events field"
+    return Encoded(f'{head}"events":[{",".join(parts)}]{tail}')
+
+
 async def _submit(room: Room, job: Job) -> CommandResult | RewindResult:
     done = await room.submit(job)
     if done.error is not None:
@@ -349,6 +405,9 @@ class Client:
         self.rooms: dict[str, Member] = {}
         self.tokens: dict[str, str] = {}
         self.bucket = TokenBucket(limits.rate_per_second, limits.rate_burst)
+        #: Bytes of snapshots and replays this connection may still be sent; a reply
+        #: may overdraw it, and later ones wait until it is positive again.
+        self.reply_budget = ByteBudget(limits.reply_bytes_per_second, limits.reply_bytes_burst)
         self.refusals: list[float] = []
         #: Notifications to send once the current request's reply is queued.
         self.after_reply: list[Any] = []
@@ -419,6 +478,9 @@ class Client:
         try:
             request = parse_request(raw)
             rid = request.id
+            budgeted = request.method in BUDGETED
+            if budgeted:
+                self.reply_budget.check()
             result = await self.methods.call(self, request.method, request.params)
         except ProtocolError as err:
             self.after_reply.clear()
@@ -434,9 +496,12 @@ class Client:
             )
             return
         if isinstance(result, Encoded):
-            self.subscriber.push_text(encoded_response_text(rid, result.json))
+            text = encoded_response_text(rid, result.json)
         else:
-            self.subscriber.push_text(response_text(rid, result))
+            text = response_text(rid, result)
+        if budgeted:
+            self.reply_budget.spend(len(text))
+        self.subscriber.push_text(text)
         for params in self.after_reply:
             push(self.subscriber, params)
         self.after_reply.clear()

@@ -245,3 +245,83 @@ async def test_connections_per_ip_address(make_server: MakeServer) -> None:
                 await trio.sleep(0)
         async with running.client() as again:
             assert await again.request("ping") == {}
+
+
+# -- 6. amplification: the reply byte budget and sliced replays ---------------------------------
+
+
+async def test_snapshots_past_the_byte_budget_are_rate_limited(
+    mock_clock: trio.testing.MockClock, make_server: MakeServer
+) -> None:
+    # Plenty of messages (the message rate limit is not what is tested), few bytes.
+    running: Running = await make_server(
+        limits(
+            rate_burst=1000,
+            reply_bytes_burst=20_000,
+            reply_bytes_per_second=1_000.0,
+            max_message_bytes=65536,
+        )
+    )
+    async with running.client() as gm:
+        eid = (await gm.create_encounter("Big", "tavern", creatures()))["encounter"]
+        for i in range(20):  # a snapshot of several KB
+            await gm.command(eid, "add_note", text=f"note {i} " + "x" * 400)
+        served = 0
+        error = None
+        for _ in range(50):
+            try:
+                await gm.request("snapshot", encounter=eid)
+            except ClientError as exc:
+                error = exc
+                break
+            served += 1
+        assert error is not None, "50 snapshots were sent without limit"
+        assert (error.code, error.name) == (5001, "rate_limited")
+        # A snapshot is more than 20,000 / 4 bytes: the budget allows a few, not 50.
+        assert 1 <= served <= 4
+        assert "Retry in" in error.message
+        retry = float(error.message.rsplit("Retry in ", 1)[1].split(" ", 1)[0])
+        assert 0 < retry <= 20
+        # Other requests are not held back; the budget refills with time.
+        assert await gm.request("ping") == {}
+        mock_clock.jump(retry + 0.1)
+        assert (await gm.request("snapshot", encounter=eid))["seq"] > 0
+
+
+class StepCounter(trio.abc.Instrument):
+    """Counts the steps of the tasks that answer requests (one per connection, started
+    by ``trio.serve_listeners``)."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        if task.name.endswith("serve_listeners._run_handler"):
+            self.steps += 1
+
+
+async def test_a_long_replay_yields_between_slices(
+    make_server: MakeServer, monkeypatch: Any
+) -> None:
+    import zonekeep.server._methods as methods
+
+    monkeypatch.setattr(methods, "REPLAY_SLICE", 50)
+    running: Running = await make_server(
+        ServerConfig(port=0, durability="normal", limits=Limits(rate_burst=10_000))
+    )
+    async with running.client() as gm, running.client() as alice:
+        eid = (await gm.create_encounter("Long", "tavern", creatures()))["encounter"]
+        token = (await gm.request("create_seat", encounter=eid, player="alice"))["token"]
+        for i in range(1000):
+            await gm.command(eid, "add_note", text=f"note {i}")
+        counter = StepCounter()
+        trio.lowlevel.add_instrument(counter)
+        try:
+            joined = await alice.join(eid, token, last_seq=1)
+        finally:
+            trio.lowlevel.remove_instrument(counter)
+        assert len(joined["events"]) >= 1000
+        assert [e["type"] for e in joined["events"][-2:]] == ["note_added", "note_added"]
+        assert joined["events"][-1]["note"]["text"] == "note 999"
+        # At least one task step per slice of 50 events: others ran in between.
+        assert counter.steps >= len(joined["events"]) // 50
