@@ -76,7 +76,7 @@ ERROR_MEANINGS: dict[int, str] = {
     3001: "A player acted for, or asked about, a creature whose controller is not that player.",  # not_your_creature
     3002: "A player sent a GM-only method or command.",  # gm_only
     3003: "Someone answered a decision whose controller is someone else.",  # not_your_decision
-    3004: "A spectator sent a request that could change something (`command`, `create_seat`, `create_spectator_link`).",  # spectator_read_only
+    3004: "A spectator sent a request that could change something (`command`, `create_seat`, `create_spectator_link`, `remove_seat`, `revoke_spectator_link`, `rotate_gm_token`).",  # spectator_read_only
     4000: "An engine command's params are missing, unknown or of the wrong type, or `create_encounter`'s roster, arena or options are invalid.",  # invalid_params
     4001: "No engine command has that `type`.",  # unknown_command
     4002: "No creature has that id (hidden creatures do not exist for players and spectators).",  # unknown_creature
@@ -158,6 +158,12 @@ CLOSE_CODES: list[tuple[int, str, str]] = [
         "The client did not answer a WebSocket ping within `ping_interval_seconds`.",
     ),
     (4001, "idle timeout", "The client sent no frame for `idle_timeout_seconds`."),
+    (
+        4002,
+        "token revoked",
+        "The GM took back the token this connection joined with (`remove_seat`, "
+        "`revoke_spectator_link`, `rotate_gm_token`); it opens nothing any more.",
+    ),
 ]
 
 

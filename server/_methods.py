@@ -39,9 +39,15 @@ from zonekeep.protocol import (
     PingParams,
     PingResult,
     ProtocolError,
+    RemoveSeatParams,
+    RemoveSeatResult,
     RequestId,
+    RevokeSpectatorLinkParams,
+    RevokeSpectatorLinkResult,
     RewindParams,
     RewindResult,
+    RotateGmTokenParams,
+    RotateGmTokenResult,
     SnapshotParams,
     SnapshotResult,
     parse_params,
@@ -61,6 +67,9 @@ log = logging.getLogger("zonekeep.session")
 #: Events serialized between two checkpoints when a ``join`` replays a long log: a
 #: replay of thousands of events yields to the other rooms and connections this often.
 REPLAY_SLICE = 256
+
+#: The close code of a connection whose token the GM took back (SPEC.md, close codes).
+REVOKED = 4002
 
 #: The methods whose replies count against a connection's reply byte budget.
 BUDGETED = frozenset({"snapshot", "join"})
@@ -304,6 +313,62 @@ class Methods:
         room, member = self._room(client, params.encounter)
         _gm_only(member, "create spectator links")
         return CreateSpectatorLinkResult(token=await room.grant("spectator"))
+
+    # -- taking tokens back -----------------------------------------------------------------
+
+    async def _revoke(self, room: Room, hashes: set[str], keep: Client | None = None) -> int:
+        """Revoke the tokens of ``hashes`` (durably) and close every connection joined to
+        ``room`` with one of them (code 4002), but ``keep``; how many were closed."""
+        await self.registry.revoke(room, hashes)
+        joined = {id(m.subscriber) for m in room.members}
+        closed = 0
+        for held in hashes:
+            for holder in list(self.holders.pop(held, ())):
+                if holder is keep or id(holder.subscriber) not in joined:
+                    continue
+                holder.subscriber.close(REVOKED, "token revoked")
+                room.remove(holder.subscriber)
+                holder.rooms.pop(room.id, None)
+                holder.tokens.pop(room.id, None)
+                closed += 1
+        return closed
+
+    async def m_remove_seat(self, client: Client, params: RemoveSeatParams) -> RemoveSeatResult:
+        room, member = self._room(client, params.encounter)
+        _gm_only(member, "remove seats")
+        hashes = {
+            g.token_hash for g in room.grants if g.role == "player" and g.player == params.player
+        }
+        if not hashes:
+            raise ProtocolError("invalid_params", f"There is no seat for {params.player!r}.")
+        return RemoveSeatResult(closed=await self._revoke(room, hashes))
+
+    async def m_revoke_spectator_link(
+        self, client: Client, params: RevokeSpectatorLinkParams
+    ) -> RevokeSpectatorLinkResult:
+        room, member = self._room(client, params.encounter)
+        _gm_only(member, "revoke spectator links")
+        grant = room.find_grant(params.token)
+        if grant is None or grant.role != "spectator":
+            raise ProtocolError(
+                "invalid_params", "That is not a spectator token of this encounter."
+            )
+        return RevokeSpectatorLinkResult(closed=await self._revoke(room, {grant.token_hash}))
+
+    async def m_rotate_gm_token(
+        self, client: Client, params: RotateGmTokenParams
+    ) -> RotateGmTokenResult:
+        room, member = self._room(client, params.encounter)
+        _gm_only(member, "rotate the GM token")
+        old = {g.token_hash for g in room.grants if g.role == "gm"}
+        token = await room.grant("gm")  # stored before the old ones go
+        closed = await self._revoke(room, old, keep=client)
+        # The GM who asked stays joined, now holding the new token.
+        new = room.find_grant(token)
+        assert new is not None
+        client.tokens[room.id] = new.token_hash
+        self.holders[new.token_hash] = {client}
+        return RotateGmTokenResult(token=token, closed=closed)
 
     async def m_command(self, client: Client, params: CommandParams) -> CommandResult:
         room, member = self._room(client, params.encounter)

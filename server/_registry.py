@@ -267,6 +267,23 @@ class Registry:
                 raise job.error
         return room, token
 
+    # -- taking tokens back -------------------------------------------------------------------
+
+    async def revoke(self, room: Room, token_hashes: set[str]) -> None:
+        """Forget the grants of ``token_hashes`` in the store (durable first: a revoked
+        token never comes back after a restart), then in ``room``: they open nothing
+        from now on. :class:`ProtocolError` (``store_unavailable``) when the store fails;
+        then nothing is revoked."""
+        if not token_hashes:
+            return
+        try:
+            await self.store.remove_grants(room.id, token_hashes)
+        except StoreError as exc:
+            raise ProtocolError(
+                "store_unavailable", f"The token could not be revoked: {exc}"
+            ) from None
+        room.grants = [g for g in room.grants if g.token_hash not in token_hashes]
+
     # -- restoring --------------------------------------------------------------------------
 
     async def restore(self) -> int:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Any
 
 import trio
 import trio.testing
-from e2e_support import Limits, Running, ServerConfig, creatures
+from e2e_support import Limits, Running, ServerConfig, creatures, start_server
 
 from zonekeep.protocol.client import ClientError, ZonekeepClient
 
@@ -325,3 +326,83 @@ async def test_a_long_replay_yields_between_slices(
         assert joined["events"][-1]["note"]["text"] == "note 999"
         # At least one task step per slice of 50 events: others ran in between.
         assert counter.steps >= len(joined["events"]) // 50
+
+
+# -- 5. taking tokens back -----------------------------------------------------------------------
+
+
+async def closed(client: ZonekeepClient) -> tuple[int | None, str | None]:
+    """Wait until the server closed ``client``; its close code and reason."""
+    with trio.fail_after(WAIT):
+        await client.closed.wait()
+    return client.ws.close_code, client.ws.close_reason
+
+
+async def test_the_gm_takes_tokens_back_for_good(nursery: trio.Nursery, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    config = ServerConfig(port=0, data_dir=data)
+    running = await start_server(nursery, data, config)
+    async with AsyncExitStack() as stack:
+        gm, alice, alice2, bob, watcher, watcher2, gm_other = [
+            await stack.enter_async_context(running.client()) for _ in range(7)
+        ]
+        created = await gm.create_encounter("Revoked", "tavern", creatures())
+        eid, gm_token = created["encounter"], created["gm_token"]
+        seat = {
+            p: (await gm.request("create_seat", encounter=eid, player=p))["token"]
+            for p in ("alice", "bob")
+        }
+        links = [
+            (await gm.request("create_spectator_link", encounter=eid))["token"] for _ in range(2)
+        ]
+        await alice.join(eid, seat["alice"])
+        await alice2.join(eid, seat["alice"])
+        await bob.join(eid, seat["bob"])
+        await watcher.join(eid, links[0])
+        await watcher2.join(eid, links[1])
+        await gm_other.join(eid, gm_token)
+
+        # Only the GM takes tokens back.
+        error = await refused(bob.request("remove_seat", encounter=eid, player="alice"))
+        assert (error.code, error.name) == (3002, "gm_only")
+        error = await refused(watcher.request("rotate_gm_token", encounter=eid))
+        assert error.name == "spectator_read_only"
+        error = await refused(gm.request("remove_seat", encounter=eid, player="nobody"))
+        assert (error.code, error.name) == (1005, "invalid_params")
+        error = await refused(gm.request("revoke_spectator_link", encounter=eid, token=gm_token))
+        assert error.name == "invalid_params"
+
+        # remove_seat: both of Alice's connections are closed with 4002.
+        assert await gm.request("remove_seat", encounter=eid, player="alice") == {"closed": 2}
+        assert await closed(alice) == (4002, "token revoked")
+        assert await closed(alice2) == (4002, "token revoked")
+        # revoke_spectator_link: that link's watcher only.
+        revoked = await gm.request("revoke_spectator_link", encounter=eid, token=links[0])
+        assert revoked == {"closed": 1}
+        assert await closed(watcher) == (4002, "token revoked")
+        # rotate_gm_token: the other GM connection is closed; the one that asked stays GM.
+        rotated = await gm.request("rotate_gm_token", encounter=eid)
+        assert rotated["closed"] == 1 and rotated["token"] != gm_token
+        assert await closed(gm_other) == (4002, "token revoked")
+        assert "token" in await gm.request("create_spectator_link", encounter=eid)
+        # Those not revoked play on.
+        assert (await bob.request("snapshot", encounter=eid))["seq"] >= 1
+        assert (await watcher2.request("snapshot", encounter=eid))["seq"] >= 1
+
+        async with running.client() as again:
+            for token in (seat["alice"], links[0], gm_token):
+                error = await refused(again.join(eid, token))
+                assert (error.code, error.name) == (2000, "bad_token")
+            assert (await again.join(eid, rotated["token"]))["role"] == "gm"
+
+    # After a restart, from the store: revoked tokens still open nothing.
+    await running.server.shutdown()
+    restarted = await start_server(nursery, data, config)
+    assert eid in restarted.server.rooms
+    async with restarted.client() as client:
+        for token in (seat["alice"], links[0], gm_token):
+            error = await refused(client.join(eid, token))
+            assert error.name == "bad_token"
+        assert (await client.join(eid, seat["bob"]))["player"] == "bob"
+        assert (await client.join(eid, links[1]))["role"] == "spectator"
+        assert (await client.join(eid, rotated["token"]))["role"] == "gm"
