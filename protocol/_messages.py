@@ -311,7 +311,8 @@ class Limits:
     max_connections_per_encounter: int = attrs.field(
         default=32,
         metadata=doc(
-            "Connections joined to one encounter (all roles). Another `join` is refused "
+            "GM and player connections joined to one encounter (spectators have a cap of "
+            "their own, so they never take these places). Another `join` is refused "
             "with `too_many_connections` (5002).",
             minimum=1,
         ),
