@@ -28,6 +28,7 @@ PROTOCOL_ERRORS: dict[str, int] = {
     "message_too_large": 5000,
     "rate_limited": 5001,
     "too_many_connections": 5002,
+    "quota_exceeded": 5003,
     "internal_error": 6000,
     "encounter_crashed": 6001,
     "plugin_error": 6002,
@@ -75,7 +76,7 @@ ERROR_MEANINGS: dict[int, str] = {
     3001: "A player acted for, or asked about, a creature whose controller is not that player.",  # not_your_creature
     3002: "A player sent a GM-only method or command.",  # gm_only
     3003: "Someone answered a decision whose controller is someone else.",  # not_your_decision
-    3004: "A spectator sent a request that could change something (`command`, `create_seat`, `create_spectator_link`).",  # spectator_read_only
+    3004: "A spectator sent a request that could change something (`command`, `create_seat`, `create_spectator_link`, `remove_seat`, `revoke_spectator_link`, `rotate_gm_token`).",  # spectator_read_only
     4000: "An engine command's params are missing, unknown or of the wrong type, or `create_encounter`'s roster, arena or options are invalid (a numeric option outside its range: `turn_seconds` absent or 10 to 3,600, `reaction_seconds` 5 to 600, `round_seconds` 1 to 60; the message names the option and the range).",  # invalid_params
     4001: "No engine command has that `type`.",  # unknown_command
     4002: "No creature has that id (hidden creatures do not exist for players and spectators).",  # unknown_creature
@@ -128,7 +129,8 @@ ERROR_MEANINGS: dict[int, str] = {
     4900: "A plugin refused the command; also the number of every plugin-specific code.",  # plugin_refused
     5000: "The frame is larger than `max_message_bytes` (but at most 4 times that). The id is `null`.",  # message_too_large
     5001: "The client sent messages faster than the rate limit; this one was ignored. The id is the request's id when the frame can be read (a JSON object with a valid id, at most `max_message_bytes`), else `null`.",  # rate_limited
-    5002: "The encounter already has `max_connections_per_encounter` connections joined (or the server hosts as many encounters as it can).",  # too_many_connections
+    5002: "The encounter already has `max_connections_per_encounter` GM and player connections joined (spectators: `max_spectators_per_encounter`), the token already has `max_connections_per_token` connections to it, or the server hosts as many unended encounters as it can (`max_encounters`).",  # too_many_connections
+    5003: "The creator (the server key used, or the client's IP address without one) has reached a quota: `encounters_per_hour` or `open_encounters`; the message names it and says in how many seconds a slot frees (for `open_encounters`: once one of them ends).",  # quota_exceeded
     6000: "The server failed while handling the request (a bug). The encounter goes on and its GM gets an `encounter_error`; nothing changed, unless the failure came after the command was stored, in which case every member of the encounter gets a fresh `snapshot`.",  # internal_error
     6001: "The encounter's rules crashed on this command; nothing changed and the GM received an `encounter_error`.",  # encounter_crashed
     6002: "A plugin failed while handling this command (its command handler or one of its hooks raised, or answered with the wrong shape); nothing changed and the GM received an `encounter_error` naming the plugin.",  # plugin_error
@@ -156,6 +158,12 @@ CLOSE_CODES: list[tuple[int, str, str]] = [
         "The client did not answer a WebSocket ping within `ping_interval_seconds`.",
     ),
     (4001, "idle timeout", "The client sent no frame for `idle_timeout_seconds`."),
+    (
+        4002,
+        "token revoked",
+        "The GM took back the token this connection joined with (`remove_seat`, "
+        "`revoke_spectator_link`, `rotate_gm_token`); it opens nothing any more.",
+    ),
 ]
 
 

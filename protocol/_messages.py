@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from zonekeep.sdk import CommandSpec
 
 #: The protocol version this package describes ("MAJOR.MINOR").
-PROTOCOL_VERSION = "1.1"
+PROTOCOL_VERSION = "1.2"
 
 Role = Literal["gm", "player", "spectator"]
 Who = Literal["creature", "gm", "any"]
@@ -171,7 +171,7 @@ class HelloParams:
     protocol: str = attrs.field(
         validator=_version,
         metadata=doc(
-            'The version the client speaks, `"MAJOR.MINOR"`, e.g. `"1.1"` (any 1.x is accepted).',
+            'The version the client speaks, `"MAJOR.MINOR"`, e.g. `"1.2"` (any 1.x is accepted).',
             pattern=_VERSION.pattern,
             type_text='string `"MAJOR.MINOR"`',
         ),
@@ -312,7 +312,8 @@ class Limits:
     max_connections_per_encounter: int = attrs.field(
         default=32,
         metadata=doc(
-            "Connections joined to one encounter (all roles). Another `join` is refused "
+            "GM and player connections joined to one encounter (spectators have a cap of "
+            "their own, so they never take these places). Another `join` is refused "
             "with `too_many_connections` (5002).",
             minimum=1,
         ),
@@ -364,7 +365,7 @@ class HelloResult:
     """``hello`` result: the server's protocol version, identity, capabilities and limits."""
 
     protocol: str = attrs.field(
-        metadata=doc('The server\'s version, `"1.1"`.', pattern=r"^1\.[0-9]+$")
+        metadata=doc('The server\'s version, `"1.2"`.', pattern=r"^1\.[0-9]+$")
     )
     server: ServerInfo = attrs.field(metadata=doc("Who the server is."))
     capabilities: Capabilities = attrs.field(metadata=doc("What the server can do."))
@@ -538,6 +539,69 @@ class CreateSpectatorLinkResult:
     """``create_spectator_link`` result: a spectator token."""
 
     token: str = attrs.field(metadata=doc("A spectator token.", minLength=1))
+
+
+# -- taking tokens back ----------------------------------------------------------------------
+
+
+_CLOSED = doc(
+    "How many open connections joined with the revoked token(s) were closed (code 4002).",
+    minimum=0,
+)
+
+
+@attrs.frozen
+class RemoveSeatParams:
+    """``remove_seat`` params (GM): the player whose seat (every token made for that
+    player id) is revoked."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    player: str = attrs.field(
+        validator=_not_empty,
+        metadata=doc("The player id given to `create_seat`.", minLength=1, maxLength=MAX_ID_LENGTH),
+    )
+
+
+@attrs.frozen
+class RemoveSeatResult:
+    """``remove_seat`` result: how many connections were closed."""
+
+    closed: int = attrs.field(metadata=_CLOSED)
+
+
+@attrs.frozen
+class RevokeSpectatorLinkParams:
+    """``revoke_spectator_link`` params (GM): the spectator token to revoke."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    token: str = attrs.field(
+        validator=_not_empty,
+        metadata=doc("The spectator token, as `create_spectator_link` gave it.", minLength=1),
+    )
+
+
+@attrs.frozen
+class RevokeSpectatorLinkResult:
+    """``revoke_spectator_link`` result: how many connections were closed."""
+
+    closed: int = attrs.field(metadata=_CLOSED)
+
+
+@attrs.frozen
+class RotateGmTokenParams:
+    """``rotate_gm_token`` params (GM): the encounter whose GM token is replaced."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+
+
+@attrs.frozen
+class RotateGmTokenResult:
+    """``rotate_gm_token`` result: the new GM token; the old one is revoked."""
+
+    token: str = attrs.field(
+        metadata=doc("The new GM token (the only one from now on).", minLength=1)
+    )
+    closed: int = attrs.field(metadata=_CLOSED)
 
 
 # -- playing ---------------------------------------------------------------------------------
@@ -864,6 +928,9 @@ METHODS: dict[str, tuple[type[Any], type[Any]]] = {
     "leave": (LeaveParams, LeaveResult),
     "ping": (PingParams, PingResult),
     "rewind": (RewindParams, RewindResult),
+    "remove_seat": (RemoveSeatParams, RemoveSeatResult),
+    "revoke_spectator_link": (RevokeSpectatorLinkParams, RevokeSpectatorLinkResult),
+    "rotate_gm_token": (RotateGmTokenParams, RotateGmTokenResult),
 }
 
 #: Notification method -> params class.
@@ -1318,7 +1385,8 @@ ROLES: dict[Role, tuple[str, str]] = {
         "`create_encounter` (the creator) or `join` with the GM token",
         "Everything: every command for every creature, GM-only commands (`override`, "
         "`heal`, `move_to_zone`, `add_note` ...), answering any decision, `create_seat`, "
-        "`create_spectator_link`. The GM sees everything, hidden creatures and notes "
+        "`create_spectator_link`, taking tokens back (`remove_seat`, "
+        "`revoke_spectator_link`, `rotate_gm_token`). The GM sees everything, hidden creatures and notes "
         "included.",
     ),
     "player": (
@@ -1340,4 +1408,6 @@ ROLES: dict[Role, tuple[str, str]] = {
 PROTOCOL_HISTORY: dict[str, str] = {
     "1.0": "everything not listed below",
     "1.1": "the `turn_timer` notification",
+    "1.2": "taking tokens back: `remove_seat`, `revoke_spectator_link`, `rotate_gm_token`, "
+    "and the close code 4002",
 }

@@ -38,7 +38,7 @@ from ._gc import GcUpkeep
 from ._methods import Client, Methods
 from ._registry import Registry
 from ._room import Room
-from ._static import serve_static
+from ._static import forbidden, serve_static
 from ._store import EventStore, InMemoryStore
 from ._welcome import Welcome
 from ._wire import notification_text
@@ -129,7 +129,30 @@ class ZonekeepServer:
 
     # -- serving ----------------------------------------------------------------------------------
 
+    def origin_allowed(self, origin: str | None, host: str | None) -> bool:
+        """Whether a handshake whose ``Origin`` header is ``origin`` (``None``: absent) and
+        whose ``Host`` header is ``host`` may open a websocket (see
+        ``ServerConfig.allowed_origins``)."""
+        if origin is None:
+            return True
+        config = self.config
+        wanted = _origin_key(origin)
+        if config.allowed_origins is not None:
+            return "*" in config.allowed_origins or wanted in {
+                _origin_key(o) for o in config.allowed_origins
+            }
+        own = {f"{config.host}:{self.port}".lower()}
+        if host:
+            own.add(_host_key(host, wanted))
+        if config.public_url:
+            own.add(_origin_key(config.public_url))
+        return wanted in own
+
     def _http(self, request: Request) -> Response | None:
+        if request.method == "GET" and not self.origin_allowed(
+            request.headers.get("Origin"), request.headers.get("Host")
+        ):
+            return forbidden("This origin may not open a connection to this server.")
         if request.path == "/healthz":
             body = json.dumps(
                 {
@@ -145,7 +168,7 @@ class ZonekeepServer:
         return serve_static(request)  # the web table under /table/; None for anything else
 
     async def _handler(self, connection: Connection) -> None:
-        client = Client(self.methods, connection, self.config.limits)
+        client = Client(self.methods, connection, self.config.limits, connection.address)
         connection.on_close = client.leave_all
         self.connections.add(connection)
         try:
@@ -219,6 +242,32 @@ class ZonekeepServer:
                 await self._all_gone.wait()
         if self._nursery is not None:
             self._nursery.cancel_scope.cancel()
+
+
+_DEFAULT_PORTS = {"http": "80", "https": "443", "ws": "80", "wss": "443"}
+
+
+def _origin_key(origin: str) -> str:
+    """``host:port`` of an origin or URL, lower case, with the scheme's default port
+    filled in (``https://Example.org`` -> ``example.org:443``); the text itself when it
+    is not a URL (``null``), which then matches nothing but itself."""
+    scheme, sep, rest = origin.strip().partition("://")
+    if not sep:
+        return origin.strip().lower()
+    hostport = rest.split("/", 1)[0].lower()
+    if hostport.rsplit(":", 1)[-1].isdigit() and not hostport.endswith("]"):
+        return hostport
+    return f"{hostport}:{_DEFAULT_PORTS.get(scheme.lower(), '')}"
+
+
+def _host_key(host: str, origin_key: str) -> str:
+    """``host:port`` of a ``Host`` header. Without a port it is the scheme's default
+    port (a browser leaves it out in both headers): the origin's, if that is 80 or 443."""
+    host = host.strip().lower()
+    if host.rsplit(":", 1)[-1].isdigit() and not host.endswith("]"):
+        return host
+    port = origin_key.rsplit(":", 1)[-1]
+    return f"{host}:{port if port in ('80', '443') else ''}"
 
 
 async def serve_until_signalled(server: ZonekeepServer, on_ready: Any = None) -> None:

@@ -52,7 +52,24 @@ class Limits:
     ping_interval_seconds: float = float(DEFAULT_LIMITS.ping_interval_seconds)
     idle_timeout_seconds: float = float(DEFAULT_LIMITS.idle_timeout_seconds)
     outgoing_queue: int = DEFAULT_LIMITS.outgoing_queue
+    #: Encounters not yet ended on the server (ended ones free their slot at once).
     max_encounters: int = 1000
+    #: Per creator (the server key used, or the client's IP address without one): the
+    #: encounters created in the last hour, and those created and not yet ended.
+    encounters_per_hour: int = 60
+    open_encounters: int = 10
+    #: Connections joined to one encounter with the same token (GM, seat or link).
+    max_connections_per_token: int = 4
+    #: Spectator connections of one encounter; counted apart from
+    #: ``max_connections_per_encounter`` (the GM's and players'), so spectators can never
+    #: take the GM's or a seat's place.
+    max_spectators_per_encounter: int = 16
+    #: Open websocket connections from one IP address (more are refused with HTTP 429).
+    max_connections_per_ip: int = 64
+    #: Bytes of snapshots and replayed events one connection may be sent, refilled at
+    #: ``reply_bytes_per_second`` (past it: ``rate_limited`` with the seconds to wait).
+    reply_bytes_burst: int = 4_000_000
+    reply_bytes_per_second: float = 200_000.0
 
     def announced(self, reaction_seconds: float) -> protocol.Limits:
         """The limits as the ``hello`` result announces them, with the decision time
@@ -73,6 +90,15 @@ def _names(value: Iterable[str]) -> tuple[str, ...]:
     """Plugin names as a tuple; a single string is refused (it would become letters)."""
     if isinstance(value, str):
         raise TypeError(f"plugin names must be a list of strings, not the string {value!r}")
+    return tuple(value)
+
+
+def _origins(value: Iterable[str] | None) -> tuple[str, ...] | None:
+    """Allowed origins as a tuple (``None`` stays: the default); a single string is refused."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        raise TypeError(f"allowed_origins must be a list of strings, not the string {value!r}")
     return tuple(value)
 
 
@@ -115,6 +141,14 @@ class ServerConfig:
     #: Overruns after which a third-party plugin is switched off for that encounter
     #: (``plugin_disabled``); 0 never switches one off.
     plugin_overrun_limit: int = attrs.field(default=3, validator=attrs.validators.ge(0))
+    #: The URL players reach the server at from outside (``"https://dice.example.org"``),
+    #: when it is not the address it listens on (a reverse proxy); its origin is allowed.
+    public_url: str | None = None
+    #: The ``Origin`` values a websocket handshake may carry (``"https://host:port"``; ``"*"``
+    #: for any). ``None`` (the default): the server's own origin (the host and port it listens
+    #: on or is reached at) and :attr:`public_url`'s. A handshake without ``Origin`` (a
+    #: non-browser client) is always allowed; any other is refused with HTTP 403.
+    allowed_origins: tuple[str, ...] | None = attrs.field(default=None, converter=_origins)
 
 
 def load_config(path: str | Path) -> ServerConfig:

@@ -126,6 +126,17 @@ async def sweep(connections: Collection[Connection], limits: Limits) -> None:
                 connection.tick(now)
 
 
+def peer_address(stream: trio.abc.Stream) -> str:
+    """The IP address at the other end of ``stream``; ``"?"`` when it is not a socket."""
+    if not isinstance(stream, trio.SocketStream):
+        return "?"
+    try:
+        peer = stream.socket.getpeername()
+    except OSError:
+        return "?"
+    return str(peer[0]) if isinstance(peer, tuple) else str(peer)
+
+
 class Connection:
     """One open websocket connection: its outbox, its writer, its keepalive."""
 
@@ -140,6 +151,8 @@ class Connection:
         self.protocol = protocol
         self.limits = limits
         self.flusher = flusher
+        #: The client's IP address (``"?"`` when the stream is not a socket).
+        self.address = peer_address(stream)
         self._out_send, self._out_recv = trio.open_memory_channel[str](limits.outgoing_queue)
         self._in_send, self._in_recv = trio.open_memory_channel[str | bytes](MAX_QUEUE)
         self._send_lock = trio.Lock()
@@ -528,6 +541,8 @@ class WebsocketServer:
         self.flusher = flusher
         #: Set when the server stops accepting: handshakes still under way get a 503.
         self.closing = False
+        #: Open connections (and handshakes under way) by the client's IP address.
+        self.per_address: dict[str, int] = {}
         self._listening: trio.CancelScope | None = None
 
     async def serve(
@@ -557,10 +572,15 @@ class WebsocketServer:
 
     async def _handle_stream(self, stream: trio.SocketStream) -> None:
         protocol = ServerProtocol(max_size=4 * self.limits.max_message_bytes)
+        address = peer_address(stream)
+        count = self.per_address.get(address, 0) + 1
+        self.per_address[address] = count
         try:
             opened = False
             with trio.move_on_after(OPEN_TIMEOUT):
-                opened = await self._handshake(stream, protocol)
+                opened = await self._handshake(
+                    stream, protocol, crowded=count > self.limits.max_connections_per_ip
+                )
             if not opened:
                 return
             connection = Connection(stream, protocol, self.limits, self.flusher)
@@ -568,11 +588,20 @@ class WebsocketServer:
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             pass
         finally:
+            left = self.per_address[address] - 1
+            if left:
+                self.per_address[address] = left
+            else:
+                del self.per_address[address]
             with trio.CancelScope(shield=True):
                 await trio.aclose_forcefully(stream)
 
-    async def _handshake(self, stream: trio.SocketStream, protocol: ServerProtocol) -> bool:
-        """Read the HTTP request and answer it; True once the websocket is open."""
+    async def _handshake(
+        self, stream: trio.SocketStream, protocol: ServerProtocol, *, crowded: bool = False
+    ) -> bool:
+        """Read the HTTP request and answer it; True once the websocket is open.
+        ``crowded``: the client's address has ``max_connections_per_ip`` connections
+        open already, so a websocket handshake is refused (429)."""
         request: Request | None = None
         while request is None:
             data = await stream.receive_some()
@@ -594,6 +623,10 @@ class WebsocketServer:
             response = protocol.reject(
                 http.HTTPStatus.INTERNAL_SERVER_ERROR,
                 "Failed to open a WebSocket connection.\nSee server log for more information.\n",
+            )
+        if response is None and crowded:
+            response = protocol.reject(
+                http.HTTPStatus.TOO_MANY_REQUESTS, "Too many connections from your address.\n"
             )
         if response is None:
             response = protocol.accept(request)

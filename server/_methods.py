@@ -39,9 +39,15 @@ from zonekeep.protocol import (
     PingParams,
     PingResult,
     ProtocolError,
+    RemoveSeatParams,
+    RemoveSeatResult,
     RequestId,
+    RevokeSpectatorLinkParams,
+    RevokeSpectatorLinkResult,
     RewindParams,
     RewindResult,
+    RotateGmTokenParams,
+    RotateGmTokenResult,
     SnapshotParams,
     SnapshotResult,
     parse_params,
@@ -53,16 +59,26 @@ from zonekeep.sdk import Command
 from ._config import Limits
 from ._fanout import Member, Subscriber, push
 from ._registry import Registry
-from ._room import Job, Room
-from ._wire import encoded_response_text, error_text, response_text
+from ._room import Grant, Job, Room
+from ._wire import encode_message, encoded_response_text, error_text, response_text
 
 log = logging.getLogger("zonekeep.session")
+
+#: Events serialized between two checkpoints when a ``join`` replays a long log: a
+#: replay of thousands of events yields to the other rooms and connections this often.
+REPLAY_SLICE = 256
+
+#: The close code of a connection whose token the GM took back (SPEC.md, close codes).
+REVOKED = 4002
+
+#: The methods whose replies count against a connection's reply byte budget.
+BUDGETED = frozenset({"snapshot", "join"})
 
 
 @attrs.frozen
 class Encoded:
     """A request's result already serialized as JSON (``json``), sent as it is: the
-    welcome, the same for every ``hello``."""
+    welcome, the same for every ``hello``; a long replay, serialized in slices."""
 
     json: str
 
@@ -84,6 +100,39 @@ class TokenBucket:
             self.tokens -= 1
             return True
         return False
+
+
+class ByteBudget:
+    """Bytes a connection may be sent in replies that cost more than they ask (snapshots
+    and replays): ``burst`` at most, refilled at ``rate`` a second (trio's clock). A
+    reply is sent whole while the budget is positive, and may overdraw it; the next
+    waits until the debt is paid back."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.bytes = float(burst)
+        self.stamp = trio.current_time()
+
+    def _refill(self) -> None:
+        now = trio.current_time()
+        self.bytes = min(self.burst, self.bytes + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    def check(self) -> None:
+        """Refuse (``rate_limited``, with the seconds to wait) while the budget is spent."""
+        self._refill()
+        if self.bytes <= 0:
+            wait = -self.bytes / self.rate + 0.001 if self.rate > 0 else float("inf")
+            raise ProtocolError(
+                "rate_limited",
+                f"Too many bytes of snapshots and replays: at most {self.burst} at once and "
+                f"{self.rate:g} a second. Retry in {wait:.1f} seconds.",
+            )
+
+    def spend(self, count: int) -> None:
+        self._refill()
+        self.bytes -= count
 
 
 def request_id_of(raw: str | bytes) -> RequestId | None:
@@ -111,6 +160,9 @@ class Methods:
     def __init__(self, registry: Registry, welcome: Callable[[], str]) -> None:
         self.registry = registry
         self.welcome = welcome
+        #: Who holds each token (by hash): the clients joined with it (pruned to the
+        #: room's members whenever the token is used again).
+        self.holders: dict[str, set[Client]] = {}
 
     async def call(self, client: Client, method: str, raw: dict[str, Any]) -> Any:
         """The result of ``method`` with params ``raw`` for ``client`` (a result object,
@@ -147,13 +199,56 @@ class Methods:
             raise ProtocolError("not_joined", f"Join encounter {eid!r} first.")
         return room, member  # type: ignore[return-value]  # None only when not joined
 
+    def _admit(self, client: Client, room: Room, grant: Grant) -> Member:
+        """Seat ``client`` in ``room`` with ``grant``, within the connection caps: per
+        token (``max_connections_per_token``), spectators (``max_spectators_per_encounter``)
+        and the GM and players (``max_connections_per_encounter``). Spectators are counted
+        apart, so they can never take the place of the GM or a seat."""
+        limits = self.registry.config.limits
+        others = [m for m in room.members if m.subscriber is not client.subscriber]
+        joined = {id(m.subscriber) for m in others}
+        holders = [
+            c
+            for c in self.holders.get(grant.token_hash, ())
+            if c is not client and id(c.subscriber) in joined
+        ]
+        if len(holders) >= limits.max_connections_per_token:
+            raise ProtocolError(
+                "too_many_connections",
+                f"This token already has {limits.max_connections_per_token} connections "
+                f"to encounter {room.id!r}.",
+            )
+        if grant.role == "spectator":
+            cap, count = (
+                limits.max_spectators_per_encounter,
+                sum(m.role == "spectator" for m in others),
+            )
+            what = "spectator connections"
+        else:
+            cap, count = (
+                limits.max_connections_per_encounter,
+                sum(m.role != "spectator" for m in others),
+            )
+            what = "connections"
+        if count >= cap:
+            raise ProtocolError(
+                "too_many_connections", f"Encounter {room.id!r} already has {cap} {what}."
+            )
+        member = room.add_member(client.subscriber, grant)
+        previous = client.tokens.get(room.id)
+        if previous is not None:
+            self.holders.get(previous, set()).discard(client)
+        client.tokens[room.id] = grant.token_hash
+        self.holders[grant.token_hash] = {*holders, client}  # pruned to those still here
+        return member
+
     async def m_create_encounter(
         self, client: Client, params: CreateEncounterParams
     ) -> CreateEncounterResult:
-        room, token = await self.registry.create_room_from_request(params)
+        room, token = await self.registry.create_room_from_request(params, client.address)
         grant = room.find_grant(token)
         assert grant is not None
-        member = room.add_member(client.subscriber, grant)
+        member = self._admit(client, room, grant)
         client.rooms[room.id] = member
         return CreateEncounterResult(
             encounter=room.id,
@@ -163,7 +258,7 @@ class Methods:
             snapshot=room.snapshot(member),
         )
 
-    async def m_join(self, client: Client, params: JoinParams) -> JoinResult:
+    async def m_join(self, client: Client, params: JoinParams) -> JoinResult | Encoded:
         room, _ = self._room(client, params.encounter, joined=False)
         last_seq = params.last_seq
         if last_seq is not None and last_seq > room.state.seq:
@@ -171,7 +266,7 @@ class Methods:
         grant = room.find_grant(params.token)
         if grant is None:
             raise ProtocolError("bad_token", "That token does not open this encounter.")
-        member = room.add_member(client.subscriber, grant)
+        member = self._admit(client, room, grant)
         client.rooms[room.id] = member
         events = await room.events_since(member, last_seq) if last_seq is not None else None
         result = JoinResult(
@@ -184,6 +279,8 @@ class Methods:
         # Right after the reply: the decisions this seat may still answer, the turn timer.
         client.after_reply.extend(room.prompts_for(member))
         client.after_reply.extend(room.turn_timer_for(member))
+        if result.events is not None and len(result.events) > REPLAY_SLICE:
+            return await _sliced(result, result.events)
         return result
 
     async def m_create_seat(self, client: Client, params: CreateSeatParams) -> CreateSeatResult:
@@ -217,6 +314,62 @@ class Methods:
         _gm_only(member, "create spectator links")
         return CreateSpectatorLinkResult(token=await room.grant("spectator"))
 
+    # -- taking tokens back -----------------------------------------------------------------
+
+    async def _revoke(self, room: Room, hashes: set[str], keep: Client | None = None) -> int:
+        """Revoke the tokens of ``hashes`` (durably) and close every connection joined to
+        ``room`` with one of them (code 4002), but ``keep``; how many were closed."""
+        await self.registry.revoke(room, hashes)
+        joined = {id(m.subscriber) for m in room.members}
+        closed = 0
+        for held in hashes:
+            for holder in list(self.holders.pop(held, ())):
+                if holder is keep or id(holder.subscriber) not in joined:
+                    continue
+                holder.subscriber.close(REVOKED, "token revoked")
+                room.remove(holder.subscriber)
+                holder.rooms.pop(room.id, None)
+                holder.tokens.pop(room.id, None)
+                closed += 1
+        return closed
+
+    async def m_remove_seat(self, client: Client, params: RemoveSeatParams) -> RemoveSeatResult:
+        room, member = self._room(client, params.encounter)
+        _gm_only(member, "remove seats")
+        hashes = {
+            g.token_hash for g in room.grants if g.role == "player" and g.player == params.player
+        }
+        if not hashes:
+            raise ProtocolError("invalid_params", f"There is no seat for {params.player!r}.")
+        return RemoveSeatResult(closed=await self._revoke(room, hashes))
+
+    async def m_revoke_spectator_link(
+        self, client: Client, params: RevokeSpectatorLinkParams
+    ) -> RevokeSpectatorLinkResult:
+        room, member = self._room(client, params.encounter)
+        _gm_only(member, "revoke spectator links")
+        grant = room.find_grant(params.token)
+        if grant is None or grant.role != "spectator":
+            raise ProtocolError(
+                "invalid_params", "That is not a spectator token of this encounter."
+            )
+        return RevokeSpectatorLinkResult(closed=await self._revoke(room, {grant.token_hash}))
+
+    async def m_rotate_gm_token(
+        self, client: Client, params: RotateGmTokenParams
+    ) -> RotateGmTokenResult:
+        room, member = self._room(client, params.encounter)
+        _gm_only(member, "rotate the GM token")
+        old = {g.token_hash for g in room.grants if g.role == "gm"}
+        token = await room.grant("gm")  # stored before the old ones go
+        closed = await self._revoke(room, old, keep=client)
+        # The GM who asked stays joined, now holding the new token.
+        new = room.find_grant(token)
+        assert new is not None
+        client.tokens[room.id] = new.token_hash
+        self.holders[new.token_hash] = {client}
+        return RotateGmTokenResult(token=token, closed=closed)
+
     async def m_command(self, client: Client, params: CommandParams) -> CommandResult:
         room, member = self._room(client, params.encounter)
         kind = params.type
@@ -248,6 +401,7 @@ class Methods:
         room, _member = self._room(client, params.encounter)
         room.remove(client.subscriber)
         client.rooms.pop(room.id, None)
+        client.drop_token(room.id)
         return LeaveResult()
 
     async def m_rewind(self, client: Client, params: RewindParams) -> RewindResult:
@@ -265,6 +419,20 @@ class Methods:
 
     async def m_ping(self, client: Client, params: PingParams) -> PingResult:
         return PingResult()
+
+
+async def _sliced(result: JoinResult, events: list[Any]) -> Encoded:
+    """``result`` serialized with its long ``events`` list written :data:`REPLAY_SLICE`
+    events at a time, with a checkpoint between slices (other rooms and connections run
+    there); the same text as serializing it at once."""
+    parts = []
+    for start in range(0, len(events), REPLAY_SLICE):
+        if start:
+            await trio.lowlevel.checkpoint()
+        parts.append(encode_message(events[start : start + REPLAY_SLICE])[1:-1])
+    head, marker, tail = encode_message(attrs.evolve(result, events=[])).rpartition('"events":[]')
+    assert marker, "a join result always has its events field"
+    return Encoded(f'{head}"events":[{",".join(parts)}]{tail}')
 
 
 async def _submit(room: Room, job: Job) -> CommandResult | RewindResult:
@@ -289,14 +457,22 @@ class Client:
     it joined send). Handles one request at a time (:meth:`handle`).
     """
 
-    def __init__(self, methods: Methods, subscriber: Subscriber, limits: Limits) -> None:
+    def __init__(
+        self, methods: Methods, subscriber: Subscriber, limits: Limits, address: str = "?"
+    ) -> None:
         self.methods = methods
+        #: The client's IP address (who creates encounters without a server key).
+        self.address = address
         self.subscriber = subscriber
         self.limits = limits
         self.greeted = False
-        #: The rooms joined, by encounter id, and the seat in each.
+        #: The rooms joined, by encounter id, and the seat in each; the token's hash.
         self.rooms: dict[str, Member] = {}
+        self.tokens: dict[str, str] = {}
         self.bucket = TokenBucket(limits.rate_per_second, limits.rate_burst)
+        #: Bytes of snapshots and replays this connection may still be sent; a reply
+        #: may overdraw it, and later ones wait until it is positive again.
+        self.reply_budget = ByteBudget(limits.reply_bytes_per_second, limits.reply_bytes_burst)
         self.refusals: list[float] = []
         #: Notifications to send once the current request's reply is queued.
         self.after_reply: list[Any] = []
@@ -309,6 +485,19 @@ class Client:
             room = self.methods.registry.get(eid)
             if room is not None:
                 room.remove(self.subscriber)
+        for eid in list(self.tokens):
+            self.drop_token(eid)
+
+    def drop_token(self, eid: str) -> None:
+        """Forget the token this client joined ``eid`` with (it left)."""
+        held = self.tokens.pop(eid, None)
+        if held is None:
+            return
+        holders = self.methods.holders.get(held)
+        if holders is not None:
+            holders.discard(self)
+            if not holders:
+                del self.methods.holders[held]
 
     def _error(self, rid: RequestId | None, err: ProtocolError) -> None:
         self.subscriber.push_text(error_text(rid, err))
@@ -354,6 +543,9 @@ class Client:
         try:
             request = parse_request(raw)
             rid = request.id
+            budgeted = request.method in BUDGETED
+            if budgeted:
+                self.reply_budget.check()
             result = await self.methods.call(self, request.method, request.params)
         except ProtocolError as err:
             self.after_reply.clear()
@@ -369,9 +561,12 @@ class Client:
             )
             return
         if isinstance(result, Encoded):
-            self.subscriber.push_text(encoded_response_text(rid, result.json))
+            text = encoded_response_text(rid, result.json)
         else:
-            self.subscriber.push_text(response_text(rid, result))
+            text = response_text(rid, result)
+        if budgeted:
+            self.reply_budget.spend(len(text))
+        self.subscriber.push_text(text)
         for params in self.after_reply:
             push(self.subscriber, params)
         self.after_reply.clear()

@@ -8,6 +8,7 @@ stays up.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import logging
 import secrets
@@ -65,6 +66,10 @@ class Registry:
         #: Where the rooms' loops run; set by the server while it runs.
         self.nursery: trio.Nursery | None = None
         self._counter = 0
+        #: Quotas: when each creator created encounters (trio's clock, the last hour's),
+        #: and who created each encounter of this run.
+        self.created_at: dict[str, list[float]] = {}
+        self.creator_of: dict[str, str] = {}
 
     def get(self, encounter_id: str) -> Room | None:
         return self.rooms.get(encounter_id)
@@ -77,6 +82,34 @@ class Registry:
                 if path.suffix in (".json", ".toml"):
                     found.setdefault(path.stem, path)
         return found
+
+    # -- counting ---------------------------------------------------------------------------
+
+    def open_rooms(self) -> list[Room]:
+        """The rooms whose encounter has not ended: those that count toward
+        ``max_encounters`` and their creator's ``open_encounters``."""
+        return [r for r in self.rooms.values() if r.state.phase != "ended"]
+
+    def check_quotas(self, creator: str) -> None:
+        """Refuse (``quota_exceeded``) when ``creator`` has reached a quota."""
+        limits = self.config.limits
+        now = trio.current_time()
+        recent = [t for t in self.created_at.get(creator, []) if now - t < 3600]
+        self.created_at[creator] = recent
+        if len(recent) >= limits.encounters_per_hour:
+            wait = max(1, round(3600 - (now - recent[0])))
+            raise ProtocolError(
+                "quota_exceeded",
+                f"Quota encounters_per_hour: you created {len(recent)} encounters in the "
+                f"last hour; the next one can be created in {wait} seconds.",
+            )
+        mine = [r for r in self.open_rooms() if self.creator_of.get(r.id) == creator]
+        if len(mine) >= limits.open_encounters:
+            raise ProtocolError(
+                "quota_exceeded",
+                f"Quota open_encounters: {len(mine)} encounters you created have not ended; "
+                "a slot frees as soon as one of them ends (end_encounter).",
+            )
 
     # -- creating ---------------------------------------------------------------------------
 
@@ -92,14 +125,19 @@ class Registry:
         arena: Arena,
         creatures: list[sdk.Creature],
         options: EncounterOptions | None = None,
+        creator: str | None = None,
     ) -> tuple[Room, str]:
         """Create an encounter, store it, and start its loop under the server's nursery.
 
-        Returns the room and its GM token.
+        ``creator`` (a request's: its key or IP address) is held to its quotas; the
+        operator's own encounters (files, the command line) have none. Returns the room
+        and its GM token.
         """
         if self.nursery is None:
             raise RuntimeError("the server is not running")
-        if len(self.rooms) >= self.config.limits.max_encounters:
+        if creator is not None:
+            self.check_quotas(creator)
+        if len(self.open_rooms()) >= self.config.limits.max_encounters:
             raise ProtocolError(
                 "too_many_connections", "This server hosts as many encounters as it can."
             )
@@ -122,6 +160,9 @@ class Registry:
             ) from None
         token = await room.grant("gm")
         self.rooms[eid] = room
+        if creator is not None:
+            self.created_at.setdefault(creator, []).append(trio.current_time())
+            self.creator_of[eid] = creator
         await self.nursery.start(self._guarded, room)
         return room, token
 
@@ -134,7 +175,9 @@ class Registry:
             state,
             entropy=self.entropy,
             reaction_seconds=self.config.reaction_seconds,
-            max_members=self.config.limits.max_connections_per_encounter,
+            # The room's own cap is the sum; Methods.m_join holds each part to its own.
+            max_members=self.config.limits.max_connections_per_encounter
+            + self.config.limits.max_spectators_per_encounter,
         )
 
     async def _guarded(
@@ -148,8 +191,14 @@ class Registry:
             room.crashed = repr(exc)
             room.notify_gm(EncounterErrorNotification(room.id, f"The encounter stopped: {exc!r}"))
 
-    async def create_room_from_request(self, params: CreateEncounterParams) -> tuple[Room, str]:
-        """``create_encounter``: check the server key, the arena and the roster, then create."""
+    async def create_room_from_request(
+        self, params: CreateEncounterParams, address: str = "?"
+    ) -> tuple[Room, str]:
+        """``create_encounter``: check the server key, the arena and the roster, then create.
+
+        The creator held to the quotas is the server key used (when the server has one),
+        else the client's IP ``address``.
+        """
         key = self.config.server_key
         if key is not None:
             given = params.server_key
@@ -184,7 +233,11 @@ class Registry:
                 options = converter.structure(params.options, EncounterOptions)
             except cattrs.BaseValidationError as exc:
                 raise _roster_error("; ".join(describe_errors(exc, "options"))) from None
-        return await self.create_room(name, arena, creatures, options)
+        if key is not None and params.server_key is not None:  # checked above
+            creator = "key:" + hashlib.sha256(params.server_key.encode()).hexdigest()
+        else:
+            creator = "ip:" + address
+        return await self.create_room(name, arena, creatures, options, creator)
 
     def _arena(self, value: Any) -> Arena:
         if isinstance(value, str):
@@ -218,6 +271,23 @@ class Registry:
             if job.error is not None:
                 raise job.error
         return room, token
+
+    # -- taking tokens back -------------------------------------------------------------------
+
+    async def revoke(self, room: Room, token_hashes: set[str]) -> None:
+        """Forget the grants of ``token_hashes`` in the store (durable first: a revoked
+        token never comes back after a restart), then in ``room``: they open nothing
+        from now on. :class:`ProtocolError` (``store_unavailable``) when the store fails;
+        then nothing is revoked."""
+        if not token_hashes:
+            return
+        try:
+            await self.store.remove_grants(room.id, token_hashes)
+        except StoreError as exc:
+            raise ProtocolError(
+                "store_unavailable", f"The token could not be revoked: {exc}"
+            ) from None
+        room.grants = [g for g in room.grants if g.token_hash not in token_hashes]
 
     # -- restoring --------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -207,6 +207,12 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: could not save the grant: {exc}") from None
 
+    async def remove_grants(self, encounter: str, token_hashes: Collection[str]) -> None:
+        try:
+            await self._run(_delete_grants, self._conn, encounter, list(token_hashes))
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: could not revoke the grant: {exc}") from None
+
     # -- reading ------------------------------------------------------------------------------
 
     async def read(self, encounter: str, after: int = 0) -> list[tuple[int, Event]]:
@@ -354,6 +360,21 @@ def _write_batch(conn: sqlite3.Connection, batch: list[_Append]) -> None:
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:  # SQLite may already have rolled back (disk full)
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _delete_grants(conn: sqlite3.Connection, encounter: str, token_hashes: list[str]) -> None:
+    """Delete the grants of ``token_hashes`` in one transaction (all or none)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany(
+            "DELETE FROM grants WHERE encounter=? AND token_hash=?",
+            [(encounter, h) for h in token_hashes],
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
 

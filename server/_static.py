@@ -4,6 +4,8 @@ Only the three files of ``server/static`` are ever served, by a fixed table of n
 (``/table/`` is ``index.html``): a request path never reaches the file system, so no
 path can name a file outside that folder. Every other path under ``/table`` is a 404;
 paths outside ``/table`` are left to the websocket handshake (clients may use any path).
+Only ``GET`` is ever answered: any other method, on any path, is a 405
+(:func:`method_not_allowed`).
 """
 
 from __future__ import annotations
@@ -55,6 +57,21 @@ def not_found() -> Response:
     return _response(http.HTTPStatus.NOT_FOUND, b"Not found.\n", "text/plain; charset=utf-8")
 
 
+def method_not_allowed() -> Response:
+    """A plain-text 405 naming ``GET`` as the one method allowed."""
+    return _response(
+        http.HTTPStatus.METHOD_NOT_ALLOWED,
+        b"Only GET is allowed.\n",
+        "text/plain; charset=utf-8",
+        ("Allow", "GET"),
+    )
+
+
+def forbidden(why: str) -> Response:
+    """A plain-text 403 saying ``why``."""
+    return _response(http.HTTPStatus.FORBIDDEN, why.encode() + b"\n", "text/plain; charset=utf-8")
+
+
 def serve_static(request: Request) -> Response | None:
     """Answer a GET for the web table, or ``None`` when the path is not the table's.
 
@@ -62,6 +79,8 @@ def serve_static(request: Request) -> Response | None:
     with their Content-Type; anything else under ``/table/`` is a 404.
     """
     path = request.path.split("?", 1)[0].split("#", 1)[0]
+    if request.method != "GET":
+        return method_not_allowed()
     if path != PREFIX and not path.startswith(PREFIX + "/"):
         return None
     if path == PREFIX:

@@ -10,7 +10,7 @@ applies, broadcasts or answers anything the events describe.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -60,6 +60,11 @@ class EventStore(Protocol):
         ...
 
     async def add_grant(self, encounter: str, grant: StoredGrant) -> None: ...
+
+    async def remove_grants(self, encounter: str, token_hashes: Collection[str]) -> None:
+        """Durably forget the grants of ``token_hashes`` (revoked tokens): they open
+        nothing from now on, after a restart too. Raises :class:`StoreError` on failure."""
+        ...
 
     async def read(self, encounter: str, after: int = 0) -> list[tuple[int, Event]]:
         """Every ``(seq, event)`` with ``seq > after``, in order."""
@@ -132,6 +137,11 @@ class InMemoryStore:
 
     async def add_grant(self, encounter: str, grant: StoredGrant) -> None:
         self._logs.setdefault(encounter, _Log()).grants.append(grant)
+
+    async def remove_grants(self, encounter: str, token_hashes: Collection[str]) -> None:
+        log = self._logs.get(encounter)
+        if log is not None:
+            log.grants = [g for g in log.grants if g.token_hash not in token_hashes]
 
     def read_now(self, encounter: str, after: int = 0) -> list[tuple[int, Event]]:
         log = self._logs.get(encounter)

@@ -54,9 +54,15 @@ from zonekeep.protocol import (
     PingResult,
     PromptNotification,
     ProtocolError,
+    RemoveSeatParams,
+    RemoveSeatResult,
     Request,
+    RevokeSpectatorLinkParams,
+    RevokeSpectatorLinkResult,
     RewindParams,
     RewindResult,
+    RotateGmTokenParams,
+    RotateGmTokenResult,
     ServerInfo,
     SnapshotNotification,
     SnapshotParams,
@@ -209,6 +215,9 @@ def params_samples() -> dict[str, list[Any]]:
         "leave": [LeaveParams("e1")],
         "ping": [PingParams()],
         "rewind": [RewindParams("e1", 5)],
+        "remove_seat": [RemoveSeatParams("e1", "ana")],
+        "revoke_spectator_link": [RevokeSpectatorLinkParams("e1", "tok")],
+        "rotate_gm_token": [RotateGmTokenParams("e1")],
     }
 
 
@@ -233,6 +242,9 @@ def result_samples() -> dict[str, list[Any]]:
         "leave": [LeaveResult()],
         "ping": [PingResult()],
         "rewind": [RewindResult(13)],
+        "remove_seat": [RemoveSeatResult(2)],
+        "revoke_spectator_link": [RevokeSpectatorLinkResult(0)],
+        "rotate_gm_token": [RotateGmTokenResult("new-token", 1)],
     }
 
 

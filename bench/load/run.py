@@ -56,6 +56,12 @@ abuse_refusals = 1000000
 max_connections_per_encounter = {per_encounter}
 idle_timeout_seconds = 1000000.0
 max_encounters = {max_encounters}
+max_spectators_per_encounter = {per_encounter}
+max_connections_per_token = 1000000
+max_connections_per_ip = 1000000
+encounters_per_hour = 1000000
+open_encounters = 1000000
+reply_bytes_burst = 1000000000000
 {limit_extra}
 """
 
