@@ -9,13 +9,15 @@ player who controls a hidden creature still sees it (marked hidden) and plays it
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
 from typing import Any
 
 import trio
 from e2e_support import Loaded, Running, ServerConfig, creatures
 
-from zonekeep.protocol.client import ZonekeepClient
+from zonekeep.protocol.client import ClientError, ZonekeepClient
+from zonekeep.sdk import event_from_dict, replay_steps
 
 MakeServer = Callable[..., Any]
 
@@ -213,3 +215,84 @@ async def test_point11_the_controller_keeps_its_hidden_creature(make_server: Mak
         ).items()
         assert any(e["type"] == "turn_ended" and e["creature"] == "ogre" for e in seen)
         assert "ogre" in [c["id"] for c in replayed["events"][0]["creatures"]]
+
+
+def _names_any(value: Any, words: set[str]) -> bool:
+    """Whether ``value`` holds one of ``words`` as a string, a key or inside a text."""
+    if isinstance(value, str):
+        return value in words or any(w in value for w in words if " " in w)
+    if isinstance(value, dict):
+        return any(_names_any(k, words) or _names_any(v, words) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_names_any(v, words) for v in value)
+    return False
+
+
+async def test_property_random_hides_reveals_and_rewinds_over_the_socket(
+    running: Running,
+) -> None:
+    # The property test (tests/test_hidden_property.py) over a real socket, on one seed:
+    # no message to Alice or the spectator names a creature hidden from it when the
+    # message's content happened (an event: right after it; anything else: when sent).
+    rng = random.Random(14)
+    roster = creatures()
+    roster[1]["name"] = "Bram the Bold"  # names with a space: matched inside texts
+    roster[2]["name"] = "Green Goblin"
+    async with running.client() as gm, running.client() as alice, running.client() as watcher:
+        eid, tokens = await seat(gm, {"alice": alice, "spectator": watcher}, roster)
+        with trio.fail_after(5):
+            await gm.command(eid, "set_surprise", surprised=[])
+            await gm.command(eid, "place", positions={"ogre": "common_room"})
+            await gm.command(eid, "roll_initiative")
+        got: dict[str, list[tuple[int, Any]]] = {"alice": [], "spectator": []}
+        ids = ["bram", "gob", "ogre"]
+        for _ in range(40):
+            op = rng.choice(["hide", "reveal", "hp", "rewind", "note", "force", "sync"])
+            who = rng.choice(ids)
+            with trio.fail_after(5):
+                seq = (await gm.request("snapshot", encounter=eid))["seq"]
+                try:
+                    if op in ("hide", "reveal"):
+                        await gm.command(
+                            eid, "override", creature=who, field="hidden", value=op == "hide"
+                        )
+                    elif op == "hp":
+                        await gm.command(
+                            eid, "override", creature=who, field="hp", value=rng.randint(1, 9)
+                        )
+                    elif op == "rewind":
+                        await gm.request("rewind", encounter=eid, to_seq=rng.randint(3, seq - 1))
+                    elif op == "note":
+                        name = next(c["name"] for c in roster if c["id"] == who)
+                        await gm.command(eid, "add_note", text=f"{name} waits.")
+                    elif op == "force":
+                        await gm.command(eid, "force", forcer="aria", creature="aria", into=who)
+                    else:
+                        for key, client in (("alice", alice), ("spectator", watcher)):
+                            snap = await client.request("snapshot", encounter=eid)
+                            got[key].append((snap["seq"], snap["snapshot"]))
+                except ClientError:
+                    pass  # refused: nothing changed
+        with trio.fail_after(5):
+            full = await gm.join(eid, tokens["gm"], last_seq=0)
+            for key, client in (("alice", alice), ("spectator", watcher)):
+                await client.request("ping")
+                for n in client.pending_notifications():
+                    p = n["params"]
+                    at = p.get("seq", len(full["events"]))  # a prompt: sent at the end
+                    got[key].append((at, p["event"] if n["method"] == "event" else p))
+                replayed = await client.join(eid, tokens[key], last_seq=0)
+                got[key].extend(enumerate(replayed["events"], 1))
+        states = [None, *(s.copy() for s in replay_steps(map(event_from_dict, full["events"])))]
+        hides = 0
+        for key, player in (("alice", "alice"), ("spectator", None)):
+            for seq, item in got[key]:
+                state = states[seq]
+                assert state is not None
+                secret = {
+                    c.id for c in state.creatures.values() if c.hidden and c.controller != player
+                }
+                hides += bool(secret)
+                words = secret | {state.creatures[c].name for c in secret}
+                assert not _names_any(item, words), (key, seq, item)
+        assert hides > 20  # the game really had hidden creatures most of the time
