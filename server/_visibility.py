@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from zonekeep.sdk import EncounterState, state_to_dict
+from zonekeep.sdk import GM, EncounterState, state_to_dict
 
 HIDDEN_EVENT: dict[str, Any] = {"type": "hidden"}
 
@@ -51,6 +51,65 @@ def hidden_ids(state: EncounterState, view: bool | Viewer = SPECTATOR_VIEW) -> s
     """The creatures ``view`` must not learn about (by default: every hidden one)."""
     seat = viewer(view)
     return {c.id for c in state.creatures.values() if not _sees(seat, c)}
+
+
+def hp_word(hp: int, max_hp: int) -> str:
+    """An enemy's hit points as players see them (RULINGS, "Enemy hit points")."""
+    if hp <= 0:
+        return "down"
+    if hp >= max_hp:
+        return "unhurt"
+    return "bloodied" if 2 * hp <= max_hp else "hurt"
+
+
+def enemy_ids(state: EncounterState, view: bool | Viewer) -> set[str]:
+    """The creatures whose hit points ``view`` sees as a word: none for the GM or with
+    ``show_enemy_hp``; else every creature not on a side of the viewer's own creatures
+    (a spectator's sides are those of the players' creatures)."""
+    seat = viewer(view)
+    if seat.full or state.options.show_enemy_hp:
+        return set()
+    creatures = state.creatures.values()
+    if seat.player is not None:
+        sides = {c.side for c in creatures if c.controller == seat.player}
+    else:
+        sides = {c.side for c in creatures if c.controller != GM}
+    return {
+        c.id
+        for c in creatures
+        if c.side not in sides and not (seat.player is not None and c.controller == seat.player)
+    }
+
+
+def _hp_of(creature: dict[str, Any]) -> dict[str, Any]:
+    return {**creature, "hp": hp_word(creature["hp"], creature["max_hp"]), "max_hp": None}
+
+
+def _enemy_hp(event: dict[str, Any], state: EncounterState, view: Viewer) -> dict[str, Any]:
+    """``event`` with the hit points of enemies of ``view`` as words."""
+    kind = event.get("type")
+    if kind not in ("damaged", "healed", "override_applied", "encounter_created", "creature_added"):
+        return event
+    enemies = enemy_ids(state, view)
+    if not enemies:
+        return event
+    if kind == "encounter_created":
+        return {
+            **event,
+            "creatures": [_hp_of(c) if c["id"] in enemies else c for c in event["creatures"]],
+        }
+    if kind == "creature_added":
+        c = event["creature"]
+        return {**event, "creature": _hp_of(c)} if c["id"] in enemies else event
+    cid = event.get("creature")
+    if cid not in enemies or cid not in state.creatures:
+        return event
+    creature = state.creatures[cid]
+    if kind in ("damaged", "healed"):
+        return {**event, "hp": hp_word(event["hp"], creature.max_hp)}
+    if event.get("field") in ("hp", "max_hp"):
+        return {**event, "value": hp_word(creature.hp, creature.max_hp)}
+    return event
 
 
 def _mentions(value: Any, ids: set[str]) -> bool:
@@ -150,7 +209,8 @@ def _rolloffs(event: dict[str, Any], ids: set[str]) -> list[Any]:
 
 
 def event_for(event: dict[str, Any], state: EncounterState, full: bool | Viewer) -> dict[str, Any]:
-    """``event`` as a seat may see it: itself, a filtered copy, or ``{"type": "hidden"}``.
+    """``event`` as a seat may see it: itself, a filtered copy, or ``{"type": "hidden"}``,
+    with enemies' hit points as words (unless ``show_enemy_hp``).
 
     ``state`` is the state right after the event happened: what was hidden then stays
     hidden, whatever happened since.
@@ -158,6 +218,10 @@ def event_for(event: dict[str, Any], state: EncounterState, full: bool | Viewer)
     view = viewer(full)
     if view.full:
         return event
+    return _enemy_hp(_event_for(event, state, view), state, view)
+
+
+def _event_for(event: dict[str, Any], state: EncounterState, view: Viewer) -> dict[str, Any]:
     kind = event.get("type")
     if kind == "plugin_error" or (kind == "note_added" and event["note"].get("hidden")):
         return HIDDEN_EVENT
@@ -191,6 +255,8 @@ def snapshot_for(state: EncounterState, full: bool | Viewer) -> dict[str, Any]:
     if view.full:
         return data
     data["notes"] = {k: v for k, v in data["notes"].items() if not v["hidden"]}
+    enemies = enemy_ids(state, view)
+    data["creatures"] = {k: _hp_of(v) if k in enemies else v for k, v in data["creatures"].items()}
     ids = hidden_ids(state, view)
     if not ids:
         return data

@@ -87,10 +87,11 @@ async def test_point9_replay_after_a_rewind_to_before_a_hide(running: Running) -
         events = replayed["events"]
         assert [e["type"] for e in events] == ["hidden", "hidden", "note_added", "rewound"]
         assert "13" not in json.dumps(events)
-        # Now (after the rewind) the ogre is seen, as it is now: hp 59.
+        # Now (after the rewind) the ogre is seen, as it is now: unhurt (an enemy's hit
+        # points are a word).
         with trio.fail_after(5):
             snap = await alice.request("snapshot", encounter=eid)
-        assert snap["snapshot"]["creatures"]["ogre"]["hp"] == 59
+        assert snap["snapshot"]["creatures"]["ogre"]["hp"] == "unhurt"
 
 
 async def test_point9_replay_after_a_reveal_keeps_the_hidden_past(running: Running) -> None:
@@ -249,6 +250,7 @@ async def test_property_random_hides_reveals_and_rewinds_over_the_socket(
         for _ in range(40):
             op = rng.choice(["hide", "reveal", "hp", "rewind", "note", "force", "sync"])
             who = rng.choice(ids)
+            await trio.sleep(0.1)  # two requests at most: under the server's rate limit
             with trio.fail_after(5):
                 seq = (await gm.request("snapshot", encounter=eid))["seq"]
                 try:
@@ -296,3 +298,70 @@ async def test_property_random_hides_reveals_and_rewinds_over_the_socket(
                 words = secret | {state.creatures[c].name for c in secret}
                 assert not _names_any(item, words), (key, seq, item)
         assert hides > 20  # the game really had hidden creatures most of the time
+
+
+async def test_point12_players_see_an_enemys_hit_points_as_a_word(
+    make_server: MakeServer,
+) -> None:
+    running: Running = await make_server(ServerConfig(port=0), entropy=Loaded())
+    async with running.client() as gm, running.client() as alice, running.client() as watcher:
+        eid, tokens = await seat(gm, {"alice": alice, "spectator": watcher}, creatures())
+        with trio.fail_after(5):
+            await gm.command(eid, "set_surprise", surprised=[])
+            await gm.command(eid, "place", positions={})
+            await gm.command(eid, "roll_initiative")  # Aria's turn (23)
+            await gm.command(eid, "override", creature="gob", field="hp", value=5)
+            await gm.command(eid, "override", creature="aria", field="hp", value=17)
+            await alice.command(eid, "attack", creature="aria", target="gob")  # a critical hit
+            await gm.command(eid, "override", creature="gob", field="max_hp", value=9)
+            for client in (alice, watcher):
+                await client.request("ping")
+            full = await gm.request("snapshot", encounter=eid)
+        assert full["snapshot"]["creatures"]["gob"]["hp"] == 0
+        assert full["snapshot"]["creatures"]["gob"]["max_hp"] == 9
+        for key, client in (("alice", alice), ("spectator", watcher)):
+            events = [
+                n["params"]["event"]
+                for n in client.pending_notifications()
+                if n["method"] == "event"
+            ]
+            overrides = [
+                (e["creature"], e["field"], e["value"])
+                for e in events
+                if e["type"] == "override_applied"
+            ]
+            assert overrides == [
+                ("gob", "hp", "hurt"),
+                ("aria", "hp", 17),
+                ("gob", "max_hp", "down"),
+            ]
+            [damaged] = [e for e in events if e["type"] == "damaged"]
+            assert (damaged["creature"], damaged["hp"]) == ("gob", "down")
+            with trio.fail_after(5):
+                snap = (await client.request("snapshot", encounter=eid))["snapshot"]
+                replayed = await client.join(eid, tokens[key], last_seq=0)
+            gob, aria = snap["creatures"]["gob"], snap["creatures"]["aria"]
+            assert (gob["hp"], gob["max_hp"]) == ("down", None)
+            assert (aria["hp"], aria["max_hp"]) == (17, 20)
+            created = replayed["events"][0]["creatures"]
+            assert [(c["id"], c["hp"], c["max_hp"]) for c in created] == [
+                ("aria", 20, 20),
+                ("bram", 24, 24),
+                ("gob", "unhurt", None),
+            ]
+            assert "damaged" in json.dumps(replayed["events"])
+            assert '"hp": 0' not in json.dumps(replayed["events"])
+
+
+async def test_point12_show_enemy_hp_shows_the_numbers(make_server: MakeServer) -> None:
+    running: Running = await make_server(ServerConfig(port=0), entropy=Loaded())
+    async with running.client() as gm, running.client() as alice:
+        created = await gm.create_encounter(
+            "Open", "tavern", creatures(), options={"show_enemy_hp": True}
+        )
+        eid = created["encounter"]
+        with trio.fail_after(5):
+            seat_ = await gm.request("create_seat", encounter=eid, player="alice")
+            joined = await alice.join(eid, seat_["token"])
+        gob = joined["snapshot"]["creatures"]["gob"]
+        assert (gob["hp"], gob["max_hp"]) == (7, 7)
