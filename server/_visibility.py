@@ -65,14 +65,14 @@ def hp_word(hp: int, max_hp: int) -> str:
 def enemy_ids(state: EncounterState, view: bool | Viewer) -> set[str]:
     """The creatures whose hit points ``view`` sees as a word: none for the GM or with
     ``show_enemy_hp``; else every creature not on a side of the viewer's own creatures
-    (a spectator's sides are those of the players' creatures)."""
+    (for a spectator, or a player with no creature, the sides of the players'
+    creatures)."""
     seat = viewer(view)
     if seat.full or state.options.show_enemy_hp:
         return set()
     creatures = state.creatures.values()
-    if seat.player is not None:
-        sides = {c.side for c in creatures if c.controller == seat.player}
-    else:
+    sides = {c.side for c in creatures if c.controller == seat.player}
+    if not sides:  # a spectator, or a player with no creature: the players' sides
         sides = {c.side for c in creatures if c.controller != GM}
     return {
         c.id

@@ -33,7 +33,7 @@ from zonekeep.sdk.testing import EncounterHarness
 from zonekeep.server._fanout import Member, Role
 from zonekeep.server._room import Room, view_of
 from zonekeep.server._store import InMemoryStore
-from zonekeep.server._visibility import Viewer, hidden_ids
+from zonekeep.server._visibility import Viewer, enemy_ids, hidden_ids, hp_word
 from zonekeep.server._wire import notification_text
 
 OPS = (
@@ -256,3 +256,21 @@ def test_a_player_sees_its_own_hidden_creature() -> None:
     assert hidden_ids(h.state, alice) == {"ogre"}
     assert hidden_ids(h.state, bob) == {"ogre", "imp"}
     assert Actor("player", "alice") == Member(Recorder(), "player", "alice").actor
+
+
+def test_whose_hit_points_are_a_word() -> None:
+    # RULINGS "Enemy hit points": one's own and allies' numbers in full, enemies' a word.
+    h = EncounterHarness([_creature(*r) for r in ROSTER], zones=["hall"])
+    alice = Viewer(player="alice")
+    nobody = Viewer(player="carol")  # a player with no creature sees as a spectator does
+    assert enemy_ids(h.state, alice) == {"gob", "ogre"}
+    assert enemy_ids(h.state, nobody) == enemy_ids(h.state, Viewer()) == {"gob", "ogre"}
+    assert enemy_ids(h.state, Viewer(full=True)) == set()
+    assert [hp_word(hp, 30) for hp in (30, 16, 15, 1, 0, -3)] == [
+        "unhurt",
+        "hurt",
+        "bloodied",
+        "bloodied",
+        "down",
+        "down",
+    ]
