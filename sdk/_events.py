@@ -13,7 +13,7 @@ import attrs
 
 from ._arena import Arena, Asset, single_zone_arena
 from ._dice import RollRecord
-from ._types import Creature, EncounterOptions
+from ._types import HP_METADATA, Creature, EncounterOptions
 
 EVENT_TYPES: dict[str, type[Event]] = {}
 
@@ -382,7 +382,7 @@ class Damaged(Event):
 
     creature: str
     amount: int
-    hp: int
+    hp: int = attrs.field(metadata=HP_METADATA)
     damage_type: str = ""
     roll: RollRecord | None = None
     source: str = ""
@@ -395,7 +395,7 @@ class Healed(Event):
 
     creature: str
     amount: int
-    hp: int
+    hp: int = attrs.field(metadata=HP_METADATA)
     source: str = ""
 
 

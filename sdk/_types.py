@@ -119,6 +119,23 @@ class Attack:
     long_range: int = 0
 
 
+#: The words players and spectators see for an enemy's hit points (RULINGS, "Enemy hit
+#: points", unless ``show_enemy_hp``): full, above half, half or less, 0.
+HP_WORDS = ("unhurt", "hurt", "bloodied", "down")
+
+#: What the protocol's schemas say of ``hp`` and ``max_hp``: numbers, except where a
+#: player or spectator sees an enemy's condition as a word (and ``max_hp`` as null).
+HP_METADATA = {
+    "schema": {"anyOf": [{"type": "integer"}, {"enum": list(HP_WORDS)}]},
+    "doc": "Hit points; for a player or spectator, an enemy's condition as a word "
+    "(unhurt, hurt, bloodied, down) unless the option show_enemy_hp is set.",
+}
+MAX_HP_METADATA = {
+    "schema": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+    "doc": "Maximum hit points; null for a player or spectator where hp is a word.",
+}
+
+
 @attrs.define
 class Creature:
     """A participant of an encounter: its sheet and its live state.
@@ -141,8 +158,8 @@ class Creature:
     speeds: dict[str, int] = attrs.field(factory=lambda: {"walk": 30})
     dex_mod: int = 0
     initiative_bonus: int = 0
-    hp: int = 10
-    max_hp: int = 10
+    hp: int = attrs.field(default=10, metadata=HP_METADATA)
+    max_hp: int = attrs.field(default=10, metadata=MAX_HP_METADATA)
     ac: int = 10
     passive_perception: int = 10
     attacks: list[Attack] = attrs.field(factory=list)
@@ -234,6 +251,9 @@ class EncounterOptions:
     size_limits: bool = True
     back_to_back: bool = True
     auto_end: bool = True
+    #: Players and spectators see enemies' hit points as numbers (RULINGS: default off,
+    #: they see a word: unhurt, hurt, bloodied, down).
+    show_enemy_hp: bool = False
 
 
 def option_problems(options: EncounterOptions) -> list[str]:

@@ -3,15 +3,15 @@
 A :class:`Subscriber` is anything that takes serialized messages; a websocket
 connection (``_connection.Connection``) is one, a test's recorder another. A room's
 :class:`Member` is a subscriber with a seat (a role, and a player id for players);
-what a member may see depends only on whether its view is full (the GM) or
-filtered, so :func:`fan_out` serializes each message once per view, not once per
-member.
+what a member may see depends on its view (the GM's, its own player's, the
+spectators'), which the room names, so :func:`fan_out` serializes each message once
+per view, not once per member.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Literal, Protocol
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Literal, Protocol, TypeVar
 
 import attrs
 
@@ -57,20 +57,28 @@ class Member:
         return Actor("spectator", "spectator")
 
 
+_View = TypeVar("_View", bound=Hashable)
+
+
 def push(subscriber: Subscriber, params: object) -> None:
     """Send one notification (a protocol notification params object) to ``subscriber``."""
     subscriber.push_text(notification_text(params))
 
 
-def fan_out(members: Iterable[Member], texts: Callable[[bool], Sequence[str]]) -> None:
-    """Send each member the messages ``texts(full_view)`` for its view, in order;
-    ``texts`` is called at most once per view, and only for views some member has."""
-    views: dict[bool, Sequence[str]] = {}
+def fan_out(
+    members: Iterable[Member],
+    view_of: Callable[[Member], _View],
+    texts: Callable[[_View], Sequence[str]],
+) -> None:
+    """Send each member the messages ``texts(view_of(member))``, in order; ``texts`` is
+    called at most once per distinct view (the GM's, each player's, the spectators'),
+    and only for views some member has."""
+    views: dict[_View, Sequence[str]] = {}
     for member in list(members):
-        full = member.full_view
-        view = views.get(full)
-        if view is None:
-            view = views[full] = texts(full)
+        view = view_of(member)
+        found = views.get(view)
+        if found is None:
+            found = views[view] = texts(view)
         push_text = member.subscriber.push_text
-        for text in view:
+        for text in found:
             push_text(text)

@@ -382,9 +382,7 @@ class Methods:
     async def m_actions(self, client: Client, params: ActionsParams) -> ActionsResult:
         room, member = self._room(client, params.encounter)
         cid = params.creature
-        if cid not in room.state.creatures or (
-            not member.full_view and room.state.creatures[cid].hidden
-        ):
+        if cid not in room.state.creatures or cid in room.hidden_from(member):
             raise ProtocolError(
                 "unknown_creature", f"There is no creature {cid!r} in this encounter."
             )

@@ -44,16 +44,26 @@ from zonekeep.sdk import (
     RandomEntropy,
     Refusal,
     Rewound,
+    apply_event,
     clamp_options,
     event_to_dict,
     replay,
+    replay_steps,
     state_to_dict,
 )
 from zonekeep.sdk.engine import Engine, PluginFailure, describe
 
 from ._fanout import Member, Role, Subscriber, fan_out, push
 from ._store import EventStore, StoredGrant, StoreError
-from ._visibility import event_for, hidden_ids, hidden_names, scrub, scrub_names, snapshot_for
+from ._visibility import (
+    Viewer,
+    event_for,
+    hidden_ids,
+    hidden_names,
+    scrub,
+    scrub_names,
+    snapshot_for,
+)
 from ._wire import encode_message, fields_of, notification_text
 
 log = logging.getLogger("zonekeep.room")
@@ -94,6 +104,14 @@ class Job:
 
 #: A marker command (compared by identity): its turn means every earlier job is done.
 _DRAIN = Command("drain")
+
+
+def view_of(member: Member | None) -> Viewer:
+    """What ``member`` may see: everything (the GM, or the room itself when ``None``),
+    or what a player (its own hidden creatures included) or a spectator may."""
+    if member is None or member.full_view:
+        return Viewer(full=True)
+    return Viewer(player=member.player if member.role == "player" else None)
 
 
 def new_token() -> str:
@@ -179,20 +197,43 @@ class Room:
     # -- what members see ----------------------------------------------------------------
 
     def snapshot(self, member: Member) -> dict[str, Any]:
-        return snapshot_for(self.state, member.full_view)
+        return snapshot_for(self.state, view_of(member))
+
+    def hidden_from(self, member: Member | None) -> set[str]:
+        """The creatures ``member`` may not see now."""
+        return hidden_ids(self.state, view_of(member))
 
     async def events_since(self, member: Member, last_seq: int) -> list[dict[str, Any]] | None:
-        """The events after ``last_seq`` as ``member`` may see them, or ``None`` if trimmed."""
-        if last_seq + 1 < await self.store.oldest_kept(self.id):
+        """The events after ``last_seq`` as ``member`` may see them, or ``None`` if trimmed.
+
+        Each event is filtered with the state right after it happened (the log is
+        folded from the start): what was hidden then stays hidden, even after a reveal
+        or a rewind. A seat with a filtered view gets ``None`` (a snapshot) when the
+        start of the log was trimmed, since that fold is then impossible.
+        """
+        oldest = await self.store.oldest_kept(self.id)
+        if last_seq + 1 < oldest:
             return None
-        return [
-            {
-                "encounter": self.id,
-                "seq": seq,
-                "event": event_for(event_to_dict(e), self.state, member.full_view),
-            }
-            for seq, e in await self.store.read(self.id, last_seq)
-        ]
+        view = view_of(member)
+        if view.full:
+            return [
+                {"encounter": self.id, "seq": seq, "event": event_to_dict(e)}
+                for seq, e in await self.store.read(self.id, last_seq)
+            ]
+        if oldest > 1:
+            return None
+        log_ = await self.store.read(self.id)
+        found = []
+        for (seq, e), state in zip(log_, replay_steps(e for _, e in log_), strict=True):
+            if seq > last_seq:
+                found.append(
+                    {
+                        "encounter": self.id,
+                        "seq": seq,
+                        "event": event_for(event_to_dict(e), state, view),
+                    }
+                )
+        return found
 
     def prompts_for(self, member: Member, now: float | None = None) -> list[PromptNotification]:
         """The pending decisions ``member`` may answer, with the seconds left at ``now``
@@ -204,12 +245,12 @@ class Room:
             if member.role == "gm" or (
                 member.role == "player" and decision.controller == member.player
             ):
-                if not member.full_view and self._hides(decision):
+                if self._hides(decision, member):
                     continue
-                found.append(self._prompt(decision, member.full_view, now))
+                found.append(self._prompt(decision, view_of(member), now))
         return found
 
-    def _prompt(self, decision: Decision, full_view: bool, now: float) -> PromptNotification:
+    def _prompt(self, decision: Decision, view: Viewer, now: float) -> PromptNotification:
         left = self.deadlines.get(decision.id, math.inf) - now
         # Every pending decision has a deadline once the loop runs; null before that.
         seconds: Any = round(max(0.0, left), 3) if left != math.inf else None
@@ -224,7 +265,7 @@ class Room:
             ordering=decision.ordering,
         )
         prompt = PromptNotification(encounter=self.id, decision=info, deadline_seconds=seconds)
-        names = [] if full_view else hidden_names(self.state)
+        names = [] if view.full else hidden_names(self.state, view)
         if not names:
             return prompt
         # A seat that may not see a hidden creature reads "someone" for its name.
@@ -234,9 +275,10 @@ class Room:
             deadline_seconds=seconds,
         )
 
-    def _hides(self, decision: Any) -> bool:
-        """Whether a decision concerns a hidden creature (as its reactor or its options)."""
-        ids = hidden_ids(self.state)
+    def _hides(self, decision: Any, member: Member | None) -> bool:
+        """Whether a decision concerns a creature hidden from ``member`` (as its reactor
+        or its options)."""
+        ids = self.hidden_from(member)
         return decision.creature in ids or any(o in ids for o in decision.options)
 
     def mask(self, command: Command, member: Member | None) -> tuple[Command, dict[str, str]]:
@@ -245,8 +287,8 @@ class Room:
         the swaps so that error messages can show the id the sender wrote."""
         if member is None or member.full_view:
             return command, {}
-        hidden = hidden_ids(self.state)
-        secret = {d.id for d in self.state.pending if self._hides(d)}
+        hidden = self.hidden_from(member)
+        secret = {d.id for d in self.state.pending if self._hides(d, member)}
         swaps: dict[str, str] = {}
 
         def swap(value: Any, key: str) -> Any:
@@ -265,7 +307,7 @@ class Room:
         return attrs.evolve(command, params=params), {v: k for k, v in swaps.items()}
 
     def scrub(self, message: str, member: Member | None) -> str:
-        return scrub(message, self.state, member is None or member.full_view)
+        return scrub(message, self.state, view_of(member))
 
     # -- the loop -------------------------------------------------------------------------
 
@@ -344,7 +386,11 @@ class Room:
             # If the failure came after the state moved on (in the fan-out), every
             # member gets the state as it now is.
             if moved:
-                fan_out(self.members, lambda full: [notification_text(self._snapshot_params(full))])
+                fan_out(
+                    self.members,
+                    view_of,
+                    lambda view: [notification_text(self._snapshot_params(view))],
+                )
             self._update_prompts()
             self._update_turn_timer()
         except Exception:
@@ -403,7 +449,7 @@ class Room:
         if timer is None:
             return []
         creature, round_, at = timer
-        if not member.full_view and creature in hidden_ids(self.state):
+        if creature in self.hidden_from(member):
             return []
         left = max(0.0, at - (trio.current_time() if now is None else now))
         return [TurnTimerNotification(self.id, creature, round_, round(left, 3))]
@@ -465,11 +511,13 @@ class Room:
         turn timer. Returns the seq of the first event."""
         first = self.state.seq + 1
         await self.commit(first, events, after)
-        before_hidden = hidden_ids(self.state)
+        before = self.state
         self.state = after
-        self._broadcast(first, events, before_hidden)
+        self._broadcast(first, events, before)
         if snapshots:
-            fan_out(self.members, lambda full: [notification_text(self._snapshot_params(full))])
+            fan_out(
+                self.members, view_of, lambda view: [notification_text(self._snapshot_params(view))]
+            )
         self._update_prompts()
         self._update_turn_timer()
         return first
@@ -509,34 +557,57 @@ class Room:
         first = await self._accept((event,), after, snapshots=True)
         return RewindResult(seq=first)
 
-    def _broadcast(self, first: int, events: Sequence[Event], before_hidden: set[str]) -> None:
+    def _broadcast(self, first: int, events: Sequence[Event], before: EncounterState) -> None:
         """Send ``events`` (numbered from ``first``) to every member, as each may see them.
 
-        What a member sees depends only on its view (full or filtered), so each event
-        is turned into a dictionary once, filtered once for the filtered view, and
-        serialized once per view (:func:`fan_out`). When a creature was revealed, the
-        filtered view also gets a fresh snapshot after the events.
+        Each event is filtered with the state right after it (so an event that happened
+        while a creature was hidden stays hidden even when the same command reveals
+        it), turned into a dictionary once, and serialized once per view. When a
+        creature was revealed to a view, that view also gets a fresh snapshot after the
+        events: the creature as it is now.
         """
         state = self.state
-        revealed = bool(before_hidden - hidden_ids(state)) or any(
-            isinstance(e, OverrideApplied) and e.field == "hidden" for e in events
-        )
+        steps = self._steps(events, before)
         payloads = [event_to_dict(e) for e in events]
+        overridden = any(isinstance(e, OverrideApplied) and e.field == "hidden" for e in events)
 
-        def texts(full: bool) -> list[str]:
-            visible = payloads if full else [event_for(p, state, False) for p in payloads]
+        def texts(view: Viewer) -> list[str]:
+            visible = (
+                payloads
+                if view.full
+                else [event_for(p, s, view) for p, s in zip(payloads, steps, strict=True)]
+            )
             found = [
                 notification_text(EventNotification(self.id, first + offset, event))
                 for offset, event in enumerate(visible)
             ]
-            if revealed and not full:
-                found.append(notification_text(self._snapshot_params(full)))
+            if not view.full and (overridden or hidden_ids(before, view) - hidden_ids(state, view)):
+                found.append(notification_text(self._snapshot_params(view)))
             return found
 
-        fan_out(self.members, texts)
+        fan_out(self.members, view_of, texts)
 
-    def _snapshot_params(self, full_view: bool) -> SnapshotNotification:
-        return SnapshotNotification(self.id, self.state.seq, snapshot_for(self.state, full_view))
+    def _steps(self, events: Sequence[Event], before: EncounterState) -> list[EncounterState]:
+        """The state after each of ``events`` (applied to ``before``; the last is the
+        room's state). Folded only when some creature is or was hidden."""
+        after = self.state
+        if len(events) < 2 or not (hidden_ids(before) or hidden_ids(after)):
+            return [after] * len(events)
+        if any(isinstance(e, Rewound) for e in events):
+            return [after] * len(events)
+        steps = []
+        state = before.copy()
+        try:
+            for event in events[:-1]:
+                apply_event(state, event)
+                steps.append(state.copy())
+        except KeyError:  # an event without a reducer: hide what is hidden before or after
+            return [before if hidden_ids(before) - hidden_ids(after) else after] * len(events)
+        steps.append(after)
+        return steps
+
+    def _snapshot_params(self, view: Viewer | bool) -> SnapshotNotification:
+        return SnapshotNotification(self.id, self.state.seq, snapshot_for(self.state, view))
 
     def _update_prompts(self) -> None:
         pending = {d.id for d in self.state.pending}

@@ -1,6 +1,10 @@
 """What each seat may see: hidden creatures and hidden notes never reach players or spectators.
 
-Pure functions over a state and plain event dictionaries. The GM sees everything.
+Pure functions over a state and plain event dictionaries. The GM sees everything; the
+player who controls a hidden creature sees that creature (marked hidden); every other
+player and every spectator sees nothing of it. An event is filtered with the state
+right after it happened (the state "when it happened"), so a later reveal or rewind
+never lets its hidden past through.
 """
 
 from __future__ import annotations
@@ -8,14 +12,104 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from zonekeep.sdk import EncounterState, state_to_dict
+import attrs
+
+from zonekeep.sdk import GM, EncounterState, state_to_dict
 
 HIDDEN_EVENT: dict[str, Any] = {"type": "hidden"}
 
 
-def hidden_ids(state: EncounterState) -> set[str]:
-    """The creatures a player or spectator must not learn about."""
-    return {c.id for c in state.creatures.values() if c.hidden}
+@attrs.frozen
+class Viewer:
+    """Who looks: the GM (``full``), a player (``player``, its id) or a spectator
+    (neither). Two members with equal viewers are sent exactly the same messages."""
+
+    full: bool = False
+    player: str | None = None
+
+
+GM_VIEW = Viewer(full=True)
+SPECTATOR_VIEW = Viewer()
+
+
+def viewer(view: bool | Viewer) -> Viewer:
+    """``view`` as a :class:`Viewer` (``True``: the GM, ``False``: a spectator)."""
+    if isinstance(view, Viewer):
+        return view
+    return GM_VIEW if view else SPECTATOR_VIEW
+
+
+def _sees(view: Viewer, creature: Any) -> bool:
+    return (
+        view.full
+        or not creature.hidden
+        or (view.player is not None and creature.controller == view.player)
+    )
+
+
+def hidden_ids(state: EncounterState, view: bool | Viewer = SPECTATOR_VIEW) -> set[str]:
+    """The creatures ``view`` must not learn about (by default: every hidden one)."""
+    seat = viewer(view)
+    return {c.id for c in state.creatures.values() if not _sees(seat, c)}
+
+
+def hp_word(hp: int, max_hp: int) -> str:
+    """An enemy's hit points as players see them (RULINGS, "Enemy hit points")."""
+    if hp <= 0:
+        return "down"
+    if hp >= max_hp:
+        return "unhurt"
+    return "bloodied" if 2 * hp <= max_hp else "hurt"
+
+
+def enemy_ids(state: EncounterState, view: bool | Viewer) -> set[str]:
+    """The creatures whose hit points ``view`` sees as a word: none for the GM or with
+    ``show_enemy_hp``; else every creature not on a side of the viewer's own creatures
+    (for a spectator, or a player with no creature, the sides of the players'
+    creatures)."""
+    seat = viewer(view)
+    if seat.full or state.options.show_enemy_hp:
+        return set()
+    creatures = state.creatures.values()
+    sides = {c.side for c in creatures if c.controller == seat.player}
+    if not sides:  # a spectator, or a player with no creature: the players' sides
+        sides = {c.side for c in creatures if c.controller != GM}
+    return {
+        c.id
+        for c in creatures
+        if c.side not in sides and not (seat.player is not None and c.controller == seat.player)
+    }
+
+
+def _hp_of(creature: dict[str, Any]) -> dict[str, Any]:
+    return {**creature, "hp": hp_word(creature["hp"], creature["max_hp"]), "max_hp": None}
+
+
+def _enemy_hp(event: dict[str, Any], state: EncounterState, view: Viewer) -> dict[str, Any]:
+    """``event`` with the hit points of enemies of ``view`` as words."""
+    kind = event.get("type")
+    if kind not in ("damaged", "healed", "override_applied", "encounter_created", "creature_added"):
+        return event
+    enemies = enemy_ids(state, view)
+    if not enemies:
+        return event
+    if kind == "encounter_created":
+        return {
+            **event,
+            "creatures": [_hp_of(c) if c["id"] in enemies else c for c in event["creatures"]],
+        }
+    if kind == "creature_added":
+        c = event["creature"]
+        return {**event, "creature": _hp_of(c)} if c["id"] in enemies else event
+    cid = event.get("creature")
+    if cid not in enemies or cid not in state.creatures:
+        return event
+    creature = state.creatures[cid]
+    if kind in ("damaged", "healed"):
+        return {**event, "hp": hp_word(event["hp"], creature.max_hp)}
+    if event.get("field") in ("hp", "max_hp"):
+        return {**event, "value": hp_word(creature.hp, creature.max_hp)}
+    return event
 
 
 def _mentions(value: Any, ids: set[str]) -> bool:
@@ -28,10 +122,15 @@ def _mentions(value: Any, ids: set[str]) -> bool:
     return False
 
 
-def hidden_names(state: EncounterState) -> list[str]:
-    """Names of hidden creatures, longest first (so "Ogre Chief" goes before "Ogre")."""
+def hidden_names(state: EncounterState, view: bool | Viewer = SPECTATOR_VIEW) -> list[str]:
+    """Names of the creatures hidden from ``view``, longest first (so "Ogre Chief" goes
+    before "Ogre"); a name that a creature ``view`` may see also bears is left out."""
+    seat = viewer(view)
+    seen = {c.name for c in state.creatures.values() if _sees(seat, c)}
     return sorted(
-        {c.name for c in state.creatures.values() if c.hidden and c.name}, key=len, reverse=True
+        {c.name for c in state.creatures.values() if not _sees(seat, c) and c.name} - seen,
+        key=len,
+        reverse=True,
     )
 
 
@@ -54,47 +153,119 @@ def _without(items: Iterable[Any], ids: set[str]) -> list[Any]:
     return [i for i in items if not _mentions(i, ids)]
 
 
-def event_for(event: dict[str, Any], state: EncounterState, full: bool) -> dict[str, Any]:
-    """``event`` as a seat may see it: itself, a filtered copy, or ``{"type": "hidden"}``."""
-    if full:
+def _tied_blocks(entries: list[dict[str, Any]]) -> list[dict[str, list[str]]]:
+    """For each set of tied slots that had a roll-off, in the order the initiative
+    plugin rolled them: each controller's block, as the creatures in it."""
+    found = []
+    for total in sorted({e["total"] for e in entries}, reverse=True):
+        tied = [e for e in entries if e["total"] == total]
+        mixed = any(e["pc"] for e in tied) and not all(e["pc"] for e in tied)
+        mods = sorted({e["dex_mod"] for e in tied}, reverse=True) if mixed else [None]
+        for mod in mods:
+            blocks: dict[str, list[str]] = {}
+            for e in tied:
+                if mod is None or e["dex_mod"] == mod:
+                    blocks.setdefault(e["controller"], []).extend(e["members"])
+            if len(blocks) >= 2:
+                found.append(blocks)
+    return found
+
+
+def _rolloffs(event: dict[str, Any], ids: set[str]) -> list[Any]:
+    """The roll-offs as a viewer may see them: a contender (a controller) is named only
+    when its tied block holds a creature the viewer may see; a roll-off left with
+    fewer than two contenders is dropped. If the roll-offs cannot be matched to the
+    ties (a log this code does not understand), none is shown."""
+    log = list(event["rolloffs"])
+    owners: list[dict[str, list[str]]] = []
+
+    def walk(keys: list[str], blocks: dict[str, list[str]]) -> None:
+        if len(keys) < 2:
+            return
+        if len(owners) >= len(log) or sorted(log[len(owners)]["contenders"]) != sorted(keys):
+            raise LookupError
+        contenders, rolls = log[len(owners)]["contenders"], log[len(owners)]["rolls"]
+        owners.append(blocks)
+        for value in sorted(set(rolls), reverse=True):
+            walk([k for k, r in zip(contenders, rolls, strict=True) if r == value], blocks)
+
+    try:
+        for blocks in _tied_blocks(event["entries"]):
+            walk(list(blocks), blocks)
+    except (LookupError, KeyError, TypeError, ValueError):
+        return []
+    if len(owners) != len(log):
+        return []
+    found = []
+    for r, blocks in zip(log, owners, strict=True):
+        pairs = [
+            (c, v)
+            for c, v in zip(r["contenders"], r["rolls"], strict=True)
+            if any(m not in ids for m in blocks[c])
+        ]
+        if len(pairs) >= 2:
+            found.append({**r, "contenders": [c for c, _ in pairs], "rolls": [v for _, v in pairs]})
+    return found
+
+
+def event_for(event: dict[str, Any], state: EncounterState, full: bool | Viewer) -> dict[str, Any]:
+    """``event`` as a seat may see it: itself, a filtered copy, or ``{"type": "hidden"}``,
+    with enemies' hit points as words (unless ``show_enemy_hp``).
+
+    ``state`` is the state right after the event happened: what was hidden then stays
+    hidden, whatever happened since.
+    """
+    view = viewer(full)
+    if view.full:
         return event
+    return _enemy_hp(_event_for(event, state, view), state, view)
+
+
+def _event_for(event: dict[str, Any], state: EncounterState, view: Viewer) -> dict[str, Any]:
     kind = event.get("type")
     if kind in ("plugin_error", "plugin_overran") or (
         kind == "note_added" and event["note"].get("hidden")
     ):
         return HIDDEN_EVENT
-    ids = hidden_ids(state)
+    ids = hidden_ids(state, view)
     if not ids:
         return event
-    if kind == "encounter_created":
-        return {**event, "creatures": [c for c in event["creatures"] if c["id"] not in ids]}
-    if kind == "surprise_determined":
-        return {**event, "surprised": [c for c in event["surprised"] if c not in ids]}
-    if kind == "positions_established":
-        return {**event, "positions": {k: v for k, v in event["positions"].items() if k not in ids}}
     if kind == "initiative_rolled":
         entries = []
         for entry in event["entries"]:
             members = [m for m in entry["members"] if m not in ids]
             if members:
                 entries.append({**entry, "members": members})
-        return {**event, "entries": entries}
+        return {**event, "entries": entries, "rolloffs": _rolloffs(event, ids)}
+    if kind == "encounter_created":
+        return {**event, "creatures": [c for c in event["creatures"] if c["id"] not in ids]}
+    if kind == "surprise_determined":
+        return {**event, "surprised": [c for c in event["surprised"] if c not in ids]}
+    if kind == "positions_established":
+        return {**event, "positions": {k: v for k, v in event["positions"].items() if k not in ids}}
     if _mentions(event, ids):
         return HIDDEN_EVENT
-    scrubbed: dict[str, Any] = scrub_names(event, hidden_names(state))
+    scrubbed: dict[str, Any] = scrub_names(event, hidden_names(state, view))
     return scrubbed
 
 
-def snapshot_for(state: EncounterState, full: bool) -> dict[str, Any]:
-    """The state as a seat may see it (the GM's is complete)."""
+def snapshot_for(state: EncounterState, full: bool | Viewer) -> dict[str, Any]:
+    """The state as a seat may see it (the GM's is complete; a player sees its own
+    hidden creatures, marked hidden)."""
+    view = viewer(full)
     data = state_to_dict(state)
-    if full:
+    if view.full:
         return data
     data["notes"] = {k: v for k, v in data["notes"].items() if not v["hidden"]}
-    ids = hidden_ids(state)
+    enemies = enemy_ids(state, view)
+    data["creatures"] = {k: _hp_of(v) if k in enemies else v for k, v in data["creatures"].items()}
+    ids = hidden_ids(state, view)
     if not ids:
         return data
     data["creatures"] = {k: v for k, v in data["creatures"].items() if k not in ids}
+    for creature in data["creatures"].values():
+        if creature.get("sharing_with") in ids:
+            creature["sharing_with"] = None
     initiative = []
     for entry in data["initiative"]:
         members = [m for m in entry["members"] if m not in ids]
@@ -126,13 +297,15 @@ def snapshot_for(state: EncounterState, full: bool) -> dict[str, Any]:
         data["resources"] = None
     if data["maneuver"] is not None and _mentions(data["maneuver"], ids):
         data["maneuver"] = None
-    scrubbed: dict[str, Any] = scrub_names(data, hidden_names(state))
+    scrubbed: dict[str, Any] = scrub_names(data, hidden_names(state, view))
     return scrubbed
 
 
-def scrub(message: str, state: EncounterState, full: bool) -> str:
-    """An error sentence with hidden creatures' names replaced by "someone"."""
-    if full:
+def scrub(message: str, state: EncounterState, full: bool | Viewer) -> str:
+    """An error sentence with the names of creatures hidden from the seat replaced by
+    "someone"."""
+    view = viewer(full)
+    if view.full:
         return message
-    result: str = scrub_names(message, hidden_names(state))
+    result: str = scrub_names(message, hidden_names(state, view))
     return result

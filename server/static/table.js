@@ -382,7 +382,12 @@
   }
 
   function isOut(c) {
-    return c.hp <= 0 || c.conditions.some((x) => OUT.includes(x));
+    return c.hp === "down" || c.hp <= 0 || c.conditions.some((x) => OUT.includes(x));
+  }
+
+  // An enemy's hit points reach players and spectators as a word (max_hp is null then).
+  function hpText(c) {
+    return typeof c.hp === "string" ? `HP ${c.hp}` : `HP ${c.hp}/${c.max_hp}`;
   }
 
   // ---------------------------------------------------------------------------------
@@ -620,7 +625,7 @@
     if (c.hidden) classes.push("hidden");
     if (isOut(c)) classes.push("out");
     return el("div", { class: classes.join(" "), dataset: { creature: c.id } },
-      el("span", { class: "name" }, c.name), ` HP ${c.hp}/${c.max_hp}`,
+      el("span", { class: "name" }, c.name), ` ${hpText(c)}`,
       details.map((d) => el("span", { class: "detail" }, d)));
   }
 
@@ -649,7 +654,7 @@
       if (!c) return null;
       return el("div", { class: "member", dataset: { creature: cid } },
         el("span", {}, c.name, isOut(c) ? " (out)" : "", s.surprised.includes(cid) ? " (surprised)" : ""),
-        el("span", { class: "hp" }, `HP ${c.hp}/${c.max_hp}`));
+        el("span", { class: "hp" }, hpText(c)));
     };
     let body;
     if (s.initiative.length) {

@@ -182,13 +182,14 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     expect(alice.locator("#prompts-panel")).to_be_hidden()
     bob.locator("#prompts [data-choice=decline]").click()
     expect(bob.locator("#prompts-panel")).to_be_hidden()
-    for page in (gm, alice, bob):
+    # Players see an enemy's hit points as a word (RULINGS, "Enemy hit points").
+    for page, hp, tracked in ((gm, "8", "8/20"), (alice, "bloodied", ""), (bob, "bloodied", "")):
         expect(page.locator("#log")).to_contain_text(
             "Aria attacks Gob with rapier (opportunity attack)"
         )
-        expect(page.locator("#log")).to_contain_text("Gob takes 12 piercing damage (HP 8).")
+        expect(page.locator("#log")).to_contain_text(f"Gob takes 12 piercing damage (HP {hp}).")
         expect(page.locator("#log")).to_contain_text("Gob enters Cellar from Kitchen.")
-        expect(page.locator("#tracker [data-creature=gob]")).to_contain_text("HP 8/20")
+        expect(page.locator("#tracker [data-creature=gob]")).to_contain_text(f"HP {tracked or hp}")
         expect(page.locator("#map [data-zone=cellar] [data-creature=gob]")).to_be_visible()
     expect(gm.locator("#prompts-panel")).to_be_hidden()
     gm.screenshot(path=str(ARTIFACTS / "web-table-gm.png"), full_page=True)
@@ -200,9 +201,9 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     alice.locator("#map [data-zone=cellar].reachable").click()
     expect(alice.locator("#map [data-zone=cellar] [data-creature=aria]")).to_be_visible()
     _send(alice, "attack", target="gob")
-    for page in (gm, alice, bob):
-        expect(page.locator("#log")).to_contain_text("Gob takes 12 piercing damage (HP 0).")
-        expect(page.locator("#tracker [data-creature=gob]")).to_contain_text("HP 0/20")
+    for page, hp, tracked in ((gm, "0", "0/20"), (alice, "down", ""), (bob, "down", "")):
+        expect(page.locator("#log")).to_contain_text(f"Gob takes 12 piercing damage (HP {hp}).")
+        expect(page.locator("#tracker [data-creature=gob]")).to_contain_text(f"HP {tracked or hp}")
 
     # The grease fire in the kitchen keeps the fight going: the GM ends it by force, and
     # a refusal comes back as the server's sentence.

@@ -447,6 +447,8 @@ async def test_snapshot_leave_and_ping(running: Running) -> None:
             assert snap["seq"] == 1
             expected = copy.deepcopy(created["snapshot"])
             del expected["creatures"]["ogre"]
+            # Alice sees the goblin's (an enemy's) hit points as a word.
+            expected["creatures"]["gob"].update(hp="unhurt", max_hp=None)
             assert snap["snapshot"] == expected
             assert await alice.request("leave", encounter=eid) == {}
             await gm.command(eid, "set_surprise", surprised=[])
@@ -658,7 +660,7 @@ async def test_short_encounter_played_to_its_end(make_server: MakeServer) -> Non
         with trio.fail_after(5):
             snap = await bob.request("snapshot", encounter=eid)
         assert snap["snapshot"]["phase"] == "ended"
-        assert snap["snapshot"]["creatures"]["gob"]["hp"] == 0
+        assert snap["snapshot"]["creatures"]["gob"]["hp"] == "down"  # an enemy: a word
         with trio.fail_after(5), pytest.raises(ClientError) as info:
             await bob.command(eid, "end_turn", creature="bram")
         assert (info.value.code, info.value.name) == (4025, "encounter_over")

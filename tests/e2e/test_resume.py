@@ -89,7 +89,11 @@ async def test_join_with_last_seq_beyond_current_gets_a_snapshot(running: Runnin
             joined = await alice.join(eid, token, last_seq=current["seq"] + 5)
         assert joined["events"] is None
         assert joined["seq"] == current["seq"]
-        assert joined["snapshot"] == current["snapshot"]
+        # Alice sees the goblin's (an enemy's) hit points as a word.
+        expected = {**current["snapshot"], "creatures": dict(current["snapshot"]["creatures"])}
+        expected["creatures"]["gob"] = {**expected["creatures"]["gob"], "hp": "unhurt"}
+        expected["creatures"]["gob"]["max_hp"] = None
+        assert joined["snapshot"] == expected
 
 
 async def test_reconnect_mid_prompt_and_answer_it(make_server: MakeServer) -> None:
@@ -145,8 +149,8 @@ async def test_reconnect_mid_prompt_and_answer_it(make_server: MakeServer) -> No
                 "gob",
                 True,
             )
-            # Two critical hits of 2d6+2: 60 - 14 - 14.
-            assert (events[3]["creature"], events[3]["hp"]) == ("gob", 32)
+            # Two critical hits of 2d6+2: 60 - 14 - 14 = 32, which Alice sees as "hurt".
+            assert (events[3]["creature"], events[3]["hp"]) == ("gob", "hurt")
 
 
 async def test_prompts_come_right_after_the_join_reply(make_server: MakeServer) -> None:
