@@ -107,6 +107,15 @@ def _not_negative(_obj: object, attribute: attrs.Attribute[float], value: float)
         raise TypeError(f"{attribute.name} must be a number of seconds, 0 or more (got {value!r})")
 
 
+def _reaction_seconds(
+    _obj: object, _attribute: attrs.Attribute[float | None], value: object
+) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 5 <= value <= 600:
+        raise ValueError(f"reaction_seconds must be a number from 5 to 600, not {value!r}")
+
+
 @attrs.frozen
 class ServerConfig:
     """How a server runs. ``server_key``, when set, is needed to create encounters."""
@@ -116,7 +125,9 @@ class ServerConfig:
     server_key: str | None = None
     limits: Limits = attrs.field(factory=Limits)
     arena_dirs: tuple[Path, ...] = attrs.field(factory=default_arena_dirs)
-    reaction_seconds: float | None = None
+    #: The decision time (seconds) new encounters get unless their options say: 5 to 600
+    #: (RULINGS.md), as ``options.reaction_seconds``; ``None``: the rules' default.
+    reaction_seconds: float | None = attrs.field(default=None, validator=_reaction_seconds)
     #: ``"sqlite"`` (durable, the default) or ``"memory"`` (lost on restart).
     store: Literal["sqlite", "memory"] = "sqlite"
     data_dir: Path = attrs.field(factory=default_data_dir, converter=Path)

@@ -102,6 +102,9 @@ class Job:
     error: ProtocolError | None = None
 
 
+#: Events folded between two checkpoints when a filtered replay is built.
+_FOLD_SLICE = 256
+
 #: A marker command (compared by identity): its turn means every earlier job is done.
 _DRAIN = Command("drain")
 
@@ -224,7 +227,11 @@ class Room:
             return None
         log_ = await self.store.read(self.id)
         found = []
-        for (seq, e), state in zip(log_, replay_steps(e for _, e in log_), strict=True):
+        steps = zip(log_, replay_steps(e for _, e in log_), strict=True)
+        for done, ((seq, e), state) in enumerate(steps, 1):
+            if done % _FOLD_SLICE == 0:
+                # A long log is folded in slices: other rooms run in between.
+                await trio.lowlevel.checkpoint()
             if seq > last_seq:
                 found.append(
                     {

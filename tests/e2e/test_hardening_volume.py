@@ -328,6 +328,34 @@ async def test_a_long_replay_yields_between_slices(
         assert counter.steps >= len(joined["events"]) // 50
 
 
+async def test_a_long_filtered_replay_is_folded_in_slices(
+    make_server: MakeServer, monkeypatch: Any
+) -> None:
+    # A player's replay is filtered event by event with the state folded up to it: that
+    # fold yields to other rooms every few events too (serialization slicing off here).
+    import zonekeep.server._methods as methods
+    import zonekeep.server._room as room
+
+    monkeypatch.setattr(methods, "REPLAY_SLICE", 1_000_000)
+    monkeypatch.setattr(room, "_FOLD_SLICE", 50)
+    running: Running = await make_server(
+        ServerConfig(port=0, durability="normal", limits=Limits(rate_burst=10_000))
+    )
+    async with running.client() as gm, running.client() as alice:
+        eid = (await gm.create_encounter("Long", "tavern", creatures()))["encounter"]
+        token = (await gm.request("create_seat", encounter=eid, player="alice"))["token"]
+        for i in range(1000):
+            await gm.command(eid, "add_note", text=f"note {i}")
+        counter = StepCounter()
+        trio.lowlevel.add_instrument(counter)
+        try:
+            joined = await alice.join(eid, token, last_seq=1)
+        finally:
+            trio.lowlevel.remove_instrument(counter)
+        assert joined["events"][-1]["note"]["text"] == "note 999"
+        assert counter.steps >= 1000 // 50
+
+
 # -- 5. taking tokens back -----------------------------------------------------------------------
 
 
