@@ -92,7 +92,7 @@ class RuleContext:
         #: The skipped plugin contributions seen by a read-only context.
         self.plugin_errors: list[PluginErrorRecorded] = []
         self._failed: set[tuple[str, str]] = set()
-        #: Calls over the time budget seen by a read-only context: (plugin, hook, seconds).
+        #: Calls over the time budget seen in this context: (plugin, hook, seconds).
         self.overruns: list[tuple[str, str, float]] = []
 
     def plugin_failed(self, plugin: str, hook: str, error: str) -> None:

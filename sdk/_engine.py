@@ -18,7 +18,7 @@ import attrs
 import pluggy
 
 from . import _hookspecs
-from ._actors import Actor
+from ._actors import SYSTEM_ACTOR, Actor
 from ._arena import Arena, Link, Zone, single_zone_arena
 from ._commands import Command, CommandSpec, Param, Requirement
 from ._conditions import (
@@ -469,20 +469,58 @@ class Engine:
         raise Refusal(code, f"{creature.name} {text}.")
 
     def handle(
-        self, state: EncounterState, command: Command, entropy: Entropy | None = None
+        self,
+        state: EncounterState,
+        command: Command,
+        entropy: Entropy | None = None,
+        unreported: list[tuple[str, str, float]] | None = None,
     ) -> Outcome:
         """Decide ``command`` against ``state``.
 
-        Returns the events and the new state, or raises :class:`Refusal`. ``state``
-        itself is never changed.
+        Returns the events and the new state, or raises :class:`Refusal` (or
+        :class:`PluginFailure`). ``state`` itself is never changed. When the command is
+        not accepted, the plugin calls that went over the time budget on the way,
+        ``(plugin, hook, seconds)``, are added to ``unreported`` (when given): an
+        accepted command reports them in its own events, a refused one cannot, so its
+        caller reports them with :meth:`report_overruns`.
         """
+        overruns: list[tuple[str, str, float]] = []  # in the checks (read-only contexts)
+        made: list[RuleContext] = []  # the command's own context, once made
+        try:
+            return self._handle(state, command, entropy, overruns, made.append)
+        except BaseException:
+            if unreported is not None:
+                unreported.extend(overruns)
+                for ctx in made:
+                    unreported.extend(ctx.overruns)
+            raise
+
+    def report_overruns(
+        self, state: EncounterState, overruns: Sequence[tuple[str, str, float]]
+    ) -> Outcome:
+        """The events that report ``overruns`` (plugin calls over the time budget seen
+        in a refused command or a question), as the server itself: ``plugin_overran``
+        for each and, at the limit, ``plugin_disabled``. ``state`` is not changed."""
+        ctx = RuleContext(state.copy(), RandomEntropy(), self.hook, SYSTEM_ACTOR)
+        for plugin, hook, took in overruns:
+            self.hook.budget.record(ctx, plugin, hook, took)
+        return Outcome(tuple(ctx.events), ctx.state)
+
+    def _handle(
+        self,
+        state: EncounterState,
+        command: Command,
+        entropy: Entropy | None,
+        overruns: list[tuple[str, str, float]],
+        made: Callable[[RuleContext], None],
+    ) -> Outcome:
         from zonekeep.sdk._events import ActionTaken
 
         skipped: list[PluginErrorRecorded] = []
-        overruns: list[tuple[str, str, float]] = []
         spec = self.check(state, command, skipped, overruns)
         command = _without_nulls(command)
         ctx = RuleContext(state.copy(), entropy or RandomEntropy(), self.hook, command.actor)
+        made(ctx)
         for error in skipped:
             ctx.plugin_failed(error.plugin, error.hook, error.error)
         for plugin, hook, took in overruns:  # seen by the checks: reported here
@@ -506,14 +544,29 @@ class Engine:
             return
         ctx.emit(EncounterEnded(reason, "rules"))
 
-    def available_actions(self, state: EncounterState, creature_id: str, actor: Actor) -> list[str]:
-        """The creature commands ``actor`` could send for ``creature_id`` right now."""
+    def available_actions(
+        self,
+        state: EncounterState,
+        creature_id: str,
+        actor: Actor,
+        unreported: list[tuple[str, str, float]] | None = None,
+    ) -> list[str]:
+        """The creature commands ``actor`` could send for ``creature_id`` right now.
+
+        The plugin calls over the time budget on the way are added to ``unreported``
+        (when given), for the caller to report with :meth:`report_overruns`."""
         found = []
         for spec in self.commands.values():
             if spec.who != "creature":
                 continue
             try:
-                self._check_rules(state, spec, Command(spec.id, {"creature": creature_id}, actor))
+                self._check_rules(
+                    state,
+                    spec,
+                    Command(spec.id, {"creature": creature_id}, actor),
+                    None,
+                    unreported,
+                )
             except Refusal:
                 continue
             except PluginFailure as failure:  # its check failed: not offered

@@ -123,10 +123,11 @@ class Budget:
     def overran(self, ctx: object, plugin: str, hook: str, took: float) -> None:
         """Note that ``plugin``'s call of ``hook`` took ``took`` seconds, over budget.
 
-        Logged always; on a command's context also reported (:meth:`record`). A
-        read-only context cannot record events: it keeps the overrun in its
-        ``overruns``, which the engine reports in the command that the check was for
-        (a question such as ``actions`` only logs it).
+        Logged always, and kept in the context's ``overruns``; on a command's context
+        also reported (:meth:`record`). A read-only context cannot record events: the
+        engine reports its overruns in the command that the check was for, or hands
+        them to its caller (a refused command, an ``actions`` question), which reports
+        them with :meth:`Engine.report_overruns`.
         """
         assert self.seconds is not None
         ms, budget_ms = round(took * 1000), round(self.seconds * 1000)
@@ -137,9 +138,12 @@ class Budget:
             hook,
             budget_ms,
         )
-        if isinstance(ctx, RuleContext) and ctx.read_only:
+        if isinstance(ctx, RuleContext):
+            # Kept on the context too: a command refused afterwards loses its events, and
+            # the engine hands the overruns to its caller to report (Engine.handle).
             ctx.overruns.append((plugin, hook, took))
-            return
+            if ctx.read_only:
+                return
         self.record(ctx, plugin, hook, took)
 
     def record(self, ctx: object, plugin: str, hook: str, took: float) -> None:

@@ -386,10 +386,10 @@ class Methods:
             raise ProtocolError(
                 "unknown_creature", f"There is no creature {cid!r} in this encounter."
             )
-        return ActionsResult(
-            creature=cid,
-            actions=room.engine.available_actions(room.state, cid, member.actor),
-        )
+        unreported: list[tuple[str, str, float]] = []
+        actions = room.engine.available_actions(room.state, cid, member.actor, unreported)
+        room.note_overruns(unreported)
+        return ActionsResult(creature=cid, actions=actions)
 
     async def m_snapshot(self, client: Client, params: SnapshotParams) -> SnapshotResult:
         room, member = self._room(client, params.encounter)

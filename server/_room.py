@@ -146,6 +146,8 @@ class Room:
         self.grants: list[Grant] = []
         self.members: list[Member] = []
         self.deadlines: dict[str, float] = {}
+        #: Plugin calls over the time budget not yet reported (see note_overruns).
+        self._overruns: list[tuple[str, str, float]] = []
         #: The turn timer: (creature, round, when), if the encounter has one.
         self.turn_deadline: tuple[str, int, float] | None = None
         self.crashed: str | None = None
@@ -339,6 +341,12 @@ class Room:
         self._update_turn_timer()
         task_status.started()
         while True:
+            if self._overruns:
+                seq = self.state.seq
+                try:
+                    await self._report_overruns()
+                except Exception as exc:  # a bug: reported, and the loop goes on
+                    self._contain("the report of slow plugins", exc, moved=self.state.seq != seq)
             deadline = min(self.deadlines.values(), default=math.inf)
             if self.turn_deadline is not None:
                 deadline = min(deadline, self.turn_deadline[2])
@@ -425,6 +433,21 @@ class Room:
         except ProtocolError as err:  # the state moved on; nothing to apply
             log.info("encounter %s: %s not applied: %s", self.id, command.type, err.message)
 
+    def note_overruns(self, overruns: Sequence[tuple[str, str, float]]) -> None:
+        """Plugin calls over the time budget in a command that was not accepted, or in
+        a question (``actions``): the loop reports them next (``plugin_overran``, and
+        ``plugin_disabled`` at the limit), as the server, so that a plugin that keeps
+        blocking is switched off whatever makes it run."""
+        if overruns:
+            self._overruns.extend(overruns)
+            self._wake()
+
+    async def _report_overruns(self) -> None:
+        overruns, self._overruns = self._overruns, []
+        outcome = self.engine.report_overruns(self.state, overruns)
+        if outcome.events:
+            await self._accept(outcome.events, outcome.state)
+
     def _wake(self) -> None:
         """Make the loop look at its deadlines again (they changed outside of it)."""
         # If the inbox is full, the loop has jobs waiting and looks again after the next one.
@@ -472,14 +495,17 @@ class Room:
         ``encounter_error`` notification.
         """
         command, swaps = self.mask(command, member)
+        unreported: list[tuple[str, str, float]] = []
         try:
-            outcome = self.engine.handle(self.state, command, self.entropy)
+            outcome = self.engine.handle(self.state, command, self.entropy, unreported)
         except Refusal as refusal:
+            self.note_overruns(unreported)
             message = refusal.message
             for fake, real in swaps.items():
                 message = message.replace(fake, real)
             raise ProtocolError.from_refusal(refusal.code, self.scrub(message, member)) from None
         except PluginFailure as failure:  # one plugin failed: refused, reported, state unchanged
+            self.note_overruns(unreported)
             log.error(
                 "encounter %s: command %s: %s", self.id, command.type, failure, exc_info=failure
             )
@@ -497,6 +523,7 @@ class Room:
                 "nothing changed.",
             ) from None
         except Exception as exc:  # a bug or a plugin: contained, reported, state unchanged
+            self.note_overruns(unreported)
             log.exception("encounter %s: command %s crashed", self.id, command.type)
             self.notify_gm(
                 EncounterErrorNotification(

@@ -302,3 +302,77 @@ async def test_a_plugin_that_keeps_blocking_is_reported_then_switched_off(
             assert await state(gm, eid) == snapshot
             # The rest of the encounter plays on.
             await gm.command(eid, "set_surprise", surprised=[])
+
+
+class Dozer:
+    """Blocks for 0.15 s where no accepted command can report it: ``doze`` (GM) blocks
+    and then refuses; ``ponder`` (a creature's) has a ``requires`` check that blocks,
+    which every ``actions`` question runs."""
+
+    @staticmethod
+    @hookimpl
+    def zonekeep_commands() -> Any:
+        def doze(ctx: RuleContext, cmd: Any) -> None:
+            time.sleep(0.15)  # what a plugin must never do
+            ctx.refuse("invalid_params", "Too sleepy.")
+
+        def slow_check(state: Any, creature: Any) -> None:
+            time.sleep(0.15)
+            return None
+
+        return (
+            CommandSpec("doze", doze, "GM: doze off.", who="gm", phases=OPEN_PHASES),
+            CommandSpec("ponder", lambda ctx, cmd: None, "Ponder.", requires=slow_check),
+        )
+
+
+async def test_a_plugin_blocking_in_refused_commands_is_switched_off_too(
+    make_server: MakeServer,
+) -> None:
+    config = ServerConfig(port=0, plugin_call_budget_seconds=0.05, plugin_overrun_limit=2)
+    running = await make_server(config, engine=engine_with("dozer", Dozer))
+    async with running.client() as gm:
+        with trio.fail_after(5):
+            eid = (await gm.create_encounter("Naps", "tavern", creatures()))["encounter"]
+        gm.pending_notifications()
+        for _ in range(2):
+            with pytest.raises(ClientError) as info, trio.fail_after(5):
+                await gm.command(eid, "doze")
+            assert info.value.name == "invalid_params"  # refused: nothing of it is stored
+        reported = await events_of(gm, 3)
+        assert [(e["type"], e.get("plugin")) for e in reported] == [
+            ("plugin_overran", "dozer"),
+            ("plugin_overran", "dozer"),
+            ("plugin_disabled", "dozer"),
+        ]
+        assert reported[0]["hook"] == "zonekeep_commands"
+        started = time.perf_counter()
+        with pytest.raises(ClientError) as info, trio.fail_after(5):
+            await gm.command(eid, "doze")
+        assert time.perf_counter() - started < 0.15
+        assert info.value.name == "plugin_error"
+
+
+async def test_a_plugin_blocking_in_the_actions_question_is_switched_off_too(
+    make_server: MakeServer,
+) -> None:
+    config = ServerConfig(port=0, plugin_call_budget_seconds=0.05, plugin_overrun_limit=2)
+    running = await make_server(config, engine=engine_with("dozer", Dozer), entropy=Loaded())
+    async with running.client() as gm, running.client() as alice:
+        eid = await seated(running, gm, alice, creatures())
+        for _ in range(2):
+            with trio.fail_after(5):
+                found = await alice.request("actions", encounter=eid, creature="aria")
+            assert "ponder" in found["actions"]
+        reported = await events_of(gm, 3)
+        assert [(e["type"], e.get("plugin")) for e in reported] == [
+            ("plugin_overran", "dozer"),
+            ("plugin_overran", "dozer"),
+            ("plugin_disabled", "dozer"),
+        ]
+        # Switched off: its check no longer runs, and its action is no longer offered.
+        started = time.perf_counter()
+        with trio.fail_after(5):
+            found = await alice.request("actions", encounter=eid, creature="aria")
+        assert time.perf_counter() - started < 0.15
+        assert "ponder" not in found["actions"]
