@@ -301,12 +301,9 @@ class StepCounter(trio.abc.Instrument):
             self.steps += 1
 
 
-async def test_a_long_replay_yields_between_slices(
-    make_server: MakeServer, monkeypatch: Any
-) -> None:
-    import zonekeep.server._methods as methods
-
-    monkeypatch.setattr(methods, "REPLAY_SLICE", 50)
+async def join_a_long_log(make_server: MakeServer) -> tuple[dict[str, Any], int]:
+    """Alice (a player) joins with ``last_seq=1`` an encounter of 1,000 notes: her
+    ``join`` result, and how many steps the server's connection tasks took meanwhile."""
     running: Running = await make_server(
         ServerConfig(port=0, durability="normal", limits=Limits(rate_burst=10_000))
     )
@@ -318,14 +315,24 @@ async def test_a_long_replay_yields_between_slices(
         counter = StepCounter()
         trio.lowlevel.add_instrument(counter)
         try:
-            joined = await alice.join(eid, token, last_seq=1)
+            joined: dict[str, Any] = await alice.join(eid, token, last_seq=1)
         finally:
             trio.lowlevel.remove_instrument(counter)
-        assert len(joined["events"]) >= 1000
-        assert [e["type"] for e in joined["events"][-2:]] == ["note_added", "note_added"]
-        assert joined["events"][-1]["note"]["text"] == "note 999"
-        # At least one task step per slice of 50 events: others ran in between.
-        assert counter.steps >= len(joined["events"]) // 50
+    assert joined["events"][-1]["note"]["text"] == "note 999"
+    return joined, counter.steps
+
+
+async def test_a_long_replay_yields_between_slices(
+    make_server: MakeServer, monkeypatch: Any
+) -> None:
+    import zonekeep.server._methods as methods
+
+    monkeypatch.setattr(methods, "REPLAY_SLICE", 50)
+    joined, steps = await join_a_long_log(make_server)
+    assert len(joined["events"]) >= 1000
+    assert [e["type"] for e in joined["events"][-2:]] == ["note_added", "note_added"]
+    # At least one task step per slice of 50 events: others ran in between.
+    assert steps >= len(joined["events"]) // 50
 
 
 async def test_a_long_filtered_replay_is_folded_in_slices(
@@ -338,22 +345,8 @@ async def test_a_long_filtered_replay_is_folded_in_slices(
 
     monkeypatch.setattr(methods, "REPLAY_SLICE", 1_000_000)
     monkeypatch.setattr(room, "_FOLD_SLICE", 50)
-    running: Running = await make_server(
-        ServerConfig(port=0, durability="normal", limits=Limits(rate_burst=10_000))
-    )
-    async with running.client() as gm, running.client() as alice:
-        eid = (await gm.create_encounter("Long", "tavern", creatures()))["encounter"]
-        token = (await gm.request("create_seat", encounter=eid, player="alice"))["token"]
-        for i in range(1000):
-            await gm.command(eid, "add_note", text=f"note {i}")
-        counter = StepCounter()
-        trio.lowlevel.add_instrument(counter)
-        try:
-            joined = await alice.join(eid, token, last_seq=1)
-        finally:
-            trio.lowlevel.remove_instrument(counter)
-        assert joined["events"][-1]["note"]["text"] == "note 999"
-        assert counter.steps >= 1000 // 50
+    _, steps = await join_a_long_log(make_server)
+    assert steps >= 1000 // 50
 
 
 # -- 5. taking tokens back -----------------------------------------------------------------------
