@@ -260,17 +260,19 @@ async def test_options_at_the_ends_of_their_ranges_are_accepted(running: Running
             assert created["encounter"] in running.server.rooms
 
 
+def _create_with_turn_seconds(request_id: str, number: str) -> str:
+    """A ``create_encounter`` frame whose ``options.turn_seconds`` is ``number``, as written."""
+    return (
+        f'{{"id":"{request_id}","method":"create_encounter","params":{{"name":"x",'
+        f'"arena":"tavern","creatures":{json.dumps(creatures())},'
+        f'"options":{{"turn_seconds":{number}}}}}}}'
+    )
+
+
 @pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
 async def test_nan_and_infinity_are_not_json(running: Running, literal: str) -> None:
     async with running.client() as gm:
-        frame = (
-            '{"id":"n","method":"create_encounter","params":{"name":"x","arena":"tavern",'
-            '"creatures":'
-            + json.dumps(creatures())
-            + ',"options":{"turn_seconds":'
-            + literal
-            + "}}}"
-        )
+        frame = _create_with_turn_seconds("n", literal)
         reply = await raw_reply(gm, frame)
         assert reply["error"]["name"] == "parse_error", reply
         assert literal in reply["error"]["message"]
@@ -284,14 +286,7 @@ async def test_numbers_python_cannot_hold_are_invalid_params(
 ) -> None:
     async with running.client() as gm:
         caplog.set_level(logging.ERROR)
-        frame = (
-            '{"id":"big","method":"create_encounter","params":{"name":"x","arena":"tavern",'
-            '"creatures":'
-            + json.dumps(creatures())
-            + ',"options":{"turn_seconds":'
-            + number
-            + "}}}"
-        )
+        frame = _create_with_turn_seconds("big", number)
         reply = await raw_reply(gm, frame)
         assert reply["error"]["name"] == "invalid_params", reply
         assert running.server.rooms == {}
