@@ -160,6 +160,27 @@ class ServerConfig:
     #: on or is reached at) and :attr:`public_url`'s. A handshake without ``Origin`` (a
     #: non-browser client) is always allowed; any other is refused with HTTP 403.
     allowed_origins: tuple[str, ...] | None = attrs.field(default=None, converter=_origins)
+    # -- operations (docs/configuration.md; issue 15) ------------------------------------------
+    #: Who may create encounters: ``"keys"`` (a GM key, or ``server_key``; with no key
+    #: defined at all, a connection from loopback may) or ``"open"`` (anyone, held to the
+    #: per-IP quotas of :class:`Limits`).
+    creation: Literal["keys", "open"] = "keys"
+    #: Minutes a loaded encounter stays in memory with nobody connected and no timer
+    #: running, before it is unloaded (it stays in the store; the next join loads it).
+    idle_unload_minutes: float = attrs.field(default=15.0, validator=_not_negative)
+    #: Days after which an unfinished encounter nobody has joined is archived; ``None``: never.
+    archive_after_days: float | None = 30.0
+    #: Days after which an archived encounter is deleted from the store; ``None``: never.
+    delete_archived_after_days: float | None = None
+    #: Peers (IP addresses or networks, ``"10.0.0.0/8"``) whose ``X-Forwarded-For`` header
+    #: is believed for the client's address (a reverse proxy in front of the server).
+    trusted_proxies: tuple[str, ...] = attrs.field(default=(), converter=_names)
+    #: ``"debug"``, ``"info"``, ``"warning"`` or ``"error"``.
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    #: ``"text"`` (one readable line per record) or ``"json"`` (one JSON object per line).
+    log_format: Literal["text", "json"] = "text"
+    #: When set, ``GET /metrics`` needs ``Authorization: Bearer <metrics_token>``.
+    metrics_token: str | None = None
 
 
 def load_config(path: str | Path) -> ServerConfig:

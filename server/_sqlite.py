@@ -30,7 +30,15 @@ import trio
 
 from zonekeep.sdk import Event, event_from_dict, event_to_dict
 
-from ._store import StoredEncounter, StoredGrant, StoreError, check_next_seq
+from ._store import (
+    EncounterRecord,
+    EncounterStatus,
+    GmKey,
+    StoredEncounter,
+    StoredGrant,
+    StoreError,
+    check_next_seq,
+)
 
 log = logging.getLogger("zonekeep.store")
 
@@ -230,6 +238,34 @@ class SqliteStore:
             lambda: self._conn.execute("SELECT id FROM encounters ORDER BY created").fetchall()
         )
         return [r[0] for r in rows]
+
+    # -- records and GM keys: to be written with the schema migration (issue 15) --------------
+
+    async def put_record(self, record: EncounterRecord) -> None:
+        raise NotImplementedError
+
+    async def get_record(self, encounter: str) -> EncounterRecord | None:
+        raise NotImplementedError
+
+    async def records(
+        self, *, status: EncounterStatus | None = None, creator: str | None = None
+    ) -> list[EncounterRecord]:
+        raise NotImplementedError
+
+    async def load(self, encounter: str) -> StoredEncounter | None:
+        raise NotImplementedError
+
+    async def delete(self, encounter: str) -> None:
+        raise NotImplementedError
+
+    async def add_gm_key(self, key: GmKey) -> None:
+        raise NotImplementedError
+
+    async def gm_keys(self) -> list[GmKey]:
+        raise NotImplementedError
+
+    async def revoke_gm_key(self, name: str) -> bool:
+        raise NotImplementedError
 
 
 # -- the blocking parts (run in the worker thread) --------------------------------------------

@@ -11,7 +11,7 @@ applies, broadcasts or answers anything the events describe.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import attrs
 
@@ -39,6 +39,50 @@ class StoredEncounter:
     snapshot_seq: int
     snapshot: dict[str, Any] | None
     grants: tuple[StoredGrant, ...]
+
+
+#: Where an encounter is in its life: ``"open"`` (not ended; loaded on demand),
+#: ``"ended"`` (ended, not yet archived: only for an instant, as an ended encounter is
+#: archived at once), ``"archived"`` (out of memory, kept for export and restore).
+EncounterStatus = Literal["open", "ended", "archived"]
+
+
+@attrs.frozen
+class EncounterRecord:
+    """What the store keeps about an encounter beside its events: for the lobby
+    (``list_encounters``), the operator's ``zonekeep encounters`` commands, lazy
+    loading and the archiving sweeps. Times are Unix seconds (``time.time()``)."""
+
+    id: str
+    title: str
+    #: The arena's name (a bundled arena's file stem, or the arena object's ``name``).
+    arena: str
+    #: Who created it: ``"gm:<name>"`` (a GM key), ``"key:<sha256>"`` (the server key),
+    #: ``"ip:<address>"`` (open mode), or ``None`` (the operator: a file or the CLI).
+    creator: str | None
+    created: float
+    #: Last join or command; the archiving sweep measures from it.
+    last_activity: float
+    status: EncounterStatus = "open"
+    #: Listed to anyone (for spectating).
+    public: bool = False
+    #: The state's phase (``"setup"``, ``"turns"``, ``"ended"``...) and round, as of the
+    #: last update the server made.
+    phase: str = "setup"
+    round: int = 0
+    #: The player ids that have seats.
+    players: tuple[str, ...] = ()
+    #: The encounter file it was created from (``--example``), resolved, else ``None``.
+    source: str | None = None
+
+
+@attrs.frozen
+class GmKey:
+    """A GM key as stored: its name and the key's SHA-256 (never the key)."""
+
+    name: str
+    key_hash: str
+    created: float
 
 
 class EventStore(Protocol):
@@ -80,6 +124,41 @@ class EventStore(Protocol):
 
     async def encounters(self) -> list[str]: ...
 
+    # -- records (the lobby, lifecycle and the operator's commands) -------------------------
+
+    async def put_record(self, record: EncounterRecord) -> None:
+        """Store ``record`` (insert, or replace the one of its id). :class:`StoreError`."""
+        ...
+
+    async def get_record(self, encounter: str) -> EncounterRecord | None: ...
+
+    async def records(
+        self, *, status: EncounterStatus | None = None, creator: str | None = None
+    ) -> list[EncounterRecord]:
+        """The records, oldest first, optionally only those of ``status`` / ``creator``."""
+        ...
+
+    async def load(self, encounter: str) -> StoredEncounter | None:
+        """What bringing ``encounter`` back needs (latest snapshot and grants), or
+        ``None`` when the store has no such encounter."""
+        ...
+
+    async def delete(self, encounter: str) -> None:
+        """Forget ``encounter`` entirely: events, snapshots, grants and record."""
+        ...
+
+    # -- GM keys ------------------------------------------------------------------------------
+
+    async def add_gm_key(self, key: GmKey) -> None:
+        """Store a new key; ``ValueError`` if its name is taken."""
+        ...
+
+    async def gm_keys(self) -> list[GmKey]: ...
+
+    async def revoke_gm_key(self, name: str) -> bool:
+        """Forget the key named ``name``; ``False`` if there was none."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -96,6 +175,7 @@ class _Log:
     grants: list[StoredGrant] = attrs.field(factory=list)
     snapshot: tuple[int, dict[str, Any]] | None = None
     finished: bool = False
+    record: EncounterRecord | None = None
 
 
 class InMemoryStore:
@@ -109,6 +189,7 @@ class InMemoryStore:
     def __init__(self, retention: int = 100_000) -> None:
         self.retention = retention
         self._logs: dict[str, _Log] = {}
+        self._gm_keys: list[GmKey] = []
 
     def append_now(self, encounter: str, first_seq: int, events: Sequence[Event]) -> None:
         """The synchronous append (for tests and tools that run without trio)."""
@@ -168,6 +249,50 @@ class InMemoryStore:
 
     async def encounters(self) -> list[str]:
         return list(self._logs)
+
+    async def put_record(self, record: EncounterRecord) -> None:
+        self._logs.setdefault(record.id, _Log()).record = record
+
+    async def get_record(self, encounter: str) -> EncounterRecord | None:
+        log = self._logs.get(encounter)
+        return log.record if log else None
+
+    async def records(
+        self, *, status: EncounterStatus | None = None, creator: str | None = None
+    ) -> list[EncounterRecord]:
+        found = [log.record for log in self._logs.values() if log.record is not None]
+        return sorted(
+            (
+                r
+                for r in found
+                if (status is None or r.status == status)
+                and (creator is None or r.creator == creator)
+            ),
+            key=lambda r: r.created,
+        )
+
+    async def load(self, encounter: str) -> StoredEncounter | None:
+        log = self._logs.get(encounter)
+        if log is None:
+            return None
+        seq, data = log.snapshot if log.snapshot else (0, None)
+        return StoredEncounter(encounter, seq, data, tuple(log.grants))
+
+    async def delete(self, encounter: str) -> None:
+        self._logs.pop(encounter, None)
+
+    async def add_gm_key(self, key: GmKey) -> None:
+        if any(k.name == key.name for k in self._gm_keys):
+            raise ValueError(f"there is already a GM key named {key.name!r}")
+        self._gm_keys.append(key)
+
+    async def gm_keys(self) -> list[GmKey]:
+        return list(self._gm_keys)
+
+    async def revoke_gm_key(self, name: str) -> bool:
+        before = len(self._gm_keys)
+        self._gm_keys = [k for k in self._gm_keys if k.name != name]
+        return len(self._gm_keys) < before
 
     async def aclose(self) -> None:
         pass
