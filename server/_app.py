@@ -12,6 +12,7 @@ import http
 import json
 import logging
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +27,22 @@ from zonekeep.sdk.engine import Engine
 
 from ._config import (
     VERSION,
+    Changes,
+    ConfigError,
     Limits,
     ServerConfig,
+    compare,
     default_arena_dirs,
     default_data_dir,
+    describe_change,
+    flatten,
     load_config,
+    on_reload,
 )
 from ._connection import Connection, Flusher, WebsocketServer, sweep
 from ._encounter_file import EncounterFile
 from ._gc import GcUpkeep
+from ._log import configure_logging
 from ._methods import Client, Methods
 from ._registry import Registry
 from ._room import Room
@@ -220,6 +228,45 @@ class ZonekeepServer:
             nursery.start_soon(self.flusher.run)
             task_status.started(self)
 
+    def reload(self, config: ServerConfig) -> Changes:
+        """Run with ``config`` from now on (a SIGHUP): the settings that can change live
+        do (when each applies: :func:`_config.on_reload`, docs/configuration.md); those
+        that need a restart (host, port, store, plugins, ...) keep their value and are
+        logged. Returns what changed."""
+        old = self.config
+        changes = compare(old, config)
+        new = changes.config
+        self.config = self.registry.config = new
+        self.welcome.reconfigure(new)
+        if self._listener is not None:  # per-IP caps and frame sizes of new connections
+            self._listener.limits = new.limits
+        cap = new.limits.max_connections_per_encounter + new.limits.max_spectators_per_encounter
+        for room in self.rooms.values():  # the rooms' caps (each part is checked at join)
+            room.max_members = cap
+        self.engine.set_hook_budget(
+            new.plugin_call_budget_seconds or None, new.plugin_overrun_limit
+        )
+        if (new.log_level, new.log_format) != (old.log_level, old.log_format):
+            configure_logging(new.log_level, new.log_format)
+        before, after = flatten(old), flatten(config)
+        if changes.applied:
+            log.info(
+                "config reloaded: %s",
+                "; ".join(
+                    f"{describe_change(key, before[key], after[key])} ({on_reload(key)})"
+                    for key in changes.applied
+                ),
+            )
+        else:
+            log.info("config reloaded: nothing changed that applies while running")
+        for key in changes.needs_restart:
+            log.warning(
+                "config: %s needs a restart to apply; the server keeps its old value",
+                describe_change(key, before[key], after[key]),
+            )
+        log.info("GM keys are read from the store at each use: nothing to reload for them")
+        return changes
+
     async def shutdown(self, reason: str = "the server is shutting down") -> None:
         """Say ``closing`` to every client, answer the commands in flight (reading no new
         ones), let the rooms finish what is queued, then stop listening and close every
@@ -270,18 +317,46 @@ def _host_key(host: str, origin_key: str) -> str:
     return f"{host}:{port if port in ('80', '443') else ''}"
 
 
-async def serve_until_signalled(server: ZonekeepServer, on_ready: Any = None) -> None:
-    """Run ``server`` until SIGINT or SIGTERM, then shut it down gracefully."""
+def reload_on_sighup(
+    server: ZonekeepServer, load: Callable[[], ServerConfig] | None
+) -> Changes | None:
+    """SIGHUP: read the config again with ``load`` and apply it to ``server``; a config
+    with problems is logged and changes nothing (``None``)."""
+    if load is None:
+        log.info("SIGHUP: this server was given no config to reload")
+        return None
+    try:
+        config = load()
+    except ConfigError as exc:
+        log.error(
+            "SIGHUP: the config has %d problem(s), nothing was changed: %s",
+            len(exc.problems),
+            "; ".join(exc.problems),
+        )
+        return None
+    return server.reload(config)
+
+
+async def serve_until_signalled(
+    server: ZonekeepServer,
+    on_ready: Any = None,
+    reload_config: Callable[[], ServerConfig] | None = None,
+) -> None:
+    """Run ``server`` until SIGINT or SIGTERM, then shut it down gracefully; on SIGHUP
+    read the config again with ``reload_config`` and apply it (:meth:`ZonekeepServer.reload`)."""
     await server.open_store()  # a store that cannot be opened stops us here, plainly
     upkeep = GcUpkeep(server.config.gc_freeze_seconds, server.config.gc_full_seconds)
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(server.run)
             upkeep.start()  # after the restore: what it built is long-lived
             nursery.start_soon(upkeep.run)
             if on_ready is not None:
                 await on_ready(server)
-            async for _sig in signals:
+            async for sig in signals:
+                if sig == signal.SIGHUP:
+                    reload_on_sighup(server, reload_config)
+                    continue
                 await server.shutdown()
                 nursery.cancel_scope.cancel()
                 break

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
-
-import attrs
 
 from zonekeep.sdk import (
     ArenaError,
@@ -21,7 +21,7 @@ from zonekeep.sdk import (
 )
 from zonekeep.sdk.engine import Engine, PluginConflict, PluginLoadError, describe_plugins
 
-from ._config import VERSION
+from ._config import VERSION, ConfigError, ServerConfig, Settings, load_settings, to_toml
 from ._encounter_file import EncounterFileError, load_encounter
 from ._log import describe
 from ._play import open_table, play_to_end
@@ -52,26 +52,63 @@ def _play(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The ``serve`` flags that set a config key (``--data-dir`` sets ``server.data_dir``).
+_SERVE_FLAGS = (
+    "host",
+    "port",
+    "server_key",
+    "data_dir",
+    "store",
+    "durability",
+    "log_level",
+    "log_format",
+)
+
+SERVER_KEY_WARNING = (
+    "zonekeep: warning: --server-key shows the key to everyone on this machine who can "
+    "list processes (ps). Put it in a file named by server_key_file (config) or "
+    "ZONEKEEP_SERVER_SERVER_KEY_FILE, or in ZONEKEEP_SERVER_SERVER_KEY."
+)
+
+
+def _settings(
+    config_file: str | None, flags: dict[str, object] | None = None
+) -> Settings | list[str]:
+    """The settings from ``config_file``, the environment and ``flags``; or the problems."""
+    try:
+        return load_settings(config_file, os.environ, flags)
+    except ConfigError as exc:
+        return exc.problems
+
+
+def _print_problems(problems: list[str]) -> int:
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 2
+
+
 def _serve(args: argparse.Namespace) -> int:
     import trio
 
     from ._app import ZonekeepServer, serve_until_signalled
-    from ._config import ServerConfig, load_config
+    from ._log import configure_logging
 
-    try:
-        config = load_config(args.config) if args.config else ServerConfig()
-    except ValueError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    config = attrs.evolve(
-        config,
-        host=args.host if args.host is not None else config.host,
-        port=args.port if args.port is not None else config.port,
-        server_key=args.server_key if args.server_key is not None else config.server_key,
-        data_dir=args.data_dir if args.data_dir is not None else config.data_dir,
-        store=args.store if args.store is not None else config.store,
-        durability=args.durability if args.durability is not None else config.durability,
-    )
+    if args.server_key is not None:
+        print(SERVER_KEY_WARNING, file=sys.stderr)
+    flags = {
+        f"server.{name}": getattr(args, name)
+        for name in _SERVE_FLAGS
+        if getattr(args, name) is not None
+    }
+    loaded = _settings(args.config, flags)
+    if isinstance(loaded, list):
+        return _print_problems(loaded)
+    config = loaded.config
+    configure_logging(config.log_level, config.log_format)
+
+    def reload_config() -> ServerConfig:  # SIGHUP: the same file, environment and flags
+        return load_settings(args.config, os.environ, flags).config
+
     spec = None
     if args.example:
         try:
@@ -119,7 +156,7 @@ def _serve(args: argparse.Namespace) -> int:
         print("Stop with Ctrl-C.", flush=True)
 
     try:
-        trio.run(serve_until_signalled, server, ready)
+        trio.run(serve_until_signalled, server, ready, reload_config)
     except StoreError as exc:
         print(f"zonekeep: {exc}", file=sys.stderr)
         return 1
@@ -218,21 +255,72 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _plugins(args: argparse.Namespace) -> int:
-    from ._config import ServerConfig, load_config
-
+    loaded = _settings(args.config)
+    if isinstance(loaded, list):
+        return _print_problems(loaded)
+    config = loaded.config
     try:
-        config = load_config(args.config) if args.config else ServerConfig()
         engine = Engine.from_config(config.plugins_enabled, config.plugins_disabled)
-    except (ValueError, PluginLoadError, PluginConflict) as exc:
+    except (PluginLoadError, PluginConflict) as exc:
         print(f"zonekeep: {exc}", file=sys.stderr)
         return 2
     print(describe_plugins(engine))
     return 0
 
 
+def _config_check(args: argparse.Namespace) -> int:
+    loaded = _settings(args.config)
+    if isinstance(loaded, list):
+        return _print_problems(loaded)
+    config = loaded.config
+    try:  # the plugin names too: serve would stop on an unknown one
+        Engine.from_config(config.plugins_enabled, config.plugins_disabled)
+    except (PluginLoadError, PluginConflict) as exc:
+        return _print_problems([f"plugins: {exc}"])
+    print("ok")
+    return 0
+
+
+def _config_show(args: argparse.Namespace) -> int:
+    loaded = _settings(args.config)
+    if isinstance(loaded, list):
+        return _print_problems(loaded)
+    sys.stdout.write(to_toml(loaded))
+    return 0
+
+
+def version_text() -> str:
+    """``zonekeep <version>`` (the installed distribution's, else :data:`VERSION`) and
+    the protocol's version on a second line."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from zonekeep.protocol import PROTOCOL_VERSION
+
+    try:
+        installed = version("zonekeep")
+    except PackageNotFoundError:
+        installed = VERSION
+    return f"zonekeep {installed}\nprotocol {PROTOCOL_VERSION}\n"
+
+
+class _Version(argparse.Action):
+    """``--version``: print :func:`version_text` as it is (argparse's own version
+    action rewraps it into one line) and exit."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help=kwargs.get("help"))
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> None:
+        sys.stdout.write(version_text())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zonekeep", description="A server for zone-based tabletop-RPG combat encounters."
+    )
+    parser.add_argument(
+        "--version", action=_Version, help="print the version and the protocol's, then exit"
     )
     sub = parser.add_subparsers(dest="command", required=True)
     play = sub.add_parser(
@@ -249,8 +337,18 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--port", type=int, default=None, help="port (default 8765; 0 picks a free one)"
     )
-    serve.add_argument("--config", default=None, help="a TOML config file ([server] and [limits])")
-    serve.add_argument("--server-key", default=None, help="require this key to create encounters")
+    serve.add_argument(
+        "--config",
+        default=None,
+        help="a TOML config file ([server] and [limits]; docs/configuration.md); "
+        "ZONEKEEP_<SECTION>_<KEY> variables and these flags override it",
+    )
+    serve.add_argument(
+        "--server-key",
+        default=None,
+        help="require this key to create encounters (visible in ps: prefer server_key_file "
+        "or ZONEKEEP_SERVER_SERVER_KEY)",
+    )
     serve.add_argument(
         "--example", default=None, help="open this encounter file at start and print its tokens"
     )
@@ -268,7 +366,30 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="full (default): durable before anyone sees it; normal: faster (docs/storage.md)",
     )
+    serve.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default=None,
+        help="log this level and above (default info)",
+    )
+    serve.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default=None,
+        help="text (default): readable lines; json: one JSON object per line",
+    )
     serve.set_defaults(func=_serve)
+    config_cmd = sub.add_parser(
+        "config", help="check or show the config (file, ZONEKEEP_ variables, defaults)"
+    )
+    config_actions = config_cmd.add_subparsers(dest="action", required=True)
+    for name, func, text in (
+        ("check", _config_check, "check the config; print ok, or every problem (exit 2)"),
+        ("show", _config_show, "print the config in force as TOML, secrets masked"),
+    ):
+        action = config_actions.add_parser(name, help=text)
+        action.add_argument("--config", default=None, help="a TOML config file")
+        action.set_defaults(func=func)
     plugins = sub.add_parser(
         "plugins", help="list the plugins a server would load, their versions and commands"
     )

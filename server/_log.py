@@ -1,6 +1,11 @@
-"""A readable log: one plain sentence per event, as a person at the table would say it."""
+"""A readable log: one plain sentence per event, as a person at the table would say it;
+and the server's own log (:func:`configure_logging`)."""
 
 from __future__ import annotations
+
+import json
+import logging
+import sys
 
 from zonekeep.sdk import (
     ActionTaken,
@@ -239,3 +244,41 @@ def describe(event: Event, state: EncounterState) -> str | None:
         case Sprinted():
             return f"{n(event.creature)} sprints."
     return f"[{event.type}]"
+
+
+class _JsonFormatter(logging.Formatter):
+    """One JSON object per record: ``time``, ``level``, ``logger``, ``message`` (and
+    ``traceback`` with an exception)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": self.formatTime(record),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            entry["traceback"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False)
+
+
+class _ConfiguredHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The handler :func:`configure_logging` installs (and replaces when called again)."""
+
+
+def configure_logging(level: str, fmt: str) -> None:
+    """Log every record at ``level`` (``"debug"``, ``"info"``, ``"warning"``,
+    ``"error"``) and above to standard error, one line each: readable text
+    (``fmt="text"``) or a JSON object (``"json"``). Called again (a SIGHUP reload), it
+    replaces what it set before. Process-wide: ``zonekeep serve`` calls it, a server
+    embedded in another program does not."""
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if isinstance(h, _ConfiguredHandler)]:
+        root.removeHandler(handler)
+    handler = _ConfiguredHandler(sys.stderr)
+    if fmt == "json":
+        handler.setFormatter(_JsonFormatter("%(asctime)s"))
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+    root.setLevel(level.upper())

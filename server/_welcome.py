@@ -36,6 +36,12 @@ class Welcome:
         self._arenas = arenas
         self._cache: tuple[list[str], str] | None = None
 
+    def reconfigure(self, config: ServerConfig) -> None:
+        """Announce ``config``'s limits and decision time from the next ``hello`` on (a
+        SIGHUP reload)."""
+        self.config = config
+        self._cache = None
+
     def text(self) -> str:
         """The ``hello`` result as JSON text (see :func:`_wire.encoded_response_text`)."""
         arenas = sorted(self._arenas())
