@@ -225,8 +225,8 @@ class ServerConfig:
     host: str = attrs.field(default="127.0.0.1", validator=_HOST)
     #: The port to listen on; 0 picks a free one.
     port: int = attrs.field(default=8765, validator=_PORT)
-    #: When set, ``create_encounter`` needs this key (besides the GM keys). A secret:
-    #: prefer ``server_key_file`` or the environment to a flag or the config file.
+    #: When set, ``create_encounter`` needs this key (besides the GM keys). Prefer
+    #: ``server_key_file`` or the environment to a flag or the config file.
     server_key: str | None = None
     limits: Limits = attrs.field(factory=Limits)
     #: Folders where arenas are found by name (``create_encounter``'s ``arena``); the
@@ -288,8 +288,8 @@ class ServerConfig:
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     #: ``"text"`` (one readable line per record) or ``"json"`` (one JSON object per line).
     log_format: Literal["text", "json"] = "text"
-    #: When set, ``GET /metrics`` needs ``Authorization: Bearer <metrics_token>``. A
-    #: secret: prefer ``metrics_token_file`` or the environment.
+    #: When set, ``GET /metrics`` needs ``Authorization: Bearer <metrics_token>``.
+    #: Prefer ``metrics_token_file`` or the environment to the config file.
     metrics_token: str | None = None
     #: A file holding ``server_key`` (one trailing newline is dropped), read at start and
     #: on SIGHUP; for a systemd credential or a Docker secret.
@@ -653,7 +653,7 @@ class _Layers:
 
     def add(self, layer: dict[str, Any], source: Callable[[str], str]) -> None:
         for secret, file_key in SECRETS.items():
-            if secret in layer and file_key in layer:
+            if layer.get(secret) not in (None, "") and layer.get(file_key) not in (None, ""):
                 self.problems.append(
                     f"{source(secret)} and {source(file_key)}: set the secret or its file, not both"
                 )
@@ -685,7 +685,8 @@ class _Layers:
         try:
             return _converter.structure(raw, ServerConfig)
         except ClassValidationError as exc:
-            for path, sentence in _problems(exc, ""):
+            found = sorted(_problems(exc, ""), key=lambda p: p[0].startswith("limits."))
+            for path, sentence in found:  # [server]'s, then [limits]'s
                 key = path if path.startswith("limits.") else f"server.{path}"
                 if key in SECRETS:  # never repeat a secret, even a malformed one
                     sentence = "is not a string"
