@@ -180,7 +180,8 @@ variable, `from server_key_file`), the secrets as `"********"`.
 - **In the environment**, values are text: numbers as written (`9000`, `2.5`); lists
   separated by commas, spaces around items ignored
   (`ZONEKEEP_SERVER_TRUSTED_PROXIES="10.0.0.1,10.0.0.0/8"`; empty: an empty list);
-  `true` or `false`; an empty value (`ZONEKEEP_SERVER_PUBLIC_URL=`) is none.
+  `true` or `false`; an empty value (`ZONEKEEP_SERVER_PUBLIC_URL=`) is none (for a
+  list that may be none, such as `allowed_origins`, too: none, not an empty list).
 - A variable named `ZONEKEEP_SERVER_...` or `ZONEKEEP_LIMITS_...` must name a setting,
   and `ZONEKEEP_<KEY>` without its section (`ZONEKEEP_PORT`) is refused with the right
   name; other `ZONEKEEP_` variables are not settings and are left alone.

@@ -5,6 +5,7 @@ real ``zonekeep serve``)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -496,7 +497,10 @@ async def test_sighup_reloads_a_running_zonekeep_serve_and_a_bad_config_changes_
             )
             process.send_signal(signal.SIGHUP)
             seen = await err.wait_for("GM keys are read from the store")
-            assert '"level": "info"' in err.text  # the log format changed to JSON
+            logged = [json.loads(line) for line in err.text.splitlines() if line.startswith("{")]
+            assert any(  # the log format changed to JSON
+                entry["message"].startswith("config reloaded: ") for entry in logged
+            )
             assert "server.server_key changed (at once)" in err.text
             assert "limits.max_encounters 1000 -> 7 (at once)" in err.text
             assert "server.gc_full_seconds 3600.0 -> 60.0 needs a restart" in err.text
@@ -517,3 +521,25 @@ async def test_sighup_reloads_a_running_zonekeep_serve_and_a_bad_config_changes_
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+def test_serve_configures_logging_from_its_flags_and_reloads_with_the_same_sources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from zonekeep.server import _log
+
+    configured: list[tuple[str, str]] = []
+    started: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(_log, "configure_logging", lambda *a: configured.append(a))
+    monkeypatch.setattr(trio, "run", lambda *a: started.append(a))
+    path = write(tmp_path, '[server]\nlog_level = "error"\n[limits]\nmax_encounters = 3\n')
+    monkeypatch.setenv("ZONEKEEP_LIMITS_RATE_BURST", "9")
+    argv = ["serve", "--config", str(path), "--port", "0", "--data-dir", str(tmp_path)]
+    assert main([*argv, "--log-level", "debug", "--log-format", "json"]) == 0
+    assert configured == [("debug", "json")]
+    (_run, server, _ready, reload_config) = started[0]
+    assert (server.config.log_level, server.config.limits.max_encounters) == ("debug", 3)
+    path.write_text('[server]\nlog_level = "error"\n[limits]\nmax_encounters = 5\n')
+    again = reload_config()  # what SIGHUP reads: the file again, the flags still over it
+    assert (again.log_level, again.log_format, again.port) == ("debug", "json", 0)
+    assert (again.limits.max_encounters, again.limits.rate_burst) == (5, 9)
