@@ -310,6 +310,7 @@ SECRETS = {
     "server.metrics_token": "server.metrics_token_file",
 }
 MASK = "********"
+_PARTNER = {**SECRETS, **{file: secret for secret, file in SECRETS.items()}}
 
 
 def settings() -> Iterator[tuple[str, attrs.Attribute[Any]]]:
@@ -658,13 +659,12 @@ class _Layers:
                     f"{source(secret)} and {source(file_key)}: set the secret or its file, not both"
                 )
         for key, value in layer.items():
-            for pair in SECRETS.items():
-                if key in pair:  # this layer's secret (or file) wins over a lower one's
-                    for other in pair:
-                        self.values.pop(other, None)
-                        self.sources.pop(other, None)
-            if key in self.values:
-                self.shadowed.append((key, self.values[key], self.label(key)))
+            # this layer's value wins; its secret (or file) also over a lower one's file
+            # (or secret)
+            for old in (key, _PARTNER.get(key)):
+                if old is not None and old in self.values:
+                    self.shadowed.append((old, self.values.pop(old), self.label(old)))
+                    del self.sources[old]
             self.values[key] = value
             self.sources[key] = source(key)
 
@@ -675,7 +675,8 @@ class _Layers:
             try:
                 _attribute_hook(_KEYS[key])(value, None)
             except InvalidSetting as exc:
-                self.problems.append(f"{where}: {_show(value)} is not {exc.expected}")
+                shown = "its value" if key in SECRETS else _show(value)  # never a secret's
+                self.problems.append(f"{where}: {shown} is not {exc.expected}")
 
     def structure(self) -> ServerConfig | None:
         raw: dict[str, Any] = {"limits": {}}
@@ -688,8 +689,8 @@ class _Layers:
             found = sorted(_problems(exc, ""), key=lambda p: p[0].startswith("limits."))
             for path, sentence in found:  # [server]'s, then [limits]'s
                 key = path if path.startswith("limits.") else f"server.{path}"
-                if key in SECRETS:  # never repeat a secret, even a malformed one
-                    sentence = "is not a string"
+                if key in SECRETS and " is not " in sentence:  # never repeat a secret
+                    sentence = "its value" + sentence[sentence.index(" is not ") :]
                 where = self.label(key) if key in self.sources else key
                 self.problems.append(f"{where}: {sentence}")
             return None

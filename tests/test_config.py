@@ -240,6 +240,16 @@ def test_a_missing_or_empty_secret_file_or_both_forms_stop_the_start(tmp_path: P
     ]
 
 
+def test_a_malformed_secret_is_never_repeated(tmp_path: Path) -> None:
+    path = write(tmp_path, "[server]\nserver_key = 123456789\nmetrics_token = [987654321]\n")
+    found = problems(path, {"ZONEKEEP_SERVER_SERVER_KEY": "fine"})
+    assert found == [
+        f'{path}: server.server_key: its value is not a string (or "" for none)',
+        f'{path}: server.metrics_token: its value is not a string (or "" for none)',
+    ]
+    assert "123456789" not in str(found) and "987654321" not in str(found)
+
+
 def test_the_server_key_flag_warns_that_ps_shows_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
