@@ -230,15 +230,14 @@ class ServerConfig:
     server_key: str | None = None
     limits: Limits = attrs.field(factory=Limits)
     #: Folders where arenas are found by name (``create_encounter``'s ``arena``); the
-    #: first holding a name wins. Default: the bundled arenas.
+    #: first holding a name wins.
     arena_dirs: tuple[Path, ...] = attrs.field(factory=default_arena_dirs)
     #: The decision time (seconds) new encounters get unless their options say: 5 to 600
     #: (RULINGS.md), as ``options.reaction_seconds``; ``None``: the rules' default.
     reaction_seconds: float | None = attrs.field(default=None, validator=_REACTION)
     #: ``"sqlite"`` (durable, the default) or ``"memory"`` (lost on restart).
     store: Literal["sqlite", "memory"] = "sqlite"
-    #: Where the SQLite store is kept (``zonekeep.sqlite3`` in it). Default:
-    #: ``$XDG_DATA_HOME/zonekeep``, else ``~/.local/share/zonekeep``.
+    #: Where the SQLite store is kept (``zonekeep.sqlite3`` in it).
     data_dir: Path = attrs.field(factory=default_data_dir, converter=Path)
     #: ``"full"``: every event durable before anyone sees it; ``"normal"``: faster, may
     #: lose the last moments on a power cut (see docs/storage.md).
@@ -265,8 +264,8 @@ class ServerConfig:
     #: when it is not the address it listens on (a reverse proxy); its origin is allowed.
     public_url: str | None = attrs.field(default=None, validator=_PUBLIC_URL)
     #: The ``Origin`` values a websocket handshake may carry (``"https://host:port"``; ``"*"``
-    #: for any). ``None`` (the default): the server's own origin (the host and port it listens
-    #: on or is reached at) and :attr:`public_url`'s. A handshake without ``Origin`` (a
+    #: for any). The default, ``None``, allows the server's own origin (the host and port it
+    #: listens on or is reached at) and :attr:`public_url`'s. A handshake without ``Origin`` (a
     #: non-browser client) is always allowed; any other is refused with HTTP 403.
     allowed_origins: tuple[str, ...] | None = attrs.field(default=None, converter=_origins)
     # -- operations (docs/configuration.md; issue 15) ------------------------------------------

@@ -56,9 +56,10 @@ def field_comments(cls: type[Any]) -> dict[str, str]:
 
 
 def _markdown(text: str) -> str:
-    """reStructuredText markup of the comments as Markdown: ``x`` and :role:`x` -> `x`."""
+    """reStructuredText markup of the comments as Markdown: ``x`` and :role:`x` -> `x`;
+    Python's ``None`` as the config spells it."""
     text = re.sub(r":\w+:`~?(?:[\w.]*\.)?([^`.]+)`", r"`\1`", text)
-    return text.replace("``", "`")
+    return text.replace("``None``", 'none (`""`)').replace("``", "`")
 
 
 def _default(key: str, field: attrs.Attribute[Any]) -> str:
