@@ -341,3 +341,17 @@ def test_the_page_plays_through_the_prefix_in_chromium(site: Site) -> None:
             )
         finally:
             browser.close()
+
+
+def test_the_example_site_proxies_as_the_tested_one() -> None:
+    """examples/deploy/nginx.conf (docs/deploy.md) has every proxy line this test runs,
+    so what the docs show is what was tested."""
+    example = (ROOT / "examples" / "deploy" / "nginx.conf").read_text(encoding="utf-8")
+    ours = NGINX_CONF.split("location {prefix} {{", 1)[1].split("}}", 1)[0]
+    lines = [line.strip() for line in ours.splitlines() if line.strip()]
+    assert len(lines) == 8
+    for line in lines:
+        wanted = line.replace("{backend}", "8765")
+        assert wanted in example, wanted
+    for line in ("map $http_upgrade $connection_upgrade {", "default upgrade;", "''      close;"):
+        assert line in example and line in NGINX_CONF
