@@ -80,3 +80,14 @@ def test_the_bundled_examples_are_found_by_name(
     assert find_example("goblin-ambush.json") == Path("goblin-ambush.json")  # a file wins
     assert find_example("nope") == Path("nope")  # reported missing by whoever reads it
     assert find_example("sub/goblin-ambush") == Path("sub/goblin-ambush")
+
+
+def test_the_table_redirect_is_relative_so_it_keeps_a_proxy_prefix() -> None:
+    from websockets.datastructures import Headers
+    from websockets.http11 import Request
+
+    from zonekeep.server._static import serve_static
+
+    reply = serve_static(Request("/table", Headers()))
+    assert reply is not None and reply.status_code == 301
+    assert reply.headers["Location"] == "table/"  # /zk/table -> /zk/table/, / -> /table/
