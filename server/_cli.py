@@ -9,7 +9,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from zonekeep.sdk import (
     ArenaError,
@@ -21,8 +20,10 @@ from zonekeep.sdk import (
 )
 from zonekeep.sdk.engine import Engine, PluginConflict, PluginLoadError, describe_plugins
 
+from ._bundled import find_example
 from ._config import VERSION, ConfigError, ServerConfig, Settings, load_settings, to_toml
 from ._encounter_file import EncounterFileError, load_encounter
+from ._links import PublicUrlError, listen_address, server_links
 from ._log import describe
 from ._play import open_table, play_to_end
 from ._store import StoreError
@@ -112,7 +113,7 @@ def _serve(args: argparse.Namespace) -> int:
     spec = None
     if args.example:
         try:
-            spec = load_encounter(args.example)
+            spec = load_encounter(find_example(args.example))
         except (EncounterFileError, ArenaError) as exc:
             print(exc, file=sys.stderr)
             return 2
@@ -123,12 +124,19 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     server = ZonekeepServer(config, engine=engine)
 
+    try:
+        server_links(config.public_url, config.host, config.port)
+    except PublicUrlError as exc:
+        print(f"zonekeep: {exc}", file=sys.stderr)
+        return 2
+
     async def ready(running: ZonekeepServer) -> None:
-        host = config.host if ":" not in config.host else f"[{config.host}]"
-        url = f"ws://{host}:{running.port}/ws"
-        print(
-            f"zonekeep {VERSION} serving on {url}  (health: http://{host}:{running.port}/healthz)"
-        )
+        port = running.port if running.port is not None else config.port
+        here = listen_address(config.host, port)
+        links = server_links(config.public_url, config.host, port)
+        print(f"zonekeep {VERSION} serving on ws://{here}/ws  (health: http://{here}/healthz)")
+        if config.public_url:
+            print(f"Players reach it at {links.websocket}  (web table: {links.web_table})")
         if config.store == "sqlite":
             print(f"Encounters are kept in {config.data_dir}.")
         if running.restored:
@@ -137,18 +145,17 @@ def _serve(args: argparse.Namespace) -> int:
         if spec is not None:
             room, gm_token = await running.open_encounter_file(spec)
             print(f"\nEncounter '{spec.name}' is ready: {room.id}")
-            web = f"http://{host}:{running.port}/table/#encounter={quote(room.id)}&token="
             print(f"  GM token:         {gm_token}")
-            print(f"    web table:      {web}{quote(gm_token)}")
+            print(f"    web table:      {links.table_link(room.id, gm_token)}")
             players = sorted({c.controller for c in spec.creatures if c.controller != "gm"})
             for player in players:
                 names = ", ".join(c.name for c in spec.creatures if c.controller == player)
                 token = await room.grant("player", player)
                 print(f"  seat {player + ':':<12} {token}   ({names})")
-                print(f"    web table:      {web}{quote(token)}")
+                print(f"    web table:      {links.table_link(room.id, token)}")
             spectator = await room.grant("spectator")
             print(f"  spectators:       {spectator}")
-            print(f"    web table:      {web}{quote(spectator)}")
+            print(f"    web table:      {links.table_link(room.id, spectator)}")
             print(
                 "\nConnect with any client: send hello, then "
                 f'join {{"encounter": "{room.id}", "token": "<a token above>"}}.'
@@ -350,7 +357,10 @@ def build_parser() -> argparse.ArgumentParser:
         "or ZONEKEEP_SERVER_SERVER_KEY)",
     )
     serve.add_argument(
-        "--example", default=None, help="open this encounter file at start and print its tokens"
+        "--example",
+        default=None,
+        help="open this encounter file (or bundled example, such as goblin-ambush) at start "
+        "and print its tokens",
     )
     serve.add_argument(
         "--data-dir",

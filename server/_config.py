@@ -39,6 +39,8 @@ from cattrs.gen import make_dict_structure_fn, override
 from zonekeep import protocol
 from zonekeep.protocol import DEFAULT_LIMITS
 
+from ._bundled import bundled_dirs
+
 VERSION = "0.1.0"
 
 
@@ -50,9 +52,9 @@ def default_data_dir() -> Path:
 
 
 def default_arena_dirs() -> tuple[Path, ...]:
-    """Where bundled arenas are looked up: ``examples/arenas`` of this checkout."""
-    here = Path(__file__).resolve().parent.parent
-    return tuple(p for p in (here / "examples" / "arenas",) if p.is_dir())
+    """Where bundled arenas are looked up: those installed with the package
+    (``zonekeep/server/examples/arenas``), then ``examples/arenas`` of a checkout."""
+    return bundled_dirs("arenas")
 
 
 class InvalidSetting(ValueError):

@@ -1,5 +1,9 @@
 """The web table: a browser client served over plain HTTP on the server's own port.
 
+The page refers to its files and to the websocket by relative addresses (``table.js``,
+``../ws``), so it works at the site's root and under a path prefix a reverse proxy maps
+to the server's ``/`` (``public_url``, docs/deploy.md).
+
 Only the three files of ``server/static`` are ever served, by a fixed table of names
 (``/table/`` is ``index.html``): a request path never reaches the file system, so no
 path can name a file outside that folder. Every other path under ``/table`` is a 404;
@@ -75,7 +79,8 @@ def forbidden(why: str) -> Response:
 def serve_static(request: Request) -> Response | None:
     """Answer a GET for the web table, or ``None`` when the path is not the table's.
 
-    ``/table`` redirects to ``/table/``; the fixed names in :data:`FILES` are served
+    ``/table`` redirects to ``table/``, relative, so that behind a reverse proxy's path
+    prefix (``/zk/table``) the browser stays under the prefix; the fixed names in :data:`FILES` are served
     with their Content-Type; anything else under ``/table/`` is a 404.
     """
     path = request.path.split("?", 1)[0].split("#", 1)[0]
@@ -88,7 +93,7 @@ def serve_static(request: Request) -> Response | None:
             http.HTTPStatus.MOVED_PERMANENTLY,
             b"",
             "text/plain; charset=utf-8",
-            ("Location", PREFIX + "/"),
+            ("Location", PREFIX.lstrip("/") + "/"),
         )
     entry = FILES.get(path[len(PREFIX) :])
     if entry is None:

@@ -1,6 +1,8 @@
 // The zonekeep web table: a browser client written from protocol/SPEC.md alone.
 // Plain JavaScript, no framework, no build step; it talks only to the server that
-// served it (ws(s)://same-host/ws). The link carries the seat: #encounter=ID&token=TOKEN.
+// served it. Every address is relative to the page (``<prefix>/table/``), so the table
+// works at a site's root and under a reverse proxy's path prefix alike: the websocket is
+// ``<prefix>/ws`` (wss: on an https page). The link carries the seat: #encounter=ID&token=TOKEN.
 "use strict";
 
 (() => {
@@ -131,11 +133,19 @@
     return act("command", { encounter: seat.encounter, type, params });
   }
 
+  // The websocket beside the page: <prefix>/table/ -> <prefix>/ws, ws: or wss: as the page.
+  function socketUrl() {
+    const url = new URL("../ws", location.href);
+    url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
+    url.search = "";
+    url.hash = "";
+    return url.href;
+  }
+
   function connect() {
     if (app.fatal) return;
     setStatus(app.attempts ? `Reconnecting (attempt ${app.attempts + 1})…` : "Connecting…", "connecting");
-    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    const ws = new WebSocket(`${scheme}//${location.host}/ws`);
+    const ws = new WebSocket(socketUrl());
     app.ws = ws;
     ws.addEventListener("open", () => greet(ws));
     ws.addEventListener("message", (msg) => {
@@ -975,7 +985,7 @@
     const playerInput = el("input", { type: "text", name: "player", placeholder: "player id, e.g. alice" });
     const seatBoxes = creatures.map((c) => el("input", { type: "checkbox", value: c.id }));
     const links = keep ?? el("div", { class: "seat-links" });
-    const linkFor = (token) => `${location.origin}/table/#encounter=${encodeURIComponent(seat.encounter)}&token=${encodeURIComponent(token)}`;
+    const linkFor = (token) => `${location.origin}${location.pathname}#encounter=${encodeURIComponent(seat.encounter)}&token=${encodeURIComponent(token)}`;
     const addLink = (label, token) => {
       const href = linkFor(token);
       links.append(el("div", { class: "seat-link", dataset: { seat: label } }, `${label}: `, el("a", { href, target: "_blank", rel: "noopener" }, href)));
