@@ -21,6 +21,7 @@ from zonekeep.sdk import (
 )
 from zonekeep.sdk.engine import Engine, PluginConflict, PluginLoadError, describe_plugins
 
+from ._admin import add_admin_commands
 from ._config import VERSION
 from ._encounter_file import EncounterFileError, load_encounter
 from ._log import describe
@@ -303,6 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--as", dest="new_id", default=None, metavar="NEW_ID", help="import under this id"
     )
     import_cmd.set_defaults(func=_import)
+    add_admin_commands(sub)  # zonekeep gm ..., zonekeep encounters ...
     return parser
 
 
