@@ -422,3 +422,30 @@ async def test_the_cli_as_another_process_beside_a_running_server(
         assert result == {"first_seq": 2, "last_seq": 2}
         shown = await zonekeep("encounters", "show", eid, "--json")
         assert json.loads(shown.stdout)["last_seq"] == 2
+
+
+@pytest.mark.docs
+def test_docs_storage_md_shows_every_command_and_option() -> None:
+    """Every ``zonekeep gm`` and ``zonekeep encounters`` command in the synopsis of
+    docs/storage.md, with each of its options."""
+
+    from zonekeep.server._cli import build_parser
+
+    text = (Path(__file__).parent.parent / "docs" / "storage.md").read_text()
+    synopsis = text.split("## The operator's commands", 1)[1].split("```")[1]
+    lines = [line.split() for line in synopsis.strip().splitlines()]
+    top = group_commands(build_parser())
+    for group in ("gm", "encounters"):
+        commands = group_commands(top[group])
+        for name, parser in commands.items():
+            (line,) = [w for w in lines if w[:3] == ["zonekeep", group, name]]
+            options = {s for a in parser._actions for s in a.option_strings if s.startswith("--")}
+            documented = {w.strip("[]") for w in line if w.strip("[]").startswith("--")}
+            assert documented == options - {"--help"}, (group, name)
+
+
+def group_commands(parser: Any) -> dict[str, Any]:
+    import argparse
+
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(action.choices)
