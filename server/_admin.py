@@ -182,8 +182,13 @@ def _gm_list(args: argparse.Namespace) -> int:
 
 
 def _gm_revoke(args: argparse.Namespace) -> int:
-    async def revoke(store: SqliteStore) -> int:
+    try:
         name = _gm_name(args.name)
+    except AdminError as exc:
+        _say(f"zonekeep gm revoke: {exc}")
+        return exc.status
+
+    async def revoke(store: SqliteStore) -> int:
         if not await store.revoke_gm_key(name):
             raise AdminError(f"no GM key named {name!r}", NOT_FOUND)
         _say(

@@ -195,6 +195,23 @@ def test_a_store_that_cannot_be_used_is_reported(tmp_path: Path, capsys: Capture
     assert "not a zonekeep store" in err and "untouched" in err
 
 
+def test_a_store_from_a_newer_zonekeep_is_refused_and_left_alone(
+    data_dir: Path, capsys: Capture
+) -> None:
+    assert zk(capsys, "encounters", "list", "--data-dir", str(data_dir))[0] == 0  # upgraded
+    path = data_dir / "zonekeep.sqlite3"
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    conn.close()
+    before = path.read_bytes()
+    for argv in (("encounters", "archive", BRAWL), ("gm", "add", "alice")):
+        status, out, err = zk(capsys, *argv, "--data-dir", str(data_dir))
+        assert (status, out) == (1, "")
+        assert f"{path}: made by a newer zonekeep (store version 99" in err
+    assert path.read_bytes() == before
+
+
 def test_the_subcommands_are_required(capsys: Capture) -> None:
     for argv in (["gm"], ["encounters"]):
         with pytest.raises(SystemExit) as info:
