@@ -347,6 +347,20 @@ def test_delete_needs_an_archived_encounter_and_yes(data_dir: Path, capsys: Capt
         conn.close()
 
 
+def test_an_imported_encounter_is_listed_with_its_record(
+    data_dir: Path, tmp_path: Path, capsys: Capture
+) -> None:
+    where = ("--data-dir", str(data_dir))
+    zk(capsys, "encounters", "list", *where)  # upgrade the 0.1 store first
+    log = tmp_path / "skirmish.jsonl"
+    assert zk(capsys, "export", SKIRMISH, "-o", str(log), *where)[0] == 0
+    assert zk(capsys, "import", str(log), "--as", "again", *where)[0] == 0
+    shown = json.loads(zk(capsys, "encounters", "show", "again", "--json", *where)[1])
+    assert (shown["title"], shown["arena"], shown["creator"]) == ("Short skirmish", "tavern", None)
+    assert (shown["status"], shown["phase"], shown["events"]) == ("archived", "ended", 2)
+    assert shown["grants"] == {"gm": 1}
+
+
 # -- beside a server ------------------------------------------------------------------------------
 
 
