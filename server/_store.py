@@ -151,7 +151,8 @@ class EventStore(Protocol):
     async def records(
         self, *, status: EncounterStatus | None = None, creator: str | None = None
     ) -> list[EncounterRecord]:
-        """The records, oldest first, optionally only those of ``status`` / ``creator``."""
+        """The records, oldest first (then by id), optionally only those of ``status`` /
+        ``creator``."""
         ...
 
     async def load(self, encounter: str) -> StoredEncounter | None:
@@ -180,9 +181,10 @@ class EventStore(Protocol):
     # -- changes made by other processes --------------------------------------------------------
 
     async def outside_changes(self) -> int:
-        """A number that changes whenever another process (the ``zonekeep`` CLI) committed
-        a change to the store since the last call, and only then: poll it and re-read the
-        records and GM keys when it moved. (SQLite: ``PRAGMA data_version``.)"""
+        """A number that moves whenever another process (the ``zonekeep`` CLI) commits a
+        change to the store, and only then (never for this store's own writes): poll it,
+        and re-read the records and GM keys when it differs from the value seen last.
+        (SQLite: ``PRAGMA data_version`` of the server's connection.)"""
         ...
 
     async def aclose(self) -> None: ...
@@ -344,7 +346,7 @@ class InMemoryStore:
                 if (status is None or r.status == status)
                 and (creator is None or r.creator == creator)
             ),
-            key=lambda r: r.created,
+            key=lambda r: (r.created, r.id),
         )
 
     async def load(self, encounter: str) -> StoredEncounter | None:
