@@ -20,6 +20,7 @@ from zonekeep.sdk import (
 )
 from zonekeep.sdk.engine import Engine, PluginConflict, PluginLoadError, describe_plugins
 
+from ._admin import add_admin_commands
 from ._bundled import find_example
 from ._config import VERSION, ConfigError, ServerConfig, Settings, load_settings, to_toml
 from ._encounter_file import EncounterFileError, load_encounter
@@ -434,6 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--as", dest="new_id", default=None, metavar="NEW_ID", help="import under this id"
     )
     import_cmd.set_defaults(func=_import)
+    add_admin_commands(sub)  # zonekeep gm ..., zonekeep encounters ...
     return parser
 
 

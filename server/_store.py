@@ -10,12 +10,13 @@ applies, broadcasts or answers anything the events describe.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Sequence
 from typing import Any, Literal, Protocol
 
 import attrs
 
-from zonekeep.sdk import Event
+from zonekeep.sdk import EncounterCreated, Event
 
 
 class StoreError(RuntimeError):
@@ -127,7 +128,22 @@ class EventStore(Protocol):
     # -- records (the lobby, lifecycle and the operator's commands) -------------------------
 
     async def put_record(self, record: EncounterRecord) -> None:
-        """Store ``record`` (insert, or replace the one of its id). :class:`StoreError`."""
+        """Store ``record`` (insert, or replace the one of its id). :class:`StoreError`.
+
+        One exception: a stored record that is ``"archived"`` stays archived (the rest of
+        it is replaced), so a server's late update cannot undo the operator's
+        ``zonekeep encounters archive``; :meth:`set_status` reopens one. The first
+        :meth:`append` of an encounter (``encounter_created``) makes a record from that
+        event (title, arena; ``"archived"`` if it is also marked finished) unless one is
+        stored already, so every encounter in the store has one."""
+        ...
+
+    async def set_status(
+        self, encounter: str, status: EncounterStatus, *, last_activity: float | None = None
+    ) -> bool:
+        """Change only the status of ``encounter``'s record (and its ``last_activity``, when
+        given: restoring one should, or the next archiving sweep takes it again);
+        ``False`` if there is no such record."""
         ...
 
     async def get_record(self, encounter: str) -> EncounterRecord | None: ...
@@ -135,7 +151,8 @@ class EventStore(Protocol):
     async def records(
         self, *, status: EncounterStatus | None = None, creator: str | None = None
     ) -> list[EncounterRecord]:
-        """The records, oldest first, optionally only those of ``status`` / ``creator``."""
+        """The records, oldest first (then by id), optionally only those of ``status`` /
+        ``creator``."""
         ...
 
     async def load(self, encounter: str) -> StoredEncounter | None:
@@ -153,13 +170,50 @@ class EventStore(Protocol):
         """Store a new key; ``ValueError`` if its name is taken."""
         ...
 
-    async def gm_keys(self) -> list[GmKey]: ...
+    async def gm_keys(self) -> list[GmKey]:
+        """Every key, oldest first."""
+        ...
 
     async def revoke_gm_key(self, name: str) -> bool:
         """Forget the key named ``name``; ``False`` if there was none."""
         ...
 
+    # -- changes made by other processes --------------------------------------------------------
+
+    async def outside_changes(self) -> int:
+        """A number that moves whenever another process (the ``zonekeep`` CLI) commits a
+        change to the store, and only then (never for this store's own writes): poll it,
+        and re-read the records and GM keys when it differs from the value seen last.
+        (SQLite: ``PRAGMA data_version`` of the server's connection.)"""
+        ...
+
     async def aclose(self) -> None: ...
+
+
+def not_to_bring_back(record: EncounterRecord) -> bool:
+    """The stores' ``finished`` mark for ``record``: set when it is not open or has ended,
+    so :meth:`EventStore.unfinished` (recovery at start) leaves it out."""
+    return record.status != "open" or record.phase == "ended"
+
+
+def record_from_creation(
+    encounter: str, first: Event | None, now: float, finished: bool
+) -> EncounterRecord:
+    """The record an encounter gets from its first event (an ``encounter_created``) when
+    nobody stored one: its name and arena, made by the operator (``creator`` unknown,
+    ``None``), archived if it has already ended (an imported log)."""
+    title = first.name if isinstance(first, EncounterCreated) else ""
+    arena = first.arena.id if isinstance(first, EncounterCreated) else ""
+    return EncounterRecord(
+        id=encounter,
+        title=title,
+        arena=arena,
+        creator=None,
+        created=now,
+        last_activity=now,
+        status="archived" if finished else "open",
+        phase="ended" if finished else "surprise",
+    )
 
 
 def check_next_seq(encounter: str, first_seq: int, expected: int) -> None:
@@ -190,6 +244,11 @@ class InMemoryStore:
         self.retention = retention
         self._logs: dict[str, _Log] = {}
         self._gm_keys: list[GmKey] = []
+        self._outside = 0
+
+    def bump_outside(self) -> None:
+        """Pretend another process changed the store (for tests of the polling)."""
+        self._outside += 1
 
     def append_now(self, encounter: str, first_seq: int, events: Sequence[Event]) -> None:
         """The synchronous append (for tests and tools that run without trio)."""
@@ -215,6 +274,8 @@ class InMemoryStore:
         if snapshot is not None:
             log.snapshot = (first_seq + len(events) - 1, snapshot)
         log.finished = log.finished or finished
+        if first_seq == 1 and log.record is None and events:
+            log.record = record_from_creation(encounter, events[0], time.time(), finished)
 
     async def add_grant(self, encounter: str, grant: StoredGrant) -> None:
         self._logs.setdefault(encounter, _Log()).grants.append(grant)
@@ -251,7 +312,24 @@ class InMemoryStore:
         return list(self._logs)
 
     async def put_record(self, record: EncounterRecord) -> None:
-        self._logs.setdefault(record.id, _Log()).record = record
+        log = self._logs.setdefault(record.id, _Log())
+        if log.record is not None and log.record.status == "archived":
+            record = attrs.evolve(record, status="archived")
+        log.record = record
+        log.finished = not_to_bring_back(record)
+
+    async def set_status(
+        self, encounter: str, status: EncounterStatus, *, last_activity: float | None = None
+    ) -> bool:
+        log = self._logs.get(encounter)
+        if log is None or log.record is None:
+            return False
+        record = attrs.evolve(log.record, status=status)
+        if last_activity is not None:
+            record = attrs.evolve(record, last_activity=last_activity)
+        log.record = record
+        log.finished = not_to_bring_back(record)
+        return True
 
     async def get_record(self, encounter: str) -> EncounterRecord | None:
         log = self._logs.get(encounter)
@@ -268,7 +346,7 @@ class InMemoryStore:
                 if (status is None or r.status == status)
                 and (creator is None or r.creator == creator)
             ),
-            key=lambda r: r.created,
+            key=lambda r: (r.created, r.id),
         )
 
     async def load(self, encounter: str) -> StoredEncounter | None:
@@ -287,12 +365,15 @@ class InMemoryStore:
         self._gm_keys.append(key)
 
     async def gm_keys(self) -> list[GmKey]:
-        return list(self._gm_keys)
+        return sorted(self._gm_keys, key=lambda k: (k.created, k.name))
 
     async def revoke_gm_key(self, name: str) -> bool:
         before = len(self._gm_keys)
         self._gm_keys = [k for k in self._gm_keys if k.name != name]
         return len(self._gm_keys) < before
+
+    async def outside_changes(self) -> int:
+        return self._outside
 
     async def aclose(self) -> None:
         pass
