@@ -47,6 +47,10 @@ from ._config import Limits
 from ._log import client_var
 
 log = logging.getLogger("zonekeep.connection")
+#: The logger websockets' protocol objects are given: never at DEBUG, where websockets
+#: would log every frame and header (tokens, keys), whatever the root logger's level.
+_protocol_log = logging.getLogger("zonekeep.connection.protocol")
+_protocol_log.setLevel(logging.INFO)
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -674,7 +678,7 @@ class WebsocketServer:
         return count
 
     async def _handle_stream(self, stream: trio.SocketStream) -> None:
-        protocol = ServerProtocol(max_size=4 * self.limits.max_message_bytes)
+        protocol = ServerProtocol(max_size=4 * self.limits.max_message_bytes, logger=_protocol_log)
         # Counted under the peer's address until the request says who the client is.
         held = [peer_address(stream)]
         client_var.set(held[0])

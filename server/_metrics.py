@@ -109,6 +109,9 @@ class Metrics:
         #: Stored encounters (``None``: not counted yet) and when they were counted.
         self.stored: int | None = None
         self._stored_at = -1e9
+        self.stored_ttl = STORED_TTL
+        #: How long a lag counts for ``/healthz`` (:data:`LAG_WINDOW`).
+        self.lag_window = LAG_WINDOW
         self._stored_lock = trio.Lock()
         #: The gauges the server computes at scrape time (encounters loaded, connections).
         self.gauges: Callable[[], Iterable[Metric]] = lambda: ()
@@ -173,7 +176,7 @@ class Metrics:
         collection or a number), at most once every :data:`STORED_TTL` seconds."""
         async with self._stored_lock:
             now = trio.current_time()
-            if not force and now - self._stored_at < STORED_TTL:
+            if not force and now - self._stored_at < self.stored_ttl:
                 return
             try:
                 found = await count()
@@ -198,15 +201,15 @@ class Metrics:
         """Keep ``lag``, the lag just measured (seconds)."""
         self.loop_lag = lag
         now = trio.current_time()
-        if lag >= self._lag_peak or now - self._lag_peak_at > LAG_WINDOW:
+        if lag >= self._lag_peak or now - self._lag_peak_at > self.lag_window:
             self._lag_peak, self._lag_peak_at = lag, now
 
     def recent_lag(self, interval: float = LAG_INTERVAL) -> float:
-        """The largest lag seen in the last :data:`LAG_WINDOW` seconds, or the one under
+        """The largest lag seen in the last :attr:`lag_window` seconds, or the one under
         way (the probe is overdue now, as when the loop just got free of a blocking
         call and this request ran before the probe)."""
         now = trio.current_time()
-        peak = self._lag_peak if now - self._lag_peak_at <= LAG_WINDOW else 0.0
+        peak = self._lag_peak if now - self._lag_peak_at <= self.lag_window else 0.0
         overdue = 0.0
         if self._lag_woke is not None:
             overdue = max(0.0, now - self._lag_woke - interval)
