@@ -168,7 +168,7 @@ class ZonekeepServer:
         if request.method == "GET" and not self.origin_allowed(
             request.headers.get("Origin"), request.headers.get("Host")
         ):
-            log.warning("refused a connection (HTTP 403): origin not allowed")
+            self.metrics.warn(log, "refused a connection (HTTP 403): origin not allowed")
             self.metrics.handshakes_refused["origin"] += 1
             return forbidden("This origin may not open a connection to this server.")
         path = request.path.split("?", 1)[0]
@@ -203,7 +203,7 @@ class ZonekeepServer:
                 scheme.lower() == "bearer"
                 and hmac.compare_digest(credentials.strip().encode(), wanted)
             ):
-                log.warning("refused /metrics (HTTP 401): no or wrong bearer token")
+                self.metrics.warn(log, "refused /metrics (HTTP 401): no or wrong bearer token")
                 return _text(
                     401,
                     b"This page needs 'Authorization: Bearer <metrics_token>'.\n",

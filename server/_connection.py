@@ -748,7 +748,8 @@ class WebsocketServer:
                 "Failed to open a WebSocket connection.\nSee server log for more information.\n",
             )
         if response is None and crowded:
-            log.warning(
+            metrics.warn(
+                log,
                 "refused a connection (HTTP 429): %d connections from this address already",
                 self.limits.max_connections_per_ip,
             )

@@ -37,6 +37,11 @@ __all__ = ["CONTENT_TYPE_LATEST", "Metrics", "bind", "current"]
 #: limits ranges of the error codes, SPEC.md) are logged at WARNING; the others
 #: (ordinary mistakes of play, such as an illegal move) at DEBUG.
 WARN_RANGES = ((2000, 2999), (5000, 5999))
+#: Those warnings are themselves rate limited (a flooding client must not flood the
+#: log): this many a second, in bursts of :data:`WARN_BURST`; the ones left out are
+#: counted and the next warning logged says how many.
+WARN_RATE = 10.0
+WARN_BURST = 50
 
 #: Label for what a client named that the server does not know (an unknown method or
 #: command type): the labels of a metric must never be a client's free text.
@@ -113,6 +118,9 @@ class Metrics:
         #: How long a lag counts for ``/healthz`` (:data:`LAG_WINDOW`).
         self.lag_window = LAG_WINDOW
         self._stored_lock = trio.Lock()
+        self._warn_tokens = float(WARN_BURST)
+        self._warn_stamp: float | None = None
+        self._warn_skipped = 0
         #: The gauges the server computes at scrape time (encounters loaded, connections).
         self.gauges: Callable[[], Iterable[Metric]] = lambda: ()
         self.registry.register(_Collector(self))
@@ -126,11 +134,12 @@ class Metrics:
     def refusal(self, method: str | None, params: Any, code: str, number: int) -> None:
         """A request was refused with error ``code`` (its wire ``number``): count it,
         and log it (WARNING for what counts toward abuse or a limit, DEBUG otherwise).
-        ``method`` is ``None`` when the frame could not be read. Nothing of ``params``
+        ``method`` is ``None`` when the frame was not read (over the rate limit, too
+        large, binary) or is not a request (counted as ``unparsed``). Nothing of ``params``
         but the command type and the encounter id (when it looks like one) is ever
         used, let alone logged: params carry tokens and keys."""
         name = method if method is None or method in self.methods else OTHER
-        name = "unreadable" if name is None else name
+        name = "unparsed" if name is None else name
         if not isinstance(params, dict):
             params = {}
         self.requests_refused[name, code] += 1
@@ -141,9 +150,33 @@ class Metrics:
             what = f"{name} {kind}"
         encounter = params.get("encounter")
         extra = {"encounter": encounter} if _safe(encounter) else {}
-        warn = any(low <= number <= high for low, high in WARN_RANGES)
-        level = logging.WARNING if warn else logging.DEBUG
-        log.log(level, "refused %s: %s", what, code, extra=extra)
+        if any(low <= number <= high for low, high in WARN_RANGES):
+            self.warn(log, "refused %s: %s", what, code, extra=extra)
+        else:
+            log.debug("refused %s: %s", what, code, extra=extra)
+
+    def warn(self, logger: logging.Logger, message: str, *args: Any, **kw: Any) -> None:
+        """Log a warning about a client's refusal, within the warnings' own rate limit
+        (:data:`WARN_RATE`): past it, the warning is only counted, and the next one
+        logged says how many were left out."""
+        if not self._may_warn():
+            self._warn_skipped += 1
+            return
+        skipped, self._warn_skipped = self._warn_skipped, 0
+        if skipped:
+            message += f" ({skipped} more refusals not logged)"
+        logger.warning(message, *args, **kw)
+
+    def _may_warn(self) -> bool:
+        now = trio.current_time()
+        if self._warn_stamp is not None:
+            elapsed = now - self._warn_stamp
+            self._warn_tokens = min(WARN_BURST, self._warn_tokens + elapsed * WARN_RATE)
+        self._warn_stamp = now
+        if self._warn_tokens >= 1:
+            self._warn_tokens -= 1
+            return True
+        return False
 
     def answered(self, method: str, params: Any) -> None:
         """A request was answered: count an accepted command."""
