@@ -38,7 +38,7 @@ from ._config import (
     default_data_dir,
     load_config,
 )
-from ._connection import Connection, Flusher, WebsocketServer, sweep
+from ._connection import Connection, Flusher, WebsocketServer, parse_networks, sweep
 from ._encounter_file import EncounterFile
 from ._gc import GcUpkeep
 from ._methods import Client, Methods
@@ -76,6 +76,7 @@ class ZonekeepServer:
         entropy: Entropy | None = None,
     ) -> None:
         self.config = config or ServerConfig()
+        parse_networks(self.config.trusted_proxies)  # a wrong one stops us here, plainly
         self.engine = engine or Engine.from_config(
             self.config.plugins_enabled, self.config.plugins_disabled
         )

@@ -269,7 +269,8 @@ class Methods:
             raise ProtocolError("bad_token", "That token does not open this encounter.")
         member = self._admit(client, room, grant)
         client.rooms[room.id] = member
-        log.info("joined as %s %s", member.role, member.player or "", extra={"encounter": room.id})
+        who = f"{member.role} {member.player}" if member.player else member.role
+        log.info("joined as %s", who, extra={"encounter": room.id})
         events = await room.events_since(member, last_seq) if last_seq is not None else None
         result = JoinResult(
             role=member.role,

@@ -392,6 +392,7 @@ class Room:
                     "on; the GM has been told.",
                 )
             job.done.set()
+            _log.client_var.set(None)  # what the clock does next is nobody's
 
     def _contain(self, what: str, exc: Exception, *, moved: bool) -> None:
         """One job (or the clock's turn) failed with ``exc``: log it with the encounter's

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 import trio
 
-from zonekeep.server import _log
+from zonekeep.server import ServerConfig, ZonekeepServer, _log
 from zonekeep.server._connection import client_address, parse_networks
 
 TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"
@@ -208,3 +208,5 @@ def test_trusted_proxies_must_be_addresses_or_networks() -> None:
     ]
     with pytest.raises(ValueError, match="'nginx' is not an IP address or network"):
         parse_networks(["nginx"])
+    with pytest.raises(ValueError, match="'localhost' is not an IP address"):
+        ZonekeepServer(ServerConfig(trusted_proxies=("127.0.0.1", "localhost")))
