@@ -31,6 +31,7 @@ from zonekeep.server._sqlite import SqliteStore
 
 MakeServer = Callable[..., Any]
 WAIT = 5  # seconds: the bound on every wait for something that must happen
+TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"  # a log line's time
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -411,6 +412,8 @@ async def test_forwarded_for_is_believed_from_trusted_proxies_only(
             await stream.aclose()
 
     await until(lambda: not server.connections)
+    page = await scrape(running)
+    assert value(page, "zonekeep_connections_refused_total", reason="too_many_per_address") == 2
     lines = log.getvalue().splitlines()
     opened_from = [
         m.group(1) for line in lines if (m := re.search(r" client=(\S+) connection opened$", line))
@@ -452,9 +455,28 @@ async def test_the_forwarded_address_is_the_creators_for_the_quotas(
         await direct.create_encounter("Direct", "tavern", creatures())
 
 
-# -- the log ------------------------------------------------------------------------------------
+async def test_a_foreign_origin_is_counted_and_logged(
+    make_server: MakeServer, log_buffer: Callable[[str, str], io.StringIO]
+) -> None:
+    log = log_buffer("warning", "text")
+    running: Running = await make_server()
+    port = running.server.port
+    assert port is not None
+    status, stream = await open_websocket(port, "Origin: https://evil.example")
+    await stream.aclose()
+    assert status == 403
+    page = await scrape(running)
+    assert value(page, "zonekeep_connections_refused_total", reason="origin") == 1
+    assert value(page, "zonekeep_connections_opened_total") == 0
+    (line,) = log.getvalue().splitlines()
+    assert re.fullmatch(
+        rf"{TIME} WARNING zonekeep\.server client=127\.0\.0\.1 "
+        r"refused a connection \(HTTP 403\): origin not allowed",
+        line,
+    )
 
-TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"
+
+# -- the log ------------------------------------------------------------------------------------
 
 
 async def test_text_log_lines_name_the_encounter_and_the_client(
