@@ -48,9 +48,10 @@ from ._log import client_var
 
 log = logging.getLogger("zonekeep.connection")
 #: The logger websockets' protocol objects are given: never at DEBUG, where websockets
-#: would log every frame and header (tokens, keys), whatever the root logger's level.
+#: would log every frame and header (tokens, keys), whatever the root logger's level,
+#: nor at INFO, where it says what our own lines say (a connection opened, closed).
 _protocol_log = logging.getLogger("zonekeep.connection.protocol")
-_protocol_log.setLevel(logging.INFO)
+_protocol_log.setLevel(logging.WARNING)
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
