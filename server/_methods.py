@@ -56,6 +56,7 @@ from zonekeep.protocol import (
 )
 from zonekeep.sdk import Command
 
+from . import _metrics
 from ._config import Limits
 from ._fanout import Member, Subscriber, push
 from ._registry import Registry
@@ -268,6 +269,8 @@ class Methods:
             raise ProtocolError("bad_token", "That token does not open this encounter.")
         member = self._admit(client, room, grant)
         client.rooms[room.id] = member
+        who = f"{member.role} {member.player}" if member.player else member.role
+        log.info("joined as %s", who, extra={"encounter": room.id})
         events = await room.events_since(member, last_seq) if last_seq is not None else None
         result = JoinResult(
             role=member.role,
@@ -497,7 +500,9 @@ class Client:
             if not holders:
                 del self.methods.holders[held]
 
-    def _error(self, rid: RequestId | None, err: ProtocolError) -> None:
+    def _error(self, rid: RequestId | None, err: ProtocolError, request: Any = None) -> None:
+        method, params = getattr(request, "method", None), getattr(request, "params", None)
+        _metrics.current().refusal(method, params, err.name, err.code)
         self.subscriber.push_text(error_text(rid, err))
 
     async def handle(self, raw: str | bytes) -> None:
@@ -508,6 +513,7 @@ class Client:
             self.refusals = [t for t in self.refusals if now - t < limits.abuse_window_seconds]
             self.refusals.append(now)
             if len(self.refusals) > limits.abuse_refusals:
+                log.warning("closed the connection (1008): rate limit abuse")
                 self.subscriber.close(1008, "rate limit abuse")
                 return
             too_large = (
@@ -538,6 +544,7 @@ class Client:
             )
             return
         rid: Any = None
+        request = None
         try:
             request = parse_request(raw)
             rid = request.id
@@ -547,7 +554,7 @@ class Client:
             result = await self.methods.call(self, request.method, request.params)
         except ProtocolError as err:
             self.after_reply.clear()
-            self._error(err.request_id if rid is None else rid, err)
+            self._error(err.request_id if rid is None else rid, err, request)
             return
         except Exception:
             log.exception("request failed")
@@ -556,6 +563,7 @@ class Client:
                 ProtocolError(
                     "internal_error", "The server failed on this request; nothing changed."
                 ),
+                request,
             )
             return
         if isinstance(result, Encoded):
@@ -564,6 +572,7 @@ class Client:
             text = response_text(rid, result)
         if budgeted:
             self.reply_budget.spend(len(text))
+        _metrics.current().answered(request.method, request.params)
         self.subscriber.push_text(text)
         for params in self.after_reply:
             push(self.subscriber, params)

@@ -164,6 +164,7 @@ class Registry:
             self.created_at.setdefault(creator, []).append(trio.current_time())
             self.creator_of[eid] = creator
         await self.nursery.start(self._guarded, room)
+        log.info("encounter created: %r by %s", name, _who(creator), extra={"encounter": eid})
         return room, token
 
     def _new_room(self, eid: str, state: sdk.EncounterState) -> Room:
@@ -330,6 +331,16 @@ class Registry:
         """Let every room finish the jobs queued so far."""
         for room in list(self.rooms.values()):
             await room.drain()
+
+
+def _who(creator: str | None) -> str:
+    """A creator for the log: never a key, nor a key's hash."""
+    if creator is None:
+        return "the operator"
+    kind, _, name = creator.partition(":")
+    return {"key": "the server key", "ip": f"address {name}", "gm": f"GM key {name!r}"}.get(
+        kind, kind
+    )
 
 
 def _roster_error(message: str) -> ProtocolError:

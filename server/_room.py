@@ -53,6 +53,7 @@ from zonekeep.sdk import (
 )
 from zonekeep.sdk.engine import Engine, PluginFailure, describe
 
+from . import _log, _metrics
 from ._fanout import Member, Role, Subscriber, fan_out, push
 from ._store import EventStore, StoredGrant, StoreError
 from ._visibility import (
@@ -100,6 +101,9 @@ class Job:
     done: trio.Event = attrs.field(factory=trio.Event)
     result: CommandResult | RewindResult | None = None
     error: ProtocolError | None = None
+    #: When the job was made (trio's clock) and for which client (for metrics and logs).
+    received: float = attrs.field(factory=trio.current_time)
+    client: str | None = attrs.field(factory=_log.current_client)
 
 
 #: Events folded between two checkpoints when a filtered replay is built.
@@ -337,6 +341,8 @@ class Room:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Handle commands one at a time; apply defaults when decisions time out."""
+        _log.encounter_var.set(self.id)  # every line this loop logs names the encounter
+        _log.client_var.set(None)  # (the loop was started by its creator's connection)
         self._update_prompts()  # decisions already pending (a restored encounter) get deadlines
         self._update_turn_timer()
         task_status.started()
@@ -368,11 +374,13 @@ class Room:
                 job.done.set()
                 continue
             seq = self.state.seq
+            _log.client_var.set(job.client)
             try:
                 if job.kind == "rewind":
                     job.result = await self.rewind(int(job.command.params["to_seq"]), "gm")
                 else:
                     job.result = await self.apply(job.command, job.member)
+                _metrics.current().command_latency.observe(trio.current_time() - job.received)
             except ProtocolError as exc:
                 job.error = exc
             except Exception as exc:  # a bug anywhere (masking, rules, store, fan-out)
@@ -384,6 +392,7 @@ class Room:
                     "on; the GM has been told.",
                 )
             job.done.set()
+            _log.client_var.set(None)  # what the clock does next is nobody's
 
     def _contain(self, what: str, exc: Exception, *, moved: bool) -> None:
         """One job (or the clock's turn) failed with ``exc``: log it with the encounter's
@@ -506,6 +515,7 @@ class Room:
             raise ProtocolError.from_refusal(refusal.code, self.scrub(message, member)) from None
         except PluginFailure as failure:  # one plugin failed: refused, reported, state unchanged
             self.note_overruns(unreported)
+            _metrics.current().plugin_failures[failure.plugin] += 1
             log.error(
                 "encounter %s: command %s: %s", self.id, command.type, failure, exc_info=failure
             )
@@ -545,6 +555,7 @@ class Room:
         turn timer. Returns the seq of the first event."""
         first = self.state.seq + 1
         await self.commit(first, events, after)
+        _metrics.current().plugin_events(events)
         before = self.state
         self.state = after
         self._broadcast(first, events, before)
