@@ -98,8 +98,10 @@ def _serve(args: argparse.Namespace) -> int:
             ids = ", ".join(sorted(running.rooms))
             print(f"Brought back {running.restored} unfinished encounter(s): {ids}.")
         if spec is not None:
-            room, gm_token = await running.open_encounter_file(spec)
-            print(f"\nEncounter '{spec.name}' is ready: {room.id}")
+            room, gm_token, reused = await running.registry.reuse_or_open_file(
+                spec, Path(args.example)
+            )
+            print(f"\nEncounter '{spec.name}' is {'back' if reused else 'ready'}: {room.id}")
             web = f"http://{host}:{running.port}/table/#encounter={quote(room.id)}&token="
             print(f"  GM token:         {gm_token}")
             print(f"    web table:      {web}{quote(gm_token)}")

@@ -267,6 +267,9 @@ class SqliteStore:
     async def revoke_gm_key(self, name: str) -> bool:
         raise NotImplementedError
 
+    async def outside_changes(self) -> int:
+        raise NotImplementedError
+
 
 # -- the blocking parts (run in the worker thread) --------------------------------------------
 

@@ -159,6 +159,12 @@ class EventStore(Protocol):
         """Forget the key named ``name``; ``False`` if there was none."""
         ...
 
+    async def outside_changes(self) -> int:
+        """A number that changes when another process (the ``zonekeep`` command line)
+        committed to the store since it was opened; a server polls it to notice
+        encounters archived, restored or deleted and GM keys revoked outside of it."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -190,6 +196,15 @@ class InMemoryStore:
         self.retention = retention
         self._logs: dict[str, _Log] = {}
         self._gm_keys: list[GmKey] = []
+        self._outside = 0
+
+    def bump_outside(self) -> None:
+        """Pretend another process changed the store (for tests): :meth:`outside_changes`
+        answers something new."""
+        self._outside += 1
+
+    async def outside_changes(self) -> int:
+        return self._outside
 
     def append_now(self, encounter: str, first_seq: int, events: Sequence[Event]) -> None:
         """The synchronous append (for tests and tools that run without trio)."""
