@@ -655,11 +655,13 @@ class Registry:
         room: Room,
         reason: str | None = None,
         message: str = "",
+        *,
+        save: bool = True,
     ) -> int:
         """Take ``room`` out of memory: its members (if any) get ``encounter_closed``
         (``reason``) and are no longer joined; the jobs queued finish; a snapshot and
-        the record are written, so the next load is quick. Returns how many members
-        there were."""
+        the record are written (unless not ``save``: it was deleted), so the next load
+        is quick. Returns how many members there were."""
         if self.rooms.get(room.id) is not room or room.closed:
             return 0
         room.closed = True
@@ -673,13 +675,15 @@ class Registry:
             self.detach(room)
         room.members = []
         await room.drain()
-        try:
-            state = room.state
-            await self.store.append(room.id, state.seq + 1, (), snapshot=state_to_dict(state))
-            if room.record is not None:
-                await self.store.put_record(room.record)
-        except (StoreError, ValueError) as exc:
-            log.warning("encounter %s: no snapshot written on unload: %s", room.id, exc)
+        if save:
+            try:
+                state = room.state
+                snapshot = state_to_dict(state)
+                await self.store.append(room.id, state.seq + 1, (), snapshot=snapshot)
+                if room.record is not None:
+                    await self.store.put_record(room.record)
+            except (StoreError, ValueError) as exc:
+                log.warning("encounter %s: no snapshot written on unload: %s", room.id, exc)
         if room.cancel_scope is not None:
             room.cancel_scope.cancel()
         self._activity_written.pop(room.id, None)
@@ -803,7 +807,9 @@ class Registry:
         for room in list(self.rooms.values()):
             record = await self.store.get_record(room.id)
             if record is None:
-                await self.unload(room, "deleted", "The server's operator deleted the encounter.")
+                await self.unload(
+                    room, "deleted", "The server's operator deleted the encounter.", save=False
+                )
             elif record.status == "archived" and room.record is not None:
                 if room.record.status == "open":
                     room.record = record

@@ -4,11 +4,15 @@ made "by another process", waiting for what the server does on its own."""
 from __future__ import annotations
 
 import hashlib
+import os
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import trio
+import trio.testing
 from e2e_support import Running
 
 from zonekeep.protocol.client import ClientError, ZonekeepClient
@@ -66,3 +70,42 @@ async def closed_with(client: ZonekeepClient) -> tuple[int | None, str | None]:
     with trio.fail_after(WAIT):
         await client.closed.wait()
     return client.ws.close_code, client.ws.close_reason
+
+
+def store_kw() -> dict[str, Any]:
+    """What to pass to :func:`e2e_support.start_server` so that servers started one after
+    the other share one store: nothing on SQLite (they share the data directory), one
+    in-memory store while the e2e tests run on memory (``ZONEKEEP_E2E_STORE=memory``)."""
+    if os.environ.get("ZONEKEEP_E2E_STORE") == "memory":
+        return {"store": InMemoryStore()}
+    return {}
+
+
+def sqlite_keeps_records() -> bool:
+    """Whether the SQLite store keeps encounter records (it does once the "store" branch
+    of issue 15 is merged); the command-line tests need it."""
+    from zonekeep.server._sqlite import SqliteStore
+
+    async def probe(path: Path) -> bool:
+        store = await SqliteStore.open(path)
+        try:
+            await store.records()
+        except NotImplementedError:
+            return False
+        finally:
+            await store.aclose()
+        return True
+
+    with tempfile.TemporaryDirectory() as folder:
+        return trio.run(probe, Path(folder) / "probe.sqlite3")
+
+
+async def settle(check: Callable[[], Awaitable[bool]], what: str) -> None:
+    """With trio's clock standing still (a test's ``MockClock``, moved by hand), let the
+    server's tasks run until ``check()`` holds: at most 300 rounds, each until every
+    task has waited for 10 ms of real time (a store's worker thread may be writing)."""
+    for _ in range(300):
+        if await check():
+            return
+        await trio.testing.wait_all_tasks_blocked(0.01)
+    raise AssertionError(f"still waiting for {what}")
