@@ -1621,5 +1621,6 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`encounter_links`, `set_public`, `archive_encounter`, `create_encounter`'s `public`, "
     "`join` without a token (public encounters), the `encounter_closed` notification, the "
     "errors `encounter_archived`, `bad_gm_key`, `gm_key_required`, `not_your_encounter`, "
-    "`server_full` and the close code 4003",
+    "`server_full` (a full server answered `too_many_connections` before) and the close "
+    "code 4003",
 }
