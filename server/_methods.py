@@ -86,7 +86,7 @@ REVOKED = 4002
 KEY_REVOKED = 4003
 
 #: The methods whose replies count against a connection's reply byte budget.
-BUDGETED = frozenset({"snapshot", "join"})
+BUDGETED = frozenset({"snapshot", "join", "list_encounters"})
 
 
 @attrs.frozen
@@ -501,7 +501,8 @@ class Methods:
         mine = f"gm:{gm}" if gm is not None else None
         found = []
         for stored in await self.registry.store.records():
-            record = await self.registry.record_of(stored.id) or stored
+            room = self.registry.get(stored.id)
+            record = room.record if room is not None and room.record is not None else stored
             own = operator or (mine is not None and record.creator == mine)
             public = record.public and record.status == "open"
             if public if params.public_only else (own or public):

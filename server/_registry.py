@@ -648,7 +648,14 @@ class Registry:
 
     def _unload_soon(self, room: Room) -> None:
         if self.nursery is not None and not room.closed:
-            self.nursery.start_soon(self.unload, room)
+            self.nursery.start_soon(self._unload_quietly, room)
+
+    async def _unload_quietly(self, room: Room) -> None:
+        """Unload ``room`` from a task of its own: a failure is logged, never fatal."""
+        try:
+            await self.unload(room)
+        except Exception:
+            log.exception("encounter %s: unloading it failed", room.id)
 
     async def unload(
         self,
@@ -755,7 +762,10 @@ class Registry:
     async def _sweep_hourly(self) -> None:
         while True:
             await trio.sleep(SWEEP_SECONDS)
-            await self.sweep()
+            try:
+                await self.sweep()
+            except Exception:  # a bug: logged, and the next sweep is in an hour
+                log.exception("the archiving sweep failed")
 
     def idle_rooms(self, now: float) -> list[Room]:
         """The rooms to unload at ``now`` (trio's clock): nobody in them, no timer
@@ -778,7 +788,7 @@ class Registry:
         while True:
             await trio.sleep(interval)
             for room in self.idle_rooms(trio.current_time()):
-                await self.unload(room)
+                await self._unload_quietly(room)
 
     async def _watch_outside(self) -> None:
         """Every few seconds, look whether another process changed the store (the
@@ -799,6 +809,8 @@ class Registry:
                     await self.catch_up()
             except (StoreError, ProtocolError) as exc:
                 log.error("could not catch up with the store: %s", exc)
+            except Exception:  # a bug: logged, and the next look is in a few seconds
+                log.exception("could not catch up with the store")
 
     async def catch_up(self) -> None:
         """What another process changed: encounters archived or deleted while loaded
@@ -832,9 +844,18 @@ class Registry:
                 self.keys_revoked(revoked)
 
     async def drain(self) -> None:
-        """Let every room finish the jobs queued so far."""
+        """Let every room finish the jobs queued so far, then store the records whose
+        last activity was not stored yet (the server is shutting down)."""
         for room in list(self.rooms.values()):
             await room.drain()
+        for room in list(self.rooms.values()):
+            record = room.record
+            if record is None or self._activity_written.get(room.id) == record.last_activity:
+                continue
+            try:
+                await self.store.put_record(record)
+            except (StoreError, NotImplementedError) as exc:
+                log.warning("encounter %s: its record was not saved: %s", room.id, exc)
 
 
 def _archived(eid: str) -> ProtocolError:

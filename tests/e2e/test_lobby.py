@@ -320,3 +320,40 @@ async def test_revoking_a_gm_key_closes_its_connections(make_server: MakeServer)
         assert error.name == "bad_gm_key"
         await client.hello()
         assert (await client.join(eid, token))["role"] == "gm"
+
+
+async def test_a_gm_key_is_held_to_the_quotas(make_server: MakeServer) -> None:
+    running: Running = await make_server(ServerConfig(port=0, limits=Limits(open_encounters=1)))
+    key = await add_gm_key(running, "gwen")
+    async with running.client(gm_key=key) as gwen, running.client(gm_key=key) as again:
+        first = (await gwen.create_encounter("One", "tavern", creatures()))["encounter"]
+        # Another connection with the same key is the same creator.
+        error = await refused(again.create_encounter("Two", "tavern", creatures()))
+        assert (error.code, error.name) == (5003, "quota_exceeded")
+        await gwen.archive_encounter(first)  # archiving frees the slot, as ending does
+        assert (await again.create_encounter("Two", "tavern", creatures()))["role"] == "gm"
+
+
+async def test_with_no_key_the_loopback_operator_sees_and_manages_everything(
+    make_server: MakeServer,
+) -> None:
+    running: Running = await make_server()
+    async with running.client() as one, running.client() as operator:
+        eid = (await one.create_encounter("Anyone's", "tavern", creatures()))["encounter"]
+        (entry,) = (await operator.list_encounters())["encounters"]
+        assert (entry["id"], entry["mine"]) == (eid, True)
+        assert entry["seats"] == []
+        links = await operator.encounter_links(eid)
+        assert sorted(links["seats"]) == ["alice", "bob"]
+        (entry,) = (await operator.list_encounters())["encounters"]
+        # Issuing the links created the players' seats.
+        assert entry["seats"] == [
+            {"player": "alice", "connections": 0},
+            {"player": "bob", "connections": 0},
+        ]
+    # Once a key exists, loopback is nobody special.
+    await add_gm_key(running, "gwen")
+    async with running.client() as nobody:
+        assert (await nobody.list_encounters())["encounters"] == []
+        error = await refused(nobody.archive_encounter(eid))
+        assert error.name == "gm_key_required"
