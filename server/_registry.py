@@ -600,6 +600,10 @@ class Registry:
         if state is None:
             raise unknown
         if state.phase == "ended":
+            if record is not None:  # it ended before its record said so (a crash between)
+                await self.store.put_record(
+                    attrs.evolve(record, status="archived", phase="ended", round=state.round)
+                )
             raise _archived(eid)
         state.options, notes = clamp_options(state.options)
         for note in notes:
@@ -775,7 +779,7 @@ class Registry:
             room
             for room in self.rooms.values()
             if not room.members
-            and not room.timer_running
+            and (not room.timer_running or room.crashed is not None)
             and (
                 now - room.last_busy >= limit
                 or (room.record is not None and room.record.status != "open")
