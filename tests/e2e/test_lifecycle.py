@@ -160,6 +160,17 @@ async def test_stored_encounters_load_on_their_first_join_only(
         error = await refused(alice.join(one, encounters[one][1]))
         assert (error.code, error.name) == (5004, "server_full")
         assert one not in second.server.rooms
+        # The lobby loads it too (the keyless loopback operator may): also refused.
+        error = await refused(gm.encounter_links(one))
+        assert (error.code, error.name) == (5004, "server_full")
+        await gm.request("leave", encounter=three)
+        await gm2.request("leave", encounter=three)
+        await second.server.registry.unload(second.server.rooms[three])
+        links = await gm.encounter_links(one)  # a slot is free: loaded for its links
+        assert one in second.server.rooms
+        assert (await gm2.join(one, links["gm_token"]))["seq"] == 2
+        error = await refused(gm2.join(one, encounters[one][0]))
+        assert error.name == "bad_token"  # the GM token was rotated
 
 
 # -- unloaded when idle ------------------------------------------------------------------------
