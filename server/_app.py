@@ -104,7 +104,8 @@ class ZonekeepServer:
         self._nursery: trio.Nursery | None = None
         self._listener: WebsocketServer | None = None
         self._all_gone = trio.Event()
-        #: How many unfinished encounters were brought back from the store at start.
+        #: Encounters brought back at start: none since encounters load on their first
+        #: join (kept for callers of the earlier versions).
         self.restored = 0
         self.flusher = Flusher()
         #: This server's counters and health inputs (``/metrics``, ``/healthz``).
@@ -298,12 +299,7 @@ class ZonekeepServer:
     async def _serve(self, listeners: list[trio.SocketListener], task_status: Any) -> None:
         async with trio.open_nursery() as nursery:
             self._nursery = self.registry.nursery = nursery
-            started = trio.current_time()
-            restored = self.restored = await self.registry.restore()
-            if restored:
-                log.info(
-                    "restored %d encounter(s) in %.3f s", restored, trio.current_time() - started
-                )
+            await self.registry.start()  # nothing is loaded: each encounter on its first join
             listener = WebsocketServer(
                 self._handler,
                 self._http,
