@@ -530,6 +530,10 @@ class Registry:
         if not write:
             return
         await self.store.put_record(fresh)
+        if status == "open" and record.status != "open":
+            # put_record never reopens an archived encounter (an operator's archive must
+            # not be undone by a late update); a GM's rewind past the end does.
+            await self.store.set_status(room.id, "open", last_activity=now)
         self._activity_written[room.id] = fresh.last_activity
         if status != record.status:
             log.info("encounter %s: %s", room.id, status)

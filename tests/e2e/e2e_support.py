@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,6 @@ from zonekeep.protocol.client import ZonekeepClient, connect
 from zonekeep.sdk import OPEN_PHASES, CommandSpec, RandomEntropy, hookimpl
 from zonekeep.sdk.engine import Engine
 from zonekeep.server import Limits, ServerConfig, ZonekeepServer
-from zonekeep.server._store import InMemoryStore
 
 VALIDATED: list[int] = [0]
 
@@ -138,10 +136,6 @@ async def start_server(
     if config.data_dir == ServerConfig().data_dir:
         config = attrs.evolve(config, data_dir=data_dir)
     kw.setdefault("engine", Engine())  # the built-ins only, whatever else is installed
-    if os.environ.get("ZONEKEEP_E2E_STORE") == "memory":
-        # Until the SQLite store keeps encounter records (the "store" branch of issue 15),
-        # the lobby branch runs the e2e tests on the in-memory store with this switch.
-        kw.setdefault("store", InMemoryStore())
     server = ZonekeepServer(config, entropy=kw.pop("entropy", RandomEntropy(7)), **kw)
     await nursery.start(server.run)
     return Running(server)

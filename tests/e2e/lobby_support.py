@@ -4,11 +4,8 @@ made "by another process", waiting for what the server does on its own."""
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import trio
@@ -74,30 +71,8 @@ async def closed_with(client: ZonekeepClient) -> tuple[int | None, str | None]:
 
 def store_kw() -> dict[str, Any]:
     """What to pass to :func:`e2e_support.start_server` so that servers started one after
-    the other share one store: nothing on SQLite (they share the data directory), one
-    in-memory store while the e2e tests run on memory (``ZONEKEEP_E2E_STORE=memory``)."""
-    if os.environ.get("ZONEKEEP_E2E_STORE") == "memory":
-        return {"store": InMemoryStore()}
+    the other share one store: nothing (they share the data directory's SQLite file)."""
     return {}
-
-
-def sqlite_keeps_records() -> bool:
-    """Whether the SQLite store keeps encounter records (it does once the "store" branch
-    of issue 15 is merged); the command-line tests need it."""
-    from zonekeep.server._sqlite import SqliteStore
-
-    async def probe(path: Path) -> bool:
-        store = await SqliteStore.open(path)
-        try:
-            await store.records()
-        except NotImplementedError:
-            return False
-        finally:
-            await store.aclose()
-        return True
-
-    with tempfile.TemporaryDirectory() as folder:
-        return trio.run(probe, Path(folder) / "probe.sqlite3")
 
 
 async def settle(check: Callable[[], Awaitable[bool]], what: str) -> None:

@@ -25,7 +25,6 @@ from lobby_support import (
     from_outside,
     refused,
     settle,
-    sqlite_keeps_records,
     store_kw,
     until,
 )
@@ -306,9 +305,8 @@ async def test_archived_deleted_and_restored_from_outside(make_server: MakeServe
         assert one not in running.server.rooms
         assert await status_of(running, one) == "archived"
 
-        async def restore(other: Any) -> None:
-            record = await other.get_record(one)
-            await other.put_record(attrs.evolve(record, status="open"))
+        async def restore(other: Any) -> None:  # as `zonekeep encounters restore` does
+            assert await other.set_status(one, "open", last_activity=time.time())
 
         await from_outside(running, restore)
         assert (await alice.join(one, seat))["player"] == "alice"  # joinable again
@@ -357,9 +355,6 @@ async def test_an_example_file_is_reused_with_fresh_links(
     assert not reused
 
 
-@pytest.mark.skipif(
-    not sqlite_keeps_records(), reason="the SQLite store keeps no encounter records yet"
-)
 def test_serve_example_twice_reuses_the_encounter(tmp_path: Path) -> None:
     def serve() -> str:
         proc = subprocess.Popen(

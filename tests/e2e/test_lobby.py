@@ -37,7 +37,7 @@ async def test_with_gm_keys_only_a_gm_creates_and_the_encounter_is_theirs(
         assert "GM key" in error.message
     assert running.server.rooms == {}
     async with running.client(gm_key=key) as gwen:
-        assert gwen.welcome["gm"] == "gwen"
+        assert gwen.welcome is not None and gwen.welcome["gm"] == "gwen"
         created = await gwen.create_encounter("Gwen's table", "tavern", creatures())
     record = await running.server.store.get_record(created["encounter"])
     assert record is not None
@@ -49,7 +49,7 @@ async def test_with_gm_keys_only_a_gm_creates_and_the_encounter_is_theirs(
         False,
     )
     async with running.client() as anyone:
-        assert anyone.welcome["gm"] is None
+        assert anyone.welcome is not None and anyone.welcome["gm"] is None
 
 
 async def test_a_wrong_gm_key_is_refused_and_the_connection_stays_unauthenticated(
