@@ -104,6 +104,15 @@ def _player_id(_: object, attribute: attrs.Attribute[str], value: str) -> None:
         raise ValueError(f"'{attribute.name}' cannot be \"gm\", which is the GM's controller id")
 
 
+#: The most events ``join`` sends back as ``history``.
+MAX_HISTORY = 500
+
+
+def _history(_: object, attribute: attrs.Attribute[int | None], value: int | None) -> None:
+    if value is not None and not 1 <= value <= MAX_HISTORY:
+        raise ValueError(f"'{attribute.name}' must be 1 to {MAX_HISTORY}, not {value}")
+
+
 def _not_empty(_: object, attribute: attrs.Attribute[str], value: str) -> None:
     if not value:
         raise ValueError(f"'{attribute.name}' must not be empty")
@@ -495,6 +504,17 @@ class JoinParams:
             minimum=0,
         ),
     )
+    history: int | None = attrs.field(
+        default=None,
+        validator=_history,
+        metadata=doc(
+            "With a snapshot (no `last_seq`): also send the last this many events "
+            f"(1 to {MAX_HISTORY}) as this seat may see them, in the result's `history`, "
+            "for a page to show the recent log. Since 1.3.",
+            minimum=1,
+            maximum=MAX_HISTORY,
+        ),
+    )
 
 
 @attrs.frozen
@@ -521,6 +541,17 @@ class JoinResult:
             schema={"type": "array", "items": _EVENT},
             type_text="array of [Event](#events) or null",
         )
+    )
+    history: list[dict[str, Any]] | None = attrs.field(
+        metadata=doc(
+            "With `history` asked and a snapshot given: the last events up to `seq`, "
+            "oldest first, each filtered for this seat as it happened (a hidden action "
+            "is a `hidden` event); fewer when the log is shorter or was trimmed, null "
+            "when not asked, with `events`, or when a trimmed log cannot be filtered "
+            "for this seat. Since 1.3.",
+            schema={"type": "array", "items": _EVENT},
+            type_text="array of [Event](#events) or null",
+        ),
     )
 
 
@@ -838,8 +869,112 @@ class ActionsParams:
 
 
 @attrs.frozen
+class AttackOption:
+    """One of the creature's attacks, with the creatures it may target with it now."""
+
+    name: str = attrs.field(metadata=doc("The attack's name: the `attack` parameter to send."))
+    label: str = attrs.field(
+        metadata=doc('How a person reads it: name, bonus and damage (`"Rapier +5, 1d8+3"`).')
+    )
+    bonus: int = attrs.field(metadata=doc("The attack bonus."))
+    damage: str = attrs.field(metadata=doc('The damage dice (`"1d8+3"`).'))
+    targets: list[str] = attrs.field(
+        metadata=doc(
+            "The creature ids the rules accept as `target` with this attack now (in range "
+            "and sight), never one this seat may not see. Empty when the action is "
+            "unavailable."
+        )
+    )
+
+
+@attrs.frozen
+class ZoneOption:
+    """A zone the creature can enter now and what entering it costs."""
+
+    zone: str = attrs.field(metadata=doc("The zone's id."))
+    cost_feet: int = attrs.field(
+        metadata=doc("The feet of movement entering it spends now.", minimum=0)
+    )
+    path: list[str] = attrs.field(
+        metadata=doc(
+            "The `zones` parameter of `enter` that gets there: the zone itself, or the "
+            "adjacent zone and then this one."
+        )
+    )
+
+
+@attrs.frozen
+class EndingInfo:
+    """For the GM: whether the rules would end the encounter and what keeps it open."""
+
+    over: str | None = attrs.field(
+        metadata=doc(
+            "Why the rules consider the fight over (one side defeated, surrendered or "
+            "escaped); null while it goes on."
+        )
+    )
+    blockers: list[str] = attrs.field(
+        metadata=doc(
+            'What keeps the encounter from ending, as sentences (`"Aria is dying"`, a '
+            "time-sensitive hazard); `end_encounter` refuses without `force` while any remain."
+        )
+    )
+    dying: list[str] = attrs.field(metadata=doc("The ids of the dying creatures."))
+
+
+@attrs.frozen
+class ActionDetail:
+    """One creature command: whether this seat may send it now, the refusal it would get
+    when not, and the legal values of its parameters where the rules can tell (null
+    where they do not apply)."""
+
+    id: str = attrs.field(metadata=doc("The command id."))
+    available: bool = attrs.field(
+        metadata=doc(
+            "Whether the command passes every check that does not depend on its other "
+            "parameters (and, for a command that takes none, whether the rules accept it)."
+        )
+    )
+    code: str | None = attrs.field(
+        metadata=doc(
+            "When unavailable: the error name a well-formed command would be refused "
+            "with (`not_your_turn`, `no_action_left` ...); null when available."
+        ),
+    )
+    message: str | None = attrs.field(
+        metadata=doc("When unavailable: the refusal's sentence, as sending it would get."),
+    )
+    attacks: list[AttackOption] | None = attrs.field(
+        metadata=doc(
+            "For attack-like commands (a `target` and an `attack` parameter: `attack`, "
+            "`ready`): each of the creature's attacks with its targets."
+        ),
+    )
+    targets: list[str] | None = attrs.field(
+        metadata=doc(
+            "For other commands with one creature parameter to choose (`shove`, "
+            "`engage`, `withdraw`, `move_adjacent` ...): the ids the rules accept now, "
+            "never one this seat may not see."
+        ),
+    )
+    zones: list[ZoneOption] | None = attrs.field(
+        metadata=doc(
+            "For `enter`: the zones the creature can enter now (adjacent ones and those "
+            "one further), each with its cost; empty with no movement left."
+        ),
+    )
+    props: list[str] | None = attrs.field(
+        metadata=doc(
+            "For `take_position`: the ids of the assets in the creature's zone it can "
+            "take position at now."
+        ),
+    )
+
+
+@attrs.frozen
 class ActionsResult:
-    """``actions`` result: the command ids the creature may use right now."""
+    """``actions`` result: the command ids the creature may use right now, and the same
+    with the reasons and parameter values in ``details``."""
 
     creature: str = attrs.field(metadata=doc("The creature's id."))
     actions: list[str] = attrs.field(
@@ -847,6 +982,19 @@ class ActionsResult:
             "Command ids this seat could use for the creature now. Empty for a spectator, "
             "for a creature the player does not control, or when nothing is possible."
         )
+    )
+    details: list[ActionDetail] = attrs.field(
+        metadata=doc(
+            "Every creature command, available or not, in the order of `capabilities`' "
+            "commands (see [Helping clients](#actions-details)). Since 1.3."
+        ),
+    )
+    ending: EndingInfo | None = attrs.field(
+        metadata=doc(
+            "For the GM: whether the rules would end the encounter and what keeps it "
+            "open (a dying creature, a time-sensitive hazard); null for players and "
+            "spectators. Since 1.3."
+        ),
     )
 
 
@@ -1622,5 +1770,6 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`join` without a token (public encounters), the `encounter_closed` notification, the "
     "errors `encounter_archived`, `bad_gm_key`, `gm_key_required`, `not_your_encounter`, "
     "`server_full` (a full server answered `too_many_connections` before) and the close "
-    "code 4003",
+    "code 4003; `actions`' `details` (each command's refusal and parameter values) and "
+    "`ending` (the GM's hint at what keeps the encounter open); `join`'s `history`",
 }

@@ -304,14 +304,21 @@ class ZonekeepClient:
         )
 
     async def join(
-        self, encounter: str, token: str | None, last_seq: int | None = None
+        self,
+        encounter: str,
+        token: str | None,
+        last_seq: int | None = None,
+        history: int | None = None,
     ) -> dict[str, Any]:
-        """Join ``encounter`` with ``token`` (``None``: a public one, as a spectator)."""
+        """Join ``encounter`` with ``token`` (``None``: a public one, as a spectator);
+        ``history``: also get the last that many events (the result's ``history``)."""
         params: dict[str, Any] = {"encounter": encounter}
         if token is not None:
             params["token"] = token
         if last_seq is not None:
             params["last_seq"] = last_seq
+        if history is not None:
+            params["history"] = history
         return await self.request("join", **params)
 
     async def command(self, encounter: str, type: str, **params: Any) -> dict[str, Any]:

@@ -22,10 +22,12 @@ import trio
 from zonekeep.protocol import (
     METHODS,
     PROTOCOL_VERSION,
+    ActionDetail,
     ActionsParams,
     ActionsResult,
     ArchiveEncounterParams,
     ArchiveEncounterResult,
+    AttackOption,
     CommandParams,
     CommandResult,
     CreateEncounterParams,
@@ -37,6 +39,7 @@ from zonekeep.protocol import (
     EncounterInfo,
     EncounterLinksParams,
     EncounterLinksResult,
+    EndingInfo,
     HelloParams,
     JoinParams,
     JoinResult,
@@ -61,11 +64,13 @@ from zonekeep.protocol import (
     SetPublicResult,
     SnapshotParams,
     SnapshotResult,
+    ZoneOption,
     parse_params,
     parse_request,
     wire,
 )
-from zonekeep.sdk import Command
+from zonekeep.sdk import DYING, Command
+from zonekeep.sdk.engine import ActionDetail as EngineDetail
 
 from . import _metrics
 from ._config import Limits
@@ -314,12 +319,18 @@ class Methods:
         log.info("joined as %s", who, extra={"encounter": room.id})
         await self.registry.touch(room)
         events = await room.events_since(member, last_seq) if last_seq is not None else None
+        history = None
+        if events is None and params.history is not None:
+            # The recent log for a fresh page, filtered for this seat like a resume.
+            since = await room.events_since(member, max(0, room.state.seq - params.history))
+            history = [e["event"] for e in since] if since is not None else None
         result = JoinResult(
             role=member.role,
             player=member.player,
             seq=room.state.seq,
             snapshot=room.snapshot(member) if events is None else None,
             events=[e["event"] for e in events] if events is not None else None,
+            history=history,
         )
         # Right after the reply: the decisions this seat may still answer, the turn timer.
         client.after_reply.extend(room.prompts_for(member))
@@ -438,9 +449,20 @@ class Methods:
                 "unknown_creature", f"There is no creature {cid!r} in this encounter."
             )
         unreported: list[tuple[str, str, float]] = []
-        actions = room.engine.available_actions(room.state, cid, member.actor, unreported)
+        found = room.engine.action_details(room.state, cid, member.actor, unreported)
+        ending = None
+        if member.role == "gm":
+            over, blockers = room.engine.ending(room.state, unreported)
+            dying = [c.id for c in room.state.creatures.values() if DYING in c.conditions]
+            ending = EndingInfo(over=over, blockers=blockers, dying=dying)
         room.note_overruns(unreported)
-        return ActionsResult(creature=cid, actions=actions)
+        details = [_detail_for(d, room, member) for d in found]
+        return ActionsResult(
+            creature=cid,
+            actions=[d.id for d in details if d.available],
+            details=details,
+            ending=ending,
+        )
 
     async def m_snapshot(self, client: Client, params: SnapshotParams) -> SnapshotResult:
         room, member = self._room(client, params.encounter)
@@ -604,6 +626,45 @@ class Methods:
                 if member.role == "gm":
                     member.subscriber.close(KEY_REVOKED, "gm key revoked")
                     room.remove(member.subscriber)
+
+
+def _detail_for(found: EngineDetail, room: Room, member: Member) -> ActionDetail:
+    """``found`` as ``member`` may read it: no hidden creature among the targets, the
+    refusal's sentence scrubbed like a sent command's, and a spectator refused the way
+    a spectator's command is (before the engine)."""
+    if member.role == "spectator":
+        return ActionDetail(
+            id=found.id,
+            available=False,
+            code="spectator_read_only",
+            message="Spectators can watch but not send commands.",
+            attacks=None,
+            targets=None,
+            zones=None,
+            props=None,
+        )
+    hidden = room.hidden_from(member)
+
+    def seen(ids: tuple[str, ...] | None) -> list[str] | None:
+        return None if ids is None else [i for i in ids if i not in hidden]
+
+    return ActionDetail(
+        id=found.id,
+        available=found.available,
+        code=found.code,
+        message=None if found.message is None else room.scrub(found.message, member),
+        attacks=None
+        if found.attacks is None
+        else [
+            AttackOption(a.name, a.label, a.bonus, a.damage, seen(a.targets) or [])
+            for a in found.attacks
+        ],
+        targets=seen(found.targets),
+        zones=None
+        if found.zones is None
+        else [ZoneOption(z.zone, z.cost_feet, list(z.path)) for z in found.zones],
+        props=None if found.props is None else list(found.props),
+    )
 
 
 async def _sliced(result: JoinResult, events: list[Any]) -> Encoded:
