@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from ._commands import Command, CommandSpec
+from ._errors import Refusal
 from ._events import ZoneEntered
 
 if TYPE_CHECKING:
     from ._actors import Actor
-    from ._errors import Refusal
     from ._events import Event
     from ._state import EncounterState
     from ._types import Attack, Creature
@@ -65,7 +65,7 @@ class _Engine(Protocol):
 
     def trial(
         self, state: EncounterState, command: Command, unreported: Overruns | None = None
-    ) -> _Outcome | None: ...
+    ) -> tuple[_Outcome | None, Refusal | None]: ...
 
 
 class OnesEntropy:
@@ -170,6 +170,8 @@ class _Trials:
         self.creature = creature
         self.actor = actor
         self.unreported = unreported
+        #: The refusals of the trials since :meth:`unanimous` was last asked.
+        self.refused: list[Refusal] = []
 
     def accepts(self, spec: CommandSpec, **params: Any) -> bool:
         return self.outcome(spec, params) is not None
@@ -177,7 +179,17 @@ class _Trials:
     def outcome(self, spec: CommandSpec, params: Mapping[str, Any]) -> _Outcome | None:
         """The outcome of the command with ``params``, or ``None`` if it is refused."""
         command = Command(spec.id, {"creature": self.creature.id, **params}, self.actor)
-        return self.engine.trial(self.state, command, self.unreported)
+        outcome, refusal = self.engine.trial(self.state, command, self.unreported)
+        if refusal is not None:
+            self.refused.append(refusal)
+        return outcome
+
+    def unanimous(self) -> Refusal | None:
+        """The refusal every trial since the last call got, when they all got the same one
+        (so that it is what sending the command with any value gets)."""
+        found = {(r.code, r.message): r for r in self.refused}
+        self.refused = []
+        return next(iter(found.values())) if len(found) == 1 else None
 
     def attacks(self, spec: CommandSpec, available: bool) -> tuple[AttackChoice, ...]:
         ids = list(self.state.creatures)
@@ -271,11 +283,21 @@ def action_details(
         target = _target_param(spec)
         if _is_attack_like(spec):
             detail = attrs.evolve(detail, attacks=trials.attacks(spec, available))
+            values: tuple[object, ...] = tuple(t for a in detail.attacks or () for t in a.targets)
         elif _is_entering(spec):
             detail = attrs.evolve(detail, zones=trials.zones(spec) if available else ())
+            values = detail.zones or ()
         elif _is_taking_position(spec):
             detail = attrs.evolve(detail, props=trials.props(spec) if available else ())
+            values = detail.props or ()
         elif target is not None:
             detail = attrs.evolve(detail, targets=trials.targets(spec, target) if available else ())
+            values = detail.targets or ()
+        else:
+            values = ()
+        every = trials.unanimous()
+        if available and not values and every is not None:
+            # Nothing fits, and for the same reason whatever is chosen: unavailable.
+            detail = attrs.evolve(detail, available=False, code=every.code, message=every.message)
         found.append(detail)
     return found

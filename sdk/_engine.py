@@ -616,10 +616,10 @@ class Engine:
         state: EncounterState,
         command: Command,
         unreported: list[tuple[str, str, float]] | None = None,
-    ) -> Outcome | None:
-        """The outcome ``command`` would have now, or ``None`` when it would be refused
-        (see :meth:`refusal_for`): nothing is stored, ``state`` is not changed."""
-        return self._trial(state, command, unreported)[0]
+    ) -> tuple[Outcome | None, Refusal | None]:
+        """The outcome ``command`` would have now, or the refusal it would get (see
+        :meth:`refusal_for`): nothing is stored, ``state`` is not changed."""
+        return self._trial(state, command, unreported)
 
     def _trial(
         self,
