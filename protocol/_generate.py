@@ -696,10 +696,19 @@ def _listed_classes(cls: type) -> list[type]:
         if isinstance(hint, type) and attrs.has(hint):
             found += _listed_classes(hint) if f.metadata.get("expand", True) else []
             continue
-        for arg in get_args(hint):
-            if isinstance(arg, type) and attrs.has(arg) and arg not in found:
+        for arg in _held(hint):
+            if arg not in found:
                 found.append(arg)
                 found += [c for c in _listed_classes(arg) if c not in found]
+    return found
+
+
+def _held(hint: Any) -> list[type]:
+    """The message classes among the type arguments of ``hint``, however deep (a list of
+    them that may be null)."""
+    found: list[type] = []
+    for arg in get_args(hint):
+        found += [arg] if isinstance(arg, type) and attrs.has(arg) else _held(arg)
     return found
 
 

@@ -323,6 +323,9 @@ class Methods:
         if events is None and params.history is not None:
             # The recent log for a fresh page, filtered for this seat like a resume.
             since = await room.events_since(member, max(0, room.state.seq - params.history))
+            if since is None and member.full_view:  # trimmed: what is still kept
+                kept = await room.store.oldest_kept(room.id)
+                since = await room.events_since(member, kept - 1)
             history = [e["event"] for e in since] if since is not None else None
         result = JoinResult(
             role=member.role,

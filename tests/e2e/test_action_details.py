@@ -24,6 +24,7 @@ from e2e_support import Limits, Loaded, Running, ServerConfig, creatures
 from zonekeep.protocol.client import ClientError, ZonekeepClient
 from zonekeep.sdk import Command, CommandSpec, Param, RuleContext, hookimpl
 from zonekeep.sdk.engine import IN_PROCESS, Engine, LoadedPlugin, load_default_plugins
+from zonekeep.server import InMemoryStore
 
 MakeServer = Callable[..., Any]
 
@@ -354,3 +355,29 @@ async def test_join_with_history_gives_the_recent_log_filtered_for_the_seat(
                 with trio.fail_after(5), pytest.raises(ClientError) as info:
                     await fresh.join(eid, token, history=bad)
                 assert info.value.name == "invalid_params"
+
+
+async def test_history_from_a_trimmed_log_is_what_is_kept_for_the_gm_only(
+    make_server: MakeServer,
+) -> None:
+    # Only the in-memory store trims its log (SQLite keeps every event): a store that
+    # keeps 4 events per encounter shows what a page gets from a trimmed log.
+    engine = Engine([*load_default_plugins()])
+    running = await make_server(ServerConfig(port=0), engine=engine, store=InMemoryStore(4))
+    async with running.client() as gm:
+        with trio.fail_after(5):
+            created = await gm.create_encounter("Trimmed", "tavern", roster())
+            eid = created["encounter"]
+            seat = await gm.request("create_seat", encounter=eid, player="alice")
+            await gm.command(eid, "set_surprise", surprised=[])
+            await gm.command(eid, "place", positions={})
+            await gm.command(eid, "roll_initiative")
+            seq = (await gm.request("snapshot", encounter=eid))["seq"]
+        assert seq > 4
+        async with running.client() as page, running.client() as player:
+            with trio.fail_after(5):
+                as_gm = await page.join(eid, created["gm_token"], history=10)
+                as_player = await player.join(eid, seat["token"], history=10)
+            assert [e["type"] for e in as_gm["history"]][-1] == "turn_started"
+            assert len(as_gm["history"]) == 4  # the events still kept
+            assert as_player["history"] is None and as_player["snapshot"] is not None
