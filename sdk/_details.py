@@ -68,6 +68,20 @@ class _Engine(Protocol):
     ) -> tuple[_Outcome | None, Refusal | None]: ...
 
 
+#: The code of a command refused because a plugin failed on it: the protocol's error
+#: name (``plugin_error``), which the server answers such a command with. It is not a
+#: rules refusal code (``RULE_ERRORS``): only the answers of these questions carry it.
+PLUGIN_ERROR = "plugin_error"
+
+
+def plugin_refusal(plugin: str, command: str) -> Refusal:
+    """What a command gets when ``plugin`` fails on it: the server's sentence."""
+    return Refusal(
+        PLUGIN_ERROR,
+        f"The plugin '{plugin}' failed while handling '{command}'; nothing changed.",
+    )
+
+
 class OnesEntropy:
     """Dice that always come up 1: the trials of :mod:`._details` roll with it."""
 

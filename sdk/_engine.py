@@ -28,7 +28,7 @@ from ._conditions import (
     declared_conditions,
 )
 from ._context import RuleContext
-from ._details import ActionDetail, OnesEntropy
+from ._details import ActionDetail, OnesEntropy, plugin_refusal
 from ._details import action_details as _action_details
 from ._dice import Entropy, RandomEntropy
 from ._errors import Refusal
@@ -591,11 +591,7 @@ class Engine:
             return refusal
         except PluginFailure as failure:  # its check failed: not offered
             log.warning("%s", failure)
-            return Refusal(
-                "plugin_error",
-                f"The plugin '{failure.plugin}' failed while handling '{spec.id}'; "
-                "nothing changed.",
-            )
+            return plugin_refusal(failure.plugin, spec.id)
         return None
 
     def refusal_for(
@@ -635,11 +631,7 @@ class Engine:
             return None, refusal
         except PluginFailure as failure:
             log.warning("%s", failure)
-            return None, Refusal(
-                "plugin_error",
-                f"The plugin '{failure.plugin}' failed while handling '{command.type}'; "
-                "nothing changed.",
-            )
+            return None, plugin_refusal(failure.plugin, command.type)
         finally:  # accepted or not, its events are thrown away: the caller reports them
             if unreported is not None:
                 unreported.extend(overruns)

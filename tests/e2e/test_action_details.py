@@ -381,3 +381,37 @@ async def test_history_from_a_trimmed_log_is_what_is_kept_for_the_gm_only(
             assert [e["type"] for e in as_gm["history"]][-1] == "turn_started"
             assert len(as_gm["history"]) == 4  # the events still kept
             assert as_player["history"] is None and as_player["snapshot"] is not None
+
+
+class Fumble:
+    """A plugin whose ``fumble`` command's precondition always fails (raises)."""
+
+    @staticmethod
+    @hookimpl
+    def zonekeep_commands() -> Any:
+        def broken(state: Any, creature: Any) -> None:
+            raise RuntimeError("fumbled")
+
+        return (
+            CommandSpec(
+                "fumble",
+                lambda ctx, cmd: None,
+                "Fumble.",
+                {"creature": Param("creature", True, "who")},
+                requires=broken,
+            ),
+        )
+
+
+async def test_a_failing_plugin_command_is_unavailable_as_sending_it_is_refused(
+    make_server: MakeServer,
+) -> None:
+    engine = Engine([*load_default_plugins(), LoadedPlugin("fumble", "1.0", IN_PROCESS, Fumble)])
+    running = await make_server(ServerConfig(port=0), engine=engine, entropy=Loaded())
+    async with running.client() as gm, running.client() as alice:
+        eid, _token = await start(gm, alice)
+        fumble = (await details(alice, eid, "aria"))["fumble"]
+        assert (fumble["available"], fumble["code"]) == (False, "plugin_error")
+        with trio.fail_after(5), pytest.raises(ClientError) as info:
+            await alice.command(eid, "fumble", creature="aria")
+        assert (info.value.name, info.value.message) == ("plugin_error", fumble["message"])
