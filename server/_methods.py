@@ -69,7 +69,7 @@ from zonekeep.protocol import (
     parse_request,
     wire,
 )
-from zonekeep.sdk import DYING, Command
+from zonekeep.sdk import DYING, Actor, Command, EncounterState
 from zonekeep.sdk.engine import ActionDetail as EngineDetail
 
 from . import _metrics
@@ -90,6 +90,9 @@ REPLAY_SLICE = 256
 REVOKED = 4002
 #: The close code of a connection whose GM key the operator revoked.
 KEY_REVOKED = 4003
+
+#: How many ``actions`` answers the server keeps (see ``Methods._details``).
+DETAILS_KEPT = 256
 
 #: The methods whose replies count against a connection's reply byte budget.
 BUDGETED = frozenset({"snapshot", "join", "list_encounters"})
@@ -185,6 +188,12 @@ class Methods:
         self.holders: dict[str, set[Client]] = {}
         #: Every client (connection) of the server.
         self.clients: set[Client] = set()
+        #: The last ``actions`` details per (encounter, creature, actor), with the state
+        #: they were found in (see ``_details``).
+        self.details_cache: dict[
+            tuple[str, str, Actor],
+            tuple[EncounterState, list[EngineDetail], EndingInfo | None],
+        ] = {}
         registry.detach = self.detach
         registry.close_holders = self.close_holders
         registry.keys_revoked = self.keys_revoked
@@ -451,6 +460,31 @@ class Methods:
             raise ProtocolError(
                 "unknown_creature", f"There is no creature {cid!r} in this encounter."
             )
+        found, ending = self._details(room, member, cid)
+        details = [_detail_for(d, room, member) for d in found]
+        return ActionsResult(
+            creature=cid,
+            actions=[d.id for d in details if d.available],
+            details=details,
+            ending=ending,
+        )
+
+    def _details(
+        self, room: Room, member: Member, cid: str
+    ) -> tuple[list[EngineDetail], EndingInfo | None]:
+        """The engine's details for ``cid`` as ``member``'s actor (and the GM's ending
+        hint), before any filtering for the viewer. Deciding every candidate value takes
+        the engine a few milliseconds in a big fight, so the answer is kept until the
+        room's state changes (a state is replaced, never changed in place): a client
+        asking again and again costs nothing more. An answer during which a plugin
+        went over its time budget is not kept."""
+        if member.role == "spectator":  # refused before the engine, whatever the rules say
+            specs = room.engine.commands.values()
+            return [EngineDetail(s.id, False) for s in specs if s.who == "creature"], None
+        key = (room.id, cid, member.actor)
+        cached = self.details_cache.get(key)
+        if cached is not None and cached[0] is room.state:
+            return cached[1], cached[2]
         unreported: list[tuple[str, str, float]] = []
         found = room.engine.action_details(room.state, cid, member.actor, unreported)
         ending = None
@@ -459,13 +493,13 @@ class Methods:
             dying = [c.id for c in room.state.creatures.values() if DYING in c.conditions]
             ending = EndingInfo(over=over, blockers=blockers, dying=dying)
         room.note_overruns(unreported)
-        details = [_detail_for(d, room, member) for d in found]
-        return ActionsResult(
-            creature=cid,
-            actions=[d.id for d in details if d.available],
-            details=details,
-            ending=ending,
-        )
+        self.details_cache.pop(key, None)
+        if unreported:  # a plugin overran: asked again, it runs (and is counted) again
+            return found, ending
+        while len(self.details_cache) >= DETAILS_KEPT:
+            del self.details_cache[next(iter(self.details_cache))]  # the oldest
+        self.details_cache[key] = (room.state, found, ending)
+        return found, ending
 
     async def m_snapshot(self, client: Client, params: SnapshotParams) -> SnapshotResult:
         room, member = self._room(client, params.encounter)

@@ -225,6 +225,16 @@ async def test_zones_come_with_their_cost_and_go_when_no_movement_is_left(
             "chairs",
         ]
         with trio.fail_after(5):
+            before = (await gm.request("snapshot", encounter=eid))["seq"]
+            await alice.command(eid, "enter", creature="aria", zones=["bar"])
+        enter = (await details(alice, eid, "aria"))["enter"]
+        assert enter["zones"] == []
+        assert (await details(alice, eid, "aria"))["enter"] == enter  # asked again
+        # A rewind to before the move: the answer follows the state, not a kept one.
+        with trio.fail_after(5):
+            await gm.request("rewind", encounter=eid, to_seq=before)
+        assert len((await details(alice, eid, "aria"))["enter"]["zones"]) == 4
+        with trio.fail_after(5):
             await alice.command(eid, "enter", creature="aria", zones=["bar"])
         enter = (await details(alice, eid, "aria"))["enter"]
         assert enter["zones"] == []
