@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from zonekeep.sdk import CommandSpec
 
 #: The protocol version this package describes ("MAJOR.MINOR").
-PROTOCOL_VERSION = "1.2"
+PROTOCOL_VERSION = "1.3"
 
 Role = Literal["gm", "player", "spectator"]
 Who = Literal["creature", "gm", "any"]
@@ -151,6 +151,16 @@ _REQUEST_ID_SCHEMA: dict[str, Any] = {
 _SNAPSHOT = {"$ref": "snapshot.schema.json"}
 _SNAPSHOT_TEXT = "[Snapshot](#snapshot)"
 _EVENT = {"$ref": "event_payload.schema.json"}
+#: A dice seed or contribution: 1-128 printable ASCII characters (SPEC.md, "Dice").
+_SEED_PATTERN = "^[!-~]{1,128}$"
+_DICE_OPTION: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "mode": {"enum": ["fair", "seeded"]},
+        "seed": {"type": "string", "pattern": _SEED_PATTERN},
+    },
+    "additionalProperties": False,
+}
 
 
 # -- hello -----------------------------------------------------------------------------------
@@ -425,6 +435,18 @@ class CreateEncounterParams:
         default=None,
         metadata=doc("Required when the server's operator configured a key."),
     )
+    dice: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata=doc(
+            'The dice (SPEC.md, "Dice"): `{"mode": "fair"}` (the default: a secret seed, '
+            'committed now and revealed when the encounter ends) or `{"mode": "seeded", '
+            '"seed": "..."}` (rolls are a pure function of the public seed and the roll '
+            "counter, for tests and replays). A seed is 1-128 printable ASCII characters "
+            "without spaces; anything else is `invalid_params`.",
+            schema=_DICE_OPTION,
+            type_text="object",
+        ),
+    )
 
 
 @attrs.frozen
@@ -461,6 +483,16 @@ class JoinParams:
             "The seq of the last event this client has seen; asks for the missed events "
             "instead of a snapshot.",
             minimum=0,
+        ),
+    )
+    client_seed: str | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "This seat's contribution to fair dice (a player's or the GM's; 1-128 "
+            "printable ASCII characters, no spaces), mixed into every later roll and "
+            "recorded as a `dice_contributed` event. Ignored for seeded dice and for "
+            "spectators.",
+            keywords={"pattern": _SEED_PATTERN},
         ),
     )
 
@@ -602,6 +634,48 @@ class RotateGmTokenResult:
         metadata=doc("The new GM token (the only one from now on).", minLength=1)
     )
     closed: int = attrs.field(metadata=_CLOSED)
+
+
+# -- dice ------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ContributeDiceParams:
+    """``contribute_dice`` params (GM or player): entropy mixed into every later roll of
+    a fair encounter."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    value: str = attrs.field(
+        metadata=doc(
+            "The contribution: 1-128 printable ASCII characters, no spaces.",
+            keywords={"pattern": _SEED_PATTERN},
+        )
+    )
+
+
+@attrs.frozen
+class ContributeDiceResult:
+    """``contribute_dice`` result: the seq of the ``dice_contributed`` event."""
+
+    seq: int = attrs.field(metadata=doc("The seq of the `dice_contributed` event.", minimum=2))
+
+
+@attrs.frozen
+class RotateDiceParams:
+    """``rotate_dice`` params (GM): reveal the fair dice's seed now and commit a new one."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+
+
+@attrs.frozen
+class RotateDiceResult:
+    """``rotate_dice`` result: the seq of the new ``dice_committed`` event and its
+    commitment."""
+
+    seq: int = attrs.field(metadata=doc("The seq of the new `dice_committed` event.", minimum=2))
+    commitment: str = attrs.field(
+        metadata=doc("The new commitment: SHA-256 of the new secret seed, hex.", minLength=64)
+    )
 
 
 # -- playing ---------------------------------------------------------------------------------
@@ -931,6 +1005,8 @@ METHODS: dict[str, tuple[type[Any], type[Any]]] = {
     "remove_seat": (RemoveSeatParams, RemoveSeatResult),
     "revoke_spectator_link": (RevokeSpectatorLinkParams, RevokeSpectatorLinkResult),
     "rotate_gm_token": (RotateGmTokenParams, RotateGmTokenResult),
+    "contribute_dice": (ContributeDiceParams, ContributeDiceResult),
+    "rotate_dice": (RotateDiceParams, RotateDiceResult),
 }
 
 #: Notification method -> params class.
@@ -1376,6 +1452,10 @@ SNAPSHOT_FIELDS: dict[str, str] = {
     "plugin_overruns": "Calls over the server's time budget so far, per plugin name "
     "(`plugin_overran` events).",
     "disabled_plugins": "Plugins switched off for this encounter (`plugin_disabled`), in order.",
+    "dice": 'The dice (SPEC.md, "Dice"): `mode` (`fair` or `seeded`), `commitment` '
+    "(SHA-256 of the current seed), `seed` (public for seeded dice, and for fair dice once "
+    "`revealed`), `mix` (hex of the contributions' mix), `contributions`, `epoch` (seeds "
+    "committed so far); null when the server's test entropy rolls.",
     "seq": "The seq of the last event included.",
 }
 
@@ -1410,4 +1490,8 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "1.1": "the `turn_timer` notification",
     "1.2": "taking tokens back: `remove_seat`, `revoke_spectator_link`, `rotate_gm_token`, "
     "and the close code 4002",
+    "1.3": "verifiable dice: `create_encounter`'s `dice` option (fair or seeded), `join`'s "
+    "`client_seed`, `contribute_dice`, `rotate_dice`, the `dice` of the snapshot, the "
+    "`dice_committed`, `dice_contributed`, `dice_revealed` and `dice_drawn` events, the "
+    "`draws` of rolls and roll-offs and the `undone_rolls` of `rewound`",
 }

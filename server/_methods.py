@@ -25,6 +25,8 @@ from zonekeep.protocol import (
     ActionsResult,
     CommandParams,
     CommandResult,
+    ContributeDiceParams,
+    ContributeDiceResult,
     CreateEncounterParams,
     CreateEncounterResult,
     CreateSeatParams,
@@ -46,6 +48,8 @@ from zonekeep.protocol import (
     RevokeSpectatorLinkResult,
     RewindParams,
     RewindResult,
+    RotateDiceParams,
+    RotateDiceResult,
     RotateGmTokenParams,
     RotateGmTokenResult,
     SnapshotParams,
@@ -54,9 +58,10 @@ from zonekeep.protocol import (
     parse_request,
     wire,
 )
-from zonekeep.sdk import Command
+from zonekeep.sdk import Actor, Command
 
 from ._config import Limits
+from ._dice import check_contribution
 from ._fanout import Member, Subscriber, push
 from ._registry import Registry
 from ._room import Grant, Job, Room
@@ -266,6 +271,7 @@ class Methods:
         grant = room.find_grant(params.token)
         if grant is None:
             raise ProtocolError("bad_token", "That token does not open this encounter.")
+        await self._join_seed(room, grant, params.client_seed)
         member = self._admit(client, room, grant)
         client.rooms[room.id] = member
         events = await room.events_since(member, last_seq) if last_seq is not None else None
@@ -282,6 +288,51 @@ class Methods:
         if result.events is not None and len(result.events) > REPLAY_SLICE:
             return await _sliced(result, result.events)
         return result
+
+    async def _join_seed(self, room: Room, grant: Grant, value: str | None) -> None:
+        """``join``'s ``client_seed``: checked, then mixed into a fair encounter's dice
+        (before the seat joins, so that its snapshot already holds the contribution)."""
+        if value is None:
+            return
+        value = check_contribution(value)
+        dice = room.state.dice
+        if grant.role == "spectator" or dice is None or dice.mode != "fair":
+            return
+        by = "gm" if grant.role == "gm" else grant.player or ""
+        await _submit(
+            room,
+            Job(
+                Actor(grant.role, by),
+                Command("contribute_dice", {"value": value}, Actor(grant.role, by)),
+                None,
+                "contribute_dice",
+            ),
+        )
+
+    async def m_contribute_dice(
+        self, client: Client, params: ContributeDiceParams
+    ) -> ContributeDiceResult:
+        room, member = self._room(client, params.encounter)
+        room.capability_check(member, "contribute_dice")
+        value = check_contribution(params.value)
+        job = Job(
+            member.actor,
+            Command("contribute_dice", {"value": value}, member.actor),
+            member,
+            "contribute_dice",
+        )
+        result = await _submit(room, job)
+        assert isinstance(result, CommandResult)
+        return ContributeDiceResult(seq=result.first_seq)
+
+    async def m_rotate_dice(self, client: Client, params: RotateDiceParams) -> RotateDiceResult:
+        room, member = self._room(client, params.encounter)
+        _gm_only(member, "rotate the dice's seed")
+        job = Job(member.actor, Command("rotate_dice", {}, member.actor), member, "rotate_dice")
+        result = await _submit(room, job)
+        assert isinstance(result, CommandResult)
+        assert room.state.dice is not None
+        return RotateDiceResult(seq=result.last_seq, commitment=room.state.dice.commitment)
 
     async def m_create_seat(self, client: Client, params: CreateSeatParams) -> CreateSeatResult:
         room, member = self._room(client, params.encounter)

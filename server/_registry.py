@@ -41,6 +41,7 @@ from zonekeep.sdk import (
 from zonekeep.sdk.engine import Engine
 
 from ._config import ServerConfig
+from ._dice import DiceChoice, RoomDice, next_counter, parse_dice_option
 from ._encounter_file import EncounterFile
 from ._room import Grant, Job, Room
 from ._store import EventStore, StoreError
@@ -126,6 +127,7 @@ class Registry:
         creatures: list[sdk.Creature],
         options: EncounterOptions | None = None,
         creator: str | None = None,
+        dice: DiceChoice | None = None,
     ) -> tuple[Room, str]:
         """Create an encounter, store it, and start its loop under the server's nursery.
 
@@ -151,9 +153,15 @@ class Registry:
             outcome = self.engine.create(eid, creatures, options=options, name=name, arena=arena)
         except Refusal as refusal:
             raise ProtocolError.from_refusal(refusal.code, refusal.message) from None
-        room = self._new_room(eid, outcome.state)
+        events = list(outcome.events)
+        room_dice = await self._dice_for(eid, dice)
+        if room_dice is not None:
+            committed = room_dice.first_commitment(dice or DiceChoice())
+            sdk.apply_event(outcome.state, committed)
+            events.append(committed)
+        room = self._new_room(eid, outcome.state, room_dice)
         try:
-            await self.store.append(eid, 1, outcome.events, snapshot=state_to_dict(outcome.state))
+            await self.store.append(eid, 1, events, snapshot=state_to_dict(outcome.state))
         except StoreError as exc:
             raise ProtocolError(
                 "store_unavailable", f"The encounter could not be saved: {exc}"
@@ -166,7 +174,22 @@ class Registry:
         await self.nursery.start(self._guarded, room)
         return room, token
 
-    def _new_room(self, eid: str, state: sdk.EncounterState) -> Room:
+    async def _dice_for(self, eid: str, choice: DiceChoice | None) -> RoomDice | None:
+        """Verifiable dice for a new encounter: always for seeded dice; for fair dice
+        unless the server was given a test's entropy (which then rolls, unverified)."""
+        if self.entropy is not None and (choice is None or choice.mode == "fair"):
+            return None
+        return RoomDice(eid, await self._dice_secret())
+
+    async def _dice_secret(self) -> bytes:
+        try:
+            return await self.store.dice_secret()
+        except StoreError as exc:
+            raise ProtocolError(
+                "store_unavailable", f"The dice could not be prepared: {exc}"
+            ) from None
+
+    def _new_room(self, eid: str, state: sdk.EncounterState, dice: RoomDice | None = None) -> Room:
         """A room for ``state`` with this server's engine, store, entropy and limits."""
         return Room(
             eid,
@@ -174,6 +197,7 @@ class Registry:
             self.store,
             state,
             entropy=self.entropy,
+            dice=dice,
             reaction_seconds=self.config.reaction_seconds,
             # The room's own cap is the sum; Methods.m_join holds each part to its own.
             max_members=self.config.limits.max_connections_per_encounter
@@ -233,11 +257,12 @@ class Registry:
                 options = converter.structure(params.options, EncounterOptions)
             except cattrs.BaseValidationError as exc:
                 raise _roster_error("; ".join(describe_errors(exc, "options"))) from None
+        dice = parse_dice_option(params.dice)
         if key is not None and params.server_key is not None:  # checked above
             creator = "key:" + hashlib.sha256(params.server_key.encode()).hexdigest()
         else:
             creator = "ip:" + address
-        return await self.create_room(name, arena, creatures, options, creator)
+        return await self.create_room(name, arena, creatures, options, creator, dice)
 
     def _arena(self, value: Any) -> Arena:
         if isinstance(value, str):
@@ -306,12 +331,22 @@ class Registry:
             for note in notes:
                 # Stored before the ranges were enforced: clamped, not a runaway.
                 log.warning("encounter %s: option %s", stored.id, note)
-            room = self._new_room(stored.id, state)
+            room = self._new_room(stored.id, state, await self._restored_dice(stored.id, state))
             room.grants = [Grant(g.token_hash, g.role, g.player) for g in stored.grants]  # type: ignore[arg-type]
             self.rooms[stored.id] = room
             await self.nursery.start(self._guarded, room)
             count += 1
         return count
+
+    async def _restored_dice(self, eid: str, state: sdk.EncounterState) -> RoomDice | None:
+        """The dice of a restored encounter: its seed again, and the counter after the
+        highest one in its log (so no die is ever drawn twice)."""
+        if state.dice is None:
+            return None
+        counter = next_counter(e for _, e in await self.store.read(eid))
+        dice = RoomDice(eid, await self.store.dice_secret(), counter=counter)
+        dice.resume(state.dice)
+        return dice
 
     async def _rebuild(self, stored: Any) -> sdk.EncounterState | None:
         tail = await self.store.read(stored.id, stored.snapshot_seq)

@@ -34,6 +34,8 @@ from zonekeep.protocol import (
     CommandInfo,
     CommandParams,
     CommandResult,
+    ContributeDiceParams,
+    ContributeDiceResult,
     CreateEncounterParams,
     CreateEncounterResult,
     CreateSeatParams,
@@ -61,6 +63,8 @@ from zonekeep.protocol import (
     RevokeSpectatorLinkResult,
     RewindParams,
     RewindResult,
+    RotateDiceParams,
+    RotateDiceResult,
     RotateGmTokenParams,
     RotateGmTokenResult,
     ServerInfo,
@@ -202,8 +206,18 @@ def params_samples() -> dict[str, list[Any]]:
                 options={"flanking": False},
                 server_key="k3y",
             ),
+            CreateEncounterParams(
+                "Seeded",
+                "tavern",
+                [{"id": "a", "name": "A", "side": "x"}],
+                dice={"mode": "seeded", "seed": "s1"},
+            ),
         ],
-        "join": [JoinParams("e1", "tok"), JoinParams("e1", "tok", last_seq=0)],
+        "join": [
+            JoinParams("e1", "tok"),
+            JoinParams("e1", "tok", last_seq=0),
+            JoinParams("e1", "tok", client_seed="x7"),
+        ],
         "create_seat": [CreateSeatParams("e1", "ana"), CreateSeatParams("e1", "ana", ["aria"])],
         "create_spectator_link": [CreateSpectatorLinkParams("e1")],
         "command": [
@@ -218,6 +232,8 @@ def params_samples() -> dict[str, list[Any]]:
         "remove_seat": [RemoveSeatParams("e1", "ana")],
         "revoke_spectator_link": [RevokeSpectatorLinkParams("e1", "tok")],
         "rotate_gm_token": [RotateGmTokenParams("e1")],
+        "contribute_dice": [ContributeDiceParams("e1", "lucky-socks")],
+        "rotate_dice": [RotateDiceParams("e1")],
     }
 
 
@@ -245,6 +261,8 @@ def result_samples() -> dict[str, list[Any]]:
         "remove_seat": [RemoveSeatResult(2)],
         "revoke_spectator_link": [RevokeSpectatorLinkResult(0)],
         "rotate_gm_token": [RotateGmTokenResult("new-token", 1)],
+        "contribute_dice": [ContributeDiceResult(7)],
+        "rotate_dice": [RotateDiceResult(9, "ab" * 32)],
     }
 
 
