@@ -463,7 +463,11 @@ class CreateEncounterResult:
     )
     role: Literal["gm"] = attrs.field(metadata=doc("The role of this connection in the encounter."))
     seq: int = attrs.field(
-        metadata=doc("The seq of the last event: 1 (`encounter_created`).", minimum=0)
+        metadata=doc(
+            "The seq of the last event: 1 (`encounter_created`), or 2 when the dice are "
+            "verifiable (`dice_committed` follows it).",
+            minimum=0,
+        )
     )
     snapshot: dict[str, Any] = attrs.field(
         metadata=doc("The encounter as the GM sees it.", schema=_SNAPSHOT, type_text=_SNAPSHOT_TEXT)

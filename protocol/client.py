@@ -296,10 +296,18 @@ class ZonekeepClient:
             "create_encounter", name=name, arena=arena, creatures=creatures, **extra
         )
 
-    async def join(self, encounter: str, token: str, last_seq: int | None = None) -> dict[str, Any]:
+    async def join(
+        self,
+        encounter: str,
+        token: str,
+        last_seq: int | None = None,
+        client_seed: str | None = None,
+    ) -> dict[str, Any]:
         params: dict[str, Any] = {"encounter": encounter, "token": token}
         if last_seq is not None:
             params["last_seq"] = last_seq
+        if client_seed is not None:
+            params["client_seed"] = client_seed
         return await self.request("join", **params)
 
     async def command(self, encounter: str, type: str, **params: Any) -> dict[str, Any]:

@@ -138,6 +138,7 @@ from ._events import (
     event_type,
 )
 from ._fairdice import (
+    EMPTY_MIX,
     CountedEntropy,
     VerifyFailure,
     VerifyReport,
@@ -231,6 +232,7 @@ __all__ = [
     "DEFEATED",
     "DODGING",
     "DYING",
+    "EMPTY_MIX",
     "ESCAPED",
     "EVENT_TYPES",
     "GM",

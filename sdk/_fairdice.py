@@ -207,13 +207,14 @@ def verify_log(events: Iterable[tuple[int, Mapping[str, Any]]]) -> VerifyReport:
 
     Raises :class:`VerifyFailure` for the first problem: a commitment that is not the
     SHA-256 of its revealed seed, a die that is not the construction's, a counter used
-    twice or skipped, dice under a seed never revealed (a missing reveal, a truncated
+    twice or skipped (the counters of a whole log are 0, 1, 2 ... each once, in any
+    order inside a command's events), dice under a seed never revealed (a missing reveal, a truncated
     log), a malformed dice event. A log without dice events (test entropy) verifies
     nothing and says so with ``mode == "none"``.
     """
     epoch: _Epoch | None = None
     mix = EMPTY_MIX
-    expected = 0
+    seen: set[int] = set()
     rolls = seeds = contributions = 0
     timeline: list[tuple[int, list[int]]] = []  # (seq, counters) of the live events
     undone: list[tuple[int, tuple[int, ...]]] = []
@@ -222,7 +223,7 @@ def verify_log(events: Iterable[tuple[int, Mapping[str, Any]]]) -> VerifyReport:
         last_seq = seq
         kind = event.get("type")
         if kind == "dice_committed":
-            if epoch is not None and epoch.mode == "fair" and epoch.seed is None:
+            if epoch is not None and epoch.mode == "fair" and epoch.pending:
                 raise _first_pending(epoch, "a new seed was committed before this one was revealed")
             mode = event.get("mode")
             digest = event.get("commitment")
@@ -259,9 +260,16 @@ def verify_log(events: Iterable[tuple[int, Mapping[str, Any]]]) -> VerifyReport:
             to_seq = event.get("to_seq")
             if not isinstance(to_seq, int):
                 raise VerifyFailure("a malformed rewound event", None, seq)
-            gone = [c for s, cs in timeline if s > to_seq for c in cs]
+            gone = tuple(c for s, cs in timeline if s > to_seq for c in cs)
             timeline = [(s, cs) for s, cs in timeline if s <= to_seq]
-            undone.append((seq, tuple(gone)))
+            claimed = event.get("undone_rolls")
+            if epoch is not None and claimed is not None and list(claimed) != list(gone):
+                raise VerifyFailure(
+                    f"the rewind says it undid rolls {list(claimed)}, but it undid {list(gone)}",
+                    gone[0] if gone else None,
+                    seq,
+                )
+            undone.append((seq, gone))
             continue
         try:
             found = dice_in(event)
@@ -273,22 +281,26 @@ def verify_log(events: Iterable[tuple[int, Mapping[str, Any]]]) -> VerifyReport:
         if epoch is None:
             raise VerifyFailure("dice were rolled before any commitment", found[0][0], seq)
         for counter, sides, value in found:
-            if counter != expected:
+            if counter in seen or counter < 0:
                 raise VerifyFailure(
-                    f"the counter should be {expected} here (a roll missing, repeated or "
-                    "out of order)",
-                    counter,
-                    seq,
+                    "this counter was used before (a die drawn twice)", counter, seq
                 )
             if sides < 1 or not 1 <= value <= sides:
                 raise VerifyFailure(f"{value} cannot come up on a d{sides}", counter, seq)
-            expected += 1
+            seen.add(counter)
             epoch.pending.append((seq, counter, sides, value, mix))
         timeline.append((seq, [c for c, _, _ in found]))
         if epoch.seed is not None:  # seeded: checked at once
             _check(epoch)
             rolls += len(epoch.pending)
             epoch.pending.clear()
+    missing = next((c for c in range(len(seen)) if c not in seen), None)
+    if missing is not None:
+        raise VerifyFailure(
+            "this roll is missing from the log (the counter skips it: rolls cut out, or "
+            "drawn and not recorded)",
+            missing,
+        )
     if epoch is not None and epoch.pending:
         raise _first_pending(
             epoch,
@@ -305,7 +317,8 @@ def verify_log(events: Iterable[tuple[int, Mapping[str, Any]]]) -> VerifyReport:
 
 
 def _first_pending(epoch: _Epoch, message: str) -> VerifyFailure:
-    seq, counter, *_ = epoch.pending[0] if epoch.pending else (None, None)
+    first = min(epoch.pending, key=lambda p: p[1]) if epoch.pending else (None, None)
+    seq, counter, *_ = first
     return VerifyFailure(message, counter, seq)
 
 

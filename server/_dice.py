@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import attrs
@@ -39,10 +41,12 @@ from zonekeep.sdk import (
     DiceState,
     EncounterState,
     Event,
+    VerifyFailure,
     commitment,
     dice_in,
     event_to_dict,
     valid_seed,
+    verify_log,
 )
 
 log = logging.getLogger("zonekeep.dice")
@@ -212,6 +216,60 @@ class RoomDice:
             self.entropy.mix = bytes.fromhex(dice.mix)
 
 
+# -- zonekeep verify ------------------------------------------------------------------------
+
+
+def verify_export(path: str | Path) -> tuple[bool, list[str]]:
+    """Check the dice of an exported log (``zonekeep export``'s JSON Lines): whether they
+    verify, and the lines to print. Reads line by line: a line that is not an event
+    (a truncated file) ends the log there, so the dice after it count as never revealed.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return False, [f"{path}: cannot read it: {exc}"]
+    events: list[tuple[int, dict[str, Any]]] = []
+    notes: list[str] = []
+    expected = 1
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            params = json.loads(raw)
+            seq, event = params["seq"], params["event"]
+            if not isinstance(seq, int) or not isinstance(event, dict):
+                raise TypeError("not an event line")
+        except (ValueError, KeyError, TypeError):
+            notes.append(f"{path}:{number}: not an event line (the file is cut or damaged here)")
+            break
+        if seq != expected:
+            notes.append(
+                f"{path}:{number}: seq {seq} where {expected} was expected (events missing)"
+            )
+            break
+        expected += 1
+        events.append((seq, event))
+    try:
+        report = verify_log(events)
+    except VerifyFailure as failure:
+        return False, [*notes, f"{path}: dice NOT verified: {failure}"]
+    if notes:
+        return False, [*notes, f"{path}: dice NOT verified: the log is incomplete"]
+    if report.mode == "none":
+        return False, [f"{path}: no verifiable dice in this log (rolled by a test's entropy)"]
+    lines = [
+        f"{path}: dice verified: {report.rolls} rolls ({report.mode}), "
+        f"{report.seeds} seed(s) checked, {report.contributions} contribution(s)"
+    ]
+    for seq, counters in report.undone:
+        undone = ", ".join(f"#{c}" for c in counters) or "none"
+        lines.append(f"the rewind at event {seq} undid rolls: {undone}")
+    if not report.undone:
+        lines.append("no rewinds")
+    return True, lines
+
+
 __all__ = [
     "DiceChoice",
     "RoomDice",
@@ -219,4 +277,5 @@ __all__ = [
     "fair_seed",
     "next_counter",
     "parse_dice_option",
+    "verify_export",
 ]
