@@ -906,8 +906,41 @@ def tables() -> dict[str, Callable[[], str]]:
         "commands": commands_table,
         "limits": limits_table,
         "versions": versions_table,
+        "dice vectors": dice_vectors_table,
         "schema files": schema_files_table,
     }
+
+
+#: SPEC.md's dice vectors: (seed, contributions before the die, counter, sides).
+DICE_VECTORS: list[tuple[str, tuple[str, ...], int, int]] = [
+    ("table-7", (), 0, 20),
+    ("table-7", (), 1, 20),
+    ("table-7", (), 2, 6),
+    ("table-7", (), 3, 4),
+    ("table-7", (), 1000, 100),
+    ("3f" * 32, ("lucky-socks",), 0, 20),
+    ("3f" * 32, ("lucky-socks", "GM~salt!"), 41, 12),
+    ("x", (), 2**40, 1000),
+    ("x", (), 7, 2),
+    ("x", (), 8, 3),
+]
+
+
+def dice_vectors_table() -> str:
+    """SPEC.md's dice vectors, computed by the construction (``zonekeep.sdk.die``)."""
+    from zonekeep.sdk import EMPTY_MIX, die, next_mix
+
+    rows = ["| seed | contributions mixed in | counter | sides | face |", "|---|---|---|---|---|"]
+    for seed, contributions, counter, sides in DICE_VECTORS:
+        mix = EMPTY_MIX
+        for c in contributions:
+            mix = next_mix(mix, c)
+        shown = f"`{seed[:2]}` repeated {len(seed) // 2} times" if len(seed) > 16 else f"`{seed}`"
+        mixed = ", ".join(f"`{c}`" for c in contributions) or "none"
+        rows.append(
+            f"| {shown} | {mixed} | {counter} | {sides} | {die(seed, mix, counter, sides)} |"
+        )
+    return "\n".join(rows)
 
 
 def fill_spec(text: str) -> str:

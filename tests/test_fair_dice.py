@@ -226,3 +226,15 @@ def test_the_javascript_verifier_agrees_with_the_vectors(tmp_path: Path) -> None
             assert result["rolls"] == case["rolls"] and result["undone"] == case["undone"]
         else:
             assert result["counter"] == case["counter"], (case["name"], result)
+
+
+def test_spec_md_shows_the_vectors_of_the_shared_file() -> None:
+    from zonekeep.protocol._generate import DICE_VECTORS
+
+    data = json.loads(VECTORS.read_text())
+    assert [(c["seed"], c["counter"], c["sides"]) for c in data["dice"]] == [
+        (seed, counter, sides) for seed, _, counter, sides in DICE_VECTORS
+    ]
+    spec = (ROOT / "protocol" / "SPEC.md").read_text()
+    for case in data["dice"]:
+        assert f"| {case['counter']} | {case['sides']} | {case['face']} |" in spec
