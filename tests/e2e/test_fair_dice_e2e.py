@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import trio
-from e2e_support import Running, ServerConfig, creatures
+from e2e_support import Running, ServerConfig, creatures, sturdy_goblin_roster
 
 from zonekeep.protocol.client import ClientError, ZonekeepClient
 from zonekeep.sdk import EMPTY_MIX, commitment, dice_in, die, next_mix
@@ -32,9 +32,11 @@ async def fair_server(make_server: MakeServer) -> Running:
     return running
 
 
-async def setup(gm: ZonekeepClient, **extra: Any) -> dict[str, Any]:
+async def setup(
+    gm: ZonekeepClient, cast: list[dict[str, Any]] | None = None, **extra: Any
+) -> dict[str, Any]:
     with trio.fail_after(10):
-        created = await gm.create_encounter("Dice", "tavern", roster(), **extra)
+        created = await gm.create_encounter("Dice", "tavern", cast or roster(), **extra)
         eid = created["encounter"]
         seat = await gm.request("create_seat", encounter=eid, player="alice")
     return {"eid": eid, "created": created, "alice": seat["token"], "gm": created["gm_token"]}
@@ -52,7 +54,7 @@ async def play_to_the_end(gm: ZonekeepClient, eid: str, rounds: int = 40) -> dic
     and reactions get their defaults. Returns the final snapshot."""
     with trio.fail_after(60):
         for _ in range(rounds * 4):
-            snap = (await gm.request("snapshot", encounter=eid))["snapshot"]
+            snap: dict[str, Any] = (await gm.request("snapshot", encounter=eid))["snapshot"]
             if snap["phase"] == "ended":
                 return snap
             for decision in snap["pending"]:
@@ -74,7 +76,8 @@ async def play_to_the_end(gm: ZonekeepClient, eid: str, rounds: int = 40) -> dic
             with contextlib.suppress(ClientError):
                 await gm.command(eid, "end_turn", creature=active)
         await gm.command(eid, "end_encounter", force=True)
-        return (await gm.request("snapshot", encounter=eid))["snapshot"]
+        final: dict[str, Any] = (await gm.request("snapshot", encounter=eid))["snapshot"]
+        return final
 
 
 def export(running: Running, eid: str, target: Path) -> list[dict[str, Any]]:
@@ -149,7 +152,7 @@ async def test_rotation_reveals_the_seed_and_rewinds_keep_their_undone_rolls(
 ) -> None:
     running = await fair_server(make_server)
     async with running.client() as gm, running.client() as alice:
-        table = await setup(gm)
+        table = await setup(gm, sturdy_goblin_roster())  # no attack ends the fight
         eid = table["eid"]
         await alice.join(eid, table["alice"])
         with pytest.raises(ClientError) as refused:
@@ -189,6 +192,28 @@ async def test_rotation_reveals_the_seed_and_rewinds_keep_their_undone_rolls(
         f"the rewind at event {rewound['seq']} undid rolls: " + ", ".join(f"#{c}" for c in undone)
         in out
     )
+
+
+async def test_a_rewind_past_the_end_commits_a_new_seed(make_server: MakeServer) -> None:
+    running = await fair_server(make_server)
+    async with running.client() as gm:
+        table = await setup(gm, sturdy_goblin_roster())
+        eid = table["eid"]
+        await start(gm, eid)
+        mark = (await gm.request("snapshot", encounter=eid))["snapshot"]
+        ended = await gm.command(eid, "end_encounter", force=True)
+        revealed = (await gm.request("snapshot", encounter=eid))["snapshot"]["dice"]
+        assert revealed["revealed"] and revealed["epoch"] == 1
+        # Back before the end: the revealed seed is never used again.
+        rewound = await gm.request("rewind", encounter=eid, to_seq=mark["seq"])
+        snap = (await gm.request("snapshot", encounter=eid))["snapshot"]
+        dice = snap["dice"]
+        assert snap["phase"] == "turns" and dice["epoch"] == 2 and not dice["revealed"]
+        assert dice["commitment"] != revealed["commitment"] and dice["seed"] is None
+        joined = await gm.join(eid, table["gm"], last_seq=ended["last_seq"])
+        kinds = [e["type"] for e in joined["events"]]
+        assert kinds == ["rewound", "dice_committed"]
+        assert rewound["seq"] == ended["last_seq"] + 1
 
 
 async def test_seeded_dice_are_the_same_on_every_server(make_server: MakeServer) -> None:
@@ -238,12 +263,11 @@ async def test_malformed_contributions_are_refused(make_server: MakeServer, valu
         table = await setup(gm)
         eid = table["eid"]
         seq = table["created"]["seq"]
-        for call in (
-            lambda: alice.join(eid, table["alice"], client_seed=value),
-            lambda: gm.request("contribute_dice", encounter=eid, value=value),
-        ):
-            with pytest.raises(ClientError) as refused:
-                await call()
-            assert refused.value.name == "invalid_params"
+        with pytest.raises(ClientError) as refused:
+            await alice.join(eid, table["alice"], client_seed=value)
+        assert refused.value.name == "invalid_params"
+        with pytest.raises(ClientError) as refused:
+            await gm.request("contribute_dice", encounter=eid, value=value)
+        assert refused.value.name == "invalid_params"
         snap = (await gm.request("snapshot", encounter=eid))["snapshot"]
         assert snap["seq"] == seq and snap["dice"]["contributions"] == 0
