@@ -196,6 +196,11 @@ class RoomDice:
         found.append(self._recommit(dice))
         return found
 
+    def recommit(self, dice: DiceState) -> DiceCommitted:
+        """A fresh commitment (the next epoch's seed), for a restored encounter whose
+        seed is owed: written before its next roll."""
+        return self._recommit(dice)
+
     def _recommit(self, dice: DiceState) -> DiceCommitted:
         self.owed = False
         self.entropy.seed = fair_seed(self.secret, self.encounter, dice.epoch + 1)

@@ -346,6 +346,18 @@ class Registry:
         counter = next_counter(e for _, e in await self.store.read(eid))
         dice = RoomDice(eid, await self.store.dice_secret(), counter=counter)
         dice.resume(state.dice)
+        if dice.owed and state.phase != "ended":
+            # Its seed is not this store's (an imported log): a new one is committed
+            # now, before any roll, and the old one's rolls stay unrevealed.
+            event = dice.recommit(state.dice)
+            try:
+                await self.store.append(eid, state.seq + 1, (event,))
+            except StoreError as exc:  # then it comes after the next command's events
+                log.error("encounter %s: the new dice commitment was not saved: %s", eid, exc)
+                dice.owed = True
+                dice.resume(state.dice)
+                return dice
+            sdk.apply_event(state, event)
         return dice
 
     async def _rebuild(self, stored: Any) -> sdk.EncounterState | None:

@@ -271,3 +271,44 @@ async def test_malformed_contributions_are_refused(make_server: MakeServer, valu
         assert refused.value.name == "invalid_params"
         snap = (await gm.request("snapshot", encounter=eid))["snapshot"]
         assert snap["seq"] == seq and snap["dice"]["contributions"] == 0
+
+
+async def test_an_imported_unfinished_encounter_gets_a_new_seed_before_its_next_roll(
+    make_server: MakeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = await fair_server(make_server)
+    async with first.client() as gm:
+        table = await setup(gm, sturdy_goblin_roster())
+        eid = table["eid"]
+        await start(gm, eid)
+    export(first, eid, tmp_path / "moving.jsonl")
+    other = tmp_path / "other"
+    capsys.readouterr()
+    argv = ["import", str(tmp_path / "moving.jsonl"), "--data-dir", str(other)]
+    assert await trio.to_thread.run_sync(cli, argv) == 0  # the command runs trio itself
+    token = capsys.readouterr().out.split("GM token: ")[1].split()[0]
+    # The other store has another dice secret: the old seed cannot be had there.
+    second: Running = await make_server(ServerConfig(port=0, data_dir=other), entropy=None)
+    async with second.client() as gm:
+        await gm.join(eid, token)
+        snap = (await gm.request("snapshot", encounter=eid))["snapshot"]
+        assert snap["dice"]["epoch"] == 2 and not snap["dice"]["revealed"]
+        active = snap["active"]
+        foe = next(
+            c for c in snap["creatures"].values() if c["side"] != snap["creatures"][active]["side"]
+        )
+        await gm.command(eid, "attack", creature=active, target=foe["id"])
+        await gm.command(eid, "end_encounter", force=True)
+    lines = export(second, eid, tmp_path / "moved.jsonl")
+    events = [line["event"] for line in lines]
+    committed = [i for i, e in enumerate(events) if e["type"] == "dice_committed"]
+    assert len(committed) == 2 and committed[1] == snap["seq"] - 1  # before any new roll
+    new_seed = events[-1]["seed"]
+    assert commitment(new_seed) == events[committed[1]]["commitment"]
+    later = [d for e in events[committed[1] :] for d in dice_in(e)]
+    assert later and all(die(new_seed, EMPTY_MIX, c, s) == v for c, s, v in later)
+    # The rolls made under the first seed can never be checked: verify says so.
+    capsys.readouterr()
+    assert cli(["verify", str(tmp_path / "moved.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "roll #0" in err and "committed before this one was revealed" in err
