@@ -190,7 +190,12 @@ class Registry:
             ) from None
 
     def _new_room(self, eid: str, state: sdk.EncounterState, dice: RoomDice | None = None) -> Room:
-        """A room for ``state`` with this server's engine, store, entropy and limits."""
+        """A room for ``state`` with this server's engine, store, entropy and limits.
+
+        An encounter with verifiable dice (``state.dice``) needs its ``dice``
+        (:meth:`_restored_dice` for one read from the store)."""
+        if dice is None and state.dice is not None and self.entropy is None:
+            log.error("encounter %s: its verifiable dice were not restored", eid)
         return Room(
             eid,
             self.engine,

@@ -312,3 +312,25 @@ async def test_an_imported_unfinished_encounter_gets_a_new_seed_before_its_next_
     assert cli(["verify", str(tmp_path / "moved.jsonl")]) == 1
     err = capsys.readouterr().err
     assert "roll #0" in err and "committed before this one was revealed" in err
+
+
+async def test_a_seat_with_a_hidden_creature_sees_no_counters(make_server: MakeServer) -> None:
+    # The counters of the dice a seat sees would count the rolls of the creatures it
+    # does not see (the hidden ogre's initiative): while something is hidden from a
+    # seat, its events carry no counters.
+    running = await fair_server(make_server)
+    async with running.client() as gm, running.client() as alice:
+        table = await setup(gm, creatures())  # the ogre is hidden
+        eid = table["eid"]
+        await alice.join(eid, table["alice"])
+        await start(gm, eid)
+        seen = await alice.join(eid, table["alice"], last_seq=0)
+        full = await gm.join(eid, table["gm"], last_seq=0)
+    rolled = next(e for e in seen["events"] if e["type"] == "initiative_rolled")
+    assert len(rolled["entries"]) == 3  # the ogre's entry is not there
+    assert all(entry["roll"]["draws"] == [] for entry in rolled["entries"])
+    assert [d for e in seen["events"] for d in dice_in(e)] == []
+    gm_rolled = next(e for e in full["events"] if e["type"] == "initiative_rolled")
+    counters = sorted(c for c, _, _ in dice_in(gm_rolled))  # four d20s, then any roll-offs
+    assert len(gm_rolled["entries"]) == 4 and counters == list(range(len(counters))) != []
+    assert len(counters) >= 4
