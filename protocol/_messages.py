@@ -494,8 +494,8 @@ class JoinParams:
         metadata=doc(
             "This seat's contribution to fair dice (a player's or the GM's; 1-128 "
             "printable ASCII characters, no spaces), mixed into every later roll and "
-            "recorded as a `dice_contributed` event. Ignored for seeded dice and for "
-            "spectators.",
+            "recorded as a `dice_contributed` event. Ignored for seeded dice, for "
+            "spectators and once the encounter has ended.",
             keywords={"pattern": _SEED_PATTERN},
         ),
     )

@@ -298,6 +298,8 @@ class Methods:
         dice = room.state.dice
         if grant.role == "spectator" or dice is None or dice.mode != "fair":
             return
+        if room.state.phase == "ended":
+            return  # no die will be rolled: nothing to mix into
         by = "gm" if grant.role == "gm" else grant.player or ""
         await _submit(
             room,

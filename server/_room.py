@@ -578,6 +578,7 @@ class Room:
             raise ProtocolError.from_refusal(
                 "invalid_params", "This encounter's dice are not verifiable (a test's entropy)."
             )
+        self._dice_open()
         event = self.dice.contribution(self.state.dice, by, value)
         after = self.state.copy()
         apply_event(after, event)
@@ -585,12 +586,19 @@ class Room:
         self.dice.mixed(self.state.dice)
         return CommandResult(first_seq=first, last_seq=self.state.seq)
 
+    def _dice_open(self) -> None:
+        """Refuse a change to the dice of an encounter that has ended (its seed is
+        revealed and no die will be rolled)."""
+        if self.state.phase == "ended":
+            raise ProtocolError.from_refusal("encounter_over", "The encounter has ended.")
+
     async def rotate_dice(self) -> CommandResult:
         """The GM rotates the seed: ``dice_revealed`` (the old one), ``dice_committed``."""
         if self.dice is None:
             raise ProtocolError.from_refusal(
                 "invalid_params", "This encounter's dice are not verifiable (a test's entropy)."
             )
+        self._dice_open()
         events = self.dice.rotate(self.state.dice)
         after = self.state.copy()
         for event in events:

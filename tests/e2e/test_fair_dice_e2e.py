@@ -334,3 +334,20 @@ async def test_a_seat_with_a_hidden_creature_sees_no_counters(make_server: MakeS
     counters = sorted(c for c, _, _ in dice_in(gm_rolled))  # four d20s, then any roll-offs
     assert len(gm_rolled["entries"]) == 4 and counters == list(range(len(counters))) != []
     assert len(counters) >= 4
+
+
+async def test_the_dice_of_an_ended_encounter_do_not_change(make_server: MakeServer) -> None:
+    running = await fair_server(make_server)
+    async with running.client() as gm, running.client() as alice:
+        table = await setup(gm)
+        eid = table["eid"]
+        await start(gm, eid)
+        await gm.command(eid, "end_encounter", force=True)
+        before = (await gm.request("snapshot", encounter=eid))["snapshot"]
+        for method, params in (("contribute_dice", {"value": "late"}), ("rotate_dice", {})):
+            with pytest.raises(ClientError) as refused:
+                await gm.request(method, encounter=eid, **params)
+            assert refused.value.name == "encounter_over"
+        await alice.join(eid, table["alice"], client_seed="too-late")  # joins, mixes nothing
+        after = (await gm.request("snapshot", encounter=eid))["snapshot"]
+    assert after == before and after["dice"]["revealed"]
