@@ -28,6 +28,8 @@ from zonekeep.protocol import (
     SCHEMA_BASE,
     ActionsParams,
     ActionsResult,
+    ArchiveEncounterParams,
+    ArchiveEncounterResult,
     Capabilities,
     ClientInfo,
     ClosingNotification,
@@ -43,7 +45,11 @@ from zonekeep.protocol import (
     CreateSpectatorLinkParams,
     CreateSpectatorLinkResult,
     DecisionInfo,
+    EncounterClosedNotification,
     EncounterErrorNotification,
+    EncounterInfo,
+    EncounterLinksParams,
+    EncounterLinksResult,
     ErrorResponse,
     EventNotification,
     HelloParams,
@@ -52,6 +58,8 @@ from zonekeep.protocol import (
     JoinResult,
     LeaveParams,
     LeaveResult,
+    ListEncountersParams,
+    ListEncountersResult,
     PingParams,
     PingResult,
     PromptNotification,
@@ -67,7 +75,10 @@ from zonekeep.protocol import (
     RotateDiceResult,
     RotateGmTokenParams,
     RotateGmTokenResult,
+    SeatInfo,
     ServerInfo,
+    SetPublicParams,
+    SetPublicResult,
     SnapshotNotification,
     SnapshotParams,
     SnapshotResult,
@@ -196,7 +207,10 @@ def decision() -> DecisionInfo:
 
 def params_samples() -> dict[str, list[Any]]:
     return {
-        "hello": [HelloParams("1.0", ClientInfo("zk-test", "0.0.1"))],
+        "hello": [
+            HelloParams("1.0", ClientInfo("zk-test", "0.0.1")),
+            HelloParams("1.3", ClientInfo("zk-test", "0.0.1"), gm_key="k3y"),
+        ],
         "create_encounter": [
             CreateEncounterParams("Ambush", "tavern", [{"id": "a", "name": "A", "side": "x"}]),
             CreateEncounterParams(
@@ -205,6 +219,9 @@ def params_samples() -> dict[str, list[Any]]:
                 [{"id": "a", "name": "A", "side": "x", "hp": 3}],
                 options={"flanking": False},
                 server_key="k3y",
+            ),
+            CreateEncounterParams(
+                "Shown", "tavern", [{"id": "a", "name": "A", "side": "x"}], public=True
             ),
             CreateEncounterParams(
                 "Seeded",
@@ -216,6 +233,7 @@ def params_samples() -> dict[str, list[Any]]:
         "join": [
             JoinParams("e1", "tok"),
             JoinParams("e1", "tok", last_seq=0),
+            JoinParams("e1"),
             JoinParams("e1", "tok", client_seed="x7"),
         ],
         "create_seat": [CreateSeatParams("e1", "ana"), CreateSeatParams("e1", "ana", ["aria"])],
@@ -232,6 +250,13 @@ def params_samples() -> dict[str, list[Any]]:
         "remove_seat": [RemoveSeatParams("e1", "ana")],
         "revoke_spectator_link": [RevokeSpectatorLinkParams("e1", "tok")],
         "rotate_gm_token": [RotateGmTokenParams("e1")],
+        "list_encounters": [
+            ListEncountersParams(),
+            ListEncountersParams(public_only=True, offset=100, limit=500),
+        ],
+        "encounter_links": [EncounterLinksParams("e1")],
+        "set_public": [SetPublicParams("e1", True), SetPublicParams("e1", False)],
+        "archive_encounter": [ArchiveEncounterParams("e1")],
         "contribute_dice": [ContributeDiceParams("e1", "lucky-socks")],
         "rotate_dice": [RotateDiceParams("e1")],
     }
@@ -241,8 +266,19 @@ def result_samples() -> dict[str, list[Any]]:
     return {
         "hello": [
             HelloResult(
-                PROTOCOL_VERSION, ServerInfo("zonekeep", "0.1.0"), capabilities(), DEFAULT_LIMITS
-            )
+                PROTOCOL_VERSION,
+                ServerInfo("zonekeep", "0.1.0"),
+                capabilities(),
+                DEFAULT_LIMITS,
+                None,
+            ),
+            HelloResult(
+                PROTOCOL_VERSION,
+                ServerInfo("zonekeep", "0.1.0"),
+                capabilities(),
+                DEFAULT_LIMITS,
+                gm="gwen",
+            ),
         ],
         "create_encounter": [CreateEncounterResult("e1", "secret", "gm", 1, snapshot_data())],
         "join": [
@@ -261,6 +297,41 @@ def result_samples() -> dict[str, list[Any]]:
         "remove_seat": [RemoveSeatResult(2)],
         "revoke_spectator_link": [RevokeSpectatorLinkResult(0)],
         "rotate_gm_token": [RotateGmTokenResult("new-token", 1)],
+        "list_encounters": [
+            ListEncountersResult([], 0),
+            ListEncountersResult(
+                [
+                    EncounterInfo(
+                        "e1",
+                        "Ambush",
+                        "tavern",
+                        "open",
+                        "turns",
+                        2,
+                        [SeatInfo("ana", 1), SeatInfo("bo", 0)],
+                        False,
+                        "2026-12-01T06:14:00Z",
+                        True,
+                    ),
+                    EncounterInfo(
+                        "e2",
+                        "Old",
+                        "swamp",
+                        "archived",
+                        "ended",
+                        5,
+                        [SeatInfo("ana", None)],
+                        True,
+                        "2026-11-01T00:00:00Z",
+                        False,
+                    ),
+                ],
+                7,
+            ),
+        ],
+        "encounter_links": [EncounterLinksResult("e1", "gm-tok", {"ana": "ana-tok"}, "watch", 1)],
+        "set_public": [SetPublicResult("e1", True)],
+        "archive_encounter": [ArchiveEncounterResult("e1", 3)],
         "contribute_dice": [ContributeDiceResult(7)],
         "rotate_dice": [RotateDiceResult(9, "ab" * 32)],
     }
@@ -273,6 +344,10 @@ def notification_samples() -> dict[str, list[Any]]:
         "turn_timer": [TurnTimerNotification("e1", "aria", 2, 59.5)],
         "snapshot": [SnapshotNotification("e1", 12, snapshot_data())],
         "encounter_error": [EncounterErrorNotification("e1", "It broke; nothing changed.")],
+        "encounter_closed": [
+            EncounterClosedNotification("e1", "archived", "The GM archived the encounter."),
+            EncounterClosedNotification("e1", "deleted", "The operator deleted it."),
+        ],
         "closing": [ClosingNotification("The server is shutting down.")],
     }
 
@@ -506,7 +581,9 @@ def test_nested_and_value_problems_fail_both(params: dict[str, Any]) -> None:
         ("create_seat", {"encounter": "e", "player": "gm"}, 'player cannot be "gm"'),
         ("create_seat", {"encounter": "e", "player": ""}, "player must be 1 to 64"),
         ("create_seat", {"encounter": "e", "player": "p", "creatures": [1]}, "creatures[0]"),
-        ("join", {"encounter": "e"}, "params.token is required"),
+        ("join", {"encounter": "e", "token": 5}, "params.token"),
+        ("list_encounters", {"limit": 0}, "limit must be from 1 to 500"),
+        ("list_encounters", {"offset": -1}, "offset must be 0 or more"),
         ("ping", {"x": 1}, "unknown field(s) 'x'"),
         ("command", {"encounter": "e", "type": ""}, "type must not be empty"),
         ("create_encounter", {"name": "n", "arena": 3, "creatures": []}, "arena"),
