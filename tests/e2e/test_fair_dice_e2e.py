@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import trio
-from e2e_support import Running, ServerConfig, creatures, sturdy_goblin_roster
+from e2e_support import Limits, Running, ServerConfig, creatures, sturdy_goblin_roster
 
 from zonekeep.protocol.client import ClientError, ZonekeepClient
 from zonekeep.sdk import EMPTY_MIX, commitment, dice_in, die, next_mix
@@ -26,9 +26,13 @@ def roster() -> list[dict[str, Any]]:
     return [c for c in creatures() if c["id"] != "ogre"]
 
 
+#: The tests play whole fights as fast as they can: no rate limit gets in the way.
+UNLIMITED = Limits(rate_per_second=100_000.0, rate_burst=100_000)
+
+
 async def fair_server(make_server: MakeServer) -> Running:
     """A server with no test entropy: its dice are the fair ones."""
-    running: Running = await make_server(ServerConfig(port=0), entropy=None)
+    running: Running = await make_server(ServerConfig(port=0, limits=UNLIMITED), entropy=None)
     return running
 
 
@@ -219,7 +223,7 @@ async def test_a_rewind_past_the_end_commits_a_new_seed(make_server: MakeServer)
 async def test_seeded_dice_are_the_same_on_every_server(make_server: MakeServer) -> None:
     rolls = []
     for _ in range(2):
-        running = await make_server(ServerConfig(port=0), entropy=None)
+        running = await make_server(ServerConfig(port=0, limits=UNLIMITED), entropy=None)
         async with running.client() as gm:
             table = await setup(gm, dice={"mode": "seeded", "seed": "ci-seed-42"})
             snap = table["created"]["snapshot"]
@@ -288,7 +292,9 @@ async def test_an_imported_unfinished_encounter_gets_a_new_seed_before_its_next_
     assert await trio.to_thread.run_sync(cli, argv) == 0  # the command runs trio itself
     token = capsys.readouterr().out.split("GM token: ")[1].split()[0]
     # The other store has another dice secret: the old seed cannot be had there.
-    second: Running = await make_server(ServerConfig(port=0, data_dir=other), entropy=None)
+    second: Running = await make_server(
+        ServerConfig(port=0, data_dir=other, limits=UNLIMITED), entropy=None
+    )
     async with second.client() as gm:
         await gm.join(eid, token)
         snap = (await gm.request("snapshot", encounter=eid))["snapshot"]
