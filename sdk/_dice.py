@@ -128,6 +128,8 @@ class RollRecord:
     ``dice`` holds every die rolled (both d20s under advantage); ``kept`` the ones
     that counted; ``expertise`` the size of the expertise die (0 for none) and
     ``expertise_roll`` its result. ``total`` = sum(kept) + expertise_roll + modifier.
+    ``draws`` names each die for a verifier, ``[counter, sides]``: those of ``dice`` in
+    order, then the expertise die's (empty when the dice are not verifiable).
     """
 
     expr: str

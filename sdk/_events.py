@@ -61,7 +61,8 @@ class RollOff:
     """One round of a d20 roll-off: ``contenders[i]`` rolled ``rolls[i]``; highest first.
 
     Contenders are controllers (``gm`` or a player id) whose tied slots stay
-    together. Those who tie again roll again in a further ``RollOff``.
+    together. Those who tie again roll again in a further ``RollOff``. ``draws`` is
+    ``[counter, sides]`` for each of ``rolls`` when the dice are verifiable.
     """
 
     contenders: tuple[str, ...]
