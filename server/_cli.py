@@ -12,6 +12,7 @@ from typing import Any
 
 from zonekeep.sdk import (
     ArenaError,
+    CompendiumError,
     EncounterState,
     Event,
     RandomEntropy,
@@ -123,7 +124,11 @@ def _serve(args: argparse.Namespace) -> int:
     except (PluginLoadError, PluginConflict) as exc:
         print(f"zonekeep: cannot load the plugins: {exc}", file=sys.stderr)
         return 2
-    server = ZonekeepServer(config, engine=engine)
+    try:
+        server = ZonekeepServer(config, engine=engine)
+    except CompendiumError as exc:
+        print(f"zonekeep: cannot load the compendium:\n{exc}", file=sys.stderr)
+        return 2
 
     try:
         server_links(config.public_url, config.host, config.port)

@@ -25,6 +25,8 @@ from zonekeep.protocol import (
     ActionsResult,
     CommandParams,
     CommandResult,
+    CompendiumItem,
+    CompendiumSourceInfo,
     CreateEncounterParams,
     CreateEncounterResult,
     CreateSeatParams,
@@ -36,6 +38,8 @@ from zonekeep.protocol import (
     JoinResult,
     LeaveParams,
     LeaveResult,
+    ListCompendiumParams,
+    ListCompendiumResult,
     PingParams,
     PingResult,
     ProtocolError,
@@ -72,7 +76,7 @@ REPLAY_SLICE = 256
 REVOKED = 4002
 
 #: The methods whose replies count against a connection's reply byte budget.
-BUDGETED = frozenset({"snapshot", "join"})
+BUDGETED = frozenset({"snapshot", "join", "list_compendium"})
 
 
 @attrs.frozen
@@ -257,6 +261,39 @@ class Methods:
             seq=room.state.seq,
             snapshot=room.snapshot(member),
         )
+
+    async def m_list_compendium(
+        self, client: Client, params: ListCompendiumParams
+    ) -> ListCompendiumResult:
+        if (
+            params.cr_min is not None
+            and params.cr_max is not None
+            and params.cr_min > params.cr_max
+        ):
+            raise ProtocolError(
+                "invalid_params",
+                f"'cr_min' ({params.cr_min:g}) must not be above 'cr_max' ({params.cr_max:g}).",
+            )
+        compendium = self.registry.compendium
+        found = compendium.search(
+            params.text,
+            type=params.type,
+            tag=params.tag,
+            source=params.source,
+            cr_min=params.cr_min,
+            cr_max=params.cr_max,
+        )
+        page = found[params.offset : params.offset + params.limit]
+        items = []
+        sources: dict[str, CompendiumSourceInfo] = {}
+        for full in page:
+            source = compendium.source_of(full)
+            items.append(CompendiumItem(full, source.name, compendium.entry_data(full)))
+            if source.name not in sources:
+                sources[source.name] = CompendiumSourceInfo(
+                    source.name, source.title, source.license, source.attribution
+                )
+        return ListCompendiumResult(len(found), params.offset, items, list(sources.values()))
 
     async def m_join(self, client: Client, params: JoinParams) -> JoinResult | Encoded:
         room, _ = self._room(client, params.encounter, joined=False)

@@ -26,13 +26,14 @@ from zonekeep.sdk import (
     Arena,
     ArenaError,
     Command,
+    Compendium,
     EncounterOptions,
     Entropy,
     Refusal,
     clamp_options,
     converter,
-    creature_from_dict,
     describe_errors,
+    expand_roster,
     load_arena,
     option_problems,
     parse_arena,
@@ -40,6 +41,7 @@ from zonekeep.sdk import (
 )
 from zonekeep.sdk.engine import Engine
 
+from ._compendium import build_compendium
 from ._config import ServerConfig
 from ._encounter_file import EncounterFile
 from ._room import Grant, Job, Room
@@ -57,11 +59,15 @@ class Registry:
         engine: Engine,
         store: EventStore,
         entropy: Entropy | None = None,
+        compendium: Compendium | None = None,
     ) -> None:
         self.config = config
         self.engine = engine
         self.store = store
         self.entropy = entropy
+        #: The creature compendium (``list_compendium``, roster references); built from
+        #: the config and the engine's plugins when not given (``CompendiumError``).
+        self.compendium = compendium or build_compendium(config, engine)
         self.rooms: dict[str, Room] = {}
         #: Where the rooms' loops run; set by the server while it runs.
         self.nursery: trio.Nursery | None = None
@@ -215,13 +221,7 @@ class Registry:
         raw = params.creatures
         if not raw:
             raise _roster_error("'creatures' must be a non-empty list.")
-        creatures = []
-        problems = []
-        for i, item in enumerate(raw):
-            try:
-                creatures.append(creature_from_dict(item, f"creatures[{i}]"))
-            except ValueError as exc:
-                problems.append(str(exc))
+        creatures, problems = expand_roster(raw, self.compendium)
         for c in creatures:
             if c.zone is not None and not arena.has_zone(c.zone):
                 problems.append(f"{c.id}: unknown zone {c.zone!r}")
