@@ -753,6 +753,12 @@ def _file_schema(cls: type, filename: str, title: str, description: str) -> str:
     attack["required"] = ["name", "damage_type"]
     attack["properties"]["damage_type"].pop("default")
     attack["properties"]["damage_type"]["description"] = "The damage type of a hit."
+    attack["allOf"] = [
+        {
+            "if": {"required": ["kind"], "properties": {"kind": {"const": "ranged"}}},
+            "then": {"required": ["range"], "properties": {"range": {"minimum": 1}}},
+        }
+    ]
     return _document(filename, title, description, _with_defs(top, builder))
 
 

@@ -157,7 +157,7 @@ class CompendiumEntry:
     type: CreatureType
     ac: int
     hp: HitPoints
-    speeds: dict[EntrySpeedMode, int]
+    speeds: dict[str, int]
     abilities: dict[str, int]
     passive_perception: int
     challenge: float
@@ -694,7 +694,7 @@ class CharacterSheet:
 
     name: str
     size: Size
-    speeds: dict[EntrySpeedMode, int]
+    speeds: dict[str, int]
     abilities: dict[str, int]
     ac: int
     hp: int

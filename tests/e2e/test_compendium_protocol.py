@@ -32,6 +32,7 @@ from zonekeep.sdk import (
 )
 from zonekeep.sdk.engine import Engine
 from zonekeep.server import ZonekeepServer
+from zonekeep.server._cli import main
 
 MakeServer = Callable[..., Any]
 
@@ -368,6 +369,23 @@ def test_a_source_declared_twice_is_refused_at_start(tmp_path: Path) -> None:
     assert "compendium source 'srd' is declared twice: by the bundled file srd-5.1.json and by" in (
         message
     )
+
+
+def test_zonekeep_serve_refuses_to_start_with_a_clash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "compendium"
+    folder.mkdir()
+    (folder / "mine.json").write_text(json.dumps(homebrew("srd")), encoding="utf-8")
+    config = tmp_path / "server.toml"
+    config.write_text(
+        f'[server]\nport = 0\nstore = "memory"\ncompendium_dirs = ["{folder}"]\n',
+        encoding="utf-8",
+    )
+    assert main(["serve", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("zonekeep: cannot load the compendium:\n")
+    assert f"by the bundled file srd-5.1.json and by {folder / 'mine.json'}" in err
 
 
 def test_an_invalid_file_is_refused_at_start_with_every_problem(tmp_path: Path) -> None:
