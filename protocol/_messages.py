@@ -517,6 +517,11 @@ def _challenge(_: object, attribute: attrs.Attribute[Any], value: float | None) 
         raise ValueError(f"'{attribute.name}' must be a challenge rating from 0 to 30, not {value}")
 
 
+def _search_text(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if len(value) > 200:
+        raise ValueError(f"'{attribute.name}' must be at most 200 characters")
+
+
 def _page_size(_: object, attribute: attrs.Attribute[int], value: int) -> None:
     if not 1 <= value <= MAX_COMPENDIUM_PAGE:
         raise ValueError(f"'{attribute.name}' must be from 1 to {MAX_COMPENDIUM_PAGE}, not {value}")
@@ -531,6 +536,7 @@ class ListCompendiumParams:
 
     text: str = attrs.field(
         default="",
+        validator=_search_text,
         metadata=doc(
             "Words that must all appear (case-insensitively) in an entry's name, full id, "
             "type or tags; empty: every entry.",

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import trio
-from e2e_support import Running, ServerConfig
+from e2e_support import Limits, Running, ServerConfig
 
 from zonekeep.plugins import load_default_plugins
 from zonekeep.protocol.client import ClientError, ZonekeepClient
@@ -163,6 +163,7 @@ async def test_pages_cover_every_entry_once_in_order(running: Running) -> None:
         ({"cr_min": 31}, "cr_min must be a challenge rating from 0 to 30"),
         ({"cr_min": 2, "cr_max": 1}, "'cr_min' (2) must not be above 'cr_max' (1)"),
         ({"text": 5}, "text"),
+        ({"text": "goblin " * 40}, "text must be at most 200 characters"),
         ({"type": ["beast"]}, "type"),
         ({"colour": "green"}, "colour"),
     ],
@@ -175,6 +176,19 @@ async def test_bad_params_are_refused_and_the_connection_goes_on(
         assert (error.code, error.name) == (1005, "invalid_params")
         assert words in error.message
         assert (await ask(client, text="dire wolf"))["total"] == 1
+
+
+async def test_pages_count_against_the_reply_byte_budget(make_server: MakeServer) -> None:
+    limits = Limits(reply_bytes_burst=20_000, reply_bytes_per_second=1.0)
+    running: Running = await make_server(ServerConfig(port=0, limits=limits))
+    async with running.client() as client:
+        every = await ask(client, limit=50)  # tens of KB: sent, and overdraws the budget
+        assert len(every["entries"]) == every["total"] >= 40
+        error = await refused(client, "list_compendium", {"limit": 1})
+        assert (error.code, error.name) == (5001, "rate_limited")
+        assert "Retry in" in error.message
+        with trio.fail_after(5):
+            assert await client.request("ping") == {}  # other requests are not held back
 
 
 async def test_list_compendium_needs_hello_first(running: Running) -> None:
