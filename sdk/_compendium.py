@@ -463,6 +463,9 @@ REFERENCE_KEYS: Final[tuple[str, ...]] = (
 
 #: Copies one roster reference may ask for.
 MAX_COUNT = 50
+#: Creatures all the references of one roster may make together: a short request must
+#: not make thousands of creatures (a roster spelled out is bounded by the message size).
+MAX_REFERENCED = 200
 
 
 def _override_problems(data: object, where: str) -> list[str]:
@@ -645,7 +648,8 @@ def expand_roster(
 
     The copies of compendium entries skip the ids spelled out in the roster; all the
     copies of one entry (over every item naming it) form one group, unless an item
-    names its own ``group``.
+    names its own ``group``. The references together may make at most
+    :data:`MAX_REFERENCED` creatures.
     """
     taken = {
         item["id"]
@@ -660,6 +664,11 @@ def expand_roster(
             count = item.get("count", 1)
             number = count if isinstance(count, int) and not isinstance(count, bool) else 1
             copies[item["compendium"]] = copies.get(item["compendium"], 0) + number
+    if sum(copies.values()) > MAX_REFERENCED:
+        return [], [
+            f"{where}: the compendium references ask for {sum(copies.values())} creatures; "
+            f"a roster's references may make at most {MAX_REFERENCED}"
+        ]
     creatures: list[Creature] = []
     problems: list[str] = []
     for i, item in enumerate(items):

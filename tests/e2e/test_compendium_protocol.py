@@ -11,6 +11,8 @@ Every message the clients receive is validated against the schemas (conftest), t
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,7 +34,6 @@ from zonekeep.sdk import (
 )
 from zonekeep.sdk.engine import Engine
 from zonekeep.server import ZonekeepServer
-from zonekeep.server._cli import main
 
 MakeServer = Callable[..., Any]
 
@@ -320,16 +321,21 @@ async def test_an_unknown_entry_is_refused_naming_it_and_nothing_is_created(
         ({"compendium": "srd.goblin", "zone": "moon"}, "unknown zone 'moon'"),
         ({"compendium": "srd.goblin", "speed": 40}, "creatures[2].speed: unknown key"),
         ({"compendium": 7}, "creatures[2].compendium: must be an entry id"),
+        (
+            [{"compendium": "srd.giant-rat", "count": 50}] * 5,
+            "the compendium references ask for 250 creatures; a roster's references may make at most 200",
+        ),
     ],
 )
 async def test_bad_references_are_refused(
-    running: Running, item: dict[str, Any], words: str
+    running: Running, item: dict[str, Any] | list[dict[str, Any]], words: str
 ) -> None:
+    items = item if isinstance(item, list) else [item]
     async with running.client() as gm:
         error = await refused(
             gm,
             "create_encounter",
-            {"name": "Bad", "arena": "tavern", "creatures": [*heroes(), item]},
+            {"name": "Bad", "arena": "tavern", "creatures": [*heroes(), *items]},
         )
     assert error.name == "invalid_params"
     assert words in error.message
@@ -385,9 +391,7 @@ def test_a_source_declared_twice_is_refused_at_start(tmp_path: Path) -> None:
     )
 
 
-def test_zonekeep_serve_refuses_to_start_with_a_clash(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_zonekeep_serve_refuses_to_start_with_a_clash(tmp_path: Path) -> None:
     folder = tmp_path / "compendium"
     folder.mkdir()
     (folder / "mine.json").write_text(json.dumps(homebrew("srd")), encoding="utf-8")
@@ -396,10 +400,17 @@ def test_zonekeep_serve_refuses_to_start_with_a_clash(
         f'[server]\nport = 0\nstore = "memory"\ncompendium_dirs = ["{folder}"]\n',
         encoding="utf-8",
     )
-    assert main(["serve", "--config", str(config)]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("zonekeep: cannot load the compendium:\n")
-    assert f"by the bundled file srd-5.1.json and by {folder / 'mine.json'}" in err
+    # In a process of its own: serve configures the process's logging.
+    done = subprocess.run(
+        [sys.executable, "-m", "zonekeep.server._cli", "serve", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("zonekeep: cannot load the compendium:\n")
+    assert f"by the bundled file srd-5.1.json and by {folder / 'mine.json'}" in done.stderr
 
 
 def test_an_invalid_file_is_refused_at_start_with_every_problem(tmp_path: Path) -> None:
