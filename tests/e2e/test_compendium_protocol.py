@@ -34,6 +34,7 @@ from zonekeep.sdk import (
 )
 from zonekeep.sdk.engine import Engine
 from zonekeep.server import ZonekeepServer
+from zonekeep.server._cli import main
 
 MakeServer = Callable[..., Any]
 
@@ -411,6 +412,24 @@ def test_zonekeep_serve_refuses_to_start_with_a_clash(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("zonekeep: cannot load the compendium:\n")
     assert f"by the bundled file srd-5.1.json and by {folder / 'mine.json'}" in done.stderr
+
+
+def test_config_check_reports_compendium_problems(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "compendium"
+    folder.mkdir()
+    config = tmp_path / "server.toml"
+    config.write_text(f'[server]\ncompendium_dirs = ["{folder}"]\n', encoding="utf-8")
+    (folder / "ours.json").write_text(json.dumps(homebrew()), encoding="utf-8")
+    assert main(["config", "check", "--config", str(config)]) == 0
+    assert capsys.readouterr().out == "ok\n"
+    (folder / "theirs.json").write_text(json.dumps(homebrew()), encoding="utf-8")
+    assert main(["config", "check", "--config", str(config)]) == 2
+    assert capsys.readouterr().err == (
+        f"compendium: compendium source 'homebrew' is declared twice: by {folder / 'ours.json'} "
+        f"and by {folder / 'theirs.json'}\n"
+    )
 
 
 def test_an_invalid_file_is_refused_at_start_with_every_problem(tmp_path: Path) -> None:
