@@ -522,6 +522,13 @@ def _search_text(_: object, attribute: attrs.Attribute[str], value: str) -> None
         raise ValueError(f"'{attribute.name}' must be at most 200 characters")
 
 
+def _few_ids(
+    _: object, attribute: attrs.Attribute[list[str] | None], value: list[str] | None
+) -> None:
+    if value is not None and len(value) > MAX_COMPENDIUM_PAGE:
+        raise ValueError(f"'{attribute.name}' may hold at most {MAX_COMPENDIUM_PAGE} ids")
+
+
 def _page_size(_: object, attribute: attrs.Attribute[int], value: int) -> None:
     if not 1 <= value <= MAX_COMPENDIUM_PAGE:
         raise ValueError(f"'{attribute.name}' must be from 1 to {MAX_COMPENDIUM_PAGE}, not {value}")
@@ -575,6 +582,15 @@ class ListCompendiumParams:
             f"How many entries to send at most (1 to {MAX_COMPENDIUM_PAGE}).",
             minimum=1,
             maximum=MAX_COMPENDIUM_PAGE,
+        ),
+    )
+    ids: list[str] | None = attrs.field(
+        default=None,
+        validator=_few_ids,
+        metadata=doc(
+            f"Only the entries with these full ids (at most {MAX_COMPENDIUM_PAGE}; ids the "
+            "compendium does not have are left out): to look up entries a client kept.",
+            maxItems=MAX_COMPENDIUM_PAGE,
         ),
     )
 

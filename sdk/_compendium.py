@@ -422,12 +422,17 @@ class Compendium:
         source: str | None = None,
         cr_min: float | None = None,
         cr_max: float | None = None,
+        ids: Iterable[str] | None = None,
     ) -> list[str]:
         """The full ids of the entries that match, by name then id. ``text`` is found
-        case-insensitively in the name, the id, the type or a tag (every word of it)."""
+        case-insensitively in the name, the id, the type or a tag (every word of it);
+        ``ids`` keeps only those entries."""
         words = text.lower().split()
         found = []
+        only = None if ids is None else set(ids)
         for full, entry in self.entries.items():
+            if only is not None and full not in only:
+                continue
             if type is not None and entry.type != type:
                 continue
             if tag is not None and tag.lower() not in entry.tags:

@@ -282,6 +282,7 @@ class Methods:
             source=params.source,
             cr_min=params.cr_min,
             cr_max=params.cr_max,
+            ids=params.ids,
         )
         page = found[params.offset : params.offset + params.limit]
         items = []

@@ -122,6 +122,7 @@ async def test_filters_by_type_tag_and_challenge_rating(running: Running) -> Non
         swamp = await ask(client, tag="swamp", cr_min=5)
         dragons = await ask(client, text="young dragon", cr_min=7, cr_max=8)
         nothing = await ask(client, text="tarrasque")
+        kept = await ask(client, ids=["srd.ogre", "srd.goblin", "srd.gone", "srd.ogre"])
     assert [i["id"] for i in undead["entries"]] == ["srd.skeleton", "srd.zombie"]
     assert [i["id"] for i in swamp["entries"]] == [
         "srd.troll",
@@ -134,6 +135,7 @@ async def test_filters_by_type_tag_and_challenge_rating(running: Running) -> Non
     ]
     assert all(i["entry"]["damage_immunities"] for i in dragons["entries"])
     assert nothing == {"total": 0, "offset": 0, "entries": [], "sources": []}
+    assert [i["id"] for i in kept["entries"]] == ["srd.goblin", "srd.ogre"]
 
 
 async def test_pages_cover_every_entry_once_in_order(running: Running) -> None:
@@ -168,6 +170,8 @@ async def test_pages_cover_every_entry_once_in_order(running: Running) -> None:
         ({"text": "goblin " * 40}, "text must be at most 200 characters"),
         ({"type": ["beast"]}, "type"),
         ({"colour": "green"}, "colour"),
+        ({"ids": ["srd.goblin"] * 51}, "ids may hold at most 50 ids"),
+        ({"ids": "srd.goblin"}, "ids"),
     ],
 )
 async def test_bad_params_are_refused_and_the_connection_goes_on(
