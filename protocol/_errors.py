@@ -18,17 +18,22 @@ PROTOCOL_ERRORS: dict[str, int] = {
     "already_greeted": 1006,
     "unknown_encounter": 1007,
     "not_joined": 1008,
+    "encounter_archived": 1009,
     "bad_token": 2000,
     "server_key_required": 2001,
     "bad_server_key": 2002,
+    "bad_gm_key": 2003,
+    "gm_key_required": 2004,
     "not_your_creature": 3001,
     "gm_only": 3002,
     "not_your_decision": 3003,
     "spectator_read_only": 3004,
+    "not_your_encounter": 3005,
     "message_too_large": 5000,
     "rate_limited": 5001,
     "too_many_connections": 5002,
     "quota_exceeded": 5003,
+    "server_full": 5004,
     "internal_error": 6000,
     "encounter_crashed": 6001,
     "plugin_error": 6002,
@@ -52,7 +57,7 @@ RANGES: dict[str, tuple[int, int]] = {
 #: What each range of :data:`RANGES` is for (SPEC.md's range table).
 RANGE_MEANINGS: dict[str, str] = {
     "protocol": "the message itself is wrong",
-    "authentication": "tokens and server keys",
+    "authentication": "tokens, GM keys and server keys",
     "permission": "the sender may not do this",
     "rules": "the engine refused the command (`zonekeep.sdk.RULE_ERRORS`)",
     "limits": "a limit was exceeded",
@@ -68,15 +73,19 @@ ERROR_MEANINGS: dict[int, str] = {
     1004: "`hello` named a protocol MAJOR version other than 1.",  # unsupported_version
     1005: "A protocol method's params have a missing, unknown or wrongly typed field; the message names the field. Also a frame holding a number the server cannot read (an integer of more than 4,300 digits, a number beyond a double's range such as `1e400`), with the id `null`.",  # invalid_params
     1006: "`hello` was sent a second time.",  # already_greeted
-    1007: "No encounter on this server has that id.",  # unknown_encounter
+    1007: "No encounter on this server has that id. For a request other than `join`, `list_encounters` and the lobby's own requests, also an encounter that is stored but not loaded (nobody joined it since it was last unloaded): `join` it first.",  # unknown_encounter
     1008: "The connection has not joined that encounter (or has left it).",  # not_joined
+    1009: "The encounter is archived (it ended, or was archived by its GM, the operator or the archiving sweep): it cannot be joined or changed. The server's operator can bring it back with `zonekeep encounters restore ID`.",  # encounter_archived
     2000: "`join`'s token does not open that encounter.",  # bad_token
     2001: "The server requires a key to create encounters and none was given.",  # server_key_required
     2002: "The server key given is wrong.",  # bad_server_key
+    2003: "`hello`'s `gm_key` is not a GM key of this server (or it was revoked); the connection stays unauthenticated and MAY say `hello` again.",  # bad_gm_key
+    2004: "Creating encounters on this server needs a GM key (`hello`'s `gm_key`) or the server key, or the lobby request needs a GM key (`encounter_links`, `set_public`, `archive_encounter`).",  # gm_key_required
     3001: "A player acted for, or asked about, a creature whose controller is not that player.",  # not_your_creature
     3002: "A player sent a GM-only method or command.",  # gm_only
     3003: "Someone answered a decision whose controller is someone else.",  # not_your_decision
     3004: "A spectator sent a request that could change something (`command`, `create_seat`, `create_spectator_link`, `remove_seat`, `revoke_spectator_link`, `rotate_gm_token`).",  # spectator_read_only
+    3005: "A lobby request (`encounter_links`, `set_public`, `archive_encounter`) named an encounter that the connection's GM key did not create.",  # not_your_encounter
     4000: "An engine command's params are missing, unknown or of the wrong type, or `create_encounter`'s roster, arena or options are invalid (a numeric option outside its range: `turn_seconds` absent or 10 to 3,600, `reaction_seconds` 5 to 600, `round_seconds` 1 to 60; the message names the option and the range).",  # invalid_params
     4001: "No engine command has that `type`.",  # unknown_command
     4002: "No creature has that id (hidden creatures do not exist for players and spectators).",  # unknown_creature
@@ -129,8 +138,9 @@ ERROR_MEANINGS: dict[int, str] = {
     4900: "A plugin refused the command; also the number of every plugin-specific code.",  # plugin_refused
     5000: "The frame is larger than `max_message_bytes` (but at most 4 times that). The id is `null`.",  # message_too_large
     5001: "The client sent messages faster than the rate limit; this one was ignored. The id is the request's id when the frame can be read (a JSON object with a valid id, at most `max_message_bytes`), else `null`.",  # rate_limited
-    5002: "The encounter already has `max_connections_per_encounter` GM and player connections joined (spectators: `max_spectators_per_encounter`), the token already has `max_connections_per_token` connections to it, or the server hosts as many unended encounters as it can (`max_encounters`).",  # too_many_connections
-    5003: "The creator (the server key used, or the client's IP address without one) has reached a quota: `encounters_per_hour` or `open_encounters`; the message names it and says in how many seconds a slot frees (for `open_encounters`: once one of them ends).",  # quota_exceeded
+    5002: "The encounter already has `max_connections_per_encounter` GM and player connections joined (spectators: `max_spectators_per_encounter`), or the token already has `max_connections_per_token` connections to it.",  # too_many_connections
+    5003: "The creator (the GM key, else the server key used, else the client's IP address) has reached a quota: `encounters_per_hour` or `open_encounters`; the message names it and says in how many seconds a slot frees (for `open_encounters`: once one of them ends or is archived).",  # quota_exceeded
+    5004: "The server has as many encounters loaded and not ended as it may (`max_encounters`): `create_encounter`, or a `join` or `encounter_links` that would load a stored encounter, is refused until one ends or is unloaded.",  # server_full
     6000: "The server failed while handling the request (a bug). The encounter goes on and its GM gets an `encounter_error`; nothing changed, unless the failure came after the command was stored, in which case every member of the encounter gets a fresh `snapshot`.",  # internal_error
     6001: "The encounter's rules crashed on this command; nothing changed and the GM received an `encounter_error`.",  # encounter_crashed
     6002: "A plugin failed while handling this command (its command handler or one of its hooks raised, or answered with the wrong shape); nothing changed and the GM received an `encounter_error` naming the plugin.",  # plugin_error
@@ -162,7 +172,14 @@ CLOSE_CODES: list[tuple[int, str, str]] = [
         4002,
         "token revoked",
         "The GM took back the token this connection joined with (`remove_seat`, "
-        "`revoke_spectator_link`, `rotate_gm_token`); it opens nothing any more.",
+        "`revoke_spectator_link`, `rotate_gm_token`, `encounter_links`); it opens nothing any "
+        "more.",
+    ),
+    (
+        4003,
+        "gm key revoked",
+        "The operator revoked the GM key this connection said `hello` with, or the key "
+        "that created the encounter this GM connection joined (`zonekeep gm revoke`).",
     ),
 ]
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from zonekeep.sdk import CommandSpec
 
 #: The protocol version this package describes ("MAJOR.MINOR").
-PROTOCOL_VERSION = "1.2"
+PROTOCOL_VERSION = "1.3"
 
 Role = Literal["gm", "player", "spectator"]
 Who = Literal["creature", "gm", "any"]
@@ -177,6 +177,15 @@ class HelloParams:
         ),
     )
     client: ClientInfo = attrs.field(metadata=doc("Who the client is, for logs."))
+    gm_key: str | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "A GM key of this server (`zonekeep gm add NAME` prints one): the connection "
+            "is then that GM's, who may create encounters and use the lobby for them. An "
+            "unknown key is refused with `bad_gm_key` (2003). Since 1.3.",
+            minLength=1,
+        ),
+    )
 
 
 @attrs.frozen
@@ -365,7 +374,7 @@ class HelloResult:
     """``hello`` result: the server's protocol version, identity, capabilities and limits."""
 
     protocol: str = attrs.field(
-        metadata=doc('The server\'s version, `"1.2"`.', pattern=r"^1\.[0-9]+$")
+        metadata=doc('The server\'s version, `"1.3"`.', pattern=r"^1\.[0-9]+$")
     )
     server: ServerInfo = attrs.field(metadata=doc("Who the server is."))
     capabilities: Capabilities = attrs.field(metadata=doc("What the server can do."))
@@ -375,6 +384,12 @@ class HelloResult:
             type_text="[Limits](#limits)",
             expand=False,
         )
+    )
+    gm: str | None = attrs.field(
+        metadata=doc(
+            "The name of the GM whose `gm_key` authenticated this connection; null "
+            "without a key. Since 1.3."
+        ),
     )
 
 
@@ -481,7 +496,17 @@ class CreateEncounterParams:
     )
     server_key: str | None = attrs.field(
         default=None,
-        metadata=doc("Required when the server's operator configured a key."),
+        metadata=doc(
+            "The operator's server key: lets a connection without a GM key create "
+            "encounters (see [Who may create](#who-may-create-encounters))."
+        ),
+    )
+    public: bool = attrs.field(
+        default=False,
+        metadata=doc(
+            "List the encounter to anyone in `list_encounters` and let anyone `join` it "
+            "as a spectator without a token. Since 1.3."
+        ),
     )
 
 
@@ -644,7 +669,14 @@ class JoinParams:
     """``join`` params: the encounter, a token, and ``last_seq`` to resume."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
-    token: str = attrs.field(metadata=doc("A GM, player or spectator token.", minLength=1))
+    token: str | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "A GM, player or spectator token. Left out (or null): join a public "
+            "encounter as a spectator (since 1.3).",
+            minLength=1,
+        ),
+    )
     last_seq: int | None = attrs.field(
         default=None,
         validator=_non_negative,
@@ -793,6 +825,160 @@ class RotateGmTokenResult:
         metadata=doc("The new GM token (the only one from now on).", minLength=1)
     )
     closed: int = attrs.field(metadata=_CLOSED)
+
+
+# -- the lobby -------------------------------------------------------------------------------
+
+
+def _at_least_one(_: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if not 1 <= value <= MAX_LIST:
+        raise ValueError(f"'{attribute.name}' must be from 1 to {MAX_LIST}, not {value}")
+
+
+#: The most encounters one ``list_encounters`` answer holds.
+MAX_LIST = 500
+
+
+@attrs.frozen
+class ListEncountersParams:
+    """``list_encounters`` params: which encounters, and which page of them."""
+
+    public_only: bool = attrs.field(
+        default=False, metadata=doc("Only the public encounters (not the GM's own others).")
+    )
+    offset: int = attrs.field(
+        default=0,
+        validator=_non_negative,
+        metadata=doc("How many encounters of the list to skip.", minimum=0),
+    )
+    limit: int = attrs.field(
+        default=100,
+        validator=_at_least_one,
+        metadata=doc(
+            f"At most this many encounters in the answer (1 to {MAX_LIST}).",
+            minimum=1,
+            maximum=MAX_LIST,
+        ),
+    )
+
+
+@attrs.frozen
+class SeatInfo:
+    """A seat of a listed encounter: the player id and how many connections hold it."""
+
+    player: str = attrs.field(metadata=doc("The player id."))
+    connections: int | None = attrs.field(
+        metadata=doc(
+            "The connections joined to this seat now; null when the encounter is not "
+            "loaded (then nobody is).",
+            minimum=0,
+        )
+    )
+
+
+@attrs.frozen
+class EncounterInfo:
+    """One encounter as the lobby lists it."""
+
+    id: str = attrs.field(metadata=doc("The encounter id, for `join`.", minLength=1))
+    title: str = attrs.field(metadata=doc("The encounter's name."))
+    arena: str = attrs.field(metadata=doc("The arena's name."))
+    status: Literal["open", "archived"] = attrs.field(
+        metadata=doc(
+            "`open` (may be joined; it is loaded on its first join) or `archived` (ended, "
+            "or archived by its GM, the operator or the archiving sweep)."
+        )
+    )
+    phase: str = attrs.field(
+        metadata=doc('The encounter\'s step (`"setup"`, `"turns"`, `"ended"` ...).')
+    )
+    round: int = attrs.field(metadata=doc("The round (0 before the first).", minimum=0))
+    seats: list[SeatInfo] = attrs.field(metadata=doc("The players' seats, by player id."))
+    public: bool = attrs.field(metadata=doc("Whether anyone may see and spectate it."))
+    last_activity: str = attrs.field(
+        metadata=doc(
+            'When someone last joined it or it last changed: ISO 8601 in UTC, "2026-12-01T06:14:00Z".'
+        )
+    )
+    mine: bool = attrs.field(
+        metadata=doc(
+            "Whether this connection's GM key created it (or the connection is the "
+            "operator's), so that `encounter_links`, `set_public` and `archive_encounter` "
+            "may name it."
+        )
+    )
+
+
+@attrs.frozen
+class ListEncountersResult:
+    """``list_encounters`` result: a page of encounters, most recently active first."""
+
+    encounters: list[EncounterInfo] = attrs.field(metadata=doc("The encounters of this page."))
+    total: int = attrs.field(
+        metadata=doc("How many encounters the whole list has (every page).", minimum=0)
+    )
+
+
+@attrs.frozen
+class EncounterLinksParams:
+    """``encounter_links`` params: one of the GM's own encounters."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+
+
+@attrs.frozen
+class EncounterLinksResult:
+    """``encounter_links`` result: a new GM token (the old one is revoked), a fresh
+    token for each seat and a spectator token."""
+
+    encounter: str = attrs.field(metadata=doc("The encounter id.", minLength=1))
+    gm_token: str = attrs.field(
+        metadata=doc("The new GM token (the only one from now on).", minLength=1)
+    )
+    seats: dict[str, str] = attrs.field(
+        metadata=doc(
+            "Player id \u2192 a fresh token for that seat (earlier seat tokens keep working)."
+        )
+    )
+    spectator_token: str = attrs.field(metadata=doc("A fresh spectator token.", minLength=1))
+    closed: int = attrs.field(metadata=_CLOSED)
+
+
+@attrs.frozen
+class SetPublicParams:
+    """``set_public`` params: one of the GM's own encounters, and whether it is public."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    public: bool = attrs.field(metadata=doc("true: listed to anyone and open to spectators."))
+
+
+@attrs.frozen
+class SetPublicResult:
+    """``set_public`` result: the encounter and whether it is public now."""
+
+    encounter: str = attrs.field(metadata=doc("The encounter id.", minLength=1))
+    public: bool = attrs.field(metadata=doc("Whether it is public now."))
+
+
+@attrs.frozen
+class ArchiveEncounterParams:
+    """``archive_encounter`` params: one of the GM's own encounters."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+
+
+@attrs.frozen
+class ArchiveEncounterResult:
+    """``archive_encounter`` result: the encounter, and how many connections were in it."""
+
+    encounter: str = attrs.field(metadata=doc("The encounter id.", minLength=1))
+    closed: int = attrs.field(
+        metadata=doc(
+            "How many connections were joined to it (each got `encounter_closed` and is "
+            "no longer joined to it; the connection itself stays open).",
+            minimum=0,
+        )
+    )
 
 
 # -- playing ---------------------------------------------------------------------------------
@@ -1022,6 +1208,22 @@ class EncounterErrorNotification:
 
 
 @attrs.frozen
+class EncounterClosedNotification:
+    """``encounter_closed`` notification: the encounter was archived or deleted, or it
+    left the server; this connection is no longer joined to it (the connection stays
+    open)."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    reason: Literal["archived", "deleted", "revoked"] = attrs.field(
+        metadata=doc(
+            "`archived` (by its GM, the operator or the archiving sweep), `deleted` (by "
+            "the operator), `revoked` (the GM key that created it was revoked)."
+        )
+    )
+    message: str = attrs.field(metadata=doc("What happened, for a person.", minLength=1))
+
+
+@attrs.frozen
 class ClosingNotification:
     """``closing`` notification: the server is about to close the connection (close code
     1001 follows)."""
@@ -1122,6 +1324,10 @@ METHODS: dict[str, tuple[type[Any], type[Any]]] = {
     "remove_seat": (RemoveSeatParams, RemoveSeatResult),
     "revoke_spectator_link": (RevokeSpectatorLinkParams, RevokeSpectatorLinkResult),
     "rotate_gm_token": (RotateGmTokenParams, RotateGmTokenResult),
+    "list_encounters": (ListEncountersParams, ListEncountersResult),
+    "encounter_links": (EncounterLinksParams, EncounterLinksResult),
+    "set_public": (SetPublicParams, SetPublicResult),
+    "archive_encounter": (ArchiveEncounterParams, ArchiveEncounterResult),
     "list_compendium": (ListCompendiumParams, ListCompendiumResult),
 }
 
@@ -1132,6 +1338,7 @@ NOTIFICATIONS: dict[str, type[Any]] = {
     "turn_timer": TurnTimerNotification,
     "snapshot": SnapshotNotification,
     "encounter_error": EncounterErrorNotification,
+    "encounter_closed": EncounterClosedNotification,
     "closing": ClosingNotification,
 }
 
@@ -1602,4 +1809,11 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "1.1": "the `turn_timer` notification",
     "1.2": "taking tokens back: `remove_seat`, `revoke_spectator_link`, `rotate_gm_token`, "
     "and the close code 4002",
+    "1.3": "GM keys (`hello`'s `gm_key`, the result's `gm`) and the lobby: `list_encounters`, "
+    "`encounter_links`, `set_public`, `archive_encounter`, `create_encounter`'s `public`, "
+    "`join` without a token (public encounters), the `encounter_closed` notification, the "
+    "errors `encounter_archived`, `bad_gm_key`, `gm_key_required`, `not_your_encounter`, "
+    "`server_full` (a full server answered `too_many_connections` before) and the close "
+    "code 4003; the creature compendium: `list_compendium` and roster references in "
+    "`create_encounter`",
 }

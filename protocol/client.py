@@ -282,10 +282,17 @@ class ZonekeepClient:
     # -- the protocol's methods -------------------------------------------------------------
 
     async def hello(
-        self, name: str = "zonekeep-python", version: str = "0.1.0", protocol: str = "1.1"
+        self,
+        name: str = "zonekeep-python",
+        version: str = "0.1.0",
+        protocol: str = "1.1",
+        *,
+        gm_key: str | None = None,
     ) -> dict[str, Any]:
+        """Say hello; with ``gm_key`` (protocol 1.3) the connection is that GM's."""
+        extra: dict[str, Any] = {} if gm_key is None else {"gm_key": gm_key}
         self.welcome = await self.request(
-            "hello", protocol=protocol, client={"name": name, "version": version}
+            "hello", protocol=protocol, client={"name": name, "version": version}, **extra
         )
         return self.welcome
 
@@ -296,14 +303,35 @@ class ZonekeepClient:
             "create_encounter", name=name, arena=arena, creatures=creatures, **extra
         )
 
-    async def join(self, encounter: str, token: str, last_seq: int | None = None) -> dict[str, Any]:
-        params: dict[str, Any] = {"encounter": encounter, "token": token}
+    async def join(
+        self, encounter: str, token: str | None, last_seq: int | None = None
+    ) -> dict[str, Any]:
+        """Join ``encounter`` with ``token`` (``None``: a public one, as a spectator)."""
+        params: dict[str, Any] = {"encounter": encounter}
+        if token is not None:
+            params["token"] = token
         if last_seq is not None:
             params["last_seq"] = last_seq
         return await self.request("join", **params)
 
     async def command(self, encounter: str, type: str, **params: Any) -> dict[str, Any]:
         return await self.request("command", encounter=encounter, type=type, params=params)
+
+    # -- the lobby (protocol 1.3) -------------------------------------------------------------
+
+    async def list_encounters(self, **params: Any) -> dict[str, Any]:
+        """The encounters this connection may see (``public_only``, ``offset``, ``limit``)."""
+        return await self.request("list_encounters", **params)
+
+    async def encounter_links(self, encounter: str) -> dict[str, Any]:
+        """A new GM token (the old one is revoked), fresh seat tokens and a spectator token."""
+        return await self.request("encounter_links", encounter=encounter)
+
+    async def set_public(self, encounter: str, public: bool) -> dict[str, Any]:
+        return await self.request("set_public", encounter=encounter, public=public)
+
+    async def archive_encounter(self, encounter: str) -> dict[str, Any]:
+        return await self.request("archive_encounter", encounter=encounter)
 
 
 @asynccontextmanager
@@ -312,6 +340,7 @@ async def connect(
     *,
     hello: bool = True,
     name: str = "zonekeep-python",
+    gm_key: str | None = None,
     timeout: float | None = None,
     **ws_options: Any,
 ) -> AsyncIterator[ZonekeepClient]:
@@ -324,7 +353,7 @@ async def connect(
         client = ZonekeepClient(ws, timeout=timeout)
         nursery.start_soon(client._reader)
         if hello:
-            await client.hello(name)
+            await client.hello(name, gm_key=gm_key)
         try:
             yield client
         finally:

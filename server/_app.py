@@ -4,10 +4,15 @@
 (``_registry``), every connection (``_connection``), the flusher and the keepalive
 sweep live under it; a crash in one room is contained in its task. Each connection
 gets a :class:`~._methods.Client` that answers its requests.
+
+Besides websockets, the port answers plain HTTP: ``/healthz`` (liveness), ``/readyz``
+(readiness), ``/metrics`` (Prometheus, see ``_metrics``) and the web table
+(docs/observability.md).
 """
 
 from __future__ import annotations
 
+import hmac
 import http
 import json
 import logging
@@ -17,11 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from prometheus_client.metrics_core import GaugeMetricFamily
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 import zonekeep.sdk as sdk
-from zonekeep.protocol import ClosingNotification, CreateEncounterParams
+from zonekeep.protocol import METHODS, ClosingNotification, CreateEncounterParams
 from zonekeep.sdk import Arena, EncounterOptions, Entropy
 from zonekeep.sdk.engine import Engine
 
@@ -39,11 +45,12 @@ from ._config import (
     load_config,
     on_reload,
 )
-from ._connection import Connection, Flusher, WebsocketServer, sweep
+from ._connection import Connection, Flusher, WebsocketServer, parse_networks, sweep
 from ._encounter_file import EncounterFile
 from ._gc import GcUpkeep
 from ._log import configure_logging
 from ._methods import Client, Methods
+from ._metrics import CONTENT_TYPE_LATEST, ROLES, Metrics, bind, unbind
 from ._registry import Registry
 from ._room import Room
 from ._static import forbidden, serve_static
@@ -77,6 +84,7 @@ class ZonekeepServer:
         entropy: Entropy | None = None,
     ) -> None:
         self.config = config or ServerConfig()
+        parse_networks(self.config.trusted_proxies)  # a wrong one stops us here, plainly
         self.engine = engine or Engine.from_config(
             self.config.plugins_enabled, self.config.plugins_disabled
         )
@@ -96,9 +104,18 @@ class ZonekeepServer:
         self._nursery: trio.Nursery | None = None
         self._listener: WebsocketServer | None = None
         self._all_gone = trio.Event()
-        #: How many unfinished encounters were brought back from the store at start.
+        #: Encounters brought back at start: none since encounters load on their first
+        #: join (kept for callers of the earlier versions).
         self.restored = 0
         self.flusher = Flusher()
+        #: This server's counters and health inputs (``/metrics``, ``/healthz``).
+        self.metrics = Metrics()
+        self.metrics.command_types = frozenset({*self.engine.commands, "rewind"})
+        self.metrics.methods = frozenset(METHODS)
+        self.metrics.gauges = self._gauges
+        #: Whether joins are accepted: set once started, cleared at shutdown (``/readyz``).
+        self.ready = False
+        self._stopping = False
 
     # -- the registry's, under their old names ---------------------------------------------------
 
@@ -156,24 +173,87 @@ class ZonekeepServer:
             own.add(_origin_key(config.public_url))
         return wanted in own
 
-    def _http(self, request: Request) -> Response | None:
+    async def _http(self, request: Request, address: str = "?") -> Response | None:
+        """Answer a plain HTTP request from ``address``, or ``None`` to let a websocket open."""
         if request.method == "GET" and not self.origin_allowed(
             request.headers.get("Origin"), request.headers.get("Host")
         ):
+            self.metrics.warn(log, "refused a connection (HTTP 403): origin not allowed")
+            self.metrics.handshakes_refused["origin"] += 1
             return forbidden("This origin may not open a connection to this server.")
-        if request.path == "/healthz":
-            body = json.dumps(
+        path = request.path.split("?", 1)[0]
+        if path == "/healthz":
+            problems = self.metrics.health()
+            return _json(
+                503 if problems else 200,
                 {
-                    "status": "ok",
+                    "status": "unhealthy" if problems else "ok",
+                    **({"problems": problems} if problems else {}),
                     "encounters": len(self.rooms),
                     "connections": len(self.connections),
-                }
-            ).encode()
-            headers = Headers(
-                [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+                },
             )
-            return Response(http.HTTPStatus.OK.value, "OK", headers, body)
+        if path == "/readyz":
+            if self.ready:
+                return _json(200, {"status": "ready"})
+            return _json(503, {"status": "shutting down" if self._stopping else "starting"})
+        if path == "/metrics":
+            return await self._metrics_page(request)
         return serve_static(request)  # the web table under /table/; None for anything else
+
+    async def _metrics_page(self, request: Request) -> Response:
+        """``/metrics``: the Prometheus text page; with ``metrics_token`` set, only for
+        ``Authorization: Bearer <metrics_token>`` (compared in constant time), else 401."""
+        token = self.config.metrics_token
+        if token is not None:
+            given = request.headers.get("Authorization", "")
+            scheme, _, credentials = given.partition(" ")
+            wanted = token.encode()
+            if not (
+                scheme.lower() == "bearer"
+                and hmac.compare_digest(credentials.strip().encode(), wanted)
+            ):
+                self.metrics.warn(log, "refused /metrics (HTTP 401): no or wrong bearer token")
+                return _text(
+                    401,
+                    b"This page needs 'Authorization: Bearer <metrics_token>'.\n",
+                    ("WWW-Authenticate", 'Bearer realm="zonekeep metrics"'),
+                )
+        await self.metrics.refresh_stored(self.store.encounters)
+        body = self.metrics.page()
+        return _text(200, body, content_type=CONTENT_TYPE_LATEST)
+
+    def _gauges(self) -> list[GaugeMetricFamily]:
+        """The gauges computed when ``/metrics`` is read: encounters loaded, and the open
+        connections by role (each under the highest role it holds in the encounters it
+        joined: gm, player, spectator; ``unjoined`` when none)."""
+        loaded = GaugeMetricFamily(
+            "zonekeep_encounters_loaded",
+            "Encounters in memory (their rooms running), by state: open or ended.",
+            labels=["state"],
+        )
+        rooms = list(self.rooms.values())
+        ended = sum(r.state.phase == "ended" for r in rooms)
+        loaded.add_metric(["open"], len(rooms) - ended)
+        loaded.add_metric(["ended"], ended)
+        rank = {role: i for i, role in enumerate(ROLES)}
+        best: dict[int, int] = {}
+        for room in rooms:
+            for member in room.members:
+                key = id(member.subscriber)
+                best[key] = min(best.get(key, len(ROLES)), rank.get(member.role, len(ROLES)))
+        counts = dict.fromkeys(ROLES, 0)
+        unjoined = rank["unjoined"]
+        for connection in self.connections:
+            counts[ROLES[min(best.get(id(connection), unjoined), unjoined)]] += 1
+        by_role = GaugeMetricFamily(
+            "zonekeep_connections",
+            "Open websocket connections, by role (the highest one held).",
+            labels=["role"],
+        )
+        for role, count in counts.items():
+            by_role.add_metric([role], count)
+        return [loaded, by_role]
 
     async def _handler(self, connection: Connection) -> None:
         client = Client(self.methods, connection, self.config.limits, connection.address)
@@ -202,12 +282,15 @@ class ZonekeepServer:
         self, *, task_status: trio.TaskStatus[ZonekeepServer] = trio.TASK_STATUS_IGNORED
     ) -> None:
         """Listen and serve until cancelled; ``task_status`` reports the server once listening."""
+        bound = bind(self.metrics)  # for every task started from here (see _metrics)
         listeners = await trio.open_tcp_listeners(self.config.port, host=self.config.host)
         self.port = listeners[0].socket.getsockname()[1]
         await self.open_store()
         try:
             await self._serve(listeners, task_status)
         finally:
+            self.ready = False
+            unbind(bound)
             if self._owns_store:  # we opened it, we close it (folding the WAL into the file)
                 self._owns_store = False
                 with trio.CancelScope(shield=True):
@@ -216,16 +299,20 @@ class ZonekeepServer:
     async def _serve(self, listeners: list[trio.SocketListener], task_status: Any) -> None:
         async with trio.open_nursery() as nursery:
             self._nursery = self.registry.nursery = nursery
-            started = trio.current_time()
-            restored = self.restored = await self.registry.restore()
-            if restored:
-                log.info(
-                    "restored %d encounter(s) in %.3f s", restored, trio.current_time() - started
-                )
-            listener = WebsocketServer(self._handler, self._http, self.config.limits, self.flusher)
+            await self.registry.start()  # nothing is loaded: each encounter on its first join
+            listener = WebsocketServer(
+                self._handler,
+                self._http,
+                self.config.limits,
+                self.flusher,
+                self.config.trusted_proxies,
+            )
             self._listener = await nursery.start(listener.serve, listeners)
             nursery.start_soon(sweep, self.connections, self.config.limits)
             nursery.start_soon(self.flusher.run)
+            nursery.start_soon(self.metrics.watch_loop)
+            await self.metrics.refresh_stored(self.store.encounters, force=True)
+            self.ready = not self._stopping
             task_status.started(self)
 
     def reload(self, config: ServerConfig) -> Changes:
@@ -240,6 +327,8 @@ class ZonekeepServer:
         self.welcome.reconfigure(new)
         if self._listener is not None:  # per-IP caps and frame sizes of new connections
             self._listener.limits = new.limits
+            # The proxies believed for the client's address: new connections.
+            self._listener.trusted = parse_networks(new.trusted_proxies)
         cap = new.limits.max_connections_per_encounter + new.limits.max_spectators_per_encounter
         for room in self.rooms.values():  # the rooms' caps (each part is checked at join)
             room.max_members = cap
@@ -271,6 +360,7 @@ class ZonekeepServer:
         """Say ``closing`` to every client, answer the commands in flight (reading no new
         ones), let the rooms finish what is queued, then stop listening and close every
         connection still open with 1001."""
+        self.ready, self._stopping = False, True
         closing = notification_text(ClosingNotification(reason))
         for connection in list(self.connections):
             connection.begin_shutdown(closing)
@@ -289,6 +379,27 @@ class ZonekeepServer:
                 await self._all_gone.wait()
         if self._nursery is not None:
             self._nursery.cancel_scope.cancel()
+
+
+def _text(
+    status: int,
+    body: bytes,
+    *extra: tuple[str, str],
+    content_type: str = "text/plain; charset=utf-8",
+) -> Response:
+    headers = Headers(
+        [
+            ("Content-Type", content_type),
+            ("Content-Length", str(len(body))),
+            ("Cache-Control", "no-store"),
+            *extra,
+        ]
+    )
+    return Response(status, http.HTTPStatus(status).phrase, headers, body)
+
+
+def _json(status: int, data: dict[str, Any]) -> Response:
+    return _text(status, json.dumps(data).encode(), content_type="application/json")
 
 
 _DEFAULT_PORTS = {"http": "80", "https": "443", "ws": "80", "wss": "443"}

@@ -146,12 +146,14 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"Players reach it at {links.websocket}  (web table: {links.web_table})")
         if config.store == "sqlite":
             print(f"Encounters are kept in {config.data_dir}.")
-        if running.restored:
-            ids = ", ".join(sorted(running.rooms))
-            print(f"Brought back {running.restored} unfinished encounter(s): {ids}.")
+        waiting = len(await running.store.records(status="open"))
+        if waiting:
+            print(f"{waiting} unfinished encounter(s) in the store, each loaded on its first join.")
         if spec is not None:
-            room, gm_token = await running.open_encounter_file(spec)
-            print(f"\nEncounter '{spec.name}' is ready: {room.id}")
+            room, gm_token, reused = await running.registry.reuse_or_open_file(
+                spec, Path(args.example)
+            )
+            print(f"\nEncounter '{spec.name}' is {'back' if reused else 'ready'}: {room.id}")
             print(f"  GM token:         {gm_token}")
             print(f"    web table:      {links.table_link(room.id, gm_token)}")
             players = sorted({c.controller for c in spec.creatures if c.controller != "gm"})
@@ -264,7 +266,7 @@ def _import(args: argparse.Namespace) -> int:
             "A server started on this data directory brings it back; join it with the GM "
             "token and create seats for the players (their old tokens were not exported)."
         )
-    print("A server already running on this data directory does not see it until it is restarted.")
+    print("A server already running on this data directory loads it on its first join.")
     return 0
 
 

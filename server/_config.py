@@ -368,6 +368,7 @@ _ON_RELOAD = {
             "limits.outgoing_queue",
             "limits.reply_bytes_burst",
             "limits.reply_bytes_per_second",
+            "server.trusted_proxies",
         ),
         NEW_CONNECTIONS,
     ),

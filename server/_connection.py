@@ -17,16 +17,23 @@ others receive.
 
 Only the public API of websockets is used: the Sans-I/O protocol, its events and
 frames, and the HTTP request and response classes.
+
+The client's address is the TCP peer's, or, when the peer is a trusted reverse proxy
+(``trusted_proxies``), the one its ``X-Forwarded-For`` header names
+(:func:`client_address`). That address is what the connection logs (it sets
+``_log.client_var`` in its task), what ``max_connections_per_ip`` counts, and what it
+hands on (``Connection.address``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import http
+import ipaddress
 import logging
 import os
 import random
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from typing import Final
 
 import trio
@@ -35,9 +42,19 @@ from websockets.http11 import SERVER, Request, Response
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
+from . import _metrics
 from ._config import Limits
+from ._log import client_var
 
-log = logging.getLogger("zonekeep.session")
+log = logging.getLogger("zonekeep.connection")
+#: The logger websockets' protocol objects are given: never at DEBUG, where websockets
+#: would log every frame and header (tokens, keys), whatever the root logger's level,
+#: nor at INFO, where it says what our own lines say (a connection opened, closed).
+_protocol_log = logging.getLogger("zonekeep.connection.protocol")
+_protocol_log.setLevel(logging.WARNING)
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 OPEN: Final = State.OPEN
 
@@ -127,14 +144,80 @@ async def sweep(connections: Collection[Connection], limits: Limits) -> None:
 
 
 def peer_address(stream: trio.abc.Stream) -> str:
-    """The IP address at the other end of ``stream``; ``"?"`` when it is not a socket."""
+    """The IP address at the other end of ``stream``; ``"?"`` when it is not a socket.
+    An IPv4 client of a dual-stack socket (``::ffff:203.0.113.7``) is its IPv4 address."""
     if not isinstance(stream, trio.SocketStream):
         return "?"
     try:
         peer = stream.socket.getpeername()
     except OSError:
         return "?"
-    return str(peer[0]) if isinstance(peer, tuple) else str(peer)
+    text = str(peer[0]) if isinstance(peer, tuple) else str(peer)
+    found = _ip(text)
+    return text if found is None else str(found)
+
+
+def parse_networks(values: Iterable[str]) -> tuple[Network, ...]:
+    """``trusted_proxies`` as networks: each an address (``"10.0.0.7"``, ``"::1"``) or a
+    network (``"10.0.0.0/8"``); :class:`ValueError` naming a value that is neither."""
+    found = []
+    for value in values:
+        try:
+            found.append(ipaddress.ip_network(str(value).strip(), strict=False))
+        except ValueError:
+            raise ValueError(
+                f"trusted_proxies: {value!r} is not an IP address or network "
+                "(such as '10.0.0.7' or '10.0.0.0/8')"
+            ) from None
+    return tuple(found)
+
+
+def _ip(text: str) -> Address | None:
+    """``text`` as an IP address (an IPv4-mapped IPv6 address as its IPv4 one); ``None``
+    when it is not one."""
+    try:
+        found = ipaddress.ip_address(text.strip())
+    except ValueError:
+        return None
+    if isinstance(found, ipaddress.IPv6Address) and found.ipv4_mapped is not None:
+        return found.ipv4_mapped
+    return found
+
+
+def _trusted(address: Address, trusted: Sequence[Network]) -> bool:
+    return any(address.version == net.version and address in net for net in trusted)
+
+
+#: At most this many entries of ``X-Forwarded-For`` are looked at (from the right).
+MAX_FORWARDED = 32
+
+
+def client_address(peer: str, forwarded: Sequence[str], trusted: Sequence[Network]) -> str:
+    """The client's address, given the TCP ``peer``'s, the values of the request's
+    ``X-Forwarded-For`` headers (``forwarded``, in order) and the ``trusted`` proxies.
+
+    When the peer is a trusted proxy, the header is read from right to left (each proxy
+    appends the address it got the request from), skipping trusted addresses: the
+    first untrusted one is the client (if every one is trusted, the leftmost). Anything
+    else is the peer's address: an untrusted peer (its header may say anything), no
+    header, or a malformed entry (an entry that is not an IP address) met before the
+    client's.
+    """
+    peer_ip = _ip(peer)
+    if peer_ip is None or not forwarded or not _trusted(peer_ip, trusted):
+        return peer
+    entries = [e for value in forwarded for e in value.split(",")]
+    if not entries or len(entries) > 4 * MAX_FORWARDED:
+        return peer
+    found: Address | None = None
+    for entry in reversed(entries[-MAX_FORWARDED:]):
+        address = _ip(entry)
+        if address is None:
+            return peer
+        found = address
+        if not _trusted(address, trusted):
+            return str(address)
+    return peer if found is None else str(found)
 
 
 class Connection:
@@ -146,13 +229,16 @@ class Connection:
         protocol: ServerProtocol,
         limits: Limits,
         flusher: Flusher | None,
+        address: str | None = None,
     ) -> None:
         self.stream = stream
         self.protocol = protocol
         self.limits = limits
         self.flusher = flusher
-        #: The client's IP address (``"?"`` when the stream is not a socket).
-        self.address = peer_address(stream)
+        #: The client's IP address (``"?"`` when the stream is not a socket): the
+        #: peer's, or the one a trusted proxy forwarded (:func:`client_address`).
+        self.address = peer_address(stream) if address is None else address
+        self.metrics = _metrics.current()
         self._out_send, self._out_recv = trio.open_memory_channel[str](limits.outgoing_queue)
         self._in_send, self._in_recv = trio.open_memory_channel[str | bytes](MAX_QUEUE)
         self._send_lock = trio.Lock()
@@ -261,6 +347,7 @@ class Connection:
         except OSError:
             self._cancel.cancel()  # the peer is gone; the handler cleans up
             return
+        self.metrics.bytes_sent += written
         if written < len(data):
             self._unsent = data[written:]
             self._to_outbox(FLUSH)
@@ -322,6 +409,7 @@ class Connection:
             if self._unsent:  # what a fast-path write left over goes first
                 unsent, self._unsent = self._unsent, b""
                 await self.stream.send_all(unsent)
+                self.metrics.bytes_sent += len(unsent)
             chunks = self.protocol.data_to_send()
             if not chunks:
                 return
@@ -329,9 +417,12 @@ class Connection:
                 data = b"".join(chunks[:-1])
                 if data:
                     await self.stream.send_all(data)
+                    self.metrics.bytes_sent += len(data)
                 await self._send_eof()
             else:
-                await self.stream.send_all(b"".join(chunks))
+                data = b"".join(chunks)
+                await self.stream.send_all(data)
+                self.metrics.bytes_sent += len(data)
         finally:
             lock.release()
 
@@ -518,8 +609,9 @@ class Connection:
 
 # -- listening ---------------------------------------------------------------------------------
 
-#: Answers a plain HTTP request (a response), or lets it open a websocket (None).
-HttpHandler = Callable[[Request], Response | None]
+#: Answers a plain HTTP request (a response), or lets it open a websocket (None); it is
+#: given the request and the client's address.
+HttpHandler = Callable[[Request, str], Awaitable[Response | None]]
 #: Runs an open connection until it ends.
 ConnectionHandler = Callable[[Connection], Awaitable[None]]
 
@@ -534,11 +626,14 @@ class WebsocketServer:
         http_handler: HttpHandler,
         limits: Limits,
         flusher: Flusher,
+        trusted_proxies: Iterable[str] = (),
     ) -> None:
         self.on_open = on_open
         self.http_handler = http_handler
         self.limits = limits
         self.flusher = flusher
+        #: The peers whose ``X-Forwarded-For`` is believed (see :func:`client_address`).
+        self.trusted: tuple[Network, ...] = parse_networks(trusted_proxies)
         #: Set when the server stops accepting: handshakes still under way get a 503.
         self.closing = False
         #: Open connections (and handshakes under way) by the client's IP address.
@@ -570,38 +665,58 @@ class WebsocketServer:
         if self._listening is not None:
             self._listening.cancel()
 
+    def set_trusted_proxies(self, values: Iterable[str]) -> None:
+        """Believe ``X-Forwarded-For`` from these peers from now on (a reload)."""
+        self.trusted = parse_networks(values)
+
+    def _count(self, address: str, change: int) -> int:
+        """Add ``change`` to the connections counted for ``address``; the new count."""
+        count = self.per_address.get(address, 0) + change
+        if count > 0:
+            self.per_address[address] = count
+        else:
+            self.per_address.pop(address, None)
+        return count
+
     async def _handle_stream(self, stream: trio.SocketStream) -> None:
-        protocol = ServerProtocol(max_size=4 * self.limits.max_message_bytes)
-        address = peer_address(stream)
-        count = self.per_address.get(address, 0) + 1
-        self.per_address[address] = count
+        protocol = ServerProtocol(max_size=4 * self.limits.max_message_bytes, logger=_protocol_log)
+        # Counted under the peer's address until the request says who the client is.
+        held = [peer_address(stream)]
+        client_var.set(held[0])
+        self._count(held[0], 1)
+        connection: Connection | None = None
         try:
             opened = False
             with trio.move_on_after(OPEN_TIMEOUT):
-                opened = await self._handshake(
-                    stream, protocol, crowded=count > self.limits.max_connections_per_ip
-                )
+                opened = await self._handshake(stream, protocol, held)
             if not opened:
                 return
-            connection = Connection(stream, protocol, self.limits, self.flusher)
+            connection = Connection(stream, protocol, self.limits, self.flusher, held[0])
+            connection.metrics.connections_opened += 1
+            log.info("connection opened")
             await self.on_open(connection)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             pass
         finally:
-            left = self.per_address[address] - 1
-            if left:
-                self.per_address[address] = left
-            else:
-                del self.per_address[address]
+            self._count(held[0], -1)
             with trio.CancelScope(shield=True):
                 await trio.aclose_forcefully(stream)
+            if connection is not None:
+                code = connection.close_code
+                log.info(
+                    "connection closed (%s)",
+                    "by the client" if code is None else f"{code} {connection.close_reason}",
+                )
 
     async def _handshake(
-        self, stream: trio.SocketStream, protocol: ServerProtocol, *, crowded: bool = False
+        self, stream: trio.SocketStream, protocol: ServerProtocol, held: list[str]
     ) -> bool:
         """Read the HTTP request and answer it; True once the websocket is open.
-        ``crowded``: the client's address has ``max_connections_per_ip`` connections
-        open already, so a websocket handshake is refused (429)."""
+
+        ``held[0]`` is the address the connection is counted under: the peer's, then,
+        once the request is read, the client's (:func:`client_address`). When that
+        address has more than ``max_connections_per_ip`` connections counted (this one
+        included), a websocket handshake is refused (429)."""
         request: Request | None = None
         while request is None:
             data = await stream.receive_some()
@@ -616,8 +731,17 @@ class WebsocketServer:
             for event in events:
                 if isinstance(event, Request):
                     request = event
+        address = client_address(held[0], request.headers.get_all("X-Forwarded-For"), self.trusted)
+        if address != held[0]:
+            log.debug("forwarded for %s by the proxy at %s", address, held[0])
+            self._count(held[0], -1)
+            held[0] = address
+            client_var.set(address)
+            self._count(address, 1)
+        crowded = self.per_address.get(address, 0) > self.limits.max_connections_per_ip
+        metrics = _metrics.current()
         try:
-            response = self.http_handler(request)
+            response = await self.http_handler(request, address)
         except Exception:
             log.exception("answering %s failed", request.path)
             response = protocol.reject(
@@ -625,6 +749,12 @@ class WebsocketServer:
                 "Failed to open a WebSocket connection.\nSee server log for more information.\n",
             )
         if response is None and crowded:
+            metrics.warn(
+                log,
+                "refused a connection (HTTP 429): %d connections from this address already",
+                self.limits.max_connections_per_ip,
+            )
+            metrics.handshakes_refused["too_many_per_address"] += 1
             response = protocol.reject(
                 http.HTTPStatus.TOO_MANY_REQUESTS, "Too many connections from your address.\n"
             )
@@ -632,6 +762,7 @@ class WebsocketServer:
             response = protocol.accept(request)
         response.headers["Server"] = SERVER
         if response.status_code == http.HTTPStatus.SWITCHING_PROTOCOLS and self.closing:
+            metrics.handshakes_refused["shutting_down"] += 1
             response = protocol.reject(
                 http.HTTPStatus.SERVICE_UNAVAILABLE, "Server is shutting down.\n"
             )

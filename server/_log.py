@@ -1,11 +1,23 @@
-"""A readable log: one plain sentence per event, as a person at the table would say it;
-and the server's own log (:func:`configure_logging`)."""
+"""Logs: the server's own log lines (:func:`configure_logging`), and a readable log of
+an encounter, one plain sentence per event as a person at the table would say it
+(:func:`describe`).
+
+Every line the server logs carries, where it has them, the encounter and the client's
+address. Both come from context variables (:data:`encounter_var`, :data:`client_var`):
+a connection's task sets the client, a room's task the encounter (and the client of
+the command it handles), and trio copies a task's context variables into every task
+it starts, so the lines of a connection's or a room's helpers carry them too. A log
+call may also name them itself (``extra={"encounter": eid}``).
+"""
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import sys
+import time
+from typing import IO, Literal
 
 from zonekeep.sdk import (
     ActionTaken,
@@ -246,39 +258,142 @@ def describe(event: Event, state: EncounterState) -> str | None:
     return f"[{event.type}]"
 
 
-class _JsonFormatter(logging.Formatter):
-    """One JSON object per record: ``time``, ``level``, ``logger``, ``message`` (and
-    ``traceback`` with an exception)."""
+# -- the server's log lines -----------------------------------------------------------------
+
+#: The encounter the current task works for (a room's loop), if any.
+encounter_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "zonekeep_encounter", default=None
+)
+#: The client's address the current task works for (a connection, a command), if any.
+client_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "zonekeep_client", default=None
+)
+
+LogFormat = Literal["text", "json"]
+LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+}
+#: Loggers of libraries that would log what a client sends at DEBUG (websockets logs
+#: every frame and header: tokens, keys): never below INFO.
+QUIET = ("websockets",)
+
+
+def current_client() -> str | None:
+    """The client address of the current task (see :data:`client_var`)."""
+    return client_var.get()
+
+
+class ContextFilter(logging.Filter):
+    """Puts the encounter and the client of the current task on every record (unless
+    the log call named them itself with ``extra``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "encounter", None) is None:
+            record.encounter = encounter_var.get()
+        if getattr(record, "client", None) is None:
+            record.client = client_var.get()
+        return True
+
+
+def _utc(record: logging.LogRecord) -> str:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+    return f"{stamp}.{int(record.msecs):03d}Z"
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line: control characters (a newline a client slipped into a name)
+    escaped, so that no line of the log can be forged."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+class TextFormatter(logging.Formatter):
+    """``2026-12-01T06:40:00.123Z INFO zonekeep.session client=203.0.113.7
+    encounter=e1-ab12 joined as player alice``; a traceback follows on its own lines."""
 
     def format(self, record: logging.LogRecord) -> str:
-        entry = {
-            "time": self.formatTime(record),
-            "level": record.levelname.lower(),
+        parts = [_utc(record), record.levelname, record.name]
+        client = getattr(record, "client", None)
+        if client is not None:
+            parts.append(f"client={_one_line(str(client))}")
+        encounter = getattr(record, "encounter", None)
+        if encounter is not None:
+            parts.append(f"encounter={_one_line(str(encounter))}")
+        parts.append(_one_line(record.getMessage()))
+        line = " ".join(parts)
+        trace = _traceback(self, record)
+        return f"{line}\n{trace}" if trace else line
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ``time``, ``level``, ``logger``, ``message``,
+    ``encounter``, ``client`` (``null`` when none), and ``traceback`` for an error
+    logged with one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        data: dict[str, object] = {
+            "time": _utc(record),
+            "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
+            "encounter": getattr(record, "encounter", None),
+            "client": getattr(record, "client", None),
         }
-        if record.exc_info:
-            entry["traceback"] = self.formatException(record.exc_info)
-        return json.dumps(entry, ensure_ascii=False)
+        trace = _traceback(self, record)
+        if trace:
+            data["traceback"] = trace
+        return json.dumps(data, ensure_ascii=False, default=str)
 
 
-class _ConfiguredHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """The handler :func:`configure_logging` installs (and replaces when called again)."""
+def _traceback(formatter: logging.Formatter, record: logging.LogRecord) -> str:
+    parts = []
+    if record.exc_info:
+        parts.append(formatter.formatException(record.exc_info))
+    if record.stack_info:
+        parts.append(formatter.formatStack(record.stack_info))
+    return "\n".join(parts)
 
 
-def configure_logging(level: str, fmt: str) -> None:
-    """Log every record at ``level`` (``"debug"``, ``"info"``, ``"warning"``,
-    ``"error"``) and above to standard error, one line each: readable text
-    (``fmt="text"``) or a JSON object (``"json"``). Called again (a SIGHUP reload), it
-    replaces what it set before. Process-wide: ``zonekeep serve`` calls it, a server
-    embedded in another program does not."""
+class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The one handler :func:`configure_logging` installs on the root logger."""
+
+
+def configure_logging(
+    level: str = "info", fmt: LogFormat = "text", *, stream: IO[str] | None = None
+) -> None:
+    """Log to ``stream`` (standard error by default) at ``level`` (``"debug"``,
+    ``"info"``, ``"warning"``, ``"error"``) in ``fmt`` (``"text"`` or ``"json"``).
+
+    Idempotent: called again (at a reload), it changes the level and the format of the
+    handler it installed, and its stream when one is given; it never adds a second one.
+    Handlers that others installed (pytest's) are left alone.
+    """
+    if level not in LEVELS:
+        raise ValueError(f"log level must be one of {', '.join(LEVELS)}, not {level!r}")
+    if fmt not in ("text", "json"):
+        raise ValueError(f"log format must be 'text' or 'json', not {fmt!r}")
     root = logging.getLogger()
-    for handler in [h for h in root.handlers if isinstance(h, _ConfiguredHandler)]:
+    handler = next((h for h in root.handlers if isinstance(h, _Handler)), None)
+    if handler is None:
+        handler = _Handler(stream if stream is not None else sys.stderr)
+        handler.addFilter(ContextFilter())
+        root.addHandler(handler)
+    elif stream is not None:
+        handler.setStream(stream)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    numeric = LEVELS[level]
+    handler.setLevel(numeric)
+    root.setLevel(numeric)
+    for name in QUIET:
+        logging.getLogger(name).setLevel(max(numeric, logging.INFO))
+
+
+def unconfigure_logging() -> None:
+    """Remove the handler :func:`configure_logging` installed (for tests)."""
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if isinstance(h, _Handler)]:
         root.removeHandler(handler)
-    handler = _ConfiguredHandler(sys.stderr)
-    if fmt == "json":
-        handler.setFormatter(_JsonFormatter("%(asctime)s"))
-    else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root.addHandler(handler)
-    root.setLevel(level.upper())

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import attrs
@@ -23,6 +24,8 @@ from zonekeep.protocol import (
     PROTOCOL_VERSION,
     ActionsParams,
     ActionsResult,
+    ArchiveEncounterParams,
+    ArchiveEncounterResult,
     CommandParams,
     CommandResult,
     CompendiumItem,
@@ -33,6 +36,9 @@ from zonekeep.protocol import (
     CreateSeatResult,
     CreateSpectatorLinkParams,
     CreateSpectatorLinkResult,
+    EncounterInfo,
+    EncounterLinksParams,
+    EncounterLinksResult,
     HelloParams,
     JoinParams,
     JoinResult,
@@ -40,6 +46,8 @@ from zonekeep.protocol import (
     LeaveResult,
     ListCompendiumParams,
     ListCompendiumResult,
+    ListEncountersParams,
+    ListEncountersResult,
     PingParams,
     PingResult,
     ProtocolError,
@@ -52,6 +60,9 @@ from zonekeep.protocol import (
     RewindResult,
     RotateGmTokenParams,
     RotateGmTokenResult,
+    SeatInfo,
+    SetPublicParams,
+    SetPublicResult,
     SnapshotParams,
     SnapshotResult,
     parse_params,
@@ -60,10 +71,12 @@ from zonekeep.protocol import (
 )
 from zonekeep.sdk import Command
 
+from . import _metrics
 from ._config import Limits
 from ._fanout import Member, Subscriber, push
 from ._registry import Registry
 from ._room import Grant, Job, Room
+from ._store import EncounterRecord
 from ._wire import encode_message, encoded_response_text, error_text, response_text
 
 log = logging.getLogger("zonekeep.session")
@@ -74,9 +87,11 @@ REPLAY_SLICE = 256
 
 #: The close code of a connection whose token the GM took back (SPEC.md, close codes).
 REVOKED = 4002
+#: The close code of a connection whose GM key the operator revoked.
+KEY_REVOKED = 4003
 
 #: The methods whose replies count against a connection's reply byte budget.
-BUDGETED = frozenset({"snapshot", "join", "list_compendium"})
+BUDGETED = frozenset({"snapshot", "join", "list_encounters", "list_compendium"})
 
 
 @attrs.frozen
@@ -161,12 +176,17 @@ class Methods:
     """Request method -> room calls, over a server's rooms and its ``hello`` result
     (``welcome``: the result serialized, see ``_welcome.Welcome.text``)."""
 
-    def __init__(self, registry: Registry, welcome: Callable[[], str]) -> None:
+    def __init__(self, registry: Registry, welcome: Callable[[str | None], str]) -> None:
         self.registry = registry
         self.welcome = welcome
         #: Who holds each token (by hash): the clients joined with it (pruned to the
         #: room's members whenever the token is used again).
         self.holders: dict[str, set[Client]] = {}
+        #: Every client (connection) of the server.
+        self.clients: set[Client] = set()
+        registry.detach = self.detach
+        registry.close_holders = self.close_holders
+        registry.keys_revoked = self.keys_revoked
 
     async def call(self, client: Client, method: str, raw: dict[str, Any]) -> Any:
         """The result of ``method`` with params ``raw`` for ``client`` (a result object,
@@ -189,8 +209,19 @@ class Methods:
                 f"This server speaks protocol {PROTOCOL_VERSION}; "
                 f"version {params.protocol} is not supported.",
             )
+        gm = None
+        if params.gm_key is not None:
+            gm = await self.registry.gm_for_key(params.gm_key)
+            if gm is None:
+                log.warning("hello with an unknown GM key from %s", client.address)
+                raise ProtocolError(
+                    "bad_gm_key",
+                    "That is not a GM key of this server (or it was revoked); this "
+                    "connection is not authenticated.",
+                )
         client.greeted = True
-        return Encoded(self.welcome())
+        client.gm = gm
+        return Encoded(self.welcome(gm))
 
     def _room(self, client: Client, eid: str, joined: bool = True) -> tuple[Room, Member]:
         room = self.registry.get(eid)
@@ -216,7 +247,7 @@ class Methods:
             for c in self.holders.get(grant.token_hash, ())
             if c is not client and id(c.subscriber) in joined
         ]
-        if len(holders) >= limits.max_connections_per_token:
+        if len(holders) >= limits.max_connections_per_token and not grant.public:
             raise ProtocolError(
                 "too_many_connections",
                 f"This token already has {limits.max_connections_per_token} connections "
@@ -249,7 +280,9 @@ class Methods:
     async def m_create_encounter(
         self, client: Client, params: CreateEncounterParams
     ) -> CreateEncounterResult:
-        room, token = await self.registry.create_room_from_request(params, client.address)
+        room, token = await self.registry.create_room_from_request(
+            params, client.address, client.gm
+        )
         grant = room.find_grant(token)
         assert grant is not None
         member = self._admit(client, room, grant)
@@ -297,15 +330,27 @@ class Methods:
         return ListCompendiumResult(len(found), params.offset, items, list(sources.values()))
 
     async def m_join(self, client: Client, params: JoinParams) -> JoinResult | Encoded:
-        room, _ = self._room(client, params.encounter, joined=False)
+        room = self.registry.get(params.encounter)
+        if room is None:  # stored, not in memory: its first join loads it
+            room = await self.registry.load(params.encounter, params.token, check=True)
         last_seq = params.last_seq
         if last_seq is not None and last_seq > room.state.seq:
             last_seq = None  # from the future: a snapshot is all that helps
-        grant = room.find_grant(params.token)
+        if params.token is None:
+            if room.record is None or not room.record.public:
+                raise ProtocolError(
+                    "bad_token", "That encounter is not public: join it with a token."
+                )
+            grant: Grant | None = Grant(f"public:{room.id}", "spectator", public=True)
+        else:
+            grant = room.find_grant(params.token)
         if grant is None:
             raise ProtocolError("bad_token", "That token does not open this encounter.")
         member = self._admit(client, room, grant)
         client.rooms[room.id] = member
+        who = f"{member.role} {member.player}" if member.player else member.role
+        log.info("joined as %s", who, extra={"encounter": room.id})
+        await self.registry.touch(room)
         events = await room.events_since(member, last_seq) if last_seq is not None else None
         result = JoinResult(
             role=member.role,
@@ -358,6 +403,11 @@ class Methods:
         """Revoke the tokens of ``hashes`` (durably) and close every connection joined to
         ``room`` with one of them (code 4002), but ``keep``; how many were closed."""
         await self.registry.revoke(room, hashes)
+        return self.close_holders(room, hashes, keep)
+
+    def close_holders(self, room: Room, hashes: set[str], keep: Client | None = None) -> int:
+        """Close every connection joined to ``room`` with a token of ``hashes`` (revoked)
+        with code 4002, but ``keep``; how many were closed."""
         joined = {id(m.subscriber) for m in room.members}
         closed = 0
         for held in hashes:
@@ -415,6 +465,7 @@ class Methods:
         job = Job(member.actor, Command(kind, params.params, member.actor), member)
         result = await _submit(room, job)
         assert isinstance(result, CommandResult)
+        await self.registry.touch(room)
         return result
 
     async def m_actions(self, client: Client, params: ActionsParams) -> ActionsResult:
@@ -455,6 +506,142 @@ class Methods:
 
     async def m_ping(self, client: Client, params: PingParams) -> PingResult:
         return PingResult()
+
+    # -- the lobby ----------------------------------------------------------------------------
+
+    async def _owner(self, client: Client) -> tuple[str | None, bool]:
+        """The connection's GM (by its key), and whether it is the operator's (loopback
+        on a server with no key at all)."""
+        if client.gm is not None:
+            return client.gm, False
+        return None, await self.registry.is_operator(client.address)
+
+    async def _own_record(self, client: Client, eid: str) -> EncounterRecord:
+        """The record of ``eid`` if this connection's GM created it (or it is the
+        operator's); ``gm_key_required``, ``unknown_encounter``, ``not_your_encounter``."""
+        gm, operator = await self._owner(client)
+        if gm is None and not operator:
+            raise ProtocolError(
+                "gm_key_required", "Say hello with your GM key to manage encounters."
+            )
+        record = await self.registry.record_of(eid)
+        if record is None:
+            raise ProtocolError(
+                "unknown_encounter", f"There is no encounter {eid!r} on this server."
+            )
+        if not operator and record.creator != f"gm:{gm}":
+            raise ProtocolError(
+                "not_your_encounter", f"Encounter {eid!r} was not created with your GM key."
+            )
+        return record
+
+    async def m_list_encounters(
+        self, client: Client, params: ListEncountersParams
+    ) -> ListEncountersResult:
+        gm, operator = await self._owner(client)
+        mine = f"gm:{gm}" if gm is not None else None
+        found = []
+        for stored in await self.registry.store.records():
+            room = self.registry.get(stored.id)
+            record = room.record if room is not None and room.record is not None else stored
+            own = operator or (mine is not None and record.creator == mine)
+            public = record.public and record.status == "open"
+            if public if params.public_only else (own or public):
+                found.append((record, own))
+        found.sort(key=lambda pair: pair[0].last_activity, reverse=True)
+        page = found[params.offset : params.offset + params.limit]
+        return ListEncountersResult(
+            encounters=[self._info(record, own) for record, own in page], total=len(found)
+        )
+
+    def _info(self, record: EncounterRecord, mine: bool) -> EncounterInfo:
+        room = self.registry.get(record.id)
+        seats = []
+        for player in record.players:
+            count = None
+            if room is not None:
+                count = sum(m.role == "player" and m.player == player for m in room.members)
+            seats.append(SeatInfo(player, count))
+        when = datetime.fromtimestamp(record.last_activity, UTC)
+        return EncounterInfo(
+            id=record.id,
+            title=record.title,
+            arena=record.arena,
+            status="open" if record.status == "open" else "archived",
+            phase=record.phase,
+            round=record.round,
+            seats=seats,
+            public=record.public,
+            last_activity=when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            mine=mine,
+        )
+
+    async def m_encounter_links(
+        self, client: Client, params: EncounterLinksParams
+    ) -> EncounterLinksResult:
+        record = await self._own_record(client, params.encounter)
+        if record.status != "open" and self.registry.get(record.id) is None:
+            raise ProtocolError(
+                "encounter_archived",
+                f"Encounter {record.id!r} is archived. The server's operator can bring it "
+                f"back with 'zonekeep encounters restore {record.id}'.",
+            )
+        room = await self.registry.load(record.id)
+        links = await self.registry.fresh_links(room, keep=client)
+        if room.id in client.rooms and client.rooms[room.id].role == "gm":
+            # A GM joined to it on this connection stays, now holding the new token.
+            new = room.find_grant(links.gm_token)
+            assert new is not None
+            client.drop_token(room.id)
+            client.tokens[room.id] = new.token_hash
+            self.holders[new.token_hash] = {client}
+        return EncounterLinksResult(
+            encounter=room.id,
+            gm_token=links.gm_token,
+            seats=links.seats,
+            spectator_token=links.spectator_token,
+            closed=links.closed,
+        )
+
+    async def m_set_public(self, client: Client, params: SetPublicParams) -> SetPublicResult:
+        record = await self._own_record(client, params.encounter)
+        if record.public != params.public:
+            await self.registry.put_record(attrs.evolve(record, public=params.public))
+        return SetPublicResult(encounter=record.id, public=params.public)
+
+    async def m_archive_encounter(
+        self, client: Client, params: ArchiveEncounterParams
+    ) -> ArchiveEncounterResult:
+        record = await self._own_record(client, params.encounter)
+        closed = await self.registry.archive(
+            record.id, "archived", "The GM archived the encounter."
+        )
+        return ArchiveEncounterResult(encounter=record.id, closed=closed)
+
+    # -- the registry's calls ---------------------------------------------------------------
+
+    def detach(self, room: Room) -> None:
+        """``room`` is being unloaded: no client is joined to it any more."""
+        for client in list(self.clients):
+            if client.rooms.pop(room.id, None) is not None:
+                client.drop_token(room.id)
+
+    def keys_revoked(self, names: set[str]) -> None:
+        """The operator revoked the GM keys ``names``: close the connections that said
+        hello with one (4003), and the GM connections of the loaded encounters one
+        created (GM tokens keep working until rotated)."""
+        creators = {f"gm:{name}" for name in names}
+        for client in list(self.clients):
+            if client.gm in names:
+                client.gm = None
+                client.subscriber.close(KEY_REVOKED, "gm key revoked")
+        for room in list(self.registry.rooms.values()):
+            if room.record is None or room.record.creator not in creators:
+                continue
+            for member in list(room.members):
+                if member.role == "gm":
+                    member.subscriber.close(KEY_REVOKED, "gm key revoked")
+                    room.remove(member.subscriber)
 
 
 async def _sliced(result: JoinResult, events: list[Any]) -> Encoded:
@@ -497,8 +684,11 @@ class Client:
         self, methods: Methods, subscriber: Subscriber, limits: Limits, address: str = "?"
     ) -> None:
         self.methods = methods
-        #: The client's IP address (who creates encounters without a server key).
+        methods.clients.add(self)
+        #: The client's IP address (who creates encounters without a key).
         self.address = address
+        #: The GM whose key this connection said hello with, if any.
+        self.gm: str | None = None
         self.subscriber = subscriber
         self.limits = limits
         self.greeted = False
@@ -517,6 +707,7 @@ class Client:
         """Stop being a member of the rooms this client joined (only those: the server
         may hold a thousand rooms, and thousands of connections close at once when it
         shuts down)."""
+        self.methods.clients.discard(self)
         for eid in self.rooms:
             room = self.methods.registry.get(eid)
             if room is not None:
@@ -535,7 +726,9 @@ class Client:
             if not holders:
                 del self.methods.holders[held]
 
-    def _error(self, rid: RequestId | None, err: ProtocolError) -> None:
+    def _error(self, rid: RequestId | None, err: ProtocolError, request: Any = None) -> None:
+        method, params = getattr(request, "method", None), getattr(request, "params", None)
+        _metrics.current().refusal(method, params, err.name, err.code)
         self.subscriber.push_text(error_text(rid, err))
 
     async def handle(self, raw: str | bytes) -> None:
@@ -546,6 +739,7 @@ class Client:
             self.refusals = [t for t in self.refusals if now - t < limits.abuse_window_seconds]
             self.refusals.append(now)
             if len(self.refusals) > limits.abuse_refusals:
+                log.warning("closed the connection (1008): rate limit abuse")
                 self.subscriber.close(1008, "rate limit abuse")
                 return
             too_large = (
@@ -576,6 +770,7 @@ class Client:
             )
             return
         rid: Any = None
+        request = None
         try:
             request = parse_request(raw)
             rid = request.id
@@ -585,7 +780,7 @@ class Client:
             result = await self.methods.call(self, request.method, request.params)
         except ProtocolError as err:
             self.after_reply.clear()
-            self._error(err.request_id if rid is None else rid, err)
+            self._error(err.request_id if rid is None else rid, err, request)
             return
         except Exception:
             log.exception("request failed")
@@ -594,6 +789,7 @@ class Client:
                 ProtocolError(
                     "internal_error", "The server failed on this request; nothing changed."
                 ),
+                request,
             )
             return
         if isinstance(result, Encoded):
@@ -602,6 +798,7 @@ class Client:
             text = response_text(rid, result)
         if budgeted:
             self.reply_budget.spend(len(text))
+        _metrics.current().answered(request.method, request.params)
         self.subscriber.push_text(text)
         for params in self.after_reply:
             push(self.subscriber, params)

@@ -15,7 +15,7 @@ import hmac
 import logging
 import math
 import secrets
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import attrs
@@ -53,8 +53,9 @@ from zonekeep.sdk import (
 )
 from zonekeep.sdk.engine import Engine, PluginFailure, describe
 
+from . import _log, _metrics
 from ._fanout import Member, Role, Subscriber, fan_out, push
-from ._store import EventStore, StoredGrant, StoreError
+from ._store import EncounterRecord, EventStore, StoredGrant, StoreError
 from ._visibility import (
     Viewer,
     event_for,
@@ -82,6 +83,8 @@ class Grant:
     token_hash: str
     role: Role
     player: str | None = None
+    #: A public encounter's spectator seat, taken without a token (never stored).
+    public: bool = False
 
 
 def token_hash(token: str) -> str:
@@ -100,6 +103,9 @@ class Job:
     done: trio.Event = attrs.field(factory=trio.Event)
     result: CommandResult | RewindResult | None = None
     error: ProtocolError | None = None
+    #: When the job was made (trio's clock) and for which client (for metrics and logs).
+    received: float = attrs.field(factory=trio.current_time)
+    client: str | None = attrs.field(factory=_log.current_client)
 
 
 #: Events folded between two checkpoints when a filtered replay is built.
@@ -155,6 +161,21 @@ class Room:
         self.snapshot_every = 200
         #: The inbox: jobs, or ``None`` to wake the loop when a deadline changed.
         self._inbox_send, self._inbox = trio.open_memory_channel[Job | None](64)
+        #: What the store keeps about it for the lobby and the lifecycle (kept up to date
+        #: by the registry); ``None`` for a room made without a registry.
+        self.record: EncounterRecord | None = None
+        #: Called (and awaited) after accepted events and new seats: the registry brings
+        #: the record up to date there.
+        self.on_change: Callable[[Room], Awaitable[None]] | None = None
+        #: Called when the last member left.
+        self.on_empty: Callable[[Room], None] | None = None
+        #: When (trio's clock) a member last came or went or the loop last handled
+        #: something: the idle unload measures from it.
+        self.last_busy = trio.current_time()
+        #: Set when the room is being unloaded: it takes no new job.
+        self.closed = False
+        #: The room loop's cancel scope (set by the registry that runs it).
+        self.cancel_scope: trio.CancelScope | None = None
 
     # -- seats --------------------------------------------------------------------------
 
@@ -169,7 +190,21 @@ class Room:
                 "store_unavailable", f"The seat could not be saved: {exc}"
             ) from None
         self.grants.append(grant)
+        if role == "player":
+            await self._changed()
         return token
+
+    async def _changed(self) -> None:
+        if self.on_change is not None:
+            try:
+                await self.on_change(self)
+            except Exception:  # the record is for the lobby: never fail the game for it
+                log.exception("encounter %s: its record was not updated", self.id)
+
+    @property
+    def timer_running(self) -> bool:
+        """Whether a decision deadline or the turn timer is running."""
+        return bool(self.deadlines) or self.turn_deadline is not None
 
     def find_grant(self, token: str) -> Grant | None:
         """The grant for ``token``, comparing every candidate's hash in constant time."""
@@ -193,11 +228,17 @@ class Room:
             )
         member = Member(subscriber, grant.role, grant.player)
         self.members.append(member)
+        self.last_busy = trio.current_time()
         return member
 
     def remove(self, subscriber: Subscriber) -> None:
         """``subscriber`` leaves: nothing the room sends reaches it from now on."""
+        before = len(self.members)
         self.members = [m for m in self.members if m.subscriber is not subscriber]
+        if len(self.members) < before:
+            self.last_busy = trio.current_time()
+            if not self.members and self.on_empty is not None:
+                self.on_empty(self)
 
     # -- what members see ----------------------------------------------------------------
 
@@ -322,6 +363,10 @@ class Room:
 
     async def submit(self, job: Job) -> Job:
         """Queue ``job`` for the room's loop and wait for its answer."""
+        if self.closed and job.command is not _DRAIN:
+            raise ProtocolError(
+                "unknown_encounter", f"Encounter {self.id!r} has just left this server."
+            )
         if self.crashed is not None:
             raise ProtocolError(
                 "encounter_crashed", f"Encounter {self.id!r} stopped: {self.crashed}"
@@ -337,6 +382,8 @@ class Room:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Handle commands one at a time; apply defaults when decisions time out."""
+        _log.encounter_var.set(self.id)  # every line this loop logs names the encounter
+        _log.client_var.set(None)  # (the loop was started by its creator's connection)
         self._update_prompts()  # decisions already pending (a restored encounter) get deadlines
         self._update_turn_timer()
         task_status.started()
@@ -358,21 +405,25 @@ class Room:
             if woken:
                 continue
             if job is None:
+                self.last_busy = trio.current_time()  # a timer ran out: idle from now
                 seq = self.state.seq
                 try:
                     await self._expire(trio.current_time())
                 except Exception as exc:  # a bug: reported, and the loop goes on
                     self._contain("the clock", exc, moved=self.state.seq != seq)
                 continue
+            self.last_busy = trio.current_time()
             if job.command is _DRAIN:
                 job.done.set()
                 continue
             seq = self.state.seq
+            _log.client_var.set(job.client)
             try:
                 if job.kind == "rewind":
                     job.result = await self.rewind(int(job.command.params["to_seq"]), "gm")
                 else:
                     job.result = await self.apply(job.command, job.member)
+                _metrics.current().command_latency.observe(trio.current_time() - job.received)
             except ProtocolError as exc:
                 job.error = exc
             except Exception as exc:  # a bug anywhere (masking, rules, store, fan-out)
@@ -384,6 +435,7 @@ class Room:
                     "on; the GM has been told.",
                 )
             job.done.set()
+            _log.client_var.set(None)  # what the clock does next is nobody's
 
     def _contain(self, what: str, exc: Exception, *, moved: bool) -> None:
         """One job (or the clock's turn) failed with ``exc``: log it with the encounter's
@@ -506,6 +558,7 @@ class Room:
             raise ProtocolError.from_refusal(refusal.code, self.scrub(message, member)) from None
         except PluginFailure as failure:  # one plugin failed: refused, reported, state unchanged
             self.note_overruns(unreported)
+            _metrics.current().plugin_failures[failure.plugin] += 1
             log.error(
                 "encounter %s: command %s: %s", self.id, command.type, failure, exc_info=failure
             )
@@ -545,6 +598,7 @@ class Room:
         turn timer. Returns the seq of the first event."""
         first = self.state.seq + 1
         await self.commit(first, events, after)
+        _metrics.current().plugin_events(events)
         before = self.state
         self.state = after
         self._broadcast(first, events, before)
@@ -554,6 +608,7 @@ class Room:
             )
         self._update_prompts()
         self._update_turn_timer()
+        await self._changed()
         return first
 
     async def commit(self, first: int, events: Sequence[Event], after: EncounterState) -> None:

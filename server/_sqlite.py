@@ -38,6 +38,7 @@ import trio
 
 from zonekeep.sdk import Event, event_from_dict, event_to_dict
 
+from . import _metrics
 from ._config import VERSION
 from ._store import (
     EncounterRecord,
@@ -334,15 +335,18 @@ class SqliteStore:
             # previous commit) join this transaction before it starts.
             await trio.lowlevel.checkpoint()
             batch, self._pending = self._pending, []
+            started = time.perf_counter()
             try:
                 await self._run(_write_batch, self._conn, batch)
             except Exception as exc:
                 if not isinstance(exc, sqlite3.Error):
                     log.exception("writing a batch of events failed")
                 error = StoreError(f"{self.path}: could not save: {exc}")
+                _metrics.current().store_committed(time.perf_counter() - started, error)
                 for request in batch:
                     request.error = error
             else:
+                _metrics.current().store_committed(time.perf_counter() - started)
                 self.transactions += 1
                 self.appends += len(batch)
                 for request in batch:

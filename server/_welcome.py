@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+import attrs
+
 import zonekeep.sdk as sdk
 from zonekeep.protocol import (
     PROTOCOL_VERSION,
@@ -42,9 +44,13 @@ class Welcome:
         self.config = config
         self._cache = None
 
-    def text(self) -> str:
-        """The ``hello`` result as JSON text (see :func:`_wire.encoded_response_text`)."""
+    def text(self, gm: str | None = None) -> str:
+        """The ``hello`` result as JSON text (see :func:`_wire.encoded_response_text`);
+        for a connection authenticated by a GM key, with that GM's name (``gm``), built
+        afresh (those are few)."""
         arenas = sorted(self._arenas())
+        if gm is not None:
+            return encode_message(attrs.evolve(self.result(arenas), gm=gm))
         cached = self._cache
         if cached is None or cached[0] != arenas:
             cached = self._cache = (arenas, encode_message(self.result(arenas)))
@@ -69,4 +75,5 @@ class Welcome:
             limits=self.config.limits.announced(
                 reaction if reaction is not None else EncounterOptions().reaction_seconds
             ),
+            gm=None,
         )

@@ -15,6 +15,8 @@ Needs the package registry (as ``scripts/test`` does). CI runs it with the rest.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import selectors
@@ -24,12 +26,16 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
+import pytest
 import trio
 
-from zonekeep.protocol.client import connect
+from zonekeep.protocol import PROTOCOL_VERSION
+from zonekeep.protocol.client import ClientError, connect
 
 ROOT = Path(__file__).resolve().parents[1]
 LEFT_OUT = shutil.ignore_patterns(
@@ -87,20 +93,88 @@ def _read_banner(stream: Any, seconds: float = 30.0) -> str:
     return got.decode()
 
 
-def test_the_wheel_installs_and_serves_its_bundled_arenas(tmp_path: Path) -> None:
+@attrs.define
+class Serving:
+    """A ``zonekeep serve`` process: its banner, and (once stopped) its exit status and
+    what it wrote to standard error (kept in a file, so it never blocks on a full pipe)."""
+
+    banner: str
+    process: subprocess.Popen[bytes]
+    stderr_path: Path
+
+    @property
+    def log(self) -> str:
+        return self.stderr_path.read_text()
+
+
+@contextlib.contextmanager
+def _serving(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> Iterator[Serving]:
+    """Run ``argv`` (a ``zonekeep serve``) until its banner is out; stop it with SIGTERM
+    when the block ends."""
+    with log.open("wb") as err:
+        process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=err)
+    try:
+        assert process.stdout is not None
+        yield Serving(_read_banner(process.stdout), process, log)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+@attrs.frozen
+class Installed:
+    """The built wheel, its file names, and the fresh venv it is installed in."""
+
+    wheel: Path
+    names: frozenset[str]
+    build_output: str
+    venv: Path
+    elsewhere: Path
+
+    @property
+    def bin(self) -> Path:
+        return self.venv / "bin"
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """Build the wheel from a copy of the checkout and install it into a fresh venv
+    outside the checkout (once for this module's tests)."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     source = tmp_path / "source"
     shutil.copytree(ROOT, source, ignore=LEFT_OUT)
     dist = tmp_path / "dist"
     built = _run(
         sys.executable, "-m", "pip", "wheel", source, "--no-deps", "-w", dist, "-v", cwd=tmp_path
     )
+    (wheel,) = dist.glob("zonekeep-*.whl")
+    venv = tmp_path / "venv"
+    _run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
+    _run(
+        venv / "bin" / "python", "-m", "pip", "install", "-q", wheel, cwd=tmp_path, env=_clean_env()
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    names = frozenset(zipfile.ZipFile(wheel).namelist())
+    return Installed(wheel, names, built, venv, elsewhere)
+
+
+def test_the_wheel_installs_and_serves_its_bundled_arenas(
+    installed: Installed, tmp_path: Path
+) -> None:
+    built, wheel, names = installed.build_output, installed.wheel, installed.names
+    venv, elsewhere, bin_dir = installed.venv, installed.elsewhere, installed.bin
     # setuptools' warnings (deprecated license table, data folders missing from
     # `packages` ...) are classes named *Warning, printed inside "!!" banners.
     own = [line for line in built.splitlines() if "Warning" in line or line.strip() == "!!"]
     assert own == [], "\n".join(own)
 
-    (wheel,) = dist.glob("zonekeep-*.whl")
-    names = set(zipfile.ZipFile(wheel).namelist())
     data = "zonekeep/server/examples"
     expected = {
         f"{data}/arenas/cliffside.json",
@@ -125,12 +199,6 @@ def test_the_wheel_installs_and_serves_its_bundled_arenas(tmp_path: Path) -> Non
     assert "License-Expression: MIT" in meta
     assert not any("node_modules" in n or "/hazards/" in n for n in names)
 
-    venv = tmp_path / "venv"
-    _run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
-    bin_dir = venv / "bin"
-    _run(bin_dir / "python", "-m", "pip", "install", "-q", wheel, cwd=tmp_path, env=_clean_env())
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
     where = _run(
         bin_dir / "python",
         "-c",
@@ -139,21 +207,13 @@ def test_the_wheel_installs_and_serves_its_bundled_arenas(tmp_path: Path) -> Non
         env=_clean_env(),
     )
     assert Path(where.strip()).is_relative_to(venv), where  # the installed copy, not the checkout
-    # TODO(lead): `zonekeep --version` comes with the config branch; assert on it then.
-    usage = _run(bin_dir / "zonekeep", "--help", cwd=elsewhere, env=_clean_env())
-    assert "serve" in usage
+    version = _run(bin_dir / "zonekeep", "--version", cwd=elsewhere, env=_clean_env())
+    assert version.splitlines() == ["zonekeep 0.1.0", f"protocol {PROTOCOL_VERSION}"], version
 
     env = _clean_env(XDG_DATA_HOME=str(tmp_path / "data"))
-    server = subprocess.Popen(
-        [str(bin_dir / "zonekeep"), "serve", "--port", "0", "--example", "goblin-ambush"],
-        cwd=elsewhere,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        assert server.stdout is not None
-        banner = _read_banner(server.stdout)
+    argv = [str(bin_dir / "zonekeep"), "serve", "--port", "0", "--example", "goblin-ambush"]
+    with _serving(argv, elsewhere, env, tmp_path / "serve.log") as server:
+        banner = server.banner
         url = re.search(r"serving on (ws://\S+)", banner)
         encounter = re.search(r"is ready: (\S+)", banner)
         gm_token = re.search(r"GM token:\s+(\S+)", banner)
@@ -172,11 +232,149 @@ def test_the_wheel_installs_and_serves_its_bundled_arenas(tmp_path: Path) -> Non
                     assert [i["id"] for i in found["entries"]] == ["srd.goblin-boss"]
 
         trio.run(check)
-    finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        server.stdout.close()  # type: ignore[union-attr]
+
+
+def _get(url: str, token: str | None = None) -> tuple[int, str]:
+    """A plain HTTP GET (``/metrics``, ``/readyz``): the status and the body."""
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url)
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def _sample(metrics: str, name: str, **labels: str) -> float:
+    """The value of one sample of the Prometheus text ``metrics`` (0 when absent)."""
+    wanted = {f'{k}="{v}"' for k, v in labels.items()}
+    for line in metrics.splitlines():
+        sample, _, value = line.rpartition(" ")
+        base, _, rest = sample.partition("{")
+        if base == name and set(filter(None, rest.rstrip("}").split(","))) == wanted:
+            return float(value)
+    return 0.0
+
+
+def test_an_operator_runs_the_installed_server_from_the_environment(
+    installed: Installed, tmp_path: Path
+) -> None:
+    """Issue 15's "Done when": the installed wheel, run from another folder with its
+    settings from environment variables; a GM key added with the command line creates an
+    encounter over the protocol, sees it in the lobby, ends it, and sees it archived and
+    its slot free; the counters read from ``/metrics`` (behind its bearer token)."""
+    data = tmp_path / "data"
+    env = _clean_env(
+        ZONEKEEP_SERVER_PORT="0",
+        ZONEKEEP_SERVER_DATA_DIR=str(data),
+        ZONEKEEP_LIMITS_MAX_ENCOUNTERS="1",
+        ZONEKEEP_SERVER_METRICS_TOKEN="metrics-secret-for-the-test",
+        ZONEKEEP_SERVER_LOG_FORMAT="json",
+    )
+    zonekeep = str(installed.bin / "zonekeep")
+    added = subprocess.run(
+        [zonekeep, "gm", "add", "ana"],
+        cwd=installed.elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert added.returncode == 0, added.stderr
+    key = added.stdout.strip()
+    assert len(key) >= 32 and "ana" not in key, added.stdout
+    assert (data / "zonekeep.sqlite3").is_file()  # found through ZONEKEEP_SERVER_DATA_DIR
+
+    roster = json.loads((ROOT / "examples" / "encounters" / "goblin-ambush.json").read_text())
+    creatures = roster["creatures"]
+    with _serving([zonekeep, "serve"], installed.elsewhere, env, tmp_path / "serve.log") as server:
+        banner = server.banner
+        url = re.search(r"serving on (ws://\S+)/ws", banner)
+        assert url, banner
+        assert f"Encounters are kept in {data}." in banner
+        http = url[1].replace("ws://", "http://")
+        assert _get(f"{http}/readyz")[0] == 200
+
+        async def play() -> str:
+            with trio.fail_after(60):
+                # A key is defined, so a keyless connection (even from loopback) may not create.
+                async with connect(url[1] + "/ws", timeout=10) as stranger:
+                    try:
+                        await stranger.create_encounter("Nope", "tavern", creatures)
+                    except ClientError as exc:
+                        assert exc.name == "gm_key_required", exc
+                    else:
+                        raise AssertionError("a keyless connection created an encounter")
+                async with connect(url[1] + "/ws", timeout=10, gm_key=key) as gm:
+                    assert gm.welcome is not None and gm.welcome["gm"] == "ana"
+                    made = await gm.create_encounter("Goblins at the inn", "tavern", creatures)
+                    eid, gm_token = made["encounter"], made["gm_token"]
+                    lobby = await gm.list_encounters()
+                    (mine,) = [e for e in lobby["encounters"] if e["id"] == eid]
+                    assert (mine["title"], mine["arena"], mine["status"], mine["mine"]) == (
+                        "Goblins at the inn",
+                        "tavern",
+                        "open",
+                        True,
+                    ), mine
+                    # max_encounters is 1 (from the environment): the server is full.
+                    try:
+                        await gm.create_encounter("Second", "tavern", creatures)
+                    except ClientError as exc:
+                        assert exc.name == "server_full", exc
+                    else:
+                        raise AssertionError("max_encounters from the environment was ignored")
+                    await gm.join(eid, gm_token)
+                    await gm.command(eid, "end_encounter", force=True)
+                    lobby = await gm.list_encounters()
+                    (mine,) = [e for e in lobby["encounters"] if e["id"] == eid]
+                    assert mine["status"] == "archived", mine
+                    # Its slot is free at once: another encounter can be created.
+                    again = await gm.create_encounter("Second", "tavern", creatures)
+                    assert again["encounter"] != eid
+                return str(eid)
+
+        eid = trio.run(play)
+
+        listed = subprocess.run(
+            [zonekeep, "encounters", "list", "--all", "--json"],
+            cwd=installed.elsewhere,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert listed.returncode == 0, listed.stderr
+        status = {r["id"]: r["status"] for r in json.loads(listed.stdout)}
+        assert status[eid] == "archived", status
+
+        assert _get(f"{http}/metrics")[0] == 401  # the token came from the environment
+        code, metrics = _get(f"{http}/metrics", "metrics-secret-for-the-test")
+        assert code == 200, metrics
+        assert _sample(metrics, "zonekeep_commands_accepted_total", type="end_encounter") == 1
+        assert (
+            _sample(
+                metrics,
+                "zonekeep_requests_refused_total",
+                method="create_encounter",
+                code="server_full",
+            )
+            == 1
+        )
+        # Counted at most every few seconds (at start: none yet); present all the same.
+        assert "\nzonekeep_encounters_stored " in metrics
+        assert _sample(metrics, "zonekeep_encounters_loaded", state="open") == 1  # the second one
+        assert _sample(metrics, "zonekeep_connections_opened_total") >= 2
+    log = server.log
+    assert server.process.returncode == 0, log[-3000:]
+    assert key not in log and "metrics-secret-for-the-test" not in log
+    lines = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
+    assert any("creat" in line["message"] and line.get("encounter") == eid for line in lines), log[
+        -3000:
+    ]

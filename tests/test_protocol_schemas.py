@@ -29,6 +29,8 @@ from zonekeep.protocol import (
     SCHEMA_BASE,
     ActionsParams,
     ActionsResult,
+    ArchiveEncounterParams,
+    ArchiveEncounterResult,
     Capabilities,
     ClientInfo,
     ClosingNotification,
@@ -44,7 +46,11 @@ from zonekeep.protocol import (
     CreateSpectatorLinkParams,
     CreateSpectatorLinkResult,
     DecisionInfo,
+    EncounterClosedNotification,
     EncounterErrorNotification,
+    EncounterInfo,
+    EncounterLinksParams,
+    EncounterLinksResult,
     ErrorResponse,
     EventNotification,
     HelloParams,
@@ -55,6 +61,8 @@ from zonekeep.protocol import (
     LeaveResult,
     ListCompendiumParams,
     ListCompendiumResult,
+    ListEncountersParams,
+    ListEncountersResult,
     PingParams,
     PingResult,
     PromptNotification,
@@ -68,7 +76,10 @@ from zonekeep.protocol import (
     RewindResult,
     RotateGmTokenParams,
     RotateGmTokenResult,
+    SeatInfo,
     ServerInfo,
+    SetPublicParams,
+    SetPublicResult,
     SnapshotNotification,
     SnapshotParams,
     SnapshotResult,
@@ -200,7 +211,10 @@ _ROOT = Path(__file__).resolve().parent.parent
 
 def params_samples() -> dict[str, list[Any]]:
     return {
-        "hello": [HelloParams("1.0", ClientInfo("zk-test", "0.0.1"))],
+        "hello": [
+            HelloParams("1.0", ClientInfo("zk-test", "0.0.1")),
+            HelloParams("1.3", ClientInfo("zk-test", "0.0.1"), gm_key="k3y"),
+        ],
         "create_encounter": [
             CreateEncounterParams("Ambush", "tavern", [{"id": "a", "name": "A", "side": "x"}]),
             CreateEncounterParams(
@@ -210,8 +224,15 @@ def params_samples() -> dict[str, list[Any]]:
                 options={"flanking": False},
                 server_key="k3y",
             ),
+            CreateEncounterParams(
+                "Shown", "tavern", [{"id": "a", "name": "A", "side": "x"}], public=True
+            ),
         ],
-        "join": [JoinParams("e1", "tok"), JoinParams("e1", "tok", last_seq=0)],
+        "join": [
+            JoinParams("e1", "tok"),
+            JoinParams("e1", "tok", last_seq=0),
+            JoinParams("e1"),
+        ],
         "create_seat": [CreateSeatParams("e1", "ana"), CreateSeatParams("e1", "ana", ["aria"])],
         "create_spectator_link": [CreateSpectatorLinkParams("e1")],
         "command": [
@@ -230,6 +251,13 @@ def params_samples() -> dict[str, list[Any]]:
             ListCompendiumParams(),
             ListCompendiumParams("goblin", "humanoid", "goblinoid", "srd", 0.125, 1, 20, 5),
         ],
+        "list_encounters": [
+            ListEncountersParams(),
+            ListEncountersParams(public_only=True, offset=100, limit=500),
+        ],
+        "encounter_links": [EncounterLinksParams("e1")],
+        "set_public": [SetPublicParams("e1", True), SetPublicParams("e1", False)],
+        "archive_encounter": [ArchiveEncounterParams("e1")],
     }
 
 
@@ -237,8 +265,19 @@ def result_samples() -> dict[str, list[Any]]:
     return {
         "hello": [
             HelloResult(
-                PROTOCOL_VERSION, ServerInfo("zonekeep", "0.1.0"), capabilities(), DEFAULT_LIMITS
-            )
+                PROTOCOL_VERSION,
+                ServerInfo("zonekeep", "0.1.0"),
+                capabilities(),
+                DEFAULT_LIMITS,
+                None,
+            ),
+            HelloResult(
+                PROTOCOL_VERSION,
+                ServerInfo("zonekeep", "0.1.0"),
+                capabilities(),
+                DEFAULT_LIMITS,
+                gm="gwen",
+            ),
         ],
         "create_encounter": [CreateEncounterResult("e1", "secret", "gm", 1, snapshot_data())],
         "join": [
@@ -266,6 +305,41 @@ def result_samples() -> dict[str, list[Any]]:
                 [CompendiumSourceInfo("srd", "SRD 5.1", "CC-BY-4.0", "credit")],
             ),
         ],
+        "list_encounters": [
+            ListEncountersResult([], 0),
+            ListEncountersResult(
+                [
+                    EncounterInfo(
+                        "e1",
+                        "Ambush",
+                        "tavern",
+                        "open",
+                        "turns",
+                        2,
+                        [SeatInfo("ana", 1), SeatInfo("bo", 0)],
+                        False,
+                        "2026-12-01T06:14:00Z",
+                        True,
+                    ),
+                    EncounterInfo(
+                        "e2",
+                        "Old",
+                        "swamp",
+                        "archived",
+                        "ended",
+                        5,
+                        [SeatInfo("ana", None)],
+                        True,
+                        "2026-11-01T00:00:00Z",
+                        False,
+                    ),
+                ],
+                7,
+            ),
+        ],
+        "encounter_links": [EncounterLinksResult("e1", "gm-tok", {"ana": "ana-tok"}, "watch", 1)],
+        "set_public": [SetPublicResult("e1", True)],
+        "archive_encounter": [ArchiveEncounterResult("e1", 3)],
     }
 
 
@@ -282,6 +356,10 @@ def notification_samples() -> dict[str, list[Any]]:
         "turn_timer": [TurnTimerNotification("e1", "aria", 2, 59.5)],
         "snapshot": [SnapshotNotification("e1", 12, snapshot_data())],
         "encounter_error": [EncounterErrorNotification("e1", "It broke; nothing changed.")],
+        "encounter_closed": [
+            EncounterClosedNotification("e1", "archived", "The GM archived the encounter."),
+            EncounterClosedNotification("e1", "deleted", "The operator deleted it."),
+        ],
         "closing": [ClosingNotification("The server is shutting down.")],
     }
 
@@ -516,7 +594,9 @@ def test_nested_and_value_problems_fail_both(params: dict[str, Any]) -> None:
         ("create_seat", {"encounter": "e", "player": "gm"}, 'player cannot be "gm"'),
         ("create_seat", {"encounter": "e", "player": ""}, "player must be 1 to 64"),
         ("create_seat", {"encounter": "e", "player": "p", "creatures": [1]}, "creatures[0]"),
-        ("join", {"encounter": "e"}, "params.token is required"),
+        ("join", {"encounter": "e", "token": 5}, "params.token"),
+        ("list_encounters", {"limit": 0}, "limit must be from 1 to 500"),
+        ("list_encounters", {"offset": -1}, "offset must be 0 or more"),
         ("ping", {"x": 1}, "unknown field(s) 'x'"),
         ("command", {"encounter": "e", "type": ""}, "type must not be empty"),
         ("create_encounter", {"name": "n", "arena": 3, "creatures": []}, "arena"),

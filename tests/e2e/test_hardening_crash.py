@@ -8,7 +8,7 @@ runaway, sent over a real socket to a real server.
   the loop goes on.
 - Numeric encounter options are bounded; ``NaN``/``Infinity`` are not JSON; integers
   too long to read are ``invalid_params``; a store that already holds a bad option is
-  clamped on restore instead of running away.
+  clamped when loaded instead of running away.
 """
 
 from __future__ import annotations
@@ -343,10 +343,13 @@ async def test_a_stored_runaway_option_is_clamped_on_restore(
     server = ZonekeepServer(ServerConfig(port=0), engine=Engine(), store=store)
     await nursery.start(server.run)
     running = Running(server)
-    assert eid in server.rooms
-    assert any("turn_seconds" in r.getMessage() and eid in r.getMessage() for r in caplog.records)
+    assert eid not in server.rooms  # loaded by its first join, and clamped there
     async with running.client() as gm:
         await gm.join(eid, token)
+        assert eid in server.rooms
+        assert any(
+            "turn_seconds" in r.getMessage() and eid in r.getMessage() for r in caplog.records
+        )
         snap = (await gm.request("snapshot", encounter=eid))["snapshot"]
         assert snap["options"]["turn_seconds"] == 10
         seq = snap["seq"]

@@ -167,7 +167,7 @@ async def test_ended_encounters_do_not_count_toward_max_encounters(
     async with running.client() as gm:
         eid = (await gm.create_encounter("Only", "tavern", creatures()))["encounter"]
         error = await refused(gm.create_encounter("More", "tavern", creatures()))
-        assert error.name == "too_many_connections"
+        assert (error.code, error.name) == (5004, "server_full")
         await gm.command(eid, "end_encounter", force=True)
         assert (await gm.create_encounter("More", "tavern", creatures()))["role"] == "gm"
 
@@ -419,11 +419,13 @@ async def test_the_gm_takes_tokens_back_for_good(nursery: trio.Nursery, tmp_path
     # After a restart, from the store: revoked tokens still open nothing.
     await running.server.shutdown()
     restarted = await start_server(nursery, data, config)
-    assert eid in restarted.server.rooms
+    assert eid not in restarted.server.rooms  # loaded by its first join
     async with restarted.client() as client:
         for token in (seat["alice"], links[0], gm_token):
             error = await refused(client.join(eid, token))
             assert error.name == "bad_token"
+        # A revoked token did not even make the server load the encounter.
+        assert eid not in restarted.server.rooms
         assert (await client.join(eid, seat["bob"]))["player"] == "bob"
         assert (await client.join(eid, links[1]))["role"] == "spectator"
         assert (await client.join(eid, rotated["token"]))["role"] == "gm"

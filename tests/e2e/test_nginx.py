@@ -297,11 +297,6 @@ def test_clients_play_over_wss_through_the_prefix(site: Site) -> None:
         assert token not in log
 
 
-@pytest.mark.xfail(
-    reason="the client address in log lines (client=..., from X-Forwarded-For behind "
-    "trusted_proxies) comes with the observe branch; remove this mark when it is merged",
-    strict=True,
-)
 def test_server_log_shows_the_forwarded_client(site: Site) -> None:
     """Runs after the play test (same module): the GM's connection came through nginx
     with ``X-Forwarded-For: 203.0.113.7``, which nginx extended to
