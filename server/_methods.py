@@ -28,6 +28,8 @@ from zonekeep.protocol import (
     ArchiveEncounterResult,
     CommandParams,
     CommandResult,
+    CompendiumItem,
+    CompendiumSourceInfo,
     ContributeDiceParams,
     ContributeDiceResult,
     CreateEncounterParams,
@@ -44,6 +46,8 @@ from zonekeep.protocol import (
     JoinResult,
     LeaveParams,
     LeaveResult,
+    ListCompendiumParams,
+    ListCompendiumResult,
     ListEncountersParams,
     ListEncountersResult,
     PingParams,
@@ -92,7 +96,7 @@ REVOKED = 4002
 KEY_REVOKED = 4003
 
 #: The methods whose replies count against a connection's reply byte budget.
-BUDGETED = frozenset({"snapshot", "join", "list_encounters"})
+BUDGETED = frozenset({"snapshot", "join", "list_encounters", "list_compendium"})
 
 
 @attrs.frozen
@@ -295,6 +299,40 @@ class Methods:
             seq=room.state.seq,
             snapshot=room.snapshot(member),
         )
+
+    async def m_list_compendium(
+        self, client: Client, params: ListCompendiumParams
+    ) -> ListCompendiumResult:
+        if (
+            params.cr_min is not None
+            and params.cr_max is not None
+            and params.cr_min > params.cr_max
+        ):
+            raise ProtocolError(
+                "invalid_params",
+                f"'cr_min' ({params.cr_min:g}) must not be above 'cr_max' ({params.cr_max:g}).",
+            )
+        compendium = self.registry.compendium
+        found = compendium.search(
+            params.text,
+            type=params.type,
+            tag=params.tag,
+            source=params.source,
+            cr_min=params.cr_min,
+            cr_max=params.cr_max,
+            ids=params.ids,
+        )
+        page = found[params.offset : params.offset + params.limit]
+        items = []
+        sources: dict[str, CompendiumSourceInfo] = {}
+        for full in page:
+            source = compendium.source_of(full)
+            items.append(CompendiumItem(full, source.name, compendium.entry_data(full)))
+            if source.name not in sources:
+                sources[source.name] = CompendiumSourceInfo(
+                    source.name, source.title, source.license, source.attribution
+                )
+        return ListCompendiumResult(len(found), params.offset, items, list(sources.values()))
 
     async def m_join(self, client: Client, params: JoinParams) -> JoinResult | Encoded:
         if params.client_seed is not None:

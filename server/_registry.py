@@ -40,13 +40,14 @@ from zonekeep.sdk import (
     Arena,
     ArenaError,
     Command,
+    Compendium,
     EncounterOptions,
     Entropy,
     Refusal,
     clamp_options,
     converter,
-    creature_from_dict,
     describe_errors,
+    expand_roster,
     load_arena,
     option_problems,
     parse_arena,
@@ -54,6 +55,7 @@ from zonekeep.sdk import (
 )
 from zonekeep.sdk.engine import Engine
 
+from ._compendium import build_compendium
 from ._config import ServerConfig
 from ._dice import DiceChoice, RoomDice, next_counter, parse_dice_option
 from ._encounter_file import EncounterFile
@@ -111,6 +113,7 @@ class Registry:
         entropy: Entropy | None = None,
         *,
         clock: Callable[[], float] = time.time,
+        compendium: Compendium | None = None,
     ) -> None:
         self.config = config
         self.engine = engine
@@ -119,6 +122,9 @@ class Registry:
         #: The wall clock (Unix seconds) of the records and the archiving sweeps; a test
         #: may pass its own.
         self.clock = clock
+        #: The creature compendium (``list_compendium``, roster references); built from
+        #: the config and the engine's plugins when not given (``CompendiumError``).
+        self.compendium = compendium or build_compendium(config, engine)
         #: The loaded rooms.
         self.rooms: dict[str, Room] = {}
         #: Where the rooms' loops run; set by the server while it runs.
@@ -395,13 +401,7 @@ class Registry:
         raw = params.creatures
         if not raw:
             raise _roster_error("'creatures' must be a non-empty list.")
-        creatures = []
-        problems = []
-        for i, item in enumerate(raw):
-            try:
-                creatures.append(creature_from_dict(item, f"creatures[{i}]"))
-            except ValueError as exc:
-                problems.append(str(exc))
+        creatures, problems = expand_roster(raw, self.compendium)
         for c in creatures:
             if c.zone is not None and not arena.has_zone(c.zone):
                 problems.append(f"{c.id}: unknown zone {c.zone!r}")

@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -36,6 +37,8 @@ from zonekeep.protocol import (
     CommandInfo,
     CommandParams,
     CommandResult,
+    CompendiumItem,
+    CompendiumSourceInfo,
     ContributeDiceParams,
     ContributeDiceResult,
     CreateEncounterParams,
@@ -58,6 +61,8 @@ from zonekeep.protocol import (
     JoinResult,
     LeaveParams,
     LeaveResult,
+    ListCompendiumParams,
+    ListCompendiumResult,
     ListEncountersParams,
     ListEncountersResult,
     PingParams,
@@ -205,6 +210,9 @@ def decision() -> DecisionInfo:
     )
 
 
+_ROOT = Path(__file__).resolve().parent.parent
+
+
 def params_samples() -> dict[str, list[Any]]:
     return {
         "hello": [
@@ -250,6 +258,10 @@ def params_samples() -> dict[str, list[Any]]:
         "remove_seat": [RemoveSeatParams("e1", "ana")],
         "revoke_spectator_link": [RevokeSpectatorLinkParams("e1", "tok")],
         "rotate_gm_token": [RotateGmTokenParams("e1")],
+        "list_compendium": [
+            ListCompendiumParams(),
+            ListCompendiumParams("goblin", "humanoid", "goblinoid", "srd", 0.125, 1, 20, 5),
+        ],
         "list_encounters": [
             ListEncountersParams(),
             ListEncountersParams(public_only=True, offset=100, limit=500),
@@ -297,6 +309,15 @@ def result_samples() -> dict[str, list[Any]]:
         "remove_seat": [RemoveSeatResult(2)],
         "revoke_spectator_link": [RevokeSpectatorLinkResult(0)],
         "rotate_gm_token": [RotateGmTokenResult("new-token", 1)],
+        "list_compendium": [
+            ListCompendiumResult(0, 40, [], []),
+            ListCompendiumResult(
+                1,
+                0,
+                [CompendiumItem("srd.goblin", "srd", _goblin_entry())],
+                [CompendiumSourceInfo("srd", "SRD 5.1", "CC-BY-4.0", "credit")],
+            ),
+        ],
         "list_encounters": [
             ListEncountersResult([], 0),
             ListEncountersResult(
@@ -337,6 +358,12 @@ def result_samples() -> dict[str, list[Any]]:
     }
 
 
+def _goblin_entry() -> dict[str, Any]:
+    entries = json.loads((_ROOT / "sdk" / "compendium" / "srd-5.1.json").read_text())["entries"]
+    entry: dict[str, Any] = next(e for e in entries if e["id"] == "goblin")
+    return entry
+
+
 def notification_samples() -> dict[str, list[Any]]:
     return {
         "event": [EventNotification("e1", 4, event_data())],
@@ -363,6 +390,7 @@ def test_samples_cover_every_method_and_notification() -> None:
 
 def test_every_expected_schema_file_exists_and_is_valid() -> None:
     expected = {"request", "error", "server_message", "event_payload", "snapshot", "arena"}
+    expected |= {"compendium", "character"}
     expected |= {f"{m}.params" for m in METHODS} | {f"{m}.result" for m in METHODS}
     expected |= {notification_schema(m) for m in NOTIFICATIONS}
     present = {n.removesuffix(".schema.json") for n in schema_names()}
