@@ -160,6 +160,16 @@ _REQUEST_ID_SCHEMA: dict[str, Any] = {
 _SNAPSHOT = {"$ref": "snapshot.schema.json"}
 _SNAPSHOT_TEXT = "[Snapshot](#snapshot)"
 _EVENT = {"$ref": "event_payload.schema.json"}
+#: A dice seed or contribution: 1-128 printable ASCII characters (SPEC.md, "Dice").
+_SEED_PATTERN = "^[!-~]{1,128}$"
+_DICE_OPTION: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "mode": {"enum": ["fair", "seeded"]},
+        "seed": {"type": "string", "pattern": _SEED_PATTERN},
+    },
+    "additionalProperties": False,
+}
 
 
 # -- hello -----------------------------------------------------------------------------------
@@ -405,6 +415,71 @@ class HelloResult:
 # -- encounters and seats --------------------------------------------------------------------
 
 
+#: A creature spelled out in a roster (docs/encounters.md; the server checks every field).
+_ROSTER_CREATURE: dict[str, Any] = {
+    "type": "object",
+    "required": ["id", "name", "side"],
+    "properties": {
+        "id": {"type": "string", "minLength": 1},
+        "name": {"type": "string"},
+        "side": {"type": "string"},
+    },
+    "not": {"required": ["compendium"]},
+    "additionalProperties": True,
+}
+_ROSTER_WORD = {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]*$"}
+_ROSTER_OVERRIDE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "maxLength": 100},
+        "hp": {"type": "integer", "minimum": 1, "maximum": 999},
+        "ac": {"type": "integer", "minimum": 1, "maximum": 30},
+        "zone": {"type": ["string", "null"]},
+        "hidden": {"type": "boolean"},
+    },
+    "additionalProperties": False,
+}
+#: The keys of a roster reference: default and meaning (SPEC.md's generated table).
+ROSTER_REFERENCE_KEYS: dict[str, tuple[str, str]] = {
+    "compendium": ("required", "the entry's full id, `<source>.<id>` (`srd.goblin`)"),
+    "count": ("1", "how many copies, 1 to 50"),
+    "id": (
+        "the entry's id",
+        "the copies' ids are `<id>-1`, `<id>-2`, ... skipping ids already in the roster",
+    ),
+    "side": ('`"enemies"`', "their side"),
+    "zone": ("none", "their starting zone"),
+    "hidden": ("false", "hidden from players and spectators"),
+    "group": (
+        "the entry's id",
+        "two or more copies form this initiative group: identical creatures roll once and "
+        "act in one slot (encounter.txt, RULINGS.md); two references to one entry share it",
+    ),
+    "overrides": (
+        "none",
+        "`name`, `hp` (sets `hp` and `max_hp`), `ac`, `zone`, `hidden`: one object for "
+        "every copy, or a list with one object per copy",
+    ),
+}
+#: A roster item naming a compendium entry (since 1.3; SPEC.md, "Roster references").
+_ROSTER_REFERENCE: dict[str, Any] = {
+    "type": "object",
+    "description": "Copies of a compendium entry: see SPEC.md, Roster references.",
+    "required": ["compendium"],
+    "properties": {
+        "compendium": {"type": "string", "pattern": r"^[a-z][a-z0-9_-]*\.[a-z0-9][a-z0-9_-]*$"},
+        "count": {"type": "integer", "minimum": 1, "maximum": 50, "default": 1},
+        "id": _ROSTER_WORD,
+        "side": {**_ROSTER_WORD, "default": "enemies"},
+        "group": _ROSTER_WORD,
+        "zone": {"type": ["string", "null"]},
+        "hidden": {"type": "boolean", "default": False},
+        "overrides": {"anyOf": [_ROSTER_OVERRIDE, {"type": "array", "items": _ROSTER_OVERRIDE}]},
+    },
+    "additionalProperties": False,
+}
+
+
 @attrs.frozen
 class CreateEncounterParams:
     """``create_encounter`` params: a name, an arena (a bundled name or an inline arena
@@ -424,18 +499,11 @@ class CreateEncounterParams:
         metadata=doc(
             "The roster, in order: creature objects as in `docs/encounters.md` (`id`, "
             "`name` and `side` required; `controller`, `size`, `speeds`, `hp`, `attacks`, "
-            "`hidden`, `zone` ... optional). Unknown keys are errors; the server checks "
-            "every field.",
-            items={
-                "type": "object",
-                "required": ["id", "name", "side"],
-                "properties": {
-                    "id": {"type": "string", "minLength": 1},
-                    "name": {"type": "string"},
-                    "side": {"type": "string"},
-                },
-                "additionalProperties": True,
-            },
+            "`hidden`, `zone` ... optional), or (since 1.3) references to compendium "
+            'entries with a count (`{"compendium": "srd.goblin", "count": 4}`, '
+            "[Roster references](#roster-references)). Unknown keys are errors; the server "
+            "checks every field.",
+            items={"anyOf": [_ROSTER_CREATURE, _ROSTER_REFERENCE]},
             type_text="array of object",
         )
     )
@@ -459,6 +527,18 @@ class CreateEncounterParams:
             "as a spectator without a token. Since 1.3."
         ),
     )
+    dice: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata=doc(
+            'The dice (SPEC.md, "Dice"): `{"mode": "fair"}` (the default: a secret seed, '
+            'committed now and revealed when the encounter ends) or `{"mode": "seeded", '
+            '"seed": "..."}` (rolls are a pure function of the public seed and the roll '
+            "counter, for tests and replays). A seed is 1-128 printable ASCII characters "
+            "without spaces; anything else is `invalid_params`.",
+            schema=_DICE_OPTION,
+            type_text="object",
+        ),
+    )
 
 
 @attrs.frozen
@@ -475,10 +555,147 @@ class CreateEncounterResult:
     )
     role: Literal["gm"] = attrs.field(metadata=doc("The role of this connection in the encounter."))
     seq: int = attrs.field(
-        metadata=doc("The seq of the last event: 1 (`encounter_created`).", minimum=0)
+        metadata=doc(
+            "The seq of the last event: 1 (`encounter_created`), or 2 when the dice are "
+            "verifiable (`dice_committed` follows it).",
+            minimum=0,
+        )
     )
     snapshot: dict[str, Any] = attrs.field(
         metadata=doc("The encounter as the GM sees it.", schema=_SNAPSHOT, type_text=_SNAPSHOT_TEXT)
+    )
+
+
+# -- the compendium (since 1.3) ----------------------------------------------------------------
+
+#: The most entries one ``list_compendium`` page holds.
+MAX_COMPENDIUM_PAGE = 50
+
+
+def _challenge(_: object, attribute: attrs.Attribute[Any], value: float | None) -> None:
+    if value is not None and not 0 <= value <= 30:
+        raise ValueError(f"'{attribute.name}' must be a challenge rating from 0 to 30, not {value}")
+
+
+def _search_text(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if len(value) > 200:
+        raise ValueError(f"'{attribute.name}' must be at most 200 characters")
+
+
+def _few_ids(
+    _: object, attribute: attrs.Attribute[list[str] | None], value: list[str] | None
+) -> None:
+    if value is not None and len(value) > MAX_COMPENDIUM_PAGE:
+        raise ValueError(f"'{attribute.name}' may hold at most {MAX_COMPENDIUM_PAGE} ids")
+
+
+def _page_size(_: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if not 1 <= value <= MAX_COMPENDIUM_PAGE:
+        raise ValueError(f"'{attribute.name}' must be from 1 to {MAX_COMPENDIUM_PAGE}, not {value}")
+
+
+_COMPENDIUM_ENTRY = {"$ref": "compendium.schema.json#/$defs/CompendiumEntry"}
+
+
+@attrs.frozen
+class ListCompendiumParams:
+    """``list_compendium`` params: what to look for (every filter optional) and which page."""
+
+    text: str = attrs.field(
+        default="",
+        validator=_search_text,
+        metadata=doc(
+            "Words that must all appear (case-insensitively) in an entry's name, full id, "
+            "type or tags; empty: every entry.",
+            maxLength=200,
+        ),
+    )
+    type: str | None = attrs.field(
+        default=None,
+        metadata=doc("Only entries of this creature type (`humanoid`, `beast`, `undead`, ...)."),
+    )
+    tag: str | None = attrs.field(
+        default=None, metadata=doc("Only entries with this tag (`goblinoid`, `swamp`, ...).")
+    )
+    source: str | None = attrs.field(
+        default=None, metadata=doc("Only entries of this source (`srd`).")
+    )
+    cr_min: float | None = attrs.field(
+        default=None,
+        validator=_challenge,
+        metadata=doc("The lowest challenge rating (0.125 for 1/8).", minimum=0, maximum=30),
+    )
+    cr_max: float | None = attrs.field(
+        default=None,
+        validator=_challenge,
+        metadata=doc("The highest challenge rating.", minimum=0, maximum=30),
+    )
+    offset: int = attrs.field(
+        default=0,
+        validator=_non_negative,
+        metadata=doc("How many matching entries to skip (paging).", minimum=0),
+    )
+    limit: int = attrs.field(
+        default=20,
+        validator=_page_size,
+        metadata=doc(
+            f"How many entries to send at most (1 to {MAX_COMPENDIUM_PAGE}).",
+            minimum=1,
+            maximum=MAX_COMPENDIUM_PAGE,
+        ),
+    )
+    ids: list[str] | None = attrs.field(
+        default=None,
+        validator=_few_ids,
+        metadata=doc(
+            f"Only the entries with these full ids (at most {MAX_COMPENDIUM_PAGE}; ids the "
+            "compendium does not have are left out): to look up entries a client kept.",
+            maxItems=MAX_COMPENDIUM_PAGE,
+        ),
+    )
+
+
+@attrs.frozen
+class CompendiumItem:
+    """One compendium entry: its full id, its source and its data."""
+
+    id: str = attrs.field(
+        metadata=doc("The full id, `<source>.<entry id>`, to name in a roster.", minLength=3)
+    )
+    source: str = attrs.field(metadata=doc("The source's name (`srd`)."))
+    entry: dict[str, Any] = attrs.field(
+        metadata=doc(
+            "The entry, in the compendium file format (`compendium.schema.json`, "
+            "`CompendiumEntry`; docs/compendium.md).",
+            schema=_COMPENDIUM_ENTRY,
+            type_text="compendium entry",
+        )
+    )
+
+
+@attrs.frozen
+class CompendiumSourceInfo:
+    """A source of entries: its name, title, licence and the attribution it requires."""
+
+    name: str = attrs.field(metadata=doc("The source's name, the prefix of its ids."))
+    title: str = attrs.field(metadata=doc("What it is, for people."))
+    license: str = attrs.field(metadata=doc("Its licence (an SPDX id), or empty."))
+    attribution: str = attrs.field(
+        metadata=doc("The credit its licence requires; show it with its entries, or empty.")
+    )
+
+
+@attrs.frozen
+class ListCompendiumResult:
+    """``list_compendium`` result: one page of the matching entries, by name, and their sources."""
+
+    total: int = attrs.field(metadata=doc("How many entries match, over every page.", minimum=0))
+    offset: int = attrs.field(metadata=doc("The `offset` asked for.", minimum=0))
+    entries: list[CompendiumItem] = attrs.field(
+        metadata=doc("The matching entries from `offset` on, at most `limit`, by name then id.")
+    )
+    sources: list[CompendiumSourceInfo] = attrs.field(
+        metadata=doc("The sources of the entries in this page, each once.")
     )
 
 
@@ -502,6 +719,16 @@ class JoinParams:
             "The seq of the last event this client has seen; asks for the missed events "
             "instead of a snapshot.",
             minimum=0,
+        ),
+    )
+    client_seed: str | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "This seat's contribution to fair dice (a player's or the GM's; 1-128 "
+            "printable ASCII characters, no spaces), mixed into every later roll and "
+            "recorded as a `dice_contributed` event. Ignored for seeded dice, for "
+            "spectators and once the encounter has ended.",
+            keywords={"pattern": _SEED_PATTERN},
         ),
     )
     history: int | None = attrs.field(
@@ -818,6 +1045,48 @@ class ArchiveEncounterResult:
             "no longer joined to it; the connection itself stays open).",
             minimum=0,
         )
+    )
+
+
+# -- dice ------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ContributeDiceParams:
+    """``contribute_dice`` params (GM or player): entropy mixed into every later roll of
+    a fair encounter."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    value: str = attrs.field(
+        metadata=doc(
+            "The contribution: 1-128 printable ASCII characters, no spaces.",
+            keywords={"pattern": _SEED_PATTERN},
+        )
+    )
+
+
+@attrs.frozen
+class ContributeDiceResult:
+    """``contribute_dice`` result: the seq of the ``dice_contributed`` event."""
+
+    seq: int = attrs.field(metadata=doc("The seq of the `dice_contributed` event.", minimum=2))
+
+
+@attrs.frozen
+class RotateDiceParams:
+    """``rotate_dice`` params (GM): reveal the fair dice's seed now and commit a new one."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+
+
+@attrs.frozen
+class RotateDiceResult:
+    """``rotate_dice`` result: the seq of the new ``dice_committed`` event and its
+    commitment."""
+
+    seq: int = attrs.field(metadata=doc("The seq of the new `dice_committed` event.", minimum=2))
+    commitment: str = attrs.field(
+        metadata=doc("The new commitment: SHA-256 of the new secret seed, hex.", minLength=64)
     )
 
 
@@ -1285,6 +1554,9 @@ METHODS: dict[str, tuple[type[Any], type[Any]]] = {
     "encounter_links": (EncounterLinksParams, EncounterLinksResult),
     "set_public": (SetPublicParams, SetPublicResult),
     "archive_encounter": (ArchiveEncounterParams, ArchiveEncounterResult),
+    "list_compendium": (ListCompendiumParams, ListCompendiumResult),
+    "contribute_dice": (ContributeDiceParams, ContributeDiceResult),
+    "rotate_dice": (RotateDiceParams, RotateDiceResult),
 }
 
 #: Notification method -> params class.
@@ -1731,6 +2003,10 @@ SNAPSHOT_FIELDS: dict[str, str] = {
     "plugin_overruns": "Calls over the server's time budget so far, per plugin name "
     "(`plugin_overran` events).",
     "disabled_plugins": "Plugins switched off for this encounter (`plugin_disabled`), in order.",
+    "dice": 'The dice (SPEC.md, "Dice"): `mode` (`fair` or `seeded`), `commitment` '
+    "(SHA-256 of the current seed), `seed` (public for seeded dice, and for fair dice once "
+    "`revealed`), `mix` (hex of the contributions' mix), `contributions`, `epoch` (seeds "
+    "committed so far); null when the server's test entropy rolls.",
     "seq": "The seq of the last event included.",
 }
 
@@ -1770,6 +2046,11 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`join` without a token (public encounters), the `encounter_closed` notification, the "
     "errors `encounter_archived`, `bad_gm_key`, `gm_key_required`, `not_your_encounter`, "
     "`server_full` (a full server answered `too_many_connections` before) and the close "
-    "code 4003; `actions`' `details` (each command's refusal and parameter values) and "
-    "`ending` (the GM's hint at what keeps the encounter open); `join`'s `history`",
+    "code 4003; the creature compendium: `list_compendium` and roster references in "
+    "`create_encounter`; verifiable dice: `create_encounter`'s `dice` option (fair or "
+    "seeded), `join`'s `client_seed`, `contribute_dice`, `rotate_dice`, the `dice` of the "
+    "snapshot, the `dice_committed`, `dice_contributed`, `dice_revealed` and `dice_drawn` "
+    "events, the `draws` of rolls and roll-offs and the `undone_rolls` of `rewound`; `actions`' "
+    "`details` (each command's refusal and parameter values) and `ending` (the GM's hint at "
+    "what keeps the encounter open); `join`'s `history`",
 }

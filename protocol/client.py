@@ -308,15 +308,19 @@ class ZonekeepClient:
         encounter: str,
         token: str | None,
         last_seq: int | None = None,
+        client_seed: str | None = None,
         history: int | None = None,
     ) -> dict[str, Any]:
         """Join ``encounter`` with ``token`` (``None``: a public one, as a spectator);
-        ``history``: also get the last that many events (the result's ``history``)."""
+        ``client_seed`` is this seat's contribution to fair dice; ``history``: also get
+        the last that many events (the result's ``history``)."""
         params: dict[str, Any] = {"encounter": encounter}
         if token is not None:
             params["token"] = token
         if last_seq is not None:
             params["last_seq"] = last_seq
+        if client_seed is not None:
+            params["client_seed"] = client_seed
         if history is not None:
             params["history"] = history
         return await self.request("join", **params)

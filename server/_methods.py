@@ -30,6 +30,10 @@ from zonekeep.protocol import (
     AttackOption,
     CommandParams,
     CommandResult,
+    CompendiumItem,
+    CompendiumSourceInfo,
+    ContributeDiceParams,
+    ContributeDiceResult,
     CreateEncounterParams,
     CreateEncounterResult,
     CreateSeatParams,
@@ -45,6 +49,8 @@ from zonekeep.protocol import (
     JoinResult,
     LeaveParams,
     LeaveResult,
+    ListCompendiumParams,
+    ListCompendiumResult,
     ListEncountersParams,
     ListEncountersResult,
     PingParams,
@@ -57,6 +63,8 @@ from zonekeep.protocol import (
     RevokeSpectatorLinkResult,
     RewindParams,
     RewindResult,
+    RotateDiceParams,
+    RotateDiceResult,
     RotateGmTokenParams,
     RotateGmTokenResult,
     SeatInfo,
@@ -74,6 +82,7 @@ from zonekeep.sdk.engine import ActionDetail as EngineDetail
 
 from . import _metrics
 from ._config import Limits
+from ._dice import check_contribution
 from ._fanout import Member, Subscriber, push
 from ._registry import Registry
 from ._room import Grant, Job, Room
@@ -95,7 +104,7 @@ KEY_REVOKED = 4003
 DETAILS_KEPT = 256
 
 #: The methods whose replies count against a connection's reply byte budget.
-BUDGETED = frozenset({"snapshot", "join", "list_encounters"})
+BUDGETED = frozenset({"snapshot", "join", "list_encounters", "list_compendium"})
 
 
 @attrs.frozen
@@ -305,7 +314,43 @@ class Methods:
             snapshot=room.snapshot(member),
         )
 
+    async def m_list_compendium(
+        self, client: Client, params: ListCompendiumParams
+    ) -> ListCompendiumResult:
+        if (
+            params.cr_min is not None
+            and params.cr_max is not None
+            and params.cr_min > params.cr_max
+        ):
+            raise ProtocolError(
+                "invalid_params",
+                f"'cr_min' ({params.cr_min:g}) must not be above 'cr_max' ({params.cr_max:g}).",
+            )
+        compendium = self.registry.compendium
+        found = compendium.search(
+            params.text,
+            type=params.type,
+            tag=params.tag,
+            source=params.source,
+            cr_min=params.cr_min,
+            cr_max=params.cr_max,
+            ids=params.ids,
+        )
+        page = found[params.offset : params.offset + params.limit]
+        items = []
+        sources: dict[str, CompendiumSourceInfo] = {}
+        for full in page:
+            source = compendium.source_of(full)
+            items.append(CompendiumItem(full, source.name, compendium.entry_data(full)))
+            if source.name not in sources:
+                sources[source.name] = CompendiumSourceInfo(
+                    source.name, source.title, source.license, source.attribution
+                )
+        return ListCompendiumResult(len(found), params.offset, items, list(sources.values()))
+
     async def m_join(self, client: Client, params: JoinParams) -> JoinResult | Encoded:
+        if params.client_seed is not None:
+            check_contribution(params.client_seed)  # before anything is loaded
         room = self.registry.get(params.encounter)
         if room is None:  # stored, not in memory: its first join loads it
             room = await self.registry.load(params.encounter, params.token, check=True)
@@ -322,6 +367,7 @@ class Methods:
             grant = room.find_grant(params.token)
         if grant is None:
             raise ProtocolError("bad_token", "That token does not open this encounter.")
+        await self._join_seed(room, grant, params.client_seed)
         member = self._admit(client, room, grant)
         client.rooms[room.id] = member
         who = f"{member.role} {member.player}" if member.player else member.role
@@ -350,6 +396,53 @@ class Methods:
         if result.events is not None and len(result.events) > REPLAY_SLICE:
             return await _sliced(result, result.events)
         return result
+
+    async def _join_seed(self, room: Room, grant: Grant, value: str | None) -> None:
+        """``join``'s ``client_seed``: checked, then mixed into a fair encounter's dice
+        (before the seat joins, so that its snapshot already holds the contribution)."""
+        if value is None:
+            return
+        value = check_contribution(value)
+        dice = room.state.dice
+        if grant.role == "spectator" or dice is None or dice.mode != "fair":
+            return
+        if room.state.phase == "ended":
+            return  # no die will be rolled: nothing to mix into
+        by = "gm" if grant.role == "gm" else grant.player or ""
+        await _submit(
+            room,
+            Job(
+                Actor(grant.role, by),
+                Command("contribute_dice", {"value": value}, Actor(grant.role, by)),
+                None,
+                "contribute_dice",
+            ),
+        )
+
+    async def m_contribute_dice(
+        self, client: Client, params: ContributeDiceParams
+    ) -> ContributeDiceResult:
+        room, member = self._room(client, params.encounter)
+        room.capability_check(member, "contribute_dice")
+        value = check_contribution(params.value)
+        job = Job(
+            member.actor,
+            Command("contribute_dice", {"value": value}, member.actor),
+            member,
+            "contribute_dice",
+        )
+        result = await _submit(room, job)
+        assert isinstance(result, CommandResult)
+        return ContributeDiceResult(seq=result.first_seq)
+
+    async def m_rotate_dice(self, client: Client, params: RotateDiceParams) -> RotateDiceResult:
+        room, member = self._room(client, params.encounter)
+        _gm_only(member, "rotate the dice's seed")
+        job = Job(member.actor, Command("rotate_dice", {}, member.actor), member, "rotate_dice")
+        result = await _submit(room, job)
+        assert isinstance(result, CommandResult)
+        assert room.state.dice is not None
+        return RotateDiceResult(seq=result.last_seq, commitment=room.state.dice.commitment)
 
     async def m_create_seat(self, client: Client, params: CreateSeatParams) -> CreateSeatResult:
         room, member = self._room(client, params.encounter)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 from zonekeep.sdk import Attack, Creature, Size, movement_left
@@ -43,3 +45,19 @@ def left(h: EncounterHarness, mode: str = "walk") -> int:
     """Feet of movement the active creature has left this turn for a move in ``mode``."""
     assert h.state.active is not None
     return movement_left(h.state, h.creature(h.state.active), mode)
+
+
+def serve_argv(data_dir: Path, *extra: str) -> list[str]:
+    """The command line of a real ``zonekeep serve`` (this interpreter) on a free port,
+    keeping its encounters in ``data_dir``, with ``extra`` options."""
+    return [
+        sys.executable,
+        "-m",
+        "zonekeep.server._cli",
+        "serve",
+        "--port",
+        "0",
+        "--data-dir",
+        str(data_dir),
+        *extra,
+    ]

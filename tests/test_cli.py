@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import serve_argv
 
 from zonekeep.sdk import RandomEntropy, event_from_dict, replay, state_to_dict
 from zonekeep.sdk.engine import Engine
@@ -145,18 +146,7 @@ def test_serve_prints_how_to_connect_and_stops_on_sigint(tmp_path: Path) -> None
     import time
 
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "zonekeep.server._cli",
-            "serve",
-            "--port",
-            "0",
-            "--example",
-            str(EXAMPLES / "goblin-ambush.json"),
-            "--data-dir",
-            str(tmp_path),
-        ],
+        serve_argv(tmp_path, "--example", str(EXAMPLES / "goblin-ambush.json")),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -10,7 +10,6 @@ import logging
 import os
 import signal
 import subprocess
-import sys
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import attrs
 import pytest
 import trio
 from e2e_support import creatures, start_server
+from helpers import serve_argv
 
 from zonekeep.protocol import PROTOCOL_VERSION
 from zonekeep.protocol.client import ClientError, ZonekeepClient, connect
@@ -449,21 +449,6 @@ async def test_reload_applies_keys_limits_and_caps_at_once_and_keeps_the_port(
     assert "old-key" not in log and "new-key" not in log
 
 
-def serve_argv(config: Path, data_dir: Path) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "zonekeep.server._cli",
-        "serve",
-        "--port",
-        "0",
-        "--config",
-        str(config),
-        "--data-dir",
-        str(data_dir),
-    ]
-
-
 class Output:
     """What a process wrote on one pipe so far; :meth:`wait_for` reads until a phrase."""
 
@@ -488,7 +473,7 @@ async def test_sighup_reloads_a_running_zonekeep_serve_and_a_bad_config_changes_
     config = write(tmp_path, f'[server]\nserver_key_file = "{key}"\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZONEKEEP_")}
     process = await trio.lowlevel.open_process(
-        serve_argv(config, tmp_path / "data"),
+        serve_argv(tmp_path / "data", "--config", str(config)),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,

@@ -11,7 +11,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any, cast
 import pytest
 import trio
 from e2e_support import VALIDATED, Loaded, _validate
+from helpers import serve_argv
 
 from zonekeep.protocol.client import (
     MESSAGE_HOOKS,
@@ -97,20 +97,6 @@ def events_of(client: ZonekeepClient) -> dict[int, dict[str, Any]]:
 
 
 # -- a real `zonekeep serve`, killed with SIGKILL ------------------------------------------------
-
-
-def serve_argv(data_dir: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "zonekeep.server._cli",
-        "serve",
-        "--port",
-        "0",
-        "--data-dir",
-        str(data_dir),
-        *extra,
-    ]
 
 
 class Served:

@@ -15,6 +15,7 @@ Needs the package registry (as ``scripts/test`` does). CI runs it with the rest.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +93,40 @@ def _read_banner(stream: Any, seconds: float = 30.0) -> str:
     return got.decode()
 
 
+@attrs.define
+class Serving:
+    """A ``zonekeep serve`` process: its banner, and (once stopped) its exit status and
+    what it wrote to standard error (kept in a file, so it never blocks on a full pipe)."""
+
+    banner: str
+    process: subprocess.Popen[bytes]
+    stderr_path: Path
+
+    @property
+    def log(self) -> str:
+        return self.stderr_path.read_text()
+
+
+@contextlib.contextmanager
+def _serving(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> Iterator[Serving]:
+    """Run ``argv`` (a ``zonekeep serve``) until its banner is out; stop it with SIGTERM
+    when the block ends."""
+    with log.open("wb") as err:
+        process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=err)
+    try:
+        assert process.stdout is not None
+        yield Serving(_read_banner(process.stdout), process, log)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+
 @attrs.frozen
 class Installed:
     """The built wheel, its file names, and the fresh venv it is installed in."""
@@ -148,9 +184,12 @@ def test_the_wheel_installs_and_serves_its_bundled_arenas(
         f"{data}/encounters/cliffside-bandits.json",
         f"{data}/encounters/swamp-lizardfolk.json",
         "zonekeep/protocol/schemas/hello.result.schema.json",
+        "zonekeep/protocol/schemas/compendium.schema.json",
+        "zonekeep/sdk/compendium/srd-5.1.json",
         "zonekeep/protocol/SPEC.md",
         "zonekeep/server/static/index.html",
         "zonekeep/server/static/table.js",
+        "zonekeep/server/static/dice.js",
         "zonekeep/server/static/table.css",
         *(f"zonekeep/{p}/py.typed" for p in ("protocol", "sdk", "server", "plugins")),
     }
@@ -173,16 +212,9 @@ def test_the_wheel_installs_and_serves_its_bundled_arenas(
     assert version.splitlines() == ["zonekeep 0.1.0", f"protocol {PROTOCOL_VERSION}"], version
 
     env = _clean_env(XDG_DATA_HOME=str(tmp_path / "data"))
-    server = subprocess.Popen(
-        [str(bin_dir / "zonekeep"), "serve", "--port", "0", "--example", "goblin-ambush"],
-        cwd=elsewhere,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        assert server.stdout is not None
-        banner = _read_banner(server.stdout)
+    argv = [str(bin_dir / "zonekeep"), "serve", "--port", "0", "--example", "goblin-ambush"]
+    with _serving(argv, elsewhere, env, tmp_path / "serve.log") as server:
+        banner = server.banner
         url = re.search(r"serving on (ws://\S+)", banner)
         encounter = re.search(r"is ready: (\S+)", banner)
         gm_token = re.search(r"GM token:\s+(\S+)", banner)
@@ -197,16 +229,10 @@ def test_the_wheel_installs_and_serves_its_bundled_arenas(
                     joined = await gm.join(encounter[1], gm_token[1])
                     assert joined["role"] == "gm"
                     assert joined["snapshot"]["arena"]["id"] == "tavern"
+                    found = await gm.request("list_compendium", text="goblin boss")
+                    assert [i["id"] for i in found["entries"]] == ["srd.goblin-boss"]
 
         trio.run(check)
-    finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        server.stdout.close()  # type: ignore[union-attr]
 
 
 def _get(url: str, token: str | None = None) -> tuple[int, str]:
@@ -267,16 +293,8 @@ def test_an_operator_runs_the_installed_server_from_the_environment(
 
     roster = json.loads((ROOT / "examples" / "encounters" / "goblin-ambush.json").read_text())
     creatures = roster["creatures"]
-    server = subprocess.Popen(
-        [zonekeep, "serve"],
-        cwd=installed.elsewhere,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        assert server.stdout is not None
-        banner = _read_banner(server.stdout)
+    with _serving([zonekeep, "serve"], installed.elsewhere, env, tmp_path / "serve.log") as server:
+        banner = server.banner
         url = re.search(r"serving on (ws://\S+)/ws", banner)
         assert url, banner
         assert f"Encounters are kept in {data}." in banner
@@ -354,18 +372,8 @@ def test_an_operator_runs_the_installed_server_from_the_environment(
         assert "\nzonekeep_encounters_stored " in metrics
         assert _sample(metrics, "zonekeep_encounters_loaded", state="open") == 1  # the second one
         assert _sample(metrics, "zonekeep_connections_opened_total") >= 2
-    finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log = server.stderr.read().decode() if server.stderr else ""
-        for stream in (server.stdout, server.stderr):
-            if stream is not None:
-                stream.close()
-    assert server.returncode == 0, log[-3000:]
+    log = server.log
+    assert server.process.returncode == 0, log[-3000:]
     assert key not in log and "metrics-secret-for-the-test" not in log
     lines = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
     assert any("creat" in line["message"] and line.get("encounter") == eid for line in lines), log[

@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -38,6 +39,10 @@ from zonekeep.protocol import (
     CommandInfo,
     CommandParams,
     CommandResult,
+    CompendiumItem,
+    CompendiumSourceInfo,
+    ContributeDiceParams,
+    ContributeDiceResult,
     CreateEncounterParams,
     CreateEncounterResult,
     CreateSeatParams,
@@ -59,6 +64,8 @@ from zonekeep.protocol import (
     JoinResult,
     LeaveParams,
     LeaveResult,
+    ListCompendiumParams,
+    ListCompendiumResult,
     ListEncountersParams,
     ListEncountersResult,
     PingParams,
@@ -72,6 +79,8 @@ from zonekeep.protocol import (
     RevokeSpectatorLinkResult,
     RewindParams,
     RewindResult,
+    RotateDiceParams,
+    RotateDiceResult,
     RotateGmTokenParams,
     RotateGmTokenResult,
     SeatInfo,
@@ -205,6 +214,9 @@ def decision() -> DecisionInfo:
     )
 
 
+_ROOT = Path(__file__).resolve().parent.parent
+
+
 def params_samples() -> dict[str, list[Any]]:
     return {
         "hello": [
@@ -223,11 +235,18 @@ def params_samples() -> dict[str, list[Any]]:
             CreateEncounterParams(
                 "Shown", "tavern", [{"id": "a", "name": "A", "side": "x"}], public=True
             ),
+            CreateEncounterParams(
+                "Seeded",
+                "tavern",
+                [{"id": "a", "name": "A", "side": "x"}],
+                dice={"mode": "seeded", "seed": "s1"},
+            ),
         ],
         "join": [
             JoinParams("e1", "tok"),
             JoinParams("e1", "tok", last_seq=0),
             JoinParams("e1"),
+            JoinParams("e1", "tok", client_seed="x7"),
         ],
         "create_seat": [CreateSeatParams("e1", "ana"), CreateSeatParams("e1", "ana", ["aria"])],
         "create_spectator_link": [CreateSpectatorLinkParams("e1")],
@@ -243,6 +262,10 @@ def params_samples() -> dict[str, list[Any]]:
         "remove_seat": [RemoveSeatParams("e1", "ana")],
         "revoke_spectator_link": [RevokeSpectatorLinkParams("e1", "tok")],
         "rotate_gm_token": [RotateGmTokenParams("e1")],
+        "list_compendium": [
+            ListCompendiumParams(),
+            ListCompendiumParams("goblin", "humanoid", "goblinoid", "srd", 0.125, 1, 20, 5),
+        ],
         "list_encounters": [
             ListEncountersParams(),
             ListEncountersParams(public_only=True, offset=100, limit=500),
@@ -250,6 +273,8 @@ def params_samples() -> dict[str, list[Any]]:
         "encounter_links": [EncounterLinksParams("e1")],
         "set_public": [SetPublicParams("e1", True), SetPublicParams("e1", False)],
         "archive_encounter": [ArchiveEncounterParams("e1")],
+        "contribute_dice": [ContributeDiceParams("e1", "lucky-socks")],
+        "rotate_dice": [RotateDiceParams("e1")],
     }
 
 
@@ -324,6 +349,15 @@ def result_samples() -> dict[str, list[Any]]:
         "remove_seat": [RemoveSeatResult(2)],
         "revoke_spectator_link": [RevokeSpectatorLinkResult(0)],
         "rotate_gm_token": [RotateGmTokenResult("new-token", 1)],
+        "list_compendium": [
+            ListCompendiumResult(0, 40, [], []),
+            ListCompendiumResult(
+                1,
+                0,
+                [CompendiumItem("srd.goblin", "srd", _goblin_entry())],
+                [CompendiumSourceInfo("srd", "SRD 5.1", "CC-BY-4.0", "credit")],
+            ),
+        ],
         "list_encounters": [
             ListEncountersResult([], 0),
             ListEncountersResult(
@@ -359,7 +393,15 @@ def result_samples() -> dict[str, list[Any]]:
         "encounter_links": [EncounterLinksResult("e1", "gm-tok", {"ana": "ana-tok"}, "watch", 1)],
         "set_public": [SetPublicResult("e1", True)],
         "archive_encounter": [ArchiveEncounterResult("e1", 3)],
+        "contribute_dice": [ContributeDiceResult(7)],
+        "rotate_dice": [RotateDiceResult(9, "ab" * 32)],
     }
+
+
+def _goblin_entry() -> dict[str, Any]:
+    entries = json.loads((_ROOT / "sdk" / "compendium" / "srd-5.1.json").read_text())["entries"]
+    entry: dict[str, Any] = next(e for e in entries if e["id"] == "goblin")
+    return entry
 
 
 def notification_samples() -> dict[str, list[Any]]:
@@ -388,6 +430,7 @@ def test_samples_cover_every_method_and_notification() -> None:
 
 def test_every_expected_schema_file_exists_and_is_valid() -> None:
     expected = {"request", "error", "server_message", "event_payload", "snapshot", "arena"}
+    expected |= {"compendium", "character"}
     expected |= {f"{m}.params" for m in METHODS} | {f"{m}.result" for m in METHODS}
     expected |= {notification_schema(m) for m in NOTIFICATIONS}
     present = {n.removesuffix(".schema.json") for n in schema_names()}

@@ -9,7 +9,6 @@ import logging
 import math
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 import trio
 import trio.testing
 from e2e_support import Limits, Running, ServerConfig, creatures, start_server
+from helpers import serve_argv
 from lobby_support import (
     WAIT,
     from_outside,
@@ -358,18 +358,7 @@ async def test_an_example_file_is_reused_with_fresh_links(
 def test_serve_example_twice_reuses_the_encounter(tmp_path: Path) -> None:
     def serve() -> str:
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "zonekeep.server._cli",
-                "serve",
-                "--port",
-                "0",
-                "--example",
-                str(EXAMPLE),
-                "--data-dir",
-                str(tmp_path),
-            ],
+            serve_argv(tmp_path, "--example", str(EXAMPLE)),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
