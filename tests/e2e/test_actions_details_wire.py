@@ -108,7 +108,7 @@ async def start(
 
 async def details(client: ZonekeepClient, eid: str, cid: str) -> dict[str, dict[str, Any]]:
     with trio.fail_after(5):
-        reply = await client.request("actions", encounter=eid, creature=cid)
+        reply = await client.actions(eid, cid)
     assert reply["actions"] == [d["id"] for d in reply["details"] if d["available"]]
     return {d["id"]: d for d in reply["details"]}
 
