@@ -328,13 +328,13 @@ class ZonekeepClient:
     async def command(self, encounter: str, type: str, **params: Any) -> dict[str, Any]:
         return await self.request("command", encounter=encounter, type=type, params=params)
 
-    # -- the lobby (protocol 1.3) -------------------------------------------------------------
-
     async def actions(self, encounter: str, creature: str) -> dict[str, Any]:
         """What this seat may do for ``creature`` now: ``actions`` (ids), ``details`` (each
         command's refusal and the legal values of its parameters) and, for the GM,
         ``ending``."""
         return await self.request("actions", encounter=encounter, creature=creature)
+
+    # -- the lobby (protocol 1.3) -------------------------------------------------------------
 
     async def list_encounters(self, **params: Any) -> dict[str, Any]:
         """The encounters this connection may see (``public_only``, ``offset``, ``limit``)."""
