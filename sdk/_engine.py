@@ -553,19 +553,15 @@ class Engine:
         actor: Actor,
         unreported: list[tuple[str, str, float]] | None = None,
     ) -> list[str]:
-        """The creature commands ``actor`` could send for ``creature_id`` right now.
-
-        This asks what does not depend on the parameters (phase, turn, control, costs,
-        ``requires``, refusing plugins); :meth:`action_details` adds, for each command,
-        the parameter values the rules accept now, and :meth:`refusal_for` checks one
-        command with its parameters. The plugin calls over the time budget on the way
-        are added to ``unreported`` (when given), for the caller to report with
+        """The creature commands ``actor`` could send for ``creature_id`` right now: the
+        available ones of :meth:`action_details`, parameters checked too (a command that
+        takes nothing but ``creature`` is decided whole; one whose every value is refused
+        for the same reason is not offered). :meth:`refusal_for` checks one command with
+        its parameters. The plugin calls over the time budget on the way are added to
+        ``unreported`` (when given), for the caller to report with
         :meth:`report_overruns`."""
         return [
-            spec.id
-            for spec in self.commands.values()
-            if spec.who == "creature"
-            and self.command_refusal(state, spec, creature_id, actor, unreported) is None
+            d.id for d in self.action_details(state, creature_id, actor, unreported) if d.available
         ]
 
     def command_refusal(

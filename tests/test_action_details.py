@@ -284,14 +284,19 @@ def test_each_unavailable_command_says_what_sending_it_would_get(moment: str) ->
         assert refusal is not None, detail
         assert (detail.code, detail.message) == (refusal.code, refusal.message), detail
     available = [d.id for d in h.engine.action_details(h.state, who, actor) if d.available]
-    assert set(available) <= set(h.engine.available_actions(h.state, who, actor))
+    assert available == h.engine.available_actions(h.state, who, actor)
     if moment == "prone":
         assert "stand" in available
 
 
-def test_available_actions_still_answers_without_parameters() -> None:
+def test_available_actions_checks_the_parameters_too() -> None:
     h = tavern_fight({"aria": "common_room", "gob": "cellar"}, [archer(), make("gob", "goblins")])
-    assert "attack" in h.engine.available_actions(h.state, "aria", ALICE)
+    offered = h.engine.available_actions(h.state, "aria", ALICE)
+    assert offered == [d.id for d in h.engine.action_details(h.state, "aria", ALICE) if d.available]
+    assert {"attack", "enter", "take_position"} <= set(offered)
+    assert "leave_position" not in offered  # Aria holds no position: refused whole
+    h.send("enter", ALICE, creature="aria", zones=["bar"])
+    assert "enter" not in h.engine.available_actions(h.state, "aria", ALICE)  # 0 ft left
     assert h.engine.available_actions(h.state, "gob", ALICE) == []
 
 
