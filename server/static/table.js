@@ -524,7 +524,8 @@
 
   function sideMark(c) {
     const i = sideIndex(c.side);
-    return el("span", { class: `mark side-${i % 4}`, title: `Side: ${c.side}`, "aria-label": `side ${c.side}` }, SIDE_MARKS[i % 4]);
+    return [el("span", { class: `mark side-${i % 4}`, title: `Side: ${c.side}`, "aria-hidden": "true" }, SIDE_MARKS[i % 4]),
+      el("span", { class: "sr-only" }, `${c.side}: `)];
   }
 
   /** A creature's timed condition effects (rounds left, the save that ends them). */
@@ -784,10 +785,10 @@
     if (!who) return;
     const prior = app.floats.get(who);
     const joined = prior && prior.until > Date.now() ? `${prior.text} · ${text}` : text;
-    app.floats.set(who, { text: joined, until: Date.now() + 4000 });
+    app.floats.set(who, { text: joined, until: Date.now() + 6000 });
     setTimeout(() => {
       if (app.state) renderMap();
-    }, 4100);
+    }, 6100);
   }
 
   async function rewindTo(seq) {
@@ -1001,8 +1002,8 @@
       if (choice?.ok) classes.push("reachable");
       else if (choice) classes.push("unreachable");
       const near = linksFrom(zone.id).map((n) => {
-        const modes = [...new Set(n.links.map((l) => l.mode))].filter((m) => m !== "walk");
-        const notes = [...modes];
+        const all = [...new Set(n.links.map((l) => l.mode))];
+        const notes = all.length > 1 ? [all.join(" or ")] : all.filter((m) => m !== "walk");
         if (n.links.every((l) => !l.clear)) notes.push("blocked");
         if (n.links.every((l) => l.blocks_sight)) notes.push("no line of sight");
         return `${zoneName(n.zone)} ${n.dir}${notes.length ? ` (${notes.join(", ")})` : ""}`;
@@ -1010,12 +1011,13 @@
       const assets = [...arena.assets, ...Object.values(s.effects || {})].filter((a) => a.zone === zone.id);
       const tokens = Object.values(s.creatures).filter((c) => c.zone === zone.id);
       const costText = choice ? (choice.ok ? `Enter: ${choice.cost} ft` : `Cannot enter: ${choice.why}`) : "";
-      const label = `${zone.name}${costText ? `. ${costText}` : ""}`;
+      // The accessible name starts with the words shown ("Kitchen 30 ft"), then says more.
+      const label = choice ? `${zone.name} ${choice.ok ? `${choice.cost} ft` : "✕"}: ${costText}` : null;
       const button = el("button", { type: "button", class: "zone-button", dataset: { enter: zone.id },
         "aria-label": label, title: choice ? costText : zone.description || zone.name,
         "aria-disabled": choice && !choice.ok ? "true" : null,
         onclick: () => (choice?.ok ? enterZone(zone.id) : choice ? showError(choice.why) : null) },
-      el("span", { class: "zone-name" }, zone.name),
+      el("span", { class: "zone-name" }, zone.name), choice ? " " : null,
       choice ? el("span", { class: `zone-cost${choice.ok ? "" : " no"}` }, choice.ok ? `${choice.cost} ft` : "✕") : null);
       const crowded = tokens.length > CROWDED;
       const box = el("div", {
@@ -1075,7 +1077,8 @@
       if (modes.some((m) => m !== "walk")) classes.push(`mode-${modes.filter((m) => m !== "walk")[0]}`);
       lines.append(svg("line", { x1: p[0], y1: p[1], x2: q[0], y2: q[1], class: classes.join(" "),
         "data-link": pair }));
-      const words = [...modes.filter((m) => m !== "walk"), ...(classes.includes("blocked") ? ["blocked"] : [])];
+      const shown = modes.length > 1 ? [modes.join(" or ")] : modes.filter((m) => m !== "walk");
+      const words = [...shown, ...(classes.includes("blocked") ? ["blocked"] : [])];
       if (words.length) {
         const t = svg("text", { x: (p[0] + q[0]) / 2, y: (p[1] + q[1]) / 2 - 4, class: "link-label", "text-anchor": "middle" });
         t.textContent = words.join(", ");
@@ -1111,7 +1114,7 @@
     return el(tag, { class: tokenClasses(c), dataset: { creature: c.id },
       type: tag === "button" ? "button" : null,
       title: `${c.name} (${c.side})`,
-      "aria-label": tag === "button" ? `${c.name}, ${c.side}, ${hpText(c)}: GM actions` : null,
+
       onclick: tag === "button" ? () => openGmToken(c.id) : null },
     el("span", { class: "token-line" }, sideMark(c), el("span", { class: "name" }, c.name), el("span", { class: "hp" }, ` ${hpText(c)}`)),
     el("span", { class: "badges" }, conditionBadges(c)),
@@ -1180,8 +1183,8 @@
     if (s.initiative.length) {
       body = el("ol", { class: "order" }, s.initiative.map((entry) =>
         el("li", { class: entry.members.includes(s.active) ? "active" : "", dataset: { slot: entry.slot } },
-          el("span", { class: "init" }, `${entry.total} `),
-          entry.members.map(member))));
+          el("span", { class: "init", title: "Initiative" }, String(entry.total)),
+          el("div", { class: "members" }, entry.members.map(member)))));
     } else {
       body = el("div", {}, el("div", { class: "muted" }, "No initiative yet."),
         Object.keys(s.creatures).map(member));
@@ -1298,7 +1301,7 @@
           const done = await command("attack", { creature: c.id, target: t, attack: open.name });
           if (done) app.attackOpen = null;
         } }, name(t)))) : null;
-    $("quick").replaceChildren(el("div", { class: "quick" }, big), targets);
+    $("quick").replaceChildren(...[el("div", { class: "quick" }, big), targets].filter(Boolean));
     // "More": every other command as a form, rebuilt when the turn changes or anyone moves.
     const where = Object.values(s.creatures).map((x) => `${x.id}:${x.zone}:${isOut(x)}`).join(",");
     const key = `${c.id}|${s.phase}|${app.role}|${where}`;
@@ -1627,7 +1630,7 @@
     const rounds = el("input", { type: "number", min: "1", step: "1", name: "rounds", "aria-label": "Rounds (empty: until removed)", placeholder: "rounds", class: "short" });
     const save = el("select", { name: "save", "aria-label": "Save that ends it" }, el("option", { value: "" }, "no save"), ABILITIES.map((a) => el("option", { value: a }, `${a.toUpperCase()} save`)));
     const dc = el("input", { type: "number", min: "1", step: "1", name: "dc", "aria-label": "Save DC", placeholder: "DC", class: "short" });
-    box.replaceChildren(
+    box.replaceChildren(...[
       el("h3", {}, sideMark(c), " ", c.name, " ", el("span", { class: "muted" }, hpText(c))),
       el("div", { class: "gm-row" }, el("label", {}, "HP ", amount),
         el("button", { type: "button", dataset: { tokenAct: "damage" }, onclick: async () => {
@@ -1668,7 +1671,7 @@
         isDying(c) ? el("button", { type: "button", dataset: { tokenAct: "stabilize" }, onclick: () => command("stabilize", { creature: c.id }) }, "Stabilize") : null,
         el("button", { type: "button", dataset: { tokenAct: "remove" }, title: "Takes the creature out of the fight (it escapes)",
           onclick: () => command("grant_condition", { creature: c.id, condition: "escaped" }) }, "Remove from the fight"),
-        el("button", { type: "button", class: "close", onclick: () => openGmToken(c.id) }, "Close")));
+        el("button", { type: "button", class: "close", onclick: () => openGmToken(c.id) }, "Close"))].filter(Boolean));
   }
 
   function seatsSection(creatures, rosterKey, keep) {

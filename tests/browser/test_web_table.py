@@ -106,10 +106,10 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     expect(links).to_contain_text("Cellar below")
     expect(gm.locator("#map [data-zone=cellar] .zone-links")).to_have_text("Kitchen above")
     common = gm.locator("#map [data-zone=common_room] .zone-links").inner_text()
-    assert common.count("Balcony") == 1 and "Balcony above (climb)" in common, common
+    assert common.count("Balcony") == 1 and "Balcony above (walk or climb)" in common, common
     expect(gm.locator("#map svg.links line")).to_have_count(5)
     expect(gm.locator("#map svg.links line.no-sight")).to_have_count(2)
-    expect(gm.locator("#map svg.links .link-label")).to_have_text(["climb"])
+    expect(gm.locator("#map svg.links .link-label")).to_have_text(["walk or climb"])
     expect(gm.locator("#tracker")).to_contain_text("Setting up: surprise")
 
     gm.locator("[data-setup=set_surprise]").click()
@@ -175,6 +175,7 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     # catches up (join with last_seq); no error stays behind.
     alice.evaluate("window.zonekeepTable.ws.close()")
     expect(alice.locator("#offline-banner")).to_contain_text(re.compile(r"Reconnecting in \d+ s"))
+    expect(alice.locator("body")).to_have_class(re.compile("offline"))
     expect(alice.locator("#log")).to_contain_text("Reconnected; caught up")
     expect(alice.locator("#status")).to_have_text("Connected as player alice")
     expect(alice.locator("#offline-banner")).to_be_hidden()
@@ -198,7 +199,7 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     expect(alice.locator("#map [data-zone=kitchen].reachable .zone-cost")).to_have_text("30 ft")
     expect(alice.locator("#map [data-zone=cellar]")).to_have_class(re.compile("unreachable"))
     expect(alice.locator("#map [data-zone=cellar] .zone-button")).to_have_attribute(
-        "aria-label", re.compile("Cannot enter: Cellar is not adjacent")
+        "aria-label", re.compile("^Cellar ✕: Cannot enter: Cellar is not adjacent")
     )
     # Point 18: a double click sends one move.
     alice.locator("#map [data-zone=kitchen] .zone-button").dblclick()
@@ -240,8 +241,11 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     expect(gm.locator("#prompts .prompt")).to_have_count(2)  # the GM may answer any decision
     alice.screenshot(path=str(ARTIFACTS / "web-table-alice-prompt.png"))
 
+    expect(alice.locator("#favicon")).to_have_attribute("href", re.compile("b3261e"))
     alice.locator("#prompts [data-choice=attack]").click()
     expect(alice.locator("#prompts-panel")).to_be_hidden()
+    # Point 5: the roll shows briefly by the target's token too.
+    expect(alice.locator("#map [data-creature=gob] .roll-float")).to_contain_text("25 vs AC 13")
     bob.locator("#prompts [data-choice=decline]").click()
     expect(bob.locator("#prompts-panel")).to_be_hidden()
     # Players see an enemy's hit points as a word (RULINGS, "Enemy hit points"); every
