@@ -46,6 +46,21 @@
     return node;
   }
 
+  /** Rebuild a part of the page, keeping the keyboard focus on the same control (found
+   * again by its data- attributes) when it was inside. */
+  function keepFocus(root, rebuild) {
+    const active = document.activeElement;
+    const inside = active && active !== document.body && root.contains(active);
+    const data = inside ? { ...active.dataset } : null;
+    rebuild();
+    if (!data || root.contains(active)) return;
+    const entries = Object.entries(data);
+    if (!entries.length) return;
+    const match = [...root.querySelectorAll("button, input, select, summary, a")].find((node) =>
+      entries.every(([k, v]) => node.dataset[k] === v));
+    if (match) match.focus();
+  }
+
   function svg(tag, attrs) {
     const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
     for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, String(value));
@@ -984,6 +999,15 @@
   }
 
   function renderMap() {
+    const now = Date.now();
+    const floats = [...app.floats.entries()].filter(([, f]) => f.until > now);
+    const key = JSON.stringify([app.state, app.actions?.details ?? null, app.role, app.player, floats]);
+    if (key === app.mapKey) return; // nothing changed: keep the nodes (and the focus, the hover)
+    app.mapKey = key;
+    keepFocus($("map"), drawMap);
+  }
+
+  function drawMap() {
     const s = app.state;
     const arena = s.arena;
     $("arena-name").textContent = arena.name;
@@ -1301,7 +1325,7 @@
           const done = await command("attack", { creature: c.id, target: t, attack: open.name });
           if (done) app.attackOpen = null;
         } }, name(t)))) : null;
-    $("quick").replaceChildren(...[el("div", { class: "quick" }, big), targets].filter(Boolean));
+    keepFocus($("quick"), () => $("quick").replaceChildren(...[el("div", { class: "quick" }, big), targets].filter(Boolean)));
     // "More": every other command as a form, rebuilt when the turn changes or anyone moves.
     const where = Object.values(s.creatures).map((x) => `${x.id}:${x.zone}:${isOut(x)}`).join(",");
     const key = `${c.id}|${s.phase}|${app.role}|${where}`;
@@ -1717,6 +1741,8 @@
     $("no-link-message").textContent = message;
     $("no-link").hidden = false;
   }
+
+  app.render = render; // the browser tests redraw after setting app.actions by hand
 
   function start() {
     $("open-form").addEventListener("submit", (ev) => {

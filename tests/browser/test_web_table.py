@@ -282,8 +282,11 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     expect(turn.locator("button[data-quick=dash]")).to_be_disabled()
     expect(turn.locator("button[data-quick=dash]")).to_have_attribute("title", re.compile("action"))
 
-    # Point 9: the GM undoes the last step (the attack): Gob is back at 8, the undone
+    # Point 9: a rewind on each of the GM's log lines (none on a player's), and the GM
+    # undoes the last step (the attack): Gob is back at 8, the undone
     # lines are struck through on every page.
+    expect(gm.locator("#log li[data-type=damaged] .rewind-here").last).to_be_visible()
+    expect(alice.locator("#log .rewind-here")).to_have_count(0)
     gm.locator("#undo").click()
     for page, tracked in ((gm, "8/20"), (alice, "bloodied"), (bob, "bloodied")):
         expect(page.locator("#tracker [data-creature=gob]")).to_contain_text(f"HP {tracked}")
@@ -410,15 +413,17 @@ def test_the_gm_orders_three_tied_slots_in_any_order_and_sees_the_turn_timer(
     bar = gm.locator("#tracker .timer-bar")
     expect(bar).to_have_attribute("aria-valuenow", re.compile(r"^(59\d|600)$"))
     expect(bar).not_to_have_class(re.compile("urgent"))
-    assert gm.locator("#tracker .timer-fill").evaluate("n => n.getBoundingClientRect().width") > 0
+    gm.wait_for_function(
+        "() => document.querySelector('#tracker .timer-fill')?.getBoundingClientRect().width > 0"
+    )
     gm.evaluate(
         """() => { const t = window.zonekeepTable.turnTimer; t.deadlineAt = Date.now() + 5000;
         document.querySelector('#tracker .timer-bar').dataset.deadline = String(t.deadlineAt); }"""
     )
     expect(bar).to_have_class(re.compile("urgent"))
-    assert (
-        gm.locator("#tracker .timer-fill").evaluate("n => getComputedStyle(n).backgroundColor")
-        == "rgb(161, 43, 43)"
+    gm.wait_for_function(
+        """() => { const n = document.querySelector('#tracker .timer-fill');
+        return n && getComputedStyle(n).backgroundColor === 'rgb(161, 43, 43)'; }"""
     )
     gm.locator("#turn-panel [data-quick=end_turn]").click()
     expect(gm.locator("#tracker .whose-turn")).to_have_text("Goblin 3's turn")
