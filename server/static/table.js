@@ -879,7 +879,9 @@
   function renderWaiting() {
     const s = app.state;
     if (!s) return;
-    const mine = [...app.prompts.values()].filter(({ decision }) => decision.controller === app.player || app.role === "gm");
+    // The GM may answer any decision, but only the GM's own ones wait on the GM.
+    const me = app.role === "gm" ? "gm" : app.player;
+    const mine = [...app.prompts.values()].filter(({ decision }) => decision.controller === me);
     const myTurn = s.phase === "turns" && s.active && isMine(s.active) && (app.role !== "gm" || creature(s.active)?.controller === "gm");
     let waiting = "";
     if (mine.length) waiting = "Decide";
