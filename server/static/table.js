@@ -239,8 +239,10 @@
   function showReconnect() {
     if (!app.reconnectAt) return;
     const left = Math.max(0, Math.ceil((app.reconnectAt - Date.now()) / 1000));
+    const text = `Connection lost. Reconnecting in ${left} s…`;
+    if ($("offline-banner").textContent === text) return; // a live region: said once a second at most
     setStatus(`Disconnected${app.reconnectWhy || ""}: reconnecting in ${left} s`, "offline");
-    $("offline-banner").textContent = `Connection lost. Reconnecting in ${left} s…`;
+    $("offline-banner").textContent = text;
   }
 
   async function greet(ws) {
@@ -1479,10 +1481,20 @@
     }
     const panel = $("prompts-panel");
     panel.hidden = app.prompts.size === 0;
+    // The prompts are a live region: rebuilt (and so announced) only when they change.
+    const key = JSON.stringify([...app.prompts.values()].map((p) => [p.decision, p.order ?? null, Math.round(p.deadlineAt / 1000)]));
+    if (key === app.promptsKey) {
+      renderWaiting();
+      return;
+    }
+    app.promptsKey = key;
     const nodes = [];
     for (const entry of app.prompts.values()) {
       const { decision, deadlineAt } = entry;
-      const countdown = el("span", { class: "countdown", dataset: { deadline: String(deadlineAt) } }, countdownText(deadlineAt));
+      // The ticking countdown is hidden from screen readers (a live region would read
+      // every tick); the time limit is said once, when the prompt appears.
+      const countdown = [el("span", { class: "countdown", "aria-hidden": "true", dataset: { deadline: String(deadlineAt) } }, countdownText(deadlineAt)),
+        el("span", { class: "sr-only" }, `${countdownText(deadlineAt)} to answer`)];
       let buttons;
       if (decision.ordering) {
         // Any order: each option moves up or down; the order shown is what is sent.
