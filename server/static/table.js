@@ -52,12 +52,13 @@
     const active = document.activeElement;
     const inside = active && active !== document.body && root.contains(active);
     const data = inside ? { ...active.dataset } : null;
+    const fieldName = inside ? active.getAttribute("name") : null;
     rebuild();
     if (!data || root.contains(active)) return;
     const entries = Object.entries(data);
-    if (!entries.length) return;
-    const match = [...root.querySelectorAll("button, input, select, summary, a")].find((node) =>
-      entries.every(([k, v]) => node.dataset[k] === v));
+    const match = entries.length
+      ? [...root.querySelectorAll("button, input, select, summary, a")].find((node) => entries.every(([k, v]) => node.dataset[k] === v))
+      : fieldName ? root.querySelector(`[name="${CSS.escape(fieldName)}"]`) : null;
     if (match) match.focus();
   }
 
@@ -1660,6 +1661,10 @@
       return;
     }
     if (box.dataset.key === `${c.id}|${c.hp}|${c.conditions.join(",")}|${c.hidden}|${effectsOf(c.id).map((e) => e.id).join(",")}` && !box.hidden) return;
+    // Half-typed values survive the redraw an event brings.
+    const typed = box.dataset.creature === c.id
+      ? Object.fromEntries([...box.querySelectorAll("input[name], select[name]")].map((n) => [n.name, n.value])) : {};
+    box.dataset.creature = c.id;
     box.dataset.key = `${c.id}|${c.hp}|${c.conditions.join(",")}|${c.hidden}|${effectsOf(c.id).map((e) => e.id).join(",")}`;
     box.hidden = false;
     const amount = el("input", { type: "number", min: "1", step: "1", name: "amount", value: "1", "aria-label": "Hit points", class: "short" });
@@ -1668,7 +1673,7 @@
     const rounds = el("input", { type: "number", min: "1", step: "1", name: "rounds", "aria-label": "Rounds (empty: until removed)", placeholder: "rounds", class: "short" });
     const save = el("select", { name: "save", "aria-label": "Save that ends it" }, el("option", { value: "" }, "no save"), ABILITIES.map((a) => el("option", { value: a }, `${a.toUpperCase()} save`)));
     const dc = el("input", { type: "number", min: "1", step: "1", name: "dc", "aria-label": "Save DC", placeholder: "DC", class: "short" });
-    box.replaceChildren(...[
+    keepFocus(box, () => box.replaceChildren(...[
       el("h3", {}, sideMark(c), " ", c.name, " ", el("span", { class: "muted" }, hpText(c))),
       el("div", { class: "gm-row" }, el("label", {}, "HP ", amount),
         el("button", { type: "button", dataset: { tokenAct: "damage" }, onclick: async () => {
@@ -1709,7 +1714,11 @@
         isDying(c) ? el("button", { type: "button", dataset: { tokenAct: "stabilize" }, onclick: () => command("stabilize", { creature: c.id }) }, "Stabilize") : null,
         el("button", { type: "button", dataset: { tokenAct: "remove" }, title: "Takes the creature out of the fight (it escapes)",
           onclick: () => command("grant_condition", { creature: c.id, condition: "escaped" }) }, "Remove from the fight"),
-        el("button", { type: "button", class: "close", onclick: () => openGmToken(c.id) }, "Close"))].filter(Boolean));
+        el("button", { type: "button", class: "close", onclick: () => openGmToken(c.id) }, "Close"))].filter(Boolean)));
+    for (const [field, value] of Object.entries(typed)) {
+      const node = box.querySelector(`[name="${CSS.escape(field)}"]`);
+      if (node) node.value = value;
+    }
   }
 
   function seatsSection(creatures, rosterKey, keep) {

@@ -326,6 +326,12 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
             bob.locator(f"{where} [data-creature=brom] .badge[data-condition=poisoned]")
         ).to_have_text("poisoned · 2 rds · CON save DC 12")
 
+    # The token's Heal: back above 0, no longer stable.
+    token_panel.locator("input[name=amount]").fill("5")
+    token_panel.locator("[data-token-act=heal]").click()
+    expect(bob.locator("#tracker [data-creature=brom]")).to_contain_text("HP 5/30")
+    expect(bob.locator("#map [data-creature=brom] .badge[data-condition=stable]")).to_have_count(0)
+
     # Point 7: a refusal is shown as the server's sentence, and cleared by the next change.
     _send(gm, "end_encounter", within="#gm", reason="Gob is beaten")
     expect(gm.locator("#error")).to_contain_text("cannot end yet")
