@@ -251,6 +251,12 @@ def test_axe_finds_nothing_serious_on_the_gm_player_and_spectator_views(
     party = watcher.locator("#map [data-creature=aria] .mark").inner_text()
     foes = watcher.locator("#map [data-creature=gob] .mark").inner_text()
     assert party != foes
+    # A spectator watches: no turn, no GM tools, no rewind on the log.
+    expect(watcher.locator("#turn-panel")).to_be_hidden()
+    expect(watcher.locator("#gm-panel")).to_be_hidden()
+    expect(watcher.locator("#log .rewind-here")).to_have_count(0)
+    # The optional sound: ticking it plays a beep (Web Audio) without a script error.
+    alice.locator("#sound").check()
     # The prompts and the log are announced (aria-live); the zones are buttons.
     for page in (gm, alice, watcher):
         expect(page.locator("#prompts")).to_have_attribute("aria-live", "assertive")
