@@ -1658,50 +1658,61 @@
     if (!c || app.role !== "gm") {
       box.hidden = true;
       box.replaceChildren();
+      delete box.dataset.creature;
       return;
     }
-    if (box.dataset.key === `${c.id}|${c.hp}|${c.conditions.join(",")}|${c.hidden}|${effectsOf(c.id).map((e) => e.id).join(",")}` && !box.hidden) return;
-    // Half-typed values survive the redraw an event brings.
-    const typed = box.dataset.creature === c.id
-      ? Object.fromEntries([...box.querySelectorAll("input[name], select[name]")].map((n) => [n.name, n.value])) : {};
-    box.dataset.creature = c.id;
-    box.dataset.key = `${c.id}|${c.hp}|${c.conditions.join(",")}|${c.hidden}|${effectsOf(c.id).map((e) => e.id).join(",")}`;
     box.hidden = false;
-    const amount = el("input", { type: "number", min: "1", step: "1", name: "amount", value: "1", "aria-label": "Hit points", class: "short" });
-    const readAmount = () => Math.max(0, Number.parseInt(amount.value, 10) || 0);
-    const condition = el("select", { name: "condition", "aria-label": "Condition" }, KNOWN_CONDITIONS.map((k) => el("option", { value: k }, k)));
-    const rounds = el("input", { type: "number", min: "1", step: "1", name: "rounds", "aria-label": "Rounds (empty: until removed)", placeholder: "rounds", class: "short" });
-    const save = el("select", { name: "save", "aria-label": "Save that ends it" }, el("option", { value: "" }, "no save"), ABILITIES.map((a) => el("option", { value: a }, `${a.toUpperCase()} save`)));
-    const dc = el("input", { type: "number", min: "1", step: "1", name: "dc", "aria-label": "Save DC", placeholder: "DC", class: "short" });
-    keepFocus(box, () => box.replaceChildren(...[
-      el("h3", {}, sideMark(c), " ", c.name, " ", el("span", { class: "muted" }, hpText(c))),
-      el("div", { class: "gm-row" }, el("label", {}, "HP ", amount),
-        el("button", { type: "button", dataset: { tokenAct: "damage" }, onclick: async () => {
-          if (typeof c.hp !== "number") return;
-          const hp = Math.max(0, c.hp - readAmount());
-          const done = await command("override", { creature: c.id, field: "hp", value: hp });
-          // At 0 a PC is dying and an NPC defeated (RULINGS 12), as damage by the rules does.
-          const pc = c.pc ?? c.controller !== "gm";
-          const falls = pc ? "dying" : "defeated";
-          if (done && hp === 0 && !c.conditions.includes(falls)) await command("grant_condition", { creature: c.id, condition: falls });
-        } }, "Damage"),
-        el("button", { type: "button", dataset: { tokenAct: "heal" }, onclick: () => command("heal", { creature: c.id, amount: readAmount() }) }, "Heal")),
-      el("div", { class: "gm-row" }, condition, rounds, save, dc,
-        el("button", { type: "button", dataset: { tokenAct: "condition" }, onclick: () => {
-          const n = Number.parseInt(rounds.value, 10);
-          if (!Number.isFinite(n) && !save.value) {
-            command("grant_condition", { creature: c.id, condition: condition.value });
-            return;
-          }
-          const params = { creature: c.id, condition: condition.value };
-          if (Number.isFinite(n)) params.rounds = n;
-          if (save.value) {
-            params.save = save.value;
-            const d = Number.parseInt(dc.value, 10);
-            if (Number.isFinite(d)) params.dc = d;
-          }
-          command("apply_effect", params);
-        } }, "Apply")),
+    // The fields are built once per creature (what the GM is typing survives every
+    // event); only the state part (hit points, conditions, hidden) is redrawn.
+    if (box.dataset.creature !== c.id) {
+      box.dataset.creature = c.id;
+      delete box.dataset.key;
+      const id = c.id;
+      const amount = el("input", { type: "number", min: "1", step: "1", name: "amount", value: "1", "aria-label": "Hit points", class: "short" });
+      const readAmount = () => Math.max(0, Number.parseInt(amount.value, 10) || 0);
+      const condition = el("select", { name: "condition", "aria-label": "Condition" }, KNOWN_CONDITIONS.map((k) => el("option", { value: k }, k)));
+      const rounds = el("input", { type: "number", min: "1", step: "1", name: "rounds", "aria-label": "Rounds (empty: until removed)", placeholder: "rounds", class: "short" });
+      const save = el("select", { name: "save", "aria-label": "Save that ends it" }, el("option", { value: "" }, "no save"), ABILITIES.map((a) => el("option", { value: a }, `${a.toUpperCase()} save`)));
+      const dc = el("input", { type: "number", min: "1", step: "1", name: "dc", "aria-label": "Save DC", placeholder: "DC", class: "short" });
+      box.replaceChildren(
+        el("div", { class: "token-state" }),
+        el("div", { class: "gm-row" }, el("label", {}, "HP ", amount),
+          el("button", { type: "button", dataset: { tokenAct: "damage" }, onclick: async () => {
+            const now = creature(id);
+            if (!now || typeof now.hp !== "number") return;
+            const hp = Math.max(0, now.hp - readAmount());
+            const done = await command("override", { creature: id, field: "hp", value: hp });
+            // At 0 a PC is dying and an NPC defeated (RULINGS 12), as damage by the rules does.
+            const pc = now.pc ?? now.controller !== "gm";
+            const falls = pc ? "dying" : "defeated";
+            if (done && hp === 0 && !now.conditions.includes(falls)) await command("grant_condition", { creature: id, condition: falls });
+          } }, "Damage"),
+          el("button", { type: "button", dataset: { tokenAct: "heal" }, onclick: () => command("heal", { creature: id, amount: readAmount() }) }, "Heal")),
+        el("div", { class: "gm-row" }, condition, rounds, save, dc,
+          el("button", { type: "button", dataset: { tokenAct: "condition" }, onclick: () => {
+            const n = Number.parseInt(rounds.value, 10);
+            if (!Number.isFinite(n) && !save.value) {
+              command("grant_condition", { creature: id, condition: condition.value });
+              return;
+            }
+            const params = { creature: id, condition: condition.value };
+            if (Number.isFinite(n)) params.rounds = n;
+            if (save.value) {
+              params.save = save.value;
+              const d = Number.parseInt(dc.value, 10);
+              if (Number.isFinite(d)) params.dc = d;
+            }
+            command("apply_effect", params);
+          } }, "Apply")),
+        el("div", { class: "token-controls" }));
+    }
+    const key = `${c.id}|${c.hp}|${c.conditions.join(",")}|${c.hidden}|${effectsOf(c.id).map((e) => e.id).join(",")}`;
+    if (box.dataset.key === key) return;
+    box.dataset.key = key;
+    box.querySelector(".token-state").replaceChildren(
+      el("h3", {}, sideMark(c), " ", c.name, " ", el("span", { class: "muted" }, hpText(c))));
+    const controls = box.querySelector(".token-controls");
+    keepFocus(controls, () => controls.replaceChildren(...[
       c.conditions.length ? el("div", { class: "gm-row" }, "Remove:", c.conditions.map((cond) => {
         const effect = effectsOf(c.id).find((e) => e.condition === cond);
         return el("button", { type: "button", dataset: { removeCondition: cond }, onclick: () => (effect
@@ -1715,10 +1726,6 @@
         el("button", { type: "button", dataset: { tokenAct: "remove" }, title: "Takes the creature out of the fight (it escapes)",
           onclick: () => command("grant_condition", { creature: c.id, condition: "escaped" }) }, "Remove from the fight"),
         el("button", { type: "button", class: "close", onclick: () => openGmToken(c.id) }, "Close"))].filter(Boolean)));
-    for (const [field, value] of Object.entries(typed)) {
-      const node = box.querySelector(`[name="${CSS.escape(field)}"]`);
-      if (node) node.value = value;
-    }
   }
 
   function seatsSection(creatures, rosterKey, keep) {
