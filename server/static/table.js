@@ -1508,7 +1508,7 @@
         };
         buttons = el("div", {},
           el("ol", { class: "ordering" }, order.map((o, i) =>
-            el("li", { dataset: { option: o } }, el("span", { class: "name" }, optionText(o)), " ",
+            el("li", { dataset: { option: o } }, el("span", { class: "name", title: optionText(o) }, optionText(o)), " ",
               el("button", { type: "button", class: "up", "aria-label": `Move ${optionText(o)} up`, title: `Move ${optionText(o)} up`, disabled: i === 0,
                 onclick: () => move(i, -1) }, "\u2191"),
               el("button", { type: "button", class: "down", "aria-label": `Move ${optionText(o)} down`, title: `Move ${optionText(o)} down`,
