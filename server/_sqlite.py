@@ -257,6 +257,11 @@ class SqliteStore:
         self.transactions = 0
         self.appends = 0
 
+    @property
+    def location(self) -> str:
+        """Where the store is, for the operator's messages: its file."""
+        return str(self.path)
+
     # -- opening ----------------------------------------------------------------------------
 
     @classmethod
