@@ -464,24 +464,28 @@ def _reason(exc: BaseException) -> str:
 
 
 def _open_pool(pool: ConnectionPool[Any], url: str, where: str) -> None:
-    """Open ``pool`` (waiting for its first connections), then make or migrate the store."""
+    """Make or migrate the store on a connection of its own (which also says plainly why
+    the database cannot be reached), then open ``pool``."""
     import psycopg
     from psycopg_pool import PoolTimeout
 
     try:
-        pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
-    except PoolTimeout:
-        # The pool retries in the background; one direct attempt says why it fails.
-        try:
-            psycopg.connect(url, connect_timeout=int(CONNECT_TIMEOUT_SECONDS)).close()
-        except psycopg.Error as exc:
-            raise StoreError(f"{where}: cannot connect: {_reason(exc)}") from None
-        raise StoreError(f"{where}: cannot connect within {CONNECT_TIMEOUT_SECONDS:g} s") from None
-    try:
-        with pool.connection() as conn, conn.transaction():
+        with (
+            psycopg.connect(url, connect_timeout=int(CONNECT_TIMEOUT_SECONDS)) as conn,
+            conn.transaction(),
+        ):
             _upgrade(conn, where)
+    except psycopg.OperationalError as exc:
+        raise StoreError(f"{where}: cannot connect: {_reason(exc)}") from None
     except psycopg.Error as exc:
         raise StoreError(f"{where}: cannot use the database: {_reason(exc)}") from None
+    try:
+        pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
+    except PoolTimeout:
+        raise StoreError(
+            f"{where}: could not open {pool.max_size} connections within "
+            f"{CONNECT_TIMEOUT_SECONDS:g} s (max_connections of the database?)"
+        ) from None
 
 
 def _existing_tables(conn: psycopg.Connection[Any]) -> set[str]:
