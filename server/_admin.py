@@ -559,7 +559,10 @@ def add_admin_commands(sub: Any) -> None:
         "another store; stop the server first",
     )
     copy.add_argument(
-        "--from", dest="source", required=True, help="the store to copy: a zonekeep.sqlite3 file"
+        "--from",
+        dest="source",
+        required=True,
+        help="the store to copy: a zonekeep.sqlite3 file (or a postgresql:// URL)",
     )
     copy.add_argument(
         "--to",
