@@ -303,3 +303,52 @@ async def test_store_copy_copies_everything_the_server_needs(url: str, tmp_path:
             await target.aclose()
     finally:
         await source.aclose()
+
+
+def test_zonekeep_serve_on_a_postgresql_store_never_shows_its_password(
+    url: str, tmp_path: Path
+) -> None:
+    """``zonekeep serve --store postgresql://user:password@...`` (trust authentication
+    ignores the password): it serves from the database, says where, password masked,
+    and no line of its output or log carries the password."""
+    import signal
+    import subprocess
+    import time
+
+    from helpers import serve_argv
+
+    with_password = url.replace("postgresql://postgres@", "postgresql://postgres:s3cr3t-pw@", 1)
+    assert with_password != url
+    example = Path(__file__).parent.parent / "examples" / "encounters" / "goblin-ambush.json"
+    argv = serve_argv(tmp_path, "--store", with_password, "--log-level", "debug")
+    proc = subprocess.Popen(
+        [*argv, "--example", str(example)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        lines: list[str] = []
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line.rstrip())
+            if line.startswith("Stop with Ctrl-C"):
+                break
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    out = "\n".join(lines)
+    assert proc.returncode == 0, err
+    assert f"Encounters are kept in {mask_url(with_password)}." in out
+    assert "GM token:" in out
+    assert "s3cr3t" not in out + err
+    assert not (tmp_path / "zonekeep.sqlite3").exists()  # nothing went to SQLite
+    ((count,),) = sql(f"SELECT COUNT(*) FROM {schema_of(url)}.events")
+    assert int(str(count)) >= 1
