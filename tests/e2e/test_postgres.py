@@ -90,7 +90,9 @@ async def test_a_server_on_postgresql_restarts_and_resumes_by_seq(tmp_path: Path
 async def test_a_copied_store_plays_on_from_postgresql(tmp_path: Path) -> None:
     data = tmp_path / "sqlite"
     async with trio.open_nursery() as nursery:
-        running = await start_server(nursery, data, ServerConfig(port=0), entropy=Loaded())
+        running = await start_server(
+            nursery, data, ServerConfig(port=0), sqlite=True, entropy=Loaded()
+        )
         async with running.client() as gm:
             eid, token, gm_token = await begin(gm)
         last = await play_a_little(running, eid, token)
