@@ -36,11 +36,16 @@ from typing import Any, Literal, Union, get_args, get_origin
 import attrs
 
 from zonekeep.sdk import (
+    ABILITIES,
+    CHALLENGE_RATINGS,
+    COMPENDIUM_RANGES,
     DAMAGE_TYPES,
     EVENT_TYPES,
     NAMED_ZONE_SIZES,
     RULE_ERRORS,
     Arena,
+    CharacterSheet,
+    CompendiumSource,
     EncounterState,
     ForcedEffect,
     SaveEffect,
@@ -548,6 +553,243 @@ def arena_schema() -> str:
     )
 
 
+# -- the compendium and character file formats -------------------------------------------------
+
+
+def _range(key: str) -> dict[str, int]:
+    low, high = COMPENDIUM_RANGES[key]
+    return {"minimum": low, "maximum": high}
+
+
+def _six(key: str, doc_text: str, *, all_six: bool) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "propertyNames": {"enum": list(ABILITIES)},
+        "additionalProperties": {"type": "integer", **_range(key)},
+    }
+    if all_six:
+        schema["required"] = list(ABILITIES)
+    return {"doc": doc_text, "schema": schema, "null": False}
+
+
+_DICE = "^(?:(?:[1-9][0-9]*)?d[1-9][0-9]*(?:[+-][0-9]+)?|[1-9][0-9]*)$"
+_SPEEDS = {
+    "doc": "Feet per movement mode (walk, climb, swim, fly, burrow; multiples of 5); "
+    "walk is required (0 for none).",
+    "schema": {
+        "type": "object",
+        "required": ["walk"],
+        "propertyNames": {"enum": ["walk", "climb", "swim", "fly", "burrow"]},
+        "additionalProperties": {"type": "integer", "multipleOf": 5, **_range("speed")},
+    },
+}
+_BONUSES = {
+    "schema": {
+        "type": "object",
+        "additionalProperties": {"type": "integer", **_range("skill")},
+    }
+}
+_OPTIONAL_DC = {
+    "constraints": _range("dc"),
+}
+
+#: What the compendium and character formats say beyond their classes' types.
+_CREATURE_FIELDS: dict[str, dict[str, Any]] = {
+    "Attack.name": {
+        "doc": "The attack's name, unique on the sheet.",
+        "constraints": {"minLength": 1},
+    },
+    "Attack.kind": {"doc": "melee (uses reach) or ranged (uses range and long_range)."},
+    "Attack.bonus": {"doc": "The attack roll's bonus.", "constraints": _range("attack_bonus")},
+    "Attack.damage": {
+        "doc": "Damage dice on a hit, e.g. 1d6+2.",
+        "constraints": {"pattern": _DICE},
+    },
+    "Attack.damage_type": {"schema": {"enum": list(DAMAGE_TYPES)}},
+    "Attack.reach": {
+        "doc": "Reach in feet, for a melee attack.",
+        "constraints": {"multipleOf": 5, **_range("reach")},
+    },
+    "Attack.range": {
+        "doc": "Normal range in feet, for a ranged attack.",
+        "constraints": _range("range"),
+    },
+    "Attack.long_range": {
+        "doc": "Long range in feet (at disadvantage); 0 for none.",
+        "constraints": _range("range"),
+    },
+    "HitPoints.average": {
+        "doc": "The average, as the stat block gives it.",
+        "constraints": _range("hp"),
+    },
+    "HitPoints.dice": {
+        "doc": "The hit dice, e.g. 2d6 or 7d10+21; average is their average rounded down.",
+        "constraints": {"pattern": _DICE},
+    },
+    "CompendiumSource.name": {
+        "doc": "The source's name: the prefix of every entry's id (srd -> srd.goblin). "
+        "No two sources of a server may share it.",
+        "constraints": {"pattern": "^[a-z][a-z0-9_-]*$"},
+    },
+    "CompendiumSource.title": {"doc": "What the source is, for people."},
+    "CompendiumSource.attribution": {"doc": "The credit the source's licence requires."},
+    "CompendiumSource.license": {"doc": "The licence, as an SPDX id (CC-BY-4.0)."},
+    "CompendiumSource.entries": {"doc": "The creatures."},
+    "CompendiumEntry.id": {
+        "doc": "The entry's name inside its source; its full id is <source>.<id>.",
+        "constraints": {"pattern": "^[a-z0-9][a-z0-9_-]*$"},
+    },
+    "CompendiumEntry.name": {"doc": "The creature's name.", "constraints": {"minLength": 1}},
+    "CompendiumEntry.size": {"doc": "Its size category."},
+    "CompendiumEntry.type": {"doc": "Its creature type."},
+    "CompendiumEntry.ac": {"doc": "Armor Class.", "constraints": _range("ac")},
+    "CompendiumEntry.armor": {"doc": "What the AC comes from (natural armor, shield), for people."},
+    "CompendiumEntry.hp": {"doc": "Hit points: the average and the dice."},
+    "CompendiumEntry.speeds": _SPEEDS,
+    "CompendiumEntry.abilities": _six("ability", "The six ability modifiers.", all_six=True),
+    "CompendiumEntry.saves": _six(
+        "save",
+        "Saving throw bonuses the stat block lists; an ability not listed saves with its modifier.",
+        all_six=False,
+    ),
+    "CompendiumEntry.skills": {
+        **_BONUSES,
+        "doc": "Skill bonuses the stat block lists (stealth, perception).",
+    },
+    "CompendiumEntry.senses": {
+        "doc": "Special senses in feet (darkvision, blindsight, ...), as data.",
+        "schema": {
+            "type": "object",
+            "additionalProperties": {"type": "integer", **_range("sense")},
+        },
+    },
+    "CompendiumEntry.passive_perception": {
+        "doc": "Passive Wisdom (Perception): 10 + its Perception bonus.",
+        "constraints": _range("passive_perception"),
+    },
+    "CompendiumEntry.challenge": {
+        "doc": "Challenge rating (0.125 for 1/8, 0.25, 0.5, 0 to 30).",
+        "schema": {"enum": list(CHALLENGE_RATINGS)},
+    },
+    "CompendiumEntry.attacks": {
+        "doc": "Its attacks (multiattack and extra damage riders are in traits)."
+    },
+    "CompendiumEntry.condition_immunities": {"doc": "Conditions it cannot have."},
+    "CompendiumEntry.damage_resistances": {
+        "doc": "Damage types it resists (data: the rules do not apply them yet).",
+        "schema": {"type": "array", "uniqueItems": True, "items": {"enum": list(DAMAGE_TYPES)}},
+    },
+    "CompendiumEntry.damage_vulnerabilities": {
+        "doc": "Damage types it is vulnerable to (data: the rules do not apply them yet).",
+        "schema": {"type": "array", "uniqueItems": True, "items": {"enum": list(DAMAGE_TYPES)}},
+    },
+    "CompendiumEntry.damage_immunities": {
+        "doc": "Damage types it is immune to (data: the rules do not apply them yet).",
+        "schema": {"type": "array", "uniqueItems": True, "items": {"enum": list(DAMAGE_TYPES)}},
+    },
+    "CompendiumEntry.maneuver_dc": {
+        "doc": "The DC its forced movement imposes; absent: 8 + proficiency bonus + Strength modifier.",
+        **_OPTIONAL_DC,
+    },
+    "CompendiumEntry.spell_dc": {"doc": "Its spell save DC; absent: 10.", **_OPTIONAL_DC},
+    "CompendiumEntry.traits": {
+        "doc": "What the rules do not automate, for the GM: one sentence each."
+    },
+    "CompendiumEntry.tags": {
+        "doc": "Words to search by: kinds (goblinoid), places (swamp, tavern), roles (leader).",
+        "constraints": {"items": {"type": "string", "pattern": "^[a-z0-9][a-z0-9 _-]*$"}},
+    },
+    "CharacterSheet.name": {
+        "doc": "The character's name.",
+        "constraints": {"minLength": 1, "maxLength": 100},
+    },
+    "CharacterSheet.size": {"doc": "Its size category."},
+    "CharacterSheet.speeds": _SPEEDS,
+    "CharacterSheet.abilities": _six("ability", "The six ability modifiers.", all_six=True),
+    "CharacterSheet.ac": {"doc": "Armor Class.", "constraints": _range("ac")},
+    "CharacterSheet.hp": {"doc": "Maximum hit points.", "constraints": _range("hp")},
+    "CharacterSheet.passive_perception": {
+        "doc": "Passive Wisdom (Perception).",
+        "constraints": _range("passive_perception"),
+    },
+    "CharacterSheet.attacks": {"doc": "Its attacks: weapons and attack cantrips."},
+    "CharacterSheet.saves": _six(
+        "save",
+        "Saving throw bonuses where they differ from the ability modifier (proficient saves).",
+        all_six=False,
+    ),
+    "CharacterSheet.skills": {
+        **_BONUSES,
+        "doc": "Skill bonuses (athletics, acrobatics, stealth, ...).",
+    },
+    "CharacterSheet.proficiency_bonus": {
+        "doc": "Its proficiency bonus.",
+        "constraints": _range("proficiency_bonus"),
+    },
+    "CharacterSheet.initiative_bonus": {
+        "doc": "Added to d20 + Dexterity modifier for initiative.",
+        "constraints": _range("skill"),
+    },
+    "CharacterSheet.spell_dc": {
+        "doc": "Its spell save DC, if it casts; absent: 10.",
+        **_OPTIONAL_DC,
+    },
+    "CharacterSheet.maneuver_dc": {
+        "doc": "The DC its forced movement imposes; absent: 8 + proficiency bonus + Strength modifier.",
+        **_OPTIONAL_DC,
+    },
+}
+
+_SCHEMA_KEY = {"$schema": {"type": "string", "description": "Optional, for editors."}}
+
+
+def _file_schema(cls: type, filename: str, title: str, description: str) -> str:
+    builder = SchemaBuilder(all_required=False, overlay=_CREATURE_FIELDS)
+    top = builder.object_schema(cls, extra=copy.deepcopy(_SCHEMA_KEY))
+    top["required"].remove("$schema")
+    top.pop("description", None)
+    # An attack on a sheet names its damage type (the rules' Attack leaves it empty).
+    attack = builder.defs["Attack"]
+    attack["required"] = ["name", "damage_type"]
+    attack["properties"]["damage_type"].pop("default")
+    attack["properties"]["damage_type"]["description"] = "The damage type of a hit."
+    attack["allOf"] = [
+        {
+            "if": {"required": ["kind"], "properties": {"kind": {"const": "ranged"}}},
+            "then": {"required": ["range"], "properties": {"range": {"minimum": 1}}},
+        }
+    ]
+    return _document(filename, title, description, _with_defs(top, builder))
+
+
+def compendium_schema() -> str:
+    """``compendium.schema.json``: a compendium file (a source and its entries)."""
+    return _file_schema(
+        CompendiumSource,
+        "compendium.schema.json",
+        "zonekeep compendium",
+        "A compendium file: a source name and its creature entries (docs/compendium.md). "
+        "Cross-checks (hit points that are the dice's average, passive Perception of 10 + "
+        "Perception, ids used once) are made by zonekeep.sdk.parse_compendium_source.",
+    )
+
+
+def compendium_entry_schema() -> dict[str, Any]:
+    """One entry, as ``list_compendium`` sends it: a reference into the compendium schema."""
+    return {"$ref": "compendium.schema.json#/$defs/CompendiumEntry"}
+
+
+def character_schema() -> str:
+    """``character.schema.json``: a player character file."""
+    return _file_schema(
+        CharacterSheet,
+        "character.schema.json",
+        "zonekeep character",
+        "A player character file: what a player fills in for their seat (docs/characters.md). "
+        "zonekeep.sdk.parse_character checks it, with the same ranges.",
+    )
+
+
 def schema_files() -> dict[str, str]:
     """File name (in ``protocol/schemas/``) -> its generated text."""
     files = {
@@ -563,6 +805,8 @@ def schema_files() -> dict[str, str]:
     files["event_payload.schema.json"] = event_payload_schema()
     files["snapshot.schema.json"] = snapshot_schema()
     files["arena.schema.json"] = arena_schema()
+    files["compendium.schema.json"] = compendium_schema()
+    files["character.schema.json"] = character_schema()
     return dict(sorted(files.items()))
 
 
@@ -696,10 +940,19 @@ def _listed_classes(cls: type) -> list[type]:
         if isinstance(hint, type) and attrs.has(hint):
             found += _listed_classes(hint) if f.metadata.get("expand", True) else []
             continue
-        for arg in get_args(hint):
-            if isinstance(arg, type) and attrs.has(arg) and arg not in found:
+        for arg in _held(hint):
+            if arg not in found:
                 found.append(arg)
                 found += [c for c in _listed_classes(arg) if c not in found]
+    return found
+
+
+def _held(hint: Any) -> list[type]:
+    """The message classes among the type arguments of ``hint``, however deep (a list of
+    them that may be null)."""
+    found: list[type] = []
+    for arg in get_args(hint):
+        found += [arg] if isinstance(arg, type) and attrs.has(arg) else _held(arg)
     return found
 
 
@@ -847,6 +1100,16 @@ def roles_table() -> str:
     return _table(["role", "how", "may"], rows)
 
 
+def roster_references_table() -> str:
+    rows = [
+        [f"`{key}`", default, meaning]
+        for key, (default, meaning) in m.ROSTER_REFERENCE_KEYS.items()
+    ]
+    if set(m.ROSTER_REFERENCE_KEYS) != set(m._ROSTER_REFERENCE["properties"]):
+        raise ValueError("ROSTER_REFERENCE_KEYS and the roster reference schema differ")
+    return _table(["key", "default", "meaning"], rows)
+
+
 def versions_table() -> str:
     return _table(["version", "what it added"], [list(v) for v in m.PROTOCOL_HISTORY.items()])
 
@@ -866,8 +1129,11 @@ def schema_files_table() -> str:
         ["`event_payload.schema.json`", "an Event"],
         ["`snapshot.schema.json`", "a Snapshot"],
         ["`arena.schema.json`", "an arena file, or `create_encounter`'s inline arena"],
+        ["`compendium.schema.json`", "a compendium file; its `CompendiumEntry` an entry"],
+        ["`character.schema.json`", "a player character file"],
     ]
     listed = {"request", "error", "server_message", "event_payload", "snapshot", "arena"}
+    listed |= {"compendium", "character"}
     listed |= {f"{n}.params" for n in m.METHODS} | {f"{n}.result" for n in m.METHODS}
     listed |= {notification_file(n).removesuffix(".schema.json") for n in m.NOTIFICATIONS}
     unlisted = {f.removesuffix(".schema.json") for f in schema_files()} - listed
@@ -906,8 +1172,42 @@ def tables() -> dict[str, Callable[[], str]]:
         "commands": commands_table,
         "limits": limits_table,
         "versions": versions_table,
+        "roster references": roster_references_table,
+        "dice vectors": dice_vectors_table,
         "schema files": schema_files_table,
     }
+
+
+#: SPEC.md's dice vectors: (seed, contributions before the die, counter, sides).
+DICE_VECTORS: list[tuple[str, tuple[str, ...], int, int]] = [
+    ("table-7", (), 0, 20),
+    ("table-7", (), 1, 20),
+    ("table-7", (), 2, 6),
+    ("table-7", (), 3, 4),
+    ("table-7", (), 1000, 100),
+    ("3f" * 32, ("lucky-socks",), 0, 20),
+    ("3f" * 32, ("lucky-socks", "GM~salt!"), 41, 12),
+    ("x", (), 2**40, 1000),
+    ("x", (), 7, 2),
+    ("x", (), 8, 3),
+]
+
+
+def dice_vectors_table() -> str:
+    """SPEC.md's dice vectors, computed by the construction (``zonekeep.sdk.die``)."""
+    from zonekeep.sdk import EMPTY_MIX, die, next_mix
+
+    rows = ["| seed | contributions mixed in | counter | sides | face |", "|---|---|---|---|---|"]
+    for seed, contributions, counter, sides in DICE_VECTORS:
+        mix = EMPTY_MIX
+        for c in contributions:
+            mix = next_mix(mix, c)
+        shown = f"`{seed[:2]}` repeated {len(seed) // 2} times" if len(seed) > 16 else f"`{seed}`"
+        mixed = ", ".join(f"`{c}`" for c in contributions) or "none"
+        rows.append(
+            f"| {shown} | {mixed} | {counter} | {sides} | {die(seed, mix, counter, sides)} |"
+        )
+    return "\n".join(rows)
 
 
 def fill_spec(text: str) -> str:

@@ -16,6 +16,7 @@ import pluggy
 if TYPE_CHECKING:
     from ._arena import Asset
     from ._commands import CommandSpec
+    from ._compendium import CompendiumSource
     from ._conditions import AssetTagSpec, ConditionSpec
     from ._context import MoveRequest, RollModifier, RollRequest, RuleContext
     from ._errors import Refusal
@@ -60,6 +61,23 @@ def zonekeep_asset_tags() -> Iterable[AssetTagSpec]:
 
     :return: the :class:`AssetTagSpec` objects; a tag declared by two plugins is an
         error at start-up that names both.
+    """
+
+
+@hookspec
+def zonekeep_compendium() -> Iterable[CompendiumSource]:
+    """Contribute creatures to the server's compendium (``list_compendium``, roster
+    references): stat blocks as data, in named sources.
+
+    Called once, when the server starts (not by the engine, nor per encounter). Each
+    :class:`CompendiumSource` names its entries' ids: source ``"fey"`` with an entry
+    ``"sprite"`` is ``fey.sprite``. Every entry is checked as a compendium file's are
+    (docs/compendium.md).
+
+    :return: the :class:`CompendiumSource` objects (or dicts in the compendium file
+        format); a source name another source also declares (a plugin, the bundled
+        ``srd``, an operator's compendium file), an invalid entry or a raise stops the
+        server from starting, naming the plugin.
     """
 
 

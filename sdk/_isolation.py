@@ -248,7 +248,9 @@ TRIGGER_ANSWERS: dict[str, Callable[[object], object]] = {
 }
 
 #: The declaration hooks, run once at start: a failure stops the engine from being built.
-STARTUP_HOOKS = frozenset({"zonekeep_commands", "zonekeep_conditions", "zonekeep_asset_tags"})
+STARTUP_HOOKS = frozenset(
+    {"zonekeep_commands", "zonekeep_conditions", "zonekeep_asset_tags", "zonekeep_compendium"}
+)
 
 
 def policy(hook: str) -> str:

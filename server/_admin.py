@@ -58,6 +58,8 @@ class ManagedStore(EventStore, Protocol):
 
     async def log_summary(self, encounter: str) -> tuple[int, int, dict[str, int]]: ...
 
+    async def adopt_dice_secret(self, secret: bytes) -> None: ...
+
 
 class AdminError(Exception):
     """A command that cannot be done: its message and exit status."""
@@ -389,12 +391,14 @@ class Copied:
     gm_keys: int
 
 
-async def copy_store(source: EventStore, target: EventStore, *, force: bool = False) -> Copied:
+async def copy_store(source: EventStore, target: ManagedStore, *, force: bool = False) -> Copied:
     """Copy everything of ``source`` into ``target`` through the store interface: each
     encounter's record, events (same seqs), latest snapshot, grants and ``finished``
-    mark, and the GM keys. ``target`` must be empty (:class:`AdminError` otherwise)
-    unless ``force``: then an encounter it has already is replaced by the source's, and
-    so is a GM key of the same name. Only the latest snapshot of each encounter is
+    mark, the GM keys and the dice secret (so the copied encounters' fair dice stay
+    verifiable). ``target`` must be empty (:class:`AdminError` otherwise) unless
+    ``force``: then an encounter it has already is replaced by the source's, and so is a
+    GM key of the same name; but a target whose encounters' dice come from another
+    secret is refused all the same. Only the latest snapshot of each encounter is
     copied (all that loading one needs). Nobody may be writing to ``source`` meanwhile
     (stop its server)."""
     there = await target.encounters()
@@ -406,6 +410,15 @@ async def copy_store(source: EventStore, target: EventStore, *, force: bool = Fa
             "has too",
             BAD_INPUT,
         )
+    secret = await source.dice_secret()
+    if there and await target.dice_secret() != secret:
+        raise AdminError(
+            "the target's encounters roll their fair dice from another dice secret than the "
+            "source's, so one of the two sets could not be verified any more; copy into an "
+            "empty store",
+            BAD_INPUT,
+        )
+    await target.adopt_dice_secret(secret)
     unfinished = {s.id for s in await source.unfinished()}
     events = grants = 0
     ids = await source.encounters()

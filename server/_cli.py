@@ -12,6 +12,7 @@ from typing import Any
 
 from zonekeep.sdk import (
     ArenaError,
+    CompendiumError,
     EncounterState,
     Event,
     RandomEntropy,
@@ -22,6 +23,7 @@ from zonekeep.sdk.engine import Engine, PluginConflict, PluginLoadError, describ
 
 from ._admin import add_admin_commands
 from ._bundled import find_example
+from ._compendium import build_compendium
 from ._config import (
     VERSION,
     ConfigError,
@@ -131,7 +133,11 @@ def _serve(args: argparse.Namespace) -> int:
     except (PluginLoadError, PluginConflict) as exc:
         print(f"zonekeep: cannot load the plugins: {exc}", file=sys.stderr)
         return 2
-    server = ZonekeepServer(config, engine=engine)
+    try:
+        server = ZonekeepServer(config, engine=engine)
+    except CompendiumError as exc:
+        print(f"zonekeep: cannot load the compendium:\n{exc}", file=sys.stderr)
+        return 2
 
     try:
         server_links(config.public_url, config.host, config.port)
@@ -238,6 +244,17 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verify(args: argparse.Namespace) -> int:
+    """``zonekeep verify FILE``: 0 when the dice verify, 1 (naming the first roll that
+    fails) when they do not."""
+    from ._dice import verify_export
+
+    ok, lines = verify_export(args.file)
+    for line in lines:
+        print(line, file=sys.stdout if ok else sys.stderr)
+    return 0 if ok else 1
+
+
 def _import(args: argparse.Namespace) -> int:
     import trio
 
@@ -294,9 +311,13 @@ def _config_check(args: argparse.Namespace) -> int:
         return _print_problems(loaded)
     config = loaded.config
     try:  # the plugin names too: serve would stop on an unknown one
-        Engine.from_config(config.plugins_enabled, config.plugins_disabled)
+        engine = Engine.from_config(config.plugins_enabled, config.plugins_disabled)
     except (PluginLoadError, PluginConflict) as exc:
         return _print_problems([f"plugins: {exc}"])
+    try:  # and the compendium: serve would stop on a clash or a broken file
+        build_compendium(config, engine)
+    except CompendiumError as exc:
+        return _print_problems([f"compendium: {p}" for p in exc.problems])
     print("ok")
     return 0
 
@@ -451,6 +472,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--as", dest="new_id", default=None, metavar="NEW_ID", help="import under this id"
     )
     import_cmd.set_defaults(func=_import)
+    verify_cmd = sub.add_parser(
+        "verify",
+        help="check the dice of an exported log: commitments, every roll, the reveals",
+    )
+    verify_cmd.add_argument("file", help="an exported log (JSON Lines)")
+    verify_cmd.set_defaults(func=_verify)
     add_admin_commands(sub)  # zonekeep gm ..., zonekeep encounters ...
     return parser
 

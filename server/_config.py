@@ -278,6 +278,10 @@ class ServerConfig:
     #: Folders where arenas are found by name (``create_encounter``'s ``arena``); the
     #: first holding a name wins.
     arena_dirs: tuple[Path, ...] = attrs.field(factory=default_arena_dirs)
+    #: Folders of compendium files (``*.json``, docs/compendium.md) added to the bundled
+    #: SRD 5.1 creatures; each file's ``name`` prefixes its entries' ids, and a name
+    #: declared twice stops the server from starting.
+    compendium_dirs: tuple[Path, ...] = ()
     #: The decision time (seconds) new encounters get unless their options say: 5 to 600
     #: (RULINGS.md), as ``options.reaction_seconds``; ``None``: the rules' default.
     reaction_seconds: float | None = attrs.field(default=None, validator=_REACTION)
@@ -396,6 +400,7 @@ _ON_RELOAD = {
             "server.store_pool_size",
             "server.plugins_enabled",
             "server.plugins_disabled",
+            "server.compendium_dirs",
             "server.gc_freeze_seconds",
             "server.gc_full_seconds",
         ),

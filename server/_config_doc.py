@@ -166,7 +166,8 @@ max_encounters = 200
 ```
 
 `zonekeep config check [--config FILE]` reads the file and the environment as `serve`
-would and prints `ok` (exit 0) or every problem (exit 2). `zonekeep config show
+would (loading the plugins and the compendium files too) and prints `ok` (exit 0) or
+every problem (exit 2). `zonekeep config show
 [--config FILE]` prints the config in force as a TOML file: every setting, defaults
 included, each one not at its default followed by where it came from (the file, the
 variable, `from server_key_file`), the secrets as `"********"`.

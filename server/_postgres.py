@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import time
 import uuid
 from collections.abc import Callable, Collection, Sequence
@@ -440,6 +441,20 @@ class PostgresStore:
     async def revoke_gm_key(self, name: str) -> bool:
         return await self._doing("revoke the GM key", _revoke_gm_key, name, self.writer)
 
+    # -- the dice secret --------------------------------------------------------------------------
+
+    async def dice_secret(self) -> bytes:
+        """The store's dice secret (``meta.dice_secret``), made on first use."""
+        try:
+            return await self._doing("read the dice secret", _dice_secret)
+        except ValueError as exc:
+            raise StoreError(f"{self.where}: could not read the dice secret: {exc}") from None
+
+    async def adopt_dice_secret(self, secret: bytes) -> None:
+        """Make ``secret`` the store's dice secret (``zonekeep store copy``: the copied
+        encounters' dice stay verifiable)."""
+        await self._doing("save the dice secret", _adopt_dice_secret, secret.hex())
+
     # -- changes made by other processes --------------------------------------------------------
 
     async def outside_changes(self) -> int:
@@ -830,6 +845,24 @@ def _log_summary(conn: psycopg.Connection[Any], eid: str) -> tuple[int, int, dic
     ).fetchall()
     count, last = row if row else (0, None)
     return int(count), int(last or 0), {role: int(n) for role, n in roles}
+
+
+def _dice_secret(conn: psycopg.Connection[Any]) -> bytes:
+    """A key in ``meta``, made on first use (no new layout: the version stays)."""
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('dice_secret', %s) ON CONFLICT (key) DO NOTHING",
+        (secrets.token_hex(32),),
+    )
+    row = conn.execute("SELECT value FROM meta WHERE key='dice_secret'").fetchone()
+    return bytes.fromhex(str(row[0] if row else ""))
+
+
+def _adopt_dice_secret(conn: psycopg.Connection[Any], secret: str) -> None:
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('dice_secret', %s) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (secret,),
+    )
 
 
 def _add_gm_key(conn: psycopg.Connection[Any], key: GmKey, writer: str) -> None:

@@ -184,9 +184,12 @@ def test_the_wheel_installs_and_serves_its_bundled_arenas(
         f"{data}/encounters/cliffside-bandits.json",
         f"{data}/encounters/swamp-lizardfolk.json",
         "zonekeep/protocol/schemas/hello.result.schema.json",
+        "zonekeep/protocol/schemas/compendium.schema.json",
+        "zonekeep/sdk/compendium/srd-5.1.json",
         "zonekeep/protocol/SPEC.md",
         "zonekeep/server/static/index.html",
         "zonekeep/server/static/table.js",
+        "zonekeep/server/static/dice.js",
         "zonekeep/server/static/table.css",
         *(f"zonekeep/{p}/py.typed" for p in ("protocol", "sdk", "server", "plugins")),
     }
@@ -226,6 +229,8 @@ def test_the_wheel_installs_and_serves_its_bundled_arenas(
                     joined = await gm.join(encounter[1], gm_token[1])
                     assert joined["role"] == "gm"
                     assert joined["snapshot"]["arena"]["id"] == "tavern"
+                    found = await gm.request("list_compendium", text="goblin boss")
+                    assert [i["id"] for i in found["entries"]] == ["srd.goblin-boss"]
 
         trio.run(check)
 

@@ -177,6 +177,21 @@ async def test_a_failed_batch_stores_nothing_and_fails_every_append_of_it(url: s
         await store.aclose()
 
 
+async def test_the_dice_secret_is_made_once_and_kept(url: str) -> None:
+    store = await open_pg(url)
+    try:
+        first = await store.dice_secret()
+        assert len(first) == 32
+        assert await store.dice_secret() == first
+    finally:
+        await store.aclose()
+    again = await open_pg(url)
+    try:
+        assert await again.dice_secret() == first
+    finally:
+        await again.aclose()
+
+
 # -- the other writers' changes -----------------------------------------------------------------
 
 
@@ -287,6 +302,8 @@ async def test_store_copy_copies_everything_the_server_needs(url: str, tmp_path:
                 assert await target.load(eid) == await source.load(eid)
             assert [s.id for s in await target.unfinished()] == ["live"]
             assert await target.gm_keys() == await source.gm_keys()
+            # The copied encounters' fair dice stay verifiable: the same dice secret.
+            assert await target.dice_secret() == await source.dice_secret()
             # The server's next append goes on from the copied seq.
             await target.append("live", 4, [RoundStarted(3)])
             # A second copy without --force changes nothing ...
@@ -299,6 +316,10 @@ async def test_store_copy_copies_everything_the_server_needs(url: str, tmp_path:
             await copy_store(source, target, force=True)
             assert [s for s, _ in await target.read("live")] == [1, 2, 3]
             assert await target.gm_keys() == await source.gm_keys()
+            # A target whose encounters' dice come from another secret is refused.
+            await target.adopt_dice_secret(bytes(32))
+            with pytest.raises(AdminError, match="another dice secret"):
+                await copy_store(source, target, force=True)
         finally:
             await target.aclose()
     finally:

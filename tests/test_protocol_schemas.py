@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -26,16 +27,22 @@ from zonekeep.protocol import (
     NOTIFICATIONS,
     PROTOCOL_VERSION,
     SCHEMA_BASE,
+    ActionDetail,
     ActionsParams,
     ActionsResult,
     ArchiveEncounterParams,
     ArchiveEncounterResult,
+    AttackOption,
     Capabilities,
     ClientInfo,
     ClosingNotification,
     CommandInfo,
     CommandParams,
     CommandResult,
+    CompendiumItem,
+    CompendiumSourceInfo,
+    ContributeDiceParams,
+    ContributeDiceResult,
     CreateEncounterParams,
     CreateEncounterResult,
     CreateSeatParams,
@@ -48,6 +55,7 @@ from zonekeep.protocol import (
     EncounterInfo,
     EncounterLinksParams,
     EncounterLinksResult,
+    EndingInfo,
     ErrorResponse,
     EventNotification,
     HelloParams,
@@ -56,6 +64,8 @@ from zonekeep.protocol import (
     JoinResult,
     LeaveParams,
     LeaveResult,
+    ListCompendiumParams,
+    ListCompendiumResult,
     ListEncountersParams,
     ListEncountersResult,
     PingParams,
@@ -69,6 +79,8 @@ from zonekeep.protocol import (
     RevokeSpectatorLinkResult,
     RewindParams,
     RewindResult,
+    RotateDiceParams,
+    RotateDiceResult,
     RotateGmTokenParams,
     RotateGmTokenResult,
     SeatInfo,
@@ -79,6 +91,7 @@ from zonekeep.protocol import (
     SnapshotParams,
     SnapshotResult,
     TurnTimerNotification,
+    ZoneOption,
     _generate,
     dump,
     encode,
@@ -201,6 +214,9 @@ def decision() -> DecisionInfo:
     )
 
 
+_ROOT = Path(__file__).resolve().parent.parent
+
+
 def params_samples() -> dict[str, list[Any]]:
     return {
         "hello": [
@@ -219,11 +235,18 @@ def params_samples() -> dict[str, list[Any]]:
             CreateEncounterParams(
                 "Shown", "tavern", [{"id": "a", "name": "A", "side": "x"}], public=True
             ),
+            CreateEncounterParams(
+                "Seeded",
+                "tavern",
+                [{"id": "a", "name": "A", "side": "x"}],
+                dice={"mode": "seeded", "seed": "s1"},
+            ),
         ],
         "join": [
             JoinParams("e1", "tok"),
             JoinParams("e1", "tok", last_seq=0),
             JoinParams("e1"),
+            JoinParams("e1", "tok", client_seed="x7"),
         ],
         "create_seat": [CreateSeatParams("e1", "ana"), CreateSeatParams("e1", "ana", ["aria"])],
         "create_spectator_link": [CreateSpectatorLinkParams("e1")],
@@ -239,6 +262,10 @@ def params_samples() -> dict[str, list[Any]]:
         "remove_seat": [RemoveSeatParams("e1", "ana")],
         "revoke_spectator_link": [RevokeSpectatorLinkParams("e1", "tok")],
         "rotate_gm_token": [RotateGmTokenParams("e1")],
+        "list_compendium": [
+            ListCompendiumParams(),
+            ListCompendiumParams("goblin", "humanoid", "goblinoid", "srd", 0.125, 1, 20, 5),
+        ],
         "list_encounters": [
             ListEncountersParams(),
             ListEncountersParams(public_only=True, offset=100, limit=500),
@@ -246,6 +273,8 @@ def params_samples() -> dict[str, list[Any]]:
         "encounter_links": [EncounterLinksParams("e1")],
         "set_public": [SetPublicParams("e1", True), SetPublicParams("e1", False)],
         "archive_encounter": [ArchiveEncounterParams("e1")],
+        "contribute_dice": [ContributeDiceParams("e1", "lucky-socks")],
+        "rotate_dice": [RotateDiceParams("e1")],
     }
 
 
@@ -269,14 +298,50 @@ def result_samples() -> dict[str, list[Any]]:
         ],
         "create_encounter": [CreateEncounterResult("e1", "secret", "gm", 1, snapshot_data())],
         "join": [
-            JoinResult("gm", None, 12, snapshot_data(), None),
-            JoinResult("player", "ana", 12, None, [event_data(), {"type": "hidden"}]),
-            JoinResult("spectator", None, 12, None, []),
+            JoinResult("gm", None, 12, snapshot_data(), None, None),
+            JoinResult("player", "ana", 12, None, [event_data(), {"type": "hidden"}], None),
+            JoinResult("spectator", None, 12, None, [], None),
+            JoinResult("player", "ana", 12, snapshot_data(), None, [{"type": "hidden"}]),
         ],
         "create_seat": [CreateSeatResult("tok", "ana")],
         "create_spectator_link": [CreateSpectatorLinkResult("tok")],
         "command": [CommandResult(3, 5), CommandResult(6, 5)],
-        "actions": [ActionsResult("aria", ["dash", "end_turn"]), ActionsResult("gob", [])],
+        "actions": [
+            ActionsResult(
+                "aria",
+                ["dash", "attack", "enter", "take_position"],
+                [
+                    ActionDetail("dash", True, None, None, None, None, None, None),
+                    ActionDetail(
+                        "stand", False, "not_prone", "Aria is not prone.", None, None, None, None
+                    ),
+                    ActionDetail(
+                        "attack",
+                        True,
+                        None,
+                        None,
+                        [AttackOption("rapier", "Rapier +5, 1d8+3", 5, "1d8+3", ["g1"])],
+                        None,
+                        None,
+                        None,
+                    ),
+                    ActionDetail("shove", True, None, None, None, ["g1"], None, None),
+                    ActionDetail(
+                        "enter",
+                        True,
+                        None,
+                        None,
+                        None,
+                        None,
+                        [ZoneOption("bar", 30, ["bar"])],
+                        None,
+                    ),
+                    ActionDetail("take_position", True, None, None, None, None, None, ["table"]),
+                ],
+                None,
+            ),
+            ActionsResult("gob", [], [], EndingInfo(None, ["Aria is dying"], ["aria"])),
+        ],
         "snapshot": [SnapshotResult(12, snapshot_data())],
         "leave": [LeaveResult()],
         "ping": [PingResult()],
@@ -284,6 +349,15 @@ def result_samples() -> dict[str, list[Any]]:
         "remove_seat": [RemoveSeatResult(2)],
         "revoke_spectator_link": [RevokeSpectatorLinkResult(0)],
         "rotate_gm_token": [RotateGmTokenResult("new-token", 1)],
+        "list_compendium": [
+            ListCompendiumResult(0, 40, [], []),
+            ListCompendiumResult(
+                1,
+                0,
+                [CompendiumItem("srd.goblin", "srd", _goblin_entry())],
+                [CompendiumSourceInfo("srd", "SRD 5.1", "CC-BY-4.0", "credit")],
+            ),
+        ],
         "list_encounters": [
             ListEncountersResult([], 0),
             ListEncountersResult(
@@ -319,7 +393,15 @@ def result_samples() -> dict[str, list[Any]]:
         "encounter_links": [EncounterLinksResult("e1", "gm-tok", {"ana": "ana-tok"}, "watch", 1)],
         "set_public": [SetPublicResult("e1", True)],
         "archive_encounter": [ArchiveEncounterResult("e1", 3)],
+        "contribute_dice": [ContributeDiceResult(7)],
+        "rotate_dice": [RotateDiceResult(9, "ab" * 32)],
     }
+
+
+def _goblin_entry() -> dict[str, Any]:
+    entries = json.loads((_ROOT / "sdk" / "compendium" / "srd-5.1.json").read_text())["entries"]
+    entry: dict[str, Any] = next(e for e in entries if e["id"] == "goblin")
+    return entry
 
 
 def notification_samples() -> dict[str, list[Any]]:
@@ -348,6 +430,7 @@ def test_samples_cover_every_method_and_notification() -> None:
 
 def test_every_expected_schema_file_exists_and_is_valid() -> None:
     expected = {"request", "error", "server_message", "event_payload", "snapshot", "arena"}
+    expected |= {"compendium", "character"}
     expected |= {f"{m}.params" for m in METHODS} | {f"{m}.result" for m in METHODS}
     expected |= {notification_schema(m) for m in NOTIFICATIONS}
     present = {n.removesuffix(".schema.json") for n in schema_names()}

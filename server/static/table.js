@@ -511,6 +511,69 @@
     renderTurn();
     renderPrompts();
     renderGm();
+    renderDice();
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Dice: the snapshot's commitment, and once the seed is revealed this page checks
+  // every roll itself (dice.js, Web Crypto) instead of trusting the server.
+
+  function diceBadge(text, kind, title) {
+    const node = $("dice");
+    node.hidden = false;
+    node.textContent = text;
+    node.className = `dice dice-${kind}`;
+    node.title = title || "";
+  }
+
+  function renderDice() {
+    const dice = app.state && app.state.dice;
+    if (!dice) {
+      $("dice").hidden = true;
+      return;
+    }
+    if (dice.mode === "seeded") {
+      diceBadge("seeded dice", "seeded", `Rolls follow the public seed “${dice.seed}”: not fair dice.`);
+      return;
+    }
+    if (!dice.revealed) {
+      diceBadge(`Fair dice · commitment ${dice.commitment.slice(0, 12)}…`, "committed",
+        `SHA-256 of the secret seed: ${dice.commitment}. The seed is revealed when the encounter ends.`);
+      return;
+    }
+    const key = `${dice.commitment}@${app.lastSeq}`;
+    if (app.diceChecked === key) return;
+    app.diceChecked = key;
+    diceBadge("Checking the dice…", "checking");
+    checkDice(key).catch((err) => diceBadge(`Dice not checked: ${err.message}`, "failed"));
+  }
+
+  async function checkDice(key) {
+    if (!window.zonekeepDice || !(window.crypto && window.crypto.subtle)) {
+      diceBadge("Dice not checked: this browser has no Web Crypto here", "failed");
+      return;
+    }
+    // The whole log as this seat may see it: a join from event 0 (the seat stays joined).
+    const joined = await request("join", { encounter: seat.encounter, token: seat.token, last_seq: 0 });
+    if (!joined.events) {
+      diceBadge("Dice not checked: the server no longer keeps the whole log", "failed");
+      return;
+    }
+    const log = joined.events.map((event, i) => [i + 1, event]);
+    try {
+      const report = await window.zonekeepDice.verifyLog(log, { partial: app.role !== "gm" });
+      if (app.diceChecked !== key) return;
+      const hidden = report.hidden ? ` (${report.hidden} hidden from this seat)` : "";
+      const undone = report.undone.reduce((n, [, c]) => n + c.length, 0);
+      diceBadge(`Dice verified: ${report.rolls} rolls${hidden}`, "verified",
+        `Every roll recomputed here from the revealed seed(s) and ${report.contributions} ` +
+        `contribution(s); ${undone} roll(s) undone by GM rewinds.`);
+      app.diceReport = report;
+    } catch (err) {
+      if (app.diceChecked !== key) return;
+      diceBadge(`Dice NOT verified: ${err.message}`, "failed");
+      app.diceReport = { error: err.message };
+    }
   }
 
   /** Grid cells for the zones: a breadth-first walk of the links (above/below stack

@@ -256,8 +256,12 @@ def test_web_table_loads_through_the_prefix(site: Site) -> None:
     assert page == (STATIC / "index.html").read_bytes()
     # Every file the page names is relative, so it comes through the prefix too.
     refs = re.findall(rb'(?:src|href)="([^"]+)"', page)
-    assert sorted(refs) == [b"data:,", b"table.css", b"table.js"]
-    for name, wanted in (("table.js", "text/javascript"), ("table.css", "text/css")):
+    assert sorted(refs) == [b"data:,", b"dice.js", b"table.css", b"table.js"]
+    for name, wanted in (
+        ("table.js", "text/javascript"),
+        ("dice.js", "text/javascript"),
+        ("table.css", "text/css"),
+    ):
         status, _, kind, body = site.fetch(site.base + "table/" + name)
         assert status == 200 and kind.startswith(wanted), name
         assert body == (STATIC / name).read_bytes()
