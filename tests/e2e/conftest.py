@@ -22,10 +22,11 @@ from zonekeep.protocol.client import MESSAGE_HOOKS
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``ZONEKEEP_TEST_STORE=postgresql``, skip the tests of SQLite's own behaviour."""
+    """Under ``ZONEKEEP_TEST_STORE=postgresql``, skip the tests that need SQLite (its file,
+    or ``zonekeep export``/``import``, which read SQLite files only)."""
     if os.environ.get("ZONEKEEP_TEST_STORE") != "postgresql":
         return
-    skip = pytest.mark.skip(reason="about the SQLite store (ZONEKEEP_TEST_STORE=postgresql)")
+    skip = pytest.mark.skip(reason="needs the SQLite store (ZONEKEEP_TEST_STORE=postgresql)")
     for item in items:
         if item.get_closest_marker("sqlite"):
             item.add_marker(skip)
