@@ -891,8 +891,11 @@ function main() {
       process.exit(2);
     }
   }
+  // This port speaks zonekeep and the per-frame-broadcast baseline (baseline_broadcast.py)
+  // only; the fair baseline (baseline.py) is driven by generator.py.
+  if (values.mode === "broadcast") values.mode = "baseline";
   if (values.mode !== "zonekeep" && values.mode !== "baseline") {
-    process.stderr.write("generator.mjs: --mode must be zonekeep or baseline\n");
+    process.stderr.write("generator.mjs: --mode must be zonekeep or broadcast\n");
     process.exit(2);
   }
   const gen = new Generator({
