@@ -436,7 +436,7 @@ async def run_target(
                 await trio.sleep(1.0)
 
         out["server_exit"] = await server.stop(signal.SIGTERM, 30)
-        if target == "zonekeep":
+        if target == "zonekeep" and not args.no_restart:
             # Restart on the same data directory and port: every unfinished encounter
             # is restored before the server listens; then every client joins again at
             # once, as they would after a restart (a reconnect storm).
@@ -785,6 +785,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="OUT",
         help="where every figure, the settings and the machine are written as JSON "
         "(default load-results.json; an empty string writes none)",
+    )
+    parser.add_argument(
+        "--no-restart",
+        action="store_true",
+        help="skip zonekeep's restart and rejoin after the shapes (as in a search for N)",
     )
     parser.add_argument("--tmp-dir", default=None, help="where the temporary data dir goes")
     parser.add_argument("--keep", action="store_true", help="keep the data dir and logs")
