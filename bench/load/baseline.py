@@ -19,8 +19,10 @@ member of the group, then a reply frame of ``REPLY_BYTES`` to the sender. The fr
 are built once per command (server frames are not masked, so every member gets the
 same bytes) and **written once per member per command** with one non-blocking
 ``os.write``; what the socket does not take waits for a drain task. Keepalive is one
-sweep task over every connection (a ping after 20 s of silence, as zonekeep's
-default), not a timer per connection.
+sweep task over every connection (a ping after 16 to 20 s of silence, drawn anew each
+time, as zonekeep's default), not a timer per connection; like zonekeep's, the sweep
+looks at a slice of the connections every 50 ms, so that the pings of connections that
+came at once do not go out in one burst.
 
 The first line on standard output is ``baseline listening on ws://127.0.0.1:PORT/``.
 The older baseline, which calls websockets' ``broadcast`` once per frame, is kept as
@@ -33,6 +35,7 @@ import argparse
 import contextlib
 import json
 import os
+import random
 import signal
 import sys
 from collections.abc import Sequence
@@ -45,9 +48,16 @@ from websockets.server import ServerProtocol
 
 #: Seconds of silence after which a connection is pinged (zonekeep's default).
 PING_INTERVAL = 20.0
-#: The keepalive sweep looks at every connection this often.
+#: The keepalive sweep looks at every connection this often, a slice every SWEEP_STEP s.
 SWEEP_SECONDS = 1.0
+SWEEP_STEP = 0.05
+#: A connection is pinged after a silence of (1 - PING_SPREAD .. 1) x PING_INTERVAL.
+PING_SPREAD = 0.2
 MAX_SIZE = 1 << 20
+
+
+def draw_ping_after() -> float:
+    return PING_INTERVAL * (1 - PING_SPREAD * random.random())
 
 
 def text_frame(payload: bytes) -> bytes:
@@ -64,8 +74,8 @@ def padded(head: bytes, size: int) -> bytes:
 class Conn:
     """One open websocket: its socket, protocol and unsent bytes."""
 
-    __slots__ = ("draining", "fd", "group", "last_heard", "nursery", "protocol", "stream",
-                 "unsent")  # fmt: skip
+    __slots__ = ("draining", "fd", "group", "last_heard", "nursery", "ping_after", "protocol",
+                 "stream", "unsent")  # fmt: skip
 
     def __init__(
         self, stream: trio.SocketStream, protocol: ServerProtocol, nursery: trio.Nursery
@@ -78,6 +88,7 @@ class Conn:
         self.draining = False
         self.group: set[Conn] | None = None
         self.last_heard = trio.current_time()
+        self.ping_after = draw_ping_after()
 
     def write(self, data: bytes) -> None:
         """Write ``data`` now if the socket takes it, else after what waits (in order)."""
@@ -190,15 +201,24 @@ class Baseline:
                 return
 
     async def sweep(self) -> None:
-        """The one keepalive task: ping every connection silent for PING_INTERVAL."""
+        """The one keepalive task: ping every connection silent for its ping_after, a
+        slice of the connections every SWEEP_STEP seconds."""
+        steps = max(1, round(SWEEP_SECONDS / SWEEP_STEP))
         while True:
-            await trio.sleep(SWEEP_SECONDS)
-            now = trio.current_time()
-            for conn in list(self.conns):
-                if now - conn.last_heard >= PING_INTERVAL and conn.protocol.state is State.OPEN:
-                    conn.last_heard = now  # the pong (or anything) moves it on
-                    conn.protocol.send_ping(os.urandom(4))
-                    conn.flush_protocol()
+            current = list(self.conns)
+            per_step = -(-len(current) // steps)
+            for step in range(steps):
+                await trio.sleep(SWEEP_SECONDS / steps)
+                now = trio.current_time()
+                for conn in current[step * per_step : (step + 1) * per_step]:
+                    if (
+                        now - conn.last_heard >= conn.ping_after
+                        and conn.protocol.state is State.OPEN
+                    ):
+                        conn.last_heard = now  # the pong (or anything) moves it on
+                        conn.ping_after = draw_ping_after()
+                        conn.protocol.send_ping(os.urandom(4))
+                        conn.flush_protocol()
 
 
 async def main_async(host: str, port: int) -> None:
