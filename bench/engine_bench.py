@@ -5,8 +5,13 @@ Run from the repository root::
     python bench/engine_bench.py                     # defaults, about 20 seconds
     python bench/engine_bench.py --json engine-bench.json
     python bench/engine_bench.py --commands 20000 --creatures 8 --seed 7
+    python bench/engine_bench.py --mix heavy --code /tmp/zk-53931c9   # another checkout's engine
 
-Figures, not a test: nothing passes or fails.
+Figures, not a test: nothing passes or fails. ``--code DIR`` runs the engine, SDK and
+server code of another checkout (its ``sdk/``, ``server/``, ``protocol/`` and
+``plugins/``, through a ``PYTHONPATH`` of links) with this script, so two versions are
+compared on the same loop. Every run prints the machine's load average before and
+after the loop, and commands per CPU-second beside commands per second.
 
 1. The loop. Encounters on the tavern arena (``examples/arenas/tavern.json``) with
    ``--creatures`` creatures (half party, half foes, spread over the common room and
@@ -14,7 +19,12 @@ Figures, not a test: nothing passes or fails.
    each turn the active creature moves 5 ft, attacks an enemy in its zone (if any),
    the GM adds a note every third turn, and the turn ends. Pending decisions get
    ``decision_timeout``; an ended encounter is replaced by a fresh one. Every command,
-   accepted or refused, counts.
+   accepted or refused, counts. ``--mix heavy`` is the mix heavy in areas of effect and
+   opportunity attacks: on every other turn a creature that has enemies in its zone
+   attacks them (which engages them); on the others it throws an area effect on its zone
+   (a Dex save, 2d6 fire, everyone else there caught) and then walks to the other zone,
+   leaving engaged enemies, who are offered opportunity attacks, which they take
+   (``decide``).
 2. Micro timings on a state taken mid-fight: ``state.copy()``, one ``Engine.handle``
    of ``end_turn``, ``event_to_dict`` + ``json.dumps`` of the events the loop made,
    ``snapshot_for`` (GM and player views).
@@ -25,14 +35,42 @@ Figures, not a test: nothing passes or fails.
 Each micro timing is the best of ``--repeat`` runs of enough calls to last ~0.2 s.
 """
 
+# ruff: noqa: E402 (the --code bootstrap must run before zonekeep is imported)
 from __future__ import annotations
+
+import os
+import sys
+
+
+def _run_other_code() -> None:
+    """``--code DIR``: run this script again with ``DIR``'s packages first on the path."""
+    if "--code" not in sys.argv or os.environ.get("ZONEKEEP_BENCH_CODE"):
+        return
+    import tempfile
+    from pathlib import Path
+
+    at = sys.argv.index("--code")
+    code = Path(sys.argv[at + 1]).resolve()
+    argv = sys.argv[:at] + sys.argv[at + 2 :]
+    lib = Path(tempfile.mkdtemp(prefix="zonekeep-engine-code-"))
+    package = lib / "zonekeep"
+    package.mkdir()
+    for name in ("server", "sdk", "protocol", "plugins"):
+        (package / name).symlink_to(code / name, target_is_directory=True)
+    extra = os.environ.get("PYTHONPATH")
+    env = {**os.environ, "ZONEKEEP_BENCH_CODE": str(code),
+           "PYTHONPATH": str(lib) + (os.pathsep + extra if extra else "")}  # fmt: skip
+    os.execve(sys.executable, [sys.executable, *argv], env)
+
+
+if __name__ == "__main__":
+    _run_other_code()
 
 import argparse
 import copy
 import json
 import platform
 import random
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -43,6 +81,7 @@ from attr._make import _frozen_setattrs
 
 from zonekeep.sdk import (
     GM_ACTOR,
+    Actor,
     Attack,
     Command,
     Creature,
@@ -55,7 +94,11 @@ from zonekeep.sdk import (
     movement_left,
     state_to_dict,
 )
-from zonekeep.sdk.engine import Engine
+
+try:
+    from zonekeep.sdk.engine import Engine
+except ImportError:  # a checkout from before the engine moved to the SDK (--code)
+    from zonekeep.server._engine import Engine  # type: ignore[import-not-found,no-redef]
 from zonekeep.server._room import Member, Room
 from zonekeep.server._store import InMemoryStore
 from zonekeep.server._visibility import snapshot_for
@@ -94,7 +137,15 @@ def roster(n: int, *, hidden: str | None = None) -> list[Creature]:
 class Player:
     """Plays encounters command after command through ``Engine.handle``."""
 
-    def __init__(self, engine: Engine, creatures: int, seed: int, hidden: str | None = None):
+    def __init__(
+        self,
+        engine: Engine,
+        creatures: int,
+        seed: int,
+        hidden: str | None = None,
+        mix: str = "real",
+    ):
+        self.mix = mix
         self.engine = engine
         self.creatures = creatures
         self.hidden = hidden
@@ -140,6 +191,12 @@ class Player:
             if not self.state.pending:
                 return
             decision = self.state.pending[0]
+            if self.mix == "heavy" and "attack" in decision.options:
+                who = decision.controller
+                actor = GM_ACTOR if who == "gm" else Actor("player", who)
+                choice = {"decision": decision.id, "choice": ["attack"]}
+                if self.send(Command("decide", choice, actor)):
+                    continue
             self.send(Command("decision_timeout", {"decision": decision.id}, GM_ACTOR))
 
     def turn(self) -> None:
@@ -161,6 +218,9 @@ class Player:
             self._settle()
 
     def _act(self, cid: str) -> None:
+        if self.mix == "heavy":
+            self._act_heavy(cid)
+            return
         s = self.state
         me = s.creatures[cid]
         enemies = [c for c in s.creatures.values() if c.side != me.side and not c.out_of_fight]
@@ -179,6 +239,40 @@ class Player:
             target = self.choice.choice(here)
             self.send(Command("attack", {"creature": cid, "target": target}, GM_ACTOR))
             self._settle()
+
+    def _act_heavy(self, cid: str) -> None:
+        """Attack (and so engage) on odd turns; on even turns an area effect on the own
+        zone, then a walk to the other zone past the engaged enemies."""
+        s = self.state
+        me = s.creatures[cid]
+        zone = me.zone or ""
+        here = [c.id for c in s.in_zone(zone) if c.side != me.side and not c.out_of_fight]
+        if not here:
+            enemies = [c for c in s.creatures.values() if c.side != me.side and not c.out_of_fight]
+            if enemies:
+                self.send(Command("enter", {"creature": cid, "zones": [enemies[0].zone]}, GM_ACTOR))
+                self._settle()
+            return
+        if self.turns % 2:
+            self.send(Command("attack", {"creature": cid, "target": here[0]}, GM_ACTOR))
+            self._settle()
+            return
+        caught = [c.id for c in s.in_zone(zone) if c.id != cid and not c.out_of_fight]
+        # Everyone else in the zone is caught; the rules refuse an area that fits more (or
+        # fewer) creatures than it names, so a smaller or larger burst is tried next.
+        for size in (10, 20, 5):
+            blast = {"creature": cid, "name": "Fire burst", "zone": zone, "shape": "sphere",
+                     "size": size, "range": 0, "targets": caught, "save": "dex", "dc": 13,
+                     "damage": "2d6", "damage_type": "fire"}  # fmt: skip
+            if self.send(Command("area_effect", blast, GM_ACTOR)):
+                break
+        self._settle()
+        s = self.state
+        if s.phase != "turns" or s.active != cid:
+            return
+        other = "bar" if zone == "common_room" else "common_room"
+        self.send(Command("enter", {"creature": cid, "zones": [other]}, GM_ACTOR))
+        self._settle()
 
     @property
     def commands(self) -> int:
@@ -282,15 +376,21 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     figures: dict[str, Any] = {}
 
     # 1. The loop.
-    player = Player(engine, args.creatures, args.seed)
+    player = Player(engine, args.creatures, args.seed, mix=args.mix)
     for _ in range(args.warmup):
         player.turn()
     start_cmds, start_events = player.commands, len(player.events)
-    t0 = time.perf_counter()
+    load_before = os.getloadavg()[0]
+    t0, cpu0 = time.perf_counter(), time.process_time()
     while player.commands - start_cmds < args.commands:
         player.turn()
     loop_s = time.perf_counter() - t0
+    loop_cpu = time.process_time() - cpu0
     cmds = player.commands - start_cmds
+    kinds: dict[str, int] = {}
+    for event in player.events[start_events:]:
+        name = type(event).__name__
+        kinds[name] = kinds.get(name, 0) + 1
     figures["loop"] = {
         "commands": cmds,
         "events": len(player.events) - start_events,
@@ -298,8 +398,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "encounters": player.encounters,
         "seconds": loop_s,
         "commands_per_s": cmds / loop_s,
+        "cpu_seconds": loop_cpu,
+        "commands_per_cpu_s": cmds / loop_cpu,
+        "load_before": load_before,
+        "load_after": os.getloadavg()[0],
+        "events_by_type": kinds,
+        "code": os.environ.get("ZONEKEEP_BENCH_CODE", str(ROOT)),
+        "mix": args.mix,
         "us_per_command": loop_s / cmds * 1e6,
     }
+
+    if args.loop_only:
+        return figures
 
     # 2. Micro timings on a mid-fight state.
     mid = Player(engine, args.creatures, args.seed + 1)
@@ -387,12 +497,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def print_table(figures: dict[str, Any]) -> None:
     loop = figures["loop"]
-    print("== engine loop (tavern, Engine.handle, seeded RandomEntropy) ==")
+    print(f"== engine loop (tavern, Engine.handle, seeded RandomEntropy, mix {loop['mix']}) ==")
+    print(f"  code: {loop['code']}")
     print(
         f"  {loop['commands']} commands ({loop['refused']} refused in total), "
         f"{loop['events']} events, {loop['encounters']} encounters"
     )
+    top = sorted(loop["events_by_type"].items(), key=lambda kv: -kv[1])[:8]
+    print("  events: " + ", ".join(f"{k} {v}" for k, v in top))
     print(f"  {loop['commands_per_s']:10.0f} commands/s   {loop['us_per_command']:8.1f} us/command")
+    busy = " (BUSY MACHINE: load above 1.5)" if loop["load_before"] > 1.5 else ""
+    print(
+        f"  {loop['commands_per_cpu_s']:10.0f} commands per CPU-second; load average "
+        f"{loop['load_before']:.2f} -> {loop['load_after']:.2f}{busy}"
+    )
+    if "micro_state" not in figures:
+        return
     print()
     st = figures["micro_state"]
     print(
@@ -420,6 +540,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=5, help="runs per micro timing (best kept)")
     parser.add_argument("--json", metavar="OUT", help="also write every figure to OUT")
+    parser.add_argument(
+        "--mix",
+        choices=("real", "heavy"),
+        default="real",
+        help="the loop's commands: real (move, attack, notes) or heavy (areas of effect "
+        "and opportunity attacks)",
+    )
+    parser.add_argument(
+        "--code",
+        metavar="DIR",
+        help="run another checkout's engine (its sdk/, server/, protocol/, plugins/)",
+    )
+    parser.add_argument(
+        "--loop-only", action="store_true", help="time the loop only (no micro timings)"
+    )
     args = parser.parse_args(argv)
     figures = run(args)
     print_table(figures)

@@ -282,7 +282,36 @@ async def recover_store(folder: Path, durability: str) -> dict[str, Any]:
         everything += len(await store.read(s.id))
     t4 = time.perf_counter()
     await store.aclose()
+    # The same rows with bare SQLite queries (no JSON, no events), and the integrity
+    # check that SqliteStore.open runs, alone.
+    conn = sqlite3.connect(folder / "zonekeep.sqlite3")
+    t5 = time.perf_counter()
+    conn.execute("PRAGMA quick_check").fetchone()
+    t6 = time.perf_counter()
+    bare_tail = 0
+    for s in stored:
+        bare_tail += len(
+            conn.execute(
+                "SELECT seq, type, data FROM events WHERE encounter=? AND seq>? ORDER BY seq",
+                (s.id, s.snapshot_seq),
+            ).fetchall()
+        )
+    t7 = time.perf_counter()
+    bare_all = 0
+    for s in stored:
+        bare_all += len(
+            conn.execute(
+                "SELECT seq, type, data FROM events WHERE encounter=? ORDER BY seq", (s.id,)
+            ).fetchall()
+        )
+    t8 = time.perf_counter()
+    conn.close()
     return {
+        "quick_check_seconds": t6 - t5,
+        "bare_read_tails_seconds": t7 - t6,
+        "bare_tail_rows": bare_tail,
+        "bare_read_all_seconds": t8 - t7,
+        "bare_all_rows": bare_all,
         "store_open_seconds": t1 - t0,
         "unfinished_seconds": t2 - t1,
         "unfinished_count": len(stored),
@@ -472,6 +501,17 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                         "store.read(id) for each (no snapshots)",
                         "read_all_seconds",
                         f"{r['all_events']:,} events",
+                    ),
+                    ("PRAGMA quick_check alone (part of open)", "quick_check_seconds", ""),
+                    (
+                        "bare SELECT of the tails, each encounter",
+                        "bare_read_tails_seconds",
+                        f"{r['bare_tail_rows']:,} rows",
+                    ),
+                    (
+                        "bare SELECT of every event, each encounter",
+                        "bare_read_all_seconds",
+                        f"{r['bare_all_rows']:,} rows",
                     ),
                     ("server.open_store()", "server_open_store_seconds", ""),
                     (

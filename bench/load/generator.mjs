@@ -1,5 +1,8 @@
 // One load-generator process of the load benchmark, in Node.js (started by
-// `run.py --generator node`, not by hand). A port of generator.py: same roles, same
+// `run.py --generator node`, not by hand). Modes: `zonekeep`, `baseline` (the fair
+// baseline, baseline.py: one frame in per command saying which frames to send back)
+// and `broadcast` (the per-frame-broadcast variant, baseline_broadcast.py), with the
+// same --sizes, --command-timeout and --drop-every options as generator.py. A port of generator.py: same roles, same
 // command loop, same closed and open shapes, same latency measurement, same baseline
 // mode, and the same control protocol on standard input and output, so run.py drives
 // either the same way:
@@ -73,8 +76,13 @@ const noteText = (n) =>
 const FRAMES = { add_note: 1, remove_note: 1, move: 1, enter: 4, attack: 3, decide: 5, end_turn: 2 };
 /** The baseline answers two made-up offers after Aria's walk back (see generator.py). */
 const PROVOKED = 2;
-/** A baseline frame is padded to about the size of a zonekeep `moved` event notification. */
+/** A broadcast-variant frame is padded to about the size of a zonekeep `moved` event notification. */
 const BASELINE_PAD = "x".repeat(150);
+/** The fair baseline's frame sizes per command type without --sizes (see generator.py SIZES). */
+const SIZES = {
+  add_note: [250, 60, 190], remove_note: [150, 60, 140], move: [180, 60, 150],
+  enter: [200, 60, 160], attack: [260, 60, 160], decide: [230, 60, 170], end_turn: [170, 60, 130],
+};
 
 /** Seconds on a monotonic clock (generator.py uses time.perf_counter). */
 const now = () => performance.now() / 1000;
@@ -190,6 +198,7 @@ class Plan {
 class Record {
   constructor(clients) {
     this.count = 0;
+    this.bytes = 0; // the size of the first connection's copy
     this.times = new Float64Array(clients);
     this.waiter = null; // the in-flight command waiting for this seq to reach all M
   }
@@ -213,6 +222,13 @@ class Stats {
     this.sent = 0;
     this.kinds = {}; // commands sent by type
     this.kindEvents = {}; // (zonekeep) the events they made
+    // (zonekeep) bytes of events (first connection's copy), replies, commands; replies
+    this.kindEventBytes = {};
+    this.kindReplyBytes = {};
+    this.kindReplies = {};
+    this.kindSentBytes = {};
+    this.simulatedDrops = 0; // events ignored on purpose (--drop-every)
+    this.receivedBytes = 0; // bytes of every event frame received
   }
 
   asDict() {
@@ -233,6 +249,13 @@ class Stats {
       lag: this.lag.map(round6),
       commands_by_type: this.kinds,
       events_by_type: this.kindEvents,
+      sizes: Object.fromEntries(
+        Object.keys(this.kindReplies).map((k) => [k, [this.kindEventBytes[k] || 0,
+          this.kindEvents[k] || 0, this.kindReplyBytes[k] || 0, this.kindReplies[k],
+          this.kindSentBytes[k] || 0]]),
+      ),
+      simulated_drops: this.simulatedDrops,
+      received_bytes: this.receivedBytes,
     };
   }
 }
@@ -339,6 +362,8 @@ class Flight {
     this.first = 0;
     this.last = 0;
     this.rec = null; // set once waiting for delivery
+    this.replyBytes = 0;
+    this.sentBytes = 0;
     this.over = false;
   }
 }
@@ -353,7 +378,7 @@ class Encounter {
     this.pending = []; // per connection: Map request id -> Flight
     this.last = [];
     this.records = new Map();
-    this.plan = new Plan(gen.clients, gen.mode === "baseline");
+    this.plan = new Plan(gen.clients, gen.mode !== "zonekeep");
     this.nextSeq = 1; // baseline: the seq the generator gives the next frame
     this.active = null;
     this.offers = []; // decisions open now (opportunity attacks on offer), oldest first
@@ -379,9 +404,13 @@ class Encounter {
     }
   }
 
-  onEvent(ci, seq, t) {
+  onEvent(ci, seq, t, size = 0) {
     const gen = this.gen;
     const stats = gen.stats;
+    if (gen.dropEvery && (stats.received + stats.simulatedDrops + 1) % gen.dropEvery === 0) {
+      stats.simulatedDrops += 1;
+      return;
+    }
     stats.received += 1;
     const last = this.last[ci];
     if (seq !== last + 1) {
@@ -394,6 +423,7 @@ class Encounter {
     this.last[ci] = seq;
     const rec = this.record(seq);
     rec.times[ci] = t;
+    if (ci === 0) rec.bytes = size;
     rec.count += 1;
     if (rec.count === gen.clients && rec.waiter !== null) gen.complete(rec.waiter);
   }
@@ -415,6 +445,10 @@ class Generator {
     this.flights = []; // in flight, in deadline order (the deadline is send time + a constant)
     this.flightHead = 0;
     this.phase = null; // the running play phase
+    this.commandTimeout = opts.commandTimeout;
+    this.dropEvery = opts.dropEvery;
+    this.sizes = { ...SIZES, ...opts.sizes };
+    this.made = {}; // (fair baseline) events made so far per command type, fractional
   }
 
   nextId() {
@@ -430,6 +464,7 @@ class Generator {
 
   giveRecord(rec) {
     rec.count = 0;
+    rec.bytes = 0;
     rec.times.fill(0);
     rec.waiter = null;
     this.freeRecords.push(rec);
@@ -439,22 +474,27 @@ class Generator {
 
   /** The steady-state reader of connection `ci` of `enc`. */
   attach(enc, ci, ws) {
-    const baseline = this.mode === "baseline";
+    const baseline = this.mode !== "zonekeep";
     const pending = enc.pending[ci];
     ws.on("message", (data) => {
       const t = now();
       const msg = JSON.parse(data);
       if (baseline) {
-        enc.onEvent(ci, msg.s, t);
+        if (msg.s !== undefined) {
+          this.stats.receivedBytes += data.length;
+          enc.onEvent(ci, msg.s, t);
+        } // else the fair baseline's reply frame: nothing to wait for
       } else if (msg.id !== undefined) {
         const flight = pending.get(msg.id);
         if (flight !== undefined) {
           pending.delete(msg.id);
+          flight.replyBytes = data.length;
           this.onReply(flight, msg);
         }
       } else if (msg.method === "event") {
         const params = msg.params;
-        enc.onEvent(ci, params.seq, t);
+        this.stats.receivedBytes += data.length;
+        enc.onEvent(ci, params.seq, t, data.length);
         if (ci === 0) {
           const event = params.event;
           if (event.type === "turn_started") enc.active = event.creature;
@@ -530,7 +570,7 @@ class Generator {
   async connection(enc, ci) {
     const work = async () => {
       const ws = await openSocket(this.url, CONNECT_TIMEOUT);
-      if (this.mode === "baseline") {
+      if (this.mode !== "zonekeep") {
         ws.send(pyDumps({ group: enc.id }));
         enc.conns[ci] = ws;
         enc.last[ci] = 0;
@@ -565,7 +605,7 @@ class Generator {
     // generator.py joins each encounter's connections one after the other, 16 at a time
     // over the process; joining in encounter-major order with 16 workers is the same.
     await pool(slots, 16, ([enc, ci]) => this.connection(enc, ci));
-    if (this.mode === "baseline") await sleep(500); // let the server register every group id
+    if (this.mode !== "zonekeep") await sleep(500); // let the server register every group id
     let connections = 0;
     for (const enc of this.encounters) connections += enc.conns.length;
     return { connections, seconds: now() - t };
@@ -583,8 +623,29 @@ class Generator {
       bump(stats.errors, "connection_closed");
       return false;
     }
-    const flight = new Flight(enc, cmd, 0, now() + COMMAND_TIMEOUT);
-    if (this.mode === "baseline") {
+    const flight = new Flight(enc, cmd, 0, now() + this.commandTimeout);
+    if (this.mode === "fair") {
+      // One frame in: what zonekeep would send back, then padding to a zonekeep command's size.
+      const size = this.sizes[cmd.type];
+      let frames = cmd.frames;
+      if (size.length > 3) {
+        const done = this.made[cmd.type] || 0;
+        this.made[cmd.type] = done + size[3];
+        frames = Math.max(1, Math.floor(done + size[3]) - Math.floor(done));
+      }
+      const first = enc.nextSeq;
+      const last = first + frames - 1;
+      enc.nextSeq = last + 1;
+      flight.first = first;
+      flight.last = last;
+      const rec = enc.record(last);
+      const head = `${first} ${Math.trunc(size[1])}` + ` ${Math.trunc(size[0])}`.repeat(frames) + "\n";
+      const text = head + "x".repeat(Math.max(0, Math.trunc(size[2]) - head.length));
+      flight.t0 = now();
+      ws.send(text);
+      this.flights.push(flight);
+      this.waitDelivery(flight, rec);
+    } else if (this.mode === "baseline") {
       const first = enc.nextSeq;
       const last = first + cmd.frames - 1;
       enc.nextSeq = last + 1;
@@ -605,6 +666,7 @@ class Generator {
         params: { encounter: enc.id, type: cmd.type, params: cmd.params },
       });
       this.flights.push(flight);
+      flight.sentBytes = text.length;
       flight.t0 = now();
       ws.send(text);
     }
@@ -633,6 +695,9 @@ class Generator {
     flight.first = first;
     flight.last = last;
     bump(stats.kindEvents, flight.cmd.type, last - first + 1);
+    bump(stats.kindReplies, flight.cmd.type);
+    bump(stats.kindReplyBytes, flight.cmd.type, flight.replyBytes);
+    bump(stats.kindSentBytes, flight.cmd.type, flight.sentBytes);
     this.waitDelivery(flight, enc.record(last));
   }
 
@@ -651,6 +716,11 @@ class Generator {
     let latest = 0;
     for (let i = 0; i < rec.times.length; i++) if (rec.times[i] > latest) latest = rec.times[i];
     const own = enc.record(flight.first).times[flight.cmd.sender];
+    if (this.mode === "zonekeep") {
+      let bytes = 0;
+      for (let seq = flight.first; seq <= flight.last; seq++) bytes += enc.record(seq).bytes;
+      bump(stats.kindEventBytes, flight.cmd.type, bytes);
+    }
     stats.commands += 1;
     stats.latAll.push(latest - flight.t0);
     stats.latOwn.push(own ? own - flight.t0 : NaN);
@@ -770,7 +840,7 @@ class Generator {
       };
       this.phase = phase;
       sweeper = setInterval(() => this.sweep(), SWEEP_MS);
-      hard = setTimeout(end, (until + COMMAND_TIMEOUT + 5 - now()) * 1000);
+      hard = setTimeout(end, (until + this.commandTimeout + 5 - now()) * 1000);
 
       if (shape === "closed") {
         ticker = setTimeout(() => {
@@ -883,6 +953,9 @@ function main() {
       count: { type: "string" },
       total: { type: "string" },
       clients: { type: "string", default: "6" },
+      "command-timeout": { type: "string", default: String(COMMAND_TIMEOUT) },
+      sizes: { type: "string", default: "" },
+      "drop-every": { type: "string", default: "0" },
     },
   });
   for (const name of ["mode", "url", "first", "count", "total"]) {
@@ -891,10 +964,13 @@ function main() {
       process.exit(2);
     }
   }
-  if (values.mode !== "zonekeep" && values.mode !== "baseline") {
-    process.stderr.write("generator.mjs: --mode must be zonekeep or baseline\n");
+  // Inside: "fair" is the fair baseline (baseline.py), "baseline" the broadcast variant.
+  const modes = { zonekeep: "zonekeep", baseline: "fair", broadcast: "baseline" };
+  if (modes[values.mode] === undefined) {
+    process.stderr.write("generator.mjs: --mode must be zonekeep, baseline or broadcast\n");
     process.exit(2);
   }
+  values.mode = modes[values.mode];
   const gen = new Generator({
     mode: values.mode,
     url: values.url,
@@ -902,6 +978,9 @@ function main() {
     count: parseInt(values.count, 10),
     total: parseInt(values.total, 10),
     clients: parseInt(values.clients, 10),
+    commandTimeout: parseFloat(values["command-timeout"]),
+    dropEvery: parseInt(values["drop-every"], 10),
+    sizes: values.sizes ? JSON.parse(values.sizes) : {},
   });
   control(gen).catch((err) => {
     process.stderr.write(`generator.mjs: ${err && err.stack ? err.stack : err}\n`);

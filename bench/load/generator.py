@@ -1,9 +1,19 @@
 """One load-generator process of the load benchmark (started by ``run.py``, not by hand).
 
 It plays encounters ``--first`` .. ``--first + --count - 1`` against a zonekeep server
-(``--mode zonekeep``) or the baseline fan-out server (``--mode baseline``), over raw
-``websockets.trio.client`` connections (compression off, no client pings: the server
-pings, the library answers).
+(``--mode zonekeep``), the fair baseline (``--mode baseline``, ``baseline.py``: one frame
+in per command, which says how many frames of which sizes to send back) or the
+per-frame-broadcast variant (``--mode broadcast``, ``baseline_broadcast.py``: the
+generator sends every frame itself), over raw ``websockets.trio.client`` connections
+(compression off, no client pings: the server pings, the library answers).
+
+In zonekeep mode it also measures, per command type, the mean size of the event
+notifications, of the reply and of the command sent (``sizes`` in its report):
+``run.py`` hands those to the baseline's generators (``--sizes``) so that the baseline
+sends the same number and size of frames as zonekeep did in the same run.
+
+``--drop-every K`` simulates a lost message: every K-th event received is ignored, so
+the run must report it (missing deliveries, timeouts) and ``run.py`` must fail.
 
 ``run.py`` drives it phase by phase through standard input, one word a line, and
 reads one JSON object a line back on standard output:
@@ -40,7 +50,8 @@ import trio
 from websockets.exceptions import ConnectionClosed
 from websockets.trio.client import ClientConnection, connect
 
-#: How long one command may take (reply, then delivery to all M) before it counts as timed out.
+#: How long one command may take (reply, then delivery to all M) before it counts as
+#: timed out, by default (``--command-timeout``).
 COMMAND_TIMEOUT = 10.0
 #: How long opening and greeting one connection may take.
 CONNECT_TIMEOUT = 60.0
@@ -98,8 +109,17 @@ FRAMES = {"add_note": 1, "remove_note": 1, "move": 1, "enter": 4, "attack": 3, "
 #: The baseline has no rules to offer opportunity attacks: after Aria's walk back its
 #: plan answers two made-up offers, as the GM answers the real ones on zonekeep.
 PROVOKED = 2
-#: A baseline frame is padded to about the size of a zonekeep ``moved`` event notification.
+#: A broadcast-variant frame is padded to about the size of a zonekeep ``moved`` event
+#: notification.
 BASELINE_PAD = "x" * 150
+#: The fair baseline's frame sizes per command type when ``--sizes`` gives none: (mean
+#: event notification bytes, reply bytes, command bytes), as measured on zonekeep with this
+#: script (run.py passes the sizes measured in the same run instead).
+SIZES: dict[str, tuple[int, int, int]] = {
+    "add_note": (250, 60, 190), "remove_note": (150, 60, 140), "move": (180, 60, 150),
+    "enter": (200, 60, 160), "attack": (260, 60, 160), "decide": (230, 60, 170),
+    "end_turn": (170, 60, 130),
+}  # fmt: skip
 
 
 def now() -> float:
@@ -177,10 +197,11 @@ class Plan:
 class Record:
     """When each of the M connections received one seq."""
 
-    __slots__ = ("count", "times", "waiter")
+    __slots__ = ("bytes", "count", "times", "waiter")
 
     def __init__(self, clients: int) -> None:
         self.count = 0
+        self.bytes = 0  # the size of the first connection's copy
         self.times: list[float] = [0.0] * clients
         self.waiter: trio.Event | None = None
 
@@ -206,6 +227,16 @@ class Stats:
         #: Commands sent by type, and (zonekeep) the events they made.
         self.kinds: Counter[str] = Counter()
         self.kind_events: Counter[str] = Counter()
+        #: (zonekeep) bytes of the events (first connection's copy), of the replies and
+        #: of the commands sent, and replies counted, per command type.
+        self.kind_event_bytes: Counter[str] = Counter()
+        self.kind_reply_bytes: Counter[str] = Counter()
+        self.kind_replies: Counter[str] = Counter()
+        self.kind_sent_bytes: Counter[str] = Counter()
+        #: Events ignored on purpose (--drop-every).
+        self.simulated_drops = 0
+        #: Bytes of every event frame received, by every connection.
+        self.received_bytes = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -225,7 +256,15 @@ class Stats:
             "lag": [round(x, 6) for x in self.lag],
             "commands_by_type": dict(self.kinds),
             "events_by_type": dict(self.kind_events),
-        }
+            "sizes": {
+                kind: [self.kind_event_bytes[kind], self.kind_events[kind],
+                       self.kind_reply_bytes[kind], self.kind_replies[kind],
+                       self.kind_sent_bytes[kind]]
+                for kind in self.kind_replies
+            },
+            "simulated_drops": self.simulated_drops,
+            "received_bytes": self.received_bytes,
+        }  # fmt: skip
 
 
 class Conn:
@@ -249,7 +288,7 @@ class Encounter:
         self.conns: list[Conn] = []
         self.last: list[int] = []
         self.records: dict[int, Record] = {}
-        self.plan = Plan(gen.clients, baseline=gen.mode == "baseline")
+        self.plan = Plan(gen.clients, baseline=gen.mode != "zonekeep")
         self.next_seq = 1  # baseline: the seq the generator gives the next frame
         self.active: str | None = None
         #: Decisions open now (opportunity attacks on offer), oldest first.
@@ -261,8 +300,12 @@ class Encounter:
             rec = self.records[seq] = Record(self.gen.clients)
         return rec
 
-    def on_event(self, ci: int, seq: int, t: float) -> None:
+    def on_event(self, ci: int, seq: int, t: float, size: int = 0) -> None:
         stats = self.gen.stats
+        drop = self.gen.drop_every
+        if drop and (stats.received + stats.simulated_drops + 1) % drop == 0:
+            stats.simulated_drops += 1
+            return
         stats.received += 1
         last = self.last[ci]
         if seq != last + 1:
@@ -273,6 +316,8 @@ class Encounter:
         self.last[ci] = seq
         rec = self.record(seq)
         rec.times[ci] = t
+        if ci == 0:
+            rec.bytes = size
         rec.count += 1
         if rec.count == self.gen.clients and rec.waiter is not None:
             rec.waiter.set()
@@ -288,27 +333,41 @@ class Generator:
         self.stats = Stats()
         self.ids = itertools.count(1)
         self.nursery: trio.Nursery | None = None
+        self.command_timeout: float = args.command_timeout
+        self.drop_every: int = args.drop_every
+        #: (baseline) per command type: event frame bytes, reply bytes, command bytes.
+        self.sizes: dict[str, Sequence[float]] = dict(SIZES)
+        if args.sizes:
+            self.sizes.update(json.loads(args.sizes))
+        #: (baseline) events made so far per command type, fractional: with zonekeep's
+        #: mean events per command, the baseline sends as many frames in all.
+        self.made: dict[str, float] = {}
 
     # -- plumbing ----------------------------------------------------------------------------
 
     async def reader(self, conn: Conn) -> None:
         enc = conn.enc
         ci = conn.index
-        baseline = self.mode == "baseline"
+        baseline = self.mode != "zonekeep"
         try:
             async for raw in conn.ws:
                 t = now()
                 msg = json.loads(raw)
                 if baseline:
-                    enc.on_event(ci, msg["s"], t)
+                    if "s" in msg:
+                        self.stats.received_bytes += len(raw)
+                        enc.on_event(ci, msg["s"], t)
+                    # else the fair baseline's reply frame: nothing to wait for
                 elif "id" in msg:
                     slot = conn.pending.pop(msg["id"], None)
                     if slot is not None:
+                        msg["_bytes"] = len(raw)
                         slot[1] = msg
                         slot[0].set()
                 elif msg.get("method") == "event":
+                    self.stats.received_bytes += len(raw)
                     params = msg["params"]
-                    enc.on_event(ci, params["seq"], t)
+                    enc.on_event(ci, params["seq"], t, len(raw))
                     if ci == 0:
                         event = params["event"]
                         kind = event.get("type")
@@ -395,7 +454,7 @@ class Generator:
                                open_timeout=CONNECT_TIMEOUT, max_size=2**22,
                                max_queue=None) as ws:  # fmt: skip
                 conn = Conn(enc, ci, ws)
-                if self.mode == "baseline":
+                if self.mode != "zonekeep":
                     await ws.send(json.dumps({"group": enc.id}))
                     seq = 0
                 else:
@@ -423,7 +482,7 @@ class Generator:
         async with trio.open_nursery() as nursery:
             for enc in self.encounters:
                 nursery.start_soon(self.join_one, enc, limit)
-        if self.mode == "baseline":
+        if self.mode != "zonekeep":
             await trio.sleep(0.5)  # let the server register every group id before playing
         return {"connections": sum(len(e.conns) for e in self.encounters), "seconds": now() - t}
 
@@ -431,10 +490,28 @@ class Generator:
         """Send one command and wait (bounded) until all M connections have its events."""
         stats = self.stats
         conn = enc.conns[cmd.sender]
-        deadline = trio.current_time() + COMMAND_TIMEOUT
+        deadline = trio.current_time() + self.command_timeout
         stats.sent += 1
         stats.kinds[cmd.type] += 1
         if self.mode == "baseline":
+            # One frame in: what zonekeep would send back for this command, then padding
+            # to the size of the zonekeep command.
+            size = self.sizes[cmd.type]
+            event_size, reply_size, command_size = (int(x) for x in size[:3])
+            frames = cmd.frames
+            if len(size) > 3:  # zonekeep's mean events per command of this type
+                done = self.made.get(cmd.type, 0.0)
+                self.made[cmd.type] = done + size[3]
+                frames = max(1, math.floor(done + size[3]) - math.floor(done))
+            first = enc.next_seq
+            last = first + frames - 1
+            enc.next_seq = last + 1
+            rec = enc.record(last)
+            head = f"{first} {reply_size}" + f" {event_size}" * frames + "\n"
+            text = head + "x" * max(0, command_size - len(head))
+            t0 = now()
+            await conn.ws.send(text)
+        elif self.mode == "broadcast":
             first = enc.next_seq
             last = first + cmd.frames - 1
             enc.next_seq = last + 1
@@ -472,6 +549,9 @@ class Generator:
                 stats.errors["no_event"] += 1
                 return
             stats.kind_events[cmd.type] += last - first + 1
+            stats.kind_replies[cmd.type] += 1
+            stats.kind_reply_bytes[cmd.type] += reply["_bytes"]
+            stats.kind_sent_bytes[cmd.type] += len(text)
             rec = enc.record(last)
         if rec.count < self.clients:
             rec.waiter = trio.Event()
@@ -482,6 +562,10 @@ class Generator:
             stats.missing += self.clients - rec.count
         else:
             own = enc.record(first).times[cmd.sender]
+            if self.mode == "zonekeep":
+                stats.kind_event_bytes[cmd.type] += sum(
+                    enc.record(seq).bytes for seq in range(first, last + 1)
+                )
             stats.commands += 1
             stats.lat_all.append(max(rec.times) - t0)
             stats.lat_own.append(own - t0 if own else float("nan"))
@@ -520,7 +604,7 @@ class Generator:
         start = trio.current_time() + 0.05
         until = start + seconds
         t0 = now()
-        with trio.move_on_at(until + COMMAND_TIMEOUT + 5):
+        with trio.move_on_at(until + self.command_timeout + 5):
             async with trio.open_nursery() as nursery:
                 for enc in self.encounters:
                     if enc.conns:
@@ -562,12 +646,25 @@ async def control(gen: Generator) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="one load-generator process (see run.py)")
-    parser.add_argument("--mode", choices=("zonekeep", "baseline"), required=True)
+    parser.add_argument("--mode", choices=("zonekeep", "baseline", "broadcast"), required=True)
     parser.add_argument("--url", required=True)
     parser.add_argument("--first", type=int, required=True, help="first encounter index")
     parser.add_argument("--count", type=int, required=True, help="encounters of this process")
     parser.add_argument("--total", type=int, required=True, help="encounters of all processes")
     parser.add_argument("--clients", type=int, default=6, help="connections per encounter (M)")
+    parser.add_argument(
+        "--command-timeout",
+        type=float,
+        default=COMMAND_TIMEOUT,
+        help="seconds before a command counts as timed out",
+    )
+    parser.add_argument(
+        "--sizes",
+        default="",
+        help="(baseline) JSON: command type -> [event frame bytes, reply bytes, command bytes]",
+    )
+    parser.add_argument("--drop-every", type=int, default=0, metavar="K",
+                        help="simulate a loss: ignore every K-th event received")  # fmt: skip
     args = parser.parse_args(argv)
     gen = Generator(args)
     trio.run(control, gen)

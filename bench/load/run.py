@@ -1,5 +1,5 @@
 """Load benchmark: a real zonekeep server under N encounters x M connections, against a
-plain websocket fan-out baseline, in the same run.
+fair raw fan-out baseline on the same stack, in the same run.
 
 Run from the repository root, with the project installed (about two minutes on two cores)::
 
@@ -13,9 +13,20 @@ limits); the load comes from ``--generators`` other processes (``generator.py``)
 a trio program on raw ``websockets.trio.client`` connections, or with ``--generator node``
 ``generator.mjs``, a Node.js port of it on ``ws`` (same control protocol; ``npm ci`` in
 bench/load first). Then the same is done
-against ``baseline.py`` (a server that only broadcasts each message to its group).
-Figures are printed as a table, with zonekeep's as ratios to the baseline's, and
-written to ``--json OUT``. Nothing passes or fails; see docs/performance.md.
+against ``baseline.py``: the fastest raw server we could write on zonekeep's stack (one
+frame in per command; the same number and size of frames out as zonekeep sent in this
+run, written once per member per command; no JSON, no store). ``--targets`` can add
+``broadcast``, the older per-frame-broadcast baseline (``baseline_broadcast.py``).
+Figures are printed as a table, with zonekeep's as ratios to the baseline's, each
+shape with the machine's load average (``os.getloadavg``) before and after it, and
+written to ``--json OUT``.
+
+The run FAILS (exit status 1) when any command was refused (a limit, or anything
+else), timed out, lost a delivery, arrived out of order (a seq gap or repeat), or a
+connection was closed during play. Those counts are printed beside each percentile;
+percentiles count a timed-out command as infinitely slow ("inf"), so they are never
+flattered by leaving the slowest out. ``--simulate-drop K`` makes the generators ignore
+every K-th event they receive, to show that the run then fails.
 """
 
 from __future__ import annotations
@@ -64,6 +75,22 @@ open_encounters = 1000000
 reply_bytes_burst = 1000000000000
 {limit_extra}
 """
+
+
+#: A run taken while the machine's 1-minute load average was above this is marked.
+BUSY_LOAD = 1.5
+
+
+def load_average() -> float:
+    """The machine's 1-minute load average now (``os.getloadavg``)."""
+    return os.getloadavg()[0]
+
+
+def load_note(before: float, after: float | None = None) -> str:
+    """``load 0.42 -> 1.93``, with ``BUSY MACHINE`` when the load before was above
+    :data:`BUSY_LOAD` (the load after includes the benchmark's own processes)."""
+    text = f"load {before:.2f}" + (f" -> {after:.2f}" if after is not None else "")
+    return text + (f" (BUSY MACHINE: load above {BUSY_LOAD})" if before > BUSY_LOAD else "")
 
 
 # -- processes -------------------------------------------------------------------------------
@@ -207,9 +234,11 @@ async def run_engine_bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any
 # -- figures ---------------------------------------------------------------------------------
 
 
-def pct(values: list[float], q: float) -> float | None:
-    """The q-th percentile (nearest rank) in milliseconds, None without values."""
-    clean = sorted(v for v in values if not math.isnan(v))
+def pct(values: list[float], q: float, infinite: int = 0) -> float | None:
+    """The q-th percentile (nearest rank) in milliseconds, None without values.
+    ``infinite`` more values count as infinitely slow (timed-out commands), so the
+    percentile is ``inf`` when it falls among them."""
+    clean = sorted(v for v in values if not math.isnan(v)) + [math.inf] * infinite
     if not clean:
         return None
     rank = max(0, min(len(clean) - 1, math.ceil(q / 100 * len(clean)) - 1))
@@ -236,22 +265,29 @@ def merge(
         other.update(p["other_messages"])
         kinds.update(p.get("commands_by_type", {}))
         kind_events.update(p.get("events_by_type", {}))
-    total = {k: sum(p[k] for p in parts) for k in ("commands", "sent", "received", "gaps",
-                                                   "duplicates", "timeouts", "missing")}  # fmt: skip
+    total = {k: sum(p.get(k, 0) for p in parts) for k in ("commands", "sent", "received", "gaps",
+                                                   "duplicates", "timeouts", "missing",
+                                                   "simulated_drops", "received_bytes")}  # fmt: skip
+    sizes: dict[str, list[int]] = {}
+    for p in parts:
+        for kind, values in p.get("sizes", {}).items():
+            old = sizes.get(kind, [0] * len(values))
+            sizes[kind] = [a + b for a, b in zip(old, values, strict=True)]
     wall = cpu["wall"]
+    inf = total["timeouts"]
     return {
         **total,
         "duration": duration,
         "commands_per_s": total["commands"] / duration,
         "delivered_per_s": total["received"] / duration,
         "events_per_command": total["received"] / max(1, total["commands"]) / clients,
-        "all_p50_ms": pct(lat_all, 50),
-        "all_p95_ms": pct(lat_all, 95),
-        "all_p99_ms": pct(lat_all, 99),
-        "all_max_ms": pct(lat_all, 100),
-        "own_p50_ms": pct(lat_own, 50),
-        "own_p95_ms": pct(lat_own, 95),
-        "own_p99_ms": pct(lat_own, 99),
+        "all_p50_ms": pct(lat_all, 50, inf),
+        "all_p95_ms": pct(lat_all, 95, inf),
+        "all_p99_ms": pct(lat_all, 99, inf),
+        "all_max_ms": pct(lat_all, 100, inf),
+        "own_p50_ms": pct(lat_own, 50, inf),
+        "own_p95_ms": pct(lat_own, 95, inf),
+        "own_p99_ms": pct(lat_own, 99, inf),
         "generator_lag_p99_ms": pct(lag, 99),
         "errors": dict(errors),
         "error_samples": samples,
@@ -259,6 +295,7 @@ def merge(
         "other_messages": dict(other),
         "commands_by_type": dict(kinds),
         "events_by_type": dict(kind_events),
+        "sizes": sizes,
         "server_cpu_pct": 100 * cpu["server"] / wall,
         "generators_cpu_pct": 100 * cpu["generators"] / wall,
         "wall": wall,
@@ -269,7 +306,11 @@ def merge(
 
 
 async def run_target(
-    target: str, args: argparse.Namespace, tmp: Path, shapes: list[str]
+    target: str,
+    args: argparse.Namespace,
+    tmp: Path,
+    shapes: list[str],
+    sizes: dict[str, list[float]] | None = None,
 ) -> dict[str, Any]:
     """Start the server, create and join, play each shape; return every figure."""
     out: dict[str, Any] = {"target": target}
@@ -290,8 +331,10 @@ async def run_target(
         argv = [py, "-m", "zonekeep.server._cli", "serve", "--port", "0",
                 "--data-dir", str(data_dir), "--config", str(config)]  # fmt: skip
         pythonpath = link_tree(Path(args.code), tmp / "lib")
-    else:
+    elif target == "baseline":
         argv = [py, str(HERE / "baseline.py"), "--port", "0"]
+    else:
+        argv = [py, str(HERE / "baseline_broadcast.py"), "--port", "0"]
     gen_head = (
         [args.node, str(HERE / "generator.mjs")]
         if args.generator == "node"
@@ -299,6 +342,7 @@ async def run_target(
     )
     server = Child(target, argv, tmp / f"{target}-server.log", pythonpath)
     children: list[Child] = []
+    out["load_before"] = load_average()
     try:
         await server.start()
         first = await server.readline(60)
@@ -314,7 +358,12 @@ async def run_target(
         for i in range(g):
             gen_argv = [*gen_head, "--mode", target, "--url", url,
                         "--first", str(starts[i]), "--count", str(counts[i]),
-                        "--total", str(args.encounters), "--clients", str(args.clients)]  # fmt: skip
+                        "--total", str(args.encounters), "--clients", str(args.clients),
+                        "--command-timeout", str(args.command_timeout)]  # fmt: skip
+            if args.simulate_drop:
+                gen_argv += ["--drop-every", str(args.simulate_drop)]
+            if target == "baseline" and sizes:
+                gen_argv += ["--sizes", json.dumps(sizes)]
             child = Child(f"generator {i}", gen_argv, tmp / f"{target}-generator-{i}.log")
             children.append(child)
             await child.start()
@@ -354,6 +403,7 @@ async def run_target(
         for shape in shapes:
             line = f"{shape} {args.duration}" + (f" {args.rate}" if shape == "open" else "")
             pids = [c.pid for c in children]
+            load0 = load_average()
             cpu0 = (cpu_seconds(server.pid), sum(cpu_seconds(p) for p in pids))
             t = time.perf_counter()
             parts: list[dict[str, Any]] = [{} for _ in children]
@@ -374,17 +424,19 @@ async def run_target(
             }
             out[shape] = merge(parts, args.duration, args.clients, cpu)
             s = out[shape]
+            s["load_before"], s["load_after"] = load0, load_average()
             print(
                 f"[{target}] {shape}: {s['commands_per_s']:.0f} commands/s, "
-                f"{s['delivered_per_s']:.0f} messages/s, p99 {fmt(s['all_p99_ms'])} ms, "
-                f"server CPU {s['server_cpu_pct']:.0f}%, generators {s['generators_cpu_pct']:.0f}%",
+                f"{s['delivered_per_s']:.0f} messages/s, p99 {fmt(s['all_p99_ms'])} ms "
+                f"({counts_note(s)}), server CPU {s['server_cpu_pct']:.0f}%, generators "
+                f"{s['generators_cpu_pct']:.0f}%; {load_note(load0, s['load_after'])}",
                 flush=True,
             )
             if shape != shapes[-1]:
                 await trio.sleep(1.0)
 
         out["server_exit"] = await server.stop(signal.SIGTERM, 30)
-        if target == "zonekeep":
+        if target == "zonekeep" and not args.no_restart:
             # Restart on the same data directory and port: every unfinished encounter
             # is restored before the server listens; then every client joins again at
             # once, as they would after a restart (a reconnect storm).
@@ -461,7 +513,9 @@ def ratio(a: Any, b: Any) -> str:
 ROWS: list[tuple[str, str, int]] = [
     ("commands/s", "commands_per_s", 0),
     ("messages delivered/s", "delivered_per_s", 0),
+    ("messages delivered per server CPU-s", "delivered_per_cpu_s", 0),
     ("events per command", "events_per_command", 2),
+    ("event frame bytes (mean)", "event_bytes", 0),
     ("all M got it p50 ms", "all_p50_ms", 2),
     ("all M got it p95 ms", "all_p95_ms", 2),
     ("all M got it p99 ms", "all_p99_ms", 2),
@@ -471,14 +525,40 @@ ROWS: list[tuple[str, str, int]] = [
     ("sender's 1st event p99 ms", "own_p99_ms", 2),
     ("commands completed", "commands", 0),
     ("refused commands", "refused", 0),
-    ("timeouts (10 s)", "timeouts", 0),
+    ("timeouts", "timeouts", 0),
     ("deliveries missing", "missing", 0),
     ("seq gaps / repeats", "gaps_dups", 0),
     ("connections closed", "closed", 0),
     ("server CPU % of a core", "server_cpu_pct", 0),
     ("generators CPU % of a core", "generators_cpu_pct", 0),
     ("generator send lag p99 ms", "generator_lag_p99_ms", 2),
+    ("load average before -> after", "load", 0),
 ]
+
+
+def problems(shape: dict[str, Any]) -> dict[str, int]:
+    """What makes a run fail: refused, timed out, missing, out of order, closed."""
+    return {
+        "refused": sum(shape["errors"].values()),
+        "timeouts": shape["timeouts"],
+        "missing": shape["missing"],
+        "out_of_order": shape["gaps"] + shape["duplicates"],
+        "closed": sum(shape["closed_connections"].values()),
+    }
+
+
+def counts_note(shape: dict[str, Any]) -> str:
+    """The failure counts, as printed beside each percentile."""
+    p = problems(shape)
+    return (
+        f"n={shape['commands']} t{p['timeouts']} d{p['missing']} r{p['refused']} "
+        f"o{p['out_of_order']} c{p['closed']}"
+    )
+
+
+def event_bytes(shape: dict[str, Any]) -> float | None:
+    """Mean bytes of an event frame received (every connection's copies)."""
+    return shape["received_bytes"] / shape["received"] if shape["received"] else None
 
 
 def row_value(shape: dict[str, Any], key: str) -> Any:
@@ -488,62 +568,98 @@ def row_value(shape: dict[str, Any], key: str) -> Any:
         return f"{shape['gaps']} / {shape['duplicates']}"
     if key == "closed":
         return sum(shape["closed_connections"].values())
-    return shape.get(key)
+    if key == "delivered_per_cpu_s":
+        cpu = shape["server_cpu_pct"] / 100 * shape["wall"]
+        return shape["received"] / cpu if cpu else None
+    if key == "event_bytes":
+        return event_bytes(shape)
+    if key == "load":
+        return f"{shape['load_before']:.2f} -> {shape['load_after']:.2f}"
+    value = shape.get(key)
+    if key.endswith("_ms") and key.split("_")[0] in ("all", "own"):
+        return f"{fmt(value, 2)} ({counts_note(shape)})"
+    return value
 
 
-def table(result: dict[str, Any], shapes: list[str]) -> str:
-    zk, base = result.get("zonekeep"), result.get("baseline")
-    if zk is None or base is None:
-        only = zk if zk is not None else base
-        assert only is not None
-        empty = {"errors": {}, "gaps": 0, "duplicates": 0, "closed_connections": {}}
-        blank = {shape: empty for shape in shapes}
-        blank["memory"] = {k: 0.0 for k in only["memory"]}
-        blank.update(startup_empty_s=0.0, create_s=0.0, join_s=0.0)
-        zk, base = (only, blank) if zk is not None else (blank, only)
+def ratio_value(shape: dict[str, Any], key: str) -> Any:
+    """The number a ratio is taken of (a percentile without its counts)."""
+    if key.endswith("_ms"):
+        return shape.get(key)
+    return row_value(shape, key)
+
+
+def table(result: dict[str, Any], shapes: list[str], targets: list[str]) -> str:
     n, m = result["settings"]["encounters"], result["settings"]["clients"]
-    lines = []
-    head = f"| {'figure':<28} |"
-    rule = f"|{'-' * 30}|"
+    ratio_of = "zonekeep" in targets and "baseline" in targets
+    lines = [
+        f"N = {n} encounters x M = {m} connections ({n * m} connections)",
+        "Beside each percentile: n commands completed, t timeouts (counted as inf in the "
+        "percentile), d deliveries missing, r refused, o out of order, c connections closed.",
+        "",
+    ]
     for shape in shapes:
         label = (
             "closed loop"
             if shape == "closed"
-            else f"open loop, 1 per {result['settings']['rate']} s"
+            else f"open loop, 1 command per encounter every {result['settings']['rate']} s"
         )
-        head += f" {label + ' zonekeep':>28} | {'baseline':>10} | {'ratio':>7} |"
-        rule += f"{'-' * 30}:|{'-' * 11}:|{'-' * 8}:|"
-    lines.append(f"N = {n} encounters x M = {m} connections ({n * m} connections)")
-    lines.append("")
-    lines += [head, rule]
-    for label, key, digits in ROWS:
-        line = f"| {label:<28} |"
-        for shape in shapes:
-            a, b = row_value(zk[shape], key), row_value(base[shape], key)
-            line += f" {fmt(a, digits):>28} | {fmt(b, digits):>10} | {ratio(a, b):>7} |"
-        lines.append(line)
-    mz, mb = zk["memory"], base["memory"]
+        head = f"| {label:<36} |" + "".join(f" {t:>28} |" for t in targets)
+        rule = f"|{'-' * 38}|" + "".join(f"{'-' * 29}:|" for _ in targets)
+        if ratio_of:
+            head += " zonekeep/baseline |"
+            rule += f"{'-' * 18}:|"
+        lines += [head, rule]
+        for label_, key, digits in ROWS:
+            values = [row_value(result[t][shape], key) for t in targets]
+            line = f"| {label_:<36} |" + "".join(f" {fmt(v, digits):>28} |" for v in values)
+            if ratio_of:
+                a = ratio_value(result["zonekeep"][shape], key)
+                b = ratio_value(result["baseline"][shape], key)
+                line += f" {ratio(a, b):>17} |"
+            lines.append(line)
+        lines.append("")
+    lines += ["| memory and start-up | " + " | ".join(targets) + " |",
+              "|---|" + "---:|" * len(targets)]  # fmt: skip
+
+    def mem_row(label: str, get: Any) -> str:
+        return f"| {label} | " + " | ".join(get(result[t]) for t in targets) + " |"
+
     lines += [
-        "",
-        "| memory and start-up | zonekeep | baseline | ratio |",
-        "|---|---:|---:|---:|",
-        f"| server RSS at start, MiB | {mz['rss_start_kib'] / 1024:.1f} | "
-        f"{mb['rss_start_kib'] / 1024:.1f} | |",
-        f"| per idle encounter, KiB | {mz['per_idle_encounter_kib']:.1f} | - | |",
-        f"| per connection, KiB | {mz['per_connection_kib']:.1f} | "
-        f"{mb['per_connection_kib']:.1f} | {ratio(mz['per_connection_kib'], mb['per_connection_kib'])} |",
-        f"| RSS with everything, MiB | {mz['rss_connections_kib'] / 1024:.1f} | "
-        f"{mb['rss_connections_kib'] / 1024:.1f} | |",
-        f"| start-up, empty data dir, s | {zk['startup_empty_s']:.2f} | "
-        f"{base['startup_empty_s']:.2f} | |",
-        f"| start-up recovering K={zk.get('recovered', '?')}, s | "
-        f"{fmt(zk.get('startup_recover_s'), 2)} | - | |",
-        f"| create N encounters / join N x M, s | {zk['create_s']:.1f} / {zk['join_s']:.1f} | "
-        f"- / {base['join_s']:.1f} | |",
-        f"| after the restart: all N x M join again, s (server CPU s) | "
-        f"{fmt(zk.get('rejoin_s'), 1)} ({fmt(zk.get('rejoin_server_cpu_s'), 1)}) | - | |",
-    ]
+        mem_row("server RSS at start, MiB", lambda r: f"{r['memory']['rss_start_kib'] / 1024:.1f}"),
+        mem_row("per connection, KiB", lambda r: f"{r['memory']['per_connection_kib']:.1f}"),
+        mem_row("RSS with everything, MiB",
+                lambda r: f"{r['memory']['rss_connections_kib'] / 1024:.1f}"),
+        mem_row("start-up, empty data dir, s", lambda r: f"{r['startup_empty_s']:.2f}"),
+        mem_row("join N x M, s", lambda r: f"{r['join_s']:.1f}"),
+    ]  # fmt: skip
+    if "zonekeep" in targets:
+        zk = result["zonekeep"]
+        lines += [
+            f"| zonekeep: per idle encounter, KiB | {zk['memory']['per_idle_encounter_kib']:.1f} |",
+            f"| zonekeep: create N encounters, s | {zk['create_s']:.1f} |",
+            f"| zonekeep: start-up recovering K={zk.get('recovered', '?')}, s | "
+            f"{fmt(zk.get('startup_recover_s'), 2)} |",
+            f"| zonekeep: after the restart, all N x M join again, s (server CPU s) | "
+            f"{fmt(zk.get('rejoin_s'), 1)} ({fmt(zk.get('rejoin_server_cpu_s'), 1)}) |",
+        ]
     return "\n".join(lines)
+
+
+def measured_sizes(zonekeep: dict[str, Any], shapes: list[str]) -> dict[str, list[float]]:
+    """Per command type, the mean bytes of an event notification, of a reply and of a
+    command, and the mean events per command, as zonekeep sent and received them in this
+    run: the baseline sends as many frames of these sizes."""
+    totals: dict[str, list[int]] = {}
+    for shape in shapes:
+        for kind, values in zonekeep[shape].get("sizes", {}).items():
+            old = totals.get(kind, [0] * len(values))
+            totals[kind] = [a + b for a, b in zip(old, values, strict=True)]
+    return {
+        kind: [round(ev_bytes / max(1, events)), round(r_bytes / max(1, replies)),
+               round(sent / max(1, replies)), round(events / replies, 4)]
+        for kind, (ev_bytes, events, r_bytes, replies, sent) in totals.items()
+        if replies and events
+    }  # fmt: skip
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
@@ -568,12 +684,17 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             "platform": platform.platform(),
             "python": platform.python_version(),
             "command": " ".join(["python", "bench/load/run.py", *sys.argv[1:]]),
+            "load_average_at_start": os.getloadavg(),
         },
     }
     try:
+        sizes: dict[str, list[float]] | None = None
         for target in args.targets.split(","):
             (tmp / target).mkdir()
-            result[target] = await run_target(target, args, tmp / target, shapes)
+            result[target] = await run_target(target, args, tmp / target, shapes, sizes)
+            if target == "zonekeep":
+                sizes = measured_sizes(result[target], shapes)
+                result["baseline_sizes"] = sizes
         if args.engine_commands > 0:
             result["engine"] = await run_engine_bench(args, tmp / "engine")
     finally:
@@ -638,9 +759,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--targets",
-        choices=("zonekeep,baseline", "zonekeep", "baseline"),
         default="zonekeep,baseline",
-        help="which servers to run (default both; one alone has no ratios)",
+        help="which servers to run, in order, comma-separated, from zonekeep, baseline (the "
+        "fair baseline) and broadcast (the per-frame-broadcast variant); default "
+        "zonekeep,baseline. The baseline uses the frame sizes zonekeep had when zonekeep "
+        "runs first; ratios need both",
+    )
+    parser.add_argument(
+        "--command-timeout",
+        type=float,
+        default=10.0,
+        help="seconds before a command counts as timed out (default 10)",
+    )
+    parser.add_argument(
+        "--simulate-drop",
+        type=int,
+        default=0,
+        metavar="K",
+        help="the generators ignore every K-th event they receive, as if it were lost: "
+        "the run must then fail (a check of the runner itself)",
     )
     parser.add_argument(
         "--json",
@@ -649,11 +786,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="where every figure, the settings and the machine are written as JSON "
         "(default load-results.json; an empty string writes none)",
     )
+    parser.add_argument(
+        "--no-restart",
+        action="store_true",
+        help="skip zonekeep's restart and rejoin after the shapes (as in a search for N)",
+    )
     parser.add_argument("--tmp-dir", default=None, help="where the temporary data dir goes")
     parser.add_argument("--keep", action="store_true", help="keep the data dir and logs")
     args = parser.parse_args(argv)
     if args.clients < 1 or args.encounters < 1:
         parser.error("--encounters and --clients must be at least 1")
+    targets = args.targets.split(",")
+    if not targets or any(t not in ("zonekeep", "baseline", "broadcast") for t in targets):
+        parser.error("--targets: a comma-separated list of zonekeep, baseline, broadcast")
     if args.generator == "node":
         if shutil.which(args.node) is None:
             parser.error(f"--generator node: no Node.js executable {args.node!r} found")
@@ -663,29 +808,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = trio.run(main_async, args)
     result["environment"]["total_seconds"] = time.perf_counter() - started
     print()
-    print(table(result, result["settings"]["shapes"]))
-    for target in args.targets.split(","):
-        problems = result[target].get("server_log_problems", []) + result[target].get(
+    shapes = result["settings"]["shapes"]
+    print(table(result, shapes, targets))
+    failed: list[str] = []
+    for target in targets:
+        logged = result[target].get("server_log_problems", []) + result[target].get(
             "restart_log_problems", []
         )
-        for shape in result["settings"]["shapes"]:
+        for shape in shapes:
+            found = {k: v for k, v in problems(result[target][shape]).items() if v}
+            if found:
+                failed.append(
+                    f"{target} {shape}: " + ", ".join(f"{v} {k}" for k, v in found.items())
+                )
             errors = result[target][shape]["errors"]
             closed = result[target][shape]["closed_connections"]
             if errors or closed:
                 print(f"{target} {shape}: refused {errors}, closed {closed}")
                 for name, text in result[target][shape]["error_samples"].items():
                     print(f"    {name}: {text}")
-        if problems:
-            print(f"{target} server log ({len(problems)} suspicious lines, first ones):")
-            for line in problems[:5]:
+            if result[target][shape].get("simulated_drops"):
+                print(f"{target} {shape}: {result[target][shape]['simulated_drops']} events "
+                      "ignored on purpose (--simulate-drop)")  # fmt: skip
+        if logged:
+            print(f"{target} server log ({len(logged)} suspicious lines, first ones):")
+            for line in logged[:5]:
                 print("   ", line[:200])
     if "engine" in result:
         print()
         print(result["engine"]["table"])
-    print(f"\nTotal {result['environment']['total_seconds']:.0f} s.")
+    result["failures"] = failed
+    print(
+        f"\nTotal {result['environment']['total_seconds']:.0f} s; {load_note(load_average())} now."
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
         print(f"Figures written to {args.json}.")
+    if failed:
+        print("FAILED: something was refused, timed out, lost or out of order:")
+        for line in failed:
+            print("   ", line)
+        return 1
+    print("OK: nothing refused, timed out, lost or out of order.")
     return 0
 
 
