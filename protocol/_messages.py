@@ -487,6 +487,15 @@ class SeatRequest:
             keywords={"not": {"const": "gm"}},
         ),
     )
+    zone: str | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "The zone the character starts in (null: the arena's first zone). The server "
+            "keeps it in memory: after a restart, a character sent later starts in the "
+            "arena's first zone (the GM moves it).",
+            minLength=1,
+        ),
+    )
 
 
 @attrs.frozen

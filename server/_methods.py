@@ -208,6 +208,8 @@ class Methods:
         self.holders: dict[str, set[Client]] = {}
         #: Every client (connection) of the server.
         self.clients: set[Client] = set()
+        #: (encounter, player) -> the zone a seat's character starts in (create_encounter).
+        self.seat_zones: dict[tuple[str, str], str] = {}
         registry.detach = self.detach
         registry.close_holders = self.close_holders
         registry.keys_revoked = self.keys_revoked
@@ -307,6 +309,9 @@ class Methods:
         room, token = await self.registry.create_room_from_request(
             params, client.address, client.gm
         )
+        for seat in params.seats:
+            if seat.zone is not None:
+                self.seat_zones[(room.id, seat.player)] = seat.zone
         seats = {seat.player: await room.grant("player", seat.player) for seat in params.seats}
         grant = room.find_grant(token)
         assert grant is not None
@@ -437,9 +442,12 @@ class Methods:
             n += 1
             cid = f"{base}-{n}"
         creature = character_creature(sheet, cid, controller=player)
+        zone = self.seat_zones.get((room.id, player))
+        creature.zone = zone if zone in state.zones else state.zones[0]
         job = Job(GM_ACTOR, Command("add_creature", {"creature": creature_to_dict(creature)}), None)
         await _submit(room, job)
         await self.registry.touch(room)
+        self.seat_zones.pop((room.id, player), None)
         log.info("character sent for seat %s", player, extra={"encounter": room.id})
         return SubmitCharacterResult(creature=cid, player=player, seq=room.state.seq)
 

@@ -378,6 +378,9 @@ class Registry:
         for c in creatures:
             if c.zone is not None and not arena.has_zone(c.zone):
                 problems.append(f"{c.id}: unknown zone {c.zone!r}")
+        for i, seat in enumerate(params.seats):
+            if seat.zone is not None and not arena.has_zone(seat.zone):
+                problems.append(f"seats[{i}].zone: unknown zone {seat.zone!r}")
         if problems:
             raise _roster_error("; ".join(problems))
         options = None

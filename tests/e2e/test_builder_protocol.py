@@ -81,7 +81,10 @@ async def test_encounter_options_gives_each_option_its_range_and_meaning(
 async def test_seats_wait_for_characters_that_players_submit(running: Running) -> None:
     async with running.client() as gm:
         created = await gm.create_encounter(
-            "Ambush", "tavern", goblins(), seats=[{"player": "Ana"}, {"player": "Ben"}]
+            "Ambush",
+            "tavern",
+            goblins(),
+            seats=[{"player": "Ana", "zone": "bar"}, {"player": "Ben"}],
         )
         eid = created["encounter"]
         assert set(created["seats"]) == {"Ana", "Ben"}
@@ -112,6 +115,7 @@ async def test_seats_wait_for_characters_that_players_submit(running: Running) -
             event = await gm.notification("event")
             assert event["event"]["type"] == "creature_added"
             assert event["event"]["creature"]["controller"] == "Ana"
+            assert event["event"]["creature"]["zone"] == "bar"
             error = await refused(ana.request("submit_character", encounter=eid, character=ARIA))
             assert "already" in error.message
             listed = await gm.list_encounters()
@@ -126,7 +130,7 @@ async def test_seats_wait_for_characters_that_players_submit(running: Running) -
             assert error.name == "spectator_read_only"
             # Once the GM has placed everyone, it is too late: the GM adds creatures then.
             await gm.command(eid, "set_surprise", surprised=[])
-            await gm.command(eid, "place", positions={"aria": "common_room"})
+            await gm.command(eid, "place", positions={})
             ben_sheet = {**ARIA, "name": "Ben the Bold"}
             error = await refused(
                 ben.request("submit_character", encounter=eid, character=ben_sheet)
@@ -143,6 +147,8 @@ async def test_the_gm_may_fill_a_waiting_seat(running: Running) -> None:
         eid = created["encounter"]
         sent = await gm.request("submit_character", encounter=eid, character=ARIA, player="Cy")
         assert sent["player"] == "Cy"
+        cy = running.server.rooms[eid].state.creatures[sent["creature"]]
+        assert cy.zone == "common_room" and cy.pc  # no zone asked for: the first zone
         error = await refused(
             gm.request("submit_character", encounter=eid, character=ARIA, player="Dee")
         )
@@ -153,3 +159,7 @@ async def test_the_gm_may_fill_a_waiting_seat(running: Running) -> None:
         assert error.name == "invalid_params"
         error = await refused(gm.create_encounter("None", "tavern", []))
         assert error.name == "invalid_params"
+        error = await refused(
+            gm.create_encounter("Far", "tavern", [], seats=[{"player": "A", "zone": "moon"}])
+        )
+        assert "seats[0].zone" in error.message
