@@ -332,7 +332,7 @@
         el("tbody", {}, mine.map((e) => el("tr", { dataset: { encounter: e.id } },
           el("td", { class: "zk-title" }, e.title, e.public ? el("span", { class: "muted" }, " (public)") : null),
           el("td", {}, e.arena),
-          el("td", {}, e.status === "open" ? e.phase : "archived"),
+          el("td", {}, e.status === "open" ? e.phase : e.phase === "ended" ? "ended" : "archived"),
           el("td", {}, String(e.round)),
           el("td", { class: "zk-seats" }, seatsText(e.seats),
             e.seats.filter((s) => s.waiting).map((s) => el("div", { class: "zk-waiting" }, `waiting for ${s.player}'s character`))),
@@ -349,9 +349,9 @@
     pub.replaceChildren(open.length
       ? el("ul", {}, open.map((e) => el("li", { dataset: { encounter: e.id } },
         el("strong", {}, e.title), ` — ${e.arena}, ${e.phase}, round ${e.round} `,
-        el("a", { href: `#encounter=${encodeURIComponent(e.id)}&token=`, onclick: (ev) => {
+        el("a", { href: `#encounter=${encodeURIComponent(e.id)}&watch=1`, dataset: { watch: e.id }, onclick: (ev) => {
           ev.preventDefault();
-          location.hash = `encounter=${encodeURIComponent(e.id)}&token=`;
+          location.hash = `encounter=${encodeURIComponent(e.id)}&watch=1`;
           location.reload();
         } }, "Watch"))))
       : el("p", { class: "muted" }, "No public encounter right now."));

@@ -1015,7 +1015,8 @@
   // Start
 
   function start() {
-    if (!seat.encounter || !seat.token) {
+    const watching = new URLSearchParams(location.hash.replace(/^#/, "")).has("watch"); // a public encounter, no token
+    if (!seat.encounter || (!seat.token && !watching)) {
       $("no-link").hidden = false;
       setStatus("No table link", "offline");
       $("open-form").addEventListener("submit", (ev) => {

@@ -278,3 +278,82 @@ def test_a_broken_arena_file_shows_every_problem(
     expect(home.locator(".zk-preview[data-arena=swamp]")).to_be_visible()
     expect(home.locator("#arena-chosen")).to_contain_text("uploaded from swamp.toml")
     assert home.errors == []
+
+
+def test_on_a_keyless_server_the_operator_makes_a_second_encounter_and_manages_them(
+    browser: Any, live_server: Any
+) -> None:
+    """The README's quick start: a server with no key, the browser on the same machine.
+    The page needs no key; the lobby lists the served encounter; a second one is built
+    without any JSON; links, End (an ended encounter is archived) and Archive work from
+    the lobby."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=STEP_MS)
+    home = _page(browser.new_context(), f"{live_server.base}/table/")
+    home.on("dialog", lambda dialog: dialog.accept())
+    first = home.locator(f"#my-encounters tr[data-encounter={live_server.encounter}]")
+    expect(first).to_contain_text("Brawl at the Drowned Lantern")
+    expect(home.locator("#key-form")).to_be_visible()  # a key may still be typed
+
+    home.locator("#new-encounter").click()
+    home.locator("#arena-select").select_option("cliffside")
+    expect(home.locator(".zk-preview[data-arena=cliffside] .zone")).not_to_have_count(0)
+    search = home.locator("#compendium-search")
+    search.locator("[name=text]").fill("bandit")
+    search.get_by_role("button", name="Search").click()
+    bandit = home.locator("#compendium-results tr[data-entry='srd.bandit']")
+    bandit.locator("[name=count]").fill("2")
+    bandit.get_by_role("button", name="Add").click()
+    home.locator("#seat-name").fill("Cy")
+    home.locator("#add-seat").click()
+    home.locator("#builder-public").check()
+    home.locator("#builder-start").click()
+    expect(home.locator("#builder-started [data-link=Cy] a")).to_be_visible()
+    rows = home.locator("#my-encounters tbody tr")
+    expect(rows).to_have_count(2)
+    second = rows.filter(has_text="waiting for Cy's character")
+    expect(second).to_contain_text("(public)")
+
+    # Fresh links for the first; then end it, then archive it.
+    first.locator("[data-action=links]").click()
+    expect(home.locator("#home-links [data-link=gm] a")).to_have_attribute(
+        "href", re.compile(rf"#encounter={live_server.encounter}&token=.+")
+    )
+    first.locator("[data-action=end]").click()
+    expect(first.locator("td").nth(2)).to_have_text("ended")  # and archived: no buttons
+    expect(first.locator("[data-action]")).to_have_count(0)
+    second.locator("[data-action=archive]").click()
+    archived = rows.filter(has_text="Cy")
+    expect(archived.locator("td").nth(2)).to_have_text("archived")
+    expect(archived.locator("[data-action]")).to_have_count(0)
+    assert home.errors == []
+
+
+def test_anyone_watches_a_public_encounter_from_the_home_page(
+    browser: Any, keyed_server: str
+) -> None:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=STEP_MS)
+    home = _page(browser.new_context(), f"{keyed_server}/table/#gm_key={KEY}")
+    home.locator("#new-encounter").click()
+    home.locator("#builder-title").fill("Open table")
+    home.locator("#arena-select").select_option("tavern")
+    home.locator("#seat-name").fill("Di")
+    home.locator("#add-seat").click()
+    home.locator("#builder-public").check()
+    home.locator("#builder-start").click()
+    expect(home.locator("#builder-started")).to_be_visible()
+    # The key can be forgotten: the page asks for one again.
+    home.locator("#forget-key").click()
+    expect(home.locator("#key-form")).to_be_visible()
+
+    stranger = _page(browser.new_context(), f"{keyed_server}/table/")
+    listed = stranger.locator("#public-encounters li")
+    expect(listed).to_contain_text("Open table")
+    expect(stranger.locator("#my-encounters")).to_contain_text("No encounters of yours")
+    listed.locator("[data-watch]").click()
+    expect(stranger.locator("#status")).to_have_text("Connected as spectator")
+    expect(stranger.locator("#encounter-name")).to_have_text("Open table")
+    assert stranger.errors == [] and home.errors == []
