@@ -384,10 +384,9 @@ class Methods:
                     data = tomllib.loads(params.text)
                 else:
                     data = json.loads(params.text)
-            except tomllib.TOMLDecodeError as exc:
-                return CheckArenaResult([_text_problem(str(exc), "TOML")], None)
-            except (ValueError, RecursionError) as exc:
-                return CheckArenaResult([_text_problem(str(exc), "JSON")], None)
+            except (ValueError, RecursionError) as exc:  # TOMLDecodeError is a ValueError
+                why = str(exc) if not isinstance(exc, RecursionError) else "nested too deeply"
+                return CheckArenaResult([_text_problem(why, params.format.upper())], None)
         if isinstance(data, dict):
             data = {k: v for k, v in data.items() if k != "$schema"}
         try:

@@ -58,6 +58,10 @@ async def test_check_arena_lists_every_problem_at_its_path(running: Running) -> 
         assert bad["arena"] is None and bad["problems"][0]["message"].startswith("invalid TOML")
         bad = await client.request("check_arena", text="{nope", format="json")
         assert bad["problems"][0]["path"] == "line 1"
+        for text, kind in (("a = " + "[" * 5000, "toml"), ("[" * 5000, "json")):
+            deep = await client.request("check_arena", text=text, format=kind)
+            assert deep["arena"] is None
+            assert deep["problems"][0]["message"].startswith(f"invalid {kind.upper()}")
         error = await refused(client.request("check_arena"))
         assert error.name == "invalid_params"
         # A checked arena creates an encounter as it is.
