@@ -303,7 +303,10 @@
     const add = (ev) => {
       ev.preventDefault();
       const player = input.value.trim();
-      if (!player || player === "gm" || b.draft.seats.some((s) => s.player === player)) return;
+      if (!player) return;
+      if (player === "gm") return error("“gm” is the GM's own name: choose another.");
+      if (b.draft.seats.some((s) => s.player === player)) return error(`There is already a seat for ${player}.`);
+      error("");
       b.draft.seats.push({ player, zone: zones[0]?.id || null });
       save();
       renderSeats();

@@ -71,6 +71,11 @@
             const params = { protocol: PROTOCOL, client: CLIENT };
             if (gmKey) params.gm_key = gmKey;
             this.welcome = await this.request("hello", params);
+            // Stay under the server's idle timeout.
+            const idle = this.welcome.limits?.idle_timeout_seconds ?? 300;
+            this.pinger = setInterval(() => {
+              if (ws.readyState === WebSocket.OPEN) this.request("ping").catch(() => {});
+            }, Math.max(5, idle / 3) * 1000);
             resolve(this.welcome);
           } catch (err) {
             reject(err);
@@ -95,6 +100,7 @@
         });
         ws.addEventListener("close", () => {
           this.closed = true;
+          clearInterval(this.pinger);
           for (const pending of this.inFlight.values()) {
             pending.reject(new Error("The connection to the server was lost; reload the page."));
           }
@@ -244,6 +250,10 @@
       renderKey(welcome.gm);
       homeError("");
       await refreshLobby();
+      clearInterval(home.refresher);
+      home.refresher = setInterval(() => {
+        if (document.visibilityState === "visible") refreshLobby().catch(() => {});
+      }, 10000);
       if (window.zonekeepBuilder?.hasDraft()) openBuilder();
     } catch (err) {
       if (err instanceof ServerError && err.wireName === "bad_gm_key") {
@@ -482,6 +492,7 @@
     const waiting = found ? found.seats.filter((s) => s.waiting) : [];
     if (!waiting.length) {
       if (box) box.remove();
+      seat.conn.close(); // every seat has its character (or the lobby is not ours to read)
       return;
     }
     if (!box) {
