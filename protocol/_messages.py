@@ -887,6 +887,22 @@ class SubmitCharacterResult:
 
 
 @attrs.frozen
+class ListSeatsParams:
+    """``list_seats`` params (GM): an encounter the connection joined as its GM."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+
+
+@attrs.frozen
+class ListSeatsResult:
+    """``list_seats`` result: the encounter's player seats, joined or not, waiting or not."""
+
+    seats: list[SeatInfo] = attrs.field(
+        metadata=doc("Every player seat, by player id (`waiting` and `connections` never null).")
+    )
+
+
+@attrs.frozen
 class EncounterOptionsParams:
     """``encounter_options`` params: none (an empty object, or no ``params`` at all)."""
 
@@ -1581,6 +1597,7 @@ METHODS: dict[str, tuple[type[Any], type[Any]]] = {
     "check_character": (CheckCharacterParams, CheckCharacterResult),
     "submit_character": (SubmitCharacterParams, SubmitCharacterResult),
     "encounter_options": (EncounterOptionsParams, EncounterOptionsResult),
+    "list_seats": (ListSeatsParams, ListSeatsResult),
 }
 
 #: Notification method -> params class.
@@ -2068,6 +2085,6 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`server_full` (a full server answered `too_many_connections` before) and the close "
     "code 4003; the creature compendium: `list_compendium` and roster references in "
     "`create_encounter`; the builder: `list_arenas`, `check_arena`, `check_character`, "
-    "`submit_character`, `encounter_options`, `create_encounter`'s `seats` (and its "
+    "`submit_character`, `encounter_options`, `list_seats`, `create_encounter`'s `seats` (and its "
     "result's), the lobby's `waiting` seats",
 }

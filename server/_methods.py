@@ -60,6 +60,8 @@ from zonekeep.protocol import (
     ListCompendiumResult,
     ListEncountersParams,
     ListEncountersResult,
+    ListSeatsParams,
+    ListSeatsResult,
     PingParams,
     PingResult,
     ProblemInfo,
@@ -450,6 +452,18 @@ class Methods:
         log.info("character sent for seat %s", player, extra={"encounter": room.id})
         return SubmitCharacterResult(creature=cid, player=player, seq=room.state.seq)
 
+    async def m_list_seats(self, client: Client, params: ListSeatsParams) -> ListSeatsResult:
+        room, member = self._room(client, params.encounter)
+        _gm_only(member, "list the seats")
+        players = sorted({g.player for g in room.grants if g.role == "player" and g.player})
+        return ListSeatsResult([self._seat(room, player) for player in players])
+
+    def _seat(self, room: Room, player: str) -> SeatInfo:
+        """A seat of a loaded encounter: its connections, whether it waits for a character."""
+        count = sum(m.role == "player" and m.player == player for m in room.members)
+        waiting = not any(c.controller == player for c in room.state.creatures.values())
+        return SeatInfo(player, count, waiting)
+
     async def m_encounter_options(
         self, client: Client, params: EncounterOptionsParams
     ) -> EncounterOptionsResult:
@@ -684,13 +698,7 @@ class Methods:
         room = self.registry.get(record.id)
         seats = []
         for player in record.players:
-            count = None
-            if room is not None:
-                count = sum(m.role == "player" and m.player == player for m in room.members)
-            waiting = None
-            if room is not None:
-                waiting = not any(c.controller == player for c in room.state.creatures.values())
-            seats.append(SeatInfo(player, count, waiting))
+            seats.append(SeatInfo(player, None, None) if room is None else self._seat(room, player))
         when = datetime.fromtimestamp(record.last_activity, UTC)
         return EncounterInfo(
             id=record.id,

@@ -72,6 +72,8 @@ from zonekeep.protocol import (
     ListCompendiumResult,
     ListEncountersParams,
     ListEncountersResult,
+    ListSeatsParams,
+    ListSeatsResult,
     PingParams,
     PingResult,
     ProblemInfo,
@@ -283,6 +285,7 @@ def params_samples() -> dict[str, list[Any]]:
             SubmitCharacterParams("e1", {"name": "Aria"}, "ana"),
         ],
         "encounter_options": [EncounterOptionsParams()],
+        "list_seats": [ListSeatsParams("e1")],
     }
 
 
@@ -384,6 +387,7 @@ def result_samples() -> dict[str, list[Any]]:
         ],
         "submit_character": [SubmitCharacterResult("aria", "ana", 2)],
         "encounter_options": [EncounterOptionsResult({"type": "object", "properties": {}})],
+        "list_seats": [ListSeatsResult([SeatInfo("ana", 1, False)]), ListSeatsResult([])],
     }
 
 

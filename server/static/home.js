@@ -463,7 +463,7 @@
     });
     let joined;
     try {
-      await seat.conn.open(storedKey() || undefined);
+      await seat.conn.open();
       joined = await seat.conn.request("join", { encounter, token });
     } catch {
       seat.conn.close();
@@ -475,24 +475,24 @@
       showCharacterForm();
     } else if (joined.role === "gm") {
       refreshWaiting();
+      // Seats made at the table (create_seat) may wait too.
+      setInterval(() => { if (!seat.conn.closed) refreshWaiting(); }, 15000);
     } else {
       seat.conn.close();
     }
   }
 
   async function refreshWaiting() {
-    let found = null;
+    let seats = [];
     try {
-      const page = await seat.conn.request("list_encounters", { limit: 500 });
-      found = page.encounters.find((e) => e.id === seat.encounter);
+      seats = (await seat.conn.request("list_seats", { encounter: seat.encounter })).seats;
     } catch {
-      found = null; // no GM key in this browser: the lobby is not ours to read
+      seats = []; // an older server: nothing to say
     }
     let box = $("zk-waiting");
-    const waiting = found ? found.seats.filter((s) => s.waiting) : [];
+    const waiting = seats.filter((s) => s.waiting);
     if (!waiting.length) {
       if (box) box.remove();
-      seat.conn.close(); // every seat has its character (or the lobby is not ours to read)
       return;
     }
     if (!box) {

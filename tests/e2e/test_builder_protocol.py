@@ -125,6 +125,13 @@ async def test_seats_wait_for_characters_that_players_submit(running: Running) -
             listed = await gm.list_encounters()
             waiting = {s["player"]: s["waiting"] for s in listed["encounters"][0]["seats"]}
             assert waiting == {"Ana": False, "Ben": True}
+            seats = (await gm.request("list_seats", encounter=eid))["seats"]
+            assert seats == [
+                {"player": "Ana", "connections": 1, "waiting": False},
+                {"player": "Ben", "connections": 1, "waiting": True},
+            ]
+            error = await refused(ana.request("list_seats", encounter=eid))
+            assert error.name == "gm_only"
             # A spectator cannot send one.
             links = await gm.request("create_spectator_link", encounter=eid)
             await spy.join(eid, links["token"])
