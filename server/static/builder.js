@@ -123,6 +123,15 @@
     }
   }
 
+  /** After the arena changed: zones it does not have go back to its first zone. */
+  function fitZones() {
+    const ids = zonesOf(currentArena()).map((z) => z.id);
+    const fit = (zone) => (zone && ids.includes(zone) ? zone : ids[0] || null);
+    for (const g of b.draft.groups) for (const c of g.copies) if (c.zone) c.zone = fit(c.zone);
+    for (const s of b.draft.seats) s.zone = fit(s.zone);
+    save();
+  }
+
   function renderAll() {
     const title = document.getElementById("builder-title");
     if (title) title.value = b.draft.title;
@@ -164,7 +173,7 @@
           el("select", { id: "arena-select", onchange: (ev) => {
             b.draft.arenaName = ev.target.value || null;
             b.draft.upload = null;
-            save();
+            fitZones();
             renderAll();
           } },
           el("option", { value: "" }, "— choose —"),
@@ -197,7 +206,7 @@
         return;
       }
       b.draft.upload = { file: file.name, arena: checked.arena };
-      save();
+      fitZones();
       renderAll();
     } catch (err) {
       problems.hidden = false;

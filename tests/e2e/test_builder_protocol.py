@@ -147,6 +147,14 @@ async def test_seats_wait_for_characters_that_players_submit(running: Running) -
                 ben.request("submit_character", encounter=eid, character=ben_sheet)
             )
             assert (error.code, error.name) == (4004, "wrong_phase")
+            await gm.command(eid, "roll_initiative")
+            assert running.server.rooms[eid].state.initiative  # initiative has started
+            seq = running.server.rooms[eid].state.seq
+            error = await refused(
+                ben.request("submit_character", encounter=eid, character=ben_sheet)
+            )
+            assert error.name == "wrong_phase" and "ask the gm" in error.message.lower()
+            assert running.server.rooms[eid].state.seq == seq
     # The character is an event of the log (replay and export keep it).
     events = [e for _, e in await running.server.store.read(eid)]
     assert any(type(e).__name__ == "CreatureAdded" for e in events)
