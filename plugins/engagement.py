@@ -7,9 +7,10 @@
   [``size_limits``]: room 8/12/16/20 squares by size, each engager taking 1-4.
 - Ranged attacks against an enemy you are engaged with have disadvantage.
 - Leaving a zone ends all of a creature's engagements (and its adjacency), each
-  with its event (``zonekeep_zone_leaving``). A creature that is dying, defeated,
-  surrendered or escaped is engaged with nobody: its engagements end when that
-  happens (``zonekeep_condition_applied``), and nobody engages it.
+  with its event (``zonekeep_zone_leaving``). A creature that is dying, stable (at 0
+  hit points), defeated, surrendered or escaped is engaged with nobody: its
+  engagements end when that happens (``zonekeep_condition_applied``), and nobody
+  engages it.
 - Leaving or passing through
   a zone offers an opportunity attack to every enemy engaged with it there;
   leaving an enemy's reach inside the zone (``withdraw``) offers one to that
@@ -33,6 +34,7 @@ from zonekeep.sdk import (
     DYING,
     ESCAPED,
     OPPORTUNITY_ATTACK,
+    STABLE,
     SURRENDERED,
     ActionTaken,
     AdjacencyEnded,
@@ -62,10 +64,11 @@ from zonekeep.sdk import (
     start_maneuver,
 )
 
-#: The conditions that end a creature's engagements: it is out of the fight or dying
-#: (RULINGS, "Engagement ends with the fight").
+#: The conditions that end a creature's engagements: it is out of the fight, dying, or
+#: stable at 0 hit points (RULINGS, "Engagement ends with the fight").
 DOWN: dict[str, str] = {
     DYING: "is dying",
+    STABLE: "is down (stable)",
     DEFEATED: "is defeated",
     SURRENDERED: "surrendered",
     ESCAPED: "escaped",
@@ -84,6 +87,10 @@ OPPORTUNITY_ATTACK_SPEC = CommandSpec(
 def is_down(creature: Creature) -> bool:
     """Whether ``creature`` is dying or out of the fight, and so engaged with nobody."""
     return any(c in DOWN for c in creature.conditions)
+
+
+def _down_word(creature: Creature) -> str:
+    return next(DOWN[c] for c in DOWN if c in creature.conditions)
 
 
 def room_refusal(ctx: RuleContext, target: Creature, newcomer: Creature) -> tuple[str, str] | None:
@@ -272,7 +279,7 @@ def _engage(ctx: RuleContext, cmd: Command) -> None:
     if is_down(enemy):
         ctx.refuse(
             "invalid_target",
-            f"{enemy.name} is {DYING}: a creature that is down is engaged with nobody.",
+            f"{enemy.name} {_down_word(enemy)}: a creature that is down is engaged with nobody.",
         )
     if s.is_engaged(me.id, enemy.id):
         ctx.refuse("invalid_params", f"{me.name} is already engaged with {enemy.name}.")

@@ -23,6 +23,7 @@ from zonekeep.sdk import (
     Param,
     RuleContext,
     apply_condition,
+    apply_damage,
     hookimpl,
 )
 
@@ -84,6 +85,19 @@ def _heal(ctx: RuleContext, cmd: Command) -> None:
     for condition in (DYING, STABLE):
         if hp > 0 and condition in c.conditions:
             ctx.emit(ConditionRemoved(c.id, condition, "healed"))
+
+
+def _damage(ctx: RuleContext, cmd: Command) -> None:
+    c = ctx.creature(cmd.params["creature"])
+    amount = cmd.params["amount"]
+    if amount <= 0:
+        ctx.refuse("invalid_params", "Damage must be at least 1 hit point.")
+    damage_type = cmd.params.get("damage_type", "")
+    if len(damage_type) > 40:
+        ctx.refuse("invalid_params", "A damage type is at most 40 characters.")
+    # As any damage: at 0 hit points a PC is dying and an NPC defeated (the plugins
+    # say which), and what follows from that (engagements end) follows.
+    apply_damage(ctx, c, amount, damage_type=damage_type, source=f"GM {ctx.actor.id}")
 
 
 def _stabilize(ctx: RuleContext, cmd: Command) -> None:
@@ -150,6 +164,19 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             _heal,
             "GM: restore hit points (a dying creature healed above 0 stops dying).",
             {"creature": creature, "amount": Param("integer", True, "hit points")},
+            who="gm",
+            phases=OPEN_PHASES,
+        ),
+        CommandSpec(
+            "damage",
+            _damage,
+            "GM: deal damage (at 0 hit points a PC is dying and an NPC defeated, as with "
+            "any damage; unlike overriding hp).",
+            {
+                "creature": creature,
+                "amount": Param("integer", True, "hit points"),
+                "damage_type": Param("string", False, "fire, slashing, ... (for the log)"),
+            },
             who="gm",
             phases=OPEN_PHASES,
         ),

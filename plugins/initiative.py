@@ -35,6 +35,7 @@ from zonekeep.sdk import (
     RollRequest,
     RuleContext,
     creature_from_dict,
+    draw,
     hookimpl,
     start_round,
     zone_room,
@@ -70,8 +71,10 @@ def roll_off(ctx: RuleContext, keys: list[str], log: list[RollOff]) -> list[str]
     """Order ``keys`` by d20 roll-offs, highest first, re-rolling ties recursively."""
     if len(keys) < 2:
         return keys
-    rolls = [ctx.entropy.randint(20) for _ in keys]
-    log.append(RollOff(tuple(keys), tuple(rolls)))
+    drawn = [draw(ctx.entropy, 20) for _ in keys]
+    rolls = [value for value, _ in drawn]
+    named = tuple(pair for _, pair in drawn if pair is not None)
+    log.append(RollOff(tuple(keys), tuple(rolls), named if len(named) == len(rolls) else ()))
     ordered: list[str] = []
     for value in sorted(set(rolls), reverse=True):
         ordered.extend(

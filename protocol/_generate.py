@@ -940,10 +940,19 @@ def _listed_classes(cls: type) -> list[type]:
         if isinstance(hint, type) and attrs.has(hint):
             found += _listed_classes(hint) if f.metadata.get("expand", True) else []
             continue
-        for arg in get_args(hint):
-            if isinstance(arg, type) and attrs.has(arg) and arg not in found:
+        for arg in _held(hint):
+            if arg not in found:
                 found.append(arg)
                 found += [c for c in _listed_classes(arg) if c not in found]
+    return found
+
+
+def _held(hint: Any) -> list[type]:
+    """The message classes among the type arguments of ``hint``, however deep (a list of
+    them that may be null)."""
+    found: list[type] = []
+    for arg in get_args(hint):
+        found += [arg] if isinstance(arg, type) and attrs.has(arg) else _held(arg)
     return found
 
 
@@ -1164,8 +1173,41 @@ def tables() -> dict[str, Callable[[], str]]:
         "limits": limits_table,
         "versions": versions_table,
         "roster references": roster_references_table,
+        "dice vectors": dice_vectors_table,
         "schema files": schema_files_table,
     }
+
+
+#: SPEC.md's dice vectors: (seed, contributions before the die, counter, sides).
+DICE_VECTORS: list[tuple[str, tuple[str, ...], int, int]] = [
+    ("table-7", (), 0, 20),
+    ("table-7", (), 1, 20),
+    ("table-7", (), 2, 6),
+    ("table-7", (), 3, 4),
+    ("table-7", (), 1000, 100),
+    ("3f" * 32, ("lucky-socks",), 0, 20),
+    ("3f" * 32, ("lucky-socks", "GM~salt!"), 41, 12),
+    ("x", (), 2**40, 1000),
+    ("x", (), 7, 2),
+    ("x", (), 8, 3),
+]
+
+
+def dice_vectors_table() -> str:
+    """SPEC.md's dice vectors, computed by the construction (``zonekeep.sdk.die``)."""
+    from zonekeep.sdk import EMPTY_MIX, die, next_mix
+
+    rows = ["| seed | contributions mixed in | counter | sides | face |", "|---|---|---|---|---|"]
+    for seed, contributions, counter, sides in DICE_VECTORS:
+        mix = EMPTY_MIX
+        for c in contributions:
+            mix = next_mix(mix, c)
+        shown = f"`{seed[:2]}` repeated {len(seed) // 2} times" if len(seed) > 16 else f"`{seed}`"
+        mixed = ", ".join(f"`{c}`" for c in contributions) or "none"
+        rows.append(
+            f"| {shown} | {mixed} | {counter} | {sides} | {die(seed, mix, counter, sides)} |"
+        )
+    return "\n".join(rows)
 
 
 def fill_spec(text: str) -> str:

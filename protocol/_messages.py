@@ -104,6 +104,15 @@ def _player_id(_: object, attribute: attrs.Attribute[str], value: str) -> None:
         raise ValueError(f"'{attribute.name}' cannot be \"gm\", which is the GM's controller id")
 
 
+#: The most events ``join`` sends back as ``history``.
+MAX_HISTORY = 500
+
+
+def _history(_: object, attribute: attrs.Attribute[int | None], value: int | None) -> None:
+    if value is not None and not 1 <= value <= MAX_HISTORY:
+        raise ValueError(f"'{attribute.name}' must be 1 to {MAX_HISTORY}, not {value}")
+
+
 def _not_empty(_: object, attribute: attrs.Attribute[str], value: str) -> None:
     if not value:
         raise ValueError(f"'{attribute.name}' must not be empty")
@@ -151,6 +160,16 @@ _REQUEST_ID_SCHEMA: dict[str, Any] = {
 _SNAPSHOT = {"$ref": "snapshot.schema.json"}
 _SNAPSHOT_TEXT = "[Snapshot](#snapshot)"
 _EVENT = {"$ref": "event_payload.schema.json"}
+#: A dice seed or contribution: 1-128 printable ASCII characters (SPEC.md, "Dice").
+_SEED_PATTERN = "^[!-~]{1,128}$"
+_DICE_OPTION: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "mode": {"enum": ["fair", "seeded"]},
+        "seed": {"type": "string", "pattern": _SEED_PATTERN},
+    },
+    "additionalProperties": False,
+}
 
 
 # -- hello -----------------------------------------------------------------------------------
@@ -555,6 +574,18 @@ class CreateEncounterParams:
             maxItems=MAX_SEATS,
         ),
     )
+    dice: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata=doc(
+            'The dice (SPEC.md, "Dice"): `{"mode": "fair"}` (the default: a secret seed, '
+            'committed now and revealed when the encounter ends) or `{"mode": "seeded", '
+            '"seed": "..."}` (rolls are a pure function of the public seed and the roll '
+            "counter, for tests and replays). A seed is 1-128 printable ASCII characters "
+            "without spaces; anything else is `invalid_params`.",
+            schema=_DICE_OPTION,
+            type_text="object",
+        ),
+    )
 
 
 @attrs.frozen
@@ -571,7 +602,11 @@ class CreateEncounterResult:
     )
     role: Literal["gm"] = attrs.field(metadata=doc("The role of this connection in the encounter."))
     seq: int = attrs.field(
-        metadata=doc("The seq of the last event: 1 (`encounter_created`).", minimum=0)
+        metadata=doc(
+            "The seq of the last event: 1 (`encounter_created`), or 2 when the dice are "
+            "verifiable (`dice_committed` follows it).",
+            minimum=0,
+        )
     )
     snapshot: dict[str, Any] = attrs.field(
         metadata=doc("The encounter as the GM sees it.", schema=_SNAPSHOT, type_text=_SNAPSHOT_TEXT)
@@ -943,6 +978,27 @@ class JoinParams:
             minimum=0,
         ),
     )
+    client_seed: str | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "This seat's contribution to fair dice (a player's or the GM's; 1-128 "
+            "printable ASCII characters, no spaces), mixed into every later roll and "
+            "recorded as a `dice_contributed` event. Ignored for seeded dice, for "
+            "spectators and once the encounter has ended.",
+            keywords={"pattern": _SEED_PATTERN},
+        ),
+    )
+    history: int | None = attrs.field(
+        default=None,
+        validator=_history,
+        metadata=doc(
+            "With a snapshot (no `last_seq`): also send the last this many events "
+            f"(1 to {MAX_HISTORY}) as this seat may see them, in the result's `history`, "
+            "for a page to show the recent log. Since 1.3.",
+            minimum=1,
+            maximum=MAX_HISTORY,
+        ),
+    )
 
 
 @attrs.frozen
@@ -969,6 +1025,17 @@ class JoinResult:
             schema={"type": "array", "items": _EVENT},
             type_text="array of [Event](#events) or null",
         )
+    )
+    history: list[dict[str, Any]] | None = attrs.field(
+        metadata=doc(
+            "With `history` asked and a snapshot given: the last events up to `seq`, "
+            "oldest first, each filtered for this seat as it happened (a hidden action "
+            "is a `hidden` event); fewer when the log is shorter or was trimmed, null "
+            "when not asked, with `events`, or when a trimmed log cannot be filtered "
+            "for this seat. Since 1.3.",
+            schema={"type": "array", "items": _EVENT},
+            type_text="array of [Event](#events) or null",
+        ),
     )
 
 
@@ -1244,6 +1311,48 @@ class ArchiveEncounterResult:
     )
 
 
+# -- dice ------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ContributeDiceParams:
+    """``contribute_dice`` params (GM or player): entropy mixed into every later roll of
+    a fair encounter."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    value: str = attrs.field(
+        metadata=doc(
+            "The contribution: 1-128 printable ASCII characters, no spaces.",
+            keywords={"pattern": _SEED_PATTERN},
+        )
+    )
+
+
+@attrs.frozen
+class ContributeDiceResult:
+    """``contribute_dice`` result: the seq of the ``dice_contributed`` event."""
+
+    seq: int = attrs.field(metadata=doc("The seq of the `dice_contributed` event.", minimum=2))
+
+
+@attrs.frozen
+class RotateDiceParams:
+    """``rotate_dice`` params (GM): reveal the fair dice's seed now and commit a new one."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+
+
+@attrs.frozen
+class RotateDiceResult:
+    """``rotate_dice`` result: the seq of the new ``dice_committed`` event and its
+    commitment."""
+
+    seq: int = attrs.field(metadata=doc("The seq of the new `dice_committed` event.", minimum=2))
+    commitment: str = attrs.field(
+        metadata=doc("The new commitment: SHA-256 of the new secret seed, hex.", minLength=64)
+    )
+
+
 # -- playing ---------------------------------------------------------------------------------
 
 
@@ -1292,8 +1401,112 @@ class ActionsParams:
 
 
 @attrs.frozen
+class AttackOption:
+    """One of the creature's attacks, with the creatures it may target with it now."""
+
+    name: str = attrs.field(metadata=doc("The attack's name: the `attack` parameter to send."))
+    label: str = attrs.field(
+        metadata=doc('How a person reads it: name, bonus and damage (`"Rapier +5, 1d8+3"`).')
+    )
+    bonus: int = attrs.field(metadata=doc("The attack bonus."))
+    damage: str = attrs.field(metadata=doc('The damage dice (`"1d8+3"`).'))
+    targets: list[str] = attrs.field(
+        metadata=doc(
+            "The creature ids the rules accept as `target` with this attack now (in range "
+            "and sight), never one this seat may not see. Empty when the action is "
+            "unavailable."
+        )
+    )
+
+
+@attrs.frozen
+class ZoneOption:
+    """A zone the creature can enter now and what entering it costs."""
+
+    zone: str = attrs.field(metadata=doc("The zone's id."))
+    cost_feet: int = attrs.field(
+        metadata=doc("The feet of movement entering it spends now.", minimum=0)
+    )
+    path: list[str] = attrs.field(
+        metadata=doc(
+            "The `zones` parameter of `enter` that gets there: the zone itself, or the "
+            "adjacent zone and then this one."
+        )
+    )
+
+
+@attrs.frozen
+class EndingInfo:
+    """For the GM: whether the rules would end the encounter and what keeps it open."""
+
+    over: str | None = attrs.field(
+        metadata=doc(
+            "Why the rules consider the fight over (one side defeated, surrendered or "
+            "escaped); null while it goes on."
+        )
+    )
+    blockers: list[str] = attrs.field(
+        metadata=doc(
+            'What keeps the encounter from ending, as sentences (`"Aria is dying"`, a '
+            "time-sensitive hazard); `end_encounter` refuses without `force` while any remain."
+        )
+    )
+    dying: list[str] = attrs.field(metadata=doc("The ids of the dying creatures."))
+
+
+@attrs.frozen
+class ActionDetail:
+    """One creature command: whether this seat may send it now, the refusal it would get
+    when not, and the legal values of its parameters where the rules can tell (null
+    where they do not apply)."""
+
+    id: str = attrs.field(metadata=doc("The command id."))
+    available: bool = attrs.field(
+        metadata=doc(
+            "Whether the command passes every check that does not depend on its other "
+            "parameters (and, for a command that takes none, whether the rules accept it)."
+        )
+    )
+    code: str | None = attrs.field(
+        metadata=doc(
+            "When unavailable: the error name a well-formed command would be refused "
+            "with (`not_your_turn`, `no_action_left` ...); null when available."
+        ),
+    )
+    message: str | None = attrs.field(
+        metadata=doc("When unavailable: the refusal's sentence, as sending it would get."),
+    )
+    attacks: list[AttackOption] | None = attrs.field(
+        metadata=doc(
+            "For attack-like commands (a `target` and an `attack` parameter: `attack`, "
+            "`ready`): each of the creature's attacks with its targets."
+        ),
+    )
+    targets: list[str] | None = attrs.field(
+        metadata=doc(
+            "For other commands with one creature parameter to choose (`shove`, "
+            "`engage`, `withdraw`, `move_adjacent` ...): the ids the rules accept now, "
+            "never one this seat may not see."
+        ),
+    )
+    zones: list[ZoneOption] | None = attrs.field(
+        metadata=doc(
+            "For `enter`: the zones the creature can enter now (adjacent ones and those "
+            "one further), each with its cost; empty with no movement left."
+        ),
+    )
+    props: list[str] | None = attrs.field(
+        metadata=doc(
+            "For `take_position`: the ids of the assets in the creature's zone it can "
+            "take position at now."
+        ),
+    )
+
+
+@attrs.frozen
 class ActionsResult:
-    """``actions`` result: the command ids the creature may use right now."""
+    """``actions`` result: the command ids the creature may use right now, and the same
+    with the reasons and parameter values in ``details``."""
 
     creature: str = attrs.field(metadata=doc("The creature's id."))
     actions: list[str] = attrs.field(
@@ -1301,6 +1514,19 @@ class ActionsResult:
             "Command ids this seat could use for the creature now. Empty for a spectator, "
             "for a creature the player does not control, or when nothing is possible."
         )
+    )
+    details: list[ActionDetail] = attrs.field(
+        metadata=doc(
+            "Every creature command, available or not, in the order of `capabilities`' "
+            "commands (see [Helping clients](#actions-details)). Since 1.3."
+        ),
+    )
+    ending: EndingInfo | None = attrs.field(
+        metadata=doc(
+            "For the GM: whether the rules would end the encounter and what keeps it "
+            "open (a dying creature, a time-sensitive hazard); null for players and "
+            "spectators. Since 1.3."
+        ),
     )
 
 
@@ -1598,6 +1824,8 @@ METHODS: dict[str, tuple[type[Any], type[Any]]] = {
     "submit_character": (SubmitCharacterParams, SubmitCharacterResult),
     "encounter_options": (EncounterOptionsParams, EncounterOptionsResult),
     "list_seats": (ListSeatsParams, ListSeatsResult),
+    "contribute_dice": (ContributeDiceParams, ContributeDiceResult),
+    "rotate_dice": (RotateDiceParams, RotateDiceResult),
 }
 
 #: Notification method -> params class.
@@ -2044,6 +2272,10 @@ SNAPSHOT_FIELDS: dict[str, str] = {
     "plugin_overruns": "Calls over the server's time budget so far, per plugin name "
     "(`plugin_overran` events).",
     "disabled_plugins": "Plugins switched off for this encounter (`plugin_disabled`), in order.",
+    "dice": 'The dice (SPEC.md, "Dice"): `mode` (`fair` or `seeded`), `commitment` '
+    "(SHA-256 of the current seed), `seed` (public for seeded dice, and for fair dice once "
+    "`revealed`), `mix` (hex of the contributions' mix), `contributions`, `epoch` (seeds "
+    "committed so far); null when the server's test entropy rolls.",
     "seq": "The seq of the last event included.",
 }
 
@@ -2084,7 +2316,12 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "errors `encounter_archived`, `bad_gm_key`, `gm_key_required`, `not_your_encounter`, "
     "`server_full` (a full server answered `too_many_connections` before) and the close "
     "code 4003; the creature compendium: `list_compendium` and roster references in "
-    "`create_encounter`; the builder: `list_arenas`, `check_arena`, `check_character`, "
-    "`submit_character`, `encounter_options`, `list_seats`, `create_encounter`'s `seats` (and its "
-    "result's), the lobby's `waiting` seats",
+    "`create_encounter`; verifiable dice: `create_encounter`'s `dice` option (fair or "
+    "seeded), `join`'s `client_seed`, `contribute_dice`, `rotate_dice`, the `dice` of the "
+    "snapshot, the `dice_committed`, `dice_contributed`, `dice_revealed` and `dice_drawn` "
+    "events, the `draws` of rolls and roll-offs and the `undone_rolls` of `rewound`; `actions`' "
+    "`details` (each command's refusal and parameter values) and `ending` (the GM's hint at "
+    "what keeps the encounter open); `join`'s `history`; the builder: `list_arenas`, "
+    "`check_arena`, `check_character`, `submit_character`, `encounter_options`, `list_seats`, "
+    "`create_encounter`'s `seats` (and its result's), the lobby's `waiting` seats",
 }

@@ -304,18 +304,35 @@ class ZonekeepClient:
         )
 
     async def join(
-        self, encounter: str, token: str | None, last_seq: int | None = None
+        self,
+        encounter: str,
+        token: str | None,
+        last_seq: int | None = None,
+        client_seed: str | None = None,
+        history: int | None = None,
     ) -> dict[str, Any]:
-        """Join ``encounter`` with ``token`` (``None``: a public one, as a spectator)."""
+        """Join ``encounter`` with ``token`` (``None``: a public one, as a spectator);
+        ``client_seed`` is this seat's contribution to fair dice; ``history``: also get
+        the last that many events (the result's ``history``)."""
         params: dict[str, Any] = {"encounter": encounter}
         if token is not None:
             params["token"] = token
         if last_seq is not None:
             params["last_seq"] = last_seq
+        if client_seed is not None:
+            params["client_seed"] = client_seed
+        if history is not None:
+            params["history"] = history
         return await self.request("join", **params)
 
     async def command(self, encounter: str, type: str, **params: Any) -> dict[str, Any]:
         return await self.request("command", encounter=encounter, type=type, params=params)
+
+    async def actions(self, encounter: str, creature: str) -> dict[str, Any]:
+        """What this seat may do for ``creature`` now: ``actions`` (ids), ``details`` (each
+        command's refusal and the legal values of its parameters) and, for the GM,
+        ``ending``."""
+        return await self.request("actions", encounter=encounter, creature=creature)
 
     # -- the lobby (protocol 1.3) -------------------------------------------------------------
 

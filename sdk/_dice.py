@@ -15,6 +15,8 @@ from typing import Literal, Protocol
 
 import attrs
 
+from ._fairdice import draw
+
 Advantage = Literal["none", "advantage", "disadvantage"]
 
 _EXPR = re.compile(r"^\s*(?:(\d*)d(\d+))?\s*(?:([+-])\s*(\d+))?\s*$")
@@ -126,6 +128,8 @@ class RollRecord:
     ``dice`` holds every die rolled (both d20s under advantage); ``kept`` the ones
     that counted; ``expertise`` the size of the expertise die (0 for none) and
     ``expertise_roll`` its result. ``total`` = sum(kept) + expertise_roll + modifier.
+    ``draws`` names each die for a verifier, ``[counter, sides]``: those of ``dice`` in
+    order, then the expertise die's (empty when the dice are not verifiable).
     """
 
     expr: str
@@ -137,6 +141,9 @@ class RollRecord:
     expertise: int = 0
     expertise_roll: int = 0
     sources: tuple[str, ...] = ()
+    #: ``(counter, sides)`` of each die in ``dice`` and then of the expertise die, when
+    #: the entropy is counted (verifiable dice, SPEC.md "Dice"); empty otherwise.
+    draws: tuple[tuple[int, int], ...] = ()
 
     @property
     def natural(self) -> int:
@@ -178,15 +185,23 @@ def roll(
     """
     parsed = parse_dice(expr)
     count = parsed.count * (2 if double_dice else 1)
-    dice: list[int] = [entropy.randint(parsed.sides) for _ in range(count)]
+    draws: list[tuple[int, int]] = []
+
+    def one(sides: int) -> int:
+        value, named = draw(entropy, sides)
+        if named is not None:
+            draws.append(named)
+        return value
+
+    dice: list[int] = [one(parsed.sides) for _ in range(count)]
     kept = list(dice)
     if advantage != "none" and parsed.count == 1 and not double_dice:
-        extra = entropy.randint(parsed.sides)
+        extra = one(parsed.sides)
         dice.append(extra)
         kept = [max(dice)] if advantage == "advantage" else [min(dice)]
     else:
         advantage = "none"
-    ex_roll = entropy.randint(expertise) if expertise else 0
+    ex_roll = one(expertise) if expertise else 0
     modifier = parsed.modifier + bonus
     return RollRecord(
         expr=expr,
@@ -198,4 +213,5 @@ def roll(
         expertise=expertise,
         expertise_roll=ex_roll,
         sources=tuple(sources),
+        draws=tuple(draws) if len(draws) == len(dice) + (1 if expertise else 0) else (),
     )

@@ -28,6 +28,8 @@ from ._conditions import (
     declared_conditions,
 )
 from ._context import RuleContext
+from ._details import ActionDetail, OnesEntropy, plugin_refusal
+from ._details import action_details as _action_details
 from ._dice import Entropy, RandomEntropy
 from ._errors import Refusal
 from ._events import EncounterCreated, EncounterEnded, Event, PluginErrorRecorded
@@ -551,29 +553,116 @@ class Engine:
         actor: Actor,
         unreported: list[tuple[str, str, float]] | None = None,
     ) -> list[str]:
-        """The creature commands ``actor`` could send for ``creature_id`` right now.
+        """The creature commands ``actor`` could send for ``creature_id`` right now: the
+        available ones of :meth:`action_details`, parameters checked too (a command that
+        takes nothing but ``creature`` is decided whole; one whose every value is refused
+        for the same reason is not offered). :meth:`refusal_for` checks one command with
+        its parameters. The plugin calls over the time budget on the way are added to
+        ``unreported`` (when given), for the caller to report with
+        :meth:`report_overruns`."""
+        return [
+            d.id for d in self.action_details(state, creature_id, actor, unreported) if d.available
+        ]
 
-        The plugin calls over the time budget on the way are added to ``unreported``
-        (when given), for the caller to report with :meth:`report_overruns`."""
-        found = []
-        for spec in self.commands.values():
-            if spec.who != "creature":
-                continue
-            try:
-                self._check_rules(
-                    state,
-                    spec,
-                    Command(spec.id, {"creature": creature_id}, actor),
-                    None,
-                    unreported,
-                )
-            except Refusal:
-                continue
-            except PluginFailure as failure:  # its check failed: not offered
-                log.warning("%s", failure)
-                continue
-            found.append(spec.id)
-        return found
+    def command_refusal(
+        self,
+        state: EncounterState,
+        spec: CommandSpec,
+        creature_id: str,
+        actor: Actor,
+        unreported: list[tuple[str, str, float]] | None = None,
+    ) -> Refusal | None:
+        """The refusal any well-formed ``spec`` command for ``creature_id`` from ``actor``
+        gets now whatever its other parameters, or ``None``. A plugin whose check fails
+        makes it a ``plugin_error`` refusal (and a warning in the log)."""
+        try:
+            self._check_rules(
+                state,
+                spec,
+                Command(spec.id, {"creature": creature_id}, actor),
+                None,
+                unreported,
+            )
+        except Refusal as refusal:
+            return refusal
+        except PluginFailure as failure:  # its check failed: not offered
+            log.warning("%s", failure)
+            return plugin_refusal(failure.plugin, spec.id)
+        return None
+
+    def refusal_for(
+        self,
+        state: EncounterState,
+        command: Command,
+        unreported: list[tuple[str, str, float]] | None = None,
+    ) -> Refusal | None:
+        """What sending ``command`` now would get: its :class:`Refusal`, or ``None`` when
+        the rules accept it. The command is decided against a copy of ``state`` with
+        dice that all come up 1, and its events are thrown away; a plugin failure
+        counts as a ``plugin_error`` refusal. The plugin calls over the time budget,
+        accepted or not, are added to ``unreported``."""
+        return self._trial(state, command, unreported)[1]
+
+    def trial(
+        self,
+        state: EncounterState,
+        command: Command,
+        unreported: list[tuple[str, str, float]] | None = None,
+    ) -> tuple[Outcome | None, Refusal | None]:
+        """The outcome ``command`` would have now, or the refusal it would get (see
+        :meth:`refusal_for`): nothing is stored, ``state`` is not changed."""
+        return self._trial(state, command, unreported)
+
+    def _trial(
+        self,
+        state: EncounterState,
+        command: Command,
+        unreported: list[tuple[str, str, float]] | None,
+    ) -> tuple[Outcome | None, Refusal | None]:
+        overruns: list[tuple[str, str, float]] = []
+        made: list[RuleContext] = []
+        try:
+            return self._handle(state, command, OnesEntropy(), overruns, made.append), None
+        except Refusal as refusal:
+            return None, refusal
+        except PluginFailure as failure:
+            log.warning("%s", failure)
+            return None, plugin_refusal(failure.plugin, command.type)
+        finally:  # accepted or not, its events are thrown away: the caller reports them
+            if unreported is not None:
+                unreported.extend(overruns)
+                for ctx in made:
+                    unreported.extend(ctx.overruns)
+
+    def ending(
+        self, state: EncounterState, unreported: list[tuple[str, str, float]] | None = None
+    ) -> tuple[str | None, list[str]]:
+        """Why the rules consider the fight over (``None`` while it goes on), and what
+        keeps the encounter open (``zonekeep_end_blockers``: a dying creature, a
+        time-sensitive hazard), as sentences. Overruns go to ``unreported``."""
+        ctx = self.context(state)
+        try:
+            over = self.hook.zonekeep_encounter_over(ctx=ctx)
+            return over, ctx.end_blockers()
+        finally:
+            if unreported is not None:
+                unreported.extend(ctx.overruns)
+
+    def action_details(
+        self,
+        state: EncounterState,
+        creature_id: str,
+        actor: Actor,
+        unreported: list[tuple[str, str, float]] | None = None,
+    ) -> list[ActionDetail]:
+        """Every creature command for ``creature_id`` as ``actor`` may use it now: whether
+        it is available, the refusal (code and sentence) when it is not, and where the
+        rules can tell, the legal values of its parameters: the targets of each attack,
+        the creatures a targeted command accepts, the zones the creature can enter with
+        their cost, the assets it can take position at (see :mod:`._details`).
+
+        Nothing is filtered for a viewer: the caller drops what its viewer may not see."""
+        return _action_details(self, state, creature_id, actor, unreported)
 
 
 def _declared_by(engine: Engine, hook: str) -> dict[str, list[str]]:

@@ -61,11 +61,14 @@ class RollOff:
     """One round of a d20 roll-off: ``contenders[i]`` rolled ``rolls[i]``; highest first.
 
     Contenders are controllers (``gm`` or a player id) whose tied slots stay
-    together. Those who tie again roll again in a further ``RollOff``.
+    together. Those who tie again roll again in a further ``RollOff``. ``draws`` is
+    ``[counter, sides]`` for each of ``rolls`` when the dice are verifiable.
     """
 
     contenders: tuple[str, ...]
     rolls: tuple[int, ...]
+    #: ``(counter, sides)`` of each roll when the dice are verifiable; empty otherwise.
+    draws: tuple[tuple[int, int], ...] = ()
 
 
 @attrs.frozen
@@ -735,6 +738,55 @@ class Rewound(Event):
 
     to_seq: int
     by: str = "gm"
+    #: The counters of the dice this rewind undid (those of the events it takes back
+    #: that were still in play), when the dice are verifiable: a public record of how
+    #: often a GM rewound past a roll.
+    undone_rolls: tuple[int, ...] = ()
+
+
+@event_type("dice_committed")
+@attrs.frozen
+class DiceCommitted(Event):
+    """The server committed to the seed of the dice that follow (SPEC.md, "Dice").
+
+    ``mode`` is ``fair`` (the seed is secret until a ``dice_revealed`` event) or
+    ``seeded`` (the seed was chosen at creation and is public: ``seed``).
+    ``commitment`` is the SHA-256 of the seed's UTF-8 bytes, lower-case hex.
+    """
+
+    mode: Literal["fair", "seeded"]
+    commitment: str
+    seed: str | None = None
+
+
+@event_type("dice_contributed")
+@attrs.frozen
+class DiceContributed(Event):
+    """A seat (``by``: ``gm`` or a player id) mixed ``value`` into the dice: every die
+    after this event depends on it."""
+
+    by: str
+    value: str
+
+
+@event_type("dice_revealed")
+@attrs.frozen
+class DiceRevealed(Event):
+    """The secret seed of the last ``dice_committed`` event, revealed because the
+    encounter ended (``reason`` ``ended``) or the GM rotated it (``rotated``)."""
+
+    seed: str
+    commitment: str
+    reason: Literal["ended", "rotated"] = "ended"
+
+
+@event_type("dice_drawn")
+@attrs.frozen
+class DiceDrawn(Event):
+    """Dice a rule drew without recording them in a roll: ``(counter, sides, value)``
+    each, so that every counter is accounted for."""
+
+    draws: tuple[tuple[int, int, int], ...]
 
 
 @event_type("plugin_error")

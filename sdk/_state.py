@@ -15,6 +15,7 @@ import attrs
 
 from . import _events as ev
 from ._arena import Arena, Asset, single_zone_arena
+from ._fairdice import EMPTY_MIX, next_mix
 from ._types import Attack, Creature, EncounterOptions
 
 Phase = Literal["surprise", "positions", "initiative", "turns", "ended"]
@@ -58,6 +59,25 @@ class ReadiedAttack:
     target: str
     attack: str
     trigger: str
+
+
+@attrs.frozen
+class DiceState:
+    """The encounter's dice as every viewer sees them (SPEC.md, "Dice").
+
+    ``mode`` is ``fair`` or ``seeded``; ``commitment`` is the SHA-256 of the current
+    seed; ``seed`` is public for seeded dice, and for fair dice once ``revealed``.
+    ``mix`` is the hex of the contributions' mix so far, ``contributions`` their
+    number, ``epoch`` the number of seeds committed so far (1 for the first).
+    """
+
+    mode: Literal["fair", "seeded"]
+    commitment: str
+    seed: str | None = None
+    revealed: bool = False
+    mix: str = EMPTY_MIX.hex()
+    contributions: int = 0
+    epoch: int = 1
 
 
 @attrs.define
@@ -106,6 +126,10 @@ class EncounterState:
     plugin_overruns: dict[str, int] = attrs.field(factory=dict)
     #: Plugins switched off for this encounter (``plugin_disabled``), in order.
     disabled_plugins: list[str] = attrs.field(factory=list)
+    #: The dice's mode and commitment (SPEC.md, "Dice"), or ``None`` for dice the shell
+    #: does not make verifiable (a test's entropy). Kept across rewinds: it follows
+    #: the log, not the timeline.
+    dice: DiceState | None = None
     seq: int = 0
 
     @property
@@ -224,6 +248,7 @@ _COPY_PLANS: dict[str, dict[str, str]] = {
         "plain_overlaps": "list",
         "plugin_overruns": "dict",
         "disabled_plugins": "list",
+        "dice": "share",
     },
 }
 
@@ -379,8 +404,10 @@ def replay_steps(events: Iterable[ev.Event]) -> Iterator[EncounterState]:
                 raise ValueError(
                     f"rewound to seq {event.to_seq}, which is not an earlier event (this is {seq})"
                 )
+            dice = state.dice
             state = kept[event.to_seq].copy()
             state.seq = seq
+            state.dice = dice
         else:
             apply_event(state, event)
         if seq in targets:
@@ -819,6 +846,32 @@ _CREATURE_COPIER = _copier(Creature, _COPY_PLANS["Creature"])
 _copy_state = _copier(EncounterState, _COPY_PLANS["EncounterState"])
 
 
+@reducer(ev.DiceCommitted)
+def _dice_committed(s: EncounterState, e: ev.DiceCommitted) -> None:
+    old = s.dice
+    s.dice = DiceState(
+        mode=e.mode,
+        commitment=e.commitment,
+        seed=e.seed,
+        mix=old.mix if old else EMPTY_MIX.hex(),
+        contributions=old.contributions if old else 0,
+        epoch=(old.epoch if old else 0) + 1,
+    )
+
+
+@reducer(ev.DiceContributed)
+def _dice_contributed(s: EncounterState, e: ev.DiceContributed) -> None:
+    if s.dice is not None:
+        mix = next_mix(bytes.fromhex(s.dice.mix), e.value).hex()
+        s.dice = attrs.evolve(s.dice, mix=mix, contributions=s.dice.contributions + 1)
+
+
+@reducer(ev.DiceRevealed)
+def _dice_revealed(s: EncounterState, e: ev.DiceRevealed) -> None:
+    if s.dice is not None:
+        s.dice = attrs.evolve(s.dice, seed=e.seed, revealed=True)
+
+
 def _record_only(s: EncounterState, e: ev.Event) -> None:
     """Events that only record what happened (rolls, words, errors): no state change."""
 
@@ -830,5 +883,6 @@ for _cls in (
     ev.SaveMade,
     ev.ContestRolled,
     ev.PluginErrorRecorded,
+    ev.DiceDrawn,
 ):
     _REDUCERS[_cls] = _record_only

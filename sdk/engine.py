@@ -6,6 +6,7 @@ server (``zonekeep.server``) and the in-process harness (:mod:`zonekeep.sdk.test
 both drive the same engine.
 """
 
+from ._details import ActionDetail, AttackChoice, ZoneChoice, attack_label
 from ._engine import Engine, Outcome, PluginConflict, describe_plugins, make_plugin_manager
 from ._isolation import PluginFailure, describe
 from ._loading import (
@@ -25,12 +26,16 @@ __all__ = [
     "BUILT_IN",
     "ENTRY_POINT_GROUP",
     "IN_PROCESS",
+    "ActionDetail",
+    "AttackChoice",
     "Engine",
     "LoadedPlugin",
     "Outcome",
     "PluginConflict",
     "PluginFailure",
     "PluginLoadError",
+    "ZoneChoice",
+    "attack_label",
     "builtin_name",
     "default_plugins",
     "describe",

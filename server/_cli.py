@@ -234,6 +234,17 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verify(args: argparse.Namespace) -> int:
+    """``zonekeep verify FILE``: 0 when the dice verify, 1 (naming the first roll that
+    fails) when they do not."""
+    from ._dice import verify_export
+
+    ok, lines = verify_export(args.file)
+    for line in lines:
+        print(line, file=sys.stdout if ok else sys.stderr)
+    return 0 if ok else 1
+
+
 def _import(args: argparse.Namespace) -> int:
     import trio
 
@@ -447,6 +458,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--as", dest="new_id", default=None, metavar="NEW_ID", help="import under this id"
     )
     import_cmd.set_defaults(func=_import)
+    verify_cmd = sub.add_parser(
+        "verify",
+        help="check the dice of an exported log: commitments, every roll, the reveals",
+    )
+    verify_cmd.add_argument("file", help="an exported log (JSON Lines)")
+    verify_cmd.set_defaults(func=_verify)
     add_admin_commands(sub)  # zonekeep gm ..., zonekeep encounters ...
     return parser
 

@@ -25,11 +25,13 @@ import trio
 from zonekeep.protocol import (
     METHODS,
     PROTOCOL_VERSION,
+    ActionDetail,
     ActionsParams,
     ActionsResult,
     ArchiveEncounterParams,
     ArchiveEncounterResult,
     ArenaItem,
+    AttackOption,
     CheckArenaParams,
     CheckArenaResult,
     CheckCharacterParams,
@@ -38,6 +40,8 @@ from zonekeep.protocol import (
     CommandResult,
     CompendiumItem,
     CompendiumSourceInfo,
+    ContributeDiceParams,
+    ContributeDiceResult,
     CreateEncounterParams,
     CreateEncounterResult,
     CreateSeatParams,
@@ -49,6 +53,7 @@ from zonekeep.protocol import (
     EncounterLinksResult,
     EncounterOptionsParams,
     EncounterOptionsResult,
+    EndingInfo,
     HelloParams,
     JoinParams,
     JoinResult,
@@ -73,6 +78,8 @@ from zonekeep.protocol import (
     RevokeSpectatorLinkResult,
     RewindParams,
     RewindResult,
+    RotateDiceParams,
+    RotateDiceResult,
     RotateGmTokenParams,
     RotateGmTokenResult,
     SeatInfo,
@@ -82,23 +89,29 @@ from zonekeep.protocol import (
     SnapshotResult,
     SubmitCharacterParams,
     SubmitCharacterResult,
+    ZoneOption,
     parse_params,
     parse_request,
     wire,
 )
 from zonekeep.sdk import (
+    DYING,
     GM_ACTOR,
+    Actor,
     ArenaError,
     Command,
+    EncounterState,
     character_creature,
     character_problems,
     creature_to_dict,
     parse_arena,
     parse_character,
 )
+from zonekeep.sdk.engine import ActionDetail as EngineDetail
 
 from . import _metrics
 from ._config import Limits
+from ._dice import check_contribution
 from ._fanout import Member, Subscriber, push
 from ._registry import Registry
 from ._room import Grant, Job, Room
@@ -115,6 +128,9 @@ REPLAY_SLICE = 256
 REVOKED = 4002
 #: The close code of a connection whose GM key the operator revoked.
 KEY_REVOKED = 4003
+
+#: How many ``actions`` answers the server keeps (see ``Methods._details``).
+DETAILS_KEPT = 256
 
 #: The methods whose replies count against a connection's reply byte budget.
 BUDGETED = frozenset({"snapshot", "join", "list_encounters", "list_compendium", "list_arenas"})
@@ -212,6 +228,12 @@ class Methods:
         self.clients: set[Client] = set()
         #: (encounter, player) -> the zone a seat's character starts in (create_encounter).
         self.seat_zones: dict[tuple[str, str], str] = {}
+        #: The last ``actions`` details per (encounter, creature, actor), with the state
+        #: they were found in (see ``_details``).
+        self.details_cache: dict[
+            tuple[str, str, Actor],
+            tuple[EncounterState, list[EngineDetail], EndingInfo | None],
+        ] = {}
         registry.detach = self.detach
         registry.close_holders = self.close_holders
         registry.keys_revoked = self.keys_revoked
@@ -470,6 +492,8 @@ class Methods:
         return EncounterOptionsResult(options_schema())
 
     async def m_join(self, client: Client, params: JoinParams) -> JoinResult | Encoded:
+        if params.client_seed is not None:
+            check_contribution(params.client_seed)  # before anything is loaded
         room = self.registry.get(params.encounter)
         if room is None:  # stored, not in memory: its first join loads it
             room = await self.registry.load(params.encounter, params.token, check=True)
@@ -486,18 +510,28 @@ class Methods:
             grant = room.find_grant(params.token)
         if grant is None:
             raise ProtocolError("bad_token", "That token does not open this encounter.")
+        await self._join_seed(room, grant, params.client_seed)
         member = self._admit(client, room, grant)
         client.rooms[room.id] = member
         who = f"{member.role} {member.player}" if member.player else member.role
         log.info("joined as %s", who, extra={"encounter": room.id})
         await self.registry.touch(room)
         events = await room.events_since(member, last_seq) if last_seq is not None else None
+        history = None
+        if events is None and params.history is not None:
+            # The recent log for a fresh page, filtered for this seat like a resume.
+            since = await room.events_since(member, max(0, room.state.seq - params.history))
+            if since is None and member.full_view:  # trimmed: what is still kept
+                kept = await room.store.oldest_kept(room.id)
+                since = await room.events_since(member, kept - 1)
+            history = [e["event"] for e in since] if since is not None else None
         result = JoinResult(
             role=member.role,
             player=member.player,
             seq=room.state.seq,
             snapshot=room.snapshot(member) if events is None else None,
             events=[e["event"] for e in events] if events is not None else None,
+            history=history,
         )
         # Right after the reply: the decisions this seat may still answer, the turn timer.
         client.after_reply.extend(room.prompts_for(member))
@@ -505,6 +539,53 @@ class Methods:
         if result.events is not None and len(result.events) > REPLAY_SLICE:
             return await _sliced(result, result.events)
         return result
+
+    async def _join_seed(self, room: Room, grant: Grant, value: str | None) -> None:
+        """``join``'s ``client_seed``: checked, then mixed into a fair encounter's dice
+        (before the seat joins, so that its snapshot already holds the contribution)."""
+        if value is None:
+            return
+        value = check_contribution(value)
+        dice = room.state.dice
+        if grant.role == "spectator" or dice is None or dice.mode != "fair":
+            return
+        if room.state.phase == "ended":
+            return  # no die will be rolled: nothing to mix into
+        by = "gm" if grant.role == "gm" else grant.player or ""
+        await _submit(
+            room,
+            Job(
+                Actor(grant.role, by),
+                Command("contribute_dice", {"value": value}, Actor(grant.role, by)),
+                None,
+                "contribute_dice",
+            ),
+        )
+
+    async def m_contribute_dice(
+        self, client: Client, params: ContributeDiceParams
+    ) -> ContributeDiceResult:
+        room, member = self._room(client, params.encounter)
+        room.capability_check(member, "contribute_dice")
+        value = check_contribution(params.value)
+        job = Job(
+            member.actor,
+            Command("contribute_dice", {"value": value}, member.actor),
+            member,
+            "contribute_dice",
+        )
+        result = await _submit(room, job)
+        assert isinstance(result, CommandResult)
+        return ContributeDiceResult(seq=result.first_seq)
+
+    async def m_rotate_dice(self, client: Client, params: RotateDiceParams) -> RotateDiceResult:
+        room, member = self._room(client, params.encounter)
+        _gm_only(member, "rotate the dice's seed")
+        job = Job(member.actor, Command("rotate_dice", {}, member.actor), member, "rotate_dice")
+        result = await _submit(room, job)
+        assert isinstance(result, CommandResult)
+        assert room.state.dice is not None
+        return RotateDiceResult(seq=result.last_seq, commitment=room.state.dice.commitment)
 
     async def m_create_seat(self, client: Client, params: CreateSeatParams) -> CreateSeatResult:
         room, member = self._room(client, params.encounter)
@@ -615,10 +696,46 @@ class Methods:
             raise ProtocolError(
                 "unknown_creature", f"There is no creature {cid!r} in this encounter."
             )
+        found, ending = self._details(room, member, cid)
+        details = [_detail_for(d, room, member) for d in found]
+        return ActionsResult(
+            creature=cid,
+            actions=[d.id for d in details if d.available],
+            details=details,
+            ending=ending,
+        )
+
+    def _details(
+        self, room: Room, member: Member, cid: str
+    ) -> tuple[list[EngineDetail], EndingInfo | None]:
+        """The engine's details for ``cid`` as ``member``'s actor (and the GM's ending
+        hint), before any filtering for the viewer. Deciding every candidate value takes
+        the engine a few milliseconds in a big fight, so the answer is kept until the
+        room's state changes (a state is replaced, never changed in place): a client
+        asking again and again costs nothing more. An answer during which a plugin
+        went over its time budget is not kept."""
+        if member.role == "spectator":  # refused before the engine, whatever the rules say
+            specs = room.engine.commands.values()
+            return [EngineDetail(s.id, False) for s in specs if s.who == "creature"], None
+        key = (room.id, cid, member.actor)
+        cached = self.details_cache.get(key)
+        if cached is not None and cached[0] is room.state:
+            return cached[1], cached[2]
         unreported: list[tuple[str, str, float]] = []
-        actions = room.engine.available_actions(room.state, cid, member.actor, unreported)
+        found = room.engine.action_details(room.state, cid, member.actor, unreported)
+        ending = None
+        if member.role == "gm":
+            over, blockers = room.engine.ending(room.state, unreported)
+            dying = [c.id for c in room.state.creatures.values() if DYING in c.conditions]
+            ending = EndingInfo(over=over, blockers=blockers, dying=dying)
         room.note_overruns(unreported)
-        return ActionsResult(creature=cid, actions=actions)
+        self.details_cache.pop(key, None)
+        if unreported:  # a plugin overran: asked again, it runs (and is counted) again
+            return found, ending
+        while len(self.details_cache) >= DETAILS_KEPT:
+            del self.details_cache[next(iter(self.details_cache))]  # the oldest
+        self.details_cache[key] = (room.state, found, ending)
+        return found, ending
 
     async def m_snapshot(self, client: Client, params: SnapshotParams) -> SnapshotResult:
         room, member = self._room(client, params.encounter)
@@ -809,6 +926,45 @@ def _character_problems(data: object) -> list[ProblemInfo]:
         where, sep, message = problem.partition(": ")
         found.append(ProblemInfo(where, message) if sep else ProblemInfo("", problem))
     return found
+
+
+def _detail_for(found: EngineDetail, room: Room, member: Member) -> ActionDetail:
+    """``found`` as ``member`` may read it: no hidden creature among the targets, the
+    refusal's sentence scrubbed like a sent command's, and a spectator refused the way
+    a spectator's command is (before the engine)."""
+    if member.role == "spectator":
+        return ActionDetail(
+            id=found.id,
+            available=False,
+            code="spectator_read_only",
+            message="Spectators can watch but not send commands.",
+            attacks=None,
+            targets=None,
+            zones=None,
+            props=None,
+        )
+    hidden = room.hidden_from(member)
+
+    def seen(ids: tuple[str, ...] | None) -> list[str] | None:
+        return None if ids is None else [i for i in ids if i not in hidden]
+
+    return ActionDetail(
+        id=found.id,
+        available=found.available,
+        code=found.code,
+        message=None if found.message is None else room.scrub(found.message, member),
+        attacks=None
+        if found.attacks is None
+        else [
+            AttackOption(a.name, a.label, a.bonus, a.damage, seen(a.targets) or [])
+            for a in found.attacks
+        ],
+        targets=seen(found.targets),
+        zones=None
+        if found.zones is None
+        else [ZoneOption(z.zone, z.cost_feet, list(z.path)) for z in found.zones],
+        props=None if found.props is None else list(found.props),
+    )
 
 
 async def _sliced(result: JoinResult, events: list[Any]) -> Encoded:

@@ -59,6 +59,7 @@ from zonekeep.sdk.engine import Engine
 
 from ._compendium import build_compendium
 from ._config import ServerConfig
+from ._dice import DiceChoice, RoomDice, next_counter, parse_dice_option
 from ._encounter_file import EncounterFile
 from ._fanout import push
 from ._room import Grant, Job, Room
@@ -276,6 +277,7 @@ class Registry:
         arena_name: str | None = None,
         public: bool = False,
         source: str | None = None,
+        dice: DiceChoice | None = None,
     ) -> tuple[Room, str]:
         """Create an encounter, store it and its record, and start its loop under the
         server's nursery.
@@ -299,7 +301,13 @@ class Registry:
             outcome = self.engine.create(eid, creatures, options=options, name=name, arena=arena)
         except Refusal as refusal:
             raise ProtocolError.from_refusal(refusal.code, refusal.message) from None
-        room = self._new_room(eid, outcome.state)
+        events = list(outcome.events)
+        room_dice = await self._dice_for(eid, dice)
+        if room_dice is not None:
+            committed = room_dice.first_commitment(dice or DiceChoice())
+            sdk.apply_event(outcome.state, committed)
+            events.append(committed)
+        room = self._new_room(eid, outcome.state, room_dice)
         now = self.clock()
         state = outcome.state
         room.record = EncounterRecord(
@@ -315,7 +323,7 @@ class Registry:
             source=source,
         )
         try:
-            await self.store.append(eid, 1, outcome.events, snapshot=state_to_dict(state))
+            await self.store.append(eid, 1, events, snapshot=state_to_dict(state))
             await self.store.put_record(room.record)
         except StoreError as exc:
             raise ProtocolError(
@@ -329,14 +337,35 @@ class Registry:
         log.info("encounter created: %r by %s", name, _who(creator), extra={"encounter": eid})
         return room, token
 
-    def _new_room(self, eid: str, state: sdk.EncounterState) -> Room:
-        """A room for ``state`` with this server's engine, store, entropy and limits."""
+    async def _dice_for(self, eid: str, choice: DiceChoice | None) -> RoomDice | None:
+        """Verifiable dice for a new encounter: always for seeded dice; for fair dice
+        unless the server was given a test's entropy (which then rolls, unverified)."""
+        if self.entropy is not None and (choice is None or choice.mode == "fair"):
+            return None
+        return RoomDice(eid, await self._dice_secret())
+
+    async def _dice_secret(self) -> bytes:
+        try:
+            return await self.store.dice_secret()
+        except StoreError as exc:
+            raise ProtocolError(
+                "store_unavailable", f"The dice could not be prepared: {exc}"
+            ) from None
+
+    def _new_room(self, eid: str, state: sdk.EncounterState, dice: RoomDice | None = None) -> Room:
+        """A room for ``state`` with this server's engine, store, entropy and limits.
+
+        An encounter with verifiable dice (``state.dice``) needs its ``dice``
+        (:meth:`_restored_dice` for one read from the store)."""
+        if dice is None and state.dice is not None and self.entropy is None:
+            log.error("encounter %s: its verifiable dice were not restored", eid)
         room = Room(
             eid,
             self.engine,
             self.store,
             state,
             entropy=self.entropy,
+            dice=dice,
             reaction_seconds=self.config.reaction_seconds,
             # The room's own cap is the sum; Methods.m_join holds each part to its own.
             max_members=self.config.limits.max_connections_per_encounter
@@ -389,9 +418,17 @@ class Registry:
                 options = converter.structure(params.options, EncounterOptions)
             except cattrs.BaseValidationError as exc:
                 raise _roster_error("; ".join(describe_errors(exc, "options"))) from None
+        dice = parse_dice_option(params.dice)
         arena_name = params.arena if isinstance(params.arena, str) else arena.name
         return await self.create_room(
-            name, arena, creatures, options, creator, arena_name=arena_name, public=params.public
+            name,
+            arena,
+            creatures,
+            options,
+            creator,
+            arena_name=arena_name,
+            public=params.public,
+            dice=dice,
         )
 
     def arena_data(self, path: Path) -> dict[str, Any]:
@@ -629,7 +666,13 @@ class Registry:
         for note in notes:
             # Stored before the ranges were enforced: clamped, not a runaway.
             log.warning("encounter %s: option %s", eid, note)
-        room = self._new_room(eid, state)
+        try:
+            dice = await self._restored_dice(eid, state)
+        except StoreError as exc:
+            raise ProtocolError(
+                "store_unavailable", f"The encounter's dice could not be read: {exc}"
+            ) from None
+        room = self._new_room(eid, state, dice)
         room.grants = [Grant(g.token_hash, g.role, g.player) for g in stored.grants]  # type: ignore[arg-type]
         if record is None:  # stored before records existed, or imported
             now = self.clock()
@@ -651,6 +694,28 @@ class Registry:
         await self.nursery.start(self._guarded, room)
         log.info("encounter %s loaded in %.3f s", eid, trio.current_time() - started)
         return room
+
+    async def _restored_dice(self, eid: str, state: sdk.EncounterState) -> RoomDice | None:
+        """The dice of a restored encounter: its seed again, and the counter after the
+        highest one in its log (so no die is ever drawn twice)."""
+        if state.dice is None:
+            return None
+        counter = next_counter(e for _, e in await self.store.read(eid))
+        dice = RoomDice(eid, await self.store.dice_secret(), counter=counter)
+        dice.resume(state.dice)
+        if dice.owed and state.phase != "ended":
+            # Its seed is not this store's (an imported log): a new one is committed
+            # now, before any roll, and the old one's rolls stay unrevealed.
+            event = dice.recommit(state.dice)
+            try:
+                await self.store.append(eid, state.seq + 1, (event,))
+            except StoreError as exc:  # then it comes after the next command's events
+                log.error("encounter %s: the new dice commitment was not saved: %s", eid, exc)
+                dice.owed = True
+                dice.resume(state.dice)
+                return dice
+            sdk.apply_event(state, event)
+        return dice
 
     async def _rebuild(self, stored: Any) -> sdk.EncounterState | None:
         tail = await self.store.read(stored.id, stored.snapshot_seq)

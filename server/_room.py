@@ -50,10 +50,12 @@ from zonekeep.sdk import (
     replay,
     replay_steps,
     state_to_dict,
+    undone_counters,
 )
 from zonekeep.sdk.engine import Engine, PluginFailure, describe
 
 from . import _log, _metrics
+from ._dice import RoomDice
 from ._fanout import Member, Role, Subscriber, fan_out, push
 from ._store import EncounterRecord, EventStore, StoredGrant, StoreError
 from ._visibility import (
@@ -141,12 +143,15 @@ class Room:
         entropy: Entropy | None = None,
         reaction_seconds: float | None = None,
         max_members: int = 32,
+        dice: RoomDice | None = None,
     ) -> None:
         self.id = encounter_id
         self.engine = engine
         self.store = store
         self.state = state
-        self.entropy = entropy or RandomEntropy()
+        #: Verifiable dice (SPEC.md, "Dice"); ``None`` when a test's entropy rolls.
+        self.dice = dice
+        self.entropy: Entropy = dice.entropy if dice is not None else entropy or RandomEntropy()
         self.reaction_seconds = reaction_seconds
         self.max_members = max_members
         self.grants: list[Grant] = []
@@ -421,6 +426,10 @@ class Room:
             try:
                 if job.kind == "rewind":
                     job.result = await self.rewind(int(job.command.params["to_seq"]), "gm")
+                elif job.kind == "contribute_dice":
+                    job.result = await self.contribute(job.actor.id, job.command.params["value"])
+                elif job.kind == "rotate_dice":
+                    job.result = await self.rotate_dice()
                 else:
                     job.result = await self.apply(job.command, job.member)
                 _metrics.current().command_latency.observe(trio.current_time() - job.received)
@@ -548,8 +557,15 @@ class Room:
         """
         command, swaps = self.mask(command, member)
         unreported: list[tuple[str, str, float]] = []
+        mark = self.dice.mark() if self.dice is not None else 0
         try:
-            outcome = self.engine.handle(self.state, command, self.entropy, unreported)
+            try:
+                outcome = self.engine.handle(self.state, command, self.entropy, unreported)
+            except BaseException:
+                # A refused command's dice were never seen: the counter takes them back.
+                if self.dice is not None:
+                    self.dice.give_back(mark)
+                raise
         except Refusal as refusal:
             self.note_overruns(unreported)
             message = refusal.message
@@ -587,7 +603,64 @@ class Room:
                 "encounter_crashed",
                 f"The server failed while handling '{command.type}'; nothing changed.",
             ) from None
-        first = await self._accept(outcome.events, outcome.state)
+        events, after = self._with_dice(list(outcome.events), outcome.state)
+        try:
+            first = await self._accept(events, after)
+        except ProtocolError:
+            if self.dice is not None:
+                self.dice.give_back(mark)
+                self.dice.resume_from(self.state.dice)
+            raise
+        return CommandResult(first_seq=first, last_seq=self.state.seq)
+
+    def _with_dice(
+        self, events: list[Event], after: EncounterState
+    ) -> tuple[list[Event], EncounterState]:
+        """``events`` and the state ``after`` them, followed by the dice events they call
+        for (``dice_drawn``, ``dice_revealed`` at the end, a new ``dice_committed``)."""
+        if self.dice is None:
+            return events, after
+        extra = self.dice.settle(events, after)
+        for event in extra:
+            apply_event(after, event)
+        return [*events, *extra], after
+
+    async def contribute(self, by: str, value: str) -> CommandResult:
+        """A seat mixes ``value`` into the dice (a ``dice_contributed`` event)."""
+        if self.dice is None:
+            raise ProtocolError.from_refusal(
+                "invalid_params", "This encounter's dice are not verifiable (a test's entropy)."
+            )
+        self._dice_open()
+        event = self.dice.contribution(self.state.dice, by, value)
+        after = self.state.copy()
+        apply_event(after, event)
+        first = await self._accept((event,), after)
+        self.dice.mixed(self.state.dice)
+        return CommandResult(first_seq=first, last_seq=self.state.seq)
+
+    def _dice_open(self) -> None:
+        """Refuse a change to the dice of an encounter that has ended (its seed is
+        revealed and no die will be rolled)."""
+        if self.state.phase == "ended":
+            raise ProtocolError.from_refusal("encounter_over", "The encounter has ended.")
+
+    async def rotate_dice(self) -> CommandResult:
+        """The GM rotates the seed: ``dice_revealed`` (the old one), ``dice_committed``."""
+        if self.dice is None:
+            raise ProtocolError.from_refusal(
+                "invalid_params", "This encounter's dice are not verifiable (a test's entropy)."
+            )
+        self._dice_open()
+        events = self.dice.rotate(self.state.dice)
+        after = self.state.copy()
+        for event in events:
+            apply_event(after, event)
+        try:
+            first = await self._accept(events, after)
+        except ProtocolError:
+            self.dice.resume_from(self.state.dice)
+            raise
         return CommandResult(first_seq=first, last_seq=self.state.seq)
 
     async def _accept(
@@ -638,12 +711,22 @@ class Room:
                 "invalid_params",
                 f"'to_seq' must be an earlier event, from 1 to {self.state.seq - 1}.",
             )
-        history = [e for _, e in await self.store.read(self.id)]
-        event = Rewound(to_seq, by)
+        stored = await self.store.read(self.id)
+        history = [e for _, e in stored]
+        undone: tuple[int, ...] = ()
+        if self.dice is not None:
+            undone = undone_counters([(seq, event_to_dict(e)) for seq, e in stored], to_seq)
+        event = Rewound(to_seq, by, undone)
         after = replay([*history, event])
         # An encounter stored before the options' ranges existed stays clamped.
         after.options, _ = clamp_options(after.options)
-        first = await self._accept((event,), after, snapshots=True)
+        events, after = self._with_dice([event], after)
+        try:
+            first = await self._accept(events, after, snapshots=True)
+        except ProtocolError:
+            if self.dice is not None:
+                self.dice.resume_from(self.state.dice)
+            raise
         return RewindResult(seq=first)
 
     def _broadcast(self, first: int, events: Sequence[Event], before: EncounterState) -> None:

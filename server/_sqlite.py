@@ -27,6 +27,7 @@ import bisect
 import functools
 import json
 import logging
+import secrets
 import sqlite3
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -486,6 +487,12 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: could not revoke the GM key: {exc}") from None
 
+    async def dice_secret(self) -> bytes:
+        try:
+            return await self._run(_dice_secret, self._conn)
+        except (sqlite3.Error, ValueError) as exc:
+            raise StoreError(f"{self.path}: could not read the dice secret: {exc}") from None
+
     # -- changes made by other processes --------------------------------------------------------
 
     async def outside_changes(self) -> int:
@@ -878,6 +885,15 @@ def _log_summary(conn: sqlite3.Connection, eid: str) -> tuple[int, int, dict[str
     finally:
         conn.execute("COMMIT")
     return count, last or 0, dict(roles)
+
+
+def _dice_secret(conn: sqlite3.Connection) -> bytes:
+    """The store's dice secret (``meta.dice_secret``), made on first use: a key in the
+    meta table needs no new layout, so the store version does not change."""
+    fresh = secrets.token_hex(32)
+    conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('dice_secret', ?)", (fresh,))
+    row = conn.execute("SELECT value FROM meta WHERE key='dice_secret'").fetchone()
+    return bytes.fromhex(str(row[0]))
 
 
 def _add_gm_key(conn: sqlite3.Connection, key: GmKey) -> None:

@@ -31,6 +31,7 @@ FILES: dict[str, tuple[str, str]] = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/index.html": ("index.html", "text/html; charset=utf-8"),
     "/table.js": ("table.js", "text/javascript; charset=utf-8"),
+    "/dice.js": ("dice.js", "text/javascript; charset=utf-8"),
     "/table.css": ("table.css", "text/css; charset=utf-8"),
     "/home.js": ("home.js", "text/javascript; charset=utf-8"),
     "/builder.js": ("builder.js", "text/javascript; charset=utf-8"),

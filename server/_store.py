@@ -10,6 +10,7 @@ applies, broadcasts or answers anything the events describe.
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Collection, Sequence
 from typing import Any, Literal, Protocol
@@ -180,6 +181,13 @@ class EventStore(Protocol):
 
     # -- changes made by other processes --------------------------------------------------------
 
+    async def dice_secret(self) -> bytes:
+        """The store's secret for fair dice (32 random bytes, made on first use and kept
+        for good): every encounter's secret seeds are derived from it (SPEC.md, "Dice";
+        docs/dice.md), so they survive a restart without being written anywhere a
+        player can read. :class:`StoreError` when it cannot be read."""
+        ...
+
     async def outside_changes(self) -> int:
         """A number that moves whenever another process (the ``zonekeep`` CLI) commits a
         change to the store, and only then (never for this store's own writes): poll it,
@@ -245,6 +253,7 @@ class InMemoryStore:
         self._logs: dict[str, _Log] = {}
         self._gm_keys: list[GmKey] = []
         self._outside = 0
+        self._dice_secret = secrets.token_bytes(32)
 
     def bump_outside(self) -> None:
         """Pretend another process changed the store (for tests of the polling)."""
@@ -371,6 +380,9 @@ class InMemoryStore:
         before = len(self._gm_keys)
         self._gm_keys = [k for k in self._gm_keys if k.name != name]
         return len(self._gm_keys) < before
+
+    async def dice_secret(self) -> bytes:
+        return self._dice_secret
 
     async def outside_changes(self) -> int:
         return self._outside

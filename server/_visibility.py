@@ -218,7 +218,32 @@ def event_for(event: dict[str, Any], state: EncounterState, full: bool | Viewer)
     view = viewer(full)
     if view.full:
         return event
-    return _enemy_hp(_event_for(event, state, view), state, view)
+    shown = _enemy_hp(_event_for(event, state, view), state, view)
+    if hidden_ids(state, view):
+        shown = _without_counters(shown)
+    return shown
+
+
+def _without_counters(event: dict[str, Any]) -> dict[str, Any]:
+    """``event`` without its dice counters (SPEC.md, "Dice"), for a seat from which some
+    creature is hidden: the counters of the dice it sees would count the rolls of the
+    creatures it does not (a gap of three in an initiative roll is a hidden creature).
+    Such a seat checks only the dice of the moments when nothing was hidden from it."""
+    kind = event.get("type")
+    if kind == "dice_drawn":
+        return HIDDEN_EVENT
+    if kind == "rewound":
+        return {**event, "undone_rolls": []}
+    stripped: dict[str, Any] = _strip_draws(event)
+    return stripped
+
+
+def _strip_draws(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_strip_draws(v) for v in value]
+    if isinstance(value, dict):
+        return {k: [] if k == "draws" else _strip_draws(v) for k, v in value.items()}
+    return value
 
 
 def _event_for(event: dict[str, Any], state: EncounterState, view: Viewer) -> dict[str, Any]:

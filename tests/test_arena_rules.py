@@ -21,6 +21,7 @@ from zonekeep.sdk import (
     Attack,
     AttackMade,
     Creature,
+    Damaged,
     DecisionOpened,
     EncounterOptions,
     EngagementStarted,
@@ -732,6 +733,23 @@ def test_rule13_every_override_is_an_event_naming_who() -> None:
     player = EncounterHarness.player("player-aria")
     assert h.refused("move_to_zone", player, creature="aria", zone="yard").code == "gm_only"
     assert h.refused("force", player, forcer="aria", creature="gob", zone="hall").code == "gm_only"
+
+
+def test_rule13_gm_damage_is_damage_dying_pcs_and_defeated_npcs_leave_engagements() -> None:
+    h = engaged_pair()  # Aria (30 hp) engaged with Gob and Orc (20 hp each)
+    h.send("damage", creature="gob", amount=3, damage_type="fire")
+    assert Damaged("gob", 3, 17, "fire", None, "GM gm") in h.events
+    assert h.state.creatures["gob"].conditions == []
+    h.send("damage", creature="gob", amount=25)
+    assert "defeated" in h.state.creatures["gob"].conditions  # an NPC at 0: defeated
+    assert not h.state.is_engaged("aria", "gob")
+    assert h.state.is_engaged("aria", "orc")
+    h.send("damage", creature="aria", amount=30)
+    assert "dying" in h.state.creatures["aria"].conditions  # a PC at 0: dying
+    assert not h.state.is_engaged("aria", "orc")
+    assert h.refused("damage", creature="orc", amount=0).code == "invalid_params"
+    player = EncounterHarness.player("player-aria")
+    assert h.refused("damage", player, creature="orc", amount=2).code == "gm_only"
 
 
 def test_decision_opened_prompt_names_the_step() -> None:

@@ -19,7 +19,7 @@ import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zonekeep.protocol import ProtocolError
+from zonekeep.protocol import ProtocolError, wire
 from zonekeep.sdk import (
     Actor,
     Attack,
@@ -31,6 +31,7 @@ from zonekeep.sdk import (
 )
 from zonekeep.sdk.testing import EncounterHarness
 from zonekeep.server._fanout import Member, Role
+from zonekeep.server._methods import _detail_for
 from zonekeep.server._room import Room, view_of
 from zonekeep.server._store import InMemoryStore
 from zonekeep.server._visibility import Viewer, enemy_ids, hidden_ids, hp_word
@@ -188,6 +189,11 @@ async def play(ops: list[tuple[str, int, int]], seed: int) -> dict[str, int]:
                 read.append((key, s.seq, room.snapshot(member)))
                 for prompt in room.prompts_for(member, 0.0):
                     read.append((key, s.seq, json.loads(notification_text(prompt))["params"]))
+                # The `actions` details of every creature it sees, as the server sends them.
+                for cid in room.snapshot(member)["creatures"]:
+                    found = room.engine.action_details(room.state, cid, member.actor)
+                    details = [wire.unstructure(_detail_for(d, room, member)) for d in found]
+                    read.append((key, s.seq, details))
             else:
                 events = await room.events_since(member, b % (s.seq + 1))
                 assert events is not None

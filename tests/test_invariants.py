@@ -509,6 +509,9 @@ BUILDERS: dict[str, Builder] = {
     "heal": gm_command(
         lambda d, s: {"creature": pick(d, _any_creature(s)), "amount": d(st.integers(1, 8))}
     ),
+    "damage": gm_command(
+        lambda d, s: {"creature": pick(d, _any_creature(s)), "amount": d(st.integers(1, 3))}
+    ),
     "stabilize": gm_command(_stabilize),
     "add_note": gm_command(lambda d, s: {"text": "The roof creaks.", "hidden": d(st.booleans())}),
     "remove_note": gm_command(lambda d, s: {"note": pick(d, sorted(s.notes))} if s.notes else None),
@@ -756,7 +759,7 @@ def test_random_commands_keep_invariants() -> None:
     accepted: Counter[str] = Counter()
 
     @settings(
-        max_examples=60,
+        max_examples=90,
         # The coverage asserted below is over the whole run: derandomized, the run is
         # the same every time, so it is met or missed for the code, not for a seed.
         derandomize=True,

@@ -189,6 +189,7 @@ def test_the_wheel_installs_and_serves_its_bundled_arenas(
         "zonekeep/protocol/SPEC.md",
         "zonekeep/server/static/index.html",
         "zonekeep/server/static/table.js",
+        "zonekeep/server/static/dice.js",
         "zonekeep/server/static/table.css",
         *(f"zonekeep/{p}/py.typed" for p in ("protocol", "sdk", "server", "plugins")),
     }

@@ -12,12 +12,17 @@ from zonekeep.sdk import (
     EVENT_TYPES,
     Attack,
     Creature,
+    DiceCommitted,
+    DiceContributed,
+    DiceDrawn,
+    DiceRevealed,
     Event,
     PluginDisabled,
     PluginErrorRecorded,
     PluginOverran,
     Rewound,
     Size,
+    commitment,
 )
 from zonekeep.sdk._serial import (
     creature_from_dict,
@@ -42,6 +47,11 @@ HAND_MADE["plugin_overran"] = PluginOverran("zonekeep-hazards", "zonekeep_turn_s
 HAND_MADE["plugin_disabled"] = PluginDisabled(
     "zonekeep-hazards", "It took longer than 250 ms 3 times."
 )
+#: (The dice events are the server's, around the rules' events: SPEC.md "Dice".)
+HAND_MADE["dice_committed"] = DiceCommitted("seeded", commitment("table-7"), "table-7")
+HAND_MADE["dice_contributed"] = DiceContributed("alice", "lucky-socks")
+HAND_MADE["dice_revealed"] = DiceRevealed("ab" * 32, commitment("ab" * 32), "rotated")
+HAND_MADE["dice_drawn"] = DiceDrawn(((0, 6, 3), (1, 20, 17)))
 
 
 def roster() -> list[Creature]:
@@ -232,7 +242,7 @@ def test_played_encounter_carries_nested_data() -> None:
     # The round trips above are only meaningful if nested data was really there.
     events = {e.type: e for e in played()}
     rolled = event_to_dict(events["initiative_rolled"])
-    assert rolled["rolloffs"] == [{"contenders": ["alice", "gm"], "rolls": [5, 12]}]
+    assert rolled["rolloffs"] == [{"contenders": ["alice", "gm"], "rolls": [5, 12], "draws": []}]
     assert rolled["entries"][0]["roll"]["kept"] == [15]
     attack = event_to_dict(next(e for e in played() if e.type == "attack_made"))
     assert attack["critical"] is True

@@ -7,7 +7,20 @@
 
 (() => {
   const PROTOCOL = "1.1";
-  const CLIENT = { name: "zonekeep-web-table", version: "0.1.0" };
+  const CLIENT = { name: "zonekeep-web-table", version: "0.2.0" };
+  /** How many earlier events a fresh page asks for, to show the recent log. */
+  const HISTORY = 200;
+  /** Conditions the built-in rules know (docs/rules.md), offered by the GM's picker. */
+  const KNOWN_CONDITIONS = [
+    "blinded", "charmed", "deafened", "dodging", "frightened", "grappled", "incapacitated",
+    "invisible", "paralyzed", "petrified", "poisoned", "prone", "restrained", "squeezing",
+    "stunned", "unconscious", "stable", "dying", "defeated", "surrendered", "escaped",
+  ];
+  const ABILITIES = ["str", "dex", "con", "int", "wis", "cha"];
+  /** Side markers: a shape as well as a colour (friend and foe differ by more than hue). */
+  const SIDE_MARKS = ["●", "▲", "■", "◆"];
+  /** A zone holding more tokens than this shows them grouped ("Goblin ×9"). */
+  const CROWDED = 6;
 
   // ---------------------------------------------------------------------------------
   // Small DOM helpers
@@ -33,15 +46,38 @@
     return node;
   }
 
-  function fragmentParams() {
-    const params = new URLSearchParams(location.hash.replace(/^#/, ""));
+  /** Rebuild a part of the page, keeping the keyboard focus on the same control (found
+   * again by its data- attributes) when it was inside. */
+  function keepFocus(root, rebuild) {
+    const active = document.activeElement;
+    const inside = active && active !== document.body && root.contains(active);
+    const data = inside ? { ...active.dataset } : null;
+    const fieldName = inside ? active.getAttribute("name") : null;
+    rebuild();
+    if (!data || root.contains(active)) return;
+    const entries = Object.entries(data);
+    const match = entries.length
+      ? [...root.querySelectorAll("button, input, select, summary, a")].find((node) => entries.every(([k, v]) => node.dataset[k] === v))
+      : fieldName ? root.querySelector(`[name="${CSS.escape(fieldName)}"]`) : null;
+    if (match) match.focus();
+  }
+
+  function svg(tag, attrs) {
+    const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, String(value));
+    return node;
+  }
+
+  function parseSeat(text) {
+    const hash = text.includes("#") ? text.slice(text.indexOf("#") + 1) : text;
+    const params = new URLSearchParams(hash.replace(/^#/, ""));
     return { encounter: params.get("encounter"), token: params.get("token") };
   }
 
   // ---------------------------------------------------------------------------------
   // The client's state
 
-  const seat = fragmentParams();
+  const seat = parseSeat(location.hash);
   const app = {
     ws: null,
     nextId: 1,
@@ -54,13 +90,23 @@
     lastSeq: 0,
     joined: false,
     prompts: new Map(), // decision id -> {decision, deadlineAt}
-    turnTimer: null, // {creature, round, deadlineAt} of the last turn_timer notification
+    turnTimer: null, // {creature, round, deadlineAt, seconds} of the last turn_timer notification
     attempts: 0,
     fatal: false,
     refreshing: false,
     refreshAgain: false,
-    actions: null, // {creature, actions: [...]} for the active creature, when ours
-    commandsKey: null,
+    actions: null, // the `actions` reply for the active creature, when ours
+    busy: false, // a command is in flight: further input is ignored until its reply
+    sent: [], // the command types sent, in order (the browser tests read it)
+    reconnectAt: 0,
+    lines: new Map(), // seq -> {node, event} for the events shown in the log
+    events: new Map(), // seq -> event: every event this page has seen (undo, undone lines)
+    unresolved: new Set(), // seqs whose line named something not known yet
+    floats: new Map(), // creature id -> {text, until}: a roll shown briefly by the token
+    gmToken: null, // the creature whose GM actions are open
+    attackOpen: null, // the attack whose targets are shown
+    sound: false,
+    waitingKey: "",
     nextSendAt: 0,
     pingTimer: null,
   };
@@ -73,8 +119,10 @@
     const node = $("status");
     node.textContent = text;
     node.className = `status status-${kind}`;
+    document.body.classList.toggle("offline", kind !== "online" && app.state !== null && !app.fatal);
   }
 
+  /** A refusal or a problem: shown until the next change of state (or a new message). */
   function showError(message) {
     const node = $("error");
     node.textContent = message;
@@ -129,8 +177,19 @@
     }
   }
 
-  function command(type, params) {
-    return act("command", { encounter: seat.encounter, type, params });
+  /** Send one engine command; while it is in flight every other command is ignored
+   * (a double click sends one move, not two). */
+  async function command(type, params) {
+    if (app.busy) return null;
+    app.busy = true;
+    document.body.classList.add("busy");
+    app.sent.push(type);
+    try {
+      return await act("command", { encounter: seat.encounter, type, params });
+    } finally {
+      app.busy = false;
+      document.body.classList.remove("busy");
+    }
   }
 
   // The websocket beside the page: <prefix>/table/ -> <prefix>/ws, ws: or wss: as the page.
@@ -144,6 +203,7 @@
 
   function connect() {
     if (app.fatal) return;
+    app.reconnectAt = 0;
     setStatus(app.attempts ? `Reconnecting (attempt ${app.attempts + 1})…` : "Connecting…", "connecting");
     const ws = new WebSocket(socketUrl());
     app.ws = ws;
@@ -169,10 +229,21 @@
       if (app.fatal) return;
       app.attempts += 1;
       const delay = Math.min(10, 0.5 * 2 ** Math.min(app.attempts - 1, 5));
-      const why = ev.reason ? ` (${ev.reason})` : "";
-      setStatus(`Disconnected${why}: reconnecting in ${delay} s…`, "offline");
+      app.reconnectWhy = ev.reason ? ` (${ev.reason})` : "";
+      app.reconnectAt = Date.now() + delay * 1000;
+      showReconnect();
       setTimeout(connect, delay * 1000);
     });
+  }
+
+  /** The offline banner counts down to the next attempt ("Reconnecting in 3 s"). */
+  function showReconnect() {
+    if (!app.reconnectAt) return;
+    const left = Math.max(0, Math.ceil((app.reconnectAt - Date.now()) / 1000));
+    const text = `Connection lost. Reconnecting in ${left} s…`;
+    if ($("offline-banner").textContent === text) return; // a live region: said once a second at most
+    setStatus(`Disconnected${app.reconnectWhy || ""}: reconnecting in ${left} s`, "offline");
+    $("offline-banner").textContent = text;
   }
 
   async function greet(ws) {
@@ -191,12 +262,21 @@
       app.player = joined.player;
       app.joined = true;
       app.attempts = 0;
+      clearError(); // a connection problem has passed
+      const who = app.role === "player" ? `player ${app.player}` : app.role === "gm" ? "GM" : "spectator";
+      setStatus(`Connected as ${who}`, "online");
       if (joined.snapshot) {
         const first = app.state === null;
         app.state = joined.snapshot;
         app.lastSeq = joined.seq;
-        if (first) logNote(`Joined “${joined.snapshot.name}” at event ${joined.seq}.`);
-        else logNote(`Rejoined at event ${joined.seq} (fresh snapshot).`);
+        await refreshActions();
+        render();
+        if (first) {
+          logNote(`Joined “${joined.snapshot.name}” at event ${joined.seq}.`);
+          await replayHistory(joined.seq);
+        } else {
+          logNote(`Rejoined at event ${joined.seq} (fresh snapshot).`);
+        }
       } else {
         const base = params.last_seq;
         (joined.events || []).forEach((event, i) => logEvent(base + 1 + i, event));
@@ -204,20 +284,47 @@
         logNote(`Reconnected; caught up to event ${joined.seq}.`);
         scheduleRefresh();
       }
-      const who = app.role === "player" ? `player ${app.player}` : app.role === "gm" ? "GM" : "spectator";
-      setStatus(`Connected as ${who}`, "online");
       startPing(ws);
       render();
     } catch (err) {
       if (err instanceof ServerError) {
-        showError(err.message);
-        if (["bad_token", "unknown_encounter", "unsupported_version"].includes(err.wireName)) {
+        if (["bad_token", "unknown_encounter", "unsupported_version", "encounter_archived"].includes(err.wireName)) {
           app.fatal = true;
-          setStatus("Not connected", "offline");
           ws.close(1000);
+          showBadLink(err.message);
+        } else {
+          showError(err.message);
         }
       }
     }
+  }
+
+  /** The recent log for a fresh page: join again asking for the events after
+   * ``seq - HISTORY`` (the server sends only what this seat may see). */
+  async function replayHistory(seq) {
+    const from = Math.max(0, seq - HISTORY);
+    if (seq === 0) return;
+    let joined;
+    try {
+      joined = await request("join", { encounter: seat.encounter, token: seat.token, last_seq: from });
+    } catch {
+      return;
+    }
+    if (!joined.events) return;
+    const earlier = [];
+    joined.events.forEach((event, i) => {
+      const at = from + 1 + i;
+      if (at <= seq) earlier.push([at, event]);
+      else if (at === app.lastSeq + 1) applyEvent(at, event);
+    });
+    const log = $("log");
+    const older = document.createDocumentFragment();
+    for (const [at, event] of earlier) {
+      if (!app.events.has(at)) appendEvent(older, at, event);
+    }
+    log.insertBefore(older, log.firstChild);
+    markUndone();
+    log.scrollTop = log.scrollHeight;
   }
 
   function startPing(ws) {
@@ -250,14 +357,16 @@
           app.prompts.set(params.decision.id, {
             decision: params.decision,
             deadlineAt: Date.now() + params.deadline_seconds * 1000,
+            fresh: true,
           });
-          renderPrompts();
+          if (app.state) renderPrompts();
         }
         break;
       case "turn_timer":
         if (params.encounter === seat.encounter) {
           app.turnTimer = { creature: params.creature, round: params.round,
-            deadlineAt: Date.now() + params.deadline_seconds * 1000 };
+            deadlineAt: Date.now() + params.deadline_seconds * 1000,
+            seconds: app.state?.options?.turn_seconds || params.deadline_seconds };
           if (app.state) renderTracker();
         }
         break;
@@ -265,6 +374,7 @@
         if (params.encounter === seat.encounter) {
           app.state = params.snapshot;
           app.lastSeq = Math.max(app.lastSeq, params.seq);
+          clearError();
           render();
         }
         break;
@@ -289,9 +399,15 @@
       greetAgain();
       return;
     }
+    applyEvent(seq, event);
+  }
+
+  function applyEvent(seq, event) {
     app.lastSeq = seq;
     logEvent(seq, event);
     if (event.type === "decision_resolved" && app.prompts.delete(event.decision)) renderPrompts();
+    clearError(); // a refusal's cause has passed once the state changes
+    showRollByToken(event);
     scheduleRefresh();
   }
 
@@ -341,8 +457,7 @@
     app.actions = null;
     if (!s || s.phase !== "turns" || !s.active || !isMine(s.active)) return;
     try {
-      const result = await request("actions", { encounter: seat.encounter, creature: s.active });
-      app.actions = result;
+      app.actions = await request("actions", { encounter: seat.encounter, creature: s.active });
     } catch {
       app.actions = null;
     }
@@ -352,24 +467,29 @@
   // Reading the state
 
   const OUT = ["dead", "unconscious", "dying", "defeated", "surrendered", "escaped"];
+  let unknownName = false; // set when a line names a creature this page does not know yet
 
   function creature(id) {
     return app.state?.creatures?.[id];
   }
 
   function name(id) {
-    return creature(id)?.name ?? (id === "gm" ? "the GM" : id);
+    const c = creature(id);
+    if (c) return c.name;
+    if (id === "gm") return "the GM";
+    unknownName = true;
+    return "someone";
   }
 
   function zoneName(id) {
     const zone = app.state?.arena?.zones?.find((z) => z.id === id);
-    return zone ? zone.name : id;
+    return zone ? zone.name : String(id ?? "somewhere").replaceAll("_", " ");
   }
 
   function assetName(id) {
     const s = app.state;
     const asset = s?.arena?.assets?.find((a) => a.id === id) ?? s?.effects?.[id];
-    return asset ? asset.name : id;
+    return asset ? asset.name : String(id).replaceAll("_", " ");
   }
 
   function isMine(cid) {
@@ -378,21 +498,36 @@
     return app.role === "gm" || c.controller === app.player;
   }
 
-  function partners(pairs, cid) {
-    return (pairs || []).filter((p) => p.includes(cid)).map((p) => (p[0] === cid ? p[1] : p[0]));
-  }
-
-  function neighbours(zoneId) {
-    const found = new Set();
-    for (const link of app.state?.arena?.links || []) {
-      if (link.a === zoneId) found.add(link.b);
-      if (link.b === zoneId) found.add(link.a);
-    }
-    return found;
-  }
-
   function isOut(c) {
     return c.hp === "down" || c.hp <= 0 || c.conditions.some((x) => OUT.includes(x));
+  }
+
+  function isDying(c) {
+    return c.conditions.includes("dying") && !c.conditions.includes("stable");
+  }
+
+  /** Engagement partners still in the fight (a dying or defeated creature engages nobody). */
+  function partners(pairs, cid) {
+    return (pairs || []).filter((p) => p.includes(cid)).map((p) => (p[0] === cid ? p[1] : p[0]))
+      .filter((other) => creature(other) && !isOut(creature(other)));
+  }
+
+  /** Each neighbouring zone once, with every link to it (two links may join two zones). */
+  function linksFrom(zoneId) {
+    const found = new Map();
+    for (const link of app.state?.arena?.links || []) {
+      let other = null;
+      let dir = link.direction;
+      if (link.a === zoneId) other = link.b;
+      else if (link.b === zoneId) {
+        other = link.a;
+        if (dir !== "beside") dir = dir === "above" ? "below" : "above";
+      }
+      if (other === null) continue;
+      if (!found.has(other)) found.set(other, { zone: other, dir, links: [] });
+      found.get(other).links.push(link);
+    }
+    return [...found.values()];
   }
 
   // An enemy's hit points reach players and spectators as a word (max_hp is null then).
@@ -400,11 +535,45 @@
     return typeof c.hp === "string" ? `HP ${c.hp}` : `HP ${c.hp}/${c.max_hp}`;
   }
 
+  function sideIndex(side) {
+    const sides = [...new Set(Object.values(app.state?.creatures || {}).map((c) => c.side))];
+    return Math.max(0, sides.indexOf(side));
+  }
+
+  function sideMark(c) {
+    const i = sideIndex(c.side);
+    return [el("span", { class: `mark side-${i % 4}`, title: `Side: ${c.side}`, "aria-hidden": "true" }, SIDE_MARKS[i % 4]),
+      el("span", { class: "sr-only" }, `${c.side}: `)];
+  }
+
+  /** A creature's timed condition effects (rounds left, the save that ends them). */
+  function effectsOf(cid) {
+    return Object.values(app.state?.condition_effects || {}).filter((e) => e.creature === cid);
+  }
+
+  function conditionBadges(c) {
+    const effects = effectsOf(c.id);
+    const badges = [];
+    if (isDying(c)) badges.push(el("span", { class: "badge dying", title: "Dying: at 0 hit points, making death saves" }, "✚ dying"));
+    for (const cond of c.conditions) {
+      if (cond === "dying" && isDying(c)) continue;
+      const effect = effects.find((e) => e.condition === cond);
+      const parts = [cond];
+      if (effect?.rounds) parts.push(`${effect.rounds} rd${effect.rounds === 1 ? "" : "s"}`);
+      if (effect?.until) parts.push(`until ${effect.until} of ${effect.until_creature ? name(effect.until_creature) : "turn"}`);
+      if (effect?.save) parts.push(`${effect.save.toUpperCase()} save${effect.save_dc ? ` DC ${effect.save_dc}` : ""}`);
+      badges.push(el("span", { class: `badge cond${["defeated", "dead", "escaped", "surrendered"].includes(cond) ? " out" : ""}`,
+        dataset: { condition: cond }, title: parts.join(", ") }, parts.join(" · ")));
+    }
+    return badges;
+  }
+
   // ---------------------------------------------------------------------------------
-  // Events in plain words
+  // Events in plain words, with their dice
 
   const rollText = (r) => (r ? `${r.total}` : "?");
   const list = (ids) => (ids.length ? ids.map(name).join(", ") : "nobody");
+  const optionText = (o) => (creature(o) ? creature(o).name : String(o).replaceAll("_", " "));
 
   const DESCRIBE = {
     action_taken: (e) => (e.action === "attack" || e.action === "opportunity_attack" ? null
@@ -423,7 +592,7 @@
     damaged: (e) => `${name(e.creature)} takes ${e.amount}${e.damage_type ? ` ${e.damage_type}` : ""} damage (HP ${e.hp}).`,
     dashed: (e) => `${name(e.creature)} dashes.`,
     decision_opened: (e) => `Waiting on ${e.decision.controller === "gm" ? "the GM" : e.decision.controller}: ${e.decision.prompt}`,
-    decision_resolved: (e) => `Decided${e.defaulted ? " by default" : ` by ${e.by === "gm" ? "the GM" : e.by}`}: ${e.choice.join(", ")}.`,
+    decision_resolved: (e) => `Decided${e.defaulted ? " by default" : ` by ${e.by === "gm" ? "the GM" : e.by}`}: ${e.choice.map(optionText).join(", ")}.`,
     disengaged: (e) => `${name(e.creature)} disengages.`,
     effect_created: (e) => `${e.asset.name} fills ${zoneName(e.asset.zone)}.`,
     effect_ended: (e) => `${assetName(e.asset)} ends${e.reason ? ` (${e.reason})` : ""}.`,
@@ -445,7 +614,14 @@
     movement_spent: (e) => `${name(e.creature)} spends ${e.feet} ft of movement (${e.reason}).`,
     note_added: (e) => `Note: ${e.note.text}`,
     note_removed: () => "A note was removed.",
-    override_applied: (e) => `The GM sets ${name(e.creature)}'s ${e.field} to ${JSON.stringify(e.value)}.`,
+    override_applied: (e) => {
+      if (e.field === "hidden") {
+        const c = creature(e.creature);
+        return e.value ? `${name(e.creature)} is hidden from the players.`
+          : `${name(e.creature)} appears${c?.zone ? ` in ${zoneName(c.zone)}` : ""}.`;
+      }
+      return `The GM sets ${name(e.creature)}'s ${e.field.replaceAll("_", " ")} to ${typeof e.value === "string" ? e.value : JSON.stringify(e.value)}.`;
+    },
     plugin_error: (e) => `Plugin ${e.plugin} failed in ${e.hook}: ${e.error}`,
     position_left: (e) => `${name(e.creature)} leaves ${assetName(e.asset)}.`,
     position_taken: (e) => `${name(e.creature)} takes position at ${assetName(e.asset)}.`,
@@ -466,15 +642,50 @@
     turn_started: (e) => `${name(e.creature)}'s turn.`,
     zone_entered: (e) => `${name(e.creature)} enters ${zoneName(e.to_zone)} from ${zoneName(e.from_zone)}${e.forced ? " (forced)" : ""}.`,
     hidden: () => "Something happens out of sight.",
+    plugin_disabled: (e) => `Plugin ${e.plugin} is switched off: ${e.reason}`,
+    plugin_overran: (e) => `Plugin ${e.plugin} took ${e.ms} ms in ${e.hook} (budget ${e.budget_ms} ms).`,
   };
+
 
   function describe(event) {
     const fn = DESCRIBE[event.type];
-    if (!fn) return event.type; // unknown event types are shown as their type
+    if (!fn) return event.type.replaceAll("_", " "); // unknown event types are shown as their type
     try {
       return fn(event);
     } catch {
-      return event.type;
+      return event.type.replaceAll("_", " ");
+    }
+  }
+
+  /** The dice of one roll: every face (the kept one marked when two d20s are rolled),
+   * the expertise die, the modifier and the total. */
+  function diceNode(roll, label) {
+    if (!roll || !Array.isArray(roll.dice)) return null;
+    const kept = [...(roll.kept || [])];
+    const two = roll.dice.length > kept.length;
+    const faces = roll.dice.map((face) => {
+      const i = kept.indexOf(face);
+      const isKept = i >= 0;
+      if (isKept) kept.splice(i, 1);
+      return el("span", { class: `die${two ? (isKept ? " kept" : " dropped") : ""}`,
+        title: two ? (isKept ? "kept" : "not kept") : "" }, String(face));
+    });
+    const adv = roll.advantage && roll.advantage !== "none" ? el("span", { class: "adv" }, roll.advantage) : null;
+    const expertise = roll.expertise ? el("span", { class: "die expertise", title: `expertise d${roll.expertise}` }, `d${roll.expertise}: ${roll.expertise_roll}`) : null;
+    const mod = roll.modifier ? ` ${roll.modifier > 0 ? "+" : "−"} ${Math.abs(roll.modifier)}` : "";
+    return el("span", { class: "roll", dataset: { roll: label }, title: roll.expr || "" },
+      el("span", { class: "roll-label" }, `${label} ${roll.expr || ""}`), " ", adv, faces, expertise, mod, ` = ${roll.total}`);
+  }
+
+  function rollsOf(event) {
+    switch (event.type) {
+      case "attack_made": return [["to hit", event.roll]];
+      case "damaged": return [["damage", event.roll]];
+      case "save_made": return [["save", event.roll]];
+      case "tumble_attempted": return [["check", event.roll]];
+      case "contest_rolled": return [[name(event.creature), event.roll], [name(event.target), event.target_roll]];
+      case "initiative_rolled": return (event.entries || []).map((x) => [list(x.members), x.roll]);
+      default: return [];
     }
   }
 
@@ -486,15 +697,145 @@
     if (atBottom) log.scrollTop = log.scrollHeight;
   }
 
-  function logEvent(seq, event) {
+  /** The list item for one event, or null for events nobody needs to read. */
+  function lineFor(seq, event) {
+    unknownName = false;
     const text = describe(event);
-    if (text === null) return;
-    logLine(el("li", { dataset: { seq: String(seq), type: event.type } },
-      el("span", { class: "seq" }, `#${seq}`), " ", text));
+    if (text === null) return null;
+    const rolls = rollsOf(event).map(([label, roll]) => diceNode(roll, label)).filter(Boolean);
+    const item = el("li", { dataset: { seq: String(seq), type: event.type } },
+      el("span", { class: "seq" }, `#${seq}`), " ", el("span", { class: "text" }, text),
+      rolls.length ? el("span", { class: "dice" }, rolls) : null,
+      app.role === "gm" ? el("button", { type: "button", class: "rewind-here", dataset: { rewind: String(seq) },
+        title: `Rewind the encounter to right after event ${seq}`, "aria-label": `Rewind to event ${seq}`,
+        onclick: () => rewindTo(seq) }, "↶") : null);
+    app.lines.set(seq, { node: item, event });
+    if (unknownName) app.unresolved.add(seq);
+    return item;
+  }
+
+  /** Append one event's line to ``parent`` (the log, or a fragment of older lines);
+   * consecutive hidden events collapse into one line ("… out of sight (×5)"). */
+  function appendEvent(parent, seq, event) {
+    app.events.set(seq, event);
+    if (event.type === "hidden") {
+      const last = parent.lastElementChild;
+      if (last && last.dataset.type === "hidden") {
+        const count = Number(last.dataset.count || "1") + 1;
+        last.dataset.count = String(count);
+        last.querySelector(".text").textContent = `Something happens out of sight (×${count}).`;
+        app.lines.set(seq, { node: last, event });
+        return null;
+      }
+    }
+    const item = lineFor(seq, event);
+    if (item !== null) parent.append(item);
+    return item;
+  }
+
+  function logEvent(seq, event) {
+    const log = $("log");
+    const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 30;
+    appendEvent(log, seq, event);
+    while (log.children.length > 500) log.firstChild.remove();
+    if (atBottom) log.scrollTop = log.scrollHeight;
+    if (event.type === "rewound") markUndone();
   }
 
   function logNote(text) {
     logLine(el("li", { class: "note" }, text));
+  }
+
+  /** Lines undone by a rewind are struck through (they stay: the log is the audit trail). */
+  function markUndone() {
+    const undone = undoneSeqs();
+    for (const [at, { node }] of app.lines) {
+      if (node.dataset.seq !== String(at)) continue; // a collapsed hidden line
+      const off = undone.has(at);
+      node.classList.toggle("undone", off);
+      if (off) node.setAttribute("title", "Undone by a rewind");
+      else node.removeAttribute("title");
+    }
+  }
+
+  /** The seqs a later rewind undid. */
+  function undoneSeqs() {
+    const undone = new Set();
+    const rewinds = [...app.events.entries()].filter(([, e]) => e.type === "rewound").sort((a, b) => b[0] - a[0]);
+    for (const [at, event] of rewinds) {
+      if (undone.has(at)) continue;
+      for (let s = event.to_seq + 1; s < at; s++) undone.add(s);
+    }
+    return undone;
+  }
+
+  /** Lines that named a creature not known yet (a reveal arrives before the snapshot
+   * that shows the creature) are worded again once the state knows it. */
+  function resolveLines() {
+    for (const seq of [...app.unresolved]) {
+      const entry = app.lines.get(seq);
+      app.unresolved.delete(seq);
+      if (!entry) continue;
+      unknownName = false;
+      const text = describe(entry.event);
+      if (text !== null && entry.node.dataset.type !== "hidden") entry.node.querySelector(".text").textContent = text;
+      if (unknownName) app.unresolved.add(seq);
+    }
+  }
+
+  /** A roll shows briefly by the token it concerns. */
+  function showRollByToken(event) {
+    let who = null;
+    let text = null;
+    if (event.type === "attack_made") {
+      who = event.target;
+      text = `🎲 ${event.roll?.total ?? "?"} vs AC ${event.target_ac}: ${event.critical ? "critical!" : event.hit ? "hit" : "miss"}`;
+    } else if (event.type === "damaged") {
+      who = event.creature;
+      text = `−${event.amount}${event.roll ? ` (${event.roll.dice.join("+")})` : ""}`;
+    } else if (event.type === "save_made") {
+      who = event.creature;
+      text = `🎲 ${event.roll?.total ?? "?"} save: ${event.success ? "success" : "failure"}`;
+    } else if (event.type === "healed") {
+      who = event.creature;
+      text = `+${event.amount}`;
+    }
+    if (!who) return;
+    const prior = app.floats.get(who);
+    const joined = prior && prior.until > Date.now() ? `${prior.text} · ${text}` : text;
+    app.floats.set(who, { text: joined, until: Date.now() + 6000 });
+    setTimeout(() => {
+      if (app.state) renderMap();
+    }, 6100);
+  }
+
+  async function rewindTo(seq) {
+    if (seq >= app.lastSeq) return;
+    await act("rewind", { encounter: seat.encounter, to_seq: seq });
+  }
+
+  // Events that begin a step a person took (a command): "Undo last" goes back to just before the latest.
+  // Only events a command opens with count (not their consequences: a hit's damage, a
+  // defeat, an engagement ended).
+  const STEP_START = new Set(["action_taken", "maneuver_started", "turn_ended", "decision_resolved",
+    "override_applied", "condition_effect_applied", "surprise_determined", "positions_established",
+    "initiative_rolled", "readied", "communicated", "hazard_added", "hazard_removed", "note_added",
+    "note_removed", "encounter_continued", "creature_added", "group_order_set"]);
+
+  function undoLast() {
+    const undone = undoneSeqs();
+    const seqs = [...app.events.keys()].filter((s) => !undone.has(s)).sort((a, b) => b - a);
+    for (const s of seqs) {
+      const event = app.events.get(s);
+      if (event.type === "rewound" || !STEP_START.has(event.type) || s <= 1) continue;
+      // Go back over the events of the same step that came right before (an
+      // action_taken before its maneuver, a dash before an entry).
+      let start = s;
+      while (app.events.has(start - 1) && !undone.has(start - 1)
+        && ["action_taken", "maneuver_started", "dashed"].includes(app.events.get(start - 1).type)) start -= 1;
+      return rewindTo(start - 1);
+    }
+    return null;
   }
 
   // ---------------------------------------------------------------------------------
@@ -505,12 +846,123 @@
     if (!s) return;
     $("table").hidden = false;
     $("encounter-name").textContent = s.name;
-    document.title = `${s.name} — zonekeep`;
+    $("encounter-name").title = s.name;
     renderMap();
     renderTracker();
     renderTurn();
     renderPrompts();
     renderGm();
+    resolveLines();
+    renderWaiting();
+    renderDice();
+  }
+
+  // -- attention: title, favicon and an optional sound while something waits on this seat
+
+  function favicon(alert) {
+    const fill = alert ? "%23b3261e" : "%237b3f1d";
+    const mark = alert ? "!" : "z";
+    return `data:image/svg+xml,<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'><circle cx='8' cy='8' r='8' fill='${fill}'/><text x='8' y='12' font-size='11' text-anchor='middle' fill='white' font-family='sans-serif'>${mark}</text></svg>`;
+  }
+
+  function beep() {
+    try {
+      const ctx = new AudioContext();
+      const osc = ctx.createOscillator();
+      const gain = ctx.createGain();
+      osc.frequency.value = 660;
+      gain.gain.value = 0.08;
+      osc.connect(gain).connect(ctx.destination);
+      osc.start();
+      osc.stop(ctx.currentTime + 0.25);
+    } catch {
+      // no audio here: the title and the favicon still say it
+    }
+  }
+
+  function renderWaiting() {
+    const s = app.state;
+    if (!s) return;
+    // The GM may answer any decision, but only the GM's own ones wait on the GM.
+    const me = app.role === "gm" ? "gm" : app.player;
+    const mine = [...app.prompts.values()].filter(({ decision }) => decision.controller === me);
+    const myTurn = s.phase === "turns" && s.active && isMine(s.active) && (app.role !== "gm" || creature(s.active)?.controller === "gm");
+    let waiting = "";
+    if (mine.length) waiting = "Decide";
+    else if (myTurn) waiting = `${name(s.active)}'s turn`;
+    document.title = waiting ? `(!) ${waiting} — ${s.name}` : `${s.name} — zonekeep`;
+    $("favicon").href = favicon(Boolean(waiting));
+    document.body.classList.toggle("waiting", Boolean(waiting));
+    const key = `${waiting}|${mine.map((p) => p.decision.id).join(",")}|${s.round}`;
+    if (waiting && key !== app.waitingKey && app.sound) beep();
+    if (waiting && key !== app.waitingKey) {
+      // Bring the prompt, or the turn's controls, into view (they are pinned on wide screens).
+      const target = mine.length ? $("prompts-panel") : $("turn-panel");
+      if (!target.hidden) target.scrollIntoView({ block: "nearest" });
+    }
+    app.waitingKey = waiting ? key : "";
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Dice: the snapshot's commitment, and once the seed is revealed this page checks
+  // every roll itself (dice.js, Web Crypto) instead of trusting the server.
+
+  function diceBadge(text, kind, title) {
+    const node = $("dice");
+    node.hidden = false;
+    node.textContent = text;
+    node.className = `dice-badge dice-${kind}`;
+    node.title = title || "";
+  }
+
+  function renderDice() {
+    const dice = app.state && app.state.dice;
+    if (!dice) {
+      $("dice").hidden = true;
+      return;
+    }
+    if (dice.mode === "seeded") {
+      diceBadge("seeded dice", "seeded", `Rolls follow the public seed “${dice.seed}”: not fair dice.`);
+      return;
+    }
+    if (!dice.revealed) {
+      diceBadge(`Fair dice · commitment ${dice.commitment.slice(0, 12)}…`, "committed",
+        `SHA-256 of the secret seed: ${dice.commitment}. The seed is revealed when the encounter ends.`);
+      return;
+    }
+    const key = `${dice.commitment}@${app.lastSeq}`;
+    if (app.diceChecked === key) return;
+    app.diceChecked = key;
+    diceBadge("Checking the dice…", "checking");
+    checkDice(key).catch((err) => diceBadge(`Dice not checked: ${err.message}`, "failed"));
+  }
+
+  async function checkDice(key) {
+    if (!window.zonekeepDice || !(window.crypto && window.crypto.subtle)) {
+      diceBadge("Dice not checked: this browser has no Web Crypto here", "failed");
+      return;
+    }
+    // The whole log as this seat may see it: a join from event 0 (the seat stays joined).
+    const joined = await request("join", { encounter: seat.encounter, token: seat.token, last_seq: 0 });
+    if (!joined.events) {
+      diceBadge("Dice not checked: the server no longer keeps the whole log", "failed");
+      return;
+    }
+    const log = joined.events.map((event, i) => [i + 1, event]);
+    try {
+      const report = await window.zonekeepDice.verifyLog(log, { partial: app.role !== "gm" });
+      if (app.diceChecked !== key) return;
+      const hidden = report.hidden ? ` (${report.hidden} hidden from this seat)` : "";
+      const undone = report.undone.reduce((n, [, c]) => n + c.length, 0);
+      diceBadge(`Dice verified: ${report.rolls} rolls${hidden}`, "verified",
+        `Every roll recomputed here from the revealed seed(s) and ${report.contributions} ` +
+        `contribution(s); ${undone} roll(s) undone by GM rewinds.`);
+      app.diceReport = report;
+    } catch (err) {
+      if (app.diceChecked !== key) return;
+      diceBadge(`Dice NOT verified: ${err.message}`, "failed");
+      app.diceReport = { error: err.message };
+    }
   }
 
   /** Grid cells for the zones: a breadth-first walk of the links (above/below stack
@@ -535,12 +987,10 @@
       if (dir === "below") return [0, sign];
       return [sign, 0];
     };
-    let originX = 0;
     for (const zone of arena.zones) {
       if (cells.has(zone.id)) continue;
       const maxX = Math.max(-1, ...[...cells.values()].map(([x]) => x));
-      originX = cells.size ? maxX + 1 : 0;
-      place(zone.id, originX, 0, 1, 0);
+      place(zone.id, cells.size ? maxX + 1 : 0, 0, 1, 0);
       const queue = [zone.id];
       while (queue.length) {
         const at = queue.shift();
@@ -564,85 +1014,243 @@
     return cells;
   }
 
-  function activeZone() {
+  /** The creature whose turn it is, when this seat plays it. */
+  function myActive() {
     const s = app.state;
     if (!s || s.phase !== "turns" || !s.active || !isMine(s.active)) return null;
-    return creature(s.active)?.zone ?? null;
+    return creature(s.active) ?? null;
+  }
+
+  function movementLeft(c) {
+    const r = app.state.resources;
+    if (!r) return 0;
+    const walk = c.speeds?.walk ?? Math.max(0, ...Object.values(c.speeds || {}));
+    return Math.max(0, walk * (1 + r.dashes) - r.movement_spent);
+  }
+
+  /** Why ``c`` cannot move at all now, or null. */
+  function cannotMove(c) {
+    if (isOut(c)) return `${c.name} is ${isDying(c) ? "dying" : "out of the fight"}.`;
+    if (app.state.surprised.includes(c.id)) return `${c.name} is surprised.`;
+    for (const cond of ["grappled", "restrained", "paralyzed", "petrified", "stunned", "unconscious", "incapacitated"]) {
+      if (c.conditions.includes(cond)) return `${c.name} is ${cond}.`;
+    }
+    if (movementLeft(c) <= 0) return `${c.name} has no movement left to enter another zone.`;
+    return null;
+  }
+
+  /** zone id -> {ok, cost, why} for the creature whose turn this seat plays: from the
+   * server's `actions` details when it sends them, else worked out from the snapshot. */
+  function zoneChoices() {
+    const me = myActive();
+    const out = new Map();
+    if (!me) return out;
+    const detail = actionDetail("enter");
+    const fromServer = detail && Array.isArray(detail.zones);
+    const blocked = cannotMove(me);
+    for (const zone of app.state.arena.zones) {
+      if (zone.id === me.zone) continue;
+      if (fromServer) {
+        const z = detail.zones.find((x) => x.zone === zone.id);
+        out.set(zone.id, z ? { ok: true, cost: z.cost_feet } : { ok: false, why: detail.available === false ? detail.message : `${zone.name} cannot be entered from here now.` });
+        continue;
+      }
+      const near = linksFrom(me.zone).find((n) => n.zone === zone.id);
+      if (blocked) out.set(zone.id, { ok: false, why: blocked });
+      else if (!near) out.set(zone.id, { ok: false, why: `${zone.name} is not adjacent to ${zoneName(me.zone)}.` });
+      else if (!near.links.some((l) => l.clear && (l.mode !== "fly" || me.speeds?.fly))) {
+        out.set(zone.id, { ok: false, why: near.links.every((l) => l.mode === "fly") ? `Reaching ${zone.name} needs a flying speed.`
+          : `There is no clear path from ${zoneName(me.zone)} to ${zone.name}.` });
+      } else out.set(zone.id, { ok: true, cost: movementLeft(me) });
+    }
+    return out;
   }
 
   function renderMap() {
+    const now = Date.now();
+    const floats = [...app.floats.entries()].filter(([, f]) => f.until > now);
+    const key = JSON.stringify([app.state, app.actions?.details ?? null, app.role, app.player, floats]);
+    if (key === app.mapKey) return; // nothing changed: keep the nodes (and the focus, the hover)
+    app.mapKey = key;
+    keepFocus($("map"), drawMap);
+  }
+
+  function drawMap() {
     const s = app.state;
     const arena = s.arena;
     $("arena-name").textContent = arena.name;
     const cells = layout(arena);
-    const sides = [...new Set(Object.values(s.creatures).map((c) => c.side))];
-    const here = activeZone();
-    const reachable = here ? neighbours(here) : new Set();
+    const me = myActive();
+    const choices = zoneChoices();
     const map = $("map");
-    map.replaceChildren();
+    const lines = svg("svg", { class: "links", "aria-hidden": "true", focusable: "false" });
+    map.replaceChildren(lines);
     for (const zone of arena.zones) {
       const [col, row] = cells.get(zone.id);
+      const choice = choices.get(zone.id);
       const classes = ["zone"];
       if (zone.difficult) classes.push("difficult");
-      if (zone.id === here) classes.push("current");
-      const canEnter = reachable.has(zone.id);
-      if (canEnter) classes.push("reachable");
-      const linkText = arena.links
-        .filter((l) => l.a === zone.id || l.b === zone.id)
-        .map((l) => {
-          const other = l.a === zone.id ? l.b : l.a;
-          let dir = l.direction;
-          if (l.b === zone.id && dir !== "beside") dir = dir === "above" ? "below" : "above";
-          return `${dir} ${zoneName(other)}${l.clear ? "" : " (blocked)"}${l.mode !== "walk" ? ` (${l.mode})` : ""}`;
-        });
+      if (me && zone.id === me.zone) classes.push("current");
+      if (choice?.ok) classes.push("reachable");
+      else if (choice) classes.push("unreachable");
+      const near = linksFrom(zone.id).map((n) => {
+        const all = [...new Set(n.links.map((l) => l.mode))];
+        const notes = all.length > 1 ? [all.join(" or ")] : all.filter((m) => m !== "walk");
+        if (n.links.every((l) => !l.clear)) notes.push("blocked");
+        if (n.links.every((l) => l.blocks_sight)) notes.push("no line of sight");
+        return `${zoneName(n.zone)} ${n.dir}${notes.length ? ` (${notes.join(", ")})` : ""}`;
+      });
       const assets = [...arena.assets, ...Object.values(s.effects || {})].filter((a) => a.zone === zone.id);
       const tokens = Object.values(s.creatures).filter((c) => c.zone === zone.id);
+      const costText = choice ? (choice.ok ? `Enter: ${choice.cost} ft` : `Cannot enter: ${choice.why}`) : "";
+      // The accessible name starts with the words shown ("Kitchen 30 ft"), then says more.
+      const label = choice ? `${zone.name} ${choice.ok ? `${choice.cost} ft` : "✕"}: ${costText}` : null;
+      const button = el("button", { type: "button", class: "zone-button", dataset: { enter: zone.id },
+        "aria-label": label, title: choice ? costText : zone.description || zone.name,
+        "aria-disabled": choice && !choice.ok ? "true" : null,
+        onclick: () => (choice?.ok ? enterZone(zone.id) : choice ? showError(choice.why) : null) },
+      el("span", { class: "zone-name" }, zone.name), choice ? " " : null,
+      choice ? el("span", { class: `zone-cost${choice.ok ? "" : " no"}` }, choice.ok ? `${choice.cost} ft` : "✕") : null);
+      const crowded = tokens.length > CROWDED;
       const box = el("div", {
-        class: classes.join(" "),
+        class: classes.join(" ") + (crowded ? " crowded" : ""),
         dataset: { zone: zone.id },
-        title: zone.description || zone.name,
-        onclick: canEnter ? () => enterZone(zone.id) : null,
+        role: "group",
+        "aria-label": zone.name,
+        onclick: (ev) => {
+          if (ev.target.closest("button, a, input, select")) return;
+          if (choice?.ok) enterZone(zone.id);
+        },
       },
-      el("div", { class: "zone-head" },
-        el("span", { class: "zone-name" }, zone.name),
+      el("div", { class: "zone-head" }, button,
         el("span", { class: "zone-size" }, `${zone.size} ft · cap ${zone.capacity}${zone.difficult ? " · difficult" : ""}`)),
-      el("div", { class: "zone-links" }, linkText.join(" · ")),
+      el("div", { class: "zone-links" }, near.join(" · ")),
       assets.length ? el("ul", { class: "assets" }, assets.map((a) => el("li", { title: a.description || "" }, `${a.name} (${a.kind})`))) : null,
-      el("div", { class: "tokens" }, tokens.map((c) => renderToken(c, sides))),
-      canEnter ? el("div", { class: "zone-hint" }, `Click to enter with ${name(s.active)}`) : null);
+      el("div", { class: "tokens" }, crowded ? compactTokens(tokens) : tokens.map(renderToken)),
+      choice ? el("div", { class: choice.ok ? "zone-hint" : "zone-hint no" }, choice.ok ? `${me.name} can enter: ${choice.cost} ft` : choice.why) : null);
       box.style.gridColumn = String(col); // CSSOM, not a style attribute (the CSP forbids those)
       box.style.gridRow = String(row);
       map.append(box);
     }
     const unplaced = Object.values(s.creatures).filter((c) => !c.zone);
     $("unplaced").textContent = unplaced.length ? `Not placed yet: ${unplaced.map((c) => c.name).join(", ")}` : "";
+    drawLinks();
   }
 
-  function renderToken(c, sides) {
+  /** The links drawn between the zones: a line per pair of zones (dashed when blocked,
+   * dotted when it blocks sight), its mode written on it (climb, swim, fly). */
+  function drawLinks() {
+    const map = $("map");
+    const lines = map.querySelector("svg.links");
+    if (!lines || !app.state) return;
+    lines.replaceChildren();
+    const box = map.getBoundingClientRect();
+    lines.setAttribute("width", String(map.scrollWidth));
+    lines.setAttribute("height", String(map.scrollHeight));
+    const centre = (id) => {
+      const node = map.querySelector(`.zone[data-zone="${CSS.escape(id)}"]`);
+      if (!node) return null;
+      const r = node.getBoundingClientRect();
+      return [r.left - box.left + r.width / 2, r.top - box.top + r.height / 2];
+    };
+    const seen = new Set();
+    for (const link of app.state.arena.links) {
+      const pair = [link.a, link.b].sort().join("|");
+      const group = app.state.arena.links.filter((l) => [l.a, l.b].sort().join("|") === pair);
+      if (seen.has(pair)) continue;
+      seen.add(pair);
+      const p = centre(link.a);
+      const q = centre(link.b);
+      if (!p || !q) continue;
+      const classes = ["link"];
+      if (group.every((l) => !l.clear)) classes.push("blocked");
+      if (group.every((l) => l.blocks_sight)) classes.push("no-sight");
+      const modes = [...new Set(group.map((l) => l.mode))];
+      if (modes.some((m) => m !== "walk")) classes.push(`mode-${modes.filter((m) => m !== "walk")[0]}`);
+      lines.append(svg("line", { x1: p[0], y1: p[1], x2: q[0], y2: q[1], class: classes.join(" "),
+        "data-link": pair }));
+      const shown = modes.length > 1 ? [modes.join(" or ")] : modes.filter((m) => m !== "walk");
+      const words = [...shown, ...(classes.includes("blocked") ? ["blocked"] : [])];
+      if (words.length) {
+        const t = svg("text", { x: (p[0] + q[0]) / 2, y: (p[1] + q[1]) / 2 - 4, class: "link-label", "text-anchor": "middle" });
+        t.textContent = words.join(", ");
+        lines.append(t);
+      }
+    }
+  }
+
+  window.addEventListener("resize", () => drawLinks());
+
+  function tokenClasses(c) {
+    const classes = ["token", `side-${sideIndex(c.side) % 4}`];
+    if (app.state.active === c.id) classes.push("active");
+    if (c.hidden) classes.push("hidden");
+    if (isDying(c)) classes.push("dying");
+    else if (isOut(c)) classes.push("out");
+    return classes.join(" ");
+  }
+
+  function renderToken(c) {
     const s = app.state;
     const details = [];
     const engaged = partners(s.engagements, c.id);
-    if (engaged.length) details.push(`⚔ engaged with ${engaged.map(name).join(", ")}`);
+    if (engaged.length && !isOut(c)) details.push(`⚔ engaged with ${engaged.map(name).join(", ")}`);
     const beside = partners(s.adjacent, c.id);
     if (beside.length) details.push(`beside ${beside.map(name).join(", ")}`);
     const backs = partners(s.back_to_back, c.id);
     if (backs.length) details.push(`back-to-back with ${backs.map(name).join(", ")}`);
     if (c.position) details.push(`at ${assetName(c.position)}`);
-    if (c.conditions.length) details.push(c.conditions.join(", "));
     if (c.hidden) details.push("hidden from players");
-    const classes = ["token", `side-${sides.indexOf(c.side) % 2}`];
-    if (s.active === c.id) classes.push("active");
-    if (c.hidden) classes.push("hidden");
-    if (isOut(c)) classes.push("out");
-    return el("div", { class: classes.join(" "), dataset: { creature: c.id } },
-      el("span", { class: "name" }, c.name), ` ${hpText(c)}`,
-      details.map((d) => el("span", { class: "detail" }, d)));
+    const float = app.floats.get(c.id);
+    const tag = app.role === "gm" ? "button" : "div";
+    return el(tag, { class: tokenClasses(c), dataset: { creature: c.id },
+      type: tag === "button" ? "button" : null,
+      title: `${c.name} (${c.side})`,
+
+      onclick: tag === "button" ? () => openGmToken(c.id) : null },
+    el("span", { class: "token-line" }, sideMark(c), el("span", { class: "name" }, c.name), el("span", { class: "hp" }, ` ${hpText(c)}`)),
+    el("span", { class: "badges" }, conditionBadges(c)),
+    details.map((d) => el("span", { class: "detail" }, d)),
+    float && float.until > Date.now() ? el("span", { class: "roll-float", role: "status" }, float.text) : null);
+  }
+
+  /** A crowded zone: the creatures grouped by name ("Goblin ×9"); the active one and
+   * this seat's own stay on their own line. */
+  function compactTokens(tokens) {
+    const s = app.state;
+    const own = tokens.filter((c) => c.id === s.active || isMine(c.id) && app.role !== "gm");
+    const rest = tokens.filter((c) => !own.includes(c));
+    const groups = new Map();
+    for (const c of rest) {
+      const base = c.name.replace(/\s*#?\d+$/, "");
+      const key = `${c.side}|${base}`;
+      if (!groups.has(key)) groups.set(key, { base, members: [] });
+      groups.get(key).members.push(c);
+    }
+    return [...own.map(renderToken), ...[...groups.values()].map(({ base, members }) =>
+      members.length === 1 ? renderToken(members[0])
+        : el("div", { class: `token group ${tokenClasses(members[0]).replace("token ", "")}`, dataset: { group: base },
+          title: members.map((m) => `${m.name} ${hpText(m)}`).join("\n") },
+        el("span", { class: "token-line" }, sideMark(members[0]), el("span", { class: "name" }, `${base} ×${members.length}`))))];
   }
 
   function enterZone(zoneId) {
+    const me = myActive();
+    if (!me || app.busy) return;
+    command("enter", { creature: me.id, zones: [zoneId] });
+  }
+
+  function timerBar() {
     const s = app.state;
-    if (!s?.active) return;
-    command("enter", { creature: s.active, zones: [zoneId] });
+    const timer = app.turnTimer;
+    const timed = timer && s.phase === "turns" && timer.creature === s.active && timer.round === s.round;
+    if (!timed) return null;
+    return el("div", { class: "timer" },
+      el("div", { class: "timer-bar", role: "progressbar", "aria-label": "Time left in this turn",
+        "aria-valuemin": "0", "aria-valuemax": String(Math.round(timer.seconds || 0)), dataset: { deadline: String(timer.deadlineAt), seconds: String(timer.seconds || 0) } },
+      el("div", { class: "timer-fill" })),
+      el("span", { class: "countdown turn-timer", title: "The server ends this turn when the time is up",
+        dataset: { deadline: String(timer.deadlineAt) } }, countdownText(timer.deadlineAt)));
   }
 
   function renderTracker() {
@@ -650,62 +1258,101 @@
     const node = $("tracker");
     const phaseText = { surprise: "Setting up: surprise", positions: "Setting up: positions",
       initiative: "Rolling initiative", turns: `Round ${s.round}`, ended: "The encounter has ended" };
-    // The turn timer counts down only for the turn it was sent for.
-    const timer = app.turnTimer;
-    const timed = timer && s.phase === "turns" && timer.creature === s.active && timer.round === s.round;
     const head = el("div", { class: "tracker-head" },
       el("span", { class: "round" }, phaseText[s.phase] ?? s.phase),
       s.phase === "turns" ? el("span", { class: "whose-turn" },
-        s.active ? `${name(s.active)}'s turn` : "Between turns") : null,
-      timed ? el("span", { class: "countdown turn-timer", title: "The server ends this turn when the time is up",
-        dataset: { deadline: String(timer.deadlineAt) } }, countdownText(timer.deadlineAt)) : null);
+        s.active ? `${name(s.active)}'s turn` : "Between turns") : null);
     const member = (cid) => {
       const c = creature(cid);
       if (!c) return null;
       return el("div", { class: "member", dataset: { creature: cid } },
-        el("span", {}, c.name, isOut(c) ? " (out)" : "", s.surprised.includes(cid) ? " (surprised)" : ""),
+        el("span", { class: "member-name" }, sideMark(c), el("span", { class: "name", title: c.name }, c.name),
+          isDying(c) ? "" : isOut(c) ? " (out)" : "", s.surprised.includes(cid) ? " (surprised)" : ""),
+        el("span", { class: "badges" }, conditionBadges(c)),
         el("span", { class: "hp" }, hpText(c)));
     };
     let body;
     if (s.initiative.length) {
       body = el("ol", { class: "order" }, s.initiative.map((entry) =>
         el("li", { class: entry.members.includes(s.active) ? "active" : "", dataset: { slot: entry.slot } },
-          el("span", { class: "muted" }, `${entry.total} `),
-          entry.members.length > 1 ? el("span", { class: "muted" }, `${entry.slot}: `) : null,
-          entry.members.map(member))));
+          el("span", { class: "init", title: "Initiative" }, String(entry.total)),
+          el("div", { class: "members" }, entry.members.map(member)))));
     } else {
       body = el("div", {}, el("div", { class: "muted" }, "No initiative yet."),
         Object.keys(s.creatures).map(member));
     }
     const ended = s.phase === "ended" && s.ended_reason ? el("div", { class: "muted" }, s.ended_reason) : null;
-    node.replaceChildren(...[head, body, ended].filter(Boolean));
+    node.replaceChildren(...[head, timerBar(), body, ended].filter(Boolean));
+    paintTimers();
   }
 
-  // -- the turn panel: resources and the creature commands ---------------------------
+  // -- the turn panel: resources, big buttons for the common actions, the rest under "More"
+
+  /** The server's word on one command (`actions` details, when the server sends them). */
+  function actionDetail(id) {
+    const details = app.actions?.details;
+    return Array.isArray(details) ? details.find((d) => d.id === id) ?? null : null;
+  }
+
+  /** Why a command cannot be used now (the refusal's sentence), or null when it can. */
+  function unavailableWhy(id, c) {
+    const detail = actionDetail(id);
+    if (detail) return detail.available ? null : detail.message || "Not possible now.";
+    if (app.actions === null || app.actions.creature !== c.id) return null; // not known: the server decides
+    if (app.actions.actions.includes(id)) return null;
+    const r = app.state.resources;
+    const costs = app.commands.get(id)?.costs || [];
+    if (isOut(c)) return `${c.name} is ${isDying(c) ? "dying" : "out of the fight"}.`;
+    if (costs.includes("action") && r && r.actions <= 0) return `${c.name} has already used its action this turn.`;
+    if (costs.includes("bonus") && r && r.bonus_actions <= 0) return `${c.name} has already used its bonus action this turn.`;
+    if (costs.includes("movement") && movementLeft(c) <= 0) return `${c.name} has no movement left.`;
+    if (costs.includes("reaction") && app.state.reactions_used.includes(c.id)) return `${c.name} has already used its reaction.`;
+    return `${c.name} cannot ${id.replaceAll("_", " ")} now.`;
+  }
+
+  function fmtBonus(n) {
+    return n >= 0 ? `+${n}` : `−${Math.abs(n)}`;
+  }
+
+  /** The attacks with their legal targets: the server's list when it sends one, else
+   * the creature's attacks from the snapshot with the enemies it can see and reach. */
+  function attackChoices(c) {
+    const detail = actionDetail("attack");
+    if (detail && Array.isArray(detail.attacks)) return detail.attacks;
+    const s = app.state;
+    const foes = Object.values(s.creatures).filter((o) => o.side !== c.side && !isOut(o) && o.zone);
+    const seen = new Set([c.zone, ...linksFrom(c.zone).filter((n) => n.links.some((l) => !l.blocks_sight)).map((n) => n.zone)]);
+    return (c.attacks || []).map((a) => ({
+      name: a.name,
+      label: `${a.name[0].toUpperCase()}${a.name.slice(1)} ${fmtBonus(a.bonus)}, ${a.damage}`,
+      bonus: a.bonus,
+      damage: a.damage,
+      targets: foes.filter((o) => (a.kind === "ranged" ? seen.has(o.zone) : o.zone === c.zone)).map((o) => o.id),
+    }));
+  }
+
+  const BIG = ["dash", "dodge", "disengage"];
 
   function renderTurn() {
     const s = app.state;
     const panel = $("turn-panel");
-    const active = s.phase === "turns" ? s.active : null;
-    if (!active || !isMine(active)) {
+    const c = myActive();
+    if (!c) {
       panel.hidden = true;
       app.commandsKey = null;
+      app.attackOpen = null;
       return;
     }
     panel.hidden = false;
-    const c = creature(active);
     $("turn-title").textContent = app.role === "gm" && c.controller !== "gm"
       ? `${c.name}'s turn (${c.controller})` : `Your turn: ${c.name}`;
     const r = s.resources;
     const res = $("resources");
     if (r) {
-      const speed = Math.max(0, ...Object.values(c.speeds || {}), 0);
-      const walk = c.speeds?.walk ?? speed;
-      const left = Math.max(0, walk * (1 + r.dashes) - r.movement_spent);
-      const reaction = s.reactions_used.includes(active) ? 0 : 1;
-      const row = (k, v) => [el("dt", {}, k), el("dd", { dataset: { resource: k.toLowerCase() } }, v)];
+      const reaction = s.reactions_used.includes(c.id) ? 0 : 1;
+      const row = (k, v) => el("div", { class: "res" }, el("dt", {}, k), el("dd", { dataset: { resource: k.toLowerCase() } }, v));
       res.replaceChildren(el("dl", { class: "resources" },
-        row("Movement", `${left} ft left`),
+        row("Movement", `${movementLeft(c)} ft left`),
         row("Action", r.actions > 0 ? `${r.actions} left` : "used"),
         row("Bonus", r.bonus_actions > 0 ? `${r.bonus_actions} left` : "used"),
         row("Interaction", r.interactions > 0 ? `${r.interactions} left` : "used"),
@@ -714,21 +1361,59 @@
     } else {
       res.replaceChildren();
     }
-    // Rebuild the forms when the turn changes or anyone moves or falls, so that the
-    // offered targets and zones stay the legal ones.
+    // Big buttons for the common actions; each unavailable one disabled, the reason on hover.
+    const attackWhy = unavailableWhy("attack", c);
+    const attacks = attackChoices(c);
+    const big = [];
+    for (const a of attacks) {
+      const why = attackWhy ?? (a.targets && a.targets.length === 0 ? "No enemy in reach or in sight for this attack." : null);
+      big.push(el("button", { type: "button", class: `big${app.attackOpen === a.name ? " open" : ""}`, dataset: { attack: a.name },
+        disabled: Boolean(why), title: why || `Attack with ${a.name}: choose a target`, "aria-expanded": app.attackOpen === a.name ? "true" : "false",
+        onclick: () => { app.attackOpen = app.attackOpen === a.name ? null : a.name; renderTurn(); } }, a.label));
+    }
+    const moveWhy = cannotMove(c);
+    big.push(el("button", { type: "button", class: "big", dataset: { quick: "move" }, disabled: Boolean(moveWhy),
+      title: moveWhy || "Choose a zone on the map", onclick: () => {
+        const first = $("map").querySelector(".zone.reachable .zone-button");
+        if (first) first.focus();
+      } }, "Move"));
+    for (const id of BIG) {
+      const why = unavailableWhy(id, c);
+      big.push(el("button", { type: "button", class: "big", dataset: { quick: id }, disabled: Boolean(why),
+        title: why || app.commands.get(id)?.summary || id, onclick: () => command(id, { creature: c.id }) },
+      id[0].toUpperCase() + id.slice(1)));
+    }
+    big.push(el("button", { type: "button", class: "big end", dataset: { quick: "end_turn" },
+      onclick: () => command("end_turn", { creature: c.id }) }, "End turn"));
+    const open = attacks.find((a) => a.name === app.attackOpen);
+    const targets = open ? el("div", { class: "targets", role: "group", "aria-label": `Targets for ${open.name}` },
+      el("span", { class: "muted" }, `${open.label}: target`),
+      (open.targets ?? []).map((t) => el("button", { type: "button", class: "big target", dataset: { target: t },
+        onclick: async () => {
+          const done = await command("attack", { creature: c.id, target: t, attack: open.name });
+          if (done) app.attackOpen = null;
+        } }, name(t)))) : null;
+    keepFocus($("quick"), () => $("quick").replaceChildren(...[el("div", { class: "quick" }, big), targets].filter(Boolean)));
+    // "More": every other command as a form, rebuilt when the turn changes or anyone moves.
     const where = Object.values(s.creatures).map((x) => `${x.id}:${x.zone}:${isOut(x)}`).join(",");
-    const key = `${active}|${s.phase}|${app.role}|${where}`;
+    const key = `${c.id}|${s.phase}|${app.role}|${where}`;
     if (app.commandsKey !== key) {
       app.commandsKey = key;
-      const specs = [...app.commands.values()].filter((spec) => spec.who === "creature" && spec.phases.includes("turns"));
-      $("commands").replaceChildren(
-        el("div", { class: "quick" },
-          el("button", { type: "button", dataset: { quick: "end_turn" }, onclick: () => command("end_turn", { creature: active }) }, "End turn")),
-        ...specs.map((spec) => commandForm(spec, { creature: active })));
+      const skip = new Set(["attack", "end_turn", ...BIG]);
+      const specs = [...app.commands.values()].filter((spec) => spec.who === "creature" && spec.phases.includes("turns") && !skip.has(spec.id));
+      const wasOpen = $("commands").querySelector("details.more")?.open ?? false;
+      $("commands").replaceChildren(el("details", { class: "more", open: wasOpen },
+        el("summary", {}, "More actions"), specs.map((spec) => commandForm(spec, { creature: c.id }))));
     }
-    const available = new Set(app.actions?.creature === active ? app.actions.actions : []);
     for (const details of $("commands").querySelectorAll("details.command")) {
-      details.classList.toggle("unavailable", app.actions !== null && !available.has(details.dataset.command));
+      const why = unavailableWhy(details.dataset.command, c);
+      details.classList.toggle("unavailable", Boolean(why));
+      details.querySelector("summary").title = why || "";
+      const send = details.querySelector("button[type=submit]");
+      if (send) {
+        send.disabled = Boolean(why);
+        send.title = why || "";
+      }
     }
   }
 
@@ -749,7 +1434,7 @@
     for (const [pname, p] of Object.entries(spec.params || {})) {
       if (pname in fixed) continue;
       const description = p.description || properties[pname]?.description || "";
-      const labelText = `${pname}${p.required ? "" : " (optional)"}: ${description}`;
+      const labelText = `${pname.replaceAll("_", " ")}${p.required ? "" : " (optional)"}: ${description}`;
       const field = paramInput(pname, p.type, p.required, legalChoices(spec.id, pname, fixed.creature));
       inputs.push(field.read);
       form.append(el("label", { class: field.check ? "param check" : "param" }, field.check ? [field.node, labelText] : [labelText, field.node]));
@@ -761,13 +1446,16 @@
 
   // Commands whose target must stand in the actor's zone (melee reach, shoving,
   // engaging); the server still decides, this only keeps the choices sensible.
-  const SAME_ZONE = new Set(["engage", "withdraw", "shove", "shove_into", "move_adjacent"]);
+  const SAME_ZONE = new Set(["engage", "withdraw", "shove", "shove_into", "move_adjacent", "ready"]);
 
   /** The creatures or zones worth offering for one parameter, or null for all. */
   function legalChoices(commandId, pname, actorId) {
     const s = app.state;
     const actor = actorId ? s.creatures[actorId] : null;
     if (!actor) return null;
+    const detail = actionDetail(commandId);
+    if (pname === "target" && Array.isArray(detail?.targets)) return detail.targets.map(creature).filter(Boolean);
+    if (pname === "zone" && Array.isArray(detail?.zones)) return detail.zones.map((z) => z.zone);
     const others = Object.values(s.creatures).filter((c) => c.id !== actor.id && !isOut(c));
     if (pname === "target") {
       const foes = others.filter((c) => c.side !== actor.side);
@@ -776,9 +1464,7 @@
     if (pname === "ally") {
       return others.filter((c) => c.side === actor.side && c.zone === actor.zone);
     }
-    if (pname === "zone" && commandId === "enter") {
-      return [...neighbours(actor.zone)];
-    }
+    if (pname === "zone") return linksFrom(actor.zone).map((n) => n.zone);
     return null;
   }
 
@@ -787,6 +1473,14 @@
     const creatures = legal && type === "creature" ? legal : Object.values(s.creatures);
     const opt = (value, text) => el("option", { value }, text);
     const emptyOption = required ? null : opt("", "—");
+    if (pname === "condition") {
+      const node = el("select", { name: pname }, KNOWN_CONDITIONS.map((cond) => opt(cond, cond)));
+      return { node, read: () => [pname, node.value] };
+    }
+    if (pname === "save" || pname === "ability") {
+      const node = el("select", { name: pname }, emptyOption, ABILITIES.map((a) => opt(a, a.toUpperCase())));
+      return { node, read: () => [pname, node.value || undefined] };
+    }
     switch (type) {
       case "creature": {
         const node = el("select", { name: pname }, emptyOption, creatures.map((c) => opt(c.id, c.name)));
@@ -851,10 +1545,20 @@
     }
     const panel = $("prompts-panel");
     panel.hidden = app.prompts.size === 0;
+    // The prompts are a live region: rebuilt (and so announced) only when they change.
+    const key = JSON.stringify([...app.prompts.values()].map((p) => [p.decision, p.order ?? null, Math.round(p.deadlineAt / 1000)]));
+    if (key === app.promptsKey) {
+      renderWaiting();
+      return;
+    }
+    app.promptsKey = key;
     const nodes = [];
     for (const entry of app.prompts.values()) {
       const { decision, deadlineAt } = entry;
-      const countdown = el("span", { class: "countdown", dataset: { deadline: String(deadlineAt) } }, countdownText(deadlineAt));
+      // The ticking countdown is hidden from screen readers (a live region would read
+      // every tick); the time limit is said once, when the prompt appears.
+      const countdown = [el("span", { class: "countdown", "aria-hidden": "true", dataset: { deadline: String(deadlineAt) } }, countdownText(deadlineAt)),
+        el("span", { class: "sr-only" }, `${countdownText(deadlineAt)} to answer`)];
       let buttons;
       if (decision.ordering) {
         // Any order: each option moves up or down; the order shown is what is sent.
@@ -863,29 +1567,34 @@
         const move = (i, by) => {
           [order[i], order[i + by]] = [order[i + by], order[i]];
           renderPrompts();
+          $("prompts").querySelector(`li[data-option="${CSS.escape(order[i + by])}"] button.${by < 0 ? "up" : "down"}`)?.focus();
         };
         buttons = el("div", {},
           el("ol", { class: "ordering" }, order.map((o, i) =>
-            el("li", { dataset: { option: o } }, o + " ",
-              el("button", { type: "button", class: "up", title: `Move ${o} up`, disabled: i === 0,
+            el("li", { dataset: { option: o } }, el("span", { class: "name", title: optionText(o) }, optionText(o)), " ",
+              el("button", { type: "button", class: "up", "aria-label": `Move ${optionText(o)} up`, title: `Move ${optionText(o)} up`, disabled: i === 0,
                 onclick: () => move(i, -1) }, "\u2191"),
-              el("button", { type: "button", class: "down", title: `Move ${o} down`,
+              el("button", { type: "button", class: "down", "aria-label": `Move ${optionText(o)} down`, title: `Move ${optionText(o)} down`,
                 disabled: i === order.length - 1, onclick: () => move(i, 1) }, "\u2193")))),
           el("div", { class: "buttons" },
-            el("button", { type: "button", class: "confirm-order", onclick: () => decide(decision, [...order]) },
-              `Confirm this order: ${order.join(", ")}`)));
+            el("button", { type: "button", class: "confirm-order big", onclick: () => decide(decision, [...order]) },
+              `Confirm this order: ${order.map(optionText).join(", ")}`)));
       } else {
         buttons = el("div", { class: "buttons" }, decision.options.map((o) =>
-          el("button", { type: "button", dataset: { choice: o }, onclick: () => decide(decision, [o]) },
-            o + (decision.default.includes(o) ? " (default)" : ""))));
+          el("button", { type: "button", class: "big", dataset: { choice: o }, onclick: () => decide(decision, [o]) },
+            optionText(o)[0].toUpperCase() + optionText(o).slice(1) + (decision.default.includes(o) ? " (default)" : ""))));
       }
+      const who = decision.controller === "gm" ? "the GM" : decision.controller;
       nodes.push(el("div", { class: "prompt", dataset: { decision: decision.id, kind: decision.kind } },
-        el("div", {}, decision.prompt),
-        el("div", { class: "muted" }, `For ${decision.controller === "gm" ? "the GM" : decision.controller}; `,
-          countdown, `; then: ${decision.default.join(", ") || "nothing"}.`),
+        el("div", { class: "prompt-text" }, decision.prompt),
+        el("div", { class: "muted" }, `For ${who}; `, countdown,
+          `; then by default: ${decision.default.map(optionText).join(", ") || "nothing"}.`),
+        el("div", { class: "prompt-bar", dataset: { deadline: String(deadlineAt), seconds: String(app.state?.options?.reaction_seconds || 30) } }, el("div", { class: "timer-fill" })),
         buttons));
     }
     $("prompts").replaceChildren(...nodes);
+    paintTimers();
+    renderWaiting();
   }
 
   function countdownText(deadlineAt) {
@@ -893,11 +1602,23 @@
     return `${left} s left`;
   }
 
-  setInterval(() => {
+  /** Countdowns and time bars: a bar shrinks and turns red in its last fifth (or 10 s). */
+  function paintTimers() {
     for (const node of document.querySelectorAll(".countdown[data-deadline]")) {
       node.textContent = countdownText(Number(node.dataset.deadline));
     }
-  }, 250);
+    for (const bar of document.querySelectorAll(".timer-bar[data-deadline], .prompt-bar[data-deadline]")) {
+      const left = Math.max(0, (Number(bar.dataset.deadline) - Date.now()) / 1000);
+      const total = Math.max(1, Number(bar.dataset.seconds) || left);
+      const frac = Math.min(1, left / total);
+      bar.firstChild.style.width = `${(frac * 100).toFixed(1)}%`;
+      bar.classList.toggle("urgent", left <= Math.max(10, total / 5));
+      if (bar.getAttribute("role") === "progressbar") bar.setAttribute("aria-valuenow", String(Math.round(left)));
+    }
+    showReconnect();
+  }
+
+  setInterval(paintTimers, 250);
 
   async function decide(decision, choice) {
     const done = await command("decide", { decision: decision.id, choice });
@@ -909,6 +1630,24 @@
 
   // -- the GM's controls -------------------------------------------------------------
 
+  /** What keeps the encounter going, in words (RULINGS 12: the dying, time-sensitive
+   * threats, and two sides still standing). */
+  function openReasons() {
+    const s = app.state;
+    if (s.phase !== "turns") return [];
+    const reasons = [];
+    const creatures = Object.values(s.creatures);
+    for (const c of creatures) if (isDying(c)) reasons.push(`${c.name} is dying (stabilize or heal them)`);
+    for (const h of Object.values(s.hazards || {})) if (h.time_sensitive) reasons.push(`the hazard “${h.name}” is time-sensitive`);
+    for (const a of [...s.arena.assets, ...Object.values(s.effects || {})]) {
+      if (a.time_sensitive && creatures.some((c) => c.zone === a.zone && !isOut(c))) reasons.push(`${a.name} in ${zoneName(a.zone)} is time-sensitive while someone is there`);
+    }
+    const standing = [...new Set(creatures.filter((c) => !isOut(c)).map((c) => c.side))];
+    if (standing.length > 1) reasons.push(`${standing.join(" and ")} still stand`);
+    if (s.keep_going) reasons.push("the GM chose to keep going");
+    return reasons;
+  }
+
   function renderGm() {
     const s = app.state;
     const panel = $("gm-panel");
@@ -917,26 +1656,27 @@
       return;
     }
     panel.hidden = false;
+    const reasons = openReasons();
+    $("gm-hint").replaceChildren(reasons.length
+      ? el("p", { class: "hint" }, el("strong", {}, "The fight goes on because "), reasons.join("; "), ".")
+      : s.phase === "turns" ? el("p", { class: "hint" }, "Nothing keeps the encounter open: the rules may end it.") : "");
+    renderGmToken();
     const root = $("gm");
     // Rebuilt only when the phase or the roster changes, so half-filled forms survive events.
-    const setupPhase = s.phase === "surprise" || s.phase === "positions";
+    const setupPhase = s.phase === "surprise" || s.phase === "positions" || s.phase === "initiative";
     const key = `${s.phase}|${Object.values(s.creatures).map((c) => `${c.id}:${c.hidden}:${setupPhase ? c.zone : ""}`).join(",")}`;
-    if (root.dataset.key === key) {
-      const rewind = root.querySelector("input[name=to_seq]");
-      if (rewind) rewind.max = String(Math.max(1, app.lastSeq - 1));
-      return;
-    }
+    if (root.dataset.key === key) return;
     const keep = app.gmSeats?.querySelector(".seat-links") ?? null;
     root.dataset.key = key;
     const creatures = Object.values(s.creatures);
     const phaseIs = (p) => s.phase === p;
 
-    // Setup: surprise, positions, initiative.
+    // Setup: surprise, positions, initiative; folded away once turns begin.
     const surpriseBoxes = creatures.map((c) => el("input", { type: "checkbox", value: c.id }));
-    const placeSelects = creatures.map((c) => el("select", { dataset: { creature: c.id } },
+    const placeSelects = creatures.map((c) => el("select", { dataset: { creature: c.id }, "aria-label": `${c.name}'s zone` },
       s.arena.zones.map((z) => el("option", { value: z.id, selected: c.zone === z.id }, z.name))));
-    const setup = el("div", { class: "setup" },
-      el("h3", {}, "Setup"),
+    const setup = el("details", { class: "setup fold", open: setupPhase },
+      el("summary", {}, setupPhase ? "Setup" : "Setup (done)"),
       el("div", { class: "gm-row" }, "Surprised:", creatures.map((c, i) => el("label", {}, surpriseBoxes[i], c.name))),
       el("div", { class: "gm-row" },
         el("button", { type: "button", dataset: { setup: "set_surprise" }, disabled: !phaseIs("surprise"),
@@ -951,38 +1691,101 @@
           onclick: () => command("roll_initiative", {}) },
         "Roll initiative")));
 
-    // Hide and reveal.
-    const hiding = el("div", {}, el("h3", {}, "Hidden creatures"),
-      creatures.map((c) => el("div", { class: "gm-row" },
-        `${c.name}: ${c.hidden ? "hidden" : "visible"}`,
-        el("button", { type: "button", dataset: { hide: c.id }, disabled: phaseIs("ended"),
-          onclick: () => command("override", { creature: c.id, field: "hidden", value: !c.hidden }) },
-        c.hidden ? "Reveal" : "Hide"))));
-
-    // Rewind.
-    const toSeq = el("input", { type: "number", name: "to_seq", min: "1", max: String(Math.max(1, app.lastSeq - 1)), step: "1" });
-    const rewind = el("div", {}, el("h3", {}, "Rewind"),
-      el("div", { class: "gm-row" }, el("label", {}, "to event ", toSeq),
-        el("button", { type: "button", dataset: { gm: "rewind" }, onclick: () => {
-          const n = Number.parseInt(toSeq.value, 10);
-          if (Number.isFinite(n)) act("rewind", { encounter: seat.encounter, to_seq: n });
-        } }, "Rewind")));
-
     // Seats: create_seat -> a link to hand to the player. Built once per roster, so a
     // half-typed player id and the links already made survive every other update.
     const rosterKey = creatures.map((c) => c.id).join(",");
     if (!app.gmSeats || app.gmSeats.dataset.roster !== rosterKey) app.gmSeats = seatsSection(creatures, rosterKey, keep);
+    app.gmSeats.open = setupPhase || app.gmSeats.open;
     const seats = app.gmSeats;
 
-    // Every GM command of the current phase, as forms.
-    const gmSpecs = [...app.commands.values()].filter((spec) => spec.who === "gm" && spec.phases.includes(s.phase));
-    const gmCommands = el("div", {}, el("h3", {}, "GM commands"), gmSpecs.map((spec) => commandForm(spec)));
+    // Every other GM command of the current phase, as forms, folded.
+    const gmSpecs = [...app.commands.values()].filter((spec) => spec.who === "gm" && spec.phases.includes(s.phase)
+      && !["set_surprise", "place", "roll_initiative"].includes(spec.id));
+    const gmCommands = el("details", { class: "fold more-gm" }, el("summary", {}, "More GM commands"),
+      gmSpecs.map((spec) => commandForm(spec)));
 
-    root.replaceChildren(setup, hiding, rewind, seats, gmCommands);
+    root.replaceChildren(setup, seats, gmCommands);
+  }
+
+  function openGmToken(cid) {
+    app.gmToken = app.gmToken === cid ? null : cid;
+    renderGmToken();
+    if (app.gmToken) $("gm-token").scrollIntoView({ block: "nearest" });
+  }
+
+  /** Per-token GM actions: damage, heal, a condition from the known ones (with rounds and
+   * a save), hide or reveal, take out of the fight. */
+  function renderGmToken() {
+    const box = $("gm-token");
+    const c = app.gmToken ? creature(app.gmToken) : null;
+    if (!c || app.role !== "gm") {
+      box.hidden = true;
+      box.replaceChildren();
+      delete box.dataset.creature;
+      return;
+    }
+    box.hidden = false;
+    // The fields are built once per creature (what the GM is typing survives every
+    // event); only the state part (hit points, conditions, hidden) is redrawn.
+    if (box.dataset.creature !== c.id) {
+      box.dataset.creature = c.id;
+      delete box.dataset.key;
+      const id = c.id;
+      const amount = el("input", { type: "number", min: "1", step: "1", name: "amount", value: "1", "aria-label": "Hit points", class: "short" });
+      const readAmount = () => Math.max(0, Number.parseInt(amount.value, 10) || 0);
+      const condition = el("select", { name: "condition", "aria-label": "Condition" }, KNOWN_CONDITIONS.map((k) => el("option", { value: k }, k)));
+      const rounds = el("input", { type: "number", min: "1", step: "1", name: "rounds", "aria-label": "Rounds (empty: until removed)", placeholder: "rounds", class: "short" });
+      const save = el("select", { name: "save", "aria-label": "Save that ends it" }, el("option", { value: "" }, "no save"), ABILITIES.map((a) => el("option", { value: a }, `${a.toUpperCase()} save`)));
+      const dc = el("input", { type: "number", min: "1", step: "1", name: "dc", "aria-label": "Save DC", placeholder: "DC", class: "short" });
+      box.replaceChildren(
+        el("div", { class: "token-state" }),
+        el("div", { class: "gm-row" }, el("label", {}, "HP ", amount),
+          // The server's damage command: at 0 hit points a PC is dying and an NPC
+          // defeated, and what follows from that follows (the rules decide, not the page).
+          el("button", { type: "button", dataset: { tokenAct: "damage" }, onclick: () => command("damage", { creature: id, amount: readAmount() }) }, "Damage"),
+          el("button", { type: "button", dataset: { tokenAct: "heal" }, onclick: () => command("heal", { creature: id, amount: readAmount() }) }, "Heal")),
+        el("div", { class: "gm-row" }, condition, rounds, save, dc,
+          el("button", { type: "button", dataset: { tokenAct: "condition" }, onclick: () => {
+            const n = Number.parseInt(rounds.value, 10);
+            if (!Number.isFinite(n) && !save.value) {
+              command("grant_condition", { creature: id, condition: condition.value });
+              return;
+            }
+            const params = { creature: id, condition: condition.value };
+            if (Number.isFinite(n)) params.rounds = n;
+            if (save.value) {
+              params.save = save.value;
+              const d = Number.parseInt(dc.value, 10);
+              if (Number.isFinite(d)) params.dc = d;
+            }
+            command("apply_effect", params);
+          } }, "Apply")),
+        el("div", { class: "token-controls" }));
+    }
+    const key = `${c.id}|${c.hp}|${c.conditions.join(",")}|${c.hidden}|${effectsOf(c.id).map((e) => e.id).join(",")}`;
+    if (box.dataset.key === key) return;
+    box.dataset.key = key;
+    box.querySelector(".token-state").replaceChildren(
+      el("h3", {}, sideMark(c), " ", c.name, " ", el("span", { class: "muted" }, hpText(c))));
+    const controls = box.querySelector(".token-controls");
+    keepFocus(controls, () => controls.replaceChildren(...[
+      c.conditions.length ? el("div", { class: "gm-row" }, "Remove:", c.conditions.map((cond) => {
+        const effect = effectsOf(c.id).find((e) => e.condition === cond);
+        return el("button", { type: "button", dataset: { removeCondition: cond }, onclick: () => (effect
+          ? command("end_effect_of", { effect: effect.id, reason: "ended by the GM" })
+          : command("remove_condition", { creature: c.id, condition: cond })) }, `${cond} ✕`);
+      })) : null,
+      el("div", { class: "gm-row" },
+        el("button", { type: "button", dataset: { hide: c.id }, onclick: () => command("override", { creature: c.id, field: "hidden", value: !c.hidden }) },
+          c.hidden ? "Reveal to players" : "Hide from players"),
+        isDying(c) ? el("button", { type: "button", dataset: { tokenAct: "stabilize" }, onclick: () => command("stabilize", { creature: c.id }) }, "Stabilize") : null,
+        el("button", { type: "button", dataset: { tokenAct: "remove" }, title: "Takes the creature out of the fight (it escapes)",
+          onclick: () => command("grant_condition", { creature: c.id, condition: "escaped" }) }, "Remove from the fight"),
+        el("button", { type: "button", class: "close", onclick: () => openGmToken(c.id) }, "Close"))].filter(Boolean)));
   }
 
   function seatsSection(creatures, rosterKey, keep) {
-    const playerInput = el("input", { type: "text", name: "player", placeholder: "player id, e.g. alice" });
+    const playerInput = el("input", { type: "text", name: "player", placeholder: "player id, e.g. alice", "aria-label": "Player id" });
     const seatBoxes = creatures.map((c) => el("input", { type: "checkbox", value: c.id }));
     const links = keep ?? el("div", { class: "seat-links" });
     const linkFor = (token) => `${location.origin}${location.pathname}#encounter=${encodeURIComponent(seat.encounter)}&token=${encodeURIComponent(token)}`;
@@ -990,7 +1793,7 @@
       const href = linkFor(token);
       links.append(el("div", { class: "seat-link", dataset: { seat: label } }, `${label}: `, el("a", { href, target: "_blank", rel: "noopener" }, href)));
     };
-    return el("div", { class: "seats", dataset: { roster: rosterKey } }, el("h3", {}, "Seats"),
+    return el("details", { class: "seats fold", dataset: { roster: rosterKey } }, el("summary", {}, "Seats and links"),
       el("div", { class: "gm-row" }, playerInput),
       el("div", { class: "gm-row" }, "Creatures:", creatures.map((c, i) => el("label", {}, seatBoxes[i], c.name))),
       el("div", { class: "gm-row" },
@@ -1014,18 +1817,40 @@
   // ---------------------------------------------------------------------------------
   // Start
 
+  /** A link that opens nothing: only the message, and a field to paste another link. */
+  function showBadLink(message) {
+    $("table").hidden = true;
+    clearError();
+    document.body.classList.remove("offline");
+    setStatus("Not connected", "offline");
+    document.body.classList.remove("offline");
+    $("no-link-message").textContent = message;
+    $("no-link").hidden = false;
+  }
+
+  app.render = render; // the browser tests redraw after setting app.actions by hand
+
   function start() {
+    $("open-form").addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const text = new FormData(ev.target).get("link").trim();
+      const next = parseSeat(text);
+      if (!next.encounter || !next.token) {
+        $("no-link-message").textContent = "That is not a table link: it needs #encounter=…&token=… at its end.";
+        return;
+      }
+      location.hash = new URLSearchParams(next).toString();
+      location.reload();
+    });
+    const sound = $("sound");
+    sound.addEventListener("change", () => {
+      app.sound = sound.checked;
+      if (app.sound) beep();
+    });
+    $("undo").addEventListener("click", () => undoLast());
     const watching = new URLSearchParams(location.hash.replace(/^#/, "")).has("watch"); // a public encounter, no token
     if (!seat.encounter || (!seat.token && !watching)) {
-      $("no-link").hidden = false;
-      setStatus("No table link", "offline");
-      $("open-form").addEventListener("submit", (ev) => {
-        ev.preventDefault();
-        const data = new FormData(ev.target);
-        const hash = new URLSearchParams({ encounter: data.get("encounter").trim(), token: data.get("token").trim() });
-        location.hash = hash.toString();
-        location.reload();
-      });
+      showBadLink("This page needs a table link (…/table/#encounter=…&token=…): ask your GM for yours.");
       return;
     }
     window.addEventListener("hashchange", () => location.reload());

@@ -1,10 +1,12 @@
 """Fixtures for the web-table tests: a zonekeep server in a thread, and Debian's Chromium
-driven by Playwright. The tests skip (saying why) only when /usr/bin/chromium or the
-``playwright`` package is missing; CI installs both. No browser is ever downloaded."""
+driven by Playwright. The tests skip (saying why) only when /usr/bin/chromium, the
+``playwright`` package or axe-core (``npm ci`` in tests/browser) is missing, and only
+outside CI: with ``CI=true`` a missing one fails the test. No browser is ever downloaded."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import queue
 import threading
 from collections.abc import Iterator
@@ -29,6 +31,15 @@ CHROMIUM_ARGS = [
 ]
 HERE = Path(__file__).resolve().parent
 ENCOUNTER = HERE / "tavern-brawl.json"
+#: axe-core, from npm (tests/browser/package.json, installed by scripts/test).
+AXE = HERE / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def missing(why: str) -> None:
+    """Skip, or fail under CI (where every tool the browser tests need is installed)."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{why} (CI=true: the browser tests must run)")
+    pytest.skip(why)
 
 
 class MaxDice:
@@ -90,9 +101,9 @@ def live_server(tmp_path: Path) -> Iterator[LiveServer]:
 def browser() -> Iterator[Any]:
     """Debian's Chromium, headless, through Playwright's sync API."""
     if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+        missing(f"{CHROMIUM} is missing (apt-get install chromium)")
     if importlib.util.find_spec("playwright") is None:
-        pytest.skip("the playwright package is missing (pip install playwright)")
+        missing("the playwright package is missing (pip install playwright)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
@@ -103,3 +114,11 @@ def browser() -> Iterator[Any]:
             yield launched
         finally:
             launched.close()
+
+
+@pytest.fixture
+def axe_script() -> Path:
+    """The path of axe-core's script, to inject into a page (``add_script_tag(path=...)``)."""
+    if not AXE.exists():
+        missing(f"{AXE} is missing (cd tests/browser && npm ci)")
+    return AXE

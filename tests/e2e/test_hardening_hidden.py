@@ -137,7 +137,9 @@ async def test_point10_a_roll_off_never_names_a_hidden_creatures_controller(
             for n in gm.pending_notifications()
             if n["method"] == "event" and n["params"]["event"]["type"] == "initiative_rolled"
         ]
-        assert rolled[0]["rolloffs"] == [{"contenders": ["alice", "gm"], "rolls": [5, 12]}]
+        assert rolled[0]["rolloffs"] == [
+            {"contenders": ["alice", "gm"], "rolls": [5, 12], "draws": []}
+        ]
         for client in (alice, watcher):
             seen = [
                 n["params"]["event"]
@@ -173,7 +175,9 @@ async def test_point10_a_roll_off_between_seen_slots_is_still_shown(
             for n in alice.pending_notifications()
             if n["method"] == "event" and n["params"]["event"]["type"] == "initiative_rolled"
         ]
-        assert event["rolloffs"] == [{"contenders": ["alice", "bob"], "rolls": [4, 16]}]
+        assert event["rolloffs"] == [
+            {"contenders": ["alice", "bob"], "rolls": [4, 16], "draws": []}
+        ]
 
 
 async def test_point11_the_controller_keeps_its_hidden_creature(make_server: MakeServer) -> None:

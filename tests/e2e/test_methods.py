@@ -327,7 +327,8 @@ async def test_create_spectator_link_gives_a_watching_seat(running: Running) -> 
         assert (await note(watcher, "event"))["seq"] == 2
         with trio.fail_after(5):
             acts = await watcher.request("actions", encounter=eid, creature="aria")
-        assert acts == {"creature": "aria", "actions": []}
+        assert (acts["creature"], acts["actions"], acts["ending"]) == ("aria", [], None)
+        assert {d["code"] for d in acts["details"]} == {"spectator_read_only"}
 
 
 # -- command, actions, snapshot, leave, ping ---------------------------------------------------
@@ -415,7 +416,7 @@ async def test_actions_lists_what_a_seat_may_do(make_server: MakeServer) -> None
             )
             await alice.join(eid, seat["token"])
             before = await alice.request("actions", encounter=eid, creature="aria")
-            assert before == {"creature": "aria", "actions": []}  # not in turns yet
+            assert (before["creature"], before["actions"]) == ("aria", [])  # not in turns yet
             await gm.command(eid, "set_surprise", surprised=[])
             await gm.command(eid, "place", positions={})
             await gm.command(eid, "roll_initiative")
@@ -426,7 +427,7 @@ async def test_actions_lists_what_a_seat_may_do(make_server: MakeServer) -> None
             )
             assert "release_readied" not in mine["actions"]
             others = await alice.request("actions", encounter=eid, creature="bram")
-            assert others == {"creature": "bram", "actions": []}
+            assert (others["creature"], others["actions"]) == ("bram", [])
             await alice.command(eid, "dash", creature="aria")
             after = await alice.request("actions", encounter=eid, creature="aria")
             assert "dash" not in after["actions"]

@@ -89,7 +89,7 @@ async def test_rewind_restores_the_state_for_everyone_and_keeps_the_log(
             assert event == {
                 "encounter": eid,
                 "seq": result["seq"],
-                "event": {"type": "rewound", "to_seq": to_seq, "by": "gm"},
+                "event": {"type": "rewound", "to_seq": to_seq, "by": "gm", "undone_rolls": []},
             }, name
             assert (snap["encounter"], snap["seq"]) == (eid, result["seq"])
             assert snap["snapshot"]["seq"] == result["seq"]
@@ -111,7 +111,12 @@ async def test_rewind_restores_the_state_for_everyone_and_keeps_the_log(
             assert log["events"][seq - 1] == event
         undone = [e["type"] for e in log["events"][to_seq : later["seq"]]]
         assert "attack_made" in undone and "note_added" in undone
-        assert log["events"][-1] == {"type": "rewound", "to_seq": to_seq, "by": "gm"}
+        assert log["events"][-1] == {
+            "type": "rewound",
+            "to_seq": to_seq,
+            "by": "gm",
+            "undone_rolls": [],
+        }
 
         # Play goes on from the rewound state, at the next seq.
         with trio.fail_after(5):
