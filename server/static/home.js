@@ -222,16 +222,20 @@
         el("div", { id: "public-encounters" })),
       el("section", { class: "panel" },
         el("h2", {}, "Open a table"),
-        el("p", { class: "muted" }, "A link from a GM opens a seat; or paste an encounter id and a token."),
+        el("p", { class: "muted" }, "A link from a GM opens a seat: paste it here."),
         el("form", { id: "home-open", onsubmit: (ev) => {
           ev.preventDefault();
-          const data = new FormData(ev.target);
-          location.hash = new URLSearchParams({ encounter: data.get("encounter").trim(), token: data.get("token").trim() }).toString();
+          const text = new FormData(ev.target).get("link").trim();
+          const hash = new URLSearchParams(text.includes("#") ? text.slice(text.indexOf("#") + 1) : text);
+          if (!hash.get("encounter") || !hash.get("token")) {
+            homeError("That is not a table link: it needs #encounter=…&token=… at its end.");
+            return;
+          }
+          location.hash = new URLSearchParams({ encounter: hash.get("encounter"), token: hash.get("token") }).toString();
           location.reload();
         } },
-        el("label", {}, "Encounter ", el("input", { name: "encounter", required: true, autocomplete: "off" })),
-        " ",
-        el("label", {}, "Token ", el("input", { name: "token", required: true, autocomplete: "off" })),
+        el("label", { for: "home-link" }, "Your table link "),
+        el("input", { id: "home-link", name: "link", required: true, autocomplete: "off", placeholder: "https://…/table/#encounter=…&token=…" }),
         " ",
         el("button", { type: "submit" }, "Open"))));
     $("top").after(home.root);

@@ -345,6 +345,16 @@ def test_anyone_watches_a_public_encounter_from_the_home_page(
     home.locator("#builder-public").check()
     home.locator("#builder-start").click()
     expect(home.locator("#builder-started")).to_be_visible()
+    di_link = home.locator("#builder-started [data-link=Di] a").get_attribute("href")
+    # A player who lands on the home page pastes their link there.
+    di = _page(browser.new_context(), f"{keyed_server}/table/")
+    di.locator("#home-link").fill("not a link")
+    di.locator("#home-open").get_by_role("button", name="Open").click()
+    expect(di.locator("#home-error")).to_contain_text("not a table link")
+    di.locator("#home-link").fill(di_link)
+    di.locator("#home-open").get_by_role("button", name="Open").click()
+    expect(di.locator("#status")).to_have_text("Connected as player Di")
+    expect(di.locator("#character-panel")).to_be_visible()
     # The key can be forgotten: the page asks for one again.
     home.locator("#forget-key").click()
     expect(home.locator("#key-form")).to_be_visible()
@@ -356,4 +366,4 @@ def test_anyone_watches_a_public_encounter_from_the_home_page(
     listed.locator("[data-watch]").click()
     expect(stranger.locator("#status")).to_have_text("Connected as spectator")
     expect(stranger.locator("#encounter-name")).to_have_text("Open table")
-    assert stranger.errors == [] and home.errors == []
+    assert stranger.errors == [] and home.errors == [] and di.errors == []
