@@ -1,11 +1,15 @@
 """The operator's commands on a server's store: ``zonekeep gm ...`` (GM keys) and
 ``zonekeep encounters ...`` (list, show, archive, restore, delete).
 
-They find the store as ``zonekeep serve`` does (``--data-dir``, else the config file's
-``data_dir``, else the default data directory) and work on it while a server runs: the
-SQLite file is shared (WAL; each side waits for the other's short write transaction),
-and the server notices what they changed within a few seconds (it polls
+They find the store as ``zonekeep serve`` does (``--store``, else ``--data-dir``, else
+the config file's and the environment's ``store`` and ``data_dir``, else the default
+data directory) and work on it while a server runs: the SQLite file is shared (WAL; each
+side waits for the other's short write transaction), a PostgreSQL database too, and the
+server notices what they changed within a few seconds (it polls
 ``EventStore.outside_changes``). Each command is one short transaction.
+
+``zonekeep store copy`` moves a community's data from one store to another (a SQLite
+file to a PostgreSQL database): :func:`copy_store`.
 
 Exit status: 0 done (also when there was nothing to do: archiving an archived
 encounter); 1 not found (no such key, encounter or store) or the store cannot be used;
@@ -25,11 +29,12 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import attrs
 
-from ._store import EncounterRecord, GmKey, StoreError
+from ._config import is_postgres_url, mask_url
+from ._store import EncounterRecord, EventStore, GmKey, StoreError
 
 #: The store's file name inside the data directory (as ``ZonekeepServer.open_store`` uses).
 STORE_FILE = "zonekeep.sqlite3"
@@ -42,8 +47,18 @@ GM_KEY_BYTES = 32
 
 OK, NOT_FOUND, BAD_INPUT = 0, 1, 2
 
-if TYPE_CHECKING:
-    from ._sqlite import SqliteStore
+
+class ManagedStore(EventStore, Protocol):
+    """What the operator's commands use: a durable store (SQLite or PostgreSQL)."""
+
+    @property
+    def location(self) -> str:
+        """The file, or the URL with its password masked, for messages."""
+        ...
+
+    async def log_summary(self, encounter: str) -> tuple[int, int, dict[str, int]]: ...
+
+    async def adopt_dice_secret(self, secret: bytes) -> None: ...
 
 
 class AdminError(Exception):
@@ -57,18 +72,31 @@ class AdminError(Exception):
 # -- finding and opening the store --------------------------------------------------------------
 
 
-def store_location(config_file: str | None, data_dir: str | None) -> Path:
-    """The store file ``zonekeep serve --config config_file --data-dir data_dir`` uses."""
+def store_location(
+    config_file: str | None, data_dir: str | None, store: str | None = None
+) -> Path | str:
+    """The store ``zonekeep serve --config config_file --data-dir data_dir --store store``
+    uses: its SQLite file, or its PostgreSQL URL."""
     import os
 
     from ._config import load_settings
 
+    if store is not None:
+        if not is_postgres_url(store):
+            raise AdminError(
+                f"--store {mask_url(store)!r}: expected a postgresql:// URL (for a SQLite "
+                "store, give its --data-dir)",
+                BAD_INPUT,
+            )
+        return store
     if data_dir is not None:
         return Path(data_dir) / STORE_FILE
     try:
         config = load_settings(config_file, os.environ).config
     except ValueError as exc:
         raise AdminError(str(exc), BAD_INPUT) from None
+    if is_postgres_url(config.store):
+        return config.store
     if config.store != "sqlite":
         raise AdminError(
             f"{config_file}: store = {config.store!r}: the server keeps nothing on disk, so "
@@ -78,7 +106,7 @@ def store_location(config_file: str | None, data_dir: str | None) -> Path:
     return Path(config.data_dir) / STORE_FILE
 
 
-Action = Callable[["SqliteStore"], Awaitable[int]]
+Action = Callable[[ManagedStore], Awaitable[int]]
 
 
 def _run(args: argparse.Namespace, action: Action, *, create: bool = False) -> int:
@@ -87,8 +115,8 @@ def _run(args: argparse.Namespace, action: Action, *, create: bool = False) -> i
     import trio
 
     try:
-        path = store_location(args.config, args.data_dir)
-        if not create and not path.exists():
+        path = store_location(args.config, args.data_dir, getattr(args, "store", None))
+        if isinstance(path, Path) and not create and not path.exists():
             raise AdminError(
                 f"{path}: no store here (no server has kept encounters in this data "
                 "directory); give the server's --data-dir or --config",
@@ -103,10 +131,19 @@ def _run(args: argparse.Namespace, action: Action, *, create: bool = False) -> i
         return NOT_FOUND
 
 
-async def _session(path: Path, action: Action) -> int:
+async def open_managed(where: Path | str) -> ManagedStore:
+    """Open the store at ``where`` (a SQLite file, or a PostgreSQL URL) for a command."""
+    if isinstance(where, str):
+        from ._postgres import PostgresStore
+
+        return await PostgresStore.open(where, pool_size=1)
     from ._sqlite import SqliteStore
 
-    store = await SqliteStore.open(path)
+    return await SqliteStore.open(where)
+
+
+async def _session(path: Path | str, action: Action) -> int:
+    store = await open_managed(path)
     try:
         return await action(store)
     finally:
@@ -150,7 +187,7 @@ def _gm_add(args: argparse.Namespace) -> int:
         return exc.status
     key = secrets.token_urlsafe(GM_KEY_BYTES)
 
-    async def add(store: SqliteStore) -> int:
+    async def add(store: ManagedStore) -> int:
         try:
             await store.add_gm_key(GmKey(name, token_hash(key), time.time()))
         except ValueError:
@@ -170,7 +207,7 @@ def _gm_add(args: argparse.Namespace) -> int:
 
 
 def _gm_list(args: argparse.Namespace) -> int:
-    async def show(store: SqliteStore) -> int:
+    async def show(store: ManagedStore) -> int:
         keys = await store.gm_keys()
         if args.json:
             print(json.dumps([{"name": k.name, "created": k.created} for k in keys], indent=2))
@@ -190,7 +227,7 @@ def _gm_revoke(args: argparse.Namespace) -> int:
         _say(f"zonekeep gm revoke: {exc}")
         return exc.status
 
-    async def revoke(store: SqliteStore) -> int:
+    async def revoke(store: ManagedStore) -> int:
         if not await store.revoke_gm_key(name):
             raise AdminError(f"no GM key named {name!r}", NOT_FOUND)
         _say(
@@ -212,15 +249,15 @@ def record_to_json(record: EncounterRecord) -> dict[str, Any]:
     return data
 
 
-async def _record(store: SqliteStore, encounter: str) -> EncounterRecord:
+async def _record(store: ManagedStore, encounter: str) -> EncounterRecord:
     found = await store.get_record(encounter)
     if found is None:
-        raise AdminError(f"{store.path}: no encounter {encounter!r}", NOT_FOUND)
+        raise AdminError(f"{store.location}: no encounter {encounter!r}", NOT_FOUND)
     return found
 
 
 def _encounters_list(args: argparse.Namespace) -> int:
-    async def show(store: SqliteStore) -> int:
+    async def show(store: ManagedStore) -> int:
         records = await store.records()
         if not args.all:
             records = [r for r in records if r.status != "archived"]
@@ -255,7 +292,7 @@ def _encounters_list(args: argparse.Namespace) -> int:
 
 
 def _encounters_show(args: argparse.Namespace) -> int:
-    async def show(store: SqliteStore) -> int:
+    async def show(store: ManagedStore) -> int:
         record = await _record(store, args.encounter)
         events, last_seq, grants = await store.log_summary(record.id)
         if args.json:
@@ -286,7 +323,7 @@ def _encounters_show(args: argparse.Namespace) -> int:
 
 
 def _encounters_archive(args: argparse.Namespace) -> int:
-    async def archive(store: SqliteStore) -> int:
+    async def archive(store: ManagedStore) -> int:
         record = await _record(store, args.encounter)
         if record.status == "archived":
             _say(f"{record.id} is already archived.")
@@ -303,7 +340,7 @@ def _encounters_archive(args: argparse.Namespace) -> int:
 
 
 def _encounters_restore(args: argparse.Namespace) -> int:
-    async def restore(store: SqliteStore) -> int:
+    async def restore(store: ManagedStore) -> int:
         record = await _record(store, args.encounter)
         if record.status != "archived":
             _say(f"{record.id} is not archived (it is {record.status}).")
@@ -316,7 +353,7 @@ def _encounters_restore(args: argparse.Namespace) -> int:
 
 
 def _encounters_delete(args: argparse.Namespace) -> int:
-    async def delete(store: SqliteStore) -> int:
+    async def delete(store: ManagedStore) -> int:
         record = await _record(store, args.encounter)
         if record.status != "archived":
             raise AdminError(
@@ -338,6 +375,136 @@ def _encounters_delete(args: argparse.Namespace) -> int:
     return _run(args, delete)
 
 
+# -- zonekeep store copy ---------------------------------------------------------------------------
+
+#: Events per append when copying a log.
+COPY_CHUNK = 500
+
+
+@attrs.frozen
+class Copied:
+    """What :func:`copy_store` copied."""
+
+    encounters: int
+    events: int
+    grants: int
+    gm_keys: int
+
+
+async def copy_store(source: EventStore, target: ManagedStore, *, force: bool = False) -> Copied:
+    """Copy everything of ``source`` into ``target`` through the store interface: each
+    encounter's record, events (same seqs), latest snapshot, grants and ``finished``
+    mark, the GM keys and the dice secret (so the copied encounters' fair dice stay
+    verifiable). ``target`` must be empty (:class:`AdminError` otherwise) unless
+    ``force``: then an encounter it has already is replaced by the source's, and so is a
+    GM key of the same name; but a target whose encounters' dice come from another
+    secret is refused all the same. Only the latest snapshot of each encounter is
+    copied (all that loading one needs). Nobody may be writing to ``source`` meanwhile
+    (stop its server)."""
+    there = await target.encounters()
+    keys_there = {k.name for k in await target.gm_keys()}
+    if (there or keys_there) and not force:
+        raise AdminError(
+            f"the target already holds {len(there)} encounter(s) and {len(keys_there)} GM "
+            "key(s); copy into an empty store, or give --force to replace those the source "
+            "has too",
+            BAD_INPUT,
+        )
+    secret = await source.dice_secret()
+    if there and await target.dice_secret() != secret:
+        raise AdminError(
+            "the target's encounters roll their fair dice from another dice secret than the "
+            "source's, so one of the two sets could not be verified any more; copy into an "
+            "empty store",
+            BAD_INPUT,
+        )
+    await target.adopt_dice_secret(secret)
+    unfinished = {s.id for s in await source.unfinished()}
+    events = grants = 0
+    ids = await source.encounters()
+    for eid in ids:
+        if eid in there:
+            await target.delete(eid)
+        stored = await source.load(eid)
+        record = await source.get_record(eid)
+        if record is not None:
+            await target.put_record(record)
+        log = await source.read(eid)
+        if log and (await source.oldest_kept(eid) != 1 or log[0][0] != 1):
+            raise AdminError(f"{eid}: the source has lost its first events", NOT_FOUND)
+        start = 0
+        while start < len(log):
+            end = min(start + COPY_CHUNK, len(log))
+            if stored is not None and stored.snapshot is not None:
+                snap_at = stored.snapshot_seq - 1  # its index in ``log``
+                if start <= snap_at < end - 1:
+                    end = snap_at + 1  # a chunk ends where the snapshot was taken
+            chunk = log[start:end]
+            last_seq = chunk[-1][0]
+            await target.append(
+                eid,
+                chunk[0][0],
+                [e for _, e in chunk],
+                snapshot=stored.snapshot
+                if stored is not None and stored.snapshot_seq == last_seq
+                else None,
+                finished=end == len(log) and eid not in unfinished,
+            )
+            start = end
+        events += len(log)
+        for grant in stored.grants if stored is not None else ():
+            await target.add_grant(eid, grant)
+            grants += 1
+    keys = await source.gm_keys()
+    for key in keys:
+        if key.name in keys_there:
+            await target.revoke_gm_key(key.name)
+        await target.add_gm_key(key)
+    return Copied(len(ids), events, grants, len(keys))
+
+
+def _store_copy(args: argparse.Namespace) -> int:
+    import trio
+
+    def where(text: str) -> Path | str:
+        return text if is_postgres_url(text) else Path(text)
+
+    source, target = where(args.source), where(args.target)
+    if isinstance(source, Path) and not source.is_file():
+        _say(f"zonekeep store copy: {source}: no such store file")
+        return NOT_FOUND
+    if source == target:
+        _say("zonekeep store copy: --from and --to are the same store")
+        return BAD_INPUT
+
+    async def copy() -> Copied:
+        src = await open_managed(source)
+        try:
+            dst = await open_managed(target)
+            try:
+                return await copy_store(src, dst, force=args.force)
+            finally:
+                await dst.aclose()
+        finally:
+            await src.aclose()
+
+    try:
+        done = trio.run(copy)
+    except AdminError as exc:
+        _say(f"zonekeep store copy: {exc}")
+        return exc.status
+    except StoreError as exc:
+        _say(f"zonekeep store copy: {exc}")
+        return NOT_FOUND
+    shown = mask_url(target) if isinstance(target, str) else str(target)
+    _say(
+        f"Copied {done.encounters} encounter(s) ({done.events} events, {done.grants} seats "
+        f"and links) and {done.gm_keys} GM key(s) into {shown}. Start the server on it: "
+        "zonekeep serve --store ..."
+    )
+    return OK
+
+
 # -- the parsers --------------------------------------------------------------------------------
 
 
@@ -352,7 +519,13 @@ def add_admin_commands(sub: Any) -> None:
             "~/.local/share/zonekeep)",
         )
         parser.add_argument(
-            "--config", default=None, help="the server's config file (for its data_dir)"
+            "--config", default=None, help="the server's config file (for its store)"
+        )
+        parser.add_argument(
+            "--store",
+            default=None,
+            metavar="URL",
+            help="the server's PostgreSQL store, postgresql://... (default: the config's)",
         )
         parser.set_defaults(func=func, what=what)
 
@@ -390,3 +563,30 @@ def add_admin_commands(sub: Any) -> None:
     delete.add_argument("encounter", help="the encounter id")
     delete.add_argument("--yes", action="store_true", help="yes, delete it (required)")
     where(delete, "encounters delete", _encounters_delete)
+
+    store = sub.add_parser("store", help="move a community's store (SQLite to PostgreSQL)")
+    store_sub = store.add_subparsers(dest="store_command", required=True)
+    copy = store_sub.add_parser(
+        "copy",
+        help="copy every encounter (events, snapshot, seats, record) and GM key into "
+        "another store; stop the server first",
+    )
+    copy.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        help="the store to copy: a zonekeep.sqlite3 file (or a postgresql:// URL)",
+    )
+    copy.add_argument(
+        "--to",
+        dest="target",
+        required=True,
+        help="the store to fill: postgresql://user@host/db (or a SQLite file)",
+    )
+    copy.add_argument(
+        "--force",
+        action="store_true",
+        help="copy into a store that is not empty (replacing its encounters and GM keys "
+        "of the same ids and names)",
+    )
+    copy.set_defaults(func=_store_copy, what="store copy")

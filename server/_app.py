@@ -42,6 +42,7 @@ from ._config import (
     default_data_dir,
     describe_change,
     flatten,
+    is_postgres_url,
     load_config,
     on_reload,
 )
@@ -94,7 +95,7 @@ class ZonekeepServer:
         self.registry = Registry(
             self.config, self.engine, store if store is not None else InMemoryStore(), entropy
         )
-        self._open_store = store is None and self.config.store == "sqlite"
+        self._open_store = store is None and self.config.store != "memory"
         self._owns_store = False
         self.welcome = Welcome(self.config, self.engine, lambda: self.registry.bundled_arenas())
         self.methods = Methods(self.registry, self.welcome.text)
@@ -269,11 +270,19 @@ class ZonekeepServer:
     async def open_store(self) -> None:
         """Open the configured store (once); :class:`StoreError` if it cannot be used."""
         if self._open_store:
-            from ._sqlite import SqliteStore
+            store: EventStore
+            if is_postgres_url(self.config.store):
+                from ._postgres import PostgresStore
 
-            store = await SqliteStore.open(
-                self.config.data_dir / "zonekeep.sqlite3", durability=self.config.durability
-            )
+                store = await PostgresStore.open(
+                    self.config.store, pool_size=self.config.store_pool_size
+                )
+            else:
+                from ._sqlite import SqliteStore
+
+                store = await SqliteStore.open(
+                    self.config.data_dir / "zonekeep.sqlite3", durability=self.config.durability
+                )
             self.registry.store = store
             self._open_store = False
             self._owns_store = True

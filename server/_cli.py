@@ -24,7 +24,15 @@ from zonekeep.sdk.engine import Engine, PluginConflict, PluginLoadError, describ
 from ._admin import add_admin_commands
 from ._bundled import find_example
 from ._compendium import build_compendium
-from ._config import VERSION, ConfigError, ServerConfig, Settings, load_settings, to_toml
+from ._config import (
+    VERSION,
+    ConfigError,
+    ServerConfig,
+    Settings,
+    load_settings,
+    mask_url,
+    to_toml,
+)
 from ._encounter_file import EncounterFileError, load_encounter
 from ._links import PublicUrlError, listen_address, server_links
 from ._log import describe
@@ -146,6 +154,8 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"Players reach it at {links.websocket}  (web table: {links.web_table})")
         if config.store == "sqlite":
             print(f"Encounters are kept in {config.data_dir}.")
+        elif config.store != "memory":
+            print(f"Encounters are kept in {mask_url(config.store)}.")
         waiting = len(await running.store.records(status="open"))
         if waiting:
             print(f"{waiting} unfinished encounter(s) in the store, each loaded on its first join.")
@@ -392,7 +402,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="where encounters are kept (default ~/.local/share/zonekeep)",
     )
     serve.add_argument(
-        "--store", choices=("sqlite", "memory"), default=None, help="sqlite (default) or memory"
+        "--store",
+        default=None,
+        metavar="STORE",
+        help="sqlite (default), memory, or postgresql://user@host/db (a password there is "
+        "seen by everyone on this machine: prefer ZONEKEEP_SERVER_STORE or ~/.pgpass)",
     )
     serve.add_argument(
         "--durability",

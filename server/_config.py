@@ -29,7 +29,7 @@ import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 import cattrs
@@ -114,6 +114,7 @@ _SECONDS = _Check("a number of seconds, 0 or more", lambda v: _is_number(v) and 
 _DAYS = _Check(
     "a number of days, 0 or more, or none", lambda v: v is None or (_is_number(v) and v >= 0)
 )
+_POOL = _Check("a whole number, 1 or more", lambda v: type(v) is int and v >= 1)
 _PORT = _Check("a port number from 0 to 65535", lambda v: type(v) is int and 0 <= v <= 65535)
 _REACTION = _Check(
     "a number from 5 to 600", lambda v: v is None or (_is_number(v) and 5 <= v <= 600)
@@ -121,6 +122,49 @@ _REACTION = _Check(
 _PUBLIC_URL = _Check("an http:// or https:// URL with a host", _url)
 _PROXIES = _Check('a list of IP addresses or networks ("10.0.0.0/8")', _networks)
 _HOST = _Check("a host name or address", lambda v: isinstance(v, str) and bool(v.strip()))
+
+#: The schemes of a PostgreSQL store's URL (libpq's).
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+
+def is_postgres_url(value: object) -> bool:
+    """Whether ``value`` names a PostgreSQL store: a ``postgresql://`` (or ``postgres://``)
+    URL. Its host may be empty (libpq's default: the local socket)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 (a port that is not a number raises here)
+    except ValueError:
+        return False
+    return parts.scheme in POSTGRES_SCHEMES and value.startswith(parts.scheme + "://")
+
+
+def mask_url(value: str) -> str:
+    """``value`` with the password of a URL masked (in its user part, or a ``password=``
+    parameter): what may be shown or logged of a store's URL."""
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return MASK if "@" in value or "password" in value else value
+    netloc, query = parts.netloc, parts.query
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        if ":" in user:
+            user = user.split(":", 1)[0] + ":" + MASK
+        netloc = f"{user}@{host}"
+    if "password" in query.lower():
+        query = "&".join(
+            f"{item.split('=', 1)[0]}={MASK}" if item.lower().startswith("password") else item
+            for item in query.split("&")
+        )
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+_STORE = _Check(
+    'one of "sqlite", "memory", or a postgresql:// URL',
+    lambda v: v in ("sqlite", "memory") or is_postgres_url(v),
+)
 
 
 @attrs.frozen
@@ -241,13 +285,19 @@ class ServerConfig:
     #: The decision time (seconds) new encounters get unless their options say: 5 to 600
     #: (RULINGS.md), as ``options.reaction_seconds``; ``None``: the rules' default.
     reaction_seconds: float | None = attrs.field(default=None, validator=_REACTION)
-    #: ``"sqlite"`` (durable, the default) or ``"memory"`` (lost on restart).
-    store: Literal["sqlite", "memory"] = "sqlite"
+    #: ``"sqlite"`` (durable, the default), ``"memory"`` (lost on restart), or a
+    #: PostgreSQL database's URL, ``"postgresql://user:password@host:5432/dbname"``
+    #: (needs ``pip install 'zonekeep[postgresql]'``; see docs/storage.md). The URL's
+    #: password is a secret: never logged, masked by ``zonekeep config show``.
+    store: str = attrs.field(default="sqlite", validator=_STORE)
     #: Where the SQLite store is kept (``zonekeep.sqlite3`` in it).
     data_dir: Path = attrs.field(factory=default_data_dir, converter=Path)
     #: ``"full"``: every event durable before anyone sees it; ``"normal"``: faster, may
     #: lose the last moments on a power cut (see docs/storage.md).
     durability: Literal["full", "normal"] = "full"
+    #: Connections a PostgreSQL store keeps open (at least 1), and so the most of its
+    #: reads and writes run at once.
+    store_pool_size: int = attrs.field(default=4, validator=_POOL)
     #: Third-party plugins to load; empty means every installed one (see ``_plugins.discover``).
     plugins_enabled: tuple[str, ...] = attrs.field(default=(), converter=_names)
     #: Plugins (third-party or built-in, such as ``"zonekeep.flanking"``) not to load.
@@ -347,6 +397,7 @@ _ON_RELOAD = {
             "server.store",
             "server.data_dir",
             "server.durability",
+            "server.store_pool_size",
             "server.plugins_enabled",
             "server.plugins_disabled",
             "server.compendium_dirs",
@@ -423,7 +474,16 @@ def describe_change(key: str, old: object, new: object) -> str:
     """A changed setting for the log; a secret's value is never shown."""
     if key in SECRETS:
         return f"{key} changed"
-    return f"{key} {_show(_plain(old))} -> {_show(_plain(new))}"
+    return f"{key} {_show(_masked(key, _plain(old)))} -> {_show(_masked(key, _plain(new)))}"
+
+
+#: Settings that are not secrets but may hold one (a password in the store's URL).
+_HOLDS_SECRET = ("server.store",)
+
+
+def _masked(key: str, value: object) -> object:
+    """``value`` as it may be shown: a URL's password masked, for :data:`_HOLDS_SECRET`."""
+    return mask_url(value) if key in _HOLDS_SECRET and isinstance(value, str) else value
 
 
 def _plain(value: object) -> object:
@@ -682,7 +742,8 @@ class _Layers:
             try:
                 _attribute_hook(_KEYS[key])(value, None)
             except InvalidSetting as exc:
-                shown = "its value" if key in SECRETS else _show(value)  # never a secret's
+                # never a secret's value, nor a URL's password
+                shown = "its value" if key in SECRETS else _show(_masked(key, value))
                 self.problems.append(f"{where}: {shown} is not {exc.expected}")
 
     def structure(self) -> ServerConfig | None:
@@ -698,6 +759,9 @@ class _Layers:
                 key = path if path.startswith("limits.") else f"server.{path}"
                 if key in SECRETS and " is not " in sentence:  # never repeat a secret
                     sentence = "its value" + sentence[sentence.index(" is not ") :]
+                elif key in _HOLDS_SECRET and " is not " in sentence:
+                    value = _masked(key, self.values.get(key))
+                    sentence = _show(value) + sentence[sentence.index(" is not ") :]
                 where = self.label(key) if key in self.sources else key
                 self.problems.append(f"{where}: {sentence}")
             return None
@@ -820,7 +884,7 @@ def to_toml(settings: Settings, *, mask: bool = True) -> str:
             elif mask and key in SECRETS:
                 text = _show(MASK)
             else:
-                text = _show(_plain(value))
+                text = _show(_masked(key, _plain(value)) if mask else _plain(value))
             line = f"{key.split('.', 1)[1]} = {text}"
             source = settings.sources.get(key)
             if source is None and key in SECRETS and value is not None:

@@ -216,6 +216,11 @@ Setting a secret and its file in the same source is refused; a later source's se
 file replaces an earlier one's (a key in the environment wins over a file named in the
 config file). No secret ever appears in a log line or in `config show`.
 
+A PostgreSQL `store` URL may carry a password (`postgresql://user:password@host/db`):
+it is masked in `config show`, in errors and in the log, like a secret. Better, leave
+it out of the URL and let libpq find it in `~/.pgpass` (or `PGPASSWORD`), so that
+neither the config file nor a flag holds it.
+
 ## Reloading (SIGHUP)
 
 `kill -HUP <pid>` (or `systemctl reload zonekeep`) reads the config again, from the

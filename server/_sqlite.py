@@ -258,6 +258,11 @@ class SqliteStore:
         self.transactions = 0
         self.appends = 0
 
+    @property
+    def location(self) -> str:
+        """Where the store is, for the operator's messages: its file."""
+        return str(self.path)
+
     # -- opening ----------------------------------------------------------------------------
 
     @classmethod
@@ -492,6 +497,19 @@ class SqliteStore:
             return await self._run(_dice_secret, self._conn)
         except (sqlite3.Error, ValueError) as exc:
             raise StoreError(f"{self.path}: could not read the dice secret: {exc}") from None
+
+    async def adopt_dice_secret(self, secret: bytes) -> None:
+        """Make ``secret`` the store's dice secret (``zonekeep store copy``: the copied
+        encounters' dice stay verifiable)."""
+        try:
+            await self._run(
+                lambda: self._conn.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('dice_secret', ?)",
+                    (secret.hex(),),
+                )
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: could not save the dice secret: {exc}") from None
 
     # -- changes made by other processes --------------------------------------------------------
 

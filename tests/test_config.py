@@ -187,7 +187,7 @@ def test_unknown_or_malformed_environment_variables_stop_the_start() -> None:
         "ZONEKEEP_PORT: unknown setting (did you mean ZONEKEEP_SERVER_PORT?)",
         "ZONEKEEP_SERVER_PROT: unknown setting (did you mean ZONEKEEP_SERVER_PORT?)",
         'ZONEKEEP_SERVER_PORT: "80a" is not a whole number',
-        'ZONEKEEP_SERVER_STORE: "postgres" is not one of "sqlite", "memory"',
+        'ZONEKEEP_SERVER_STORE: "postgres" is not one of "sqlite", "memory", or a postgresql:// URL',
         'ZONEKEEP_LIMITS_RATE_PER_SECOND: "fast" is not a number',
     ]
     assert problems(port=70000) == ["--port: 70000 is not a port number from 0 to 65535"]

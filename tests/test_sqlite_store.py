@@ -1,25 +1,32 @@
 """The SQLite event store (server/_sqlite.py) on its own, without sockets.
 
-Round trips, group commit, snapshots and recovery lists, hashed grants, durability
-pragmas, reopening, the refusals (each names the file and leaves it byte for byte
-as it was) and the write errors (disk full, read-only): nothing of a failed batch
-is stored.
+Round trips, group commit, snapshots and recovery lists, hashed grants and reopening,
+on the PostgreSQL store too (server/_postgres.py, the ``target`` fixture); then what is
+SQLite's own: durability pragmas, the refusals (each names the file and leaves it byte
+for byte as it was) and the write errors (disk full, read-only): nothing of a failed
+batch is stored.
 """
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import trio
 import trio.testing
+from postgres_support import fresh_schema, schema_of, sql
 
 from zonekeep.sdk import Event, Note, NoteAdded, RoundStarted, event_to_dict
+from zonekeep.server._postgres import PostgresStore
 from zonekeep.server._sqlite import SCHEMA_VERSION, SqliteStore
 from zonekeep.server._store import StoredGrant, StoreError
+
+Store = SqliteStore | PostgresStore
 
 
 def rounds(first: int, count: int) -> list[Event]:
@@ -46,11 +53,54 @@ def db(tmp_path: Path) -> Path:
     return tmp_path / "store" / "zonekeep.sqlite3"
 
 
+@attrs.frozen
+class Target:
+    """Where a test's store is: a SQLite file (``db``) or a PostgreSQL schema (``url``)."""
+
+    db: Path
+    url: str | None = None
+
+    async def open(self, **kw: object) -> Store:
+        if self.url is None:
+            return await open_store(self.db, **kw)
+        with trio.fail_after(20):
+            return await PostgresStore.open(self.url)
+
+    def count_events(self) -> int:
+        """The events stored, as another connection sees them."""
+        if self.url is None:
+            with sqlite3.connect(self.db) as conn:
+                count = int(conn.execute("SELECT COUNT(*) FROM events").fetchone()[0])
+            conn.close()
+            return count
+        return int(str(sql(f"SELECT COUNT(*) FROM {schema_of(self.url)}.events")[0][0]))
+
+    def everything(self) -> bytes:
+        """Everything stored (the files, or a dump of every table's rows)."""
+        if self.url is None:
+            return all_bytes(self.db.parent)
+        schema = schema_of(self.url)
+        tables = sql(
+            f"SELECT table_name FROM information_schema.tables WHERE table_schema='{schema}'"
+        )
+        rows = [sql(f"SELECT * FROM {schema}.{t}") for (t,) in tables]
+        return repr(rows).encode()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def target(request: pytest.FixtureRequest, db: Path) -> Iterator[Target]:
+    if request.param == "sqlite":
+        yield Target(db)
+        return
+    with fresh_schema() as url:
+        yield Target(db, url)
+
+
 # -- round trips ---------------------------------------------------------------------------
 
 
-async def test_append_and_read_round_trip_with_seqs(db: Path) -> None:
-    store = await open_store(db)
+async def test_append_and_read_round_trip_with_seqs(target: Target) -> None:
+    store = await target.open()
     try:
         with trio.fail_after(10):
             await store.append("e1", 1, rounds(1, 3))
@@ -75,9 +125,9 @@ async def test_append_and_read_round_trip_with_seqs(db: Path) -> None:
         await store.aclose()
 
 
-async def test_a_rich_event_round_trips_exactly(db: Path) -> None:
+async def test_a_rich_event_round_trips_exactly(target: Target) -> None:
     event = NoteAdded(Note("n1", 'Ünïcødé ✓ "quoted" \n newline \x00', hidden=True))
-    store = await open_store(db)
+    store = await target.open()
     try:
         with trio.fail_after(10):
             await store.append("e1", 1, [event])
@@ -91,8 +141,8 @@ async def test_a_rich_event_round_trips_exactly(db: Path) -> None:
 
 
 @pytest.mark.parametrize(("first", "expected"), [(2, 1), (0, 1)])
-async def test_first_append_must_start_at_one(db: Path, first: int, expected: int) -> None:
-    store = await open_store(db)
+async def test_first_append_must_start_at_one(target: Target, first: int, expected: int) -> None:
+    store = await target.open()
     try:
         with trio.fail_after(10), pytest.raises(ValueError, match=f"expected {expected}"):
             await store.append("e1", first, rounds(1, 1))
@@ -103,8 +153,8 @@ async def test_first_append_must_start_at_one(db: Path, first: int, expected: in
 
 
 @pytest.mark.parametrize("first", [1, 2, 3, 5])
-async def test_non_contiguous_append_raises_value_error(db: Path, first: int) -> None:
-    store = await open_store(db)
+async def test_non_contiguous_append_raises_value_error(target: Target, first: int) -> None:
+    store = await target.open()
     try:
         with trio.fail_after(10):
             await store.append("e1", 1, rounds(1, 3))  # seqs 1..3; the next is 4
@@ -121,8 +171,8 @@ async def test_non_contiguous_append_raises_value_error(db: Path, first: int) ->
 # -- group commit ---------------------------------------------------------------------------
 
 
-async def test_concurrent_appends_share_transactions_and_land_in_order(db: Path) -> None:
-    store = await open_store(db)
+async def test_concurrent_appends_share_transactions_and_land_in_order(target: Target) -> None:
+    store = await target.open()
     encounters = [f"e{i}" for i in range(6)]
     per_encounter = 25
     try:
@@ -150,16 +200,14 @@ async def test_concurrent_appends_share_transactions_and_land_in_order(db: Path)
             assert [e for _, e in got] == expected
     finally:
         await store.aclose()
-    # ... and all of it is on disk: another connection sees every row.
-    with sqlite3.connect(db) as conn:
-        count = conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
-    assert count == len(encounters) * per_encounter * 2
+    # ... and all of it is stored: another connection sees every row.
+    assert target.count_events() == len(encounters) * per_encounter * 2
 
 
 async def test_an_append_returns_after_its_own_batch_while_others_keep_appending(
-    db: Path,
+    target: Target,
 ) -> None:
-    store = await open_store(db)
+    store = await target.open()
     returned_after: list[int] = []
     try:
         with trio.fail_after(20):
@@ -189,8 +237,8 @@ async def test_an_append_returns_after_its_own_batch_while_others_keep_appending
         await store.aclose()
 
 
-async def test_a_single_writer_uses_one_transaction_per_append(db: Path) -> None:
-    store = await open_store(db)
+async def test_a_single_writer_uses_one_transaction_per_append(target: Target) -> None:
+    store = await target.open()
     try:
         with trio.fail_after(10):
             for seq in range(1, 6):
@@ -203,8 +251,8 @@ async def test_a_single_writer_uses_one_transaction_per_append(db: Path) -> None
 # -- snapshots, finished encounters, grants -----------------------------------------------
 
 
-async def test_snapshots_grants_and_unfinished(db: Path) -> None:
-    store = await open_store(db)
+async def test_snapshots_grants_and_unfinished(target: Target) -> None:
+    store = await target.open()
     try:
         with trio.fail_after(10):
             await store.append("live", 1, rounds(1, 2), snapshot={"seq": 2, "v": "first"})
@@ -239,20 +287,20 @@ async def test_snapshots_grants_and_unfinished(db: Path) -> None:
         await store.aclose()
 
 
-async def test_grants_are_stored_as_hashes_only(db: Path) -> None:
+async def test_grants_are_stored_as_hashes_only(target: Target) -> None:
     token = "tok-" + "Zq9" * 10  # distinctive: must never reach the disk
     hashed = hashlib.sha256(token.encode()).hexdigest()
-    store = await open_store(db)
+    store = await target.open()
     try:
         with trio.fail_after(10):
             await store.append("e1", 1, rounds(1, 1))
             await store.add_grant("e1", StoredGrant(hashed, "player", "alice"))
-            on_disk_while_open = all_bytes(db.parent)
+            on_disk_while_open = target.everything()
             (found,) = await store.unfinished()
     finally:
         await store.aclose()
     assert found.grants == (StoredGrant(hashed, "player", "alice"),)
-    on_disk = all_bytes(db.parent)
+    on_disk = target.everything()
     assert hashed.encode() in on_disk  # the check can see what is there ...
     for blob in (on_disk, on_disk_while_open):
         assert token.encode() not in blob  # ... and the token is not
@@ -280,8 +328,8 @@ async def test_default_durability_is_full(db: Path) -> None:
         await store.aclose()
 
 
-async def test_reopening_keeps_everything(db: Path) -> None:
-    store = await open_store(db, durability="normal")
+async def test_reopening_keeps_everything(target: Target) -> None:
+    store = await target.open(durability="normal")
     with trio.fail_after(10):
         await store.append("e1", 1, rounds(1, 4), snapshot={"at": 4})
         await store.append("e1", 5, rounds(5, 2))
@@ -289,7 +337,7 @@ async def test_reopening_keeps_everything(db: Path) -> None:
         await store.add_grant("e1", StoredGrant("h1", "spectator"))
         before = dicts(await store.read("e1"))
         await store.aclose()
-    again = await open_store(db)
+    again = await target.open()
     try:
         with trio.fail_after(10):
             assert dicts(await store_read(again, "e1")) == before
@@ -309,7 +357,7 @@ async def test_reopening_keeps_everything(db: Path) -> None:
         await again.aclose()
 
 
-async def store_read(store: SqliteStore, eid: str) -> list[tuple[int, Event]]:
+async def store_read(store: Store, eid: str) -> list[tuple[int, Event]]:
     return await store.read(eid)
 
 

@@ -1,9 +1,11 @@
-"""Encounter records, GM keys and outside changes, on both stores (the in-memory one and
-SQLite), through the ``EventStore`` interface only: what one store does, the other does.
+"""Encounter records, GM keys and outside changes, on every store (the in-memory one,
+SQLite and PostgreSQL), through the ``EventStore`` interface only: what one store does,
+the others do.
 
-Then what only the SQLite store has: a second connection to the same file (the CLI's)
-writing beside the server's, ``outside_changes`` following it, and the server's cached
-next seq following a delete or an import made by another process.
+Then what the durable stores have: a second store on the same file or database (the
+CLI's) writing beside the server's, ``outside_changes`` following it, and the server's
+cached next seq following a delete or an import made by another process; and SQLite's
+write lock, shared by both connections.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ import attrs
 import pytest
 import trio
 import trio.testing
+from postgres_support import fresh_schema
 
 from zonekeep.sdk import EncounterCreated, EncounterOptions, Event, RoundStarted, single_zone_arena
+from zonekeep.server._postgres import PostgresStore
 from zonekeep.server._sqlite import SqliteStore
 from zonekeep.server._store import (
     EncounterRecord,
@@ -46,10 +50,19 @@ def record(eid: str, created: float = 100.0, **kw: object) -> EncounterRecord:
     return EncounterRecord(**fields)  # type: ignore[arg-type]
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgresql"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[EventStore]:
     if request.param == "memory":
         yield InMemoryStore()
+        return
+    if request.param == "postgresql":
+        with fresh_schema() as url:
+            with trio.fail_after(20):
+                pg = await PostgresStore.open(url, pool_size=2)
+            try:
+                yield pg
+            finally:
+                await pg.aclose()
         return
     with trio.fail_after(10):
         opened = await SqliteStore.open(tmp_path / "zonekeep.sqlite3")
@@ -233,8 +246,35 @@ async def test_in_memory_outside_changes_follow_bump_outside() -> None:
     assert await store.outside_changes() != before
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def two(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[tuple[EventStore, EventStore]]:
+    """Two stores on one file or database: the server's and the operator's (the CLI's)."""
+    if request.param == "postgresql":
+        with fresh_schema() as url:
+            with trio.fail_after(20):
+                first = await PostgresStore.open(url, pool_size=2)
+                second = await PostgresStore.open(url, pool_size=1)
+            try:
+                yield first, second
+            finally:
+                await second.aclose()
+                await first.aclose()
+        return
+    path = tmp_path / "zonekeep.sqlite3"
+    with trio.fail_after(10):
+        server = await SqliteStore.open(path)
+        cli = await SqliteStore.open(path)
+    try:
+        yield server, cli
+    finally:
+        await cli.aclose()
+        await server.aclose()
+
+
 @pytest.fixture
-async def two(tmp_path: Path) -> AsyncIterator[tuple[SqliteStore, SqliteStore]]:
+async def two_sqlite(tmp_path: Path) -> AsyncIterator[tuple[SqliteStore, SqliteStore]]:
     """Two connections to one file: the server's and the operator's (the CLI's)."""
     path = tmp_path / "zonekeep.sqlite3"
     with trio.fail_after(10):
@@ -248,7 +288,7 @@ async def two(tmp_path: Path) -> AsyncIterator[tuple[SqliteStore, SqliteStore]]:
 
 
 async def test_outside_changes_move_for_another_connection_only(
-    two: tuple[SqliteStore, SqliteStore],
+    two: tuple[EventStore, EventStore],
 ) -> None:
     server, cli = two
     with trio.fail_after(10):
@@ -269,19 +309,19 @@ async def test_outside_changes_move_for_another_connection_only(
 
 
 async def test_every_connection_waits_for_the_others_write_lock(
-    two: tuple[SqliteStore, SqliteStore],
+    two_sqlite: tuple[SqliteStore, SqliteStore],
 ) -> None:
     """The CLI's writes wait for the server's transaction (SQLite's busy timeout, the
     same on both connections) instead of failing with "database is locked"."""
-    for store in two:
+    for store in two_sqlite:
         row = await store._run(lambda s=store: s._conn.execute("PRAGMA busy_timeout").fetchone())
         assert row == (10_000,)
 
 
 async def test_a_write_started_under_another_connections_lock_goes_through(
-    two: tuple[SqliteStore, SqliteStore],
+    two_sqlite: tuple[SqliteStore, SqliteStore],
 ) -> None:
-    server, cli = two
+    server, cli = two_sqlite
     with trio.fail_after(20):
         await begin(server, "e1")
         holder = sqlite3.connect(server.path, isolation_level=None)
@@ -299,7 +339,7 @@ async def test_a_write_started_under_another_connections_lock_goes_through(
 
 
 async def test_load_follows_a_delete_and_an_import_made_by_another_process(
-    two: tuple[SqliteStore, SqliteStore],
+    two: tuple[EventStore, EventStore],
 ) -> None:
     server, cli = two
     with trio.fail_after(10):

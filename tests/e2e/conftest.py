@@ -9,15 +9,34 @@ the validator really ran).
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
-from e2e_support import Running, ServerConfig, _validate, start_server
+from e2e_support import Running, ServerConfig, _validate, drop_postgres_schemas, start_server
 
 from zonekeep.protocol.client import MESSAGE_HOOKS
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``ZONEKEEP_TEST_STORE=postgresql``, skip the tests that need SQLite (its file,
+    or ``zonekeep export``/``import``, which read SQLite files only)."""
+    if os.environ.get("ZONEKEEP_TEST_STORE") != "postgresql":
+        return
+    skip = pytest.mark.skip(reason="needs the SQLite store (ZONEKEEP_TEST_STORE=postgresql)")
+    for item in items:
+        if item.get_closest_marker("sqlite"):
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def postgres_schemas() -> Any:
+    """Under ``ZONEKEEP_TEST_STORE=postgresql``: drop the test schemas at the end."""
+    yield
+    drop_postgres_schemas()
 
 
 @pytest.fixture(autouse=True)

@@ -1,8 +1,14 @@
 """Helpers for the end-to-end tests: a real server on a loopback port, on the default
-(SQLite) store in a temporary directory, and real clients."""
+(SQLite) store in a temporary directory, and real clients.
+
+``ZONEKEEP_TEST_STORE=postgresql`` runs them on the PostgreSQL store instead: each data
+directory gets a schema of its own in the test database (tests/postgres_support.py),
+so servers started one after the other on one data directory share its store.
+"""
 
 from __future__ import annotations
 
+import os
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -127,18 +133,57 @@ class Running:
 
 
 async def start_server(
-    nursery: trio.Nursery, data_dir: Path, config: ServerConfig | None = None, **kw: Any
+    nursery: trio.Nursery,
+    data_dir: Path,
+    config: ServerConfig | None = None,
+    *,
+    sqlite: bool = False,
+    **kw: Any,
 ) -> Running:
     """Start a server under ``nursery``, as ``zonekeep serve`` would: its store is the
     default one (SQLite, full durability), kept in ``data_dir`` unless ``config`` names a
-    ``data_dir`` of its own (never the user's). ``kw`` go to :class:`ZonekeepServer`."""
+    ``data_dir`` of its own (never the user's); ``sqlite``: SQLite even under
+    ``ZONEKEEP_TEST_STORE=postgresql``. ``kw`` go to :class:`ZonekeepServer`."""
     config = config or ServerConfig(port=0)
     if config.data_dir == ServerConfig().data_dir:
         config = attrs.evolve(config, data_dir=data_dir)
+    if (
+        not sqlite
+        and config.store == "sqlite"
+        and os.environ.get("ZONEKEEP_TEST_STORE") == "postgresql"
+    ):
+        config = attrs.evolve(config, store=postgres_store_for(config.data_dir))
     kw.setdefault("engine", Engine())  # the built-ins only, whatever else is installed
     server = ZonekeepServer(config, entropy=kw.pop("entropy", RandomEntropy(7)), **kw)
     await nursery.start(server.run)
     return Running(server)
+
+
+_SCHEMAS: dict[Path, str] = {}
+
+
+def postgres_store_for(data_dir: Path) -> str:
+    """The PostgreSQL store URL standing in for ``data_dir``'s SQLite file: one new schema
+    per data directory, dropped at the end of the session (:func:`drop_postgres_schemas`)."""
+    import uuid
+
+    from postgres_support import in_schema, needs_postgres, sql
+
+    if data_dir not in _SCHEMAS:
+        needs_postgres()
+        schema = f"zk_test_{uuid.uuid4().hex[:12]}"
+        sql(f"CREATE SCHEMA {schema}")
+        _SCHEMAS[data_dir] = in_schema(schema)
+    return _SCHEMAS[data_dir]
+
+
+def drop_postgres_schemas() -> None:
+    """Drop the schemas :func:`postgres_store_for` made (at the end of the session)."""
+    from postgres_support import schema_of, sql
+
+    while _SCHEMAS:
+        _, url = _SCHEMAS.popitem()
+        sql(f"DROP SCHEMA IF EXISTS {schema_of(url)} CASCADE")
 
 
 __all__ = [

@@ -29,16 +29,21 @@ async def add_gm_key(running: Running, name: str) -> str:
 
 async def from_outside(running: Running, change: Callable[[EventStore], Awaitable[Any]]) -> Any:
     """Make ``change`` to the server's store as another process would (the ``zonekeep``
-    command line): on SQLite through a connection of its own, in memory by telling the
-    store that someone outside changed it."""
+    command line): on SQLite or PostgreSQL through a store of its own, in memory by
+    telling the store that someone outside changed it."""
     store = running.server.store
     if isinstance(store, InMemoryStore):
         result = await change(store)
         store.bump_outside()
         return result
+    from zonekeep.server._postgres import PostgresStore
     from zonekeep.server._sqlite import SqliteStore
 
-    other = await SqliteStore.open(running.server.config.data_dir / "zonekeep.sqlite3")
+    other: EventStore
+    if isinstance(store, PostgresStore):
+        other = await PostgresStore.open(running.server.config.store, pool_size=1)
+    else:
+        other = await SqliteStore.open(running.server.config.data_dir / "zonekeep.sqlite3")
     try:
         return await change(other)
     finally:

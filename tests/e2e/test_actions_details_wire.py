@@ -116,6 +116,7 @@ async def details(client: ZonekeepClient, eid: str, cid: str) -> dict[str, dict[
 def well_formed(client: ZonekeepClient, command: str, cid: str, other: str) -> dict[str, Any]:
     """Params of the right type for each required parameter of ``command`` (from
     ``hello``'s capabilities, as a third-party client would build them)."""
+    assert client.welcome is not None
     info = next(c for c in client.welcome["capabilities"]["commands"] if c["id"] == command)
     values = {
         "creature": other,

@@ -52,6 +52,7 @@ async def test_a_request_the_server_closes_on_raises_with_the_close_code(
     assert (lost.value.code, lost.value.reason) == (1008, "rate limit abuse")
 
 
+@pytest.mark.sqlite
 async def test_end_to_end_servers_run_on_the_default_sqlite_store(
     running: Running, tmp_path: Path
 ) -> None:

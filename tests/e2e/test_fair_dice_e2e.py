@@ -95,6 +95,7 @@ def write(lines: list[dict[str, Any]], target: Path) -> Path:
     return target
 
 
+@pytest.mark.sqlite  # zonekeep export/import read SQLite files
 async def test_a_fair_encounter_played_to_its_end_verifies_and_a_tampered_one_does_not(
     make_server: MakeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -151,6 +152,7 @@ async def test_a_fair_encounter_played_to_its_end_verifies_and_a_tampered_one_do
     assert "cut or damaged" in err and "roll #0" in err
 
 
+@pytest.mark.sqlite  # zonekeep export/import read SQLite files
 async def test_rotation_reveals_the_seed_and_rewinds_keep_their_undone_rolls(
     make_server: MakeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -277,6 +279,7 @@ async def test_malformed_contributions_are_refused(make_server: MakeServer, valu
         assert snap["seq"] == seq and snap["dice"]["contributions"] == 0
 
 
+@pytest.mark.sqlite  # zonekeep export/import read SQLite files
 async def test_an_imported_unfinished_encounter_gets_a_new_seed_before_its_next_roll(
     make_server: MakeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

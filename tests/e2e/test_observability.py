@@ -264,6 +264,7 @@ async def test_healthz_fails_while_the_event_loop_lags(make_server: MakeServer) 
             await trio.sleep(0.1)
 
 
+@pytest.mark.sqlite
 async def test_healthz_fails_while_the_store_cannot_commit(
     make_server: MakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

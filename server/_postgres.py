@@ -1,0 +1,880 @@
+"""The PostgreSQL event store: ``zonekeep serve --store postgresql://...``.
+
+The same :class:`~zonekeep.server._store.EventStore` as the SQLite store, kept in a
+PostgreSQL database that the operator runs (docs/storage.md):
+
+- psycopg 3 and its connection pool (the ``postgresql`` extra; imported only when a
+  PostgreSQL store is opened, so a SQLite-only server does not need it). Every blocking
+  call runs in a trio worker thread, at most as many at once as the pool has
+  connections (a :class:`trio.CapacityLimiter` of that size).
+- Group commit, as the SQLite store: appends that arrive while a transaction is being
+  written share the next one, whatever encounter they belong to; each task writes at
+  most the one batch that holds its own append.
+- The database carries a schema version (``meta.schema_version``) and the list of the
+  migrations applied to it (``schema_migrations``), with the SQLite store's policy: an
+  older store is migrated on open (:data:`MIGRATIONS`), in one transaction under an
+  advisory lock (several processes opening the same database at once migrate it once);
+  one made by a newer zonekeep, or a database holding someone else's tables of the same
+  names, is refused with a clear error and left untouched.
+- Other processes (the ``zonekeep`` CLI, another server later) write to the same
+  database: each writer counts its own changes to records, grants and GM keys in a row
+  of ``changes`` (its id is random, per open store), so
+  :meth:`PostgresStore.outside_changes` is the sum of the other writers' rows.
+- A URL's password is a secret: :attr:`PostgresStore.where` (used in every message) is
+  the URL with it masked.
+
+The tables are unqualified: they live in the first schema of the connection's
+``search_path`` (``?options=-csearch_path%3Dname`` in the URL picks another one).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import time
+import uuid
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import attrs
+import trio
+
+from zonekeep.sdk import Event, event_from_dict, event_to_dict
+
+from . import _metrics
+from ._config import VERSION, mask_url
+from ._store import (
+    EncounterRecord,
+    EncounterStatus,
+    GmKey,
+    StoredEncounter,
+    StoredGrant,
+    StoreError,
+    check_next_seq,
+    not_to_bring_back,
+    record_from_creation,
+)
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg_pool import ConnectionPool
+
+log = logging.getLogger("zonekeep.store")
+
+#: The layout this version writes. Bump it with a migration in :data:`MIGRATIONS`.
+SCHEMA_VERSION = 1
+
+#: Connections a store keeps open unless told (``store_pool_size``).
+DEFAULT_POOL_SIZE = 4
+
+#: Seconds to wait for the database when opening the store, and for a free connection.
+CONNECT_TIMEOUT_SECONDS = 10.0
+
+#: The key of the advisory lock held while a store is made or migrated.
+_MIGRATION_LOCK = 0x7A6B_0015
+
+#: The tables of the first layout (store version 1).
+_TABLES = (
+    "meta",
+    "schema_migrations",
+    "encounters",
+    "events",
+    "snapshots",
+    "grants",
+    "gm_keys",
+    "changes",
+)
+
+_SCHEMA_1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE schema_migrations (
+    version INTEGER PRIMARY KEY,
+    description TEXT NOT NULL,
+    applied_at DOUBLE PRECISION,
+    zonekeep TEXT
+);
+CREATE TABLE encounters (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL DEFAULT '',
+    arena TEXT NOT NULL DEFAULT '',
+    creator TEXT,
+    created DOUBLE PRECISION NOT NULL,
+    last_activity DOUBLE PRECISION NOT NULL,
+    status TEXT NOT NULL DEFAULT 'open',
+    public BOOLEAN NOT NULL DEFAULT FALSE,
+    phase TEXT NOT NULL DEFAULT 'setup',
+    round INTEGER NOT NULL DEFAULT 0,
+    players TEXT NOT NULL DEFAULT '[]',
+    source TEXT,
+    finished BOOLEAN NOT NULL DEFAULT FALSE
+);
+CREATE INDEX encounters_by_status ON encounters (status, created);
+CREATE INDEX encounters_by_creator ON encounters (creator, created);
+CREATE TABLE events (
+    encounter TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    type TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (encounter, seq)
+);
+CREATE TABLE snapshots (
+    encounter TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (encounter, seq)
+);
+CREATE TABLE grants (
+    encounter TEXT NOT NULL,
+    token_hash TEXT NOT NULL,
+    role TEXT NOT NULL,
+    player TEXT,
+    PRIMARY KEY (encounter, token_hash)
+);
+CREATE TABLE gm_keys (
+    name TEXT PRIMARY KEY,
+    key_hash TEXT NOT NULL UNIQUE,
+    created DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE changes (writer TEXT PRIMARY KEY, n BIGINT NOT NULL)
+"""
+
+
+@attrs.frozen
+class Migration:
+    """The step from store version ``N`` to ``N + 1`` (``MIGRATIONS[N]``): ``apply`` runs
+    inside the one transaction of the whole upgrade, so it must not commit."""
+
+    description: str
+    apply: Callable[[psycopg.Connection[Any]], None]
+
+
+#: Migrations from version N to N + 1, by N; none yet (version 1 is the first layout).
+#: The leases of several nodes (issue 21) will be the first: an ``epoch`` per encounter
+#: that every append checks in its own transaction.
+MIGRATIONS: dict[int, Migration] = {}
+
+_T = TypeVar("_T")
+
+
+@attrs.define
+class _Append:
+    encounter: str
+    first_seq: int
+    types: list[str]
+    datas: list[str]
+    snapshot: str | None
+    finished: bool
+    record: EncounterRecord | None = None
+    #: Set when the request was written (or failed: ``error``), or when its task is
+    #: asked to write the next batch, which holds it (``written`` still False).
+    done: trio.Event = attrs.field(factory=trio.Event)
+    written: bool = False
+    error: Exception | None = None
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+
+
+class PostgresStore:
+    """A durable :class:`~zonekeep.server._store.EventStore` in a PostgreSQL database.
+
+    Open it with ``await PostgresStore.open(url)``; close it with ``await store.aclose()``.
+    """
+
+    def __init__(self, url: str, pool: ConnectionPool[Any], size: int) -> None:
+        #: The URL with its password masked: for messages and logs.
+        self.where = mask_url(url)
+        self._pool = pool
+        self._limiter = trio.CapacityLimiter(size)
+        self._pending: list[_Append] = []
+        self._flushing = False
+        self._next_seq: dict[str, int] = {}
+        #: This store's row in ``changes`` (see :meth:`outside_changes`).
+        self.writer = uuid.uuid4().hex
+        #: How many transactions and appends were written (for benchmarks).
+        self.transactions = 0
+        self.appends = 0
+
+    @property
+    def location(self) -> str:
+        """Where the store is, for the operator's messages (the password masked)."""
+        return self.where
+
+    # -- opening ----------------------------------------------------------------------------
+
+    @classmethod
+    async def open(cls, url: str, *, pool_size: int = DEFAULT_POOL_SIZE) -> PostgresStore:
+        """Connect to the database at ``url``, making or migrating the store in it;
+        :class:`StoreError` if it cannot be used."""
+        where = mask_url(url)
+        try:
+            import psycopg  # noqa: F401
+            from psycopg_pool import ConnectionPool
+        except ImportError:
+            raise StoreError(
+                f"{where}: a PostgreSQL store needs psycopg 3 and psycopg-pool: "
+                "pip install 'zonekeep[postgresql]'"
+            ) from None
+        size = max(1, pool_size)
+        pool: ConnectionPool[Any] = ConnectionPool(
+            url,
+            min_size=size,
+            max_size=size,
+            open=False,
+            timeout=CONNECT_TIMEOUT_SECONDS,
+            name="zonekeep",
+        )
+        try:
+            await trio.to_thread.run_sync(_open_pool, pool, url, where)
+        except BaseException:
+            await trio.to_thread.run_sync(pool.close)
+            raise
+        store = cls(url, pool, size)
+        try:
+            store._next_seq = await store._reading("the logs", _load_next_seqs)
+        except BaseException:
+            await trio.to_thread.run_sync(pool.close)
+            raise
+        return store
+
+    async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """``fn(connection, *args)`` in a worker thread, in one transaction of a pooled
+        connection (committed when ``fn`` returns, rolled back when it raises)."""
+        return await trio.to_thread.run_sync(self._in_transaction, fn, args, limiter=self._limiter)
+
+    def _in_transaction(self, fn: Callable[..., _T], args: tuple[Any, ...]) -> _T:
+        with self._pool.connection() as conn, conn.transaction():
+            return fn(conn, *args)
+
+    async def _doing(self, what: str, fn: Callable[..., _T], *args: Any) -> _T:
+        import psycopg
+
+        try:
+            return await self._run(fn, *args)
+        except (psycopg.Error, OSError) as exc:
+            raise StoreError(f"{self.where}: could not {what}: {_reason(exc)}") from None
+
+    async def _reading(self, what: str, fn: Callable[..., _T], *args: Any) -> _T:
+        return await self._doing(f"read {what}", fn, *args)
+
+    async def aclose(self) -> None:
+        try:
+            await self._run(_retire_writer, self.writer)
+        except Exception as exc:  # closing anyway
+            log.warning("%s: could not fold this store's change count: %s", self.where, exc)
+        await trio.to_thread.run_sync(self._pool.close)
+
+    # -- writing ------------------------------------------------------------------------------
+
+    async def append(
+        self,
+        encounter: str,
+        first_seq: int,
+        events: Sequence[Event],
+        *,
+        snapshot: dict[str, Any] | None = None,
+        finished: bool = False,
+    ) -> None:
+        check_next_seq(encounter, first_seq, self._next_seq.get(encounter, 1))
+        request = _Append(
+            encounter,
+            first_seq,
+            [e.type for e in events],
+            [_dumps(event_to_dict(e)) for e in events],
+            _dumps(snapshot) if snapshot is not None else None,
+            finished,
+            record_from_creation(encounter, events[0], time.time(), finished)
+            if first_seq == 1 and events
+            else None,
+        )
+        self._pending.append(request)
+        # Shielded: once queued, an append is written (or fails) before its task moves
+        # on, and a task asked to write the next batch always does so.
+        with trio.CancelScope(shield=True):
+            if self._flushing:
+                await request.done.wait()
+            if not request.written:
+                await self._write_next_batch()
+        if request.error is not None:
+            raise request.error
+
+    async def _write_next_batch(self) -> None:
+        """Write every pending append in one transaction, then wake the task of the first
+        append queued meanwhile, which writes the next batch (never more than the batch
+        holding its own append, so no task is held back writing for the others)."""
+        import psycopg
+
+        self._flushing = True
+        batch: list[_Append] = []
+        try:
+            await trio.lowlevel.checkpoint()  # let the tasks ready to append join in
+            batch, self._pending = self._pending, []
+            started = time.perf_counter()
+            try:
+                await self._run(_write_batch, batch, self.writer)
+            except Exception as exc:
+                if not isinstance(exc, psycopg.Error | OSError):
+                    log.exception("writing a batch of events failed")
+                error = StoreError(f"{self.where}: could not save: {_reason(exc)}")
+                _metrics.current().store_committed(time.perf_counter() - started, error)
+                for request in batch:
+                    request.error = error
+            else:
+                _metrics.current().store_committed(time.perf_counter() - started)
+                self.transactions += 1
+                self.appends += len(batch)
+                for request in batch:
+                    self._next_seq[request.encounter] = request.first_seq + len(request.types)
+        finally:
+            for request in batch:
+                request.written = True
+                request.done.set()
+            if self._pending:
+                self._pending[0].done.set()
+            else:
+                self._flushing = False
+
+    async def add_grant(self, encounter: str, grant: StoredGrant) -> None:
+        await self._doing("save the grant", _insert_grant, encounter, grant, self.writer)
+
+    async def remove_grants(self, encounter: str, token_hashes: Collection[str]) -> None:
+        await self._doing(
+            "revoke the grant", _delete_grants, encounter, list(token_hashes), self.writer
+        )
+
+    # -- reading ------------------------------------------------------------------------------
+
+    async def read(self, encounter: str, after: int = 0) -> list[tuple[int, Event]]:
+        rows = await self._reading("the events", _read_events, encounter, after)
+        return [(seq, event_from_dict(json.loads(data))) for seq, data in rows]
+
+    async def oldest_kept(self, encounter: str) -> int:
+        return 1
+
+    async def unfinished(self) -> list[StoredEncounter]:
+        return await self._reading("the unfinished encounters", _unfinished)
+
+    async def encounters(self) -> list[str]:
+        rows = await self._reading(
+            "the encounters", _fetch, "SELECT id FROM encounters ORDER BY created, id", ()
+        )
+        return [r[0] for r in rows]
+
+    # -- records --------------------------------------------------------------------------------
+
+    async def put_record(self, record: EncounterRecord) -> None:
+        await self._doing(f"save the record of {record.id}", _put_record, record, self.writer)
+
+    async def set_status(
+        self, encounter: str, status: EncounterStatus, *, last_activity: float | None = None
+    ) -> bool:
+        return await self._doing(
+            f"change the status of {encounter}",
+            _set_status,
+            encounter,
+            status,
+            last_activity,
+            self.writer,
+        )
+
+    async def get_record(self, encounter: str) -> EncounterRecord | None:
+        found = await self._reading("the record", _select_records, "WHERE id=%s", (encounter,))
+        return found[0] if found else None
+
+    async def records(
+        self, *, status: EncounterStatus | None = None, creator: str | None = None
+    ) -> list[EncounterRecord]:
+        where: list[str] = []
+        params: list[str] = []
+        if status is not None:
+            where.append("status=%s")
+            params.append(status)
+        if creator is not None:
+            where.append("creator=%s")
+            params.append(creator)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        return await self._reading("the records", _select_records, clause, tuple(params))
+
+    async def load(self, encounter: str) -> StoredEncounter | None:
+        found = await self._reading("the encounter", _load, encounter)
+        if found is None:
+            return None
+        stored, next_seq = found
+        # The database is the truth for an encounter being loaded: another process may
+        # have deleted it or imported one under its id since this store appended to it.
+        if not self._flushing and not self._pending:
+            self._next_seq[encounter] = next_seq
+        return stored
+
+    async def delete(self, encounter: str) -> None:
+        await self._doing(f"delete {encounter}", _delete, encounter, self.writer)
+        self._next_seq.pop(encounter, None)
+
+    async def log_summary(self, encounter: str) -> tuple[int, int, dict[str, int]]:
+        """For the operator (``zonekeep encounters show``): how many events ``encounter``
+        has, its last seq (0: none), and its grants counted by role."""
+        return await self._reading("the log", _log_summary, encounter)
+
+    # -- GM keys ------------------------------------------------------------------------------
+
+    async def add_gm_key(self, key: GmKey) -> None:
+        import psycopg
+
+        try:
+            await self._run(_add_gm_key, key, self.writer)
+        except psycopg.errors.UniqueViolation:
+            raise ValueError(f"there is already a GM key named {key.name!r}") from None
+        except (psycopg.Error, OSError) as exc:
+            raise StoreError(f"{self.where}: could not save the GM key: {_reason(exc)}") from None
+
+    async def gm_keys(self) -> list[GmKey]:
+        rows = await self._reading(
+            "the GM keys",
+            _fetch,
+            "SELECT name, key_hash, created FROM gm_keys ORDER BY created, name",
+            (),
+        )
+        return [GmKey(name, key_hash, created) for name, key_hash, created in rows]
+
+    async def revoke_gm_key(self, name: str) -> bool:
+        return await self._doing("revoke the GM key", _revoke_gm_key, name, self.writer)
+
+    # -- the dice secret --------------------------------------------------------------------------
+
+    async def dice_secret(self) -> bytes:
+        """The store's dice secret (``meta.dice_secret``), made on first use."""
+        try:
+            return await self._doing("read the dice secret", _dice_secret)
+        except ValueError as exc:
+            raise StoreError(f"{self.where}: could not read the dice secret: {exc}") from None
+
+    async def adopt_dice_secret(self, secret: bytes) -> None:
+        """Make ``secret`` the store's dice secret (``zonekeep store copy``: the copied
+        encounters' dice stay verifiable)."""
+        await self._doing("save the dice secret", _adopt_dice_secret, secret.hex())
+
+    # -- changes made by other processes --------------------------------------------------------
+
+    async def outside_changes(self) -> int:
+        """The changes the other writers (the CLI, other servers) made to records, grants
+        and GM keys: the sum of their rows in ``changes``, never moved by this store."""
+        rows = await self._reading(
+            "the change counts",
+            _fetch,
+            "SELECT COALESCE(SUM(n), 0) FROM changes WHERE writer <> %s",
+            (self.writer,),
+        )
+        return int(rows[0][0])
+
+
+def _reason(exc: BaseException) -> str:
+    """An error's message, first line only (psycopg adds context lines)."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+# -- the blocking parts (run in worker threads) ------------------------------------------------
+
+
+def _open_pool(pool: ConnectionPool[Any], url: str, where: str) -> None:
+    """Make or migrate the store on a connection of its own (which also says plainly why
+    the database cannot be reached), then open ``pool``."""
+    import psycopg
+    from psycopg_pool import PoolTimeout
+
+    try:
+        with (
+            psycopg.connect(url, connect_timeout=int(CONNECT_TIMEOUT_SECONDS)) as conn,
+            conn.transaction(),
+        ):
+            _upgrade(conn, where)
+    except psycopg.OperationalError as exc:
+        raise StoreError(f"{where}: cannot connect: {_reason(exc)}") from None
+    except psycopg.Error as exc:
+        raise StoreError(f"{where}: cannot use the database: {_reason(exc)}") from None
+    try:
+        pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
+    except PoolTimeout:
+        raise StoreError(
+            f"{where}: could not open {pool.max_size} connections within "
+            f"{CONNECT_TIMEOUT_SECONDS:g} s (max_connections of the database?)"
+        ) from None
+
+
+def _existing_tables(conn: psycopg.Connection[Any]) -> set[str]:
+    """Our table names present in the schema new tables go to (``current_schema()``)."""
+    rows = conn.execute(
+        "SELECT table_name FROM information_schema.tables "
+        "WHERE table_schema = current_schema() AND table_name = ANY(%s)",
+        (list(_TABLES),),
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+def _read_version(conn: psycopg.Connection[Any], where: str) -> int:
+    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    version = int(row[0]) if row and str(row[0]).isdigit() else -1
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{where}: made by a newer zonekeep (store version {version}; this one reads up to "
+            f"{SCHEMA_VERSION}). Upgrade zonekeep; the database was left untouched."
+        )
+    if version < 1 or any(v not in MIGRATIONS for v in range(version, SCHEMA_VERSION)):
+        raise StoreError(
+            f"{where}: store version {version} is too old to migrate to {SCHEMA_VERSION}; "
+            "the database was left untouched."
+        )
+    return version
+
+
+def _upgrade(conn: psycopg.Connection[Any], where: str) -> None:
+    """Make the store (the version 1 layout) in an empty schema, or bring an older one to
+    :data:`SCHEMA_VERSION` through :data:`MIGRATIONS`, recording each step in
+    ``schema_migrations``; in the caller's one transaction, under an advisory lock, so
+    two processes opening a new database at once make it once."""
+    if conn.execute("SELECT current_schema()").fetchone() in (None, (None,)):
+        raise StoreError(
+            f"{where}: no schema to keep the store in (the search_path names none that "
+            "exists); create it first"
+        )
+    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+    tables = _existing_tables(conn)
+    now = time.time()
+    if "meta" not in tables:
+        if tables:
+            raise StoreError(
+                f"{where}: the schema holds tables named like a zonekeep store's "
+                f"({', '.join(sorted(tables))}) but is not one; it was left untouched. "
+                "Use a database (or schema) of its own."
+            )
+        for statement in _SCHEMA_1.split(";"):
+            if statement.strip():
+                conn.execute(statement.encode())
+        conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', '1')")
+        conn.execute(
+            "INSERT INTO schema_migrations VALUES (1, 'a new store', %s, %s)", (now, VERSION)
+        )
+        log.info("%s: a new store (version 1)", where)
+    version = _read_version(conn, where)
+    for v in range(version, SCHEMA_VERSION):
+        step = MIGRATIONS[v]
+        try:
+            step.apply(conn)
+        except Exception as exc:
+            raise StoreError(
+                f"{where}: migrating the store from version {v} to {v + 1} failed "
+                f"({type(exc).__name__}: {_reason(exc)}); the database was left untouched."
+            ) from exc
+        conn.execute(
+            "INSERT INTO schema_migrations VALUES (%s, %s, %s, %s)",
+            (v + 1, step.description, now, VERSION),
+        )
+        log.info("%s: store migrated to version %d (%s)", where, v + 1, step.description)
+    conn.execute("UPDATE meta SET value=%s WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+
+
+def _fetch(conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...]) -> list[Any]:
+    return conn.execute(sql.encode(), params).fetchall()
+
+
+def _bump(conn: psycopg.Connection[Any], writer: str) -> None:
+    """Count one change of ``writer``'s (in the transaction of the change)."""
+    conn.execute(
+        "INSERT INTO changes (writer, n) VALUES (%s, 1) "
+        "ON CONFLICT (writer) DO UPDATE SET n = changes.n + 1",
+        (writer,),
+    )
+
+
+def _retire_writer(conn: psycopg.Connection[Any], writer: str) -> None:
+    """Fold a closing store's row into the row ``''`` (the closed writers' sum), so the
+    table does not grow with every CLI command and the other writers' sums stay put."""
+    row = conn.execute("DELETE FROM changes WHERE writer=%s RETURNING n", (writer,)).fetchone()
+    if row is not None:
+        conn.execute(
+            "INSERT INTO changes (writer, n) VALUES ('', %s) "
+            "ON CONFLICT (writer) DO UPDATE SET n = changes.n + excluded.n",
+            (row[0],),
+        )
+
+
+def _load_next_seqs(conn: psycopg.Connection[Any]) -> dict[str, int]:
+    rows = conn.execute("SELECT encounter, MAX(seq) FROM events GROUP BY encounter").fetchall()
+    return {eid: int(seq) + 1 for eid, seq in rows}
+
+
+_RECORD_FIELDS = (
+    "id",
+    "title",
+    "arena",
+    "creator",
+    "created",
+    "last_activity",
+    "status",
+    "public",
+    "phase",
+    "round",
+    "players",
+    "source",
+)
+_RECORD_COLUMNS = ", ".join((*_RECORD_FIELDS, "finished"))
+_RECORD_SLOTS = ", ".join(["%s"] * (len(_RECORD_FIELDS) + 1))
+
+#: Insert, or replace every column but an ``"archived"`` status (and its ``finished``
+#: mark), which only :func:`_set_status` changes.
+_PUT_RECORD = (
+    f"INSERT INTO encounters ({_RECORD_COLUMNS}) VALUES ({_RECORD_SLOTS}) "
+    "ON CONFLICT (id) DO UPDATE SET "
+    + ", ".join(f"{c}=excluded.{c}" for c in _RECORD_FIELDS if c not in ("id", "status"))
+    + ", status=CASE WHEN encounters.status='archived' THEN encounters.status "
+    "ELSE excluded.status END"
+    + ", finished=CASE WHEN encounters.status='archived' THEN TRUE ELSE excluded.finished END"
+)
+
+
+def _record_row(record: EncounterRecord) -> tuple[Any, ...]:
+    return (
+        record.id,
+        record.title,
+        record.arena,
+        record.creator,
+        record.created,
+        record.last_activity,
+        record.status,
+        record.public,
+        record.phase,
+        record.round,
+        _dumps(list(record.players)),
+        record.source,
+        not_to_bring_back(record),
+    )
+
+
+def _write_batch(conn: psycopg.Connection[Any], batch: list[_Append], writer: str) -> None:
+    """Write ``batch`` (in the caller's transaction): the records of new encounters,
+    every event in one statement, the snapshots and the finished marks."""
+    now = time.time()
+    created = False
+    for r in batch:
+        if r.first_seq == 1:
+            record = r.record or record_from_creation(r.encounter, None, now, r.finished)
+            conn.execute(
+                f"INSERT INTO encounters ({_RECORD_COLUMNS}) VALUES ({_RECORD_SLOTS}) "
+                "ON CONFLICT (id) DO NOTHING",
+                _record_row(record),
+            )
+            created = True
+    encounters = [r.encounter for r in batch for _ in r.types]
+    seqs = [r.first_seq + i for r in batch for i in range(len(r.types))]
+    if seqs:
+        conn.execute(
+            "INSERT INTO events (encounter, seq, type, data) "
+            "SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[])",
+            (
+                encounters,
+                seqs,
+                [t for r in batch for t in r.types],
+                [d for r in batch for d in r.datas],
+            ),
+        )
+    for r in batch:
+        if r.snapshot is not None:
+            conn.execute(
+                "INSERT INTO snapshots (encounter, seq, data) VALUES (%s, %s, %s) "
+                "ON CONFLICT (encounter, seq) DO UPDATE SET data = excluded.data",
+                (r.encounter, r.first_seq + len(r.types) - 1, r.snapshot),
+            )
+    ended = [r.encounter for r in batch if r.finished]
+    if ended:
+        conn.execute("UPDATE encounters SET finished=TRUE WHERE id = ANY(%s)", (ended,))
+    if created:
+        _bump(conn, writer)
+
+
+def _insert_grant(
+    conn: psycopg.Connection[Any], encounter: str, grant: StoredGrant, writer: str
+) -> None:
+    conn.execute(
+        "INSERT INTO grants (encounter, token_hash, role, player) VALUES (%s, %s, %s, %s) "
+        "ON CONFLICT DO NOTHING",
+        (encounter, grant.token_hash, grant.role, grant.player),
+    )
+    _bump(conn, writer)
+
+
+def _delete_grants(
+    conn: psycopg.Connection[Any], encounter: str, token_hashes: list[str], writer: str
+) -> None:
+    conn.execute(
+        "DELETE FROM grants WHERE encounter=%s AND token_hash = ANY(%s)",
+        (encounter, token_hashes),
+    )
+    _bump(conn, writer)
+
+
+def _read_events(
+    conn: psycopg.Connection[Any], encounter: str, after: int
+) -> list[tuple[int, str]]:
+    return conn.execute(
+        "SELECT seq, data FROM events WHERE encounter=%s AND seq>%s ORDER BY seq",
+        (encounter, after),
+    ).fetchall()
+
+
+def _stored(conn: psycopg.Connection[Any], eid: str) -> StoredEncounter:
+    snap = conn.execute(
+        "SELECT seq, data FROM snapshots WHERE encounter=%s ORDER BY seq DESC LIMIT 1", (eid,)
+    ).fetchone()
+    grants = tuple(
+        StoredGrant(h, role, player)
+        for h, role, player in conn.execute(
+            "SELECT token_hash, role, player FROM grants WHERE encounter=%s ORDER BY token_hash",
+            (eid,),
+        ).fetchall()
+    )
+    return StoredEncounter(
+        eid, int(snap[0]) if snap else 0, json.loads(snap[1]) if snap else None, grants
+    )
+
+
+def _snapshot_reads(conn: psycopg.Connection[Any]) -> None:
+    """Make the rest of this transaction read one snapshot of the database."""
+    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+
+
+def _unfinished(conn: psycopg.Connection[Any]) -> list[StoredEncounter]:
+    _snapshot_reads(conn)
+    ids = conn.execute(
+        "SELECT id FROM encounters WHERE NOT finished ORDER BY created, id"
+    ).fetchall()
+    return [_stored(conn, eid) for (eid,) in ids]
+
+
+def _load(conn: psycopg.Connection[Any], eid: str) -> tuple[StoredEncounter, int] | None:
+    """The encounter's latest snapshot and grants, and its next seq, from one snapshot."""
+    _snapshot_reads(conn)
+    if conn.execute("SELECT 1 FROM encounters WHERE id=%s", (eid,)).fetchone() is None:
+        return None
+    last = conn.execute("SELECT MAX(seq) FROM events WHERE encounter=%s", (eid,)).fetchone()
+    return _stored(conn, eid), int(last[0] or 0) + 1 if last else 1
+
+
+def _put_record(conn: psycopg.Connection[Any], record: EncounterRecord, writer: str) -> None:
+    conn.execute(_PUT_RECORD.encode(), _record_row(record))
+    _bump(conn, writer)
+
+
+def _set_status(
+    conn: psycopg.Connection[Any],
+    eid: str,
+    status: str,
+    last_activity: float | None,
+    writer: str,
+) -> bool:
+    cur = conn.execute(
+        "UPDATE encounters SET status=%s, finished=(%s<>'open' OR phase='ended'), "
+        "last_activity=COALESCE(%s, last_activity) WHERE id=%s",
+        (status, status, last_activity, eid),
+    )
+    if cur.rowcount > 0:
+        _bump(conn, writer)
+        return True
+    return False
+
+
+def _select_records(
+    conn: psycopg.Connection[Any], where: str, params: tuple[Any, ...]
+) -> list[EncounterRecord]:
+    rows = conn.execute(
+        f"SELECT {', '.join(_RECORD_FIELDS)} FROM encounters {where} ORDER BY created, id".encode(),
+        params,
+    ).fetchall()
+    return [
+        EncounterRecord(
+            id=eid,
+            title=title,
+            arena=arena,
+            creator=creator,
+            created=created,
+            last_activity=last,
+            status=status,
+            public=bool(public),
+            phase=phase,
+            round=round_,
+            players=tuple(json.loads(players)),
+            source=source,
+        )
+        for (
+            eid,
+            title,
+            arena,
+            creator,
+            created,
+            last,
+            status,
+            public,
+            phase,
+            round_,
+            players,
+            source,
+        ) in rows
+    ]
+
+
+def _delete(conn: psycopg.Connection[Any], eid: str, writer: str) -> None:
+    for table, column in (
+        ("events", "encounter"),
+        ("snapshots", "encounter"),
+        ("grants", "encounter"),
+        ("encounters", "id"),
+    ):
+        conn.execute(f"DELETE FROM {table} WHERE {column}=%s".encode(), (eid,))
+    _bump(conn, writer)
+
+
+def _log_summary(conn: psycopg.Connection[Any], eid: str) -> tuple[int, int, dict[str, int]]:
+    _snapshot_reads(conn)
+    row = conn.execute(
+        "SELECT COUNT(*), MAX(seq) FROM events WHERE encounter=%s", (eid,)
+    ).fetchone()
+    roles = conn.execute(
+        "SELECT role, COUNT(*) FROM grants WHERE encounter=%s GROUP BY role ORDER BY role",
+        (eid,),
+    ).fetchall()
+    count, last = row if row else (0, None)
+    return int(count), int(last or 0), {role: int(n) for role, n in roles}
+
+
+def _dice_secret(conn: psycopg.Connection[Any]) -> bytes:
+    """A key in ``meta``, made on first use (no new layout: the version stays)."""
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('dice_secret', %s) ON CONFLICT (key) DO NOTHING",
+        (secrets.token_hex(32),),
+    )
+    row = conn.execute("SELECT value FROM meta WHERE key='dice_secret'").fetchone()
+    return bytes.fromhex(str(row[0] if row else ""))
+
+
+def _adopt_dice_secret(conn: psycopg.Connection[Any], secret: str) -> None:
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('dice_secret', %s) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (secret,),
+    )
+
+
+def _add_gm_key(conn: psycopg.Connection[Any], key: GmKey, writer: str) -> None:
+    conn.execute(
+        "INSERT INTO gm_keys (name, key_hash, created) VALUES (%s, %s, %s)",
+        (key.name, key.key_hash, key.created),
+    )
+    _bump(conn, writer)
+
+
+def _revoke_gm_key(conn: psycopg.Connection[Any], name: str, writer: str) -> bool:
+    if conn.execute("DELETE FROM gm_keys WHERE name=%s", (name,)).rowcount > 0:
+        _bump(conn, writer)
+        return True
+    return False
