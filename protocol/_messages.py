@@ -480,6 +480,43 @@ _ROSTER_REFERENCE: dict[str, Any] = {
 }
 
 
+#: The most seats one ``create_encounter`` may ask for.
+MAX_SEATS = 20
+
+
+def _few_seats(_: object, attribute: attrs.Attribute[list[Any]], value: list[Any]) -> None:
+    if len(value) > MAX_SEATS:
+        raise ValueError(f"'{attribute.name}' may hold at most {MAX_SEATS} seats")
+    players = [seat.player for seat in value]
+    for player in players:
+        if players.count(player) > 1:
+            raise ValueError(f"'{attribute.name}' names the player {player!r} twice")
+
+
+@attrs.frozen
+class SeatRequest:
+    """A player seat asked for in ``create_encounter``: the player, who brings a character."""
+
+    player: str = attrs.field(
+        validator=_player_id,
+        metadata=doc(
+            "The player id, shown to the GM (`Ana`): 1 to 64 characters, not `gm`.",
+            minLength=1,
+            maxLength=MAX_ID_LENGTH,
+            keywords={"not": {"const": "gm"}},
+        ),
+    )
+    zone: str | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "The zone the character starts in (null: the arena's first zone). The server "
+            "keeps it in memory: after a restart, a character sent later starts in the "
+            "arena's first zone (the GM moves it).",
+            minLength=1,
+        ),
+    )
+
+
 @attrs.frozen
 class CreateEncounterParams:
     """``create_encounter`` params: a name, an arena (a bundled name or an inline arena
@@ -527,6 +564,16 @@ class CreateEncounterParams:
             "as a spectator without a token. Since 1.3."
         ),
     )
+    seats: list[SeatRequest] = attrs.field(
+        factory=list,
+        validator=_few_seats,
+        metadata=doc(
+            f"Player seats whose character the player fills in (at most {MAX_SEATS}): a "
+            "token for each comes back in `seats`; the player sends their character with "
+            "`submit_character`. Since 1.3.",
+            maxItems=MAX_SEATS,
+        ),
+    )
     dice: dict[str, Any] | None = attrs.field(
         default=None,
         metadata=doc(
@@ -563,6 +610,12 @@ class CreateEncounterResult:
     )
     snapshot: dict[str, Any] = attrs.field(
         metadata=doc("The encounter as the GM sees it.", schema=_SNAPSHOT, type_text=_SNAPSHOT_TEXT)
+    )
+    seats: dict[str, str] = attrs.field(
+        metadata=doc(
+            "Player id \u2192 the token of each seat asked for in `seats` (empty when "
+            "none was). Since 1.3."
+        ),
     )
 
 
@@ -696,6 +749,210 @@ class ListCompendiumResult:
     )
     sources: list[CompendiumSourceInfo] = attrs.field(
         metadata=doc("The sources of the entries in this page, each once.")
+    )
+
+
+# -- the builder (since 1.3) -------------------------------------------------------------------
+
+#: The most arenas one ``list_arenas`` page holds (an arena is a few kilobytes).
+MAX_ARENA_PAGE = 20
+
+
+def _arena_page(_: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if not 1 <= value <= MAX_ARENA_PAGE:
+        raise ValueError(f"'{attribute.name}' must be from 1 to {MAX_ARENA_PAGE}, not {value}")
+
+
+_ARENA = {"$ref": "arena.schema.json"}
+_CHARACTER = {"$ref": "character.schema.json"}
+
+
+@attrs.frozen
+class ListArenasParams:
+    """``list_arenas`` params: which page of the server's arenas."""
+
+    offset: int = attrs.field(
+        default=0,
+        validator=_non_negative,
+        metadata=doc("How many arenas to skip (paging).", minimum=0),
+    )
+    limit: int = attrs.field(
+        default=10,
+        validator=_arena_page,
+        metadata=doc(
+            f"How many arenas to send at most (1 to {MAX_ARENA_PAGE}).",
+            minimum=1,
+            maximum=MAX_ARENA_PAGE,
+        ),
+    )
+
+
+@attrs.frozen
+class ArenaItem:
+    """One arena of the server: the name `create_encounter` takes, and the arena itself."""
+
+    name: str = attrs.field(
+        metadata=doc("The name to give `create_encounter`'s `arena` (`tavern`).", minLength=1)
+    )
+    arena: dict[str, Any] = attrs.field(
+        metadata=doc(
+            "The arena in the arena file format (`docs/arenas.md`; a TOML file converted "
+            "to the same object): zones with their sizes, links, assets, for a preview.",
+            schema=_ARENA,
+            type_text="arena object",
+        )
+    )
+
+
+@attrs.frozen
+class ListArenasResult:
+    """``list_arenas`` result: one page of the server's arenas, by name."""
+
+    total: int = attrs.field(metadata=doc("How many arenas the server has.", minimum=0))
+    offset: int = attrs.field(metadata=doc("The `offset` asked for.", minimum=0))
+    arenas: list[ArenaItem] = attrs.field(
+        metadata=doc("The arenas from `offset` on, at most `limit`, by name.")
+    )
+
+
+@attrs.frozen
+class CheckArenaParams:
+    """``check_arena`` params: an arena to check, as an object or as a file's text."""
+
+    arena: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "The arena as an object (a JSON arena file's content). Give this or `text`.",
+            type_text="object or null",
+        ),
+    )
+    text: str | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "An arena file's text, JSON or TOML as `format` says: the server parses it "
+            "(so a browser needs no TOML parser). Give this or `arena`."
+        ),
+    )
+    format: Literal["json", "toml"] = attrs.field(
+        default="json", metadata=doc("The format of `text`: `json` or `toml`.")
+    )
+
+
+@attrs.frozen
+class ProblemInfo:
+    """One problem of a checked arena or character, at its place."""
+
+    path: str = attrs.field(
+        metadata=doc(
+            "Where: a path into the object (`zones[1].size`, `character.abilities`), a "
+            "line of the text (`line 4`), or empty for the whole."
+        )
+    )
+    message: str = attrs.field(metadata=doc("What is wrong there.", minLength=1))
+
+
+@attrs.frozen
+class CheckArenaResult:
+    """``check_arena`` result: every problem of the arena (none: it is valid), and the
+    arena as an object to give `create_encounter`."""
+
+    problems: list[ProblemInfo] = attrs.field(
+        metadata=doc("Every problem found, in document order; empty when the arena is valid.")
+    )
+    arena: dict[str, Any] | None = attrs.field(
+        metadata=doc(
+            "The arena as an object (a TOML text converted) when it is valid, to send as "
+            "`create_encounter`'s `arena`; null when it is not.",
+            type_text="object or null",
+        )
+    )
+
+
+@attrs.frozen
+class CheckCharacterParams:
+    """``check_character`` params: a character to check."""
+
+    character: dict[str, Any] = attrs.field(
+        metadata=doc(
+            "A character in the character file format (`docs/characters.md`).",
+            type_text="object",
+        )
+    )
+
+
+@attrs.frozen
+class CheckCharacterResult:
+    """``check_character`` result: every problem of the character (none: it is valid)."""
+
+    problems: list[ProblemInfo] = attrs.field(
+        metadata=doc("Every problem, each at its place; empty when the character is valid.")
+    )
+
+
+@attrs.frozen
+class SubmitCharacterParams:
+    """``submit_character`` params: a seat's character, to add to the encounter."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    character: dict[str, Any] = attrs.field(
+        metadata=doc(
+            "The character, in the character file format (`docs/characters.md`, "
+            "`character.schema.json`).",
+            type_text="object",
+        )
+    )
+    player: str | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "The seat: a player leaves it out (their own seat, the only one they may "
+            "fill); the GM names a waiting seat's player id."
+        ),
+    )
+
+
+@attrs.frozen
+class SubmitCharacterResult:
+    """``submit_character`` result: the creature the character became."""
+
+    creature: str = attrs.field(metadata=doc("The new creature's id.", minLength=1))
+    player: str = attrs.field(metadata=doc("The seat's player id, its controller.", minLength=1))
+    seq: int = attrs.field(
+        metadata=doc("The seq of its `creature_added` event (pushed before the reply).", minimum=1)
+    )
+
+
+@attrs.frozen
+class ListSeatsParams:
+    """``list_seats`` params (GM): an encounter the connection joined as its GM."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+
+
+@attrs.frozen
+class ListSeatsResult:
+    """``list_seats`` result: the encounter's player seats, joined or not, waiting or not."""
+
+    seats: list[SeatInfo] = attrs.field(
+        metadata=doc("Every player seat, by player id (`waiting` and `connections` never null).")
+    )
+
+
+@attrs.frozen
+class EncounterOptionsParams:
+    """``encounter_options`` params: none (an empty object, or no ``params`` at all)."""
+
+
+@attrs.frozen
+class EncounterOptionsResult:
+    """``encounter_options`` result: the JSON Schema of the encounter options."""
+
+    schema: dict[str, Any] = attrs.field(
+        metadata=doc(
+            "The `EncounterOptions` JSON Schema (as in `event_payload.schema.json`): each "
+            "option's type, default, range (`minimum`, `maximum`) and meaning "
+            "(`description`), for a form that offers them all.",
+            type_text="JSON Schema object",
+        )
     )
 
 
@@ -940,6 +1197,12 @@ class SeatInfo:
             "loaded (then nobody is).",
             minimum=0,
         )
+    )
+    waiting: bool | None = attrs.field(
+        metadata=doc(
+            "true: the seat has no creature yet, its player has not sent their character "
+            "(`submit_character`); null when the encounter is not loaded. Since 1.3."
+        ),
     )
 
 
@@ -1555,6 +1818,12 @@ METHODS: dict[str, tuple[type[Any], type[Any]]] = {
     "set_public": (SetPublicParams, SetPublicResult),
     "archive_encounter": (ArchiveEncounterParams, ArchiveEncounterResult),
     "list_compendium": (ListCompendiumParams, ListCompendiumResult),
+    "list_arenas": (ListArenasParams, ListArenasResult),
+    "check_arena": (CheckArenaParams, CheckArenaResult),
+    "check_character": (CheckCharacterParams, CheckCharacterResult),
+    "submit_character": (SubmitCharacterParams, SubmitCharacterResult),
+    "encounter_options": (EncounterOptionsParams, EncounterOptionsResult),
+    "list_seats": (ListSeatsParams, ListSeatsResult),
     "contribute_dice": (ContributeDiceParams, ContributeDiceResult),
     "rotate_dice": (RotateDiceParams, RotateDiceResult),
 }
@@ -2052,5 +2321,7 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "snapshot, the `dice_committed`, `dice_contributed`, `dice_revealed` and `dice_drawn` "
     "events, the `draws` of rolls and roll-offs and the `undone_rolls` of `rewound`; `actions`' "
     "`details` (each command's refusal and parameter values) and `ending` (the GM's hint at "
-    "what keeps the encounter open); `join`'s `history`",
+    "what keeps the encounter open); `join`'s `history`; the builder: `list_arenas`, "
+    "`check_arena`, `check_character`, `submit_character`, `encounter_options`, `list_seats`, "
+    "`create_encounter`'s `seats` (and its result's), the lobby's `waiting` seats",
 }

@@ -227,9 +227,14 @@ OPTION_RANGES: dict[str, tuple[int, int]] = {
 }
 
 
-def _bounded(name: str) -> dict[str, object]:
+def _bounded(name: str, meaning: str) -> dict[str, object]:
     low, high = OPTION_RANGES[name]
-    return {"constraints": {"minimum": low, "maximum": high}}
+    return {"constraints": {"minimum": low, "maximum": high}, "doc": meaning}
+
+
+def _meaning(text: str) -> dict[str, object]:
+    """An option's meaning, the ``description`` of its schema (a form shows it)."""
+    return {"doc": text}
 
 
 @attrs.frozen
@@ -242,18 +247,53 @@ class EncounterOptions:
     stored before the ranges existed must still load), :func:`option_problems` does.
     """
 
-    round_seconds: int = attrs.field(default=6, metadata=_bounded("round_seconds"))
-    surprise: bool = True
-    reaction_seconds: float = attrs.field(default=30.0, metadata=_bounded("reaction_seconds"))
-    turn_seconds: float | None = attrs.field(default=None, metadata=_bounded("turn_seconds"))
-    flanking: bool = True
-    adjacency: bool = True
-    size_limits: bool = True
-    back_to_back: bool = True
-    auto_end: bool = True
+    round_seconds: int = attrs.field(
+        default=6,
+        metadata=_bounded(
+            "round_seconds", "The length of a round in seconds, for durations given in time."
+        ),
+    )
+    surprise: bool = attrs.field(default=True, metadata=_meaning("Surprise is in use."))
+    reaction_seconds: float = attrs.field(
+        default=30.0,
+        metadata=_bounded(
+            "reaction_seconds", "How long a reaction prompt waits for its answer, in seconds."
+        ),
+    )
+    turn_seconds: float | None = attrs.field(
+        default=None,
+        metadata=_bounded(
+            "turn_seconds",
+            "A turn timer: the server ends a turn that has run this many seconds (none: no timer).",
+        ),
+    )
+    flanking: bool = attrs.field(
+        default=True, metadata=_meaning("Flanking gives advantage (switch off to streamline).")
+    )
+    adjacency: bool = attrs.field(
+        default=True,
+        metadata=_meaning("Allies can stand adjacent to each other (switch off to streamline)."),
+    )
+    size_limits: bool = attrs.field(
+        default=True,
+        metadata=_meaning("Zones hold only as many creatures as their size allows."),
+    )
+    back_to_back: bool = attrs.field(
+        default=True,
+        metadata=_meaning("Adjacent allies can stand back-to-back against flanking."),
+    )
+    auto_end: bool = attrs.field(
+        default=True, metadata=_meaning("The rules end the encounter when no threat remains.")
+    )
     #: Players and spectators see enemies' hit points as numbers (RULINGS: default off,
     #: they see a word: unhurt, hurt, bloodied, down).
-    show_enemy_hp: bool = False
+    show_enemy_hp: bool = attrs.field(
+        default=False,
+        metadata=_meaning(
+            "Players and spectators see enemies' hit points as numbers; off, they see a "
+            "word (unhurt, hurt, bloodied, down)."
+        ),
+    )
 
 
 def option_problems(options: EncounterOptions) -> list[str]:

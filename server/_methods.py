@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import tomllib
 from collections.abc import Callable
 from datetime import UTC, datetime
+from importlib import resources
 from typing import Any
 
 import attrs
@@ -27,7 +30,12 @@ from zonekeep.protocol import (
     ActionsResult,
     ArchiveEncounterParams,
     ArchiveEncounterResult,
+    ArenaItem,
     AttackOption,
+    CheckArenaParams,
+    CheckArenaResult,
+    CheckCharacterParams,
+    CheckCharacterResult,
     CommandParams,
     CommandResult,
     CompendiumItem,
@@ -43,18 +51,25 @@ from zonekeep.protocol import (
     EncounterInfo,
     EncounterLinksParams,
     EncounterLinksResult,
+    EncounterOptionsParams,
+    EncounterOptionsResult,
     EndingInfo,
     HelloParams,
     JoinParams,
     JoinResult,
     LeaveParams,
     LeaveResult,
+    ListArenasParams,
+    ListArenasResult,
     ListCompendiumParams,
     ListCompendiumResult,
     ListEncountersParams,
     ListEncountersResult,
+    ListSeatsParams,
+    ListSeatsResult,
     PingParams,
     PingResult,
+    ProblemInfo,
     ProtocolError,
     RemoveSeatParams,
     RemoveSeatResult,
@@ -72,12 +87,26 @@ from zonekeep.protocol import (
     SetPublicResult,
     SnapshotParams,
     SnapshotResult,
+    SubmitCharacterParams,
+    SubmitCharacterResult,
     ZoneOption,
     parse_params,
     parse_request,
     wire,
 )
-from zonekeep.sdk import DYING, Actor, Command, EncounterState
+from zonekeep.sdk import (
+    DYING,
+    GM_ACTOR,
+    Actor,
+    ArenaError,
+    Command,
+    EncounterState,
+    character_creature,
+    character_problems,
+    creature_to_dict,
+    parse_arena,
+    parse_character,
+)
 from zonekeep.sdk.engine import ActionDetail as EngineDetail
 
 from . import _metrics
@@ -104,7 +133,7 @@ KEY_REVOKED = 4003
 DETAILS_KEPT = 256
 
 #: The methods whose replies count against a connection's reply byte budget.
-BUDGETED = frozenset({"snapshot", "join", "list_encounters", "list_compendium"})
+BUDGETED = frozenset({"snapshot", "join", "list_encounters", "list_compendium", "list_arenas"})
 
 
 @attrs.frozen
@@ -197,6 +226,8 @@ class Methods:
         self.holders: dict[str, set[Client]] = {}
         #: Every client (connection) of the server.
         self.clients: set[Client] = set()
+        #: (encounter, player) -> the zone a seat's character starts in (create_encounter).
+        self.seat_zones: dict[tuple[str, str], str] = {}
         #: The last ``actions`` details per (encounter, creature, actor), with the state
         #: they were found in (see ``_details``).
         self.details_cache: dict[
@@ -302,6 +333,10 @@ class Methods:
         room, token = await self.registry.create_room_from_request(
             params, client.address, client.gm
         )
+        for seat in params.seats:
+            if seat.zone is not None:
+                self.seat_zones[(room.id, seat.player)] = seat.zone
+        seats = {seat.player: await room.grant("player", seat.player) for seat in params.seats}
         grant = room.find_grant(token)
         assert grant is not None
         member = self._admit(client, room, grant)
@@ -312,6 +347,7 @@ class Methods:
             role="gm",
             seq=room.state.seq,
             snapshot=room.snapshot(member),
+            seats=seats,
         )
 
     async def m_list_compendium(
@@ -347,6 +383,113 @@ class Methods:
                     source.name, source.title, source.license, source.attribution
                 )
         return ListCompendiumResult(len(found), params.offset, items, list(sources.values()))
+
+    # -- the builder ------------------------------------------------------------------------
+
+    async def m_list_arenas(self, client: Client, params: ListArenasParams) -> ListArenasResult:
+        found = sorted(self.registry.bundled_arenas().items())
+        items = []
+        for name, path in found[params.offset : params.offset + params.limit]:
+            try:
+                data = await trio.to_thread.run_sync(self.registry.arena_data, path)
+            except (OSError, ValueError) as exc:  # ArenaError is a ValueError
+                log.warning("arena %s is left out of list_arenas: %s", path, exc)
+                continue
+            items.append(ArenaItem(name, data))
+        return ListArenasResult(len(found), params.offset, items)
+
+    async def m_check_arena(self, client: Client, params: CheckArenaParams) -> CheckArenaResult:
+        if (params.arena is None) == (params.text is None):
+            raise ProtocolError("invalid_params", "Give the arena as 'arena' or as 'text'.")
+        data: object = params.arena
+        if params.text is not None:
+            try:
+                if params.format == "toml":
+                    data = tomllib.loads(params.text)
+                else:
+                    data = json.loads(params.text)
+            except (ValueError, RecursionError) as exc:  # TOMLDecodeError is a ValueError
+                why = str(exc) if not isinstance(exc, RecursionError) else "nested too deeply"
+                return CheckArenaResult([_text_problem(why, params.format.upper())], None)
+        if isinstance(data, dict):
+            data = {k: v for k, v in data.items() if k != "$schema"}
+        try:
+            parse_arena(data, "arena")
+        except ArenaError as exc:
+            return CheckArenaResult([ProblemInfo(p.where, p.message) for p in exc.problems], None)
+        assert isinstance(data, dict)
+        return CheckArenaResult([], data)
+
+    async def m_check_character(
+        self, client: Client, params: CheckCharacterParams
+    ) -> CheckCharacterResult:
+        return CheckCharacterResult(_character_problems(params.character))
+
+    async def m_submit_character(
+        self, client: Client, params: SubmitCharacterParams
+    ) -> SubmitCharacterResult:
+        room, member = self._room(client, params.encounter)
+        if member.role == "spectator":
+            _gm_only(member, "send a character")  # spectator_read_only
+        player = params.player
+        if member.role == "player":
+            if player is not None and player != member.player:
+                raise ProtocolError(
+                    "not_your_creature", "A player may only send the character of their own seat."
+                )
+            player = member.player
+        if player is None:
+            raise ProtocolError("invalid_params", "Name the seat's 'player'.")
+        if not any(g.role == "player" and g.player == player for g in room.grants):
+            raise ProtocolError("invalid_params", f"There is no seat for {player!r}.")
+        state = room.state
+        if any(c.controller == player for c in state.creatures.values()):
+            raise ProtocolError(
+                "invalid_params", f"{player}'s seat already has its character in the encounter."
+            )
+        if state.phase not in ("surprise", "positions"):
+            raise ProtocolError(
+                "wrong_phase",
+                "The GM has already placed the creatures: characters are sent before that. "
+                "Ask the GM to add yours.",
+            )
+        problems = _character_problems(params.character)
+        if problems:
+            listed = "; ".join(f"{p.path}: {p.message}" if p.path else p.message for p in problems)
+            raise ProtocolError("invalid_params", f"That character is not valid: {listed}.")
+        sheet = parse_character(params.character)
+        taken = set(state.creatures) | {c.group for c in state.creatures.values() if c.group}
+        base = re.sub(r"[^a-z0-9]+", "-", sheet.name.lower()).strip("-") or "pc"
+        cid, n = base, 1
+        while cid in taken:
+            n += 1
+            cid = f"{base}-{n}"
+        creature = character_creature(sheet, cid, controller=player)
+        zone = self.seat_zones.get((room.id, player))
+        creature.zone = zone if zone in state.zones else state.zones[0]
+        job = Job(GM_ACTOR, Command("add_creature", {"creature": creature_to_dict(creature)}), None)
+        await _submit(room, job)
+        await self.registry.touch(room)
+        self.seat_zones.pop((room.id, player), None)
+        log.info("character sent for seat %s", player, extra={"encounter": room.id})
+        return SubmitCharacterResult(creature=cid, player=player, seq=room.state.seq)
+
+    async def m_list_seats(self, client: Client, params: ListSeatsParams) -> ListSeatsResult:
+        room, member = self._room(client, params.encounter)
+        _gm_only(member, "list the seats")
+        players = sorted({g.player for g in room.grants if g.role == "player" and g.player})
+        return ListSeatsResult([self._seat(room, player) for player in players])
+
+    def _seat(self, room: Room, player: str) -> SeatInfo:
+        """A seat of a loaded encounter: its connections, whether it waits for a character."""
+        count = sum(m.role == "player" and m.player == player for m in room.members)
+        waiting = not any(c.controller == player for c in room.state.creatures.values())
+        return SeatInfo(player, count, waiting)
+
+    async def m_encounter_options(
+        self, client: Client, params: EncounterOptionsParams
+    ) -> EncounterOptionsResult:
+        return EncounterOptionsResult(options_schema())
 
     async def m_join(self, client: Client, params: JoinParams) -> JoinResult | Encoded:
         if params.client_seed is not None:
@@ -672,10 +815,7 @@ class Methods:
         room = self.registry.get(record.id)
         seats = []
         for player in record.players:
-            count = None
-            if room is not None:
-                count = sum(m.role == "player" and m.player == player for m in room.members)
-            seats.append(SeatInfo(player, count))
+            seats.append(SeatInfo(player, None, None) if room is None else self._seat(room, player))
         when = datetime.fromtimestamp(record.last_activity, UTC)
         return EncounterInfo(
             id=record.id,
@@ -756,6 +896,36 @@ class Methods:
                 if member.role == "gm":
                     member.subscriber.close(KEY_REVOKED, "gm key revoked")
                     room.remove(member.subscriber)
+
+
+_OPTIONS_SCHEMA: dict[str, Any] = {}
+
+
+def options_schema() -> dict[str, Any]:
+    """The encounter options' JSON Schema, from the generated schemas (package data)."""
+    if not _OPTIONS_SCHEMA:
+        text = (
+            resources.files("zonekeep.protocol")
+            .joinpath("schemas/event_payload.schema.json")
+            .read_text(encoding="utf-8")
+        )
+        _OPTIONS_SCHEMA.update(json.loads(text)["$defs"]["EncounterOptions"])
+    return _OPTIONS_SCHEMA
+
+
+def _text_problem(message: str, kind: str) -> ProblemInfo:
+    """A file text that does not parse: the problem at its line when the parser says."""
+    found = re.search(r"line (\d+)", message)
+    return ProblemInfo(f"line {found.group(1)}" if found else "", f"invalid {kind}: {message}")
+
+
+def _character_problems(data: object) -> list[ProblemInfo]:
+    """``character_problems`` split into places and sentences."""
+    found = []
+    for problem in character_problems(data):
+        where, sep, message = problem.partition(": ")
+        found.append(ProblemInfo(where, message) if sep else ProblemInfo("", problem))
+    return found
 
 
 def _detail_for(found: EngineDetail, room: Room, member: Member) -> ActionDetail:

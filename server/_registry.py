@@ -17,9 +17,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import json
 import logging
 import secrets
 import time
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -399,12 +401,15 @@ class Registry:
             raise _roster_error("'name' must be a string of 1-200 characters.")
         arena = self._arena(params.arena)
         raw = params.creatures
-        if not raw:
-            raise _roster_error("'creatures' must be a non-empty list.")
+        if not raw and not params.seats:
+            raise _roster_error("'creatures' must be a non-empty list (or ask for 'seats').")
         creatures, problems = expand_roster(raw, self.compendium)
         for c in creatures:
             if c.zone is not None and not arena.has_zone(c.zone):
                 problems.append(f"{c.id}: unknown zone {c.zone!r}")
+        for i, seat in enumerate(params.seats):
+            if seat.zone is not None and not arena.has_zone(seat.zone):
+                problems.append(f"seats[{i}].zone: unknown zone {seat.zone!r}")
         if problems:
             raise _roster_error("; ".join(problems))
         options = None
@@ -425,6 +430,16 @@ class Registry:
             public=params.public,
             dice=dice,
         )
+
+    def arena_data(self, path: Path) -> dict[str, Any]:
+        """The content of the arena file ``path`` as an object (TOML converted), once it
+        loads (:class:`ArenaError` otherwise; ``OSError`` when it cannot be read)."""
+        load_arena(path)  # every check the server makes
+        text = path.read_text(encoding="utf-8-sig")
+        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+        assert isinstance(data, dict)
+        data.pop("$schema", None)
+        return data
 
     def _arena(self, value: Any) -> Arena:
         if isinstance(value, str):

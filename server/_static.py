@@ -4,7 +4,7 @@ The page refers to its files and to the websocket by relative addresses (``table
 ``../ws``), so it works at the site's root and under a path prefix a reverse proxy maps
 to the server's ``/`` (``public_url``, docs/deploy.md).
 
-Only the three files of ``server/static`` are ever served, by a fixed table of names
+Only the files of ``server/static`` named in :data:`FILES` are ever served, by a fixed table of names
 (``/table/`` is ``index.html``): a request path never reaches the file system, so no
 path can name a file outside that folder. Every other path under ``/table`` is a 404;
 paths outside ``/table`` are left to the websocket handshake (clients may use any path).
@@ -33,6 +33,9 @@ FILES: dict[str, tuple[str, str]] = {
     "/table.js": ("table.js", "text/javascript; charset=utf-8"),
     "/dice.js": ("dice.js", "text/javascript; charset=utf-8"),
     "/table.css": ("table.css", "text/css; charset=utf-8"),
+    "/home.js": ("home.js", "text/javascript; charset=utf-8"),
+    "/builder.js": ("builder.js", "text/javascript; charset=utf-8"),
+    "/builder.css": ("builder.css", "text/css; charset=utf-8"),
 }
 
 #: The page talks to its own origin only: no third-party scripts, styles or connections.

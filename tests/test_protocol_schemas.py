@@ -32,8 +32,13 @@ from zonekeep.protocol import (
     ActionsResult,
     ArchiveEncounterParams,
     ArchiveEncounterResult,
+    ArenaItem,
     AttackOption,
     Capabilities,
+    CheckArenaParams,
+    CheckArenaResult,
+    CheckCharacterParams,
+    CheckCharacterResult,
     ClientInfo,
     ClosingNotification,
     CommandInfo,
@@ -55,6 +60,8 @@ from zonekeep.protocol import (
     EncounterInfo,
     EncounterLinksParams,
     EncounterLinksResult,
+    EncounterOptionsParams,
+    EncounterOptionsResult,
     EndingInfo,
     ErrorResponse,
     EventNotification,
@@ -64,12 +71,17 @@ from zonekeep.protocol import (
     JoinResult,
     LeaveParams,
     LeaveResult,
+    ListArenasParams,
+    ListArenasResult,
     ListCompendiumParams,
     ListCompendiumResult,
     ListEncountersParams,
     ListEncountersResult,
+    ListSeatsParams,
+    ListSeatsResult,
     PingParams,
     PingResult,
+    ProblemInfo,
     PromptNotification,
     ProtocolError,
     RemoveSeatParams,
@@ -84,12 +96,15 @@ from zonekeep.protocol import (
     RotateGmTokenParams,
     RotateGmTokenResult,
     SeatInfo,
+    SeatRequest,
     ServerInfo,
     SetPublicParams,
     SetPublicResult,
     SnapshotNotification,
     SnapshotParams,
     SnapshotResult,
+    SubmitCharacterParams,
+    SubmitCharacterResult,
     TurnTimerNotification,
     ZoneOption,
     _generate,
@@ -235,6 +250,7 @@ def params_samples() -> dict[str, list[Any]]:
             CreateEncounterParams(
                 "Shown", "tavern", [{"id": "a", "name": "A", "side": "x"}], public=True
             ),
+            CreateEncounterParams("Seated", "tavern", [], seats=[SeatRequest("Ana")]),
             CreateEncounterParams(
                 "Seeded",
                 "tavern",
@@ -273,6 +289,18 @@ def params_samples() -> dict[str, list[Any]]:
         "encounter_links": [EncounterLinksParams("e1")],
         "set_public": [SetPublicParams("e1", True), SetPublicParams("e1", False)],
         "archive_encounter": [ArchiveEncounterParams("e1")],
+        "list_arenas": [ListArenasParams(), ListArenasParams(10, 5)],
+        "check_arena": [
+            CheckArenaParams(arena={"id": "pit"}),
+            CheckArenaParams(text='id = "pit"', format="toml"),
+        ],
+        "check_character": [CheckCharacterParams({"name": "Aria"})],
+        "submit_character": [
+            SubmitCharacterParams("e1", {"name": "Aria"}),
+            SubmitCharacterParams("e1", {"name": "Aria"}, "ana"),
+        ],
+        "encounter_options": [EncounterOptionsParams()],
+        "list_seats": [ListSeatsParams("e1")],
         "contribute_dice": [ContributeDiceParams("e1", "lucky-socks")],
         "rotate_dice": [RotateDiceParams("e1")],
     }
@@ -296,7 +324,10 @@ def result_samples() -> dict[str, list[Any]]:
                 gm="gwen",
             ),
         ],
-        "create_encounter": [CreateEncounterResult("e1", "secret", "gm", 1, snapshot_data())],
+        "create_encounter": [
+            CreateEncounterResult("e1", "secret", "gm", 1, snapshot_data(), {}),
+            CreateEncounterResult("e1", "secret", "gm", 1, snapshot_data(), {"Ana": "tok"}),
+        ],
         "join": [
             JoinResult("gm", None, 12, snapshot_data(), None, None),
             JoinResult("player", "ana", 12, None, [event_data(), {"type": "hidden"}], None),
@@ -369,7 +400,7 @@ def result_samples() -> dict[str, list[Any]]:
                         "open",
                         "turns",
                         2,
-                        [SeatInfo("ana", 1), SeatInfo("bo", 0)],
+                        [SeatInfo("ana", 1, False), SeatInfo("bo", 0, True)],
                         False,
                         "2026-12-01T06:14:00Z",
                         True,
@@ -381,7 +412,7 @@ def result_samples() -> dict[str, list[Any]]:
                         "archived",
                         "ended",
                         5,
-                        [SeatInfo("ana", None)],
+                        [SeatInfo("ana", None, None)],
                         True,
                         "2026-11-01T00:00:00Z",
                         False,
@@ -393,9 +424,32 @@ def result_samples() -> dict[str, list[Any]]:
         "encounter_links": [EncounterLinksResult("e1", "gm-tok", {"ana": "ana-tok"}, "watch", 1)],
         "set_public": [SetPublicResult("e1", True)],
         "archive_encounter": [ArchiveEncounterResult("e1", 3)],
+        "list_arenas": [
+            ListArenasResult(0, 0, []),
+            ListArenasResult(1, 0, [ArenaItem("tavern", _tavern())]),
+        ],
+        "check_arena": [
+            CheckArenaResult([], _tavern()),
+            CheckArenaResult(
+                [ProblemInfo("zones[0].size", "bad size"), ProblemInfo("", "x")], None
+            ),
+        ],
+        "check_character": [
+            CheckCharacterResult([]),
+            CheckCharacterResult([ProblemInfo("character.hp", "must be 1 to 999")]),
+        ],
+        "submit_character": [SubmitCharacterResult("aria", "ana", 2)],
+        "encounter_options": [EncounterOptionsResult({"type": "object", "properties": {}})],
+        "list_seats": [ListSeatsResult([SeatInfo("ana", 1, False)]), ListSeatsResult([])],
         "contribute_dice": [ContributeDiceResult(7)],
         "rotate_dice": [RotateDiceResult(9, "ab" * 32)],
     }
+
+
+def _tavern() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((_ROOT / "examples" / "arenas" / "tavern.json").read_text())
+    data.pop("$schema")
+    return data
 
 
 def _goblin_entry() -> dict[str, Any]:

@@ -1848,7 +1848,8 @@
       if (app.sound) beep();
     });
     $("undo").addEventListener("click", () => undoLast());
-    if (!seat.encounter || !seat.token) {
+    const watching = new URLSearchParams(location.hash.replace(/^#/, "")).has("watch"); // a public encounter, no token
+    if (!seat.encounter || (!seat.token && !watching)) {
       showBadLink("This page needs a table link (…/table/#encounter=…&token=…): ask your GM for yours.");
       return;
     }

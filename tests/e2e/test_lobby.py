@@ -167,7 +167,7 @@ async def test_each_gm_lists_their_own_and_everyone_the_public_ones(
             "open",
             False,
         )
-        assert entry["seats"] == [{"player": "alice", "connections": 1}]
+        assert entry["seats"] == [{"player": "alice", "connections": 1, "waiting": False}]
         assert entry["last_activity"].endswith("Z") and entry["phase"] == "surprise"
         assert by_id[public]["arena"] == "The Copied Tavern" and by_id[public]["public"]
 
@@ -348,8 +348,8 @@ async def test_with_no_key_the_loopback_operator_sees_and_manages_everything(
         (entry,) = (await operator.list_encounters())["encounters"]
         # Issuing the links created the players' seats.
         assert entry["seats"] == [
-            {"player": "alice", "connections": 0},
-            {"player": "bob", "connections": 0},
+            {"player": "alice", "connections": 0, "waiting": False},
+            {"player": "bob", "connections": 0, "waiting": False},
         ]
     # Once a key exists, loopback is nobody special.
     await add_gm_key(running, "gwen")

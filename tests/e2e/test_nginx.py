@@ -256,12 +256,17 @@ def test_web_table_loads_through_the_prefix(site: Site) -> None:
     assert page == (STATIC / "index.html").read_bytes()
     # Every file the page names is relative, so it comes through the prefix too.
     refs = re.findall(rb'(?:src|href)="([^"]+)"', page)
-    assert sorted(refs) == [b"data:,", b"dice.js", b"table.css", b"table.js"]
-    for name, wanted in (
-        ("table.js", "text/javascript"),
-        ("dice.js", "text/javascript"),
-        ("table.css", "text/css"),
-    ):
+    assert sorted(refs) == [
+        b"builder.css",
+        b"builder.js",
+        b"data:,",
+        b"dice.js",
+        b"home.js",
+        b"table.css",
+        b"table.js",
+    ]
+    for name in ("table.js", "dice.js", "table.css", "home.js", "builder.js", "builder.css"):
+        wanted = "text/css" if name.endswith(".css") else "text/javascript"
         status, _, kind, body = site.fetch(site.base + "table/" + name)
         assert status == 200 and kind.startswith(wanted), name
         assert body == (STATIC / name).read_bytes()
@@ -330,7 +335,9 @@ def test_the_page_plays_through_the_prefix_in_chromium(site: Site) -> None:
             page.on("websocket", lambda ws: sockets.append(ws.url))
             page.goto(f"{site.base}table/#encounter={site.encounter}&token={site.gm_token}")
             sync_api.expect(page.locator("#status")).to_have_text("Connected as GM", timeout=15_000)
-            assert sockets == [site.base.replace("https://", "wss://") + "ws"]
+            # The table's socket, and the home script's (it looks for seats waiting for
+            # their characters), both beside the page.
+            assert sockets and set(sockets) == {site.base.replace("https://", "wss://") + "ws"}
             page.locator("#gm input[name=player]").fill("alice")
             page.locator("#gm .seats input[type=checkbox][value=aria]").check()
             page.locator("[data-gm=create_seat]").click()
@@ -338,6 +345,14 @@ def test_the_page_plays_through_the_prefix_in_chromium(site: Site) -> None:
             sync_api.expect(link).to_have_attribute(
                 "href", re.compile("^" + re.escape(f"{site.base}table/#encounter="))
             )
+            # The GM's home under the prefix: its socket beside it too.
+            home = context.new_page()
+            home.set_default_timeout(15_000)
+            homes: list[str] = []
+            home.on("websocket", lambda ws: homes.append(ws.url))
+            home.goto(f"{site.base}table/")
+            sync_api.expect(home.locator("#public-encounters")).to_contain_text("No public")
+            assert homes == [site.base.replace("https://", "wss://") + "ws"]
         finally:
             browser.close()
 

@@ -1,0 +1,443 @@
+// The zonekeep encounter builder (the GM's home opens it): an arena from the server's
+// library (with a preview drawn like the map) or an uploaded JSON/TOML file (checked by
+// the server, every problem shown at its path); creatures from the compendium, a count,
+// a starting zone, hidden or not, name/hp/AC per copy; player seats by name; every
+// encounter option from its JSON Schema; Start. The draft is kept in localStorage.
+"use strict";
+
+(() => {
+  const DRAFT = "zonekeep.builder.draft";
+
+  const emptyDraft = () => ({
+    title: "",
+    arenaName: null, // a library arena's name
+    upload: null, // {file, arena} an uploaded, valid arena
+    groups: [], // {id, name, side, copies: [{name, hp, ac, zone, hidden}]}
+    seats: [], // {player, zone}
+    options: {}, // option -> value, only those changed
+    public: false,
+  });
+
+  function loadDraft() {
+    try {
+      const text = localStorage.getItem(DRAFT);
+      if (text) return { ...emptyDraft(), ...JSON.parse(text) };
+    } catch { /* a broken draft is dropped */ }
+    return emptyDraft();
+  }
+
+  const b = {
+    conn: null,
+    box: null,
+    hooks: null,
+    draft: emptyDraft(),
+    arenas: new Map(), // name -> arena object
+    schema: null,
+  };
+
+  function save() {
+    try {
+      localStorage.setItem(DRAFT, JSON.stringify(b.draft));
+    } catch { /* not kept */ }
+  }
+
+  function hasDraft() {
+    try {
+      return Boolean(localStorage.getItem(DRAFT));
+    } catch {
+      return false;
+    }
+  }
+
+  function currentArena() {
+    if (b.draft.upload) return b.draft.upload.arena;
+    return b.draft.arenaName ? b.arenas.get(b.draft.arenaName) || null : null;
+  }
+
+  function zonesOf(arena) {
+    return arena ? arena.zones.map((z) => ({ id: z.id, name: z.name || z.id })) : [];
+  }
+
+  async function open(box, conn, hooks) {
+    const { el } = window.zonekeepHome;
+    b.box = box;
+    b.conn = conn;
+    b.hooks = hooks;
+    b.draft = loadDraft();
+    box.replaceChildren(
+      el("div", { class: "zk-head" },
+        el("h2", {}, "New encounter"),
+        el("span", {},
+          el("button", { type: "button", id: "builder-reset", onclick: () => {
+            b.draft = emptyDraft();
+            save();
+            renderAll();
+          } }, "Clear draft"),
+          " ",
+          el("button", { type: "button", id: "builder-close", onclick: () => hooks.close() }, "Close"))),
+      el("div", { id: "builder-error", class: "error", role: "alert", hidden: true }),
+      el("label", { class: "zk-field zk-wide" }, el("span", {}, "Title"),
+        el("input", { id: "builder-title", maxlength: 200, value: b.draft.title, oninput: (ev) => {
+          b.draft.title = ev.target.value;
+          save();
+        } })),
+      el("h3", {}, "Arena"),
+      el("div", { id: "builder-arena" }),
+      el("h3", {}, "Creatures"),
+      el("div", { id: "builder-search" }),
+      el("div", { id: "builder-roster" }),
+      el("h3", {}, "Player seats"),
+      el("div", { id: "builder-seats" }),
+      el("h3", {}, "Options"),
+      el("div", { id: "builder-options" }),
+      el("div", { class: "zk-row" },
+        el("label", { class: "zk-check" }, el("input", { type: "checkbox", id: "builder-public", checked: b.draft.public, onchange: (ev) => {
+          b.draft.public = ev.target.checked;
+          save();
+        } }), " Public: anyone may watch"),
+        " ",
+        el("button", { type: "button", id: "builder-start", class: "zk-primary", onclick: start }, "Start")));
+    try {
+      await loadLibrary();
+      b.schema = (await conn.request("encounter_options")).schema;
+    } catch (err) {
+      error(err.message);
+    }
+    renderAll();
+    renderSearch();
+    box.scrollIntoView({ block: "start" });
+  }
+
+  function error(message) {
+    const node = document.getElementById("builder-error");
+    node.textContent = message || "";
+    node.hidden = !message;
+  }
+
+  async function loadLibrary() {
+    b.arenas.clear();
+    for (let offset = 0; ; offset += 10) {
+      const page = await b.conn.request("list_arenas", { offset, limit: 10 });
+      for (const item of page.arenas) b.arenas.set(item.name, item.arena);
+      if (offset + 10 >= page.total) break;
+    }
+  }
+
+  /** After the arena changed: zones it does not have go back to its first zone. */
+  function fitZones() {
+    const ids = zonesOf(currentArena()).map((z) => z.id);
+    const fit = (zone) => (zone && ids.includes(zone) ? zone : ids[0] || null);
+    for (const g of b.draft.groups) for (const c of g.copies) if (c.zone) c.zone = fit(c.zone);
+    for (const s of b.draft.seats) s.zone = fit(s.zone);
+    save();
+  }
+
+  function renderAll() {
+    const title = document.getElementById("builder-title");
+    if (title) title.value = b.draft.title;
+    renderArena();
+    renderRoster();
+    renderSeats();
+    renderOptions();
+  }
+
+  // -- the arena ------------------------------------------------------------------------
+
+  /** The arena drawn like the table's map: zones as boxes (name, size), their links. */
+  function preview(arena) {
+    const { el } = window.zonekeepHome;
+    const names = new Map(arena.zones.map((z) => [z.id, z.name || z.id]));
+    const linksOf = (id) => (arena.links || []).filter((l) => l.a === id || l.b === id).map((l) => {
+      const other = l.a === id ? l.b : l.a;
+      const how = [l.direction, l.blocks_sight ? "blocks sight" : null, l.difficult ? "difficult" : null].filter(Boolean).join(", ");
+      return `↔ ${names.get(other) || other}${how ? ` (${how})` : ""}`;
+    });
+    const assets = (id) => (arena.assets || []).filter((a) => a.zone === id).map((a) => `${a.name || a.id} (${a.kind || "asset"})`);
+    return el("div", { class: "map zk-preview", dataset: { arena: arena.id } }, arena.zones.map((z) =>
+      el("div", { class: `zone${z.difficult ? " difficult" : ""}`, dataset: { zone: z.id } },
+        el("div", { class: "zone-head" },
+          el("span", { class: "zone-name" }, z.name || z.id),
+          el("span", { class: "zone-size" }, String(z.size ?? ""))),
+        el("div", { class: "zone-links" }, linksOf(z.id).map((t) => el("div", {}, t))),
+        assets(z.id).length ? el("ul", { class: "assets" }, assets(z.id).map((t) => el("li", {}, t))) : null)));
+  }
+
+  function renderArena() {
+    const { el } = window.zonekeepHome;
+    const box = document.getElementById("builder-arena");
+    const names = [...b.arenas.keys()];
+    const chosen = currentArena();
+    box.replaceChildren(
+      el("div", { class: "zk-row" },
+        el("label", { class: "zk-field" }, el("span", {}, "From the server's library"),
+          el("select", { id: "arena-select", onchange: (ev) => {
+            b.draft.arenaName = ev.target.value || null;
+            b.draft.upload = null;
+            fitZones();
+            renderAll();
+          } },
+          el("option", { value: "" }, "— choose —"),
+          names.map((n) => el("option", { value: n, selected: !b.draft.upload && n === b.draft.arenaName }, `${b.arenas.get(n).name || n} (${n})`)))),
+        el("label", { class: "zk-field" }, el("span", {}, "or upload an arena file (JSON or TOML)"),
+          el("input", { type: "file", id: "arena-file", accept: ".json,.toml,application/json,application/toml", onchange: uploadArena }))),
+      el("div", { id: "arena-problems", class: "error", role: "alert", hidden: true }),
+      chosen
+        ? el("div", {}, el("p", { class: "muted", id: "arena-chosen" },
+          `${chosen.name || chosen.id}${b.draft.upload ? ` — uploaded from ${b.draft.upload.file}` : ""}: ${chosen.description || ""}`), preview(chosen))
+        : el("p", { class: "muted" }, "No arena chosen yet."));
+  }
+
+  async function uploadArena(ev) {
+    const { el } = window.zonekeepHome;
+    const file = ev.target.files[0];
+    if (!file) return;
+    const problems = document.getElementById("arena-problems");
+    const format = file.name.toLowerCase().endsWith(".toml") ? "toml" : "json";
+    try {
+      const text = await file.text();
+      ev.target.value = ""; // the same file again is a new upload
+      const checked = await b.conn.request("check_arena", { text, format });
+      if (checked.problems.length) {
+        problems.hidden = false;
+        problems.replaceChildren(
+          el("p", {}, `${file.name}: ${checked.problems.length} problem${checked.problems.length === 1 ? "" : "s"}`),
+          el("ul", { id: "arena-problem-list" }, checked.problems.map((p) =>
+            el("li", { dataset: { path: p.path } }, p.path ? el("code", {}, p.path) : null, p.path ? ": " : "", p.message))));
+        return;
+      }
+      b.draft.upload = { file: file.name, arena: checked.arena };
+      fitZones();
+      renderAll();
+    } catch (err) {
+      problems.hidden = false;
+      problems.textContent = `${file.name}: ${err.message}`;
+    }
+  }
+
+  // -- creatures ------------------------------------------------------------------------
+
+  function crText(cr) {
+    return { 0.125: "1/8", 0.25: "1/4", 0.5: "1/2" }[cr] || String(cr);
+  }
+
+  function renderSearch() {
+    const { el } = window.zonekeepHome;
+    const box = document.getElementById("builder-search");
+    const results = el("div", { id: "compendium-results" });
+    const form = el("form", { id: "compendium-search", class: "zk-row", onsubmit: async (ev) => {
+      ev.preventDefault();
+      const data = new FormData(form);
+      const params = { text: data.get("text").trim(), limit: 20 };
+      if (data.get("type")) params.type = data.get("type");
+      if (data.get("cr_min") !== "") params.cr_min = Number(data.get("cr_min"));
+      if (data.get("cr_max") !== "") params.cr_max = Number(data.get("cr_max"));
+      try {
+        const found = await b.conn.request("list_compendium", params);
+        const credit = found.sources.map((s) => s.attribution).filter(Boolean);
+        results.replaceChildren(
+          found.entries.length ? el("table", { class: "zk-found" }, el("tbody", {}, found.entries.map((item) => {
+            const e = item.entry;
+            const count = el("input", { type: "number", min: 1, max: 50, value: 1, name: "count", "aria-label": `How many ${e.name}` });
+            return el("tr", { dataset: { entry: item.id } },
+              el("td", {}, el("strong", {}, e.name)),
+              el("td", { class: "muted" }, `${e.size} ${e.type}, CR ${crText(e.challenge)}, AC ${e.ac}, HP ${e.hp?.average}`),
+              el("td", {}, count, " ",
+                el("button", { type: "button", dataset: { add: item.id }, onclick: () => addGroup(item, Number(count.value) || 1) }, "Add")));
+          }))) : el("p", { class: "muted" }, "Nothing matches."),
+          found.total > found.entries.length ? el("p", { class: "muted" }, `${found.total} match; the first ${found.entries.length} are shown.`) : null,
+          credit.length ? el("p", { class: "zk-credit muted" }, credit.join(" ")) : null);
+      } catch (err) {
+        results.replaceChildren(el("p", { class: "error" }, err.message));
+      }
+    } },
+    el("input", { name: "text", placeholder: "Search: goblin, wolf…", "aria-label": "Search the compendium" }),
+    el("select", { name: "type", "aria-label": "Creature type" },
+      ["", "aberration", "beast", "celestial", "construct", "dragon", "elemental", "fey", "fiend", "giant", "humanoid", "monstrosity", "ooze", "plant", "undead"]
+        .map((t) => el("option", { value: t }, t || "any type"))),
+    el("input", { name: "cr_min", type: "number", min: 0, max: 30, step: "any", placeholder: "CR from", "aria-label": "lowest challenge rating" }),
+    el("input", { name: "cr_max", type: "number", min: 0, max: 30, step: "any", placeholder: "CR to", "aria-label": "highest challenge rating" }),
+    el("button", { type: "submit" }, "Search"));
+    box.replaceChildren(form, results);
+  }
+
+  function addGroup(item, count) {
+    const e = item.entry;
+    const zones = zonesOf(currentArena());
+    const copies = [];
+    for (let i = 1; i <= Math.min(50, count); i++) {
+      copies.push({ name: count > 1 ? `${e.name} ${i}` : e.name, hp: e.hp?.average ?? null, ac: e.ac ?? null, zone: zones[0]?.id || null, hidden: false });
+    }
+    b.draft.groups.push({ id: item.id, name: e.name, side: "enemies", copies, defaults: { hp: e.hp?.average, ac: e.ac } });
+    save();
+    renderRoster();
+  }
+
+  function renderRoster() {
+    const { el } = window.zonekeepHome;
+    const box = document.getElementById("builder-roster");
+    const zones = zonesOf(currentArena());
+    if (!b.draft.groups.length) {
+      box.replaceChildren(el("p", { class: "muted" }, "No creatures yet: search the compendium above."));
+      return;
+    }
+    box.replaceChildren(...b.draft.groups.map((g, gi) => el("fieldset", { class: "zk-group", dataset: { group: g.id, index: gi } },
+      el("legend", {}, `${g.name} × ${g.copies.length}`),
+      el("div", { class: "zk-row" },
+        el("label", { class: "zk-field" }, el("span", {}, "Side"),
+          el("input", { value: g.side, name: "side", oninput: (ev) => { g.side = ev.target.value; save(); } })),
+        el("button", { type: "button", class: "zk-remove", onclick: () => {
+          b.draft.groups.splice(gi, 1);
+          save();
+          renderRoster();
+        } }, "Remove")),
+      el("table", { class: "zk-copies" },
+        el("thead", {}, el("tr", {}, ["Name", "HP", "AC", "Starting zone", "Hidden"].map((h) => el("th", {}, h)))),
+        el("tbody", {}, g.copies.map((c, ci) => el("tr", { dataset: { copy: ci } },
+          el("td", {}, el("input", { name: "name", value: c.name, oninput: (ev) => { c.name = ev.target.value; save(); } })),
+          el("td", {}, el("input", { name: "hp", type: "number", min: 1, value: c.hp ?? "", oninput: (ev) => { c.hp = ev.target.value === "" ? null : Number(ev.target.value); save(); } })),
+          el("td", {}, el("input", { name: "ac", type: "number", min: 1, value: c.ac ?? "", oninput: (ev) => { c.ac = ev.target.value === "" ? null : Number(ev.target.value); save(); } })),
+          el("td", {}, el("select", { name: "zone", onchange: (ev) => { c.zone = ev.target.value || null; save(); } },
+            el("option", { value: "" }, "— the GM places it —"),
+            zones.map((z) => el("option", { value: z.id, selected: z.id === c.zone }, z.name)))),
+          el("td", {}, el("input", { name: "hidden", type: "checkbox", checked: c.hidden, onchange: (ev) => { c.hidden = ev.target.checked; save(); } })))))))));
+  }
+
+  // -- seats ----------------------------------------------------------------------------
+
+  function renderSeats() {
+    const { el } = window.zonekeepHome;
+    const box = document.getElementById("builder-seats");
+    const zones = zonesOf(currentArena());
+    const input = el("input", { id: "seat-name", placeholder: "Player's name", maxlength: 64, "aria-label": "Player's name" });
+    const add = (ev) => {
+      ev.preventDefault();
+      const player = input.value.trim();
+      if (!player) return;
+      if (player === "gm") return error("“gm” is the GM's own name: choose another.");
+      if (b.draft.seats.some((s) => s.player === player)) return error(`There is already a seat for ${player}.`);
+      error("");
+      b.draft.seats.push({ player, zone: zones[0]?.id || null });
+      save();
+      renderSeats();
+      document.getElementById("seat-name").focus();
+    };
+    box.replaceChildren(
+      el("p", { class: "muted" }, "Each player gets a link and fills in their character there."),
+      el("ul", { class: "zk-seatlist" }, b.draft.seats.map((s, i) => el("li", { dataset: { seat: s.player } },
+        el("strong", {}, s.player), " starts in ",
+        el("select", { name: "zone", onchange: (ev) => { s.zone = ev.target.value || null; save(); } },
+          zones.map((z) => el("option", { value: z.id, selected: z.id === s.zone }, z.name))),
+        " ",
+        el("button", { type: "button", class: "zk-remove", onclick: () => {
+          b.draft.seats.splice(i, 1);
+          save();
+          renderSeats();
+        } }, "Remove")))),
+      el("form", { id: "seat-form", class: "zk-row", onsubmit: add }, input, " ", el("button", { type: "submit", id: "add-seat" }, "Add seat")));
+  }
+
+  // -- options, from their schema -------------------------------------------------------
+
+  function renderOptions() {
+    const { el } = window.zonekeepHome;
+    const box = document.getElementById("builder-options");
+    if (!b.schema) {
+      box.replaceChildren(el("p", { class: "muted" }, "The options could not be loaded."));
+      return;
+    }
+    const rows = Object.entries(b.schema.properties).map(([name, prop]) => {
+      const numeric = prop.anyOf ? prop.anyOf.find((p) => p.type === "number" || p.type === "integer") : (prop.type === "number" || prop.type === "integer" ? prop : null);
+      const nullable = Boolean(prop.anyOf?.some((p) => p.type === "null"));
+      const current = name in b.draft.options ? b.draft.options[name] : prop.default;
+      const change = (value) => {
+        if (value === prop.default) delete b.draft.options[name];
+        else b.draft.options[name] = value;
+        save();
+      };
+      let input;
+      let range = "";
+      if (prop.type === "boolean") {
+        input = el("input", { type: "checkbox", name, checked: current, onchange: (ev) => change(ev.target.checked) });
+      } else if (numeric) {
+        range = `${numeric.minimum} to ${numeric.maximum}${nullable ? ", or empty for none" : ""}`;
+        input = el("input", { type: "number", name, min: numeric.minimum, max: numeric.maximum, step: numeric.type === "integer" ? 1 : "any",
+          value: current ?? "", placeholder: nullable ? "none" : "", oninput: (ev) => {
+            const v = ev.target.value;
+            change(v === "" ? (nullable ? null : prop.default) : Number(v));
+          } });
+      } else {
+        return null;
+      }
+      const fallback = prop.default === null ? "none" : String(prop.default);
+      return el("label", { class: "zk-option", dataset: { option: name } },
+        input,
+        el("span", {}, el("code", {}, name), range ? ` (${range})` : "", ` — ${prop.description || ""} Default: ${fallback}.`));
+    });
+    box.replaceChildren(...rows.filter(Boolean));
+  }
+
+  // -- Start ----------------------------------------------------------------------------
+
+  function roster() {
+    return b.draft.groups.map((g) => {
+      const overrides = g.copies.map((c, i) => {
+        const o = {};
+        const plain = g.copies.length > 1 ? `${g.name} ${i + 1}` : g.name;
+        if (c.name && c.name !== plain) o.name = c.name;
+        if (c.hp !== null && c.hp !== undefined && c.hp !== g.defaults?.hp) o.hp = c.hp;
+        if (c.ac !== null && c.ac !== undefined && c.ac !== g.defaults?.ac) o.ac = c.ac;
+        if (c.zone) o.zone = c.zone;
+        if (c.hidden) o.hidden = true;
+        return o;
+      });
+      const item = { compendium: g.id, count: g.copies.length };
+      if (g.side && g.side !== "enemies") item.side = g.side;
+      if (overrides.some((o) => Object.keys(o).length)) item.overrides = overrides;
+      return item;
+    });
+  }
+
+  async function start() {
+    const { el, tableLink, linkList } = window.zonekeepHome;
+    error("");
+    const arena = b.draft.upload ? b.draft.upload.arena : b.draft.arenaName;
+    if (!arena) return error("Choose an arena first.");
+    if (!b.draft.groups.length && !b.draft.seats.length) return error("Add creatures or player seats first.");
+    const title = b.draft.title.trim() || (currentArena()?.name ?? "Encounter");
+    const params = {
+      name: title,
+      arena,
+      creatures: roster(),
+      seats: b.draft.seats.map((s) => (s.zone ? { player: s.player, zone: s.zone } : { player: s.player })),
+      public: b.draft.public,
+    };
+    if (Object.keys(b.draft.options).length) params.options = b.draft.options;
+    let created;
+    try {
+      created = await b.conn.request("create_encounter", params);
+    } catch (err) {
+      return error(err.message);
+    }
+    // This connection joined it as the GM; the GM's table link opens it in a page of its own.
+    b.conn.request("leave", { encounter: created.encounter }).catch(() => {});
+    b.draft = emptyDraft();
+    save();
+    try {
+      localStorage.removeItem(DRAFT);
+    } catch { /* nothing kept */ }
+    const links = [{ label: "GM (you)", href: tableLink(created.encounter, created.gm_token), seat: "gm" }];
+    for (const [player, token] of Object.entries(created.seats)) {
+      links.push({ label: player, href: tableLink(created.encounter, token), seat: player });
+    }
+    b.box.replaceChildren(
+      el("div", { id: "builder-started", dataset: { encounter: created.encounter } },
+        el("h2", {}, `“${title}” is ready`),
+        el("p", {}, "Send each player their own link; they fill in their character there. "
+          + "Open yours to run the table (you see “waiting for …’s character” until they do)."),
+        linkList(links),
+        el("button", { type: "button", onclick: () => b.hooks.close() }, "Done")));
+    b.hooks.created(title, created.encounter, { gm_token: created.gm_token, seats: created.seats });
+  }
+
+  window.zonekeepBuilder = { open, hasDraft };
+})();
