@@ -123,6 +123,11 @@ def test_links_dice_blocked_moves_rewind_and_token_actions(browser: Any, live_se
     # The barred gate is not offered to Hero (walking there is refused by the rules).
     expect(alice.locator("#map [data-zone=yard]")).to_have_class(re.compile(r"\bunreachable"))
     expect(alice.locator("#map [data-zone=loft]")).to_have_class(re.compile(r"\breachable"))
+    # Shaded differently (not only a class): the page's stylesheet tells them apart.
+    shade = "n => getComputedStyle(n).backgroundColor + getComputedStyle(n).borderStyle"
+    loft = alice.locator("#map [data-zone=loft]").evaluate(shade)
+    yard = alice.locator("#map [data-zone=yard]").evaluate(shade)
+    assert loft != yard, (loft, yard)
 
     # -- point 13: the GM makes Nib prone from a picker of the known conditions ---------
     gm.locator("#map button[data-creature=nib]").click()
@@ -192,6 +197,14 @@ def test_links_dice_blocked_moves_rewind_and_token_actions(browser: Any, live_se
             re.compile("undone")
         )
         expect(page.locator("#map [data-creature=hero] .badge.dying")).to_have_count(0)
+        # Every line after the chosen one (but the rewind's own) is struck through.
+        left = page.evaluate(
+            """seq => [...document.querySelectorAll('#log li[data-seq]')]
+            .filter(n => Number(n.dataset.seq) > seq && n.dataset.type !== 'rewound'
+              && !n.classList.contains('undone')).map(n => n.textContent)""",
+            int(hit_seq),
+        )
+        assert left == [], left
     expect(gm.locator("#tracker [data-creature=hero]")).to_contain_text("HP 24/24")
     expect(gm.locator("#tracker [data-creature=nib]")).to_contain_text("HP 18/30")
     expect(alice.locator("#map .zone.reachable")).to_have_count(2)  # offered again
@@ -218,6 +231,7 @@ def test_links_dice_blocked_moves_rewind_and_token_actions(browser: Any, live_se
         expect(
             page.locator("#map [data-creature=nib] .badge[data-condition=surrendered]")
         ).to_be_visible()
+        expect(page.locator("#log")).to_contain_text("Nib is surrendered.")
     assert gm.evaluate("window.zonekeepTable.sent.at(-1)") == "grant_condition"
     # Both goblins are out: the rules end the encounter.
     expect(alice.locator("#tracker")).to_contain_text("The encounter has ended")
