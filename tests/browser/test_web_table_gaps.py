@@ -140,6 +140,8 @@ def test_links_dice_blocked_moves_rewind_and_token_actions(browser: Any, live_se
     assert "Prone" not in options
     # No free-text condition anywhere on the GM's page (the "More" forms use pickers too).
     expect(gm.locator("input[name=condition]")).to_have_count(0)
+    forms = gm.locator("#gm details[data-command=grant_condition] select[name=condition]")
+    expect(forms).to_have_count(1)
     picker.select_option("prone")
     panel.locator("[data-token-act=condition]").click()
     expect(alice.locator("#map [data-creature=nib] .badge[data-condition=prone]")).to_be_visible()
