@@ -708,7 +708,11 @@
       rolls.length ? el("span", { class: "dice" }, rolls) : null,
       app.role === "gm" ? el("button", { type: "button", class: "rewind-here", dataset: { rewind: String(seq) },
         title: `Rewind the encounter to right after event ${seq}`, "aria-label": `Rewind to event ${seq}`,
-        onclick: () => rewindTo(seq) }, "↶") : null);
+        onclick: () => {
+          // A rewind from an old line may undo much, on every screen: ask first.
+          const later = [...app.events.keys()].filter((s) => s > seq && !undoneSeqs().has(s)).length;
+          if (later && window.confirm(`Rewind to #${seq}? This undoes ${later} later event${later === 1 ? "" : "s"} on every screen.`)) rewindTo(seq);
+        } }, "↶") : null);
     app.lines.set(seq, { node: item, event });
     if (unknownName) app.unresolved.add(seq);
     return item;
@@ -1779,8 +1783,15 @@
         el("button", { type: "button", dataset: { hide: c.id }, onclick: () => command("override", { creature: c.id, field: "hidden", value: !c.hidden }) },
           c.hidden ? "Reveal to players" : "Hide from players"),
         isDying(c) ? el("button", { type: "button", dataset: { tokenAct: "stabilize" }, onclick: () => command("stabilize", { creature: c.id }) }, "Stabilize") : null,
-        el("button", { type: "button", dataset: { tokenAct: "remove" }, title: "Takes the creature out of the fight (it escapes)",
-          onclick: () => command("grant_condition", { creature: c.id, condition: "escaped" }) }, "Remove from the fight"),
+        // Out of the fight through the rules' own conditions (grant_condition): the GM
+        // says how it left (fled, surrendered or beaten), which the log and the
+        // encounter's end then tell; nothing is deleted, so a rewind brings it back.
+        el("select", { name: "remove-as", "aria-label": "How it leaves the fight" },
+          [["escaped", "it flees (escaped)"], ["surrendered", "it surrenders"], ["defeated", "it is beaten (defeated)"]]
+            .map(([v, t]) => el("option", { value: v }, t))),
+        el("button", { type: "button", dataset: { tokenAct: "remove" }, title: "Takes the creature out of the fight, as the choice beside says",
+          onclick: (ev) => command("grant_condition", { creature: c.id,
+            condition: ev.currentTarget.parentNode.querySelector("select[name=remove-as]").value }) }, "Remove from the fight"),
         el("button", { type: "button", class: "close", onclick: () => openGmToken(c.id) }, "Close"))].filter(Boolean)));
   }
 
