@@ -8,8 +8,8 @@ to the command's working copy, or refuse with ``ctx.refuse(code, message)``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -78,6 +78,21 @@ def zonekeep_compendium() -> Iterable[CompendiumSource]:
         format); a source name another source also declares (a plugin, the bundled
         ``srd``, an operator's compendium file), an invalid entry or a raise stops the
         server from starting, naming the plugin.
+    """
+
+
+@hookspec
+def zonekeep_arenas() -> Iterable[Mapping[str, Any]]:
+    """Contribute arenas to the server's arena library (``hello``'s arena names,
+    ``list_arenas``, ``create_encounter`` by name), beside the operator's arena folders.
+
+    Called once, when the server starts (not by the engine, nor per encounter).
+
+    :return: arena objects in the arena file format (docs/arenas.md), each listed under
+        its ``id``. An invalid arena, an id that another plugin's arena also has, or a
+        raise stops the server from starting, naming the plugin; an arena file of the
+        same name in the operator's folders is used instead of the plugin's (and a
+        warning logged), so an operator can always replace one.
     """
 
 

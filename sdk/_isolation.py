@@ -249,7 +249,13 @@ TRIGGER_ANSWERS: dict[str, Callable[[object], object]] = {
 
 #: The declaration hooks, run once at start: a failure stops the engine from being built.
 STARTUP_HOOKS = frozenset(
-    {"zonekeep_commands", "zonekeep_conditions", "zonekeep_asset_tags", "zonekeep_compendium"}
+    {
+        "zonekeep_commands",
+        "zonekeep_conditions",
+        "zonekeep_asset_tags",
+        "zonekeep_compendium",
+        "zonekeep_arenas",
+    }
 )
 
 

@@ -97,7 +97,7 @@ class ZonekeepServer:
         )
         self._open_store = store is None and self.config.store != "memory"
         self._owns_store = False
-        self.welcome = Welcome(self.config, self.engine, lambda: self.registry.bundled_arenas())
+        self.welcome = Welcome(self.config, self.engine, lambda: self.registry.arena_library())
         self.methods = Methods(self.registry, self.welcome.text)
         #: The open connections.
         self.connections: set[Connection] = set()

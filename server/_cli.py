@@ -37,6 +37,7 @@ from ._encounter_file import EncounterFileError, load_encounter
 from ._links import PublicUrlError, listen_address, server_links
 from ._log import describe
 from ._play import open_table, play_to_end
+from ._registry import ArenaLibraryError, plugin_arenas
 from ._store import StoreError
 
 
@@ -137,6 +138,9 @@ def _serve(args: argparse.Namespace) -> int:
         server = ZonekeepServer(config, engine=engine)
     except CompendiumError as exc:
         print(f"zonekeep: cannot load the compendium:\n{exc}", file=sys.stderr)
+        return 2
+    except ArenaLibraryError as exc:
+        print(f"zonekeep: cannot load the plugins' arenas:\n{exc}", file=sys.stderr)
         return 2
 
     try:
@@ -318,6 +322,10 @@ def _config_check(args: argparse.Namespace) -> int:
         build_compendium(config, engine)
     except CompendiumError as exc:
         return _print_problems([f"compendium: {p}" for p in exc.problems])
+    try:  # and the plugins' arenas, likewise
+        plugin_arenas(engine)
+    except ArenaLibraryError as exc:
+        return _print_problems([f"arenas: {p}" for p in exc.problems])
     print("ok")
     return 0
 

@@ -387,13 +387,16 @@ class Methods:
     # -- the builder ------------------------------------------------------------------------
 
     async def m_list_arenas(self, client: Client, params: ListArenasParams) -> ListArenasResult:
-        found = sorted(self.registry.bundled_arenas().items())
+        found = sorted(self.registry.arena_library().items())
         items = []
-        for name, path in found[params.offset : params.offset + params.limit]:
+        for name, where in found[params.offset : params.offset + params.limit]:
+            if isinstance(where, dict):  # a plugin's, checked at start
+                items.append(ArenaItem(name, where))
+                continue
             try:
-                data = await trio.to_thread.run_sync(self.registry.arena_data, path)
+                data = await trio.to_thread.run_sync(self.registry.arena_data, where)
             except (OSError, ValueError) as exc:  # ArenaError is a ValueError
-                log.warning("arena %s is left out of list_arenas: %s", path, exc)
+                log.warning("arena %s is left out of list_arenas: %s", where, exc)
                 continue
             items.append(ArenaItem(name, data))
         return ListArenasResult(len(found), params.offset, items)

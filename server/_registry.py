@@ -127,6 +127,9 @@ class Registry:
         #: The creature compendium (``list_compendium``, roster references); built from
         #: the config and the engine's plugins when not given (``CompendiumError``).
         self.compendium = compendium or build_compendium(config, engine)
+        #: The arenas plugins contribute (``zonekeep_arenas``), by id, checked at start
+        #: (:class:`ArenaLibraryError`).
+        self.plugin_arenas: dict[str, dict[str, Any]] = plugin_arenas(engine)
         #: The loaded rooms.
         self.rooms: dict[str, Room] = {}
         #: Where the rooms' loops run; set by the server while it runs.
@@ -157,6 +160,14 @@ class Registry:
             for path in sorted(folder.iterdir()):
                 if path.suffix in (".json", ".toml"):
                     found.setdefault(path.stem, path)
+        return found
+
+    def arena_library(self) -> dict[str, Path | dict[str, Any]]:
+        """Every arena a request may name: the folders' files (by file name), then the
+        plugins' arenas (by id) whose name no file has."""
+        found: dict[str, Path | dict[str, Any]] = dict(self.bundled_arenas())
+        for name, data in self.plugin_arenas.items():
+            found.setdefault(name, data)
         return found
 
     # -- who may create ---------------------------------------------------------------------
@@ -443,11 +454,14 @@ class Registry:
 
     def _arena(self, value: Any) -> Arena:
         if isinstance(value, str):
-            path = self.bundled_arenas().get(value)
-            if path is None:
-                names = ", ".join(sorted(self.bundled_arenas())) or "none"
+            library = self.arena_library()
+            found = library.get(value)
+            if found is None:
+                names = ", ".join(sorted(library)) or "none"
                 raise _roster_error(f"There is no bundled arena {value!r}; bundled: {names}.")
-            return load_arena(path)
+            if isinstance(found, dict):
+                return parse_arena(found, f"arena {value!r}")  # checked at start
+            return load_arena(found)
         if isinstance(value, dict):
             try:
                 return parse_arena(value, "arena")
@@ -963,6 +977,52 @@ def _who(creator: str | None) -> str:
     return {"key": "the server key", "ip": f"address {name}", "gm": f"GM key {name!r}"}.get(
         kind, kind
     )
+
+
+class ArenaLibraryError(ValueError):
+    """A plugin's arenas cannot be used (``zonekeep_arenas``): the server does not
+    start. ``problems`` lists every one, each naming the plugin."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+def plugin_arenas(engine: Engine) -> dict[str, dict[str, Any]]:
+    """The arenas the plugins contribute (``zonekeep_arenas``), by id, each checked as an
+    arena file is; :class:`ArenaLibraryError` with every problem otherwise."""
+    found: dict[str, dict[str, Any]] = {}
+    owner: dict[str, str] = {}
+    problems: list[str] = []
+    for impl in engine.pm.hook.zonekeep_arenas.get_hookimpls():
+        origin = f"plugin {impl.plugin_name!r}"
+        try:
+            answer: Any = impl.function()
+            items: list[Any] = list(answer or ())
+        except Exception as exc:
+            problems.append(f"{origin} failed in zonekeep_arenas: {exc!r}")
+            continue
+        for i, item in enumerate(items):
+            where = f"{origin}, arena {i}"
+            if not isinstance(item, dict):
+                problems.append(f"{where}: an arena object (a dict), not {type(item).__name__}")
+                continue
+            data = {k: v for k, v in item.items() if k != "$schema"}
+            try:
+                arena = parse_arena(data, where)
+            except ArenaError as exc:
+                problems.append(str(exc))
+                continue
+            if arena.id in owner:
+                problems.append(
+                    f"arena {arena.id!r} is contributed twice: by {owner[arena.id]} and {origin}"
+                )
+                continue
+            owner[arena.id] = origin
+            found[arena.id] = data
+    if problems:
+        raise ArenaLibraryError(problems)
+    return found
 
 
 def _roster_error(message: str) -> ProtocolError:

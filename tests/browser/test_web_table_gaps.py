@@ -249,7 +249,7 @@ def test_the_gm_view_of_a_crowded_fight_on_a_phone(
     when the page is scrolled to its end, the title says what waits, the page never
     scrolls sideways, and axe-core finds nothing serious."""
     from playwright.sync_api import expect
-    from test_web_table_views import (
+    from browser.test_web_table_views import (
         PHONE,
         _axe,
         _crowded_encounter,

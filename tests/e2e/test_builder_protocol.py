@@ -5,13 +5,21 @@ without characters in ``create_encounter`` and ``submit_character``."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from e2e_support import Running
+import pytest
+from e2e_support import Running, ServerConfig
 from lobby_support import refused
 
+from zonekeep.sdk import hookimpl
+from zonekeep.sdk.engine import Engine, load_default_plugins
+from zonekeep.server import ZonekeepServer
+from zonekeep.server._registry import ArenaLibraryError, plugin_arenas
+
 ROOT = Path(__file__).parents[2]
+MakeServer = Callable[..., Any]
 ARIA = json.loads((ROOT / "examples" / "characters" / "aria.json").read_text())
 
 
@@ -182,3 +190,74 @@ async def test_the_gm_may_fill_a_waiting_seat(running: Running) -> None:
             gm.create_encounter("Far", "tavern", [], seats=[{"player": "A", "zone": "moon"}])
         )
         assert "seats[0].zone" in error.message
+
+
+# -- arenas contributed by plugins (zonekeep_arenas) --------------------------------------------
+
+WATCHTOWER = {
+    "id": "watchtower",
+    "name": "Watchtower",
+    "zones": [
+        {"id": "gate", "name": "Gate", "size": "Medium"},
+        {"id": "top", "name": "Top of the tower", "size": "Small"},
+    ],
+    "links": [{"a": "gate", "b": "top", "direction": "above"}],
+}
+
+
+class TowerPlugin:
+    @staticmethod
+    @hookimpl
+    def zonekeep_arenas() -> Any:
+        return [WATCHTOWER]
+
+
+class TavernPlugin:
+    """An arena named like a bundled file: the operator's file wins."""
+
+    @staticmethod
+    @hookimpl
+    def zonekeep_arenas() -> Any:
+        return [{**WATCHTOWER, "id": "tavern", "name": "Not the tavern"}]
+
+
+class BrokenArenaPlugin:
+    @staticmethod
+    @hookimpl
+    def zonekeep_arenas() -> Any:
+        return [{**WATCHTOWER, "links": [{"a": "gate", "b": "nowhere", "direction": "above"}]}]
+
+
+async def test_a_plugin_contributes_an_arena(make_server: MakeServer) -> None:
+    engine = Engine([*load_default_plugins(), TowerPlugin(), TavernPlugin()])
+    running: Running = await make_server(engine=engine)
+    async with running.client() as gm:
+        assert gm.welcome is not None
+        assert gm.welcome["capabilities"]["arenas"] == [
+            "cliffside",
+            "swamp",
+            "tavern",
+            "watchtower",
+        ]
+        listed = await gm.request("list_arenas")
+        arenas = {a["name"]: a["arena"] for a in listed["arenas"]}
+        assert arenas["watchtower"] == WATCHTOWER
+        assert arenas["tavern"]["name"] != "Not the tavern"  # the operator's file wins
+        created = await gm.create_encounter(
+            "On the tower", "watchtower", [], seats=[{"player": "ana", "zone": "top"}]
+        )
+        assert created["snapshot"]["arena"]["id"] == "watchtower"
+
+
+def test_a_plugin_arena_that_is_broken_or_contributed_twice_stops_the_start() -> None:
+    for plugins, words in (
+        ([BrokenArenaPlugin()], "plugin "),
+        ([TowerPlugin(), TowerPlugin()], "arena 'watchtower' is contributed twice"),
+    ):
+        engine = Engine([*load_default_plugins(), *plugins])
+        with pytest.raises(ArenaLibraryError) as info:
+            ZonekeepServer(ServerConfig(port=0, store="memory"), engine=engine)
+        assert words in str(info.value)
+    with pytest.raises(ArenaLibraryError) as broken:
+        plugin_arenas(Engine([*load_default_plugins(), BrokenArenaPlugin()]))
+    assert "nowhere" in str(broken.value)  # the arena loader's problem, at its path
