@@ -248,7 +248,6 @@ def test_the_gm_view_of_a_crowded_fight_on_a_phone(
     22 creatures at 390x844, the tie prompt and then the turn's End turn are in view
     when the page is scrolled to its end, the title says what waits, the page never
     scrolls sideways, and axe-core finds nothing serious."""
-    from playwright.sync_api import expect
     from browser.test_web_table_views import (
         PHONE,
         _axe,
@@ -256,6 +255,7 @@ def test_the_gm_view_of_a_crowded_fight_on_a_phone(
         _in_viewport,
         _no_sideways_scroll,
     )
+    from playwright.sync_api import expect
 
     expect.set_options(timeout=STEP_MS)
     encounter, gm_token, _alice = _crowded_encounter(live_server.base)
