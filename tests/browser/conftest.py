@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import queue
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
-import trio
+from browser.browser_support import MaxDice, server_in_thread
 
-from zonekeep.server._app import ServerConfig, ZonekeepServer
+from zonekeep.server._app import ZonekeepServer
 from zonekeep.server._encounter_file import load_encounter
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -42,14 +40,6 @@ def missing(why: str) -> None:
     pytest.skip(why)
 
 
-class MaxDice:
-    """Every die shows its highest face: initiative follows the bonuses (no ties) and
-    every attack is a critical hit, so the test's fight goes the same way every time."""
-
-    def randint(self, sides: int) -> int:
-        return sides
-
-
 @attrs.frozen
 class LiveServer:
     """A running server with one encounter in its first step (surprise)."""
@@ -65,36 +55,17 @@ class LiveServer:
 @pytest.fixture
 def live_server(tmp_path: Path) -> Iterator[LiveServer]:
     """A server on a free port in a thread (the default SQLite store under ``tmp_path``,
-    maximal dice)."""
-    ready: queue.Queue[Any] = queue.Queue()
+    maximal dice), with the tavern brawl's encounter open."""
 
-    async def main() -> None:
-        server = ZonekeepServer(
-            ServerConfig(port=0, data_dir=tmp_path / "server"), entropy=MaxDice()
+    async def brawl(server: ZonekeepServer) -> tuple[str, str]:
+        spec = load_encounter(ENCOUNTER)
+        room, gm_token = await server.create_room(
+            spec.name, spec.arena, list(spec.creatures), spec.options
         )
-        try:
-            async with trio.open_nursery() as nursery:
-                await nursery.start(server.run)
-                spec = load_encounter(ENCOUNTER)
-                room, gm_token = await server.create_room(
-                    spec.name, spec.arena, list(spec.creatures), spec.options
-                )
-                ready.put((server, trio.lowlevel.current_trio_token(), room.id, gm_token))
-        except BaseException as exc:
-            ready.put(exc)
-            raise
+        return room.id, gm_token
 
-    thread = threading.Thread(target=trio.run, args=(main,), daemon=True)
-    thread.start()
-    got = ready.get(timeout=30)
-    if isinstance(got, BaseException):
-        raise got
-    server, token, encounter, gm_token = got
-    try:
-        yield LiveServer(f"http://127.0.0.1:{server.port}", encounter, gm_token)
-    finally:
-        trio.from_thread.run(server.shutdown, trio_token=token)
-        thread.join(timeout=30)
+    with server_in_thread(tmp_path / "server", MaxDice(), brawl) as (base, (encounter, gm)):
+        yield LiveServer(base, encounter, gm)
 
 
 @pytest.fixture

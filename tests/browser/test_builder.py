@@ -12,29 +12,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import queue
 import re
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import trio
+from browser.browser_support import MaxDice, server_in_thread
 
-from zonekeep.server._app import ServerConfig, ZonekeepServer
+from zonekeep.server._app import ZonekeepServer
 from zonekeep.server._store import GmKey
 
 STEP_MS = 15_000
-
-
-class MaxDice:
-    """Every die shows its highest face (as ``conftest.MaxDice``): initiative follows the
-    bonuses, so the round goes the same way every time."""
-
-    def randint(self, sides: int) -> int:
-        return sides
 
 
 KEY = "gm-key-of-gwen-" + "7" * 24
@@ -45,33 +35,13 @@ ROOT = Path(__file__).resolve().parents[2]
 def keyed_server(tmp_path: Path) -> Iterator[str]:
     """A server with no encounter and one GM key (gwen's), on a free port in a thread;
     its base URL."""
-    ready: queue.Queue[Any] = queue.Queue()
 
-    async def main() -> None:
-        server = ZonekeepServer(
-            ServerConfig(port=0, data_dir=tmp_path / "server"), entropy=MaxDice()
-        )
-        try:
-            async with trio.open_nursery() as nursery:
-                await nursery.start(server.run)
-                digest = hashlib.sha256(KEY.encode()).hexdigest()
-                await server.store.add_gm_key(GmKey("gwen", digest, time.time()))
-                ready.put((server, trio.lowlevel.current_trio_token()))
-        except BaseException as exc:
-            ready.put(exc)
-            raise
+    async def gwen(server: ZonekeepServer) -> None:
+        digest = hashlib.sha256(KEY.encode()).hexdigest()
+        await server.store.add_gm_key(GmKey("gwen", digest, time.time()))
 
-    thread = threading.Thread(target=trio.run, args=(main,), daemon=True)
-    thread.start()
-    got = ready.get(timeout=30)
-    if isinstance(got, BaseException):
-        raise got
-    server, token = got
-    try:
-        yield f"http://127.0.0.1:{server.port}"
-    finally:
-        trio.from_thread.run(server.shutdown, trio_token=token)
-        thread.join(timeout=30)
+    with server_in_thread(tmp_path / "server", MaxDice(), gwen) as (base, _):
+        yield base
 
 
 def _page(context: Any, url: str) -> Any:

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import contextlib
 import json
-import queue
 import re
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+from browser.browser_support import server_in_thread
 
 from zonekeep.protocol.client import ClientError, connect
-from zonekeep.server._app import ServerConfig, ZonekeepServer
 
 STEP_MS = 15_000
 VECTORS = Path(__file__).resolve().parents[1] / "fixtures" / "dice_vectors.json"
@@ -26,29 +24,8 @@ VECTORS = Path(__file__).resolve().parents[1] / "fixtures" / "dice_vectors.json"
 @pytest.fixture
 def fair_server(tmp_path: Path) -> Iterator[str]:
     """A server in a thread with no test entropy (its dice are the fair ones); its base URL."""
-    ready: queue.Queue[Any] = queue.Queue()
-
-    async def main() -> None:
-        server = ZonekeepServer(ServerConfig(port=0, data_dir=tmp_path / "server"))
-        try:
-            async with trio.open_nursery() as nursery:
-                await nursery.start(server.run)
-                ready.put((server, trio.lowlevel.current_trio_token()))
-        except BaseException as exc:
-            ready.put(exc)
-            raise
-
-    thread = threading.Thread(target=trio.run, args=(main,), daemon=True)
-    thread.start()
-    got = ready.get(timeout=30)
-    if isinstance(got, BaseException):
-        raise got
-    server, token = got
-    try:
-        yield f"http://127.0.0.1:{server.port}"
-    finally:
-        trio.from_thread.run(server.shutdown, trio_token=token)
-        thread.join(timeout=30)
+    with server_in_thread(tmp_path / "server") as (base, _):
+        yield base
 
 
 ROSTER = [
