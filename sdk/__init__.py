@@ -20,7 +20,7 @@ from ._arena import (
     parse_arena,
     single_zone_arena,
 )
-from ._commands import Command, CommandSpec, Cost, Param
+from ._commands import Command, CommandSpec, Cost, Param, Requirement
 from ._compendium import (
     CHALLENGE_RATINGS,
     COMPENDIUM_RANGES,
@@ -375,6 +375,7 @@ __all__ = [
     "Readied",
     "ReadiedCleared",
     "Refusal",
+    "Requirement",
     "Rewound",
     "RollModifier",
     "RollOff",

@@ -53,11 +53,13 @@ class CommandSpec:
     For ``who="creature"`` the command acts for ``params["creature"]``: the engine
     checks that the sender controls it, that the phase is ``turns``, that it is that
     creature's turn when ``on_turn`` (and that it is not, for off-turn reactions when
-    ``on_turn`` is ``False``), and that ``costs`` can be paid. It then asks the
-    ``zonekeep_action_refusal`` hook, validates the params and calls ``handler``,
-    after emitting the ``action_taken`` event that pays the cost. ``requires`` is an
-    optional precondition on the creature (prone to stand up, a readied attack to
-    release); it counts when listing what a creature may do now.
+    ``on_turn`` is ``False``), that ``requires`` (if any) is met and that ``costs``
+    can be paid, in that order (docs/plugins.md). It then asks the
+    ``zonekeep_action_refusal`` hook and calls ``handler``, after emitting the
+    ``action_taken`` event that pays the cost. ``requires`` is an optional
+    :data:`Requirement` on the creature (prone to stand up, a readied attack to
+    release); it counts when listing what a creature may do now, and without it the
+    command is offered to every creature.
     """
 
     id: str

@@ -396,6 +396,8 @@ class Engine:
             )
         if spec.needs_capable and creature.incapacitated:
             raise Refusal("incapacitated", f"{creature.name} is incapacitated and cannot act.")
+        # The documented order (docs/plugins.md, "The order of a command's checks"):
+        # ``requires`` before the cost, the more specific answer ("nothing readied").
         if spec.requires is not None:
             unmet = self._requires(spec, state, creature, ctx)
             if unmet is not None:
