@@ -1058,8 +1058,9 @@ class CreateSeatParams:
         factory=list,
         metadata=doc(
             "Creature ids to hand to this player: for each one not already controlled by "
-            "the player, the server applies a GM override of its `controller` (an "
-            "`override_applied` event each, pushed before the reply)."
+            "the player, the server applies a GM override of its `controller`, and of "
+            "`pc` to true when it is not a player character yet (an `override_applied` "
+            "event each, pushed before the reply)."
         ),
     )
 

@@ -33,6 +33,7 @@ OVERRIDE_FIELDS: dict[str, tuple[type, ...]] = {
     "hidden": (bool,),
     "side": (str,),
     "controller": (str,),
+    "pc": (bool,),
 }
 
 

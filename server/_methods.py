@@ -601,17 +601,16 @@ class Methods:
                     "invalid_params", f"There is no creature {cid!r} to give to {player!r}."
                 )
         for cid in creatures:
-            if room.state.creatures[cid].controller != player:
-                job = Job(
-                    member.actor,
-                    Command(
+            # A creature handed to a player is that player's character (``pc``: it makes
+            # death saves); both are events, so a replay keeps them.
+            for field, value in (("controller", player), ("pc", True)):
+                if getattr(room.state.creatures[cid], field) != value:
+                    command = Command(
                         "override",
-                        {"creature": cid, "field": "controller", "value": player},
+                        {"creature": cid, "field": field, "value": value},
                         member.actor,
-                    ),
-                    member,
-                )
-                await _submit(room, job)
+                    )
+                    await _submit(room, Job(member.actor, command, member))
         return CreateSeatResult(token=await room.grant("player", player), player=player)
 
     async def m_create_spectator_link(

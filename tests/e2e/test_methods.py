@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import trio
-from e2e_support import Boom, Loaded, Running, ServerConfig, creatures
+from e2e_support import Boom, Loaded, Running, ServerConfig, creatures, start_server
 
 from zonekeep.plugins import load_default_plugins
 from zonekeep.protocol.client import ClientError, ZonekeepClient
@@ -275,29 +275,22 @@ async def test_create_seat_hands_over_creatures_with_override_events(running: Ru
         assert seat["player"] == "bob"
         assert isinstance(seat["token"], str) and seat["token"]
         pushed = gm.pending_notifications()  # pushed before the reply
-        assert [(m["method"], m["params"]["seq"], m["params"]["event"]) for m in pushed] == [
+        events = [(m["method"], m["params"]["seq"], m["params"]["event"]) for m in pushed]
+        assert events == [
             (
                 "event",
-                2,
-                {
-                    "type": "override_applied",
-                    "by": "gm",
-                    "creature": "bram",
-                    "field": "controller",
-                    "value": "bob",
-                },
-            ),
-            (
-                "event",
-                3,
-                {
-                    "type": "override_applied",
-                    "by": "gm",
-                    "creature": "gob",
-                    "field": "controller",
-                    "value": "bob",
-                },
-            ),
+                seq,
+                {"type": "override_applied", "by": "gm", "creature": cid, "field": f, "value": v},
+            )
+            for seq, (cid, f, v) in enumerate(
+                [
+                    ("bram", "controller", "bob"),
+                    ("bram", "pc", True),
+                    ("gob", "controller", "bob"),
+                    ("gob", "pc", True),
+                ],
+                start=2,
+            )
         ]
         with trio.fail_after(5):
             # A creature the player already controls causes no event.
@@ -308,9 +301,32 @@ async def test_create_seat_hands_over_creatures_with_override_events(running: Ru
             assert gm.pending_notifications() == []
             joined = await bob.join(eid, seat["token"])  # the first token stays valid
             assert joined["snapshot"]["creatures"]["bram"]["controller"] == "bob"
+            # Handed to a player, a GM's creature is a player character (it makes death saves).
+            assert joined["snapshot"]["creatures"]["gob"]["pc"] is True
             assert joined["snapshot"]["creatures"]["gob"]["controller"] == "bob"
             assert joined["snapshot"]["creatures"]["aria"]["controller"] == "gm"
-            assert joined["seq"] == 3
+            assert joined["seq"] == 5
+
+
+async def test_a_creature_handed_to_a_player_stays_a_pc_after_a_restart(
+    nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    """``pc`` follows ``create_seat`` by an event, so the stored log replays it."""
+    first = await start_server(nursery, tmp_path / "data")
+    async with first.client() as gm:
+        created = await gm.create_encounter("Seats", "tavern", roster())
+        eid = created["encounter"]
+        assert created["snapshot"]["creatures"]["gob"]["pc"] is False
+        with trio.fail_after(5):
+            seat = await gm.request("create_seat", encounter=eid, player="bob", creatures=["gob"])
+    await first.server.shutdown()
+
+    second = await start_server(nursery, tmp_path / "data")
+    async with second.client() as bob:
+        with trio.fail_after(5):
+            joined = await bob.join(eid, seat["token"])
+    gob = joined["snapshot"]["creatures"]["gob"]
+    assert (gob["controller"], gob["pc"]) == ("bob", True)
 
 
 async def test_create_spectator_link_gives_a_watching_seat(running: Running) -> None:
@@ -341,9 +357,14 @@ async def test_events_have_gap_free_seqs_for_every_member(make_server: MakeServe
         with trio.fail_after(5):
             a = await gm.request("create_seat", encounter=eid, player="alice", creatures=["aria"])
             b = await gm.request("create_seat", encounter=eid, player="bob", creatures=["bram"])
-            assert [n["params"]["seq"] for n in gm.pending_notifications()] == [2, 3]
-            await alice.join(eid, a["token"], last_seq=3)
-            await bob.join(eid, b["token"], last_seq=3)
+            assert [n["params"]["seq"] for n in gm.pending_notifications()] == [
+                2,
+                3,
+                4,
+                5,
+            ]  # controller and pc of each
+            await alice.join(eid, a["token"], last_seq=5)
+            await bob.join(eid, b["token"], last_seq=5)
         results = []
         with trio.fail_after(5):
             results.append(await gm.command(eid, "set_surprise", surprised=[]))
@@ -357,15 +378,15 @@ async def test_events_have_gap_free_seqs_for_every_member(make_server: MakeServe
             results.append(await bob.command(eid, "disengage", creature="bram"))
             results.append(await bob.command(eid, "end_turn", creature="bram"))
         # The results tile the seqs without gaps.
-        assert results[0]["first_seq"] == 4
+        assert results[0]["first_seq"] == 6
         for before, after in itertools.pairwise(results):
             assert after["first_seq"] == before["last_seq"] + 1
             assert after["last_seq"] >= after["first_seq"]
         last = results[-1]["last_seq"]
         seen = {}
         for name, client in (("gm", gm), ("alice", alice), ("bob", bob)):
-            got = await events(client, last - 3)
-            assert [m["seq"] for m in got] == list(range(4, last + 1)), name
+            got = await events(client, last - 5)
+            assert [m["seq"] for m in got] == list(range(6, last + 1)), name
             assert all(m["encounter"] == eid for m in got)
             seen[name] = [m["event"] for m in got]
         assert seen["gm"] == seen["alice"] == seen["bob"]
@@ -587,7 +608,7 @@ async def test_short_encounter_played_to_its_end(make_server: MakeServer) -> Non
         with trio.fail_after(5):
             a = await gm.request("create_seat", encounter=eid, player="alice", creatures=["aria"])
             b = await gm.request("create_seat", encounter=eid, player="bob", creatures=["bram"])
-            await events(gm, 2)
+            await events(gm, 4)  # controller and pc of each
             await alice.join(eid, a["token"])
             await bob.join(eid, b["token"])
 
