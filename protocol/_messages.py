@@ -2324,5 +2324,7 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`details` (each command's refusal and parameter values) and `ending` (the GM's hint at "
     "what keeps the encounter open); `join`'s `history`; the builder: `list_arenas`, "
     "`check_arena`, `check_character`, `submit_character`, `encounter_options`, `list_seats`, "
-    "`create_encounter`'s `seats` (and its result's), the lobby's `waiting` seats",
+    "`create_encounter`'s `seats` (and its result's), the lobby's `waiting` seats; the GM "
+    "command `damage`; `override`'s `pc`, and `create_seat` making a handed-over creature a "
+    "PC (one more `override_applied` event per creature)",
 }
