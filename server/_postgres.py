@@ -45,6 +45,7 @@ from zonekeep.sdk import Event, event_from_dict, event_to_dict
 from . import _metrics
 from ._config import VERSION, mask_url
 from ._store import (
+    RECORD_FIELDS,
     EncounterRecord,
     EncounterStatus,
     GmKey,
@@ -605,29 +606,15 @@ def _load_next_seqs(conn: psycopg.Connection[Any]) -> dict[str, int]:
     return {eid: int(seq) + 1 for eid, seq in rows}
 
 
-_RECORD_FIELDS = (
-    "id",
-    "title",
-    "arena",
-    "creator",
-    "created",
-    "last_activity",
-    "status",
-    "public",
-    "phase",
-    "round",
-    "players",
-    "source",
-)
-_RECORD_COLUMNS = ", ".join((*_RECORD_FIELDS, "finished"))
-_RECORD_SLOTS = ", ".join(["%s"] * (len(_RECORD_FIELDS) + 1))
+_RECORD_COLUMNS = ", ".join((*RECORD_FIELDS, "finished"))
+_RECORD_SLOTS = ", ".join(["%s"] * (len(RECORD_FIELDS) + 1))
 
 #: Insert, or replace every column but an ``"archived"`` status (and its ``finished``
 #: mark), which only :func:`_set_status` changes.
 _PUT_RECORD = (
     f"INSERT INTO encounters ({_RECORD_COLUMNS}) VALUES ({_RECORD_SLOTS}) "
     "ON CONFLICT (id) DO UPDATE SET "
-    + ", ".join(f"{c}=excluded.{c}" for c in _RECORD_FIELDS if c not in ("id", "status"))
+    + ", ".join(f"{c}=excluded.{c}" for c in RECORD_FIELDS if c not in ("id", "status"))
     + ", status=CASE WHEN encounters.status='archived' THEN encounters.status "
     "ELSE excluded.status END"
     + ", finished=CASE WHEN encounters.status='archived' THEN TRUE ELSE excluded.finished END"
@@ -788,7 +775,7 @@ def _select_records(
     conn: psycopg.Connection[Any], where: str, params: tuple[Any, ...]
 ) -> list[EncounterRecord]:
     rows = conn.execute(
-        f"SELECT {', '.join(_RECORD_FIELDS)} FROM encounters {where} ORDER BY created, id".encode(),
+        f"SELECT {', '.join(RECORD_FIELDS)} FROM encounters {where} ORDER BY created, id".encode(),
         params,
     ).fetchall()
     return [

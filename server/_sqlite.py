@@ -42,6 +42,7 @@ from zonekeep.sdk import Event, event_from_dict, event_to_dict
 from . import _metrics
 from ._config import VERSION
 from ._store import (
+    RECORD_FIELDS,
     EncounterRecord,
     EncounterStatus,
     GmKey,
@@ -767,22 +768,8 @@ def _load(conn: sqlite3.Connection, eid: str) -> tuple[StoredEncounter, int] | N
         conn.execute("COMMIT")
 
 
-_RECORD_FIELDS = (
-    "id",
-    "title",
-    "arena",
-    "creator",
-    "created",
-    "last_activity",
-    "status",
-    "public",
-    "phase",
-    "round",
-    "players",
-    "source",
-)
-_RECORD_COLUMNS = ", ".join((*_RECORD_FIELDS, "finished"))
-_RECORD_SLOTS = ", ".join("?" * (len(_RECORD_FIELDS) + 1))
+_RECORD_COLUMNS = ", ".join((*RECORD_FIELDS, "finished"))
+_RECORD_SLOTS = ", ".join("?" * (len(RECORD_FIELDS) + 1))
 
 
 def _record_row(record: EncounterRecord) -> tuple[Any, ...]:
@@ -809,7 +796,7 @@ def _record_row(record: EncounterRecord) -> tuple[Any, ...]:
 _PUT_RECORD = (
     f"INSERT INTO encounters ({_RECORD_COLUMNS}) VALUES ({_RECORD_SLOTS}) "
     "ON CONFLICT (id) DO UPDATE SET "
-    + ", ".join(f"{c}=excluded.{c}" for c in _RECORD_FIELDS if c not in ("id", "status"))
+    + ", ".join(f"{c}=excluded.{c}" for c in RECORD_FIELDS if c not in ("id", "status"))
     + ", status=CASE WHEN status='archived' THEN status ELSE excluded.status END"
     + ", finished=CASE WHEN status='archived' THEN 1 ELSE excluded.finished END"
 )
@@ -836,7 +823,7 @@ def _select_records(
     conn: sqlite3.Connection, where: str, params: tuple[Any, ...]
 ) -> list[EncounterRecord]:
     rows = conn.execute(
-        f"SELECT {', '.join(_RECORD_FIELDS)} FROM encounters {where} ORDER BY created, id", params
+        f"SELECT {', '.join(RECORD_FIELDS)} FROM encounters {where} ORDER BY created, id", params
     ).fetchall()
     found = []
     for (

@@ -78,6 +78,11 @@ class EncounterRecord:
     source: str | None = None
 
 
+#: An :class:`EncounterRecord`'s fields in order: the column names and the order of the
+#: record columns in both durable stores.
+RECORD_FIELDS: tuple[str, ...] = tuple(a.name for a in attrs.fields(EncounterRecord))
+
+
 @attrs.frozen
 class GmKey:
     """A GM key as stored: its name and the key's SHA-256 (never the key)."""
