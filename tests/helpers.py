@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +63,20 @@ def serve_argv(data_dir: Path, *extra: str) -> list[str]:
         str(data_dir),
         *extra,
     ]
+
+
+def banner_lines(proc: subprocess.Popen[str], seconds: float = 30.0) -> list[str]:
+    """What a ``zonekeep serve`` started with text pipes printed, line by line, up to
+    and including ``Stop with Ctrl-C.`` (or until it stopped printing, or ``seconds``
+    passed between two lines)."""
+    assert proc.stdout is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line.rstrip())
+        if line.startswith("Stop with Ctrl-C"):
+            break
+    return lines

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import serve_argv
+from helpers import banner_lines, serve_argv
 
 from zonekeep.sdk import RandomEntropy, event_from_dict, replay, state_to_dict
 from zonekeep.sdk.engine import Engine
@@ -143,7 +143,6 @@ def test_the_console_script_runs() -> None:
 
 def test_serve_prints_how_to_connect_and_stops_on_sigint(tmp_path: Path) -> None:
     import signal
-    import time
 
     proc = subprocess.Popen(
         serve_argv(tmp_path, "--example", str(EXAMPLES / "goblin-ambush.json")),
@@ -152,17 +151,7 @@ def test_serve_prints_how_to_connect_and_stops_on_sigint(tmp_path: Path) -> None
         text=True,
     )
     try:
-        lines: list[str] = []
-        assert proc.stdout is not None
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line.rstrip())
-            if line.startswith("Stop with Ctrl-C"):
-                break
-        text = "\n".join(lines)
+        text = "\n".join(banner_lines(proc, 20))
         assert text.startswith("zonekeep 0.1.0 serving on ws://127.0.0.1:")
         assert "GM token:" in text
         assert "seat alice:" in text and "(Aria, Sel)" in text

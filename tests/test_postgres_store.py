@@ -334,9 +334,8 @@ def test_zonekeep_serve_on_a_postgresql_store_never_shows_its_password(
     and no line of its output or log carries the password."""
     import signal
     import subprocess
-    import time
 
-    from helpers import serve_argv
+    from helpers import banner_lines, serve_argv
 
     with_password = url.replace("postgresql://postgres@", "postgresql://postgres:s3cr3t-pw@", 1)
     assert with_password != url
@@ -349,16 +348,7 @@ def test_zonekeep_serve_on_a_postgresql_store_never_shows_its_password(
         text=True,
     )
     try:
-        lines: list[str] = []
-        assert proc.stdout is not None
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line.rstrip())
-            if line.startswith("Stop with Ctrl-C"):
-                break
+        lines = banner_lines(proc)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=20)
     finally:

@@ -19,7 +19,7 @@ import pytest
 import trio
 import trio.testing
 from e2e_support import Limits, Running, ServerConfig, creatures, start_server
-from helpers import serve_argv
+from helpers import banner_lines, serve_argv
 from lobby_support import (
     WAIT,
     from_outside,
@@ -364,14 +364,7 @@ def test_serve_example_twice_reuses_the_encounter(tmp_path: Path) -> None:
             text=True,
         )
         try:
-            lines = []
-            assert proc.stdout is not None
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                line = proc.stdout.readline()
-                if not line or line.startswith("Stop with Ctrl-C"):
-                    break
-                lines.append(line.rstrip())
+            lines = banner_lines(proc, 20)
             proc.send_signal(signal.SIGINT)
             assert proc.wait(timeout=10) == 0
             return "\n".join(lines)
