@@ -62,6 +62,8 @@ def _grant(ctx: RuleContext, cmd: Command) -> None:
     condition = cmd.params["condition"].strip()
     if not condition:
         ctx.refuse("invalid_params", "Name the condition.")
+    # A plugin's condition by its short name ("burning" for "hazards.burning").
+    condition = ctx.resolve("condition", condition)
     if condition in c.conditions:
         ctx.refuse("invalid_params", f"{c.name} is already {condition}.")
     apply_condition(ctx, c.id, condition, f"GM override by {ctx.actor.id}")
@@ -70,6 +72,8 @@ def _grant(ctx: RuleContext, cmd: Command) -> None:
 def _remove(ctx: RuleContext, cmd: Command) -> None:
     c = ctx.creature(cmd.params["creature"])
     condition = cmd.params["condition"]
+    if condition not in c.conditions:
+        condition = ctx.resolve("condition", condition)
     if condition not in c.conditions:
         ctx.refuse("invalid_params", f"{c.name} is not {condition}.")
     ctx.emit(ConditionRemoved(c.id, condition, f"GM override by {ctx.actor.id}"))

@@ -358,6 +358,10 @@ def server_message_schema_file() -> str:
     )
 
 
+#: A plugin event's ``type``: words joined by dots (the built-in types have none).
+PLUGIN_EVENT_TYPE = r"^[^.\s]+(\.[^.\s]+)+$"
+
+
 def event_payload_schema() -> str:
     """``event_payload.schema.json``: every event type, discriminated by ``type``."""
     builder = SchemaBuilder()
@@ -377,16 +381,44 @@ def event_payload_schema() -> str:
         "additionalProperties": False,
     }
     names.append(("hidden", "event.hidden"))
+    builder.defs["event.plugin"] = {
+        "type": "object",
+        "description": "An event of a type a plugin declares (since 1.4): `type` is "
+        "`<plugin>.<name>`, `data` its payload, as the schema `hello` announces for it in "
+        "`capabilities.plugin_events` describes it.",
+        "required": ["type", "data"],
+        "properties": {
+            "type": {"type": "string", "pattern": PLUGIN_EVENT_TYPE},
+            "data": {"type": "object"},
+        },
+        "additionalProperties": False,
+    }
     body = {
         "type": "object",
         "required": ["type"],
-        "properties": {"type": {"enum": [t for t, _ in names]}},
-        "allOf": [
-            {
-                "if": {"properties": {"type": {"const": t}}, "required": ["type"]},
-                "then": {"$ref": f"#/$defs/{n}"},
+        "properties": {
+            "type": {
+                "anyOf": [
+                    {"enum": [t for t, _ in names]},
+                    {"type": "string", "pattern": PLUGIN_EVENT_TYPE},
+                ]
             }
-            for t, n in names
+        },
+        "allOf": [
+            *(
+                {
+                    "if": {"properties": {"type": {"const": t}}, "required": ["type"]},
+                    "then": {"$ref": f"#/$defs/{n}"},
+                }
+                for t, n in names
+            ),
+            {
+                "if": {
+                    "properties": {"type": {"type": "string", "pattern": PLUGIN_EVENT_TYPE}},
+                    "required": ["type"],
+                },
+                "then": {"$ref": "#/$defs/event.plugin"},
+            },
         ],
         "$defs": dict(sorted(builder.defs.items())),
     }

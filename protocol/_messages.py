@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from zonekeep.sdk import CommandSpec
 
 #: The protocol version this package describes ("MAJOR.MINOR").
-PROTOCOL_VERSION = "1.3"
+PROTOCOL_VERSION = "1.4"
 
 Role = Literal["gm", "player", "spectator"]
 Who = Literal["creature", "gm", "any"]
@@ -285,6 +285,55 @@ class CommandInfo:
 
 
 @attrs.frozen
+class PluginEventInfo:
+    """One event type a plugin declares, as announced in ``hello``'s capabilities (since
+    1.4): enough for a client that has never seen it to show a readable log line."""
+
+    id: str = attrs.field(
+        metadata=doc(
+            'The event\'s `type`, `<plugin>.<name>` (`"hazards.brazier_kicked"`).',
+            pattern=r"^[^.\s]+(\.[^.\s]+)+$",
+        )
+    )
+    plugin: str = attrs.field(metadata=doc("The name of the plugin that declares it."))
+    description: str = attrs.field(metadata=doc("What the event means, for a person."))
+    template: str = attrs.field(
+        metadata=doc(
+            "A log line with the payload's fields in braces (`\"{creature} kicked "
+            '{brazier} over"`): replace each `{field}` with the value of `data.field` '
+            "(a creature id may be shown as the creature's name). Empty: none given, show "
+            "the description."
+        )
+    )
+    schema: dict[str, Any] = attrs.field(
+        metadata=doc("The JSON Schema (2020-12 keywords) of the event's `data`.")
+    )
+    visibility: Literal["gm", "everyone"] = attrs.field(
+        metadata=doc(
+            '`gm`: players and spectators get `{"type": "hidden"}` in its place; '
+            "`everyone`: they see it (unless it names a creature hidden from them)."
+        )
+    )
+
+
+@attrs.frozen
+class PluginStateInfo:
+    """One piece of a plugin's own state (the snapshot's `plugin_state`), as announced in
+    ``hello``'s capabilities (since 1.4)."""
+
+    plugin: str = attrs.field(metadata=doc("The plugin (its namespace in `plugin_state`)."))
+    key: str = attrs.field(metadata=doc("The piece's key in the plugin's state."))
+    description: str = attrs.field(metadata=doc("What it holds, for a person."))
+    visibility: Literal["gm", "everyone"] = attrs.field(
+        metadata=doc("`gm`: only in the GM's snapshot; `everyone`: in every seat's.")
+    )
+    default: Any = attrs.field(metadata=doc("Its value before any event changed it."))
+    schema: dict[str, Any] | None = attrs.field(
+        metadata=doc("A JSON Schema its value keeps, or null when the plugin gave none.")
+    )
+
+
+@attrs.frozen
 class Capabilities:
     """What this server can do: its commands, encounter options (with their defaults),
     event types and bundled arenas."""
@@ -300,6 +349,20 @@ class Capabilities:
     )
     arenas: list[str] = attrs.field(
         metadata=doc("The bundled arena names `create_encounter` accepts.", uniqueItems=True)
+    )
+    plugin_events: list[PluginEventInfo] = attrs.field(
+        factory=list,
+        metadata=doc(
+            "The event types the plugins declare (their ids are in `event_types` too), "
+            "sorted by id. Since 1.4."
+        ),
+    )
+    plugin_state: list[PluginStateInfo] = attrs.field(
+        factory=list,
+        metadata=doc(
+            "The pieces of plugin state (the snapshot's `plugin_state`), by plugin and key. "
+            "Since 1.4."
+        ),
     )
 
 
@@ -393,7 +456,7 @@ class HelloResult:
     """``hello`` result: the server's protocol version, identity, capabilities and limits."""
 
     protocol: str = attrs.field(
-        metadata=doc('The server\'s version, `"1.3"`.', pattern=r"^1\.[0-9]+$")
+        metadata=doc('The server\'s version, `"1.4"`.', pattern=r"^1\.[0-9]+$")
     )
     server: ServerInfo = attrs.field(metadata=doc("Who the server is."))
     capabilities: Capabilities = attrs.field(metadata=doc("What the server can do."))
@@ -2273,6 +2336,10 @@ SNAPSHOT_FIELDS: dict[str, str] = {
     "plugin_overruns": "Calls over the server's time budget so far, per plugin name "
     "(`plugin_overran` events).",
     "disabled_plugins": "Plugins switched off for this encounter (`plugin_disabled`), in order.",
+    "plugin_state": "Each plugin's own state, by plugin then key (`hello`'s "
+    "`capabilities.plugin_state` describes each piece): a player's or spectator's snapshot "
+    "has only the pieces declared for everyone, without what names a creature hidden from "
+    "it. Since 1.4.",
     "dice": 'The dice (SPEC.md, "Dice"): `mode` (`fair` or `seeded`), `commitment` '
     "(SHA-256 of the current seed), `seed` (public for seeded dice, and for fair dice once "
     "`revealed`), `mix` (hex of the contributions' mix), `contributions`, `epoch` (seeds "

@@ -53,6 +53,16 @@ from ._conditions import (
     declared_conditions,
 )
 from ._context import MoveRequest, ReadOnlyContext, RollModifier, RollRequest, RuleContext
+from ._custom import (
+    AmbiguousId,
+    CustomEventError,
+    EventTypeSpec,
+    PluginCatalog,
+    Reducer,
+    StateSpec,
+    Visibility,
+    qualify,
+)
 from ._dice import (
     DiceError,
     Entropy,
@@ -138,6 +148,7 @@ from ._events import (
     OverrideApplied,
     PluginDisabled,
     PluginErrorRecorded,
+    PluginEvent,
     PluginOverran,
     PositionLeft,
     PositionsEstablished,
@@ -159,6 +170,7 @@ from ._events import (
     TurnStarted,
     ZoneEntered,
     event_type,
+    plugin_event,
 )
 from ._fairdice import (
     EMPTY_MIX,
@@ -195,6 +207,8 @@ from ._plugin import (
     parse_version,
     version_in_range,
 )
+from ._schema import SUPPORTED_KEYWORDS as SCHEMA_KEYWORDS
+from ._schema import validate as validate_json
 from ._serial import (
     converter,
     creature_from_dict,
@@ -273,6 +287,7 @@ __all__ = [
     "PHASES",
     "PRONE",
     "RULE_ERRORS",
+    "SCHEMA_KEYWORDS",
     "SDK_VERSION",
     "SQUEEZING",
     "STABLE",
@@ -283,6 +298,7 @@ __all__ = [
     "Actor",
     "AdjacencyEnded",
     "AdjacencyTaken",
+    "AmbiguousId",
     "AreaShape",
     "Arena",
     "ArenaError",
@@ -313,6 +329,7 @@ __all__ = [
     "CountedEntropy",
     "Creature",
     "CreatureAdded",
+    "CustomEventError",
     "Damaged",
     "Dashed",
     "Decision",
@@ -336,6 +353,7 @@ __all__ = [
     "EngagementStarted",
     "Entropy",
     "Event",
+    "EventTypeSpec",
     "ForcedEffect",
     "GroupOrderSet",
     "Hazard",
@@ -362,8 +380,10 @@ __all__ = [
     "OverrideApplied",
     "Param",
     "Phase",
+    "PluginCatalog",
     "PluginDisabled",
     "PluginErrorRecorded",
+    "PluginEvent",
     "PluginInfo",
     "PluginOverran",
     "PositionEffect",
@@ -374,6 +394,7 @@ __all__ = [
     "ReadOnlyContext",
     "Readied",
     "ReadiedCleared",
+    "Reducer",
     "Refusal",
     "Requirement",
     "Rewound",
@@ -391,6 +412,7 @@ __all__ = [
     "Size",
     "SpaceShared",
     "Sprinted",
+    "StateSpec",
     "SurpriseDetermined",
     "SurpriseEnded",
     "TumbleAttempted",
@@ -401,6 +423,7 @@ __all__ = [
     "VerifyFailure",
     "VerifyReport",
     "VersionRangeError",
+    "Visibility",
     "Zone",
     "ZoneEntered",
     "advance",
@@ -459,7 +482,9 @@ __all__ = [
     "parse_range",
     "parse_version",
     "path_distance",
+    "plugin_event",
     "proficiency_bonus",
+    "qualify",
     "reactions_pending",
     "refuse",
     "replay",
@@ -480,6 +505,7 @@ __all__ = [
     "take_position",
     "undone_counters",
     "valid_seed",
+    "validate_json",
     "verify_log",
     "version_in_range",
     "zone_room",

@@ -83,8 +83,9 @@ _INVERSE: Final[Mapping[Direction, Direction]] = {
 _DICE_RE: Final = re.compile(r"(?:[1-9][0-9]*)?d[1-9][0-9]*(?:[+-][0-9]+)?|[1-9][0-9]*")
 # Ids: non-empty, no whitespace.
 _ID_RE: Final = re.compile(r"\S+")
-# Roll kinds and conditions: lower-case snake_case words.
-_WORD_RE: Final = re.compile(r"[a-z][a-z0-9_]*")
+# Roll kinds, conditions and tags: lower-case snake_case words, or a plugin's namespaced
+# id made of such words ("hazards.burning").
+_WORD_RE: Final = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*")
 
 
 def default_capacity(size: int) -> int:

@@ -13,6 +13,8 @@ from typing import Any, TypeVar, cast
 
 import attrs
 
+from ._custom import qualify
+
 
 @attrs.frozen
 class ConditionSpec:
@@ -44,31 +46,56 @@ class AssetTagConflict(ValueError):
     """Two plugins declared the same asset tag (the message names both)."""
 
 
+def _no_namespace(_plugin: str) -> str | None:
+    return None
+
+
 def declared_conditions(
-    pm: Any, describe: Callable[[str], str] = _plain_name
+    pm: Any,
+    describe: Callable[[str], str] = _plain_name,
+    namespace: Callable[[str], str | None] = _no_namespace,
 ) -> dict[str, ConditionSpec]:
-    """Every condition the plugins of ``pm`` (a pluggy plugin manager) declare, by id.
+    """Every condition the plugins of ``pm`` (a pluggy plugin manager) declare, by full id.
 
     Calls each ``zonekeep_conditions`` implementation once. ``describe`` turns a
-    plugin's registered name into how an error names it (its quoted name by default).
+    plugin's registered name into how an error names it (its quoted name by default);
+    ``namespace`` gives a plugin's namespace (``None``: none), which each id it
+    declares is put in (``"burning"`` of plugin ``hazards`` is ``"hazards.burning"``;
+    the spec's ``id`` is the full id).
 
-    Raises :class:`ConditionConflict` naming both plugins when an id is declared by
-    two of them (or twice by one), and ``ValueError`` for an empty id.
+    Raises :class:`ConditionConflict` naming both plugins when a full id is declared
+    by two of them (or twice by one), and ``ValueError`` for an empty id or one in
+    another plugin's namespace.
     """
     return _declared(
-        pm, "zonekeep_conditions", "condition", ConditionSpec, ConditionConflict, describe
+        pm,
+        "zonekeep_conditions",
+        "condition",
+        ConditionSpec,
+        ConditionConflict,
+        describe,
+        namespace,
     )
 
 
 def declared_asset_tags(
-    pm: Any, describe: Callable[[str], str] = _plain_name
+    pm: Any,
+    describe: Callable[[str], str] = _plain_name,
+    namespace: Callable[[str], str | None] = _no_namespace,
 ) -> dict[str, AssetTagSpec]:
-    """Every asset tag the plugins of ``pm`` declare (``zonekeep_asset_tags``), by id.
+    """Every asset tag the plugins of ``pm`` declare (``zonekeep_asset_tags``), by full
+    id (namespaced as :func:`declared_conditions` does).
 
     Raises :class:`AssetTagConflict` naming both plugins when two declare one tag.
     """
     return _declared(
-        pm, "zonekeep_asset_tags", "asset tag", AssetTagSpec, AssetTagConflict, describe
+        pm,
+        "zonekeep_asset_tags",
+        "asset tag",
+        AssetTagSpec,
+        AssetTagConflict,
+        describe,
+        namespace,
     )
 
 
@@ -82,6 +109,7 @@ def _declared(
     kind: type[_Spec],
     conflict: type[ValueError],
     describe: Callable[[str], str],
+    namespace: Callable[[str], str | None] = _no_namespace,
 ) -> dict[str, _Spec]:
     found: dict[str, _Spec] = {}
     owners: dict[str, str] = {}
@@ -93,6 +121,12 @@ def _declared(
                     f"plugin {describe(impl.plugin_name)} declared a {label} without an id: "
                     f"{spec!r}"
                 )
+            try:
+                full = qualify(namespace(impl.plugin_name), spec.id)
+            except ValueError as exc:
+                raise ValueError(f"plugin {describe(impl.plugin_name)}: {exc}") from None
+            if full != spec.id:
+                spec = attrs.evolve(spec, id=full)
             if spec.id in found:
                 raise conflict(
                     f"{label} {spec.id!r} is declared by both plugin "

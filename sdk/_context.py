@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from typing import Any, Literal, NoReturn
 
 import attrs
 
 from ._actors import GM_ACTOR, Actor
+from ._custom import AmbiguousId, CustomEventError, PluginCatalog
 from ._dice import Entropy, RollRecord, combine_advantage, expertise_die, roll
 from ._errors import Refusal
-from ._events import Event, PluginErrorRecorded
+from ._events import Event, PluginErrorRecorded, PluginEvent
 from ._state import EncounterState, apply_event
 from ._types import Creature
 
@@ -94,6 +96,9 @@ class RuleContext:
         self._failed: set[tuple[str, str]] = set()
         #: Calls over the time budget seen in this context: (plugin, hook, seconds).
         self.overruns: list[tuple[str, str, float]] = []
+        #: The engine's plugin namespaces, event types and state specs (``None`` for a
+        #: context made without an engine).
+        self.catalog: PluginCatalog | None = getattr(hook, "catalog", None)
 
     def plugin_failed(self, plugin: str, hook: str, error: str) -> None:
         """Note that ``plugin``'s ``hook`` failed and its contribution was skipped.
@@ -123,8 +128,35 @@ class RuleContext:
                 f"emit() on a read-only rule context ({', '.join(type(e).__name__ for e in events)})"
             )
         for event in events:
-            apply_event(self.state, event)
+            if type(event) is PluginEvent:
+                if self.catalog is None:
+                    raise CustomEventError(f"no plugin declares the event type {event.type!r}")
+                event = self.catalog.checked(event)
+            apply_event(self.state, event, self.catalog, strict=True)
             self.events.append(event)
+
+    def plugin_state(self, namespace: str) -> dict[str, Any]:
+        """Plugin ``namespace``'s own state (its name: ``ctx.plugin_state("hazards")``),
+        every declared key present (at its default until an event changed it).
+
+        A copy: changing it changes nothing. Plugin state changes only through the
+        plugin's event types and their reducers (``zonekeep_event_types``)."""
+        if self.catalog is None:
+            return copy.deepcopy(self.state.plugin_state.get(namespace, {}))
+        return self.catalog.state_of(self.state.plugin_state, namespace)
+
+    def resolve(self, kind: str, name: str) -> str:
+        """The full id ``name`` stands for among the declared ids of ``kind``
+        (``"command"``, ``"condition"``, ``"asset tag"``, ``"event type"``,
+        ``"setting"``): ``"burning"`` -> ``"hazards.burning"`` while no other plugin
+        declares a ``burning``. A full id, or a name nobody declares, comes back as is.
+        Refuses the command (``ambiguous_id``) naming every id a short name could be."""
+        if self.catalog is None:
+            return name
+        try:
+            return self.catalog.resolve(kind, name)
+        except AmbiguousId as exc:
+            self.refuse("ambiguous_id", str(exc))
 
     def refuse(self, code: str, message: str) -> NoReturn:
         """Refuse the command: nothing it did so far will happen."""

@@ -28,6 +28,7 @@ from ._conditions import (
     declared_conditions,
 )
 from ._context import RuleContext
+from ._custom import AmbiguousId, EventTypeSpec, PluginCatalog, StateSpec, qualify
 from ._details import ActionDetail, OnesEntropy, plugin_refusal
 from ._details import action_details as _action_details
 from ._dice import Entropy, RandomEntropy
@@ -50,9 +51,11 @@ from ._loading import (
     PluginLoadError,
     as_loaded,
     builtin_plugins,
+    declared_info,
     discover,
 )
-from ._state import EncounterState, apply_event
+from ._plugin import PluginInfo
+from ._state import EncounterState, apply_event, replay
 from ._types import Creature, EncounterOptions
 
 log = logging.getLogger("zonekeep.engine")
@@ -194,7 +197,18 @@ class Engine:
         problems = wrappers(self.pm)
         if problems:
             raise PluginLoadError(problems)
+        #: The plugins' namespaces, declared ids, event types and state (see :mod:`._custom`).
+        self.catalog = PluginCatalog()
+        for p in loaded:
+            self.catalog.namespaces[p.name] = _namespace_of(p)
+        self.hook.catalog = self.catalog
         for plugin_name, spec in declared_commands(self.pm, who):
+            try:
+                full = qualify(self.catalog.namespace(plugin_name), spec.id)
+            except ValueError as exc:
+                raise PluginLoadError([f"plugin {who(plugin_name)}: {exc}"]) from None
+            if full != spec.id:
+                spec = attrs.evolve(spec, id=full)
             if spec.id in self.commands:
                 raise PluginConflict(
                     f"command {spec.id!r} is declared by both plugin "
@@ -202,22 +216,84 @@ class Engine:
                 )
             self.commands[spec.id] = spec
             owners[spec.id] = plugin_name
+            self.catalog.declare("command", plugin_name, spec.id)
         self.command_owners = owners
+        ns = self.catalog.namespace
         try:
-            #: The conditions and the asset tags the plugins give meaning to, by id.
-            self.conditions = declared_conditions(self.pm, who)
-            self.asset_tags = declared_asset_tags(self.pm, who)
+            #: The conditions and the asset tags the plugins give meaning to, by full id.
+            self.conditions = declared_conditions(self.pm, who, ns)
+            self.asset_tags = declared_asset_tags(self.pm, who, ns)
         except (ConditionConflict, AssetTagConflict) as exc:
             raise PluginConflict(str(exc)) from None
         except BaseException as exc:  # a plugin's zonekeep_conditions failed: do not start
             if not is_plugin_failure(exc):
                 raise
             raise PluginLoadError([f"declaring conditions failed: {exc!r}"]) from None
+        for kind, declared in (("condition", self.conditions), ("asset tag", self.asset_tags)):
+            for full in declared:
+                self.catalog.declare(kind, self._declarer(kind, full), full)
+        self._declare_custom(who)
         #: What runs, in load order, each with the commands it adds (see ``describe_plugins``).
         self.plugins: tuple[LoadedPlugin, ...] = tuple(
             attrs.evolve(p, commands=tuple(c for c, o in owners.items() if o == p.name))
             for p in loaded
         )
+
+    def _declarer(self, kind: str, full: str) -> str:
+        """The plugin declaring condition or asset tag ``full`` (the one whose namespace
+        prefixes it, else the first un-namespaced one declaring it)."""
+        hook = "zonekeep_conditions" if kind == "condition" else "zonekeep_asset_tags"
+        impls = getattr(self.pm.hook, hook).get_hookimpls()
+        for impl in impls:
+            ns = self.catalog.namespace(impl.plugin_name)
+            if ns is not None and full.startswith(ns + "."):
+                return str(impl.plugin_name)
+        for impl in impls:
+            if self.catalog.namespace(impl.plugin_name) is None:
+                return str(impl.plugin_name)
+        return "?"
+
+    def _declare_custom(self, who: Callable[[str], str]) -> None:
+        """Collect the event types and plugin state the plugins declare; refuse to start
+        (:class:`PluginLoadError`, every problem at once) when any is wrong."""
+        problems: list[str] = []
+        for hook, kind, add in (
+            ("zonekeep_plugin_state", StateSpec, self.catalog.add_state),
+            ("zonekeep_event_types", EventTypeSpec, self.catalog.add_event_type),
+        ):
+            for impl in getattr(self.pm.hook, hook).get_hookimpls():
+                try:
+                    specs = tuple(impl.function() or ())
+                except BaseException as exc:
+                    if not is_plugin_failure(exc):
+                        raise
+                    problems.append(f"plugin {who(impl.plugin_name)} failed in {hook}: {exc!r}")
+                    continue
+                for spec in specs:
+                    if not isinstance(spec, kind):
+                        problems.append(
+                            f"plugin {who(impl.plugin_name)} declared {spec!r} in {hook}; "
+                            f"expected {kind.__name__} objects"
+                        )
+                        continue
+                    problems.extend(add(impl.plugin_name, spec))  # type: ignore[arg-type]
+        if problems:
+            raise PluginLoadError(problems)
+
+    def resolve(self, kind: str, name: str) -> str:
+        """The full id ``name`` stands for among the declared ids of ``kind``
+        (``"command"``, ``"condition"``, ``"asset tag"``, ``"event type"``,
+        ``"setting"``), or ``name`` unchanged when nobody declares it. Raises
+        :class:`~zonekeep.sdk.Refusal` (``ambiguous_id``) naming every id an
+        ambiguous short name could be."""
+        try:
+            return self.catalog.resolve(kind, name)
+        except AmbiguousId as exc:
+            raise Refusal("ambiguous_id", str(exc)) from None
+
+    def replay(self, events: Iterable[Event]) -> EncounterState:
+        """:func:`~zonekeep.sdk.replay` with this engine's plugin event types."""
+        return replay(events, self.catalog)
 
     def set_hook_budget(self, seconds: float | None, overruns: int) -> None:
         """Hold every call of plugin code to ``seconds`` (``None``: no budget); a
@@ -276,6 +352,8 @@ class Engine:
                     "duplicate_id",
                     f"The group {c.group!r} has the same id as a creature; rename one of them.",
                 )
+        creatures = [self.canonical(c) for c in creatures]
+        arena = self.canonical(arena)
         event = EncounterCreated(
             encounter=encounter,
             options=options or EncounterOptions(),
@@ -286,6 +364,31 @@ class Engine:
         state = EncounterState()
         apply_event(state, event)
         return Outcome((event,), state)
+
+    def canonical(self, value: _T) -> _T:
+        """``value`` (a creature, an arena, an asset ...) with every short name of a
+        declared condition (its ``conditions``) and asset tag (its ``tags``) turned into
+        the full id, through nested records: an arena file or a roster may say
+        ``burning`` for ``hazards.burning``. Raises :class:`Refusal` (``ambiguous_id``)."""
+        if not attrs.has(type(value)):
+            return value
+        changes: dict[str, Any] = {}
+        for f in attrs.fields(type(value)):  # type: ignore[arg-type]
+            if not f.init:
+                continue
+            old = getattr(value, f.name)
+            new: Any = old
+            if f.name in ("conditions", "tags") and isinstance(old, list | tuple):
+                kind = "condition" if f.name == "conditions" else "asset tag"
+                resolved = [self.resolve(kind, x) if isinstance(x, str) else x for x in old]
+                new = sorted(resolved) if isinstance(old, list) else tuple(resolved)
+            elif attrs.has(type(old)):
+                new = self.canonical(old)
+            elif isinstance(old, tuple) and old and attrs.has(type(old[0])):
+                new = tuple(self.canonical(x) for x in old)
+            if new != old:
+                changes[f.name.lstrip("_")] = new
+        return attrs.evolve(value, **changes) if changes else value  # type: ignore[misc]
 
     # -- handling ---------------------------------------------------------------
 
@@ -309,7 +412,9 @@ class Engine:
         skipped plugin contributions are added to ``plugin_errors`` when given, and the
         plugin calls over the time budget, ``(plugin, hook, seconds)``, to ``overruns``.
         """
-        spec = self.commands.get(command.type)
+        spec = self.commands.get(
+            self.resolve("command", command.type) if isinstance(command.type, str) else command.type
+        )
         if spec is None:
             raise Refusal("unknown_command", f"There is no command called {command.type!r}.")
         if not isinstance(command.params, Mapping):
@@ -523,6 +628,8 @@ class Engine:
         skipped: list[PluginErrorRecorded] = []
         spec = self.check(state, command, skipped, overruns)
         command = _without_nulls(command)
+        if command.type != spec.id:  # a short name: the handler sees the full id
+            command = attrs.evolve(command, type=spec.id)
         ctx = RuleContext(state.copy(), entropy or RandomEntropy(), self.hook, command.actor)
         made(ctx)
         for error in skipped:
@@ -667,6 +774,16 @@ class Engine:
         return _action_details(self, state, creature_id, actor, unreported)
 
 
+def _namespace_of(plugin: LoadedPlugin) -> str | None:
+    """A plugin's namespace: its name, for a plugin that declares a ``ZONEKEEP_PLUGIN``
+    and is not built in; ``None`` (ids stay as written) for the built-ins and for plugin
+    objects without a declaration (a test's throwaway plugin), whose names are not
+    stable enough to be written in a log."""
+    if plugin.source == BUILT_IN:
+        return None
+    return plugin.name if isinstance(declared_info(plugin.plugin), PluginInfo) else None
+
+
 def _declared_by(engine: Engine, hook: str) -> dict[str, list[str]]:
     """The ids each plugin declares through ``hook`` (conditions, asset tags)."""
     found: dict[str, list[str]] = {}
@@ -677,7 +794,11 @@ def _declared_by(engine: Engine, hook: str) -> dict[str, list[str]]:
             if not is_plugin_failure(exc):
                 raise
             specs = ()
-        found[impl.plugin_name] = [getattr(spec, "id", "?") for spec in specs]
+        ns = engine.catalog.namespace(impl.plugin_name)
+        ids = [str(getattr(spec, "id", "?")) for spec in specs]
+        found[impl.plugin_name] = [
+            i if ns is None or i.startswith(ns + ".") else f"{ns}.{i}" for i in ids
+        ]
     return found
 
 
@@ -691,6 +812,7 @@ def describe_plugins(engine: Engine) -> str:
         parts = list(p.commands)
         parts += [f"condition {c}" for c in conditions.get(p.name, [])]
         parts += [f"tag {t}" for t in tags.get(p.name, [])]
+        parts += [f"event {e}" for e, x in engine.catalog.events.items() if x.plugin == p.name]
         return ", ".join(parts) if parts else "(nothing)"
 
     rows = [(p.name, p.version or "-", p.source, adds(p)) for p in engine.plugins]

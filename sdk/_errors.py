@@ -60,6 +60,7 @@ RULE_ERRORS: dict[str, int] = {
     "too_many_targets": 4046,
     "too_few_targets": 4047,
     "unknown_effect": 4048,
+    "ambiguous_id": 4049,
     "plugin_refused": 4900,
 }
 

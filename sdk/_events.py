@@ -833,3 +833,29 @@ class PluginDisabled(Event):
 
     plugin: str
     reason: str
+
+
+@attrs.frozen
+class PluginEvent(Event):
+    """An event of a type a plugin declared (``zonekeep_event_types``), not one of the
+    built-in classes above.
+
+    ``type`` is the event type's full id, ``<plugin>.<name>`` (``"hazards.brazier_kicked"``),
+    and ``data`` its payload: a JSON object that the declared schema checks when the
+    event is emitted. The plugin's reducer folds it into the plugin's own state
+    (:attr:`EncounterState.plugin_state`). On the wire it is
+    ``{"type": "<plugin>.<name>", "data": {...}}``. Make one with :func:`plugin_event`.
+    """
+
+    type: str  # type: ignore[misc]  # a plugin event's type is per instance
+    data: dict[str, Any] = attrs.field(factory=dict)
+
+
+def plugin_event(type: str, data: dict[str, Any] | None = None, **fields: Any) -> PluginEvent:
+    """A plugin event of ``type`` with ``data`` and ``fields`` as its payload:
+    ``ctx.emit(plugin_event("hazards.brazier_kicked", brazier="b1"))``.
+
+    ``type`` may be the short name (``"brazier_kicked"``) while no other plugin
+    declares an event type of that name: :meth:`RuleContext.emit` turns it into the
+    full id, checks the payload against the schema and folds it."""
+    return PluginEvent(type, {**(data or {}), **fields})

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ._compendium import CompendiumSource
     from ._conditions import AssetTagSpec, ConditionSpec
     from ._context import MoveRequest, RollModifier, RollRequest, RuleContext
+    from ._custom import EventTypeSpec, StateSpec
     from ._errors import Refusal
     from ._events import Decision, Maneuver
     from ._types import Attack, Creature
@@ -35,8 +36,10 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
 
     Called once, when the engine is built.
 
-    :return: the :class:`CommandSpec` objects; an id declared twice is an error
-        at start-up that names both plugins.
+    :return: the :class:`CommandSpec` objects. Each id is put in the plugin's
+        namespace (``ignite`` of plugin ``hazards`` is ``hazards.ignite``; built-ins
+        have none); a full id declared twice is an error at start-up that names both
+        plugins.
     """
 
 
@@ -47,8 +50,9 @@ def zonekeep_conditions() -> Iterable[ConditionSpec]:
     Called once, when the engine is built (see :func:`zonekeep.sdk.declared_conditions`).
     A condition nobody declares is still allowed on a creature: a label the GM reads.
 
-    :return: the :class:`ConditionSpec` objects; an id declared by two plugins is an
-        error at start-up that names both.
+    :return: the :class:`ConditionSpec` objects, their ids put in the plugin's
+        namespace (``hazards.burning``); a full id declared twice is an error at
+        start-up that names both plugins.
     """
 
 
@@ -59,8 +63,44 @@ def zonekeep_asset_tags() -> Iterable[AssetTagSpec]:
     Called once, when the engine is built (see :func:`zonekeep.sdk.declared_asset_tags`).
     Arena files put tags on assets; a tag nobody declares does nothing.
 
-    :return: the :class:`AssetTagSpec` objects; a tag declared by two plugins is an
-        error at start-up that names both.
+    :return: the :class:`AssetTagSpec` objects, their ids put in the plugin's
+        namespace (``hazards.collapsing_floor``); a full id declared twice is an error
+        at start-up that names both plugins.
+    """
+
+
+@hookspec
+def zonekeep_event_types() -> Iterable[EventTypeSpec]:
+    """Declare the event types this plugin adds, each with a JSON Schema for its
+    payload and a reducer folding it into the plugin's own state.
+
+    Called once, when the engine is built. Each id is put in the plugin's namespace
+    (``brazier_kicked`` of plugin ``hazards`` is ``hazards.brazier_kicked``); the
+    plugin needs a ``ZONEKEEP_PLUGIN`` for that. Emit one with
+    ``ctx.emit(plugin_event("hazards.brazier_kicked", brazier="b1"))``: the payload is
+    checked against the schema and the reducer runs at once; either failing fails the
+    emitting hook (contained, never a bad event in the log). The types are announced in
+    ``hello``'s ``capabilities.plugin_events``.
+
+    :return: the :class:`~zonekeep.sdk.EventTypeSpec` objects; a bad schema, a
+        template naming a field the schema lacks, or an id declared twice is an error
+        at start-up naming the plugin.
+    """
+
+
+@hookspec
+def zonekeep_plugin_state() -> Iterable[StateSpec]:
+    """Declare the pieces of this plugin's own state: their keys, defaults and who may
+    see them.
+
+    Called once, when the engine is built. The state lives in the encounter state
+    under the plugin's namespace (``EncounterState.plugin_state["hazards"]``); hooks
+    read it with ``ctx.plugin_state("hazards")``; only the reducers of the plugin's
+    event types (:func:`zonekeep_event_types`) change it, so a replay rebuilds it. A
+    piece with ``visibility="gm"`` (the default) is in the GM's snapshot only.
+
+    :return: the :class:`~zonekeep.sdk.StateSpec` objects; a key declared twice, a
+        default that is not JSON-like or a bad visibility is an error at start-up.
     """
 
 

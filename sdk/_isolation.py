@@ -253,6 +253,8 @@ STARTUP_HOOKS = frozenset(
         "zonekeep_commands",
         "zonekeep_conditions",
         "zonekeep_asset_tags",
+        "zonekeep_event_types",
+        "zonekeep_plugin_state",
         "zonekeep_compendium",
         "zonekeep_arenas",
     }
@@ -373,6 +375,9 @@ class SafeHooks:
         self._callers: dict[str, SafeHookCaller] = {}
         #: The time budget every call is held to (shared by all the hooks).
         self.budget = budget or Budget()
+        #: The engine's plugin catalog (namespaces, event types, plugin state), which
+        #: every rule context made with these hooks folds plugin events with.
+        self.catalog: Any = None
 
     def __getattr__(self, name: str) -> SafeHookCaller:
         if name.startswith("_"):

@@ -110,6 +110,13 @@ class PluginInfo:
     sdk: str
     description: str = ""
 
+    def id(self, name: str) -> str:
+        """``name`` in this plugin's namespace: ``ZONEKEEP_PLUGIN.id("burning")`` is
+        ``"hazards.burning"`` for plugin ``hazards``. Every id the plugin declares (its
+        commands, conditions, asset tags, event types) is put there by the engine; use
+        this to name them in the plugin's own code."""
+        return name if name.startswith(self.name + ".") else f"{self.name}.{name}"
+
     def supports(self, sdk_version: str = SDK_VERSION) -> bool:
         """Whether this plugin's ``sdk`` range includes ``sdk_version``.
 

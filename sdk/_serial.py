@@ -12,7 +12,7 @@ from typing import Any
 import cattrs
 from cattrs.gen import make_dict_structure_fn
 
-from ._events import EVENT_TYPES, Event
+from ._events import EVENT_TYPES, Event, PluginEvent
 from ._json import strict_containers, strict_scalar
 from ._state import EncounterState
 from ._types import Creature, Size
@@ -89,6 +89,8 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
     fields = dict(data)
     name = fields.pop("type", None)
     cls = EVENT_TYPES.get(str(name))
+    if cls is None and is_plugin_event_type(name):
+        return _plugin_event(str(name), fields)
     if cls is None:
         raise ValueError(f"unknown event type {name!r}")
     try:
@@ -96,6 +98,26 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
     except cattrs.BaseValidationError as exc:
         raise ValueError("; ".join(describe_errors(exc, str(name)))) from None
     return event
+
+
+def is_plugin_event_type(name: object) -> bool:
+    """Whether ``name`` is written as a plugin's event type: ``<plugin>.<name>`` (the
+    built-in types have no dot)."""
+    return isinstance(name, str) and "." in name and name not in EVENT_TYPES
+
+
+def _plugin_event(name: str, fields: dict[str, Any]) -> PluginEvent:
+    """A stored or imported plugin event: ``{"type": "<plugin>.<name>", "data": {...}}``.
+
+    Whether its plugin is installed does not matter here (a log naming a plugin that
+    is gone still loads); its payload is checked when it is folded."""
+    extra = sorted(set(fields) - {"data"})
+    if extra:
+        raise ValueError(f"{name}: unknown field(s): {', '.join(extra)}")
+    payload = fields.get("data", {})
+    if not isinstance(payload, dict):
+        raise ValueError(f"{name}.data: expected an object")
+    return PluginEvent(name, dict(payload))
 
 
 def state_to_dict(state: EncounterState) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import attrs
 
@@ -17,6 +17,9 @@ from . import _events as ev
 from ._arena import Arena, Asset, single_zone_arena
 from ._fairdice import EMPTY_MIX, next_mix
 from ._types import Attack, Creature, EncounterOptions
+
+if TYPE_CHECKING:
+    from ._custom import PluginCatalog
 
 Phase = Literal["surprise", "positions", "initiative", "turns", "ended"]
 #: The steps of an encounter, in order (encounter.txt, "Basic Steps of an Encounter").
@@ -131,6 +134,11 @@ class EncounterState:
     #: does not make verifiable (a test's entropy). Kept across rewinds: it follows
     #: the log, not the timeline.
     dice: DiceState | None = None
+    #: Each plugin's own state, by namespace (``{"hazards": {"kicked": ["b1"]}}``):
+    #: plain JSON-like values, changed only by the reducers of the event types the plugin
+    #: declares (``zonekeep_event_types``), so a replay of the log rebuilds it. A key not
+    #: here yet has its declared default; read it with ``RuleContext.plugin_state``.
+    plugin_state: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     seq: int = 0
 
     @property
@@ -365,28 +373,48 @@ def reducer(cls: type[_S]) -> Callable[[Callable[[EncounterState, _S], None]], N
     return deco
 
 
-def apply_event(state: EncounterState, event: ev.Event) -> None:
+def apply_event(
+    state: EncounterState,
+    event: ev.Event,
+    catalog: PluginCatalog | None = None,
+    *,
+    strict: bool = False,
+) -> None:
     """Apply one event to ``state`` in place and advance ``seq``.
 
-    Raises ``KeyError`` for an event class that has no reducer.
+    A :class:`~zonekeep.sdk.PluginEvent` is folded by its plugin's reducer, found in
+    ``catalog`` (the engine's ``Engine.catalog``); without a catalog, or when its
+    plugin is not installed, it is kept in the log but changes nothing but ``seq``.
+    ``strict`` (an event being emitted) raises
+    :class:`~zonekeep.sdk.CustomEventError` when its reducer fails, instead of
+    logging it. Raises ``KeyError`` for an event class that has no reducer.
     """
-    _REDUCERS[type(event)](state, event)
+    if type(event) is ev.PluginEvent:
+        if catalog is not None:
+            catalog.fold(state.plugin_state, event, strict=strict)
+        elif strict:
+            raise KeyError(f"no plugin catalog to fold {event.type!r} with")
+    else:
+        _REDUCERS[type(event)](state, event)
     state.seq += 1
 
 
-def replay(events: Iterable[ev.Event]) -> EncounterState:
+def replay(events: Iterable[ev.Event], catalog: PluginCatalog | None = None) -> EncounterState:
     """Fold ``events`` from an empty state. The first must be ``encounter_created``.
 
     A ``rewound`` event brings the state back to how it was after event ``to_seq``
     (the events in between stay in the log); ``seq`` keeps counting every event.
+    Plugin events are folded with ``catalog`` (see :func:`apply_event`).
     """
     state = EncounterState()
-    for after in replay_steps(events):
+    for after in replay_steps(events, catalog):
         state = after
     return state
 
 
-def replay_steps(events: Iterable[ev.Event]) -> Iterator[EncounterState]:
+def replay_steps(
+    events: Iterable[ev.Event], catalog: PluginCatalog | None = None
+) -> Iterator[EncounterState]:
     """Fold ``events`` as :func:`replay` does, yielding the state after each one.
 
     The state is changed in place from one step to the next (a ``rewound`` event
@@ -410,7 +438,7 @@ def replay_steps(events: Iterable[ev.Event]) -> Iterator[EncounterState]:
             state.seq = seq
             state.dice = dice
         else:
-            apply_event(state, event)
+            apply_event(state, event, catalog)
         if seq in targets:
             kept[seq] = state.copy()
         yield state

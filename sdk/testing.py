@@ -18,7 +18,7 @@ that the refused command changed nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ._actors import GM_ACTOR, Actor
 from ._arena import Arena
@@ -26,7 +26,7 @@ from ._commands import Command
 from ._dice import ScriptedEntropy
 from ._engine import Engine
 from ._errors import Refusal
-from ._events import Event
+from ._events import Event, PluginEvent
 from ._loading import load_default_plugins
 from ._serial import state_to_dict
 from ._state import EncounterState, replay
@@ -149,8 +149,19 @@ class EncounterHarness:
         return [e for e in self.events if isinstance(e, cls)]
 
     def replayed(self) -> EncounterState:
-        """The state rebuilt from the events alone."""
-        return replay(self.events)
+        """The state rebuilt from the events alone (plugin events folded by this
+        harness's plugins, as a server restarting from its store does)."""
+        return replay(self.events, self.engine.catalog)
+
+    def plugin_state(self, namespace: str) -> dict[str, Any]:
+        """Plugin ``namespace``'s own state now, every declared key present (what its
+        hooks get from ``ctx.plugin_state``)."""
+        return self.engine.catalog.state_of(self.state.plugin_state, namespace)
+
+    def plugin_events(self, type: str) -> list[PluginEvent]:
+        """The accepted plugin events of ``type`` (a full id or a short name), in order."""
+        full = self.engine.catalog.resolve("event type", type)
+        return [e for e in self.events if isinstance(e, PluginEvent) and e.type == full]
 
     def assert_replay_matches(self) -> None:
         assert state_to_dict(self.replayed()) == state_to_dict(self.state)

@@ -229,11 +229,28 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plugin_engine(config_file: str | None) -> Engine | int:
+    """The engine of the installed plugins (as ``serve`` would run them with
+    ``config_file``), whose event types fold a log's plugin events; or the exit code
+    after printing why it cannot be built."""
+    loaded = _settings(config_file)
+    if isinstance(loaded, list):
+        return _print_problems(loaded)
+    try:
+        return Engine.from_config(loaded.config.plugins_enabled, loaded.config.plugins_disabled)
+    except (PluginLoadError, PluginConflict) as exc:
+        print(f"zonekeep: cannot load the plugins: {exc}", file=sys.stderr)
+        return 2
+
+
 def _replay(args: argparse.Namespace) -> int:
     from ._export import LogError, load_log, replay_log
 
+    engine = _plugin_engine(args.config)
+    if isinstance(engine, int):
+        return engine
     try:
-        replayed = replay_log(load_log(args.file))
+        replayed = replay_log(load_log(args.file), engine.catalog)
     except LogError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
@@ -270,8 +287,11 @@ def _import(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         return 2
+    engine = _plugin_engine(args.config)
+    if isinstance(engine, int):
+        return engine
     try:
-        done = trio.run(import_log, log, _data_dir(args), args.new_id)
+        done = trio.run(import_log, log, _data_dir(args), args.new_id, engine.catalog)
     except ExportError as exc:
         print(f"zonekeep import: {exc}", file=sys.stderr)
         return 2
@@ -470,6 +490,11 @@ def build_parser() -> argparse.ArgumentParser:
     replay_cmd.add_argument(
         "--json", action="store_true", help="print the final state as JSON instead"
     )
+    plugins_help = (
+        "a server config: its plugins_enabled/disabled choose the plugins whose events "
+        "the log's plugin events are folded with (default: every installed plugin)"
+    )
+    replay_cmd.add_argument("--config", default=None, help=plugins_help)
     replay_cmd.set_defaults(func=_replay)
     import_cmd = sub.add_parser(
         "import", help="check an exported log and add it to the store as an encounter"
@@ -479,6 +504,7 @@ def build_parser() -> argparse.ArgumentParser:
     import_cmd.add_argument(
         "--as", dest="new_id", default=None, metavar="NEW_ID", help="import under this id"
     )
+    import_cmd.add_argument("--config", default=None, help=plugins_help)
     import_cmd.set_defaults(func=_import)
     verify_cmd = sub.add_parser(
         "verify",

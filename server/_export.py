@@ -32,6 +32,7 @@ from zonekeep.sdk import (
     EncounterCreated,
     EncounterState,
     Event,
+    PluginCatalog,
     Rewound,
     event_from_dict,
     event_to_dict,
@@ -298,18 +299,22 @@ class _FoldError(Exception):
 
 
 def _fold(
-    events: tuple[Event, ...], *, lines: list[int] | None = None, sentences: list[str] | None = None
+    events: tuple[Event, ...],
+    *,
+    lines: list[int] | None = None,
+    sentences: list[str] | None = None,
+    catalog: PluginCatalog | None = None,
 ) -> EncounterState:
     """Fold ``events`` one by one (as :func:`zonekeep.sdk.replay` does), collecting the
     readable log in ``sentences``; :class:`_FoldError` names the line of an event that
     does not apply."""
     state = EncounterState()
-    steps = replay_steps(events)
+    steps = replay_steps(events, catalog)
     for i, event in enumerate(events):
         # A sentence names creatures as they were before the event (as ``play`` does),
         # or after it while there were none yet.
         had_creatures = bool(state.creatures)
-        text = describe(event, state) if sentences is not None and had_creatures else None
+        text = describe(event, state, catalog) if sentences is not None and had_creatures else None
         try:
             state = next(steps)
         except Exception as exc:
@@ -317,7 +322,7 @@ def _fold(
             raise _FoldError(line, f"seq {i + 1} ({event.type}) does not apply: {exc!r}") from None
         if sentences is not None:
             if not had_creatures:
-                text = describe(event, state)
+                text = describe(event, state, catalog)
             if text:
                 sentences.append(text)
     return state
@@ -337,10 +342,11 @@ class Replayed:
         return f"{len(self.log.events)} events, {s.round} round(s), phase {s.phase!r}."
 
 
-def replay_log(log: Log) -> Replayed:
-    """The readable log of ``log`` and its final state (:func:`zonekeep.sdk.replay`)."""
+def replay_log(log: Log, catalog: PluginCatalog | None = None) -> Replayed:
+    """The readable log of ``log`` and its final state (:func:`zonekeep.sdk.replay`),
+    its plugin events folded with ``catalog`` (the engine's: the installed plugins)."""
     sentences: list[str] = []
-    state = _fold(log.events, sentences=sentences)
+    state = _fold(log.events, sentences=sentences, catalog=catalog)
     return Replayed(log, tuple(sentences), state)
 
 
@@ -370,7 +376,12 @@ def _renamed(events: tuple[Event, ...], new_id: str) -> tuple[Event, ...]:
     return (event_from_dict(data), *events[1:])
 
 
-async def import_log(log: Log, data_dir: str | Path, new_id: str | None = None) -> Imported:
+async def import_log(
+    log: Log,
+    data_dir: str | Path,
+    new_id: str | None = None,
+    catalog: PluginCatalog | None = None,
+) -> Imported:
     """Write ``log`` into the store of ``data_dir`` as encounter ``new_id`` (default:
     the log's own id), with a snapshot of its final state, marked finished if it has
     ended, and a new GM seat whose token is returned (only its hash is stored).
@@ -388,7 +399,7 @@ async def import_log(log: Log, data_dir: str | Path, new_id: str | None = None) 
             "starting with a letter or digit"
         )
     events = log.events if eid == log.encounter else _renamed(log.events, eid)
-    state = replay(events)
+    state = replay(events, catalog)
     path = store_path(data_dir)
     store = await SqliteStore.open(path)
     try:

@@ -15,9 +15,11 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import string
 import sys
 import time
-from typing import IO, Literal
+from collections.abc import Callable
+from typing import IO, Any, Literal
 
 from zonekeep.sdk import (
     ActionTaken,
@@ -56,6 +58,8 @@ from zonekeep.sdk import (
     NoteAdded,
     NoteRemoved,
     OverrideApplied,
+    PluginCatalog,
+    PluginEvent,
     PositionLeft,
     PositionsEstablished,
     PositionTaken,
@@ -88,10 +92,30 @@ def _roll(r: RollRecord) -> str:
     return f"{r.total} ({r.expr}: {dice}{mod}{ex}{why})"
 
 
-def describe(event: Event, state: EncounterState) -> str | None:
+def plugin_line(template: str, data: dict[str, Any], name: Callable[[str], str]) -> str:
+    """A plugin event's ``template`` with each ``{field}`` replaced by ``data[field]``
+    (text that is a creature id as the creature's name, through ``name``); a field the
+    payload lacks stays as written. The web table does the same (table.js)."""
+    out: list[str] = []
+    for literal, field, _spec, _conv in string.Formatter().parse(template):
+        out.append(literal)
+        if field is None:
+            continue
+        if field not in data:
+            out.append("{" + field + "}")
+            continue
+        value = data[field]
+        out.append(name(value) if isinstance(value, str) else json.dumps(value))
+    return "".join(out)
+
+
+def describe(
+    event: Event, state: EncounterState, catalog: PluginCatalog | None = None
+) -> str | None:
     """A sentence for ``event``, using ``state`` (before or after it) for names.
 
-    Returns ``None`` for bookkeeping events that a reader does not need.
+    Returns ``None`` for bookkeeping events that a reader does not need. A plugin event
+    is told with its type's template (from ``catalog``), else as its type and payload.
     """
 
     def n(cid: str) -> str:
@@ -105,6 +129,13 @@ def describe(event: Event, state: EncounterState) -> str | None:
         found = state.asset(aid)
         return found.name if found else aid
 
+    if isinstance(event, PluginEvent):
+        entry = catalog.events.get(event.type) if catalog is not None else None
+        if entry is not None and entry.spec.template:
+            return plugin_line(entry.spec.template, event.data, n)
+        if entry is not None and entry.spec.description:
+            return f"{entry.spec.description} ({event.type})"
+        return f"[{event.type}] {json.dumps(event.data, sort_keys=True)}"
     match event:
         case EncounterCreated():
             names = ", ".join(c.name for c in event.creatures)

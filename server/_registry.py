@@ -316,7 +316,7 @@ class Registry:
         room_dice = await self._dice_for(eid, dice)
         if room_dice is not None:
             committed = room_dice.first_commitment(dice or DiceChoice())
-            sdk.apply_event(outcome.state, committed)
+            sdk.apply_event(outcome.state, committed, self.engine.catalog)
             events.append(committed)
         room = self._new_room(eid, outcome.state, room_dice)
         now = self.clock()
@@ -728,7 +728,7 @@ class Registry:
                 dice.owed = True
                 dice.resume(state.dice)
                 return dice
-            sdk.apply_event(state, event)
+            sdk.apply_event(state, event, self.engine.catalog)
         return dice
 
     async def _rebuild(self, stored: Any) -> sdk.EncounterState | None:
@@ -736,13 +736,13 @@ class Registry:
         if stored.snapshot is not None and not any(isinstance(e, sdk.Rewound) for _, e in tail):
             state: sdk.EncounterState = converter.structure(stored.snapshot, sdk.EncounterState)
             for _, event in tail:
-                sdk.apply_event(state, event)
+                sdk.apply_event(state, event, self.engine.catalog)
             return state
         everything = [e for _, e in await self.store.read(stored.id)]
         if not everything:
             log.error("encounter %s has no events in the store; skipped", stored.id)
             return None
-        return sdk.replay(everything)
+        return sdk.replay(everything, self.engine.catalog)
 
     def _emptied(self, room: Room) -> None:
         """The last member left ``room``: an archived (ended) encounter leaves memory now."""

@@ -248,7 +248,7 @@ class Room:
     # -- what members see ----------------------------------------------------------------
 
     def snapshot(self, member: Member) -> dict[str, Any]:
-        return snapshot_for(self.state, view_of(member))
+        return snapshot_for(self.state, view_of(member), self.engine.catalog)
 
     def hidden_from(self, member: Member | None) -> set[str]:
         """The creatures ``member`` may not see now."""
@@ -275,7 +275,7 @@ class Room:
             return None
         log_ = await self.store.read(self.id)
         found = []
-        steps = zip(log_, replay_steps(e for _, e in log_), strict=True)
+        steps = zip(log_, replay_steps((e for _, e in log_), self.engine.catalog), strict=True)
         for done, ((seq, e), state) in enumerate(steps, 1):
             if done % _FOLD_SLICE == 0:
                 # A long log is folded in slices: other rooms run in between.
@@ -285,7 +285,7 @@ class Room:
                     {
                         "encounter": self.id,
                         "seq": seq,
-                        "event": event_for(event_to_dict(e), state, view),
+                        "event": event_for(event_to_dict(e), state, view, self.engine.catalog),
                     }
                 )
         return found
@@ -622,7 +622,7 @@ class Room:
             return events, after
         extra = self.dice.settle(events, after)
         for event in extra:
-            apply_event(after, event)
+            apply_event(after, event, self.engine.catalog)
         return [*events, *extra], after
 
     async def contribute(self, by: str, value: str) -> CommandResult:
@@ -634,7 +634,7 @@ class Room:
         self._dice_open()
         event = self.dice.contribution(self.state.dice, by, value)
         after = self.state.copy()
-        apply_event(after, event)
+        apply_event(after, event, self.engine.catalog)
         first = await self._accept((event,), after)
         self.dice.mixed(self.state.dice)
         return CommandResult(first_seq=first, last_seq=self.state.seq)
@@ -655,7 +655,7 @@ class Room:
         events = self.dice.rotate(self.state.dice)
         after = self.state.copy()
         for event in events:
-            apply_event(after, event)
+            apply_event(after, event, self.engine.catalog)
         try:
             first = await self._accept(events, after)
         except ProtocolError:
@@ -717,7 +717,7 @@ class Room:
         if self.dice is not None:
             undone = undone_counters([(seq, event_to_dict(e)) for seq, e in stored], to_seq)
         event = Rewound(to_seq, by, undone)
-        after = replay([*history, event])
+        after = replay([*history, event], self.engine.catalog)
         # An encounter stored before the options' ranges existed stays clamped.
         after.options, _ = clamp_options(after.options)
         events, after = self._with_dice([event], after)
@@ -747,7 +747,10 @@ class Room:
             visible = (
                 payloads
                 if view.full
-                else [event_for(p, s, view) for p, s in zip(payloads, steps, strict=True)]
+                else [
+                    event_for(p, s, view, self.engine.catalog)
+                    for p, s in zip(payloads, steps, strict=True)
+                ]
             )
             found = [
                 notification_text(EventNotification(self.id, first + offset, event))
@@ -771,7 +774,7 @@ class Room:
         state = before.copy()
         try:
             for event in events[:-1]:
-                apply_event(state, event)
+                apply_event(state, event, self.engine.catalog)
                 steps.append(state.copy())
         except KeyError:  # an event without a reducer: hide what is hidden before or after
             return [before if hidden_ids(before) - hidden_ids(after) else after] * len(events)
@@ -779,7 +782,9 @@ class Room:
         return steps
 
     def _snapshot_params(self, view: Viewer | bool) -> SnapshotNotification:
-        return SnapshotNotification(self.id, self.state.seq, snapshot_for(self.state, view))
+        return SnapshotNotification(
+            self.id, self.state.seq, snapshot_for(self.state, view, self.engine.catalog)
+        )
 
     def _update_prompts(self) -> None:
         pending = {d.id for d in self.state.pending}

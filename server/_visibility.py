@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from zonekeep.sdk import GM, EncounterState, state_to_dict
+from zonekeep.sdk import GM, EncounterState, PluginCatalog, state_to_dict
 
 HIDDEN_EVENT: dict[str, Any] = {"type": "hidden"}
 
@@ -208,16 +208,28 @@ def _rolloffs(event: dict[str, Any], ids: set[str]) -> list[Any]:
     return found
 
 
-def event_for(event: dict[str, Any], state: EncounterState, full: bool | Viewer) -> dict[str, Any]:
+def event_for(
+    event: dict[str, Any],
+    state: EncounterState,
+    full: bool | Viewer,
+    catalog: PluginCatalog | None = None,
+) -> dict[str, Any]:
     """``event`` as a seat may see it: itself, a filtered copy, or ``{"type": "hidden"}``,
     with enemies' hit points as words (unless ``show_enemy_hp``).
 
     ``state`` is the state right after the event happened: what was hidden then stays
-    hidden, whatever happened since.
+    hidden, whatever happened since. A plugin event (a dotted ``type``) reaches a player
+    or spectator only when ``catalog`` (the engine's) says its type is declared with
+    ``visibility="everyone"``: one of a plugin that is not installed, or a GM-only one,
+    is ``{"type": "hidden"}`` for them. A visible one is filtered like any other event
+    (it is hidden when it names a hidden creature).
     """
     view = viewer(full)
     if view.full:
         return event
+    kind = event.get("type")
+    if isinstance(kind, str) and "." in kind and not (catalog and catalog.public_event(kind)):
+        return HIDDEN_EVENT
     shown = _enemy_hp(_event_for(event, state, view), state, view)
     if hidden_ids(state, view):
         shown = _without_counters(shown)
@@ -274,13 +286,51 @@ def _event_for(event: dict[str, Any], state: EncounterState, view: Viewer) -> di
     return scrubbed
 
 
-def snapshot_for(state: EncounterState, full: bool | Viewer) -> dict[str, Any]:
+def plugin_state_for(
+    plugin_state: dict[str, dict[str, Any]], catalog: PluginCatalog | None, ids: set[str]
+) -> dict[str, dict[str, Any]]:
+    """The plugins' state as a player or spectator may see it: only the pieces declared
+    with ``visibility="everyone"`` (none of a plugin that is not installed), and in
+    those, nothing that names a creature in ``ids`` (a hidden one): a dict entry whose
+    key or text value is such an id, a list item that mentions one."""
+    shown: dict[str, dict[str, Any]] = {}
+    for ns, piece in plugin_state.items():
+        kept = {
+            k: _strip_ids(v, ids)
+            for k, v in piece.items()
+            if catalog is not None and catalog.public_state(ns, k)
+        }
+        if kept:
+            shown[ns] = kept
+    return shown
+
+
+def _strip_ids(value: Any, ids: set[str]) -> Any:
+    if not ids:
+        return value
+    if isinstance(value, str):
+        return None if value in ids else value
+    if isinstance(value, dict):
+        return {
+            k: _strip_ids(v, ids)
+            for k, v in value.items()
+            if k not in ids and not (isinstance(v, str) and v in ids)
+        }
+    if isinstance(value, list):
+        return [_strip_ids(v, ids) for v in value if not _mentions(v, ids)]
+    return value
+
+
+def snapshot_for(
+    state: EncounterState, full: bool | Viewer, catalog: PluginCatalog | None = None
+) -> dict[str, Any]:
     """The state as a seat may see it (the GM's is complete; a player sees its own
-    hidden creatures, marked hidden)."""
+    hidden creatures, marked hidden; plugin state as :func:`plugin_state_for` says)."""
     view = viewer(full)
     data = state_to_dict(state)
     if view.full:
         return data
+    data["plugin_state"] = plugin_state_for(data["plugin_state"], catalog, hidden_ids(state, view))
     data["notes"] = {k: v for k, v in data["notes"].items() if not v["hidden"]}
     enemies = enemy_ids(state, view)
     data["creatures"] = {k: _hp_of(v) if k in enemies else v for k, v in data["creatures"].items()}

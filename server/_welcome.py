@@ -13,6 +13,8 @@ from zonekeep.protocol import (
     Capabilities,
     CommandInfo,
     HelloResult,
+    PluginEventInfo,
+    PluginStateInfo,
     ServerInfo,
 )
 from zonekeep.sdk import EncounterOptions, converter
@@ -69,11 +71,44 @@ class Welcome:
                     for spec in engine.commands.values()
                 ],
                 options=converter.unstructure(EncounterOptions()),
-                event_types=sorted(sdk.EVENT_TYPES),
+                event_types=sorted([*sdk.EVENT_TYPES, *engine.catalog.events]),
                 arenas=arenas,
+                plugin_events=plugin_events(engine),
+                plugin_state=plugin_state(engine),
             ),
             limits=self.config.limits.announced(
                 reaction if reaction is not None else EncounterOptions().reaction_seconds
             ),
             gm=None,
         )
+
+
+def plugin_events(engine: Engine) -> list[PluginEventInfo]:
+    """The event types ``engine``'s plugins declare, as ``hello`` announces them."""
+    return [
+        PluginEventInfo(
+            id=full,
+            plugin=entry.plugin,
+            description=entry.spec.description,
+            template=entry.spec.template,
+            schema=dict(entry.spec.schema),
+            visibility=entry.spec.visibility,
+        )
+        for full, entry in sorted(engine.catalog.events.items())
+    ]
+
+
+def plugin_state(engine: Engine) -> list[PluginStateInfo]:
+    """The pieces of plugin state ``engine``'s plugins declare, as ``hello`` announces them."""
+    return [
+        PluginStateInfo(
+            plugin=ns,
+            key=key,
+            description=spec.description,
+            visibility=spec.visibility,
+            default=spec.default,
+            schema=dict(spec.schema) if spec.schema is not None else None,
+        )
+        for ns, pieces in sorted(engine.catalog.state.items())
+        for key, spec in pieces.items()
+    ]

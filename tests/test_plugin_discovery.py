@@ -20,6 +20,7 @@ import pytest
 from zonekeep.sdk import (
     SDK_VERSION,
     PluginInfo,
+    Refusal,
     VersionRangeError,
     parse_version,
     version_in_range,
@@ -176,17 +177,20 @@ def test_an_installed_plugin_is_discovered_and_its_command_served(make_dist: Mak
     assert [p.source for p in loaded[:-1]] == [BUILT_IN] * (len(loaded) - 1)
 
     engine = Engine.from_config(enabled=["shout"])
-    assert "shout" in engine.commands
-    assert engine.command_owners["shout"] == "shout"
-    assert {p.name: p.commands for p in engine.plugins}["shout"] == ("shout",)
+    # Its command is in its namespace; the short name still finds it.
+    assert "shout.shout" in engine.commands
+    assert "shout" not in engine.commands
+    assert engine.resolve("command", "shout") == "shout.shout"
+    assert engine.command_owners["shout.shout"] == "shout"
+    assert {p.name: p.commands for p in engine.plugins}["shout"] == ("shout.shout",)
 
 
 def test_the_server_builds_its_engine_from_the_config(make_dist: MakeDist) -> None:
     make_dist("zk-shout", "shout", commands=("shout",))
-    assert "shout" in ZonekeepServer(ServerConfig(store="memory")).engine.commands
+    assert "shout.shout" in ZonekeepServer(ServerConfig(store="memory")).engine.commands
     config = ServerConfig(store="memory", plugins_disabled=["shout"])
     assert config.plugins_disabled == ("shout",)
-    assert "shout" not in ZonekeepServer(config).engine.commands
+    assert "shout.shout" not in ZonekeepServer(config).engine.commands
     given = Engine()
     assert ZonekeepServer(ServerConfig(store="memory"), engine=given).engine is given
 
@@ -235,11 +239,11 @@ def test_enabled_loads_only_those_third_party_plugins(make_dist: MakeDist) -> No
     make_dist("zk-shout", "shout", commands=("shout",))
     make_dist("zk-whisper", "whisper", commands=("whisper",))
     engine = Engine.from_config(enabled=["whisper"])
-    assert "whisper" in engine.commands
-    assert "shout" not in engine.commands
+    assert "whisper.whisper" in engine.commands
+    assert "shout.shout" not in engine.commands
     assert "attack" in engine.commands  # built-ins always load
     both = Engine.from_config()
-    assert {"shout", "whisper"} <= set(both.commands)
+    assert {"shout.shout", "whisper.whisper"} <= set(both.commands)
 
 
 def test_unknown_names_are_errors(make_dist: MakeDist) -> None:
@@ -317,23 +321,52 @@ def test_the_built_in_prefix_is_reserved(make_dist: MakeDist) -> None:
         discover()
 
 
-def test_two_plugins_declaring_one_command_are_refused_naming_both(make_dist: MakeDist) -> None:
+def test_two_plugins_declaring_one_command_both_load_and_the_short_name_is_ambiguous(
+    make_dist: MakeDist,
+) -> None:
     make_dist("zk-shout", "shout", commands=("shout",))
     make_dist("zk-yell", "yell", commands=("shout",))
+    engine = Engine.from_config(enabled=["shout", "yell"])
+    assert {"shout.shout", "yell.shout"} <= set(engine.commands)
+    with pytest.raises(Refusal) as exc:
+        engine.resolve("command", "shout")
+    assert exc.value.code == "ambiguous_id"
+    assert exc.value.message == (
+        "The command 'shout' is ambiguous: it could be 'shout.shout' and 'yell.shout'; "
+        "use the full id."
+    )
+    assert engine.resolve("command", "yell.shout") == "yell.shout"
+
+
+def test_one_plugin_declaring_a_command_twice_is_refused_at_start(make_dist: MakeDist) -> None:
+    make_dist("zk-shout", "shout", commands=("shout", "shout"))
     with pytest.raises(PluginConflict) as exc:
-        Engine.from_config()
-    message = str(exc.value)
-    assert message.startswith("command 'shout' is declared by both plugin ")
-    assert "'shout' (from distribution 'zk-shout')" in message
-    assert "'yell' (from distribution 'zk-yell')" in message
+        Engine.from_config(enabled=["shout"])
+    assert str(exc.value) == (
+        "command 'shout.shout' is declared by both plugin 'shout' (from distribution "
+        "'zk-shout') and plugin 'shout' (from distribution 'zk-shout')"
+    )
 
 
-def test_a_plugin_may_not_take_a_built_in_command(make_dist: MakeDist) -> None:
+def test_a_plugin_command_named_like_a_built_in_one_leaves_the_built_in_its_id(
+    make_dist: MakeDist,
+) -> None:
     make_dist("zk-dash", "dash2", commands=("dash",))
-    with pytest.raises(
-        PluginConflict, match=r"'dash' is declared by both plugin 'zonekeep\.turns'"
-    ):
-        Engine.from_config()
+    engine = Engine.from_config(enabled=["dash2"])
+    assert engine.command_owners["dash"] == "zonekeep.turns"
+    assert engine.command_owners["dash2.dash"] == "dash2"
+    # A full id wins over a short name: "dash" stays the built-in's.
+    assert engine.resolve("command", "dash") == "dash"
+
+
+def test_a_plugin_may_not_declare_an_id_in_another_namespace(make_dist: MakeDist) -> None:
+    make_dist("zk-dash", "dash2", commands=("zonekeep.dash",))
+    with pytest.raises(PluginLoadError) as exc:
+        Engine.from_config(enabled=["dash2"])
+    assert _problems(exc) == (
+        "plugin 'dash2' (from distribution 'zk-dash'): 'zonekeep.dash' is in another "
+        "namespace; plugin 'dash2' declares its ids short ('dash') or as 'dash2'.<name>",
+    )
 
 
 # -- describing ------------------------------------------------------------------------------
@@ -345,7 +378,7 @@ def test_describe_plugins_lists_built_ins_and_the_plugin(make_dist: MakeDist) ->
     lines = text.splitlines()
     assert len(lines) == len(Engine().plugins) + 1
     by_name = {line.split()[0]: line.split(None, 3) for line in lines}
-    assert by_name["shout"] == ["shout", "1.0.0", "zk-shout", "shout, bellow"]
+    assert by_name["shout"] == ["shout", "1.0.0", "zk-shout", "shout.shout, shout.bellow"]
     assert by_name["zonekeep.combat"][1:3] == [zonekeep_version(), "built-in"]
     assert "attack" in by_name["zonekeep.combat"][3]
     assert by_name["zonekeep.flanking"][3] == "(nothing)"
@@ -367,14 +400,14 @@ def test_plugins_handed_to_the_engine_are_described_too() -> None:
     engine = Engine([*load_default_plugins(), Wave])
     wave = engine.plugins[-1]
     assert isinstance(wave, LoadedPlugin)
-    assert (wave.version, wave.source, wave.commands) == ("0.3.0", "in-process", ("wave",))
+    assert (wave.version, wave.source, wave.commands) == ("0.3.0", "in-process", ("wave.wave",))
     assert engine.plugins[0].name == "zonekeep.setup"
     # A plugin that declares ZONEKEEP_PLUGIN goes by its declared name.
     assert describe_plugins(engine).splitlines()[-1].split() == [
         "wave",
         "0.3.0",
         "in-process",
-        "wave",
+        "wave.wave",
     ]
 
 
@@ -407,3 +440,48 @@ def test_two_plugins_giving_behaviour_to_one_asset_tag_are_refused_naming_both()
     assert "collapsing_floor" in Engine([*load_default_plugins(), Floors]).asset_tags
     with pytest.raises(PluginConflict, match="asset tag 'collapsing_floor' is declared by both"):
         Engine([*load_default_plugins(), Floors, MoreFloors])
+
+
+# -- namespaced ids ------------------------------------------------------------------------------
+
+_BURNING_TOO = """
+
+from zonekeep.sdk import ConditionSpec
+
+
+@hookimpl
+def zonekeep_conditions():
+    return (ConditionSpec("burning", "Another package's burning."),)
+"""
+
+
+def test_the_hazards_example_installs_beside_another_package_declaring_burning(
+    make_dist: MakeDist,
+) -> None:
+    pytest.importorskip(
+        "zonekeep_hazards", reason="the example plugin is installed by scripts/test"
+    )
+    make_dist("zk-fire", "fire", body=_BURNING_TOO)
+    engine = Engine.from_config(enabled=["hazards", "fire"])
+    assert {"hazards.burning", "fire.burning"} <= set(engine.conditions)
+    assert engine.conditions["fire.burning"].summary == "Another package's burning."
+    with pytest.raises(Refusal) as exc:
+        engine.resolve("condition", "burning")
+    assert exc.value.code == "ambiguous_id"
+    assert "'fire.burning' and 'hazards.burning'" in exc.value.message
+    # The GM's grant_condition refuses the ambiguous short name, naming both ...
+    from zonekeep.sdk import Creature
+    from zonekeep.sdk.testing import EncounterHarness
+
+    h = EncounterHarness(
+        [Creature("gob", "Gob", "foes", hp=7, max_hp=7)],
+        plugins=discover(enabled=["hazards", "fire"]),
+    )
+    refusal = h.refused("grant_condition", creature="gob", condition="burning")
+    assert refusal.code == "ambiguous_id"
+    assert "'fire.burning' and 'hazards.burning'" in refusal.message
+    # ... and takes either full id; the hazards plugin's own short command name still works.
+    h.send("grant_condition", creature="gob", condition="fire.burning")
+    h.start(initiative=[10])
+    h.send("ignite", creature="gob")
+    assert h.creature("gob").conditions == ["fire.burning", "hazards.burning"]

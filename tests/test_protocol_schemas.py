@@ -851,7 +851,12 @@ def test_every_schema_file_is_generated() -> None:
 
 def test_generated_event_schema_lists_every_event_type() -> None:
     document = schema("event_payload")
-    assert set(document["properties"]["type"]["enum"]) == {*EVENT_TYPES, "hidden"}
+    built_in, plugin = document["properties"]["type"]["anyOf"]
+    assert set(built_in["enum"]) == {*EVENT_TYPES, "hidden"}
+    # A plugin's event type is dotted (since 1.4); no built-in one is.
+    assert plugin == {"type": "string", "pattern": r"^[^.\s]+(\.[^.\s]+)+$"}
+    assert not any("." in name for name in EVENT_TYPES)
+    assert document["$defs"]["event.plugin"]["required"] == ["type", "data"]
     for name, cls in EVENT_TYPES.items():
         definition = document["$defs"][f"event.{name}"]
         assert list(definition["properties"]) == ["type", *(f.name for f in attrs.fields(cls))]

@@ -73,7 +73,7 @@ def test_burning_hurts_each_turn_until_a_save_puts_it_out() -> None:
     burns = [e for e in h.of_type(Damaged) if e.damage_type == "fire"]
     assert [b.amount for b in burns] == [3, 4]
     assert h.creature("gob").hp == 20 - 7
-    assert ConditionApplied("gob", "burning", "set alight") in h.events
+    assert ConditionApplied("gob", "hazards.burning", "set alight") in h.events
 
 
 def test_burning_ends_on_a_successful_save() -> None:
@@ -84,8 +84,8 @@ def test_burning_ends_on_a_successful_save() -> None:
     )
     h.send("ignite", creature="gob")
     h.rolls(10).end_turn()  # the goblin ends its turn: DEX save 10 >= 10
-    assert ConditionRemoved("gob", "burning", "put out") in h.events
-    assert not h.creature("gob").has("burning")
+    assert ConditionRemoved("gob", "hazards.burning", "put out") in h.events
+    assert not h.creature("gob").has("hazards.burning")
 
 
 def test_shoving_into_a_hazard_uses_forced_movement_and_the_assets_save() -> None:
@@ -112,3 +112,26 @@ def test_a_tripwire_rings_the_alarm() -> None:
     assert "alarm" in h.state.hazards
     note = next(iter(h.state.notes.values()))
     assert note.text == "Aria set off Cellar trapdoor: the alarm rings!"
+
+
+def test_its_ids_are_in_its_namespace_and_short_names_find_them() -> None:
+    h = table(
+        creature("aria", "party", "common_room"),
+        creature("gob", "foes", "common_room"),
+        rolls=[15, 10],
+    )
+    assert {"hazards.ignite", "hazards.shove_into"} <= set(h.engine.commands)
+    assert "ignite" not in h.engine.commands
+    assert {"hazards.burning"} <= set(h.engine.conditions)
+    assert {"hazards.collapsing_floor", "hazards.tripwire"} <= set(h.engine.asset_tags)
+    # The tavern's arena file says "collapsing_floor": the encounter holds the full id.
+    floors = [a for a in h.state.arena.assets if "hazards.collapsing_floor" in a.tags]
+    assert floors and not [a for a in h.state.arena.assets if "collapsing_floor" in a.tags]
+    # The GM may name the condition short; the creature gets the full id.
+    h.send("grant_condition", creature="aria", condition="burning")
+    assert h.creature("aria").conditions == ["hazards.burning"]
+    h.send("remove_condition", creature="aria", condition="burning")
+    assert h.creature("aria").conditions == []
+    # A full command id works as well as the short one.
+    h.send("hazards.ignite", creature="gob")
+    assert h.creature("gob").has("hazards.burning")

@@ -6,7 +6,7 @@ It adds:
   element tagged ``collapsing_floor`` makes a Dexterity save (the asset's own save
   DC, 12 if it has none); on a failure the floor gives way: it falls into the zone
   below, takes 1d6 bludgeoning damage and lands prone;
-- **burning**: a ``burning`` condition (set by the GM's ``ignite`` command) deals
+- **burning**: a ``hazards.burning`` condition (set by the GM's ``hazards.ignite`` command) deals
   1d6 fire damage at the start of each of the creature's turns, until it succeeds
   on a DC 10 Dexterity save at the end of one;
 - **shove into a hazard**: the ``shove_into`` action (Athletics against the
@@ -53,9 +53,13 @@ ZONEKEEP_PLUGIN = PluginInfo(
     description="Collapsing floors, burning, shoving into hazards, tripwires.",
 )
 
-BURNING = "burning"
-COLLAPSING = "collapsing_floor"
-TRIPWIRE = "tripwire"
+# Every id this plugin declares lives in its namespace, "hazards" (docs/plugins.md,
+# "Namespaced ids"): the condition is "hazards.burning", the commands "hazards.ignite"
+# and "hazards.shove_into". Arena files, rosters and clients may use the short names
+# ("burning", "collapsing_floor", "ignite") while no other plugin declares the same.
+BURNING = ZONEKEEP_PLUGIN.id("burning")
+COLLAPSING = ZONEKEEP_PLUGIN.id("collapsing_floor")
+TRIPWIRE = ZONEKEEP_PLUGIN.id("tripwire")
 #: The save DC of a collapsing floor that gives none.
 FLOOR_DC = 12
 #: The save DC to stop burning unless ``ignite`` gave one.

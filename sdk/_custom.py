@@ -1,0 +1,416 @@
+"""Plugin namespaces, plugin-declared event types and plugin state.
+
+Every id a third-party plugin declares (a command, a condition, an asset tag, an
+event type, a setting) lives in the plugin's **namespace**, its registered name:
+plugin ``hazards`` declaring the condition ``burning`` gives the id
+``hazards.burning``. The built-in plugins (``zonekeep.*``) and plugin objects
+without a ``ZONEKEEP_PLUGIN`` (a test's throwaway plugin) have no namespace: their
+ids stay as written (``prone``, ``attack``), so existing arenas, rosters and logs
+keep working. Wherever an id is accepted, its **short name** (``burning``) works
+too while exactly one declared id has it; a full id always wins, and an ambiguous
+short name is refused naming every id it could be (:class:`AmbiguousId`).
+
+A plugin keeps state of its own in the encounter state
+(:attr:`~zonekeep.sdk.EncounterState.plugin_state`, under its namespace), declared
+with ``zonekeep_plugin_state`` (:class:`StateSpec`) and changed only by the
+reducers of the event types it declares with ``zonekeep_event_types``
+(:class:`EventTypeSpec`): replaying the log rebuilds it, so rewinds, exports and
+restarts keep it. Each piece of state and each event type says who may see it
+(``"gm"``, the default, or ``"everyone"``).
+
+:class:`PluginCatalog` is what an engine builds from all of this; the state's fold
+uses it for :class:`~zonekeep.sdk.PluginEvent`.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import re
+import string
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
+
+import attrs
+
+from ._events import PluginEvent
+from ._schema import is_json_like, schema_problems, validate
+
+log = logging.getLogger("zonekeep.plugins")
+
+Visibility = Literal["gm", "everyone"]
+VISIBILITIES: tuple[Visibility, ...] = ("gm", "everyone")
+#: The kinds of plugin-declared ids, as errors name them.
+ID_KINDS = ("command", "condition", "asset tag", "event type", "setting")
+_SHORT_RE = re.compile(r"[a-z][a-z0-9_]*")
+
+#: A reducer: folds one event's payload (``data``, a copy) into the plugin's own state
+#: (``state``, every declared key present), in place. It must be deterministic: it runs
+#: again for every replay of the log.
+Reducer = Callable[[dict[str, Any], dict[str, Any]], None]
+
+
+@attrs.frozen
+class EventTypeSpec:
+    """An event type a plugin declares (``zonekeep_event_types``).
+
+    - ``id``: its name (``"brazier_kicked"``); the engine puts it in the plugin's
+      namespace (``"hazards.brazier_kicked"``), the event's wire ``type``.
+    - ``schema``: a JSON Schema for the payload (an object; see
+      :data:`~zonekeep.sdk.SCHEMA_KEYWORDS` for the keywords you may use). An event
+      whose payload breaks it is never emitted: the emitting hook fails (a contained
+      plugin error), the log stays clean.
+    - ``reducer``: ``reducer(state, data)`` folds the payload into the plugin's state
+      (a dict holding every key declared with ``zonekeep_plugin_state``), in place;
+      ``None`` for an event that only records something.
+    - ``description``: what the event means, for a person.
+    - ``template``: a log line for a client that has never seen the event, with the
+      payload's fields in braces (``"{creature} kicked {brazier} over"``).
+    - ``visibility``: ``"gm"`` (default: players and spectators get ``{"type":
+      "hidden"}`` in its place) or ``"everyone"``.
+    """
+
+    id: str
+    schema: Mapping[str, Any] = attrs.field(
+        factory=lambda: {"type": "object", "additionalProperties": False}
+    )
+    reducer: Reducer | None = None
+    description: str = ""
+    template: str = ""
+    visibility: Visibility = "gm"
+
+
+@attrs.frozen
+class StateSpec:
+    """One piece of a plugin's own state (``zonekeep_plugin_state``).
+
+    - ``key``: its name in the plugin's state (``"kicked"``).
+    - ``default``: its value before any event changed it (JSON-like: dicts, lists,
+      text, numbers, booleans, ``None``; every encounter starts with its own copy).
+    - ``visibility``: ``"gm"`` (default: only the GM's snapshot has it) or
+      ``"everyone"``.
+    - ``description``: what it holds, for a person.
+    - ``schema``: optionally, a JSON Schema its value must keep; checked after every
+      fold (a reducer breaking it fails like a reducer that raises).
+    """
+
+    key: str
+    default: Any = None
+    visibility: Visibility = "gm"
+    description: str = ""
+    schema: Mapping[str, Any] | None = None
+
+
+class AmbiguousId(ValueError):
+    """A short name matches the ids of several plugins; the message names them all."""
+
+    def __init__(self, kind: str, name: str, ids: Iterable[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.ids = tuple(sorted(ids))
+        listed = " and ".join(repr(i) for i in self.ids)
+        super().__init__(
+            f"The {kind} {name!r} is ambiguous: it could be {listed}; use the full id."
+        )
+
+
+class CustomEventError(ValueError):
+    """A plugin event cannot be emitted: unknown type, bad payload, or its reducer failed."""
+
+
+def qualify(namespace: str | None, name: str) -> str:
+    """``name`` in ``namespace``: ``qualify("hazards", "burning") == "hazards.burning"``.
+
+    A name already in the namespace is returned as is; without a namespace the name
+    stays as written. Raises ``ValueError`` for a name in another plugin's namespace.
+    """
+    if namespace is None or name.startswith(namespace + "."):
+        return name
+    if "." in name:
+        raise ValueError(
+            f"{name!r} is in another namespace; plugin {namespace!r} declares its ids "
+            f"short ({name.rsplit('.', 1)[-1]!r}) or as {namespace!r}.<name>"
+        )
+    return f"{namespace}.{name}"
+
+
+def short_name(namespace: str | None, full: str) -> str:
+    """The short name of ``full`` (its part after ``namespace.``)."""
+    if namespace is not None and full.startswith(namespace + "."):
+        return full[len(namespace) + 1 :]
+    return full
+
+
+@attrs.frozen
+class _EventEntry:
+    plugin: str
+    namespace: str
+    spec: EventTypeSpec
+
+
+class PluginCatalog:
+    """The namespaces, declared ids, event types and state specs of one engine's plugins."""
+
+    def __init__(self) -> None:
+        #: Plugin name -> its namespace (``None``: the built-ins and undeclared plugins).
+        self.namespaces: dict[str, str | None] = {}
+        #: Kind -> full id -> (namespace, owning plugin).
+        self._ids: dict[str, dict[str, tuple[str | None, str]]] = {k: {} for k in ID_KINDS}
+        #: Kind -> short name -> full ids.
+        self._short: dict[str, dict[str, list[str]]] = {k: {} for k in ID_KINDS}
+        #: Event types by full id.
+        self.events: dict[str, _EventEntry] = {}
+        #: Namespace -> key -> spec, in declaration order.
+        self.state: dict[str, dict[str, StateSpec]] = {}
+        #: Namespaces of the plugins that are not installed, warned about once each.
+        self._warned: set[str] = set()
+
+    # -- declaring ------------------------------------------------------------------------------
+
+    def namespace(self, plugin: str) -> str | None:
+        return self.namespaces.get(plugin)
+
+    def declare(self, kind: str, plugin: str, full: str) -> None:
+        """Record that ``plugin`` declares ``full`` (already qualified) of ``kind``."""
+        ns = self.namespaces.get(plugin)
+        self._ids[kind][full] = (ns, plugin)
+        self._short[kind].setdefault(short_name(ns, full), []).append(full)
+
+    def owner(self, kind: str, full: str) -> str | None:
+        """The plugin that declares ``full`` of ``kind``, or ``None``."""
+        entry = self._ids[kind].get(full)
+        return entry[1] if entry else None
+
+    def ids(self, kind: str) -> list[str]:
+        return list(self._ids[kind])
+
+    def add_event_type(self, plugin: str, spec: EventTypeSpec) -> list[str]:
+        """Register a declared event type; the problems with it (empty when none)."""
+        ns = self.namespaces.get(plugin)
+        who = f"plugin {plugin!r}"
+        if ns is None:
+            return [
+                f"{who} declares event type {spec.id!r} but has no namespace: event types "
+                "and plugin state need a ZONEKEEP_PLUGIN (its name is the namespace)"
+            ]
+        problems = _short_problems(who, "event type", spec.id, ns)
+        reducer: object = spec.reducer
+        if reducer is not None and not callable(reducer):
+            problems.append(f"{who}: the reducer of event type {spec.id!r} is not callable")
+        if spec.visibility not in VISIBILITIES:
+            problems.append(
+                f"{who}: event type {spec.id!r} has visibility {spec.visibility!r}; "
+                "use 'gm' or 'everyone'"
+            )
+        problems += [f"{who}, event type {spec.id!r}: {p}" for p in _object_schema(spec.schema)]
+        problems += _template_problems(who, spec)
+        if problems:
+            return problems
+        full = qualify(ns, spec.id)
+        if full in self.events:
+            return [f"event type {full!r} is declared twice by plugin {plugin!r}"]
+        self.events[full] = _EventEntry(plugin, ns, attrs.evolve(spec, id=full))
+        self.declare("event type", plugin, full)
+        return []
+
+    def add_state(self, plugin: str, spec: StateSpec) -> list[str]:
+        """Register a declared piece of plugin state; the problems with it."""
+        ns = self.namespaces.get(plugin)
+        who = f"plugin {plugin!r}"
+        if ns is None:
+            return [
+                f"{who} declares plugin state {spec.key!r} but has no namespace: event types "
+                "and plugin state need a ZONEKEEP_PLUGIN (its name is the namespace)"
+            ]
+        problems = []
+        if not isinstance(spec.key, str) or not _SHORT_RE.fullmatch(spec.key):
+            problems.append(f"{who}: a state key must be a snake_case word, not {spec.key!r}")
+        if spec.visibility not in VISIBILITIES:
+            problems.append(
+                f"{who}: state {spec.key!r} has visibility {spec.visibility!r}; "
+                "use 'gm' or 'everyone'"
+            )
+        if not is_json_like(spec.default):
+            problems.append(f"{who}: the default of state {spec.key!r} is not JSON-like")
+        if spec.schema is not None:
+            found = schema_problems(spec.schema, "schema")
+            if not found:
+                found = validate(spec.schema, spec.default, "default")
+            problems += [f"{who}, state {spec.key!r}: {p}" for p in found]
+        pieces = self.state.setdefault(ns, {})
+        if spec.key in pieces:
+            problems.append(f"state {spec.key!r} is declared twice by plugin {plugin!r}")
+        if not problems:
+            pieces[spec.key] = spec
+        return problems
+
+    # -- resolving ids ------------------------------------------------------------------------------
+
+    def resolve(self, kind: str, name: str) -> str:
+        """The full id ``name`` stands for among the ``kind`` ids: itself when it is a
+        declared id, else the one declared id whose short name it is, else ``name``
+        unchanged (an id nobody declares: the caller decides). Raises
+        :class:`AmbiguousId` when several ids have that short name."""
+        if name in self._ids[kind]:
+            return name
+        matches = self._short[kind].get(name, ())
+        if len(matches) > 1:
+            raise AmbiguousId(kind, name, matches)
+        return matches[0] if matches else name
+
+    # -- folding ------------------------------------------------------------------------------
+
+    def initial_state(self, namespace: str) -> dict[str, Any]:
+        """A plugin's state before any of its events: every declared key at its default."""
+        return {k: copy.deepcopy(s.default) for k, s in self.state.get(namespace, {}).items()}
+
+    def state_of(
+        self, plugin_state: Mapping[str, dict[str, Any]], namespace: str
+    ) -> dict[str, Any]:
+        """A copy of plugin ``namespace``'s state in ``plugin_state`` (defaults filled in)."""
+        result = self.initial_state(namespace)
+        result.update(copy.deepcopy(plugin_state.get(namespace, {})))
+        return result
+
+    def checked(self, event: PluginEvent) -> PluginEvent:
+        """``event`` with its full type, its payload checked against the schema.
+
+        Raises :class:`CustomEventError` (or :class:`AmbiguousId`) when it cannot be
+        emitted."""
+        if not isinstance(event.type, str):
+            raise CustomEventError(f"a plugin event's type must be text, not {event.type!r}")
+        full = self.resolve("event type", event.type)
+        entry = self.events.get(full)
+        if entry is None:
+            raise CustomEventError(f"no plugin declares the event type {event.type!r}")
+        if not isinstance(event.data, dict) or not is_json_like(event.data):
+            raise CustomEventError(
+                f"the payload of {full!r} must be a JSON object (dicts, lists, text, numbers)"
+            )
+        problems = validate(entry.spec.schema, event.data, "data")
+        if problems:
+            raise CustomEventError(f"{full!r} payload: {'; '.join(problems)}")
+        return event if full == event.type else PluginEvent(full, event.data)
+
+    def fold(
+        self, plugin_state: dict[str, dict[str, Any]], event: PluginEvent, *, strict: bool
+    ) -> None:
+        """Fold ``event`` into ``plugin_state`` with its plugin's reducer.
+
+        The reducer works on a copy, swapped in only when it succeeds, so a failing one
+        changes nothing. ``strict`` (an event being emitted) raises
+        :class:`CustomEventError` on a failure; otherwise (a replay of a stored log) the
+        failure is logged and the event left unfolded. An event of a plugin that is not
+        installed is never folded (see docs/plugins.md, "A log naming a plugin that is
+        gone")."""
+        entry = self.events.get(event.type)
+        if entry is None:
+            if strict:
+                raise CustomEventError(f"no plugin declares the event type {event.type!r}")
+            self._gone(event.type)
+            return
+        if entry.spec.reducer is None:
+            return
+        ns = entry.namespace
+        work = self.state_of(plugin_state, ns)
+        try:
+            if not strict:
+                problems = validate(entry.spec.schema, event.data, "data")
+                if problems:
+                    raise CustomEventError("; ".join(problems))
+            entry.spec.reducer(work, copy.deepcopy(event.data))
+            self._check_state(ns, work)
+        except Exception as exc:
+            if strict:
+                raise CustomEventError(
+                    f"the reducer of {event.type!r} failed: {type(exc).__name__}: {exc}"
+                ) from exc
+            log.warning("event %r was not folded into plugin state: %r", event.type, exc)
+            return
+        plugin_state[ns] = work
+
+    def _check_state(self, namespace: str, work: dict[str, Any]) -> None:
+        specs = self.state.get(namespace, {})
+        unknown = sorted(set(work) - set(specs))
+        if unknown:
+            raise CustomEventError(f"the reducer set undeclared state key(s) {', '.join(unknown)}")
+        if not is_json_like(work):
+            raise CustomEventError("the reducer left state that is not JSON-like")
+        for key, spec in specs.items():
+            if spec.schema is not None:
+                problems = validate(spec.schema, work[key], key)
+                if problems:
+                    raise CustomEventError("; ".join(problems))
+
+    def _gone(self, type_: str) -> None:
+        ns = type_.rsplit(".", 1)[0]
+        if ns not in self._warned:
+            self._warned.add(ns)
+            log.warning(
+                "the log holds events of %r, a plugin that is not installed: they are kept "
+                "but not folded (its state is left empty)",
+                ns,
+            )
+
+    # -- visibility ----------------------------------------------------------------------------
+
+    def public_event(self, type_: str) -> bool:
+        """Whether players and spectators may see events of ``type_`` (an unknown one: no)."""
+        entry = self.events.get(type_)
+        return entry is not None and entry.spec.visibility == "everyone"
+
+    def public_state(self, namespace: str, key: str) -> bool:
+        """Whether players and spectators may see this piece of state (an undeclared one: no)."""
+        spec = self.state.get(namespace, {}).get(key)
+        return spec is not None and spec.visibility == "everyone"
+
+
+def _short_problems(who: str, kind: str, name: object, namespace: str | None) -> list[str]:
+    if not isinstance(name, str) or not name:
+        return [f"{who} declared a {kind} without an id: {name!r}"]
+    try:
+        short = short_name(namespace, qualify(namespace, name))
+    except ValueError as exc:
+        return [f"{who}: {exc}"]
+    if not _SHORT_RE.fullmatch(short):
+        return [f"{who}: the {kind} {name!r} must be a snake_case word"]
+    return []
+
+
+def _object_schema(schema: object) -> list[str]:
+    found = schema_problems(schema, "schema")
+    if not found and isinstance(schema, Mapping) and schema.get("type") != "object":
+        found.append('schema: a payload schema must have "type": "object"')
+    return found
+
+
+def _template_problems(who: str, spec: EventTypeSpec) -> list[str]:
+    if not spec.template:
+        return []
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(spec.template) if f is not None]
+    except ValueError as exc:
+        return [f"{who}: the template of {spec.id!r} cannot be read: {exc}"]
+    props = spec.schema.get("properties", {}) if isinstance(spec.schema, Mapping) else {}
+    bad = [f for f in fields if f not in props]
+    if bad:
+        return [
+            f"{who}: the template of {spec.id!r} names {', '.join(map(repr, bad))}, "
+            "which the payload schema does not declare (use plain {field} names)"
+        ]
+    return []
+
+
+__all__ = [
+    "ID_KINDS",
+    "VISIBILITIES",
+    "AmbiguousId",
+    "CustomEventError",
+    "EventTypeSpec",
+    "PluginCatalog",
+    "Reducer",
+    "StateSpec",
+    "Visibility",
+    "qualify",
+    "short_name",
+]
