@@ -46,13 +46,14 @@ async def test_the_hazards_plugin_is_loaded_through_its_entry_point_and_played(
     make_server: Any,
 ) -> None:
     engine = Engine.from_config()
-    assert engine.command_owners["shove_into"] == "hazards"
+    assert engine.command_owners["hazards.shove_into"] == "hazards"
     dice = ScriptedEntropy([20, 5])  # initiative: the ogre first
     running: Running = await make_server(ServerConfig(port=0), engine=engine, entropy=dice)
     async with running.client() as gm, running.client() as alice:
         commands = {c["id"]: c for c in gm.welcome["capabilities"]["commands"]}  # type: ignore[index]
-        assert {"shove_into", "ignite"} <= set(commands)
-        assert set(commands["shove_into"]["params"]) == {"creature", "target", "asset"}
+        # Its commands are announced with their full, namespaced ids ...
+        assert {"hazards.shove_into", "hazards.ignite"} <= set(commands)
+        assert set(commands["hazards.shove_into"]["params"]) == {"creature", "target", "asset"}
         created = await gm.create_encounter("Kitchen brawl", "tavern", roster())
         eid = created["encounter"]
         seat = await gm.request("create_seat", encounter=eid, player="alice")
@@ -71,6 +72,9 @@ async def test_the_hazards_plugin_is_loaded_through_its_entry_point_and_played(
                 seen.append(await alice.notification("event"))
         kinds = [n["event"]["type"] for n in seen if n["seq"] >= result["first_seq"]]
         assert kinds[:3] == ["action_taken", "contest_rolled", "position_taken"]
+        # ... which the log holds, although the command was sent by its short name.
+        taken = next(n["event"] for n in seen if n["seq"] == result["first_seq"])
+        assert taken["action"] == "hazards.shove_into"
         damaged = next(n["event"] for n in seen if n["event"]["type"] == "damaged")
         assert (damaged["creature"], damaged["amount"], damaged["damage_type"]) == (
             "aria",
