@@ -84,6 +84,7 @@
     inFlight: new Map(), // id -> {resolve, reject, method}
     welcome: null,
     commands: new Map(), // command id -> capability entry
+    pluginEvents: new Map(), // plugin event type -> its announcement (hello, since 1.4)
     role: null,
     player: null,
     state: null, // the last snapshot (the server's truth)
@@ -254,6 +255,8 @@
       }
       app.welcome = welcome;
       app.commands = new Map(welcome.capabilities.commands.map((c) => [c.id, c]));
+      // Plugin event types (protocol 1.4): a readable log line from their template.
+      app.pluginEvents = new Map((welcome.capabilities.plugin_events || []).map((e) => [e.id, e]));
       const params = { encounter: seat.encounter, token: seat.token };
       if (app.state !== null) params.last_seq = app.lastSeq;
       app.prompts.clear(); // open decisions are sent again right after the reply
@@ -647,8 +650,23 @@
   };
 
 
+  /** A plugin event's line, from the template `hello` announced for its type: each
+   * {field} is the payload's value (a creature id as its name). */
+  function pluginLine(event) {
+    const info = app.pluginEvents?.get(event.type);
+    const data = event.data || {};
+    if (!info || !info.template) return info?.description || event.type;
+    return info.template.replace(/\{([A-Za-z0-9_]+)\}/g, (whole, field) => {
+      if (!(field in data)) return whole;
+      const value = data[field];
+      if (typeof value !== "string") return JSON.stringify(value);
+      return creature(value) ? name(value) : value;
+    });
+  }
+
   function describe(event) {
     const fn = DESCRIBE[event.type];
+    if (!fn && event.type.includes(".")) return pluginLine(event);
     if (!fn) return event.type.replaceAll("_", " "); // unknown event types are shown as their type
     try {
       return fn(event);

@@ -28,15 +28,19 @@ def server_in_thread(
     data_dir: Path,
     entropy: Any = None,
     setup: Callable[[ZonekeepServer], Awaitable[Any]] | None = None,
+    engine: Any = None,
 ) -> Iterator[tuple[str, Any]]:
     """A real server (the default SQLite store in ``data_dir``; ``entropy`` its dice, its
     own fair dice when ``None``) on a free port, run by trio in a thread while the block
     runs; ``setup(server)`` runs once it listens. Yields its base URL and what ``setup``
-    returned; shuts it down gracefully after."""
+    returned; shuts it down gracefully after. ``engine``: its rules engine (default: the
+    built-ins and the installed plugins)."""
     ready: queue.Queue[Any] = queue.Queue()
 
     async def main() -> None:
-        server = ZonekeepServer(ServerConfig(port=0, data_dir=data_dir), entropy=entropy)
+        server = ZonekeepServer(
+            ServerConfig(port=0, data_dir=data_dir), entropy=entropy, engine=engine
+        )
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(server.run)
