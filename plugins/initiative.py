@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import attrs
+
 from zonekeep.sdk import (
     GM,
     OPEN_PHASES,
@@ -236,6 +238,10 @@ def _add(ctx: RuleContext, creature: Creature) -> None:
     from zonekeep.plugins.zones import update_crowding
 
     s = ctx.state
+    # A plugin's condition by its short name ("burning" for "hazards.burning").
+    conditions = sorted(ctx.resolve("condition", c) for c in creature.conditions)
+    if conditions != creature.conditions:
+        creature = attrs.evolve(creature, conditions=conditions)
     if not s.initiative:
         ctx.emit(CreatureAdded(creature))
     else:

@@ -198,3 +198,49 @@ async def test_plugin_state_survives_a_restart_export_replay_and_import(
     assert gm_events[kicked_seq]["type"] == "braziers.brazier_kicked"
     assert alice_events[kicked_seq] == {"type": "hidden"}  # its visibility is unknown now
     assert joined["snapshot"] is None
+
+
+def _shouter(name: str) -> Any:
+    """A namespaced plugin declaring a GM command ``shout`` (a note)."""
+    from zonekeep.sdk import CommandSpec, Note, NoteAdded, PluginInfo, hookimpl
+
+    class Shouter:
+        ZONEKEEP_PLUGIN = PluginInfo(name, "1.0.0", ">=0.1")
+
+        @staticmethod
+        @hookimpl
+        def zonekeep_commands() -> Any:
+            def shout(ctx: Any, cmd: Any) -> None:
+                ctx.emit(NoteAdded(Note(f"{name}-{ctx.state.seq}", f"{name} shouts")))
+
+            return (CommandSpec("shout", shout, "GM: shout.", who="gm", phases=()),)
+
+    return Shouter
+
+
+async def test_an_ambiguous_short_name_is_refused_naming_both(make_server: Any) -> None:
+    from zonekeep.protocol.client import ClientError
+
+    rules = Engine([*load_default_plugins(), _shouter("yell"), _shouter("holler")])
+    running: Running = await make_server(ServerConfig(port=0), engine=rules)
+    async with running.client() as gm:
+        ids = {c["id"] for c in gm.welcome["capabilities"]["commands"]}  # type: ignore[index]
+        assert {"yell.shout", "holler.shout"} <= ids
+        with trio.fail_after(5):
+            created = await gm.create_encounter("Loud", "tavern", creatures())
+            eid = created["encounter"]
+            try:
+                await gm.command(eid, "shout")
+            except ClientError as exc:
+                refused = exc
+            else:
+                raise AssertionError("an ambiguous short name was accepted")
+            done = await gm.command(eid, "holler.shout")
+            snapshot = await gm.request("snapshot", encounter=eid)
+    assert (refused.code, refused.name) == (4049, "ambiguous_id")
+    assert refused.message == (
+        "The command 'shout' is ambiguous: it could be 'holler.shout' and 'yell.shout'; "
+        "use the full id."
+    )
+    assert done["first_seq"] == done["last_seq"]
+    assert [n["text"] for n in snapshot["snapshot"]["notes"].values()] == ["holler shouts"]

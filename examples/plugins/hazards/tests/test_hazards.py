@@ -135,3 +135,17 @@ def test_its_ids_are_in_its_namespace_and_short_names_find_them() -> None:
     # A full command id works as well as the short one.
     h.send("hazards.ignite", creature="gob")
     assert h.creature("gob").has("hazards.burning")
+
+
+def test_a_roster_and_a_late_arrival_may_name_its_condition_short() -> None:
+    burning = creature("gob", "foes", "common_room", conditions=["burning"])
+    h = EncounterHarness(
+        [creature("aria", "party", "common_room"), burning], arena=TAVERN, extra_plugins=[hazards]
+    )
+    assert h.creature("gob").conditions == ["hazards.burning"]
+    h.send(
+        "add_creature",
+        creature={"id": "imp", "name": "Imp", "side": "foes", "conditions": ["burning", "prone"]},
+    )
+    assert h.creature("imp").conditions == ["hazards.burning", "prone"]
+    h.assert_replay_matches()
