@@ -320,7 +320,9 @@ class PluginCatalog:
                     raise CustomEventError("; ".join(problems))
             entry.spec.reducer(work, copy.deepcopy(event.data))
             self._check_state(ns, work)
-        except Exception as exc:
+        except (KeyboardInterrupt, GeneratorExit):
+            raise
+        except BaseException as exc:  # SystemExit included: plugin code, contained
             if strict:
                 raise CustomEventError(
                     f"the reducer of {event.type!r} failed: {type(exc).__name__}: {exc}"

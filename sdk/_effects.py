@@ -67,7 +67,9 @@ def apply_damage(
 
 def apply_condition(ctx: RuleContext, creature_id: str, condition: str, source: str = "") -> None:
     """Give a creature a condition: the ``condition_applied`` event, then, if the
-    creature did not have it, the ``zonekeep_condition_applied`` triggers."""
+    creature did not have it, the ``zonekeep_condition_applied`` triggers. A plugin's
+    condition may be named short (``"burning"`` for ``"hazards.burning"``)."""
+    condition = ctx.resolve("condition", condition)
     new = condition not in ctx.state.creatures[creature_id].conditions
     ctx.emit(ConditionApplied(creature_id, condition, source))
     if new:

@@ -53,7 +53,7 @@ def _play(args: argparse.Namespace) -> int:
         if args.json:
             out.write(json.dumps(event_to_dict(event), sort_keys=True) + "\n")
             return
-        text = describe(event, state)
+        text = describe(event, state, engine.catalog)
         if text:
             out.write(text + "\n")
 

@@ -124,11 +124,12 @@ async def test_each_seat_gets_the_plugin_events_and_state_it_may_see(make_server
         async with running.client() as again, running.client() as late:
             with trio.fail_after(5):
                 joined = await again.join(eid, done["alice"], last_seq=kicked_seq - 1)
-                fresh = await late.join(eid, done["link"])
+                fresh = await late.join(eid, done["link"], history=2)
         caught = dict(enumerate(joined["events"], kicked_seq))
         assert caught[kicked_seq] == kicked
         assert caught[primed_seq] == {"type": "hidden"}
         assert fresh["snapshot"]["plugin_state"] == PUBLIC
+        assert fresh["history"] == [kicked, {"type": "hidden"}]  # join's history: the same
         # The GM's rewind takes the plugin state back, for everyone.
         with trio.fail_after(5):
             await gm.request("rewind", encounter=eid, to_seq=kicked_seq - 1)
