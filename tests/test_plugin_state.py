@@ -326,3 +326,18 @@ def test_a_reducer_may_only_set_declared_json_state() -> None:
     with pytest.raises(PluginFailure, match="not JSON-like"):
         h.send("go_opaque")
     assert h.state.plugin_state == {}
+
+
+def test_one_plugin_declaring_a_condition_twice_still_fails_at_start() -> None:
+    from zonekeep.sdk import ConditionSpec
+    from zonekeep.sdk.engine import PluginConflict
+
+    twice = _plugin(
+        "twice",
+        zonekeep_conditions=[ConditionSpec("burning", "a"), ConditionSpec("twice.burning", "b")],
+    )
+    with pytest.raises(PluginConflict) as exc:
+        Engine([*load_default_plugins(), twice])
+    assert str(exc.value) == (
+        "condition 'twice.burning' is declared by both plugin 'twice' and plugin 'twice'"
+    )
