@@ -13,14 +13,50 @@ from typing import Any, TypeVar, cast
 
 import attrs
 
+#: The ways a condition can last (``ConditionSpec.durations``; the arguments of
+#: :func:`zonekeep.sdk.apply_timed_condition`): a number of rounds, until the start or
+#: the end of a named creature's turn, until a save succeeds, until removed.
+CONDITION_DURATIONS: tuple[str, ...] = ("rounds", "turn_start", "turn_end", "save", "until_removed")
+
+
+def _durations(value: object) -> tuple[str, ...]:
+    kinds = tuple(value) if isinstance(value, list | tuple) else ()
+    unknown = [k for k in kinds if k not in CONDITION_DURATIONS]
+    if not isinstance(value, list | tuple) or unknown:
+        raise ValueError(
+            f"a condition's durations are some of {', '.join(CONDITION_DURATIONS)}, not {value!r}"
+        )
+    return kinds
+
 
 @attrs.frozen
 class ConditionSpec:
     """A condition a plugin gives meaning to: its ``id`` (the name on a creature,
-    such as ``"restrained"``) and a one-line ``summary`` of what it does."""
+    such as ``"restrained"``), a one-line ``summary`` of what it does, and, for
+    clients that show a picker, a readable ``name`` (default: the id in words,
+    capitalised: ``"Burning"``), a longer ``description`` (default: the summary) and
+    the ``durations`` it supports (some of :data:`CONDITION_DURATIONS`; default all).
+    ``ConditionSpec(id, summary)`` is all a plugin needs to write."""
 
     id: str
     summary: str
+    name: str = ""
+    description: str = ""
+    durations: tuple[str, ...] = attrs.field(default=CONDITION_DURATIONS, converter=_durations)
+
+    @property
+    def title(self) -> str:
+        """The readable name: ``name``, or the id in words (``"Hazards.burning"`` ->
+        the part after the last dot: ``"Burning"``)."""
+        if self.name.strip():
+            return self.name.strip()
+        word = self.id.rsplit(".", 1)[-1].replace("_", " ").replace("-", " ")
+        return word[:1].upper() + word[1:]
+
+    @property
+    def details(self) -> str:
+        """The longer description: ``description``, or the summary."""
+        return self.description.strip() or self.summary
 
 
 class ConditionConflict(ValueError):
@@ -103,11 +139,24 @@ def _declared(
     return found
 
 
+def condition_plugins(pm: Any) -> dict[str, str]:
+    """The registered name of the plugin declaring each condition id (``zonekeep_conditions``),
+    for announcing them (the conflicts are :func:`declared_conditions`' to find)."""
+    owners: dict[str, str] = {}
+    for impl in pm.hook.zonekeep_conditions.get_hookimpls():
+        for spec in cast("Iterable[ConditionSpec] | None", impl.function()) or ():
+            if isinstance(spec, ConditionSpec):
+                owners.setdefault(spec.id, impl.plugin_name)
+    return owners
+
+
 __all__ = [
+    "CONDITION_DURATIONS",
     "AssetTagConflict",
     "AssetTagSpec",
     "ConditionConflict",
     "ConditionSpec",
+    "condition_plugins",
     "declared_asset_tags",
     "declared_conditions",
 ]

@@ -24,6 +24,7 @@ from ._commands import Command, CommandSpec, Param, Requirement
 from ._conditions import (
     AssetTagConflict,
     ConditionConflict,
+    condition_plugins,
     declared_asset_tags,
     declared_conditions,
 )
@@ -207,6 +208,8 @@ class Engine:
             #: The conditions and the asset tags the plugins give meaning to, by id.
             self.conditions = declared_conditions(self.pm, who)
             self.asset_tags = declared_asset_tags(self.pm, who)
+            #: The plugin declaring each condition (announced with it in ``hello``).
+            self.condition_owners = condition_plugins(self.pm)
         except (ConditionConflict, AssetTagConflict) as exc:
             raise PluginConflict(str(exc)) from None
         except BaseException as exc:  # a plugin's zonekeep_conditions failed: do not start

@@ -12,6 +12,7 @@ from zonekeep.protocol import (
     PROTOCOL_VERSION,
     Capabilities,
     CommandInfo,
+    ConditionInfo,
     HelloResult,
     ServerInfo,
 )
@@ -71,6 +72,10 @@ class Welcome:
                 options=converter.unstructure(EncounterOptions()),
                 event_types=sorted(sdk.EVENT_TYPES),
                 arenas=arenas,
+                conditions=[
+                    ConditionInfo.from_spec(spec, engine.condition_owners.get(cid, ""))
+                    for cid, spec in sorted(engine.conditions.items())
+                ],
             ),
             limits=self.config.limits.announced(
                 reaction if reaction is not None else EncounterOptions().reaction_seconds
