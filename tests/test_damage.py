@@ -282,3 +282,16 @@ def test_a_roster_creature_with_an_unknown_damage_type_is_refused() -> None:
     )
     assert good.damage_resistances == ["fire"]
     assert Attack("x").damage_type == ""
+
+
+def test_the_web_tables_damage_types_are_the_sdks() -> None:
+    import json
+    import re
+    from pathlib import Path
+
+    from zonekeep.sdk import DAMAGE_TYPES
+
+    source = (Path(__file__).parent.parent / "server" / "static" / "table.js").read_text()
+    found = re.search(r"const DAMAGE_TYPES = (\[[^\]]*\]);", source)
+    assert found is not None
+    assert tuple(json.loads(found.group(1))) == DAMAGE_TYPES

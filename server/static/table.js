@@ -29,6 +29,8 @@
   }
   const conditionOptions = () => conditionChoices().map((c) => el("option", { value: c.id, title: c.title }, c.id));
   const ABILITIES = ["str", "dex", "con", "int", "wis", "cha"];
+  const DAMAGE_TYPES = ["acid", "bludgeoning", "cold", "fire", "force", "lightning", "necrotic",
+    "piercing", "poison", "psychic", "radiant", "slashing", "thunder"];
   /** Side markers: a shape as well as a colour (friend and foe differ by more than hue). */
   const SIDE_MARKS = ["●", "▲", "■", "◆"];
   /** A zone holding more tokens than this shows them grouped ("Goblin ×9"). */
@@ -1754,12 +1756,15 @@
       const rounds = el("input", { type: "number", min: "1", step: "1", name: "rounds", "aria-label": "Rounds (empty: until removed)", placeholder: "rounds", class: "short" });
       const save = el("select", { name: "save", "aria-label": "Save that ends it" }, el("option", { value: "" }, "no save"), ABILITIES.map((a) => el("option", { value: a }, `${a.toUpperCase()} save`)));
       const dc = el("input", { type: "number", min: "1", step: "1", name: "dc", "aria-label": "Save DC", placeholder: "DC", class: "short" });
+      // The damage's type: the creature's resistances, vulnerabilities and immunities apply.
+      const damageType = el("select", { name: "damage_type", "aria-label": "Damage type" }, el("option", { value: "" }, "untyped"), DAMAGE_TYPES.map((t) => el("option", { value: t }, t)));
       box.replaceChildren(
         el("div", { class: "token-state" }),
         el("div", { class: "gm-row" }, el("label", {}, "HP ", amount),
           // The server's damage command: at 0 hit points a PC is dying and an NPC
           // defeated, and what follows from that follows (the rules decide, not the page).
-          el("button", { type: "button", dataset: { tokenAct: "damage" }, onclick: () => command("damage", { creature: id, amount: readAmount() }) }, "Damage"),
+          damageType,
+          el("button", { type: "button", dataset: { tokenAct: "damage" }, onclick: () => command("damage", damageType.value ? { creature: id, amount: readAmount(), damage_type: damageType.value } : { creature: id, amount: readAmount() }) }, "Damage"),
           el("button", { type: "button", dataset: { tokenAct: "heal" }, onclick: () => command("heal", { creature: id, amount: readAmount() }) }, "Heal")),
         el("div", { class: "gm-row" }, condition, rounds, save, dc,
           el("button", { type: "button", dataset: { tokenAct: "condition" }, onclick: () => {
