@@ -78,6 +78,12 @@ def creature_from_dict(data: object, path: str = "creature") -> Creature:
         for kind in getattr(creature, field)
         if kind not in DAMAGE_TYPES
     ]
+    problems += [
+        f"{path}.attacks[{i}].damage_type: {attack.damage_type!r} is not a damage type "
+        f"({', '.join(DAMAGE_TYPES)}, or empty)"
+        for i, attack in enumerate(creature.attacks)
+        if attack.damage_type and attack.damage_type not in DAMAGE_TYPES
+    ]
     if problems:
         raise ValueError("; ".join(problems))
     return creature

@@ -281,6 +281,12 @@ def test_a_roster_creature_with_an_unknown_damage_type_is_refused() -> None:
         {"id": "imp", "name": "Imp", "side": "foes", "damage_resistances": ["fire"]}
     )
     assert good.damage_resistances == ["fire"]
+    with pytest.raises(ValueError, match=r"imp\.attacks\[0\]\.damage_type: 'hellfire'"):
+        creature_from_dict(
+            {"id": "imp", "name": "Imp", "side": "foes",
+             "attacks": [{"name": "sting", "damage_type": "hellfire"}]},
+            "imp",
+        )  # fmt: skip
     assert Attack("x").damage_type == ""
 
 
