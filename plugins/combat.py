@@ -1,6 +1,11 @@
 """Attacks: d20 + bonus against AC, damage, dying and defeat; squeezing and dodging.
 
-- A natural 20 hits and doubles the damage dice; a natural 1 misses.
+- A natural 20 hits and doubles the damage dice; a natural 1 misses. A hit on a
+  paralyzed or unconscious creature by a melee attack from its zone, or by an attacker
+  engaged with it, is a critical hit.
+- The damage has the attack's damage type and goes through the damage pipeline
+  (``zonekeep.sdk.apply_damage``: plugins, then immunity, resistance, vulnerability);
+  ``zonekeep_attack_made`` runs after every attack, hit or miss.
 - A PC reduced to 0 hit points is dying; an NPC at 0 is defeated (RULINGS,
   "Hit points and dying"; ``zonekeep_zero_hit_points``, asked by
   ``zonekeep.sdk.apply_damage``).
@@ -17,12 +22,15 @@ from zonekeep.sdk import (
     DEFEATED,
     DODGING,
     DYING,
+    PARALYZED,
     SQUEEZING,
+    UNCONSCIOUS,
     Attack,
     AttackMade,
     Command,
     CommandSpec,
     Creature,
+    Damaged,
     Param,
     RollModifier,
     RollRequest,
@@ -66,32 +74,57 @@ def make_attack(
     )
     ac = target.ac + sum(b for b in bonuses if b)
     natural = result.natural
-    critical = natural == 20
-    hit = critical or (natural != 1 and result.total >= ac)
-    ctx.emit(
-        AttackMade(
-            attacker.id,
-            target.id,
-            attack.name,
-            attack.kind,
-            result,
-            ac,
-            hit,
-            critical,
-            reaction,
-        )
+    hit = natural == 20 or (natural != 1 and result.total >= ac)
+    critical = natural == 20 or (hit and _helpless_and_close(ctx, attacker, target, attack))
+    made = AttackMade(
+        attacker.id,
+        target.id,
+        attack.name,
+        attack.kind,
+        result,
+        ac,
+        hit,
+        critical,
+        reaction,
     )
+    ctx.emit(made)
+    damaged: Damaged | None = None
     if hit:
         damage = ctx.roll(attack.damage, double_dice=critical)
-        apply_damage(
+        damaged = apply_damage(
             ctx,
             target,
             damage.total,
             damage_type=attack.damage_type,
             roll=damage,
             source=attacker.id,
+            attacker=attacker.id,
+            attack=attack.name,
+            critical=critical,
         )
+    s = ctx.state
+    ctx.hook.zonekeep_attack_made(
+        ctx=ctx,
+        attacker=s.creatures[attacker.id],
+        target=s.creatures[target.id],
+        attack=attack,
+        result=made,
+        damage=damaged,
+    )
     return hit
+
+
+def _helpless_and_close(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack
+) -> bool:
+    """A hit on a paralyzed or unconscious creature from "within 5 feet" is a critical
+    hit: in zones, a melee attack from the target's zone, or any attack by a creature
+    engaged with it (docs/rules.md, "Conditions")."""
+    if not any(c in target.conditions for c in (PARALYZED, UNCONSCIOUS)):
+        return False
+    if attack.kind == "melee" and attacker.zone == target.zone:
+        return True
+    return attacker.id in ctx.state.engaged_with(target.id)
 
 
 def _attack(ctx: RuleContext, cmd: Command) -> None:

@@ -27,13 +27,12 @@ from zonekeep.sdk import (
     OPEN_PHASES,
     Command,
     CommandSpec,
-    ConditionEffect,
-    ConditionEffectApplied,
     ConditionEffectEnded,
     ConditionEffectTicked,
     Creature,
     Param,
     RuleContext,
+    apply_timed_condition,
     hookimpl,
     saving_throw,
 )
@@ -56,13 +55,16 @@ def descendants(ctx: RuleContext, effect_id: str) -> list[str]:
     return found
 
 
-def end_effect(ctx: RuleContext, effect_id: str, reason: str) -> None:
-    """End ``effect_id`` and then every effect descended from it, each with its own event."""
+def end_effect(ctx: RuleContext, effect_id: str, reason: str, *, expired: bool = False) -> None:
+    """End ``effect_id`` and then every effect descended from it, each with its own event.
+
+    ``expired`` says its duration ran out (rounds, a turn boundary, a save); the
+    descendants of any effect that ends have expired (they lasted as long as it)."""
     effect = ctx.state.condition_effects.get(effect_id)
     if effect is None:
         return
     below = descendants(ctx, effect_id)
-    ctx.emit(ConditionEffectEnded(effect.id, effect.creature, effect.condition, reason))
+    ctx.emit(ConditionEffectEnded(effect.id, effect.creature, effect.condition, reason, expired))
     for child_id in below:
         child = ctx.state.condition_effects.get(child_id)
         if child is None:
@@ -70,7 +72,11 @@ def end_effect(ctx: RuleContext, effect_id: str, reason: str) -> None:
         parent = child.parent or effect_id
         ctx.emit(
             ConditionEffectEnded(
-                child.id, child.creature, child.condition, f"its parent effect {parent} ended"
+                child.id,
+                child.creature,
+                child.condition,
+                f"its parent effect {parent} ended",
+                True,
             )
         )
 
@@ -80,7 +86,7 @@ def _end_orphans(ctx: RuleContext) -> None:
     live = ctx.state.condition_effects
     for effect in list(live.values()):
         if effect.id in live and effect.parent is not None and effect.parent not in live:
-            end_effect(ctx, effect.id, f"its parent effect {effect.parent} ended")
+            end_effect(ctx, effect.id, f"its parent effect {effect.parent} ended", expired=True)
 
 
 def _turn_boundary(ctx: RuleContext, creature: Creature, when: str) -> None:
@@ -95,7 +101,7 @@ def _turn_boundary(ctx: RuleContext, creature: Creature, when: str) -> None:
         this_turn = effect.applied_round == s.round and effect.applied_turn == creature.id
         if when == "end" and this_turn:
             continue  # applied during this very turn: it lasts until the end of the next one
-        end_effect(ctx, effect.id, f"the {when} of {creature.name}'s turn")
+        end_effect(ctx, effect.id, f"the {when} of {creature.name}'s turn", expired=True)
     for effect in list(s.condition_effects.values()):
         if effect.id not in s.condition_effects or effect.creature != creature.id:
             continue
@@ -104,7 +110,7 @@ def _turn_boundary(ctx: RuleContext, creature: Creature, when: str) -> None:
         saver = s.creatures[creature.id]
         source = f"{effect.condition} ({effect.id})"
         if saving_throw(ctx, saver, effect.save, effect.save_dc, source):
-            end_effect(ctx, effect.id, f"{saver.name} made its {effect.save} save")
+            end_effect(ctx, effect.id, f"{saver.name} made its {effect.save} save", expired=True)
 
 
 @hookimpl
@@ -126,7 +132,9 @@ def zonekeep_round_end(ctx: RuleContext, round: int) -> None:
             continue
         left = effect.rounds - 1
         if left <= 0:
-            end_effect(ctx, effect.id, f"its rounds ran out at the end of round {round}")
+            end_effect(
+                ctx, effect.id, f"its rounds ran out at the end of round {round}", expired=True
+            )
         else:
             ctx.emit(ConditionEffectTicked(effect.id, effect.creature, left))
 
@@ -205,33 +213,21 @@ def _apply(ctx: RuleContext, cmd: Command) -> None:
     if parent is not None and parent not in s.condition_effects:
         ctx.refuse("unknown_effect", f"There is no condition effect {parent!r} to be a parent.")
     source = _optional_str(ctx, cmd, "source") or f"GM ({ctx.actor.id})"
-    eid = f"c{s.seq + 1}"
-    while eid in s.condition_effects:
-        eid += "'"
-    new = condition not in c.conditions
-    ctx.emit(
-        ConditionEffectApplied(
-            ConditionEffect(
-                id=eid,
-                creature=c.id,
-                condition=condition,
-                source=source,
-                rounds=rounds,
-                until=until,
-                until_creature=until_creature,
-                save=save,
-                save_dc=dc,
-                save_when=when,
-                parent=parent,
-                applied_round=s.round,
-                applied_turn=s.active,
-            )
-        )
+    if condition in c.condition_immunities:
+        ctx.refuse("condition_immune", f"{c.name} is immune to being {condition}.")
+    apply_timed_condition(
+        ctx,
+        c.id,
+        condition,
+        rounds=rounds,
+        until=until,
+        of=until_creature,
+        save=save,
+        dc=dc,
+        save_when=when,
+        source=source,
+        parent=parent,
     )
-    if new:
-        ctx.hook.zonekeep_condition_applied(
-            ctx=ctx, creature=ctx.state.creatures[c.id], condition=condition
-        )
 
 
 def _end(ctx: RuleContext, cmd: Command) -> None:

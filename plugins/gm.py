@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from zonekeep.sdk import (
+    DAMAGE_TYPES,
     DYING,
     OPEN_PHASES,
     OVERRIDE_FIELDS,
@@ -66,6 +67,8 @@ def _grant(ctx: RuleContext, cmd: Command) -> None:
     condition = ctx.resolve("condition", condition)
     if condition in c.conditions:
         ctx.refuse("invalid_params", f"{c.name} is already {condition}.")
+    if condition in c.condition_immunities:
+        ctx.refuse("condition_immune", f"{c.name} is immune to being {condition}.")
     apply_condition(ctx, c.id, condition, f"GM override by {ctx.actor.id}")
 
 
@@ -97,8 +100,12 @@ def _damage(ctx: RuleContext, cmd: Command) -> None:
     if amount <= 0:
         ctx.refuse("invalid_params", "Damage must be at least 1 hit point.")
     damage_type = cmd.params.get("damage_type", "")
-    if len(damage_type) > 40:
-        ctx.refuse("invalid_params", "A damage type is at most 40 characters.")
+    if damage_type and damage_type not in DAMAGE_TYPES:
+        ctx.refuse(
+            "invalid_params",
+            f"A damage type is one of {', '.join(DAMAGE_TYPES)} (or none for untyped damage); "
+            f"not {damage_type[:40]!r}.",
+        )
     # As any damage: at 0 hit points a PC is dying and an NPC defeated (the plugins
     # say which), and what follows from that (engagements end) follows.
     apply_damage(ctx, c, amount, damage_type=damage_type, source=f"GM {ctx.actor.id}")
@@ -179,7 +186,13 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             {
                 "creature": creature,
                 "amount": Param("integer", True, "hit points"),
-                "damage_type": Param("string", False, "fire, slashing, ... (for the log)"),
+                "damage_type": Param(
+                    "string",
+                    False,
+                    "acid, bludgeoning, cold, fire, force, lightning, necrotic, piercing, "
+                    "poison, psychic, radiant, slashing or thunder (none: untyped); the "
+                    "creature's resistances apply",
+                ),
             },
             who="gm",
             phases=OPEN_PHASES,

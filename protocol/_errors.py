@@ -136,6 +136,9 @@ ERROR_MEANINGS: dict[int, str] = {
     4047: "An area effect names fewer targets than it must.",  # too_few_targets
     4048: "No ongoing effect has that id.",  # unknown_effect
     4049: "A short name (a command `type`, a condition, an asset tag ...) matches the ids of several plugins (`hazards.burning` and `fire.burning`); the message names them all: send the full id.",  # ambiguous_id
+    4060: "The creature is immune to that condition (since 1.4).",  # condition_immune
+    4061: "A frightened creature will not move closer to its fear (since 1.4).",  # frightened
+    4062: "A blinded creature cannot see to react (since 1.4).",  # blinded
     4900: "A plugin refused the command; also the number of every plugin-specific code.",  # plugin_refused
     5000: "The frame is larger than `max_message_bytes` (but at most 4 times that). The id is `null`.",  # message_too_large
     5001: "The client sent messages faster than the rate limit; this one was ignored. The id is the request's id when the frame can be read (a JSON object with a valid id, at most `max_message_bytes`), else `null`.",  # rate_limited

@@ -588,6 +588,13 @@ def arena_schema() -> str:
 # -- the compendium and character file formats -------------------------------------------------
 
 
+_DAMAGE_TYPE_LIST: dict[str, Any] = {
+    "type": "array",
+    "uniqueItems": True,
+    "items": {"enum": list(DAMAGE_TYPES)},
+}
+
+
 def _range(key: str) -> dict[str, int]:
     low, high = COMPENDIUM_RANGES[key]
     return {"minimum": low, "maximum": high}
@@ -706,18 +713,20 @@ _CREATURE_FIELDS: dict[str, dict[str, Any]] = {
     "CompendiumEntry.attacks": {
         "doc": "Its attacks (multiattack and extra damage riders are in traits)."
     },
-    "CompendiumEntry.condition_immunities": {"doc": "Conditions it cannot have."},
+    "CompendiumEntry.condition_immunities": {
+        "doc": "Conditions it cannot have (the rules never give it them)."
+    },
     "CompendiumEntry.damage_resistances": {
-        "doc": "Damage types it resists (data: the rules do not apply them yet).",
-        "schema": {"type": "array", "uniqueItems": True, "items": {"enum": list(DAMAGE_TYPES)}},
+        "doc": "Damage types it resists: half damage, rounded down.",
+        "schema": _DAMAGE_TYPE_LIST,
     },
     "CompendiumEntry.damage_vulnerabilities": {
-        "doc": "Damage types it is vulnerable to (data: the rules do not apply them yet).",
-        "schema": {"type": "array", "uniqueItems": True, "items": {"enum": list(DAMAGE_TYPES)}},
+        "doc": "Damage types it is vulnerable to: double damage.",
+        "schema": _DAMAGE_TYPE_LIST,
     },
     "CompendiumEntry.damage_immunities": {
-        "doc": "Damage types it is immune to (data: the rules do not apply them yet).",
-        "schema": {"type": "array", "uniqueItems": True, "items": {"enum": list(DAMAGE_TYPES)}},
+        "doc": "Damage types it is immune to: no damage.",
+        "schema": _DAMAGE_TYPE_LIST,
     },
     "CompendiumEntry.maneuver_dc": {
         "doc": "The DC its forced movement imposes; absent: 8 + proficiency bonus + Strength modifier.",
@@ -765,6 +774,21 @@ _CREATURE_FIELDS: dict[str, dict[str, Any]] = {
     "CharacterSheet.spell_dc": {
         "doc": "Its spell save DC, if it casts; absent: 10.",
         **_OPTIONAL_DC,
+    },
+    "CharacterSheet.damage_resistances": {
+        "doc": "Damage types it resists: half damage, rounded down.",
+        "schema": _DAMAGE_TYPE_LIST,
+    },
+    "CharacterSheet.damage_vulnerabilities": {
+        "doc": "Damage types it is vulnerable to: double damage.",
+        "schema": _DAMAGE_TYPE_LIST,
+    },
+    "CharacterSheet.damage_immunities": {
+        "doc": "Damage types it is immune to: no damage.",
+        "schema": _DAMAGE_TYPE_LIST,
+    },
+    "CharacterSheet.condition_immunities": {
+        "doc": "Conditions it cannot have (the rules never give it them)."
     },
     "CharacterSheet.maneuver_dc": {
         "doc": "The DC its forced movement imposes; absent: 8 + proficiency bonus + Strength modifier.",

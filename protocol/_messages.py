@@ -32,7 +32,7 @@ from zonekeep.sdk import Cost, json_kind, strict_containers
 from ._errors import ProtocolError
 
 if TYPE_CHECKING:
-    from zonekeep.sdk import CommandSpec
+    from zonekeep.sdk import CommandSpec, ConditionSpec
 
 #: The protocol version this package describes ("MAJOR.MINOR").
 PROTOCOL_VERSION = "1.4"
@@ -334,9 +334,43 @@ class PluginStateInfo:
 
 
 @attrs.frozen
+class ConditionInfo:
+    """One condition a plugin gives meaning to, as announced in ``hello``'s capabilities
+    (since 1.4): enough for a generic client to offer a condition picker."""
+
+    id: str = attrs.field(metadata=doc("The condition's id: the name on a creature."))
+    name: str = attrs.field(metadata=doc("A readable name (`Frightened`)."))
+    summary: str = attrs.field(metadata=doc("What it does, in one line."))
+    description: str = attrs.field(metadata=doc("What it does, in full, for a person."))
+    durations: list[str] = attrs.field(
+        metadata=doc(
+            "How it can last (`apply_effect`): `rounds`, `turn_start`, `turn_end` (until "
+            "the start or end of a named creature's turn), `save` (until a save "
+            "succeeds), `until_removed`.",
+            items={"enum": ["rounds", "turn_start", "turn_end", "save", "until_removed"]},
+        )
+    )
+    plugin: str = attrs.field(
+        metadata=doc('The name of the plugin that declares it (e.g. `"zonekeep.conditions"`).')
+    )
+
+    @classmethod
+    def from_spec(cls, spec: ConditionSpec, plugin: str = "") -> ConditionInfo:
+        """The announcement of a :class:`~zonekeep.sdk.ConditionSpec` declared by ``plugin``."""
+        return cls(
+            id=spec.id,
+            name=spec.title,
+            summary=spec.summary,
+            description=spec.details,
+            durations=list(spec.durations),
+            plugin=plugin,
+        )
+
+
+@attrs.frozen
 class Capabilities:
     """What this server can do: its commands, encounter options (with their defaults),
-    event types and bundled arenas."""
+    event types, bundled arenas and the conditions its plugins declare."""
 
     commands: list[CommandInfo] = attrs.field(
         metadata=doc("Every engine command (see [Commands](#commands)).")
@@ -362,6 +396,13 @@ class Capabilities:
         metadata=doc(
             "The pieces of plugin state (the snapshot's `plugin_state`), by plugin and key. "
             "Since 1.4."
+        ),
+    )
+    conditions: list[ConditionInfo] = attrs.field(
+        factory=list,
+        metadata=doc(
+            "Every condition the plugins give a meaning to, by id (since 1.4). A condition "
+            "not listed is still allowed on a creature: a label the GM reads."
         ),
     )
 
@@ -2394,4 +2435,11 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`create_encounter`'s `seats` (and its result's), the lobby's `waiting` seats; the GM "
     "command `damage`; `override`'s `pc`, and `create_seat` making a handed-over creature a "
     "PC (one more `override_applied` event per creature)",
+    "1.4": "damage types and defences: a creature's `damage_resistances`, "
+    "`damage_vulnerabilities`, `damage_immunities` and `condition_immunities` (snapshot, "
+    "rosters, character files); `damaged`'s `raw`, `raw_type` and `steps`; the GM "
+    "`damage` command's `damage_type` checked against the damage types; the "
+    "`condition_prevented` event, `condition_effect_ended`'s `expired`, `save_made`'s "
+    "`automatic_failure`; the errors `condition_immune`, `frightened`, `blinded`; "
+    "`hello`'s `capabilities.conditions`",
 }

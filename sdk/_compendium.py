@@ -17,8 +17,9 @@ A player character file (:class:`CharacterSheet`, docs/characters.md) is what a 
 uploads for their seat; :func:`parse_character` checks one and
 :func:`character_creature` makes the roster creature.
 
-The damage resistances, vulnerabilities and immunities are data only: the rules do
-not apply them yet (the GM does).
+The damage resistances, vulnerabilities and immunities and the condition immunities
+go onto the roster creatures, where :func:`zonekeep.sdk.apply_damage` and
+:func:`zonekeep.sdk.apply_condition` apply them.
 """
 
 from __future__ import annotations
@@ -226,6 +227,31 @@ def _attack_problems(attack: Attack, where: str) -> list[str]:
     return problems
 
 
+#: The fields of a creature, an entry or a sheet that name damage types.
+DEFENCE_FIELDS: Final[tuple[str, ...]] = (
+    "damage_resistances",
+    "damage_vulnerabilities",
+    "damage_immunities",
+)
+
+
+def damage_type_problems(holder: object, where: str) -> list[str]:
+    """A sentence for every damage type ``holder`` (a creature, entry or sheet) names in
+    its resistances, vulnerabilities or immunities that is not one of
+    :data:`DAMAGE_TYPES`, and for every condition immunity that is blank."""
+    problems: list[str] = []
+    for field in DEFENCE_FIELDS:
+        for kind in getattr(holder, field, ()):
+            if kind not in DAMAGE_TYPES:
+                problems.append(
+                    f"{where}.{field}: {kind!r} is not a damage type ({', '.join(DAMAGE_TYPES)})"
+                )
+    for condition in getattr(holder, "condition_immunities", ()):
+        if not isinstance(condition, str) or not condition.strip():
+            problems.append(f"{where}.condition_immunities: a condition needs a name")
+    return problems
+
+
 def dice_average(expr: str) -> int:
     """The average of a dice expression, rounded down, as stat blocks give hit points."""
     dice = parse_dice(expr)
@@ -301,10 +327,7 @@ def entry_problems(entry: CompendiumEntry, where: str = "entry") -> list[str]:
     names = [a.name for a in entry.attacks]
     for name in sorted({n for n in names if names.count(n) > 1}):
         problems.append(f"{where}.attacks: two attacks are named {name!r}")
-    for field in ("damage_resistances", "damage_vulnerabilities", "damage_immunities"):
-        for kind in getattr(entry, field):
-            if kind not in DAMAGE_TYPES:
-                problems.append(f"{where}.{field}: {kind!r} is not a damage type")
+    problems += damage_type_problems(entry, where)
     for dc_field in ("maneuver_dc", "spell_dc"):
         dc = getattr(entry, dc_field)
         if dc is not None:
@@ -573,6 +596,10 @@ def entry_creatures(
                 group=group,
                 hidden=bool(change.get("hidden", hidden)),
                 zone=change.get("zone", zone),
+                damage_resistances=list(entry.damage_resistances),
+                damage_vulnerabilities=list(entry.damage_vulnerabilities),
+                damage_immunities=list(entry.damage_immunities),
+                condition_immunities=list(entry.condition_immunities),
             )
         )
     return made
@@ -720,6 +747,10 @@ class CharacterSheet:
     initiative_bonus: int = 0
     spell_dc: int | None = None
     maneuver_dc: int | None = None
+    damage_resistances: tuple[str, ...] = ()
+    damage_vulnerabilities: tuple[str, ...] = ()
+    damage_immunities: tuple[str, ...] = ()
+    condition_immunities: tuple[str, ...] = ()
 
 
 def _character_sheet_problems(sheet: CharacterSheet, where: str) -> list[str]:
@@ -744,6 +775,7 @@ def _character_sheet_problems(sheet: CharacterSheet, where: str) -> list[str]:
             _in_range(problems, f"{where}.{dc_field}", "dc", dc)
     for i, attack in enumerate(sheet.attacks):
         problems += _attack_problems(attack, f"{where}.attacks[{i}]")
+    problems += damage_type_problems(sheet, where)
     names = [a.name for a in sheet.attacks]
     for name in sorted({n for n in names if names.count(n) > 1}):
         problems.append(f"{where}.attacks: two attacks are named {name!r}")
@@ -803,4 +835,8 @@ def character_creature(
         },
         maneuver_dc=sheet.maneuver_dc or 8 + sheet.proficiency_bonus + abilities.get("str", 0),
         spell_dc=sheet.spell_dc if sheet.spell_dc is not None else 10,
+        damage_resistances=list(sheet.damage_resistances),
+        damage_vulnerabilities=list(sheet.damage_vulnerabilities),
+        damage_immunities=list(sheet.damage_immunities),
+        condition_immunities=list(sheet.condition_immunities),
     )

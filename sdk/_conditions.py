@@ -15,14 +15,50 @@ import attrs
 
 from ._custom import qualify
 
+#: The ways a condition can last (``ConditionSpec.durations``; the arguments of
+#: :func:`zonekeep.sdk.apply_timed_condition`): a number of rounds, until the start or
+#: the end of a named creature's turn, until a save succeeds, until removed.
+CONDITION_DURATIONS: tuple[str, ...] = ("rounds", "turn_start", "turn_end", "save", "until_removed")
+
+
+def _durations(value: object) -> tuple[str, ...]:
+    kinds = tuple(value) if isinstance(value, list | tuple) else ()
+    unknown = [k for k in kinds if k not in CONDITION_DURATIONS]
+    if not isinstance(value, list | tuple) or unknown:
+        raise ValueError(
+            f"a condition's durations are some of {', '.join(CONDITION_DURATIONS)}, not {value!r}"
+        )
+    return kinds
+
 
 @attrs.frozen
 class ConditionSpec:
     """A condition a plugin gives meaning to: its ``id`` (the name on a creature,
-    such as ``"restrained"``) and a one-line ``summary`` of what it does."""
+    such as ``"restrained"``), a one-line ``summary`` of what it does, and, for
+    clients that show a picker, a readable ``name`` (default: the id in words,
+    capitalised: ``"Burning"``), a longer ``description`` (default: the summary) and
+    the ``durations`` it supports (some of :data:`CONDITION_DURATIONS`; default all).
+    ``ConditionSpec(id, summary)`` is all a plugin needs to write."""
 
     id: str
     summary: str
+    name: str = ""
+    description: str = ""
+    durations: tuple[str, ...] = attrs.field(default=CONDITION_DURATIONS, converter=_durations)
+
+    @property
+    def title(self) -> str:
+        """The readable name: ``name``, or the id in words (``"Hazards.burning"`` ->
+        the part after the last dot: ``"Burning"``)."""
+        if self.name.strip():
+            return self.name.strip()
+        word = self.id.rsplit(".", 1)[-1].replace("_", " ").replace("-", " ")
+        return word[:1].upper() + word[1:]
+
+    @property
+    def details(self) -> str:
+        """The longer description: ``description``, or the summary."""
+        return self.description.strip() or self.summary
 
 
 class ConditionConflict(ValueError):
@@ -54,6 +90,7 @@ def declared_conditions(
     pm: Any,
     describe: Callable[[str], str] = _plain_name,
     namespace: Callable[[str], str | None] = _no_namespace,
+    owners: dict[str, str] | None = None,
 ) -> dict[str, ConditionSpec]:
     """Every condition the plugins of ``pm`` (a pluggy plugin manager) declare, by full id.
 
@@ -65,7 +102,8 @@ def declared_conditions(
 
     Raises :class:`ConditionConflict` naming both plugins when a full id is declared
     by two of them (or twice by one), and ``ValueError`` for an empty id or one in
-    another plugin's namespace.
+    another plugin's namespace. ``owners``, when given, receives the registered name
+    of the plugin declaring each full id (for announcing it).
     """
     return _declared(
         pm,
@@ -75,6 +113,7 @@ def declared_conditions(
         ConditionConflict,
         describe,
         namespace,
+        owners,
     )
 
 
@@ -82,6 +121,7 @@ def declared_asset_tags(
     pm: Any,
     describe: Callable[[str], str] = _plain_name,
     namespace: Callable[[str], str | None] = _no_namespace,
+    owners: dict[str, str] | None = None,
 ) -> dict[str, AssetTagSpec]:
     """Every asset tag the plugins of ``pm`` declare (``zonekeep_asset_tags``), by full
     id (namespaced as :func:`declared_conditions` does).
@@ -96,6 +136,7 @@ def declared_asset_tags(
         AssetTagConflict,
         describe,
         namespace,
+        owners,
     )
 
 
@@ -110,9 +151,11 @@ def _declared(
     conflict: type[ValueError],
     describe: Callable[[str], str],
     namespace: Callable[[str], str | None] = _no_namespace,
+    owners: dict[str, str] | None = None,
 ) -> dict[str, _Spec]:
     found: dict[str, _Spec] = {}
-    owners: dict[str, str] = {}
+    if owners is None:
+        owners = {}
     for impl in getattr(pm.hook, hook).get_hookimpls():
         specs = cast("Iterable[_Spec] | None", impl.function())
         for spec in specs or ():
@@ -138,6 +181,7 @@ def _declared(
 
 
 __all__ = [
+    "CONDITION_DURATIONS",
     "AssetTagConflict",
     "AssetTagSpec",
     "ConditionConflict",

@@ -12,7 +12,15 @@ from ._actors import GM_ACTOR, Actor
 from ._custom import AmbiguousId, CustomEventError, PluginCatalog
 from ._dice import Entropy, RollRecord, combine_advantage, expertise_die, roll
 from ._errors import Refusal
-from ._events import Event, PluginErrorRecorded, PluginEvent
+from ._events import (
+    ConditionApplied,
+    ConditionEffectApplied,
+    ConditionEffectEnded,
+    ConditionRemoved,
+    Event,
+    PluginErrorRecorded,
+    PluginEvent,
+)
 from ._state import EncounterState, apply_event
 from ._types import Creature
 
@@ -64,6 +72,54 @@ class ReadOnlyContext(RuntimeError):
     blamed on that plugin like any other exception it raises."""
 
 
+#: The events that can give or take away conditions: after each, the condition
+#: lifecycle hooks run for every creature whose conditions changed.
+_CONDITION_EVENTS = (
+    ConditionApplied,
+    ConditionRemoved,
+    ConditionEffectApplied,
+    ConditionEffectEnded,
+)
+
+
+class ObserverContext:
+    """The restricted context an observer (``zonekeep_event_applied``) receives: the
+    state to read (``state``, as it is right after the event) and who acted
+    (``actor``). It has no dice and no refusal, and :meth:`emit` raises
+    :class:`ReadOnlyContext` (counted as the plugin's failure): an observer watches,
+    it never changes the encounter."""
+
+    read_only = True
+
+    def __init__(self, parent: RuleContext) -> None:
+        self._parent = parent
+
+    @property
+    def state(self) -> EncounterState:
+        return self._parent.state
+
+    @property
+    def actor(self) -> Actor:
+        return self._parent.actor
+
+    def emit(self, *events: Event) -> NoReturn:
+        """Always raises :class:`ReadOnlyContext`: observers cannot emit."""
+        raise ReadOnlyContext(
+            f"emit() in an observer ({', '.join(type(e).__name__ for e in events)})"
+        )
+
+    def is_enemy(self, a: Creature, b: Creature) -> bool:
+        return a.side != b.side
+
+    def plugin_state(self, namespace: str) -> dict[str, Any]:
+        """The plugin state of ``namespace``, as :meth:`RuleContext.plugin_state` gives it."""
+        return self._parent.plugin_state(namespace)
+
+    def plugin_failed(self, plugin: str, hook: str, error: str) -> None:
+        """The engine's: a failing observer is reported on the command's context."""
+        self._parent.plugin_failed(plugin, hook, error)
+
+
 class RuleContext:
     """What a rule (a hook or a command handler) works with.
 
@@ -99,6 +155,8 @@ class RuleContext:
         #: The engine's plugin namespaces, event types and state specs (``None`` for a
         #: context made without an engine).
         self.catalog: PluginCatalog | None = getattr(hook, "catalog", None)
+        #: True while observers run (the events they cause, plugin errors, are not observed).
+        self._observing = False
 
     def plugin_failed(self, plugin: str, hook: str, error: str) -> None:
         """Note that ``plugin``'s ``hook`` failed and its contribution was skipped.
@@ -132,8 +190,42 @@ class RuleContext:
                 if self.catalog is None:
                     raise CustomEventError(f"no plugin declares the event type {event.type!r}")
                 event = self.catalog.checked(event)
+            before = None
+            if isinstance(event, _CONDITION_EVENTS):
+                before = {cid: set(c.conditions) for cid, c in self.state.creatures.items()}
             apply_event(self.state, event, self.catalog, strict=True)
             self.events.append(event)
+            if not self._observing:
+                self._observing = True
+                try:
+                    self.hook.zonekeep_event_applied(ctx=ObserverContext(self), event=event)
+                finally:
+                    self._observing = False
+            if before is not None:
+                self._condition_lifecycle(event, before)
+
+    def _condition_lifecycle(self, event: Event, before: dict[str, set[str]]) -> None:
+        """Run ``zonekeep_condition_applied`` / ``zonekeep_condition_removed`` for every
+        condition ``event`` gave or took away (creatures in id order, conditions sorted)."""
+        expired = isinstance(event, ConditionEffectEnded) and event.expired
+        reason = getattr(event, "reason", "") or getattr(event, "source", "")
+        for cid in sorted(before):
+            creature = self.state.creatures.get(cid)
+            if creature is None:
+                continue
+            now = set(creature.conditions)
+            for condition in sorted(now - before[cid]):
+                self.hook.zonekeep_condition_applied(
+                    ctx=self, creature=self.state.creatures[cid], condition=condition
+                )
+            for condition in sorted(before[cid] - now):
+                self.hook.zonekeep_condition_removed(
+                    ctx=self,
+                    creature=self.state.creatures[cid],
+                    condition=condition,
+                    reason=reason,
+                    expired=expired,
+                )
 
     def plugin_state(self, namespace: str) -> dict[str, Any]:
         """Plugin ``namespace``'s own state (its name: ``ctx.plugin_state("hazards")``),

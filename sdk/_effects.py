@@ -12,13 +12,19 @@ The decisions themselves are the plugins': what 0 hit points means
 
 from __future__ import annotations
 
+from typing import Literal
+
 import attrs
 
 from ._arena import Asset, SaveEffect
 from ._context import RollModifier, RollRequest, RuleContext
+from ._damage import Damage, defend
 from ._dice import RollRecord
 from ._events import (
     ConditionApplied,
+    ConditionEffect,
+    ConditionEffectApplied,
+    ConditionPrevented,
     Damaged,
     Decision,
     DecisionOpened,
@@ -35,6 +41,7 @@ from ._events import (
 )
 from ._state import movement_left
 from ._types import DYING, Creature
+from ._vocabulary import ABILITIES
 
 #: The decision kind of an offered opportunity attack.
 OPPORTUNITY_ATTACK = "opportunity_attack"
@@ -48,34 +55,161 @@ def apply_damage(
     damage_type: str = "",
     roll: RollRecord | None = None,
     source: str = "",
-) -> None:
-    """Deal ``amount`` damage (hit points stop at 0): the ``damaged`` event.
+    attacker: str | None = None,
+    attack: str | None = None,
+    critical: bool = False,
+) -> Damaged:
+    """Deal ``amount`` damage of ``damage_type`` (one of :data:`DAMAGE_TYPES`, or ``""``
+    for untyped damage) to ``target``, through the damage pipeline, in this order:
 
-    When it leaves the target at 0 hit points (and the target is not already dying
-    or out of the fight), the plugins say which condition it gets
+    1. every ``zonekeep_modify_damage`` implementation, one after the other in hook
+       order, each seeing the :class:`Damage` as the one before left it (add, reduce,
+       convert, cancel, grant a defence);
+    2. the target's immunity (``damage_immunities`` or a granted immunity): no damage;
+    3. its resistance: halved, rounded down, once however many sources;
+    4. its vulnerability: doubled, once.
+
+    Then the ``damaged`` event (the final ``amount``, the ``raw`` amount and type,
+    every step) is emitted and returned; hit points stop at 0. When damage that is
+    more than 0 leaves the target at 0 hit points (and the target is not already
+    dying or out of the fight), the plugins say which condition it gets
     (``zonekeep_zero_hit_points``; the built-in rule: a PC is dying, an NPC
-    defeated), applied with :func:`apply_condition`.
+    defeated), applied with :func:`apply_condition`. ``attacker``, ``attack`` and
+    ``critical`` tell the pipeline when an attack dealt it.
     """
-    hp = max(0, target.hp - max(0, amount))
-    ctx.emit(Damaged(target.id, amount, hp, damage_type, roll, source))
-    if hp == 0 and not target.out_of_fight and DYING not in target.conditions:
-        now = ctx.state.creatures[target.id]
-        condition = ctx.hook.zonekeep_zero_hit_points(ctx=ctx, creature=now)
+    start = Damage(
+        target.id,
+        max(0, amount),
+        damage_type,
+        source,
+        attacker=attacker,
+        attack=attack,
+        critical=critical,
+    )
+    damage: Damage = ctx.hook.zonekeep_modify_damage.pipe("damage", ctx=ctx, damage=start)
+    now = ctx.state.creatures[target.id]
+    damage = defend(
+        damage, now.damage_immunities, now.damage_resistances, now.damage_vulnerabilities
+    )
+    hp = max(0, now.hp - damage.amount)
+    event = Damaged(
+        target.id,
+        damage.amount,
+        hp,
+        damage.damage_type,
+        roll,
+        source,
+        raw=damage.raw,
+        raw_type=damage.raw_type,
+        steps=damage.steps,
+    )
+    ctx.emit(event)
+    if damage.amount > 0 and hp == 0 and not now.out_of_fight and DYING not in now.conditions:
+        after = ctx.state.creatures[target.id]
+        condition = ctx.hook.zonekeep_zero_hit_points(ctx=ctx, creature=after)
         if condition is not None:
             apply_condition(ctx, target.id, condition, "reduced to 0 hit points")
+    return event
 
 
-def apply_condition(ctx: RuleContext, creature_id: str, condition: str, source: str = "") -> None:
-    """Give a creature a condition: the ``condition_applied`` event, then, if the
-    creature did not have it, the ``zonekeep_condition_applied`` triggers. A plugin's
-    condition may be named short (``"burning"`` for ``"hazards.burning"``)."""
+def apply_condition(ctx: RuleContext, creature_id: str, condition: str, source: str = "") -> bool:
+    """Give a creature a condition: the ``condition_applied`` event (after which, if
+    the creature did not have it, the ``zonekeep_condition_applied`` triggers run).
+    A plugin's condition may be named short (``"burning"`` for ``"hazards.burning"``).
+
+    A creature immune to the condition (``condition_immunities``) is not given it:
+    a ``condition_prevented`` event says so instead. Returns whether it was applied.
+    """
     condition = ctx.resolve("condition", condition)
-    new = condition not in ctx.state.creatures[creature_id].conditions
+    creature = ctx.state.creatures[creature_id]
+    if condition in creature.condition_immunities:
+        ctx.emit(ConditionPrevented(creature_id, condition, source))
+        return False
     ctx.emit(ConditionApplied(creature_id, condition, source))
-    if new:
-        ctx.hook.zonekeep_condition_applied(
-            ctx=ctx, creature=ctx.state.creatures[creature_id], condition=condition
+    return True
+
+
+def apply_timed_condition(
+    ctx: RuleContext,
+    creature_id: str,
+    condition: str,
+    *,
+    rounds: int | None = None,
+    until: Literal["start", "end"] | None = None,
+    of: str | None = None,
+    save: str | None = None,
+    dc: int | None = None,
+    save_when: Literal["start", "end"] = "end",
+    source: str = "",
+    parent: str | None = None,
+) -> str | None:
+    """Give a creature a condition for a while: a condition effect, ended by the
+    built-in ``zonekeep.durations`` rules at the first of
+
+    - ``rounds`` running out (counted down at the end of every round: applied in
+      round 1 for 2 rounds, it ends at the end of round 2);
+    - the ``"start"`` or ``"end"`` (``until``) of the next turn of creature ``of``
+      (default: the affected creature; applied during that creature's own turn, it
+      waits for its *next* turn);
+    - a successful ``save`` (an ability such as ``"con"``) against ``dc``, rolled by
+      the affected creature at the start or end (``save_when``) of each of its turns;
+    - its ``parent`` effect ending (concentration);
+    - the GM ending it (``end_effect_of``).
+
+    With none of these it lasts until removed. ``source`` says what caused it (a
+    creature id for ``frightened``'s source). The ``condition_effect_applied``
+    event is emitted (and ``zonekeep_condition_applied`` runs if the condition is
+    new); returns the effect's id (``"c12"``), or ``None`` when the creature is
+    immune (a ``condition_prevented`` event instead). Raises ``ValueError`` for
+    arguments that make no sense (a plugin's bug, not a player's).
+    """
+    s = ctx.state
+    if creature_id not in s.creatures:
+        raise ValueError(f"there is no creature {creature_id!r}")
+    if not condition.strip():
+        raise ValueError("name the condition")
+    condition = ctx.resolve("condition", condition)
+    if rounds is not None and (isinstance(rounds, bool) or rounds < 1):
+        raise ValueError(f"a condition lasts at least 1 round, not {rounds!r}")
+    if until not in (None, "start", "end") or save_when not in ("start", "end"):
+        raise ValueError("until and save_when are 'start' or 'end'")
+    if of is not None and until is None:
+        raise ValueError("'of' names whose turn ends it: give 'until' with it")
+    if of is not None and of not in s.creatures:
+        raise ValueError(f"there is no creature {of!r}")
+    if save is not None and (save not in ABILITIES or dc is None or dc < 1):
+        raise ValueError(f"a save names an ability ({', '.join(ABILITIES)}) and a DC of 1 or more")
+    if save is None and dc is not None:
+        raise ValueError("a dc goes with a save")
+    if parent is not None and parent not in s.condition_effects:
+        raise ValueError(f"there is no condition effect {parent!r}")
+    creature = s.creatures[creature_id]
+    if condition in creature.condition_immunities:
+        ctx.emit(ConditionPrevented(creature_id, condition, source))
+        return None
+    eid = f"c{s.seq + 1}"
+    while eid in s.condition_effects:
+        eid += "'"
+    ctx.emit(
+        ConditionEffectApplied(
+            ConditionEffect(
+                id=eid,
+                creature=creature_id,
+                condition=condition,
+                source=source,
+                rounds=rounds,
+                until=until,
+                until_creature=(of or creature_id) if until is not None else None,
+                save=save,
+                save_dc=dc,
+                save_when=save_when,
+                parent=parent,
+                applied_round=s.round,
+                applied_turn=s.active,
+            )
         )
+    )
+    return eid
 
 
 def saving_throw(
@@ -87,15 +221,21 @@ def saving_throw(
     *,
     extra: tuple[RollModifier, ...] = (),
 ) -> bool:
-    """Roll ``creature``'s saving throw against ``dc``; emit ``save_made``; return success."""
+    """Roll ``creature``'s saving throw against ``dc``; emit ``save_made``; return success.
+
+    When a plugin says it fails whatever the roll (``zonekeep_save_fails``: a paralyzed
+    creature's Dexterity save), it is still rolled, for the record, and fails; the
+    event names why (``automatic_failure``).
+    """
     result = ctx.roll(
         "d20",
         RollRequest("save", creature.id, ability=ability),
         bonus=creature.saves.get(ability, 0),
         extra=extra,
     )
-    success = result.total >= dc
-    ctx.emit(SaveMade(creature.id, ability, result, dc, success, source))
+    fails = ctx.hook.zonekeep_save_fails(ctx=ctx, creature=creature, ability=ability) or ""
+    success = not fails and result.total >= dc
+    ctx.emit(SaveMade(creature.id, ability, result, dc, success, source, fails))
     return success
 
 

@@ -220,38 +220,27 @@ class Engine:
         self.command_owners = owners
         ns = self.catalog.namespace
         try:
-            #: The conditions and the asset tags the plugins give meaning to, by full id.
-            self.conditions = declared_conditions(self.pm, who, ns)
-            self.asset_tags = declared_asset_tags(self.pm, who, ns)
+            #: The conditions and the asset tags the plugins give meaning to, by full id,
+            #: and the plugin declaring each condition (announced with it in ``hello``).
+            self.condition_owners: dict[str, str] = {}
+            self.conditions = declared_conditions(self.pm, who, ns, self.condition_owners)
+            tag_owners: dict[str, str] = {}
+            self.asset_tags = declared_asset_tags(self.pm, who, ns, tag_owners)
         except (ConditionConflict, AssetTagConflict) as exc:
             raise PluginConflict(str(exc)) from None
         except BaseException as exc:  # a plugin's zonekeep_conditions failed: do not start
             if not is_plugin_failure(exc):
                 raise
             raise PluginLoadError([f"declaring conditions failed: {exc!r}"]) from None
-        for kind, declared in (("condition", self.conditions), ("asset tag", self.asset_tags)):
-            for full in declared:
-                self.catalog.declare(kind, self._declarer(kind, full), full)
+        for kind, declared_by in (("condition", self.condition_owners), ("asset tag", tag_owners)):
+            for full, plugin_name in declared_by.items():
+                self.catalog.declare(kind, plugin_name, full)
         self._declare_custom(who)
         #: What runs, in load order, each with the commands it adds (see ``describe_plugins``).
         self.plugins: tuple[LoadedPlugin, ...] = tuple(
             attrs.evolve(p, commands=tuple(c for c, o in owners.items() if o == p.name))
             for p in loaded
         )
-
-    def _declarer(self, kind: str, full: str) -> str:
-        """The plugin declaring condition or asset tag ``full`` (the one whose namespace
-        prefixes it, else the first un-namespaced one declaring it)."""
-        hook = "zonekeep_conditions" if kind == "condition" else "zonekeep_asset_tags"
-        impls = getattr(self.pm.hook, hook).get_hookimpls()
-        for impl in impls:
-            ns = self.catalog.namespace(impl.plugin_name)
-            if ns is not None and full.startswith(ns + "."):
-                return str(impl.plugin_name)
-        for impl in impls:
-            if self.catalog.namespace(impl.plugin_name) is None:
-                return str(impl.plugin_name)
-        return "?"
 
     def _declare_custom(self, who: Callable[[str], str]) -> None:
         """Collect the event types and plugin state the plugins declare; refuse to start

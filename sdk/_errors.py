@@ -61,6 +61,9 @@ RULE_ERRORS: dict[str, int] = {
     "too_few_targets": 4047,
     "unknown_effect": 4048,
     "ambiguous_id": 4049,
+    "condition_immune": 4060,
+    "frightened": 4061,
+    "blinded": 4062,
     "plugin_refused": 4900,
 }
 

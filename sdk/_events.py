@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 import attrs
 
 from ._arena import Arena, Asset, single_zone_arena
+from ._damage import DamageStep
 from ._dice import RollRecord
 from ._types import HP_METADATA, Creature, EncounterOptions
 
@@ -359,6 +360,20 @@ class ConditionEffectEnded(Event):
     creature: str
     condition: str
     reason: str = ""
+    #: True when its duration ran out (rounds, a turn's start or end, a save, its
+    #: parent ending); false when the GM or a rule ended it early.
+    expired: bool = False
+
+
+@event_type("condition_prevented")
+@attrs.frozen
+class ConditionPrevented(Event):
+    """``creature`` is immune to ``condition``, so ``source`` did not give it (nothing
+    changes; the event says why the condition is not there)."""
+
+    creature: str
+    condition: str
+    source: str = ""
 
 
 @event_type("attack_made")
@@ -381,7 +396,12 @@ class AttackMade(Event):
 @event_type("damaged")
 @attrs.frozen
 class Damaged(Event):
-    """``creature`` took ``amount`` damage of ``damage_type`` and now has ``hp`` hit points."""
+    """``creature`` took ``amount`` damage of ``damage_type`` and now has ``hp`` hit points.
+
+    ``raw`` and ``raw_type`` are what the damage was before the pipeline changed it
+    (plugins' ``zonekeep_modify_damage``, then the creature's immunity, resistance and
+    vulnerability), ``steps`` each change in order; ``raw`` is null in events stored
+    before protocol 1.4."""
 
     creature: str
     amount: int
@@ -389,6 +409,9 @@ class Damaged(Event):
     damage_type: str = ""
     roll: RollRecord | None = None
     source: str = ""
+    raw: int | None = None
+    raw_type: str | None = None
+    steps: tuple[DamageStep, ...] = ()
 
 
 @event_type("healed")
@@ -650,7 +673,8 @@ class TumbleAttempted(Event):
 @attrs.frozen
 class SaveMade(Event):
     """``creature`` made a ``ability`` saving throw: ``roll`` against ``dc`` (from ``source``),
-    a ``success`` or a failure."""
+    a ``success`` or a failure. ``automatic_failure`` names why it failed whatever the
+    roll (``"paralyzed"``: see ``zonekeep_save_fails``), empty when the roll decided."""
 
     creature: str
     ability: str
@@ -658,6 +682,7 @@ class SaveMade(Event):
     dc: int
     success: bool
     source: str = ""
+    automatic_failure: str = ""
 
 
 @event_type("effect_created")

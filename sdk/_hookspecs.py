@@ -18,10 +18,11 @@ if TYPE_CHECKING:
     from ._commands import CommandSpec
     from ._compendium import CompendiumSource
     from ._conditions import AssetTagSpec, ConditionSpec
-    from ._context import MoveRequest, RollModifier, RollRequest, RuleContext
+    from ._context import MoveRequest, ObserverContext, RollModifier, RollRequest, RuleContext
     from ._custom import EventTypeSpec, StateSpec
+    from ._damage import Damage
     from ._errors import Refusal
-    from ._events import Decision, Maneuver
+    from ._events import AttackMade, Damaged, Decision, Event, Maneuver
     from ._types import Attack, Creature
 
 PROJECT = "zonekeep"
@@ -414,15 +415,118 @@ def zonekeep_zero_hit_points(ctx: RuleContext, creature: Creature) -> str | None
 def zonekeep_condition_applied(ctx: RuleContext, creature: Creature, condition: str) -> None:
     """Trigger effects when a creature has been given a condition it did not have.
 
-    Called by :func:`zonekeep.sdk.apply_condition` after the ``condition_applied``
-    event, and after a ``condition_effect_applied`` that gives a condition the
-    creature did not hold. Every built-in rule gives conditions this way; the
-    engagement plugin ends the engagements of a creature that is now dying,
-    defeated, surrendered or escaped (RULINGS, "Engagement ends with the fight").
+    Called by ``ctx.emit`` right after any event that gives a creature a condition it
+    did not hold (``condition_applied``, ``condition_effect_applied``), whoever emitted
+    it: :func:`zonekeep.sdk.apply_condition`, :func:`zonekeep.sdk.apply_timed_condition`
+    or a plugin's own event. Not called when the creature already had it, nor for a
+    condition it is immune to (it is not given). The engagement plugin ends the
+    engagements of a creature that is now dying, defeated, surrendered or escaped
+    (RULINGS, "Engagement ends with the fight"); the conditions plugin makes an
+    unconscious creature fall prone.
 
     :param ctx: the rule context.
     :param creature: the creature, as it is now.
     :param condition: the condition it was given.
+    """
+
+
+@hookspec
+def zonekeep_condition_removed(
+    ctx: RuleContext, creature: Creature, condition: str, reason: str, expired: bool
+) -> None:
+    """Trigger effects when a creature has lost a condition.
+
+    Called by ``ctx.emit`` right after any event that takes a condition away
+    (``condition_removed``; ``condition_effect_ended`` when no other effect or plain
+    hold keeps it), once per creature and condition. Not called when the creature
+    keeps the condition from another source.
+
+    :param ctx: the rule context.
+    :param creature: the creature, as it is now (without the condition).
+    :param condition: the condition it lost.
+    :param reason: the event's reason ("stood up", "its rounds ran out ...").
+    :param expired: true when its duration ran out (a timed condition's rounds, the
+        turn boundary it lasted until, a successful save, its parent effect ending);
+        false when it was removed (the GM, a rule, standing up).
+    """
+
+
+@hookspec
+def zonekeep_attack_made(
+    ctx: RuleContext,
+    attacker: Creature,
+    target: Creature,
+    attack: Attack,
+    result: AttackMade,
+    damage: Damaged | None,
+) -> None:
+    """Trigger effects after an attack, hit or miss.
+
+    Called by the built-in attack (``zonekeep.combat``'s ``make_attack``: actions,
+    opportunity attacks, readied attacks) once the ``attack_made`` event and, on a
+    hit, the damage are applied.
+
+    :param ctx: the rule context.
+    :param attacker: the attacker, as it is now.
+    :param target: the target, as it is now (after the damage).
+    :param attack: the attack used.
+    :param result: the ``attack_made`` event: the roll, the AC, ``hit``, ``critical``.
+    :param damage: the ``damaged`` event of a hit (its roll, raw amount and steps), or
+        ``None`` for a miss.
+    """
+
+
+@hookspec
+def zonekeep_modify_damage(ctx: RuleContext, damage: Damage) -> Damage | None:
+    """See, and change, an instance of damage before it applies.
+
+    Called by :func:`zonekeep.sdk.apply_damage` for every instance of damage (attacks,
+    areas, assets, conditions, the GM's ``damage``), before the target's own
+    immunity, resistance and vulnerability. The implementations run one after the
+    other in hook order (the last registered first, ``tryfirst`` ones before and
+    ``trylast`` ones after), each receiving the damage as the one before left it.
+
+    :param ctx: the rule context (read-only use).
+    :param damage: the :class:`~zonekeep.sdk.Damage`: target, amount, type, source,
+        attacker, attack, critical, and the steps so far.
+    :return: a changed copy made with ``damage.add``, ``reduce``, ``convert``,
+        ``cancel`` or ``grant`` (each records its step), or ``None`` to leave it as it
+        is. An answer about another target is the plugin's failure (skipped).
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_save_fails(ctx: RuleContext, creature: Creature, ability: str) -> str | None:
+    """Say whether a saving throw fails whatever the roll.
+
+    Called by :func:`zonekeep.sdk.saving_throw` before every save. The built-in rule
+    (``zonekeep.conditions``): a stunned, paralyzed or unconscious creature fails
+    Strength and Dexterity saves.
+
+    :param ctx: the rule context (read-only use).
+    :param creature: the creature saving.
+    :param ability: the ability (``"str"``, ``"dex"``, ...).
+    :return: the reason (``"paralyzed"``), recorded in the ``save_made`` event's
+        ``automatic_failure``; ``None`` to let the roll decide.
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec
+def zonekeep_event_applied(ctx: ObserverContext, event: Event) -> None:
+    """Observe every event, right after it is applied: a log, a statistic, a UI hint.
+
+    Called by ``ctx.emit`` for each event a command's rules emit (not for
+    ``encounter_created``, not during replay, not for the ``plugin_error`` events an
+    observer's own failure causes), before the triggers that event sets off.
+
+    :param ctx: a restricted, read-only :class:`~zonekeep.sdk.ObserverContext`:
+        ``ctx.state`` (as it is right after the event) and ``ctx.actor``. It has no dice
+        and ``ctx.emit`` raises; a failing observer is skipped and reported to the GM
+        (``plugin_error``), and never changes or refuses the command.
+    :param event: the event just applied. Any answer but nothing is the plugin's
+        failure.
     """
 
 

@@ -48,7 +48,8 @@ import attrs
 import pluggy
 
 from ._commands import CommandSpec
-from ._context import RollModifier, RuleContext
+from ._context import ObserverContext, RollModifier, RuleContext
+from ._damage import Damage
 from ._errors import Refusal
 from ._events import PluginDisabled, PluginOverran
 from ._loading import PluginLoadError
@@ -223,6 +224,9 @@ CONTRIBUTIONS: dict[str, Callable[[object], object]] = {
     "zonekeep_area_target_weight": _one((int,), "a whole number"),
     "zonekeep_area_zones": _many(str, "zone ids"),
     "zonekeep_zone_refusal": _one((Refusal,), "a Refusal"),
+    "zonekeep_modify_damage": _one((Damage,), "a Damage"),
+    "zonekeep_save_fails": _one((str,), "a string"),
+    "zonekeep_event_applied": _one((type(None),), "nothing"),
 }
 
 
@@ -276,7 +280,7 @@ def policy(hook: str) -> str:
 def _record(kwargs: dict[str, Any], plugin: str, hook: str, error: BaseException) -> None:
     log.warning("plugin %r failed in %s (its answer is skipped): %r", plugin, hook, error)
     ctx = kwargs.get("ctx")
-    if isinstance(ctx, RuleContext):
+    if isinstance(ctx, RuleContext | ObserverContext):
         ctx.plugin_failed(plugin, hook, describe(error))
 
 
@@ -324,7 +328,9 @@ class SafeHookCaller:
         results: list[object] = []
         check = self._check
         ctx = kwargs.get("ctx")
-        disabled = ctx.state.disabled_plugins if isinstance(ctx, RuleContext) else ()
+        disabled = (
+            ctx.state.disabled_plugins if isinstance(ctx, RuleContext | ObserverContext) else ()
+        )
         budget = self._budget.seconds
         for function, argnames, kwargnames, plugin_name in self._current():
             if disabled and plugin_name in disabled:
@@ -359,6 +365,46 @@ class SafeHookCaller:
                 if self._firstresult:
                     return value
         return None if self._firstresult else results
+
+    def pipe(self, key: str, **kwargs: Any) -> Any:
+        """Call the implementations in order, each with ``kwargs[key]`` as the one before
+        answered it (``None`` leaves it unchanged), and return the last answer: a
+        pipeline hook (``zonekeep_modify_damage``). A failing implementation, or one
+        whose answer is of the wrong shape or concerns another ``target``, is skipped
+        and recorded as a contribution hook's is."""
+        ctx = kwargs.get("ctx")
+        disabled = ctx.state.disabled_plugins if isinstance(ctx, RuleContext) else ()
+        budget = self._budget.seconds
+        for function, argnames, kwargnames, plugin_name in self._current():
+            if disabled and plugin_name in disabled:
+                continue
+            before = kwargs[key]
+            args = [kwargs[a] for a in argnames]
+            extra = {k: kwargs[k] for k in kwargnames if k in kwargs} if kwargnames else {}
+            start = perf_counter()
+            try:
+                value = function(*args, **extra)
+                if value is not None and self._check is not None:
+                    value = self._check(value)
+                if value is not None and getattr(value, "target", None) != getattr(
+                    before, "target", None
+                ):
+                    raise WrongShape(
+                        f"returned {_short(value)}; expected the same target's Damage or None"
+                    )
+            except PASS_THROUGH:
+                self._timed(start, budget, ctx, plugin_name)
+                raise
+            except BaseException as exc:
+                if not is_plugin_failure(exc):
+                    raise
+                self._timed(start, budget, ctx, plugin_name)
+                _record(kwargs, plugin_name, self.name, exc)
+                continue
+            self._timed(start, budget, ctx, plugin_name)
+            if value is not None:
+                kwargs[key] = value
+        return kwargs[key]
 
     def _timed(self, start: float, budget: float | None, ctx: object, plugin: str) -> None:
         if budget is not None:

@@ -16,6 +16,7 @@ from ._events import EVENT_TYPES, Event, PluginEvent
 from ._json import strict_containers, strict_scalar
 from ._state import EncounterState
 from ._types import Creature, Size
+from ._vocabulary import DAMAGE_TYPES
 
 converter = cattrs.Converter(forbid_extra_keys=True)
 converter.register_unstructure_hook(Size, lambda s: s.label)
@@ -67,10 +68,25 @@ def creature_from_dict(data: object, path: str = "creature") -> Creature:
     if not isinstance(data, Mapping):
         raise ValueError(f"{path}: a creature must be an object")
     try:
-        return converter.structure(dict(data), Creature)
+        creature = converter.structure(dict(data), Creature)
     except cattrs.BaseValidationError as exc:
         details = "; ".join(describe_errors(exc, path))
         raise ValueError(details) from None
+    problems = [
+        f"{path}.{field}: {kind!r} is not a damage type ({', '.join(DAMAGE_TYPES)})"
+        for field in ("damage_resistances", "damage_vulnerabilities", "damage_immunities")
+        for kind in getattr(creature, field)
+        if kind not in DAMAGE_TYPES
+    ]
+    problems += [
+        f"{path}.attacks[{i}].damage_type: {attack.damage_type!r} is not a damage type "
+        f"({', '.join(DAMAGE_TYPES)}, or empty)"
+        for i, attack in enumerate(creature.attacks)
+        if attack.damage_type and attack.damage_type not in DAMAGE_TYPES
+    ]
+    if problems:
+        raise ValueError("; ".join(problems))
+    return creature
 
 
 def creature_to_dict(creature: Creature) -> dict[str, Any]:

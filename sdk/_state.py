@@ -910,6 +910,7 @@ for _cls in (
     ev.Communicated,
     ev.TumbleAttempted,
     ev.SaveMade,
+    ev.ConditionPrevented,
     ev.ContestRolled,
     ev.PluginErrorRecorded,
     ev.DiceDrawn,

@@ -9,6 +9,7 @@ import attrs
 
 # The shared name sets, re-exported here for the modules that import them from _types.
 from ._vocabulary import ABILITIES as ABILITIES
+from ._vocabulary import DAMAGE_TYPES as DAMAGE_TYPES
 from ._vocabulary import MOVE_MODES as MOVE_MODES
 from ._vocabulary import MoveMode as MoveMode
 
@@ -30,7 +31,12 @@ DODGING = "dodging"
 #: Conditions that take a creature out of the fight for the purpose of ending it.
 OUT_OF_FIGHT: frozenset[str] = frozenset({DEFEATED, SURRENDERED, ESCAPED})
 #: Conditions that stop a creature from moving, acting and reacting.
-INCAPACITATING: frozenset[str] = frozenset({INCAPACITATED, DYING, DEFEATED, "unconscious"})
+STUNNED = "stunned"
+PARALYZED = "paralyzed"
+UNCONSCIOUS = "unconscious"
+INCAPACITATING: frozenset[str] = frozenset(
+    {INCAPACITATED, DYING, DEFEATED, UNCONSCIOUS, STUNNED, PARALYZED}
+)
 
 
 class Size(enum.IntEnum):
@@ -136,6 +142,13 @@ MAX_HP_METADATA = {
 }
 
 
+def _damage_types_doc(text: str) -> dict[str, object]:
+    return {
+        "doc": text,
+        "schema": {"type": "array", "uniqueItems": True, "items": {"enum": list(DAMAGE_TYPES)}},
+    }
+
+
 @attrs.define
 class Creature:
     """A participant of an encounter: its sheet and its live state.
@@ -146,7 +159,11 @@ class Creature:
     ``controller`` is :data:`GM` or a player id. ``pc`` marks player characters;
     it defaults to "not controlled by the GM". ``group`` names a group of identical
     GM creatures that rolls initiative once. ``conditions`` is kept sorted and
-    free of duplicates by the event fold.
+    free of duplicates by the event fold. ``damage_resistances``,
+    ``damage_vulnerabilities`` and ``damage_immunities`` name damage types
+    (:data:`DAMAGE_TYPES`), applied by :func:`zonekeep.sdk.apply_damage`;
+    ``condition_immunities`` names conditions :func:`zonekeep.sdk.apply_condition`
+    never gives it.
     """
 
     id: str
@@ -174,6 +191,24 @@ class Creature:
     sharing_with: str | None = None
     position: str | None = None
     elements: list[str] = attrs.field(factory=list)
+    #: Damage types it takes half damage from (rounded down), once however many sources.
+    damage_resistances: list[str] = attrs.field(
+        factory=list, metadata=_damage_types_doc("Damage types it resists: half damage.")
+    )
+    #: Damage types it takes double damage from, once however many sources.
+    damage_vulnerabilities: list[str] = attrs.field(
+        factory=list,
+        metadata=_damage_types_doc("Damage types it is vulnerable to: double damage."),
+    )
+    #: Damage types it takes no damage from.
+    damage_immunities: list[str] = attrs.field(
+        factory=list, metadata=_damage_types_doc("Damage types it is immune to: no damage.")
+    )
+    #: Conditions it never gets (a rule giving one does nothing; the GM is refused).
+    condition_immunities: list[str] = attrs.field(
+        factory=list,
+        metadata={"doc": "Conditions it is immune to: it is never given them."},
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.pc is None:

@@ -145,12 +145,23 @@ def export_lines(data_dir: str | Path, encounter: str) -> Iterator[dict[str, Any
             "SELECT seq, data FROM events WHERE encounter=? ORDER BY seq", (encounter,)
         )
         for seq, data in rows:
-            yield {"encounter": encounter, "seq": seq, "event": json.loads(data)}
+            yield {"encounter": encounter, "seq": seq, "event": _current(json.loads(data))}
         conn.execute("COMMIT")
     except sqlite3.DatabaseError as exc:
         raise ExportError(f"{path}: cannot read the store: {exc}") from None
     finally:
         conn.close()
+
+
+def _current(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored event as this version writes it: the fields added since it was stored
+    get their defaults (a ``damaged`` of protocol 1.3 gains ``raw: null`` and ``steps:
+    []``), as the server itself sends it. Data that no longer reads as an event is
+    exported as it is (``import`` then names the problem)."""
+    try:
+        return event_to_dict(event_from_dict(stored))
+    except ValueError:
+        return stored
 
 
 def _line(params: dict[str, Any]) -> str:

@@ -27,6 +27,7 @@ from zonekeep.sdk import (
     AttackMade,
     Communicated,
     ConditionApplied,
+    ConditionPrevented,
     ConditionRemoved,
     ContestRolled,
     CreatureAdded,
@@ -207,7 +208,18 @@ def describe(
         case Damaged():
             dmg = f" {event.damage_type}" if event.damage_type else ""
             rolled = f" ({_roll(event.roll).split(' (', 1)[1]}" if event.roll else ""
-            return f"{n(event.creature)} takes {event.amount}{dmg} damage{rolled}; {event.hp} hit points left."
+            changed = ""
+            if event.steps:
+                raw = f"{event.raw} {event.raw_type}".rstrip() if event.raw is not None else ""
+                how = ", ".join(f"{st.kind} {st.source} -> {st.amount}" for st in event.steps)
+                changed = f" [{raw}: {how}]" if raw else f" [{how}]"
+            return (
+                f"{n(event.creature)} takes {event.amount}{dmg} damage{rolled}{changed}; "
+                f"{event.hp} hit points left."
+            )
+        case ConditionPrevented():
+            why = f" ({event.source})" if event.source else ""
+            return f"{n(event.creature)} is immune to being {event.condition}{why}."
         case Healed():
             return f"{n(event.creature)} regains {event.amount} hit points ({event.hp} now)."
         case Interacted():
@@ -261,6 +273,8 @@ def describe(
             return f"{n(event.creature)} tumbles, {event.trigger}: {_roll(event.roll)} against {event.dc}: {result}."
         case SaveMade():
             result = "succeeds" if event.success else "fails"
+            if event.automatic_failure:
+                result = f"fails ({event.automatic_failure})"
             why = f" ({event.source})" if event.source else ""
             return (
                 f"{n(event.creature)} makes a {event.ability.upper()} save{why}: "

@@ -12,6 +12,7 @@ from zonekeep.protocol import (
     PROTOCOL_VERSION,
     Capabilities,
     CommandInfo,
+    ConditionInfo,
     HelloResult,
     PluginEventInfo,
     PluginStateInfo,
@@ -75,6 +76,10 @@ class Welcome:
                 arenas=arenas,
                 plugin_events=plugin_events(engine),
                 plugin_state=plugin_state(engine),
+                conditions=[
+                    ConditionInfo.from_spec(spec, engine.condition_owners.get(cid, ""))
+                    for cid, spec in sorted(engine.conditions.items())
+                ],
             ),
             limits=self.config.limits.announced(
                 reaction if reaction is not None else EncounterOptions().reaction_seconds

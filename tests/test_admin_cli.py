@@ -354,7 +354,8 @@ def test_an_imported_encounter_is_listed_with_its_record(
     zk(capsys, "encounters", "list", *where)  # upgrade the 0.1 store first
     log = tmp_path / "skirmish.jsonl"
     assert zk(capsys, "export", SKIRMISH, "-o", str(log), *where)[0] == 0
-    assert zk(capsys, "import", str(log), "--as", "again", *where)[0] == 0
+    got = zk(capsys, "import", str(log), "--as", "again", *where)
+    assert got[0] == 0, got
     shown = json.loads(zk(capsys, "encounters", "show", "again", "--json", *where)[1])
     assert (shown["title"], shown["arena"], shown["creator"]) == ("Short skirmish", "tavern", None)
     assert (shown["status"], shown["phase"], shown["events"]) == ("archived", "ended", 2)

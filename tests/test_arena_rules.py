@@ -738,7 +738,7 @@ def test_rule13_every_override_is_an_event_naming_who() -> None:
 def test_rule13_gm_damage_is_damage_dying_pcs_and_defeated_npcs_leave_engagements() -> None:
     h = engaged_pair()  # Aria (30 hp) engaged with Gob and Orc (20 hp each)
     h.send("damage", creature="gob", amount=3, damage_type="fire")
-    assert Damaged("gob", 3, 17, "fire", None, "GM gm") in h.events
+    assert Damaged("gob", 3, 17, "fire", None, "GM gm", raw=3, raw_type="fire") in h.events
     assert h.state.creatures["gob"].conditions == []
     h.send("damage", creature="gob", amount=25)
     assert "defeated" in h.state.creatures["gob"].conditions  # an NPC at 0: defeated

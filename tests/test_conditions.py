@@ -95,7 +95,7 @@ def test_a_two_round_effect_applied_in_round_1_ends_at_the_end_of_round_2() -> N
 def test_an_effect_applied_before_the_first_round_counts_round_1() -> None:
     h = EncounterHarness([make("aria"), make("gob", "foes")])
     h.send("set_surprise", surprised=[])
-    effect = apply(h, creature="gob", condition="frightened", rounds=1)
+    effect = apply(h, creature="gob", condition="hexed", rounds=1)
     assert effect.applied_round == 0
     h.send("place", positions={})
     h.rolls(15, 10).send("roll_initiative")
@@ -399,17 +399,24 @@ class Knockdown:
 def test_the_built_in_conditions_are_declared() -> None:
     found = declared_conditions(Engine().pm)
     assert sorted(found) == [
+        "blinded",
         "defeated",
         "dodging",
         "dying",
         "escaped",
+        "frightened",
         "grappled",
         "incapacitated",
+        "invisible",
+        "paralyzed",
+        "poisoned",
         "prone",
         "restrained",
         "squeezing",
         "stable",
+        "stunned",
         "surrendered",
+        "unconscious",
     ]
     assert all(spec.summary for spec in found.values())
     assert "hexed" in declared_conditions(Engine(extra(Hexes)).pm)

@@ -418,7 +418,7 @@ def _grant(draw: st.DrawFn, state: EncounterState) -> dict[str, Any] | None:
     cid = pick(draw, _any_creature(state))
     missing = [
         c
-        for c in ("prone", "poisoned", "restrained", "frightened")
+        for c in ("prone", "poisoned", "restrained", "charmed")
         if c not in state.creatures[cid].conditions
     ]
     return None if not missing else {"creature": cid, "condition": pick(draw, missing)}
@@ -518,7 +518,7 @@ BUILDERS: dict[str, Builder] = {
     "apply_effect": gm_command(
         lambda d, s: {
             "creature": pick(d, _any_creature(s)),
-            "condition": "frightened",
+            "condition": "charmed",
             "rounds": d(st.integers(1, 2)),
         }
     ),

@@ -25,6 +25,7 @@ from zonekeep.sdk import (
     Actor,
     AttackMade,
     CommandSpec,
+    Damage,
     Decision,
     DecisionOpened,
     Event,
@@ -140,6 +141,24 @@ AREA = send(
 )
 
 
+AREA_SAVE = send(
+    "area_effect",
+    creature="aria",
+    zone="hall",
+    shape="sphere",
+    size=5,
+    range=0,
+    targets=["gob"],
+    name="Burst",
+    save="dex",
+    dc=10,
+)
+
+
+def aria_prone(h: EncounterHarness) -> None:
+    h.send("grant_condition", creature="aria", condition="prone")
+
+
 def gob_at_1_hp(h: EncounterHarness) -> None:
     h.send("override", creature="gob", field="hp", value=1)
 
@@ -159,6 +178,11 @@ SCENARIOS: dict[str, tuple[str, Setup, Send, list[int]]] = {
     "zonekeep_area_target_weight": ("skip", nothing, AREA, []),
     "zonekeep_area_zones": ("skip", nothing, AREA, []),
     "zonekeep_condition_applied": ("refuse", nothing, send("dodge", creature="aria"), []),
+    "zonekeep_condition_removed": ("refuse", aria_prone, send("stand", creature="aria"), []),
+    "zonekeep_attack_made": ("refuse", nothing, ATTACK, DICE),
+    "zonekeep_modify_damage": ("skip", nothing, ATTACK, DICE),
+    "zonekeep_save_fails": ("skip", nothing, AREA_SAVE, [12]),
+    "zonekeep_event_applied": ("skip", nothing, send("dodge", creature="aria"), []),
     "zonekeep_zone_leaving": ("refuse", nothing, ENTER, DICE),
     "zonekeep_zone_refusal": ("skip", nothing, ENTER, DICE),
     "zonekeep_opportunity_attackers": ("refuse", nothing, ENTER, DICE),
@@ -203,6 +227,9 @@ WRONG: dict[str, list[object]] = {
     "zonekeep_opportunity_attackers": ["gob", [None]],
     "zonekeep_next_turn": ["1", (1,), (True, 0), (-1, 0), [1, 0]],
     "zonekeep_zone_refusal": ["nope", ("zone_full", "Full.")],
+    "zonekeep_modify_damage": ["nope", 3, Damage("aria", 1)],
+    "zonekeep_save_fails": [1, ["paralyzed"]],
+    "zonekeep_event_applied": ["seen", 1],
 }
 
 

@@ -139,7 +139,16 @@ def _roster() -> list[Creature]:
     sword = Attack("sword", "melee", 5, "1d8+3", "slashing")
     return [
         Creature("aria", "Aria", "party", controller="ana", dex_mod=3, hp=14, attacks=[sword]),
-        Creature("gob", "Goblin", "goblins", hp=7, max_hp=7, attacks=[sword]),
+        Creature(
+            "gob",
+            "Goblin",
+            "goblins",
+            hp=7,
+            max_hp=7,
+            attacks=[sword],
+            damage_resistances=["slashing"],
+            condition_immunities=["poisoned"],
+        ),
         Creature("spy", "Spy", "goblins", hidden=True, attacks=[sword]),
     ]
 

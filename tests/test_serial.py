@@ -11,6 +11,7 @@ import pytest
 from zonekeep.sdk import (
     EVENT_TYPES,
     Attack,
+    ConditionPrevented,
     Creature,
     DiceCommitted,
     DiceContributed,
@@ -52,6 +53,8 @@ HAND_MADE["dice_committed"] = DiceCommitted("seeded", commitment("table-7"), "ta
 HAND_MADE["dice_contributed"] = DiceContributed("alice", "lucky-socks")
 HAND_MADE["dice_revealed"] = DiceRevealed("ab" * 32, commitment("ab" * 32), "rotated")
 HAND_MADE["dice_drawn"] = DiceDrawn(((0, 6, 3), (1, 20, 17)))
+#: (``condition_prevented`` only when a rule gives a creature a condition it is immune to.)
+HAND_MADE["condition_prevented"] = ConditionPrevented("gob", "poisoned", "Stench")
 
 
 def roster() -> list[Creature]:

@@ -16,7 +16,21 @@
     "invisible", "paralyzed", "petrified", "poisoned", "prone", "restrained", "squeezing",
     "stunned", "unconscious", "stable", "dying", "defeated", "surrendered", "escaped",
   ];
+  /** The conditions to offer: those the server's plugins declare (hello's
+   * capabilities.conditions, since protocol 1.4, with their summaries as tooltips),
+   * then the familiar labels no plugin declares (charmed, deafened, petrified). */
+  function conditionChoices() {
+    const declared = app.welcome?.capabilities?.conditions || [];
+    const ids = new Set(declared.map((c) => c.id));
+    return [
+      ...declared.map((c) => ({ id: c.id, title: `${c.name}: ${c.summary}` })),
+      ...KNOWN_CONDITIONS.filter((k) => !ids.has(k)).map((k) => ({ id: k, title: "a label the GM rules on" })),
+    ];
+  }
+  const conditionOptions = () => conditionChoices().map((c) => el("option", { value: c.id, title: c.title }, c.id));
   const ABILITIES = ["str", "dex", "con", "int", "wis", "cha"];
+  const DAMAGE_TYPES = ["acid", "bludgeoning", "cold", "fire", "force", "lightning", "necrotic",
+    "piercing", "poison", "psychic", "radiant", "slashing", "thunder"];
   /** Side markers: a shape as well as a colour (friend and foe differ by more than hue). */
   const SIDE_MARKS = ["●", "▲", "■", "◆"];
   /** A zone holding more tokens than this shows them grouped ("Goblin ×9"). */
@@ -592,7 +606,8 @@
     condition_removed: (e) => `${name(e.creature)} is no longer ${e.condition}.`,
     contest_rolled: (e) => `${name(e.creature)} (${rollText(e.roll)}) against ${name(e.target)} (${rollText(e.target_roll)}): ${e.won ? "wins" : "loses"}.`,
     creature_added: (e) => `${e.creature.name} joins the fight.`,
-    damaged: (e) => `${name(e.creature)} takes ${e.amount}${e.damage_type ? ` ${e.damage_type}` : ""} damage (HP ${e.hp}).`,
+    damaged: (e) => `${name(e.creature)} takes ${e.amount}${e.damage_type ? ` ${e.damage_type}` : ""} damage${(e.steps || []).length ? ` (${e.raw}${e.raw_type ? ` ${e.raw_type}` : ""}: ${e.steps.map((st) => `${st.kind} ${st.source} → ${st.amount}`).join(", ")})` : ""} (HP ${e.hp}).`,
+    condition_prevented: (e) => `${name(e.creature)} is immune to being ${e.condition}.`,
     dashed: (e) => `${name(e.creature)} dashes.`,
     decision_opened: (e) => `Waiting on ${e.decision.controller === "gm" ? "the GM" : e.decision.controller}: ${e.decision.prompt}`,
     decision_resolved: (e) => `Decided${e.defaulted ? " by default" : ` by ${e.by === "gm" ? "the GM" : e.by}`}: ${e.choice.map(optionText).join(", ")}.`,
@@ -1496,7 +1511,7 @@
     const opt = (value, text) => el("option", { value }, text);
     const emptyOption = required ? null : opt("", "—");
     if (pname === "condition") {
-      const node = el("select", { name: pname }, KNOWN_CONDITIONS.map((cond) => opt(cond, cond)));
+      const node = el("select", { name: pname }, conditionOptions());
       return { node, read: () => [pname, node.value] };
     }
     if (pname === "save" || pname === "ability") {
@@ -1755,16 +1770,19 @@
       const id = c.id;
       const amount = el("input", { type: "number", min: "1", step: "1", name: "amount", value: "1", "aria-label": "Hit points", class: "short" });
       const readAmount = () => Math.max(0, Number.parseInt(amount.value, 10) || 0);
-      const condition = el("select", { name: "condition", "aria-label": "Condition" }, KNOWN_CONDITIONS.map((k) => el("option", { value: k }, k)));
+      const condition = el("select", { name: "condition", "aria-label": "Condition" }, conditionOptions());
       const rounds = el("input", { type: "number", min: "1", step: "1", name: "rounds", "aria-label": "Rounds (empty: until removed)", placeholder: "rounds", class: "short" });
       const save = el("select", { name: "save", "aria-label": "Save that ends it" }, el("option", { value: "" }, "no save"), ABILITIES.map((a) => el("option", { value: a }, `${a.toUpperCase()} save`)));
       const dc = el("input", { type: "number", min: "1", step: "1", name: "dc", "aria-label": "Save DC", placeholder: "DC", class: "short" });
+      // The damage's type: the creature's resistances, vulnerabilities and immunities apply.
+      const damageType = el("select", { name: "damage_type", "aria-label": "Damage type" }, el("option", { value: "" }, "untyped"), DAMAGE_TYPES.map((t) => el("option", { value: t }, t)));
       box.replaceChildren(
         el("div", { class: "token-state" }),
         el("div", { class: "gm-row" }, el("label", {}, "HP ", amount),
           // The server's damage command: at 0 hit points a PC is dying and an NPC
           // defeated, and what follows from that follows (the rules decide, not the page).
-          el("button", { type: "button", dataset: { tokenAct: "damage" }, onclick: () => command("damage", { creature: id, amount: readAmount() }) }, "Damage"),
+          damageType,
+          el("button", { type: "button", dataset: { tokenAct: "damage" }, onclick: () => command("damage", damageType.value ? { creature: id, amount: readAmount(), damage_type: damageType.value } : { creature: id, amount: readAmount() }) }, "Damage"),
           el("button", { type: "button", dataset: { tokenAct: "heal" }, onclick: () => command("heal", { creature: id, amount: readAmount() }) }, "Heal")),
         el("div", { class: "gm-row" }, condition, rounds, save, dc,
           el("button", { type: "button", dataset: { tokenAct: "condition" }, onclick: () => {
