@@ -131,6 +131,8 @@ class Budget:
         them with :meth:`Engine.report_overruns`.
         """
         assert self.seconds is not None
+        if isinstance(ctx, ObserverContext):  # an observer's overrun counts on its command
+            ctx = ctx._parent
         ms, budget_ms = round(took * 1000), round(self.seconds * 1000)
         log.warning(
             "plugin %r took %d ms in %s (the budget is %d ms): plugins must not block",

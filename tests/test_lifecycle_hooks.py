@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 from helpers import make
 
+from zonekeep.plugins import load_default_plugins
 from zonekeep.sdk import (
+    ActionTaken,
     Attack,
     AttackMade,
     CommandSpec,
@@ -26,11 +28,14 @@ from zonekeep.sdk import (
     NoteAdded,
     ObserverContext,
     Param,
+    PluginDisabled,
     PluginErrorRecorded,
+    PluginOverran,
     RuleContext,
     apply_timed_condition,
     hookimpl,
 )
+from zonekeep.sdk.engine import IN_PROCESS, LoadedPlugin
 from zonekeep.sdk.testing import EncounterHarness
 
 
@@ -267,3 +272,27 @@ def test_until_a_named_creatures_turn_end() -> None:
         "the end of Aria's turn"
     ]
     assert "hexed" not in h.creature("gob").conditions
+
+
+def test_an_observer_over_the_time_budget_is_reported_and_switched_off() -> None:
+    watcher = Watcher()
+    h = EncounterHarness(
+        [make("aria"), make("gob", "foes")],
+        plugins=[*load_default_plugins(), LoadedPlugin("watcher", "1", IN_PROCESS, watcher)],
+    )
+    h.start(initiative=[15, 10])
+    h.engine.set_hook_budget(0.0, 1)  # every call is over a zero budget
+    watcher.seen.clear()
+    events = h.send("dodge", creature="aria")
+    # The first event (the action paid) is observed over budget: reported at once, and
+    # at the limit of 1 the observer is switched off for the rest of the encounter.
+    kinds = [type(e) for e in events]
+    assert kinds[:3] == [ActionTaken, PluginOverran, PluginDisabled]
+    overran = events[1]
+    assert isinstance(overran, PluginOverran)
+    assert (overran.plugin, overran.hook) == ("watcher", "zonekeep_event_applied")
+    assert watcher.seen == ["action_taken"]
+    assert h.state.disabled_plugins == ["watcher"]
+    seen = len(watcher.seen)
+    h.send("end_turn", creature="aria")
+    assert len(watcher.seen) == seen  # switched off: not called any more
