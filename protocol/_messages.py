@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from zonekeep.sdk import CommandSpec
 
 #: The protocol version this package describes ("MAJOR.MINOR").
-PROTOCOL_VERSION = "1.3"
+PROTOCOL_VERSION = "1.4"
 
 Role = Literal["gm", "player", "spectator"]
 Who = Literal["creature", "gm", "any"]
@@ -285,9 +285,56 @@ class CommandInfo:
 
 
 @attrs.frozen
+class AssetTagInfo:
+    """An asset tag a plugin declares, as announced in ``hello``'s capabilities: what an
+    asset with it does and the JSON Schema of the fields it takes in the asset's `data`
+    (arena files, docs/arenas.md). Since 1.4."""
+
+    id: str = attrs.field(metadata=doc("The tag, as an arena's asset lists it in `tags`."))
+    plugin: str = attrs.field(metadata=doc("The name of the plugin that declares it."))
+    summary: str = attrs.field(metadata=doc("What an asset with the tag does, for a person."))
+    data_schema: dict[str, Any] | None = attrs.field(
+        metadata=doc(
+            'A JSON Schema (the subset of docs/plugins.md, "Data schemas") of the fields '
+            "the tag takes in the asset's `data`: an object schema with `properties`; null "
+            "when it takes none.",
+            type_text="JSON Schema object or null",
+        )
+    )
+
+
+@attrs.frozen
+class SettingInfo:
+    """A plugin's setting, as announced in ``hello``'s capabilities and by
+    ``encounter_options``: its JSON Schema, the plugin's default and this server's
+    value, which a new encounter gets unless its `options.settings` gives one. Since
+    1.4."""
+
+    plugin: str = attrs.field(
+        metadata=doc("The name of the plugin that declares it: the key in `options.settings`.")
+    )
+    id: str = attrs.field(metadata=doc("The setting's id, a snake_case word (unique per plugin)."))
+    summary: str = attrs.field(metadata=doc("What it changes, for a person."))
+    schema: dict[str, Any] = attrs.field(
+        metadata=doc(
+            'A JSON Schema of its value (the subset of docs/plugins.md, "Data schemas"; '
+            '`format: "dice"` is a dice expression such as `"1d6"`).',
+            type_text="JSON Schema object",
+        )
+    )
+    default: Any = attrs.field(metadata=doc("The plugin's default.", type_text="any JSON value"))
+    value: Any = attrs.field(
+        metadata=doc(
+            "This server's value (the operator's `plugin_settings`, else the default).",
+            type_text="any JSON value",
+        )
+    )
+
+
+@attrs.frozen
 class Capabilities:
     """What this server can do: its commands, encounter options (with their defaults),
-    event types and bundled arenas."""
+    event types, bundled arenas, and the plugins' asset tags and settings."""
 
     commands: list[CommandInfo] = attrs.field(
         metadata=doc("Every engine command (see [Commands](#commands)).")
@@ -300,6 +347,15 @@ class Capabilities:
     )
     arenas: list[str] = attrs.field(
         metadata=doc("The bundled arena names `create_encounter` accepts.", uniqueItems=True)
+    )
+    asset_tags: list[AssetTagInfo] = attrs.field(
+        metadata=doc("Every asset tag a plugin declares, with its data schema. Since 1.4."),
+    )
+    settings: list[SettingInfo] = attrs.field(
+        metadata=doc(
+            "Every plugin setting, by plugin then id, with its schema, default and this "
+            "server's value (`create_encounter`'s `options.settings`). Since 1.4."
+        ),
     )
 
 
@@ -393,7 +449,7 @@ class HelloResult:
     """``hello`` result: the server's protocol version, identity, capabilities and limits."""
 
     protocol: str = attrs.field(
-        metadata=doc('The server\'s version, `"1.3"`.', pattern=r"^1\.[0-9]+$")
+        metadata=doc('The server\'s version, `"1.4"`.', pattern=r"^1\.[0-9]+$")
     )
     server: ServerInfo = attrs.field(metadata=doc("Who the server is."))
     capabilities: Capabilities = attrs.field(metadata=doc("What the server can do."))
@@ -950,9 +1006,17 @@ class EncounterOptionsResult:
         metadata=doc(
             "The `EncounterOptions` JSON Schema (as in `event_payload.schema.json`): each "
             "option's type, default, range (`minimum`, `maximum`) and meaning "
-            "(`description`), for a form that offers them all.",
+            "(`description`), for a form that offers them all. Since 1.4 its `settings` "
+            "property spells out each plugin's settings (`properties` by plugin name, "
+            "then by setting id, each with this server's value as its `default`).",
             type_text="JSON Schema object",
         )
+    )
+    settings: list[SettingInfo] = attrs.field(
+        metadata=doc(
+            "Every plugin setting with its schema, default and this server's value, as "
+            "in `hello`'s capabilities. Since 1.4."
+        ),
     )
 
 
@@ -2327,4 +2391,8 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`create_encounter`'s `seats` (and its result's), the lobby's `waiting` seats; the GM "
     "command `damage`; `override`'s `pc`, and `create_seat` making a handed-over creature a "
     "PC (one more `override_applied` event per creature)",
+    "1.4": "asset data and plugin settings: the arena's assets' `data` (checked against "
+    "their tags' schemas), `hello`'s `capabilities.asset_tags` and `capabilities.settings`, "
+    "the encounter options' `settings` (`create_encounter`, the snapshot's `options`), "
+    "`encounter_options`' `settings` and its schema's per-plugin `settings`",
 }

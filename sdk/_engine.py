@@ -19,7 +19,7 @@ import pluggy
 
 from . import _hookspecs
 from ._actors import SYSTEM_ACTOR, Actor
-from ._arena import Arena, Link, Zone, single_zone_arena
+from ._arena import Arena, Link, Zone, check_tag_schema, single_zone_arena
 from ._commands import Command, CommandSpec, Param, Requirement
 from ._conditions import (
     AssetTagConflict,
@@ -52,6 +52,8 @@ from ._loading import (
     builtin_plugins,
     discover,
 )
+from ._settings import SettingsError, SettingSpec, declared_settings, effective_settings
+from ._settings import settings_problems as _settings_problems
 from ._state import EncounterState, apply_event
 from ._types import Creature, EncounterOptions
 
@@ -213,11 +215,47 @@ class Engine:
             if not is_plugin_failure(exc):
                 raise
             raise PluginLoadError([f"declaring conditions failed: {exc!r}"]) from None
+        self._declare_data(who)
         #: What runs, in load order, each with the commands it adds (see ``describe_plugins``).
         self.plugins: tuple[LoadedPlugin, ...] = tuple(
             attrs.evolve(p, commands=tuple(c for c, o in owners.items() if o == p.name))
             for p in loaded
         )
+
+    def _declare_data(self, who: Callable[[str], str]) -> None:
+        """The asset tags' owners and data schemas, and the plugins' settings: a bad
+        schema or default stops the engine (:class:`PluginLoadError`, naming the plugin)."""
+        #: The plugin that declares each asset tag, by the tag's id in :attr:`asset_tags`.
+        self.asset_tag_owners: dict[str, str] = {}
+        declared = _declared_specs(self, "zonekeep_asset_tags")
+        problems = []
+        for tag, spec in self.asset_tags.items():
+            owner = next((p for p, specs in declared.items() if spec in specs), "")
+            self.asset_tag_owners[tag] = owner
+            try:
+                check_tag_schema(spec)
+            except ValueError as exc:
+                problems.append(f"plugin {who(owner)}: {exc}")
+        if problems:
+            raise PluginLoadError(problems)
+        try:
+            #: Every plugin's settings, by plugin name then setting id (``zonekeep_settings``).
+            self.settings: dict[str, dict[str, SettingSpec]] = declared_settings(self.pm, who)
+        except SettingsError as exc:
+            raise PluginLoadError([str(exc)]) from None
+        except BaseException as exc:  # a plugin's zonekeep_settings failed: do not start
+            if not is_plugin_failure(exc):
+                raise
+            raise PluginLoadError([f"declaring settings failed: {exc!r}"]) from None
+        self.hook.settings = self.settings  # for RuleContext.setting's defaults
+
+    def settings_problems(self, given: object, path: str = "options.settings") -> list[str]:
+        """Every problem of ``given`` as plugin settings (``{plugin: {id: value}}``),
+        as ``"<path>.<plugin>.<id>: sentence"`` (see :func:`zonekeep.sdk.settings_problems`)."""
+        return [
+            f"{where}: {message}"
+            for where, message in _settings_problems(given, self.settings, path)
+        ]
 
     def set_hook_budget(self, seconds: float | None, overruns: int) -> None:
         """Hold every call of plugin code to ``seconds`` (``None``: no budget); a
@@ -252,7 +290,11 @@ class Engine:
 
         ``arena`` defaults to one 30-ft zone called ``field``; ``zones`` is a
         shorthand for a row of 30-ft zones with those ids, each beside the next. Raises
-        :class:`Refusal` (``duplicate_id``) when two creatures share an id.
+        :class:`Refusal` (``duplicate_id``) when two creatures share an id, and
+        (``invalid_params``) when ``options.settings`` has a problem
+        (:meth:`settings_problems`). The encounter's options keep the effective value of
+        every declared setting: the plugin's default unless ``options.settings`` gives
+        one (the server puts its operator's values there first).
         """
         if arena is None:
             arena = (
@@ -276,9 +318,16 @@ class Engine:
                     "duplicate_id",
                     f"The group {c.group!r} has the same id as a creature; rename one of them.",
                 )
+        options = options or EncounterOptions()
+        problems = self.settings_problems(options.settings)
+        if problems:
+            raise Refusal("invalid_params", "; ".join(problems) + ".")
+        options = attrs.evolve(
+            options, settings=effective_settings(self.settings, options.settings)
+        )
         event = EncounterCreated(
             encounter=encounter,
-            options=options or EncounterOptions(),
+            options=options,
             creatures=tuple(creatures),
             name=name,
             arena=arena,
@@ -665,6 +714,19 @@ class Engine:
 
         Nothing is filtered for a viewer: the caller drops what its viewer may not see."""
         return _action_details(self, state, creature_id, actor, unreported)
+
+
+def _declared_specs(engine: Engine, hook: str) -> dict[str, list[Any]]:
+    """The specs each plugin declares through ``hook``, by plugin name."""
+    found: dict[str, list[Any]] = {}
+    for impl in getattr(engine.pm.hook, hook).get_hookimpls():
+        try:
+            found[impl.plugin_name] = list(impl.function() or ())
+        except BaseException as exc:  # the engine already refused failing declarations
+            if not is_plugin_failure(exc):
+                raise
+            found[impl.plugin_name] = []
+    return found
 
 
 def _declared_by(engine: Engine, hook: str) -> dict[str, list[str]]:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ._context import MoveRequest, RollModifier, RollRequest, RuleContext
     from ._errors import Refusal
     from ._events import Decision, Maneuver
+    from ._settings import SettingSpec
     from ._types import Attack, Creature
 
 PROJECT = "zonekeep"
@@ -57,10 +58,30 @@ def zonekeep_asset_tags() -> Iterable[AssetTagSpec]:
     """Declare the asset tags this plugin gives behaviour to (``"collapsing_floor"``).
 
     Called once, when the engine is built (see :func:`zonekeep.sdk.declared_asset_tags`).
-    Arena files put tags on assets; a tag nobody declares does nothing.
+    Arena files put tags on assets; a tag nobody declares does nothing. A tag whose
+    spec has a ``data_schema`` takes fields in the asset's ``data``, which the arena
+    loader checks against it (docs/arenas.md, "Asset data"); hooks read ``asset.data``.
 
     :return: the :class:`AssetTagSpec` objects; a tag declared by two plugins is an
-        error at start-up that names both.
+        error at start-up that names both, and so is a ``data_schema`` outside the
+        supported subset.
+    """
+
+
+@hookspec
+def zonekeep_settings() -> Iterable[SettingSpec]:
+    """Declare the settings this plugin lets the operator and the GM choose
+    (``"burn_die"``), each with a JSON Schema of its value and a default.
+
+    Called once, when the engine is built (see :func:`zonekeep.sdk.declared_settings`).
+    Settings are keyed by the plugin's name: the operator sets them server-wide
+    (``plugin_settings`` in the server's config), the GM per encounter
+    (``options.settings`` of ``create_encounter``); rules read the effective value with
+    ``ctx.setting(plugin, id)`` (the GM's over the operator's over the default).
+
+    :return: the :class:`SettingSpec` objects; an id that is not a snake_case word or is
+        declared twice, a schema outside the supported subset, or a default the schema
+        refuses is an error at start-up that names the plugin.
     """
 
 

@@ -253,6 +253,7 @@ STARTUP_HOOKS = frozenset(
         "zonekeep_commands",
         "zonekeep_conditions",
         "zonekeep_asset_tags",
+        "zonekeep_settings",
         "zonekeep_compendium",
         "zonekeep_arenas",
     }
@@ -373,6 +374,9 @@ class SafeHooks:
         self._callers: dict[str, SafeHookCaller] = {}
         #: The time budget every call is held to (shared by all the hooks).
         self.budget = budget or Budget()
+        #: The plugins' declared settings, by plugin then id (the engine sets them):
+        #: the defaults :meth:`RuleContext.setting` falls back on.
+        self.settings: dict[str, dict[str, Any]] = {}
 
     def __getattr__(self, name: str) -> SafeHookCaller:
         if name.startswith("_"):

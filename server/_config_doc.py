@@ -30,6 +30,7 @@ COMMAND = "python -m zonekeep.server._config_doc"
 
 #: Defaults computed when the server starts, as the docs say them.
 FACTORY_DEFAULTS = {
+    "server.plugin_settings": "`{}` (every plugin setting at its default)",
     "server.data_dir": "`$XDG_DATA_HOME/zonekeep`, else `~/.local/share/zonekeep`",
     "server.arena_dirs": "the bundled arenas",
 }

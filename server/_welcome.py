@@ -19,6 +19,7 @@ from zonekeep.sdk import EncounterOptions, converter
 from zonekeep.sdk.engine import Engine
 
 from ._config import VERSION, ServerConfig
+from ._plugin_data import asset_tag_infos, server_settings, setting_infos
 from ._wire import encode_message
 
 
@@ -68,9 +69,13 @@ class Welcome:
                     CommandInfo.from_spec(spec, engine.command_owners.get(spec.id, ""))
                     for spec in engine.commands.values()
                 ],
-                options=converter.unstructure(EncounterOptions()),
+                options=converter.unstructure(
+                    EncounterOptions(settings=server_settings(self.config, engine))
+                ),
                 event_types=sorted(sdk.EVENT_TYPES),
                 arenas=arenas,
+                asset_tags=asset_tag_infos(engine),
+                settings=setting_infos(self.config, engine),
             ),
             limits=self.config.limits.announced(
                 reaction if reaction is not None else EncounterOptions().reaction_seconds
