@@ -745,7 +745,8 @@ def _declared_by(engine: Engine, hook: str) -> dict[str, list[str]]:
 
 def describe_plugins(engine: Engine) -> str:
     """One line per plugin ``engine`` runs: name, version, source, and what it adds:
-    its commands, then the conditions and asset tags it gives meaning to."""
+    its commands, then the conditions and asset tags it gives meaning to, then its
+    settings."""
     conditions = _declared_by(engine, "zonekeep_conditions")
     tags = _declared_by(engine, "zonekeep_asset_tags")
 
@@ -753,6 +754,7 @@ def describe_plugins(engine: Engine) -> str:
         parts = list(p.commands)
         parts += [f"condition {c}" for c in conditions.get(p.name, [])]
         parts += [f"tag {t}" for t in tags.get(p.name, [])]
+        parts += [f"setting {s}" for s in engine.settings.get(p.name, {})]
         return ", ".join(parts) if parts else "(nothing)"
 
     rows = [(p.name, p.version or "-", p.source, adds(p)) for p in engine.plugins]
