@@ -17,6 +17,7 @@ says later. Rules read them with :meth:`RuleContext.setting
 
 from __future__ import annotations
 
+import copy
 import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -137,8 +138,8 @@ def effective_settings(
     ones, ``{plugin: {id: value}}``: the server's, then the encounter's) over the one
     before. Values of a plugin or setting not declared (an encounter made on a server
     with another plugin) are kept as they were."""
-    result: dict[str, dict[str, Any]] = {
-        plugin: {key: spec.default for key, spec in specs.items()}
+    result: dict[str, dict[str, Any]] = {  # copies: no encounter shares a default's list
+        plugin: {key: copy.deepcopy(spec.default) for key, spec in specs.items()}
         for plugin, specs in declared.items()
     }
     for layer in layers:

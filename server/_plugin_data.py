@@ -26,9 +26,8 @@ def plugin_settings_problems(config: ServerConfig, engine: Engine) -> list[str]:
 
 def server_settings(config: ServerConfig, engine: Engine) -> dict[str, dict[str, Any]]:
     """Every declared setting with this server's value: the operator's, else the default."""
-    declared = {plugin: specs for plugin, specs in engine.settings.items()}
-    values = effective_settings(declared, config.plugin_settings)
-    return {plugin: values[plugin] for plugin in declared}
+    values = effective_settings(engine.settings, config.plugin_settings)
+    return {plugin: values[plugin] for plugin in engine.settings}
 
 
 def with_server_settings(
