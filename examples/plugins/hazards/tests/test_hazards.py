@@ -177,6 +177,7 @@ def test_burning_uses_the_encounters_settings() -> None:
     assert (save.dc, save.success) == (15, False)
     burn = h.of_type(Damaged)[-1]
     assert (burn.amount, burn.roll.expr if burn.roll else None) == (9, "1d10")
+    h.assert_replay_matches()  # the encounter_created event keeps the settings
 
 
 def test_burning_uses_the_defaults_without_settings() -> None:
