@@ -520,3 +520,32 @@ def test_config_check_and_serve_check_plugin_settings_against_the_plugins(
     )
     assert main(["serve", "--plugin-setting", "burn_dc"]) == 2
     assert "--plugin-setting 'burn_dc': write PLUGIN.SETTING=VALUE" in capsys.readouterr().err
+
+
+class _ArenaWithData:
+    """A plugin that declares the brazier tag and contributes an arena using it."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    @hookimpl
+    def zonekeep_asset_tags(self) -> Iterable[AssetTagSpec]:
+        return (BRAZIER,)
+
+    @hookimpl
+    def zonekeep_arenas(self) -> Iterable[dict[str, Any]]:
+        return [arena({"tags": ["brazier"], "data": self.data})]
+
+
+def test_a_plugins_arena_with_bad_data_stops_the_start_at_its_path() -> None:
+    from zonekeep.sdk.engine import LoadedPlugin
+    from zonekeep.server._registry import ArenaLibraryError, plugin_arenas
+
+    bad = Engine([LoadedPlugin("fire", "1", "in-process", _ArenaWithData({"dc": 3}))])
+    with pytest.raises(ArenaLibraryError) as caught:
+        plugin_arenas(bad)
+    assert caught.value.problems[0].splitlines()[1:] == [
+        "plugin 'fire', arena 0: assets[0].data.ignites: required field is missing"
+    ]
+    good = Engine([LoadedPlugin("fire", "1", "in-process", _ArenaWithData({"ignites": "yard"}))])
+    assert plugin_arenas(good)["hall"]["assets"][0]["data"] == {"ignites": "yard"}
