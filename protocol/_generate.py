@@ -212,7 +212,10 @@ class SchemaBuilder:
         for f in _wire_fields(cls):
             properties[f.name] = self.field_schema(cls, f, hints[f.name])
             optional = self.overlay.get(f"{cls.__name__}.{f.name}", {}).get("optional", False)
-            if self.all_required or (f.default is attrs.NOTHING and not optional):
+            # A field added later (metadata ``added_later``) is missing from the events
+            # stored before it, which the server sends as they were stored.
+            later = f.metadata.get("added_later", False)
+            if (self.all_required and not later) or (f.default is attrs.NOTHING and not optional):
                 required.append(f.name)
         definition: dict[str, Any] = {"type": "object"}
         description = _first_line(cls.__doc__)
@@ -531,6 +534,13 @@ _ARENA_FIELDS: dict[str, dict[str, Any]] = {
     "Asset.forced": _ref("ForcedEffect"),
     "Asset.crossing": {"constraints": {"items": {"$ref": "#/$defs/id"}}},
     "Asset.tags": {"constraints": {"items": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$"}}},
+    "Asset.data": {
+        "doc": 'The fields the asset\'s tags take (docs/arenas.md, "Asset data"), checked '
+        "against the schemas of the plugins that declare the tags (hello's "
+        "capabilities.asset_tags).",
+        "optional": True,
+        "default": {},
+    },
     "PositionEffect.advantage_on": _ref("words"),
     "PositionEffect.disadvantage_on": _ref("words"),
     "PositionEffect.expertise_on": _ref("words"),

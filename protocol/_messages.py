@@ -368,9 +368,57 @@ class ConditionInfo:
 
 
 @attrs.frozen
+class AssetTagInfo:
+    """An asset tag a plugin declares, as announced in ``hello``'s capabilities: what an
+    asset with it does and the JSON Schema of the fields it takes in the asset's `data`
+    (arena files, docs/arenas.md). Since 1.4."""
+
+    id: str = attrs.field(metadata=doc("The tag, as an arena's asset lists it in `tags`."))
+    plugin: str = attrs.field(metadata=doc("The name of the plugin that declares it."))
+    summary: str = attrs.field(metadata=doc("What an asset with the tag does, for a person."))
+    data_schema: dict[str, Any] | None = attrs.field(
+        metadata=doc(
+            'A JSON Schema (the subset of docs/plugins.md, "Data schemas") of the fields '
+            "the tag takes in the asset's `data`: an object schema with `properties`; null "
+            "when it takes none.",
+            type_text="JSON Schema object or null",
+        )
+    )
+
+
+@attrs.frozen
+class SettingInfo:
+    """A plugin's setting, as announced in ``hello``'s capabilities and by
+    ``encounter_options``: its JSON Schema, the plugin's default and this server's
+    value, which a new encounter gets unless its `options.settings` gives one. Since
+    1.4."""
+
+    plugin: str = attrs.field(
+        metadata=doc("The name of the plugin that declares it: the key in `options.settings`.")
+    )
+    id: str = attrs.field(metadata=doc("The setting's id, a snake_case word (unique per plugin)."))
+    summary: str = attrs.field(metadata=doc("What it changes, for a person."))
+    schema: dict[str, Any] = attrs.field(
+        metadata=doc(
+            'A JSON Schema of its value (the subset of docs/plugins.md, "Data schemas"; '
+            '`format: "dice"` is a dice expression such as `"1d6"`).',
+            type_text="JSON Schema object",
+        )
+    )
+    default: Any = attrs.field(metadata=doc("The plugin's default.", type_text="any JSON value"))
+    value: Any = attrs.field(
+        metadata=doc(
+            "This server's value (the operator's `plugin_settings`, else the default).",
+            type_text="any JSON value",
+        )
+    )
+
+
+@attrs.frozen
 class Capabilities:
     """What this server can do: its commands, encounter options (with their defaults),
-    event types, bundled arenas and the conditions its plugins declare."""
+    event types, bundled arenas, the conditions, asset tags and settings its plugins
+    declare, and their event types and state."""
 
     commands: list[CommandInfo] = attrs.field(
         metadata=doc("Every engine command (see [Commands](#commands)).")
@@ -403,6 +451,17 @@ class Capabilities:
         metadata=doc(
             "Every condition the plugins give a meaning to, by id (since 1.4). A condition "
             "not listed is still allowed on a creature: a label the GM reads."
+        ),
+    )
+    asset_tags: list[AssetTagInfo] = attrs.field(
+        factory=list,
+        metadata=doc("Every asset tag a plugin declares, with its data schema. Since 1.4."),
+    )
+    settings: list[SettingInfo] = attrs.field(
+        factory=list,
+        metadata=doc(
+            "Every plugin setting, by plugin then id, with its schema, default and this "
+            "server's value (`create_encounter`'s `options.settings`). Since 1.4."
         ),
     )
 
@@ -1054,9 +1113,17 @@ class EncounterOptionsResult:
         metadata=doc(
             "The `EncounterOptions` JSON Schema (as in `event_payload.schema.json`): each "
             "option's type, default, range (`minimum`, `maximum`) and meaning "
-            "(`description`), for a form that offers them all.",
+            "(`description`), for a form that offers them all. Since 1.4 its `settings` "
+            "property spells out each plugin's settings (`properties` by plugin name, "
+            "then by setting id, each with this server's value as its `default`).",
             type_text="JSON Schema object",
         )
+    )
+    settings: list[SettingInfo] = attrs.field(
+        metadata=doc(
+            "Every plugin setting with its schema, default and this server's value, as "
+            "in `hello`'s capabilities. Since 1.4."
+        ),
     )
 
 
@@ -2441,5 +2508,8 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`damage` command's `damage_type` checked against the damage types; the "
     "`condition_prevented` event, `condition_effect_ended`'s `expired`, `save_made`'s "
     "`automatic_failure`; the errors `condition_immune`, `frightened`, `blinded`; "
-    "`hello`'s `capabilities.conditions`",
+    "`hello`'s `capabilities.conditions`; asset data and plugin settings: the arena's assets' `data` (checked against "
+    "their tags' schemas), `hello`'s `capabilities.asset_tags` and `capabilities.settings`, "
+    "the encounter options' `settings` (`create_encounter`, the snapshot's `options`), "
+    "`encounter_options`' `settings` and its schema's per-plugin `settings`",
 }

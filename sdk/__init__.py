@@ -16,6 +16,7 @@ from ._arena import (
     PositionEffect,
     SaveEffect,
     Zone,
+    asset_data_problems,
     load_arena,
     parse_arena,
     single_zone_arena,
@@ -218,7 +219,7 @@ from ._plugin import (
     parse_version,
     version_in_range,
 )
-from ._schema import SUPPORTED_KEYWORDS as SCHEMA_KEYWORDS
+from ._schema import SCHEMA_KEYWORDS, check_schema, schema_problems
 from ._schema import validate as validate_json
 from ._serial import (
     converter,
@@ -228,6 +229,13 @@ from ._serial import (
     event_from_dict,
     event_to_dict,
     state_to_dict,
+)
+from ._settings import (
+    SettingsError,
+    SettingSpec,
+    declared_settings,
+    effective_settings,
+    settings_problems,
 )
 from ._state import (
     OPEN_PHASES,
@@ -434,6 +442,8 @@ __all__ = [
     "SaveMade",
     "ScriptExhausted",
     "ScriptedEntropy",
+    "SettingSpec",
+    "SettingsError",
     "Size",
     "SpaceShared",
     "Sprinted",
@@ -456,6 +466,7 @@ __all__ = [
     "apply_damage",
     "apply_event",
     "apply_timed_condition",
+    "asset_data_problems",
     "asset_save",
     "bundled_compendium_files",
     "can_pass_through",
@@ -464,6 +475,7 @@ __all__ = [
     "character_creature",
     "character_problems",
     "check_area",
+    "check_schema",
     "clamp_options",
     "combine_advantage",
     "commitment",
@@ -472,6 +484,7 @@ __all__ = [
     "creature_to_dict",
     "declared_asset_tags",
     "declared_conditions",
+    "declared_settings",
     "defend",
     "describe_errors",
     "describe_path",
@@ -479,6 +492,7 @@ __all__ = [
     "dice_in",
     "die",
     "draw",
+    "effective_settings",
     "end_turn",
     "entry_creatures",
     "entry_problems",
@@ -520,6 +534,8 @@ __all__ = [
     "roster_reference",
     "run_maneuver",
     "saving_throw",
+    "schema_problems",
+    "settings_problems",
     "sight_path",
     "single_zone_arena",
     "source_problems",

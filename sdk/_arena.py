@@ -24,11 +24,12 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import math
 import os
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args, get_origin
 
 import attrs
 import cattrs
@@ -36,7 +37,11 @@ from cattrs.errors import AttributeValidationNote, IterableValidationNote
 from cattrs.gen import make_dict_structure_fn, override
 
 from ._json import strict_containers
+from ._schema import check_schema, schema_problems
 from ._vocabulary import ABILITIES, DAMAGE_TYPES, LINK_MODES, Ability, LinkMode
+
+if TYPE_CHECKING:
+    from ._conditions import AssetTagSpec
 
 __all__ = [
     "ABILITIES",
@@ -58,6 +63,8 @@ __all__ = [
     "PositionEffect",
     "SaveEffect",
     "Zone",
+    "asset_data_problems",
+    "check_tag_schema",
     "default_capacity",
     "load_arena",
     "parse_arena",
@@ -328,6 +335,10 @@ class Asset:
       reach across a link that is not a clear path, e.g. a rope up a cliff.
     * ``tags``: lower-case words that plugins recognise ("collapsing_floor"); the
       built-in rules ignore them.
+    * ``data``: the fields the asset's tags take (a JSON object, docs/arenas.md,
+      "Asset data"), such as ``{"dc": 13}``; the plugin that declares a tag says which
+      (:class:`~zonekeep.sdk.AssetTagSpec`'s ``data_schema``) and its hooks read them
+      here. Treat it as read-only: the arena is shared by every copy of a state.
     """
 
     id: str = attrs.field(validator=_ID)
@@ -340,6 +351,9 @@ class Asset:
     time_sensitive: bool = False
     crossing: tuple[str, ...] = ()
     tags: tuple[str, ...] = attrs.field(default=(), validator=_WORDS)
+    data: dict[str, Any] = attrs.field(
+        factory=dict, hash=False, metadata={"added_later": True}
+    )  # arenas stored before protocol 1.4 lack it
 
 
 @attrs.frozen
@@ -642,12 +656,16 @@ def _pairs_hook(pairs: list[tuple[str, object]]) -> dict[str, object]:
 _TOML_POS_RE: Final = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 
 
-def load_arena(path: str | os.PathLike[str]) -> Arena:
+def load_arena(
+    path: str | os.PathLike[str], *, asset_tags: Mapping[str, AssetTagSpec] | None = None
+) -> Arena:
     """Load an arena file: JSON for ``.json``, TOML for ``.toml``.
 
     Raises :class:`ArenaError` (naming ``path``) listing every problem: syntax
-    errors with their line, then structural and cross-reference problems.  OSError
-    from reading the file propagates unchanged.
+    errors with their line, then structural and cross-reference problems, and with
+    ``asset_tags`` (an engine's :attr:`~zonekeep.sdk.engine.Engine.asset_tags`) the
+    assets' ``data`` checked against their tags' schemas (see :func:`parse_arena`).
+    OSError from reading the file propagates unchanged.
     """
     source = os.fspath(path)
     suffix = os.path.splitext(source)[1].lower()
@@ -682,20 +700,127 @@ def load_arena(path: str | os.PathLike[str]) -> Arena:
             else:
                 where = ""
             raise ArenaError(source, [ArenaProblem(where, f"invalid TOML: {message}")]) from None
-    return parse_arena(data, source)
+    return parse_arena(data, source, asset_tags=asset_tags)
 
 
-def parse_arena(data: object, source: str = "<arena>") -> Arena:
+def parse_arena(
+    data: object,
+    source: str = "<arena>",
+    *,
+    asset_tags: Mapping[str, AssetTagSpec] | None = None,
+) -> Arena:
     """Build an :class:`Arena` from decoded JSON/TOML data.
 
     Every problem is collected before failing; :class:`ArenaError` is raised with
     all of them in document order, ``source`` naming the input in messages.
+
+    ``asset_tags`` are the tags the plugins declare, by id (an engine's
+    :attr:`~zonekeep.sdk.engine.Engine.asset_tags`; the server always passes its
+    own): each asset's ``data`` is then checked against the ``data_schema`` of each of
+    its tags (:func:`asset_data_problems`). Without them, ``data`` is only checked to
+    be a JSON object.
     """
+    problems: list[ArenaProblem] = []
+    arena: Arena | None = None
     try:
-        return _converter().structure(data, Arena)
+        arena = _converter().structure(data, Arena)
     except (cattrs.BaseValidationError, ValueError) as exc:
         problems = _located(exc)
-    raise ArenaError(source, sorted(problems, key=_document_order))
+    if asset_tags is not None:
+        problems.extend(asset_data_problems(data, asset_tags))
+    if problems or arena is None:
+        raise ArenaError(source, sorted(problems, key=_document_order))
+    return arena
+
+
+# --------------------------------------------------------------------------- asset data
+
+
+def check_tag_schema(spec: AssetTagSpec) -> None:
+    """Raise ``ValueError`` when ``spec.data_schema`` cannot describe an asset's data:
+    a keyword :func:`~zonekeep.sdk._schema.check_schema` does not support, a ``type``
+    other than ``"object"``, no ``properties``, a top-level ``additionalProperties``
+    (the loader decides which keys are unknown: those no tag of the asset declares) or
+    a ``required`` field missing from ``properties``. The engine runs it at start."""
+    schema = spec.data_schema
+    if schema is None:
+        return
+    where = f"the data_schema of asset tag {spec.id!r}"
+    check_schema(schema, where)
+    if schema.get("type", "object") != "object":
+        raise ValueError(f"{where}: an asset's data is an object: 'type' must be 'object'")
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping) or not properties:
+        raise ValueError(f"{where}: needs 'properties', the fields an asset takes")
+    if "additionalProperties" in schema:
+        raise ValueError(
+            f"{where}: leave 'additionalProperties' out at the top: a key no tag of the "
+            "asset declares is refused by the loader"
+        )
+    missing = [name for name in schema.get("required", []) if name not in properties]
+    if missing:
+        raise ValueError(f"{where}: required field(s) {', '.join(missing)} not in 'properties'")
+
+
+def _tag_spec(asset_tags: Mapping[str, AssetTagSpec], tag: str) -> AssetTagSpec | None:
+    """The declared tag an arena's ``tag`` names: its id, or the one declared id that
+    ends in ``.<tag>`` (a namespaced id given by its short name)."""
+    spec = asset_tags.get(tag)
+    if spec is not None:
+        return spec
+    found = [s for key, s in asset_tags.items() if key.endswith("." + tag)]
+    return found[0] if len(found) == 1 else None
+
+
+def asset_data_problems(data: object, asset_tags: Mapping[str, AssetTagSpec]) -> list[ArenaProblem]:
+    """The problems of the assets' ``data`` in the arena document ``data``, each at its
+    path (``assets[2].data.dc``):
+
+    * each declared tag of the asset with a ``data_schema`` checks the fields its
+      schema lists (types, ranges, ``required`` ...);
+    * a field no declared tag of the asset lists is refused as unknown, unless the
+      asset also has a tag no plugin here declares (a plugin not installed on this
+      server): its fields are then kept, unchecked, and no rule reads them.
+
+    Malformed assets (``data`` not an object, ``tags`` not a list) are left to the
+    structural checks, which report them."""
+    doc: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
+    assets = doc.get("assets")
+    problems: list[ArenaProblem] = []
+    for i, asset in enumerate(assets if isinstance(assets, list) else []):
+        if not isinstance(asset, Mapping):
+            continue
+        fields = asset.get("data", {})
+        raw_tags = asset.get("tags", [])
+        if not isinstance(fields, Mapping) or not isinstance(raw_tags, list):
+            continue
+        tags = [t for t in raw_tags if isinstance(t, str)]
+        specs = [(t, _tag_spec(asset_tags, t)) for t in tags]
+        undeclared = any(spec is None for _, spec in specs)
+        where = f"assets[{i}].data"
+        known: dict[str, list[str]] = {}  # field -> the tags that take it
+        for tag, spec in specs:
+            if spec is None or spec.data_schema is None:
+                continue
+            properties = spec.data_schema.get("properties", {})
+            for name in properties:
+                known.setdefault(name, []).append(tag)
+            mine = {k: v for k, v in fields.items() if k in properties}
+            for path, message in schema_problems(mine, spec.data_schema, where):
+                problems.append(ArenaProblem(path, message))
+        for key in fields:
+            if key in known or undeclared:
+                continue
+            if not known:
+                message = f"unknown field {key!r}: no tag of this asset takes data"
+            else:
+                hint = difflib.get_close_matches(str(key), list(known), n=1)
+                suffix = (
+                    f"did you mean {hint[0]!r}?" if hint else f"its tags take {', '.join(known)}"
+                )
+                message = f"unknown field {key!r} ({suffix})"
+            problems.append(ArenaProblem(f"{where}.{key}", message))
+    return problems
 
 
 def _located(exc: Exception) -> list[ArenaProblem]:
@@ -829,6 +954,34 @@ def _zone_size(value: Any, _: Any) -> int:
     return value
 
 
+_MAX_DATA_DEPTH: Final = 32
+
+
+def _json_object(value: Any, _: Any) -> dict[str, Any]:
+    """An asset's ``data``: a JSON object of JSON values (not a TOML date), nested at
+    most :data:`_MAX_DATA_DEPTH` deep; its fields are checked against the tags'
+    schemas by :func:`asset_data_problems`."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"expected an object, got {_shown(value)}")
+
+    def walk(item: Any, path: str, depth: int) -> None:
+        if depth > _MAX_DATA_DEPTH:
+            raise ValueError(f"{path or 'data'}: nested more than {_MAX_DATA_DEPTH} levels deep")
+        if isinstance(item, Mapping):
+            for key, inner in item.items():
+                walk(inner, f"{path}.{key}" if path else str(key), depth + 1)
+        elif isinstance(item, list):
+            for i, inner in enumerate(item):
+                walk(inner, f"{path}[{i}]", depth + 1)
+        elif item is not None and not isinstance(item, str | int | float | bool):
+            raise ValueError(f"{path}: expected JSON data, got {_shown(item)}")
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise ValueError(f"{path}: expected a finite number, got {item!r}")
+
+    walk(value, "", 0)
+    return dict(value)
+
+
 def _model_hook(conv: cattrs.Converter, cls: type) -> _Hook:
     """Structure ``cls`` from a JSON object.  Each field's :class:`_Rule` runs on its
     structured value; unknown and repeated keys, and a :class:`_FieldError` from the
@@ -874,9 +1027,8 @@ def _model_hook(conv: cattrs.Converter, cls: type) -> _Hook:
 
 def _ruled(conv: cattrs.Converter, cls: type, field: attrs.Attribute[Any]) -> _Hook:
     """The hook for one field: its type's hook, then the field's rule if any."""
-    base = (
-        _zone_size if (cls, field.name) == (Zone, "size") else conv.get_structure_hook(field.type)
-    )
+    special = {(Zone, "size"): _zone_size, (Asset, "data"): _json_object}
+    base = special.get((cls, field.name)) or conv.get_structure_hook(field.type)
     rule = field.validator if isinstance(field.validator, _Rule) else None
     if rule is None:
         return base

@@ -8,7 +8,7 @@ naming both plugins.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, cast
 
 import attrs
@@ -72,10 +72,19 @@ def _plain_name(name: str) -> str:
 @attrs.frozen
 class AssetTagSpec:
     """An asset tag a plugin gives behaviour to (``"collapsing_floor"``), with a
-    one-line ``summary`` of what an asset with that tag does."""
+    one-line ``summary`` of what an asset with that tag does.
+
+    ``data_schema``, when given, is a JSON Schema of the fields an asset with this tag
+    takes in its ``data`` (docs/arenas.md, "Asset data"): an object schema with
+    ``properties`` (and ``required``), in the subset docs/plugins.md lists. The arena
+    loader checks an asset's ``data`` against it and reports each problem at its path
+    (``assets[2].data.dc``); the plugin's hooks read ``asset.data``. ``None``: the tag
+    takes no data.
+    """
 
     id: str
     summary: str
+    data_schema: Mapping[str, Any] | None = attrs.field(default=None, hash=False)
 
 
 class AssetTagConflict(ValueError):

@@ -115,6 +115,14 @@ class ObserverContext:
         """The plugin state of ``namespace``, as :meth:`RuleContext.plugin_state` gives it."""
         return self._parent.plugin_state(namespace)
 
+    def setting(self, plugin: str, key: str) -> Any:
+        """The effective value of a plugin's setting, as :meth:`RuleContext.setting`."""
+        return self._parent.setting(plugin, key)
+
+    def settings(self, plugin: str) -> dict[str, Any]:
+        """Every setting of ``plugin``, as :meth:`RuleContext.settings`."""
+        return self._parent.settings(plugin)
+
     def plugin_failed(self, plugin: str, hook: str, error: str) -> None:
         """The engine's: a failing observer is reported on the command's context."""
         self._parent.plugin_failed(plugin, hook, error)
@@ -259,6 +267,26 @@ class RuleContext:
         if not isinstance(cid, str) or cid not in self.state.creatures:
             self.refuse("unknown_creature", f"There is no {role} {cid!r} in this encounter.")
         return self.state.creatures[cid]
+
+    def setting(self, plugin: str, key: str) -> Any:
+        """The effective value of ``plugin``'s setting ``key`` in this encounter: the
+        GM's (the encounter's ``options.settings``) over the operator's (the server's
+        ``plugin_settings``) over the plugin's declared default (docs/plugins.md,
+        "Settings"). ``KeyError`` for a setting ``plugin`` does not declare."""
+        values = self.state.options.settings.get(plugin, {})
+        if key in values:
+            return values[key]
+        spec = getattr(self.hook, "settings", {}).get(plugin, {}).get(key)
+        if spec is None:
+            raise KeyError(f"plugin {plugin!r} declares no setting {key!r}")
+        return spec.default
+
+    def settings(self, plugin: str) -> dict[str, Any]:
+        """Every setting of ``plugin`` with its effective value (see :meth:`setting`)."""
+        declared = getattr(self.hook, "settings", {}).get(plugin, {})
+        values = {key: spec.default for key, spec in declared.items()}
+        values.update(self.state.options.settings.get(plugin, {}))
+        return values
 
     def is_enemy(self, a: Creature, b: Creature) -> bool:
         return a.side != b.side

@@ -34,7 +34,7 @@ from typing import Any, Literal
 import attrs
 
 from ._events import PluginEvent
-from ._schema import is_json_like, schema_problems, validate
+from ._schema import is_json_like, schema_errors, validate
 
 log = logging.getLogger("zonekeep.plugins")
 
@@ -233,7 +233,7 @@ class PluginCatalog:
         if not is_json_like(spec.default):
             problems.append(f"{who}: the default of state {spec.key!r} is not JSON-like")
         if spec.schema is not None:
-            found = schema_problems(spec.schema, "schema")
+            found = schema_errors(spec.schema, "schema")
             if not found:
                 found = validate(spec.schema, spec.default, "default")
             problems += [f"{who}, state {spec.key!r}: {p}" for p in found]
@@ -380,7 +380,7 @@ def _short_problems(who: str, kind: str, name: object, namespace: str | None) ->
 
 
 def _object_schema(schema: object) -> list[str]:
-    found = schema_problems(schema, "schema")
+    found = schema_errors(schema, "schema")
     if not found and isinstance(schema, Mapping) and schema.get("type") != "object":
         found.append('schema: a payload schema must have "type": "object"')
     return found

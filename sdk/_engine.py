@@ -19,7 +19,7 @@ import pluggy
 
 from . import _hookspecs
 from ._actors import SYSTEM_ACTOR, Actor
-from ._arena import Arena, Link, Zone, single_zone_arena
+from ._arena import Arena, Link, Zone, check_tag_schema, single_zone_arena
 from ._commands import Command, CommandSpec, Param, Requirement
 from ._conditions import (
     AssetTagConflict,
@@ -55,6 +55,8 @@ from ._loading import (
     discover,
 )
 from ._plugin import PluginInfo
+from ._settings import SettingsError, SettingSpec, declared_settings, effective_settings
+from ._settings import settings_problems as _settings_problems
 from ._state import EncounterState, apply_event, replay
 from ._types import Creature, EncounterOptions
 
@@ -224,18 +226,23 @@ class Engine:
             #: and the plugin declaring each condition (announced with it in ``hello``).
             self.condition_owners: dict[str, str] = {}
             self.conditions = declared_conditions(self.pm, who, ns, self.condition_owners)
-            tag_owners: dict[str, str] = {}
-            self.asset_tags = declared_asset_tags(self.pm, who, ns, tag_owners)
+            #: The plugin that declares each asset tag, by the tag's id in :attr:`asset_tags`.
+            self.asset_tag_owners: dict[str, str] = {}
+            self.asset_tags = declared_asset_tags(self.pm, who, ns, self.asset_tag_owners)
         except (ConditionConflict, AssetTagConflict) as exc:
             raise PluginConflict(str(exc)) from None
         except BaseException as exc:  # a plugin's zonekeep_conditions failed: do not start
             if not is_plugin_failure(exc):
                 raise
             raise PluginLoadError([f"declaring conditions failed: {exc!r}"]) from None
-        for kind, declared_by in (("condition", self.condition_owners), ("asset tag", tag_owners)):
+        for kind, declared_by in (
+            ("condition", self.condition_owners),
+            ("asset tag", self.asset_tag_owners),
+        ):
             for full, plugin_name in declared_by.items():
                 self.catalog.declare(kind, plugin_name, full)
         self._declare_custom(who)
+        self._declare_data(who)
         #: What runs, in load order, each with the commands it adds (see ``describe_plugins``).
         self.plugins: tuple[LoadedPlugin, ...] = tuple(
             attrs.evolve(p, commands=tuple(c for c, o in owners.items() if o == p.name))
@@ -284,6 +291,37 @@ class Engine:
         """:func:`~zonekeep.sdk.replay` with this engine's plugin event types."""
         return replay(events, self.catalog)
 
+    def _declare_data(self, who: Callable[[str], str]) -> None:
+        """The asset tags' owners and data schemas, and the plugins' settings: a bad
+        schema or default stops the engine (:class:`PluginLoadError`, naming the plugin)."""
+        problems = []
+        for tag, spec in self.asset_tags.items():
+            owner = self.asset_tag_owners.get(tag, "")
+            try:
+                check_tag_schema(spec)
+            except ValueError as exc:
+                problems.append(f"plugin {who(owner)}: {exc}")
+        if problems:
+            raise PluginLoadError(problems)
+        try:
+            #: Every plugin's settings, by plugin name then setting id (``zonekeep_settings``).
+            self.settings: dict[str, dict[str, SettingSpec]] = declared_settings(self.pm, who)
+        except SettingsError as exc:
+            raise PluginLoadError([str(exc)]) from None
+        except BaseException as exc:  # a plugin's zonekeep_settings failed: do not start
+            if not is_plugin_failure(exc):
+                raise
+            raise PluginLoadError([f"declaring settings failed: {exc!r}"]) from None
+        self.hook.settings = self.settings  # for RuleContext.setting's defaults
+
+    def settings_problems(self, given: object, path: str = "options.settings") -> list[str]:
+        """Every problem of ``given`` as plugin settings (``{plugin: {id: value}}``),
+        as ``"<path>.<plugin>.<id>: sentence"`` (see :func:`zonekeep.sdk.settings_problems`)."""
+        return [
+            f"{where}: {message}"
+            for where, message in _settings_problems(given, self.settings, path)
+        ]
+
     def set_hook_budget(self, seconds: float | None, overruns: int) -> None:
         """Hold every call of plugin code to ``seconds`` (``None``: no budget); a
         third-party plugin over it ``overruns`` times in one encounter (0: never) is
@@ -317,7 +355,11 @@ class Engine:
 
         ``arena`` defaults to one 30-ft zone called ``field``; ``zones`` is a
         shorthand for a row of 30-ft zones with those ids, each beside the next. Raises
-        :class:`Refusal` (``duplicate_id``) when two creatures share an id.
+        :class:`Refusal` (``duplicate_id``) when two creatures share an id, and
+        (``invalid_params``) when ``options.settings`` has a problem
+        (:meth:`settings_problems`). The encounter's options keep the effective value of
+        every declared setting: the plugin's default unless ``options.settings`` gives
+        one (the server puts its operator's values there first).
         """
         if arena is None:
             arena = (
@@ -341,11 +383,18 @@ class Engine:
                     "duplicate_id",
                     f"The group {c.group!r} has the same id as a creature; rename one of them.",
                 )
+        options = options or EncounterOptions()
+        problems = self.settings_problems(options.settings)
+        if problems:
+            raise Refusal("invalid_params", "; ".join(problems) + ".")
+        options = attrs.evolve(
+            options, settings=effective_settings(self.settings, options.settings)
+        )
         creatures = [self.canonical(c) for c in creatures]
         arena = self.canonical(arena)
         event = EncounterCreated(
             encounter=encounter,
-            options=options or EncounterOptions(),
+            options=options,
             creatures=tuple(creatures),
             name=name,
             arena=arena,
@@ -793,7 +842,8 @@ def _declared_by(engine: Engine, hook: str) -> dict[str, list[str]]:
 
 def describe_plugins(engine: Engine) -> str:
     """One line per plugin ``engine`` runs: name, version, source, and what it adds:
-    its commands, then the conditions and asset tags it gives meaning to."""
+    its commands, then the conditions and asset tags it gives meaning to, then its
+    settings."""
     conditions = _declared_by(engine, "zonekeep_conditions")
     tags = _declared_by(engine, "zonekeep_asset_tags")
 
@@ -802,6 +852,7 @@ def describe_plugins(engine: Engine) -> str:
         parts += [f"condition {c}" for c in conditions.get(p.name, [])]
         parts += [f"tag {t}" for t in tags.get(p.name, [])]
         parts += [f"event {e}" for e, x in engine.catalog.events.items() if x.plugin == p.name]
+        parts += [f"setting {s}" for s in engine.settings.get(p.name, {})]
         return ", ".join(parts) if parts else "(nothing)"
 
     rows = [(p.name, p.version or "-", p.source, adds(p)) for p in engine.plugins]

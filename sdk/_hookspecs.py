@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ._damage import Damage
     from ._errors import Refusal
     from ._events import AttackMade, Damaged, Decision, Event, Maneuver
+    from ._settings import SettingSpec
     from ._types import Attack, Creature
 
 PROJECT = "zonekeep"
@@ -62,11 +63,14 @@ def zonekeep_asset_tags() -> Iterable[AssetTagSpec]:
     """Declare the asset tags this plugin gives behaviour to (``"collapsing_floor"``).
 
     Called once, when the engine is built (see :func:`zonekeep.sdk.declared_asset_tags`).
-    Arena files put tags on assets; a tag nobody declares does nothing.
+    Arena files put tags on assets; a tag nobody declares does nothing. A tag whose
+    spec has a ``data_schema`` takes fields in the asset's ``data``, which the arena
+    loader checks against it (docs/arenas.md, "Asset data"); hooks read ``asset.data``.
 
     :return: the :class:`AssetTagSpec` objects, their ids put in the plugin's
         namespace (``hazards.collapsing_floor``); a full id declared twice is an error
-        at start-up that names both plugins.
+        at start-up that names both plugins, and so is a ``data_schema`` outside the
+        supported subset.
     """
 
 
@@ -102,6 +106,23 @@ def zonekeep_plugin_state() -> Iterable[StateSpec]:
 
     :return: the :class:`~zonekeep.sdk.StateSpec` objects; a key declared twice, a
         default that is not JSON-like or a bad visibility is an error at start-up.
+    """
+
+
+@hookspec
+def zonekeep_settings() -> Iterable[SettingSpec]:
+    """Declare the settings this plugin lets the operator and the GM choose
+    (``"burn_die"``), each with a JSON Schema of its value and a default.
+
+    Called once, when the engine is built (see :func:`zonekeep.sdk.declared_settings`).
+    Settings are keyed by the plugin's name: the operator sets them server-wide
+    (``plugin_settings`` in the server's config), the GM per encounter
+    (``options.settings`` of ``create_encounter``); rules read the effective value with
+    ``ctx.setting(plugin, id)`` (the GM's over the operator's over the default).
+
+    :return: the :class:`SettingSpec` objects; an id that is not a snake_case word or is
+        declared twice, a schema outside the supported subset, or a default the schema
+        refuses is an error at start-up that names the plugin.
     """
 
 

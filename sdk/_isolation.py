@@ -261,6 +261,7 @@ STARTUP_HOOKS = frozenset(
         "zonekeep_asset_tags",
         "zonekeep_event_types",
         "zonekeep_plugin_state",
+        "zonekeep_settings",
         "zonekeep_compendium",
         "zonekeep_arenas",
     }
@@ -426,6 +427,9 @@ class SafeHooks:
         #: The engine's plugin catalog (namespaces, event types, plugin state), which
         #: every rule context made with these hooks folds plugin events with.
         self.catalog: Any = None
+        #: The plugins' declared settings, by plugin then id (the engine sets them):
+        #: the defaults :meth:`RuleContext.setting` falls back on.
+        self.settings: dict[str, dict[str, Any]] = {}
 
     def __getattr__(self, name: str) -> SafeHookCaller:
         if name.startswith("_"):

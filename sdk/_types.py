@@ -267,9 +267,11 @@ def _bounded(name: str, meaning: str) -> dict[str, object]:
     return {"constraints": {"minimum": low, "maximum": high}, "doc": meaning}
 
 
-def _meaning(text: str) -> dict[str, object]:
-    """An option's meaning, the ``description`` of its schema (a form shows it)."""
-    return {"doc": text}
+def _meaning(text: str, *, added_later: bool = False) -> dict[str, object]:
+    """An option's meaning, the ``description`` of its schema (a form shows it);
+    ``added_later``: encounters stored before the option existed lack it, so the
+    schemas do not require it."""
+    return {"doc": text, "added_later": True} if added_later else {"doc": text}
 
 
 @attrs.frozen
@@ -327,6 +329,23 @@ class EncounterOptions:
         metadata=_meaning(
             "Players and spectators see enemies' hit points as numbers; off, they see a "
             "word (unhurt, hurt, bloodied, down)."
+        ),
+    )
+    #: The plugins' settings for this encounter, by plugin name then setting id
+    #: (``{"hazards": {"burn_die": "1d8"}}``; docs/plugins.md, "Settings"). Given at
+    #: creation, they are checked against the plugins' schemas; the encounter keeps the
+    #: effective value of every declared setting (the GM's over the server's over the
+    #: plugin's default).
+    settings: dict[str, dict[str, Any]] = attrs.field(
+        factory=dict,
+        hash=False,
+        metadata=_meaning(
+            "The plugins' settings, by plugin name then setting id; each value is checked "
+            "against the setting's schema (`hello`'s `capabilities.settings`). A setting "
+            "left out gets the server's value, else the plugin's default; the encounter "
+            "keeps the effective value of each. Since protocol 1.4 (absent from encounters "
+            "stored before).",
+            added_later=True,
         ),
     )
 

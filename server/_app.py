@@ -52,6 +52,7 @@ from ._gc import GcUpkeep
 from ._log import configure_logging
 from ._methods import Client, Methods
 from ._metrics import CONTENT_TYPE_LATEST, ROLES, Metrics, bind, unbind
+from ._plugin_data import plugin_settings_problems
 from ._registry import Registry
 from ._room import Room
 from ._static import forbidden, serve_static
@@ -92,6 +93,9 @@ class ZonekeepServer:
         self.engine.set_hook_budget(
             self.config.plugin_call_budget_seconds or None, self.config.plugin_overrun_limit
         )
+        problems = plugin_settings_problems(self.config, self.engine)
+        if problems:  # the operator's plugin settings: checked before anything starts
+            raise ConfigError(problems)
         self.registry = Registry(
             self.config, self.engine, store if store is not None else InMemoryStore(), entropy
         )

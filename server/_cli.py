@@ -37,13 +37,15 @@ from ._encounter_file import EncounterFileError, load_encounter
 from ._links import PublicUrlError, listen_address, server_links
 from ._log import describe
 from ._play import open_table, play_to_end
+from ._plugin_data import plugin_settings_problems
 from ._registry import ArenaLibraryError, plugin_arenas
 from ._store import StoreError
 
 
 def _play(args: argparse.Namespace) -> int:
+    engine = Engine()
     try:
-        spec = load_encounter(args.file)
+        spec = load_encounter(args.file, engine)
     except (EncounterFileError, ArenaError) as exc:
         print(exc, file=sys.stderr)
         return 2
@@ -57,7 +59,6 @@ def _play(args: argparse.Namespace) -> int:
         if text:
             out.write(text + "\n")
 
-    engine = Engine()
     table = open_table(engine, spec, RandomEntropy(args.seed), on_event=show)
     final = play_to_end(table)
     if not args.json:
@@ -94,6 +95,26 @@ def _settings(
         return exc.problems
 
 
+def _plugin_setting_flags(given: Sequence[str]) -> dict[str, dict[str, Any]] | list[str]:
+    """``--plugin-setting PLUGIN.ID=VALUE`` flags as plugin settings (the value read as
+    JSON, else as text; the plugin's name may hold dots, the id does not); or the
+    problems."""
+    found: dict[str, dict[str, Any]] = {}
+    problems = []
+    for item in given:
+        name, sep, text = item.partition("=")
+        plugin, dot, key = name.strip().rpartition(".")
+        if not sep or not dot or not plugin or not key:
+            problems.append(f"--plugin-setting {item!r}: write PLUGIN.SETTING=VALUE")
+            continue
+        try:
+            value: Any = json.loads(text)
+        except ValueError:
+            value = text
+        found.setdefault(plugin, {})[key] = value
+    return problems or found
+
+
 def _print_problems(problems: list[str]) -> int:
     for problem in problems:
         print(problem, file=sys.stderr)
@@ -108,11 +129,16 @@ def _serve(args: argparse.Namespace) -> int:
 
     if args.server_key is not None:
         print(SERVER_KEY_WARNING, file=sys.stderr)
-    flags = {
+    flags: dict[str, object] = {
         f"server.{name}": getattr(args, name)
         for name in _SERVE_FLAGS
         if getattr(args, name) is not None
     }
+    if args.plugin_setting:
+        parsed = _plugin_setting_flags(args.plugin_setting)
+        if isinstance(parsed, list):
+            return _print_problems(parsed)
+        flags["server.plugin_settings"] = parsed
     loaded = _settings(args.config, flags)
     if isinstance(loaded, list):
         return _print_problems(loaded)
@@ -122,20 +148,22 @@ def _serve(args: argparse.Namespace) -> int:
     def reload_config() -> ServerConfig:  # SIGHUP: the same file, environment and flags
         return load_settings(args.config, os.environ, flags).config
 
-    spec = None
-    if args.example:
-        try:
-            spec = load_encounter(find_example(args.example))
-        except (EncounterFileError, ArenaError) as exc:
-            print(exc, file=sys.stderr)
-            return 2
     try:
         engine = Engine.from_config(config.plugins_enabled, config.plugins_disabled)
     except (PluginLoadError, PluginConflict) as exc:
         print(f"zonekeep: cannot load the plugins: {exc}", file=sys.stderr)
         return 2
+    spec = None
+    if args.example:
+        try:
+            spec = load_encounter(find_example(args.example), engine)
+        except (EncounterFileError, ArenaError) as exc:
+            print(exc, file=sys.stderr)
+            return 2
     try:
         server = ZonekeepServer(config, engine=engine)
+    except ConfigError as exc:  # the plugin settings, against the plugins loaded
+        return _print_problems(exc.problems)
     except CompendiumError as exc:
         print(f"zonekeep: cannot load the compendium:\n{exc}", file=sys.stderr)
         return 2
@@ -338,6 +366,9 @@ def _config_check(args: argparse.Namespace) -> int:
         engine = Engine.from_config(config.plugins_enabled, config.plugins_disabled)
     except (PluginLoadError, PluginConflict) as exc:
         return _print_problems([f"plugins: {exc}"])
+    problems = plugin_settings_problems(config, engine)  # checked against the plugins
+    if problems:
+        return _print_problems(problems)
     try:  # and the compendium: serve would stop on a clash or a broken file
         build_compendium(config, engine)
     except CompendiumError as exc:
@@ -447,6 +478,14 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("debug", "info", "warning", "error"),
         default=None,
         help="log this level and above (default info)",
+    )
+    serve.add_argument(
+        "--plugin-setting",
+        action="append",
+        default=[],
+        metavar="PLUGIN.SETTING=VALUE",
+        help="set a plugin's setting server-wide, such as hazards.burn_die=1d8 (repeatable; "
+        "the value is read as JSON, else as text; docs/plugins.md)",
     )
     serve.add_argument(
         "--log-format",

@@ -24,6 +24,7 @@ import ipaddress
 import json
 import math
 import os
+import re
 import tomllib
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -160,6 +161,15 @@ def mask_url(value: str) -> str:
         )
     return urlunsplit(parts._replace(netloc=netloc, query=query))
 
+
+def _plugin_tables(value: object) -> bool:
+    return isinstance(value, Mapping) and all(
+        isinstance(k, str) and isinstance(v, Mapping) and all(isinstance(n, str) for n in v)
+        for k, v in value.items()
+    )
+
+
+_PLUGIN_SETTINGS = _Check("a table per plugin name, each of its settings", _plugin_tables)
 
 _STORE = _Check(
     'one of "sqlite", "memory", or a postgresql:// URL',
@@ -316,6 +326,17 @@ class ServerConfig:
     #: Overruns after which a third-party plugin is switched off for that encounter
     #: (``plugin_disabled``); 0 never switches one off.
     plugin_overrun_limit: int = attrs.field(default=3, validator=_COUNT)
+    #: The plugins' settings for the whole server, by plugin name then setting id
+    #: (docs/plugins.md, "Settings"): in the file a table per plugin,
+    #: ``[server.plugin_settings.hazards]`` then ``burn_die = "1d8"``; in the environment a
+    #: JSON object, ``{"hazards": {"burn_die": "1d8"}}``; as a flag ``--plugin-setting
+    #: hazards.burn_die=1d8`` (repeatable; the value is read as JSON, else as text). The
+    #: layers merge setting by setting. Checked against the plugins' schemas at start and
+    #: by ``zonekeep config check``; new encounters get these values unless the GM's
+    #: ``options.settings`` say otherwise, and keep them.
+    plugin_settings: dict[str, dict[str, Any]] = attrs.field(
+        factory=dict, hash=False, validator=_PLUGIN_SETTINGS
+    )
     #: The URL players reach the server at from outside (``"https://dice.example.org"``),
     #: when it is not the address it listens on (a reverse proxy); its origin is allowed.
     public_url: str | None = attrs.field(default=None, validator=_PUBLIC_URL)
@@ -403,6 +424,7 @@ _ON_RELOAD = {
             "server.compendium_dirs",
             "server.gc_freeze_seconds",
             "server.gc_full_seconds",
+            "server.plugin_settings",
         ),
         RESTART,
     ),
@@ -512,10 +534,22 @@ class Settings:
     sources: dict[str, str] = attrs.field(factory=dict)
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def _show(value: object) -> str:
-    """A value as the operator wrote it (TOML-like: ``"fast"``, ``5``, ``true``)."""
+    """A value as the operator wrote it (TOML-like: ``"fast"``, ``5``, ``true``; a table
+    inline, ``{ hazards = { burn_die = "1d8" } }``)."""
     if isinstance(value, Path):
         value = str(value)
+    if isinstance(value, Mapping):
+        items = [
+            f"{k if _BARE_KEY.fullmatch(str(k)) else _show(str(k))} = {_show(v)}"
+            for k, v in value.items()
+        ]
+        return "{ " + ", ".join(items) + " }" if items else "{}"
+    if isinstance(value, list | tuple) and any(isinstance(v, Mapping) for v in value):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
     try:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
@@ -581,6 +615,12 @@ def _structure_path(value: Any, _t: Any) -> Path:
     return Path(value).expanduser()
 
 
+def _structure_tables(value: Any, _t: Any) -> dict[str, dict[str, Any]]:
+    if not _plugin_tables(value):
+        raise InvalidSetting(value, "a table per plugin name, each of its settings")
+    return {plugin: dict(values) for plugin, values in value.items()}
+
+
 def _structure_literal(value: Any, t: Any) -> Any:
     if value not in get_args(t) or isinstance(value, bool):
         raise InvalidSetting(value, describe_type(t))
@@ -634,11 +674,16 @@ def _make_converter() -> cattrs.Converter:
     converter.register_structure_hook_func(_is_literal, _structure_literal)
     converter.register_structure_hook_func(_is_tuple, _structure_tuple)
     converter.register_structure_hook_func(_is_optional, _structure_optional)
+    converter.register_structure_hook_func(_is_dict, _structure_tables)
     return converter
 
 
 def _is_literal(t: Any) -> bool:
     return get_origin(t) is Literal
+
+
+def _is_dict(t: Any) -> bool:
+    return get_origin(t) is dict
 
 
 def _is_tuple(t: Any) -> bool:
@@ -685,6 +730,11 @@ def _from_env(text: str, t: Any) -> Any:
         return "" if text.strip() == "" else _from_env(text, inner)
     if get_origin(t) is tuple:
         return [item.strip() for item in text.split(",") if item.strip()]
+    if get_origin(t) is dict:  # plugin_settings: a JSON object
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
     try:
         if t is int:
             return int(text.strip())
@@ -726,6 +776,11 @@ class _Layers:
                     f"{source(secret)} and {source(file_key)}: set the secret or its file, not both"
                 )
         for key, value in layer.items():
+            below = self.values.get(key)
+            if key in _MERGED and isinstance(below, Mapping) and isinstance(value, Mapping):
+                value = _merged(below, value)  # setting by setting, not the whole table
+                self.values.pop(key)
+                del self.sources[key]
             # this layer's value wins; its secret (or file) also over a lower one's file
             # (or secret)
             for old in (key, _PARTNER.get(key)):
@@ -768,6 +823,19 @@ class _Layers:
 
 
 _KEYS = {key: field for key, field in settings()}
+#: Settings whose layers merge table by table (a flag for one plugin setting keeps the
+#: file's others).
+_MERGED = ("server.plugin_settings",)
+
+
+def _merged(below: Mapping[str, Any], above: Mapping[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = dict(below)
+    for plugin, values in above.items():
+        if isinstance(values, Mapping) and isinstance(result.get(plugin), Mapping):
+            result[plugin] = {**result[plugin], **values}
+        else:
+            result[plugin] = values
+    return result
 
 
 def _file_layer(path: Path, layers: _Layers) -> dict[str, Any]:

@@ -30,6 +30,7 @@ COMMAND = "python -m zonekeep.server._config_doc"
 
 #: Defaults computed when the server starts, as the docs say them.
 FACTORY_DEFAULTS = {
+    "server.plugin_settings": "`{}` (every plugin setting at its default)",
     "server.data_dir": "`$XDG_DATA_HOME/zonekeep`, else `~/.local/share/zonekeep`",
     "server.arena_dirs": "the bundled arenas",
 }
@@ -151,7 +152,8 @@ source over the ones before it:
 3. environment variables `ZONEKEEP_<SECTION>_<KEY>` (`ZONEKEEP_SERVER_PORT=9000`,
    `ZONEKEEP_LIMITS_MAX_ENCOUNTERS=50`);
 4. the flags of `zonekeep serve` (`--host`, `--port`, `--server-key`, `--data-dir`,
-   `--store`, `--durability`, `--log-level`, `--log-format`).
+   `--store`, `--durability`, `--log-level`, `--log-format`, and `--plugin-setting
+   PLUGIN.SETTING=VALUE` for `plugin_settings`).
 
 ```toml
 [server]
@@ -160,6 +162,9 @@ public_url = "https://tables.example.org/zk/"
 trusted_proxies = ["127.0.0.1"]
 server_key_file = "/run/credentials/zonekeep.service/server_key"
 log_format = "json"
+
+[server.plugin_settings.hazards]   # a plugin's settings (docs/plugins.md)
+burn_die = "1d8"
 
 [limits]
 max_encounters = 200

@@ -38,6 +38,7 @@ from zonekeep.sdk import (
     option_problems,
     single_zone_arena,
 )
+from zonekeep.sdk.engine import Engine
 
 _KEYS = {
     "name",
@@ -74,8 +75,10 @@ class EncounterFile:
     description: str = ""
 
 
-def load_encounter(path: str | Path) -> EncounterFile:
-    """Read and validate an encounter file; raise :class:`EncounterFileError` listing all problems."""
+def load_encounter(path: str | Path, engine: Engine | None = None) -> EncounterFile:
+    """Read and validate an encounter file; raise :class:`EncounterFileError` listing all
+    problems. With ``engine``, its arena's asset data and its ``options.settings`` are
+    checked against that engine's plugins too."""
     path = Path(path)
     source = str(path)
     try:
@@ -86,11 +89,11 @@ def load_encounter(path: str | Path) -> EncounterFile:
         raise EncounterFileError(
             source, [f"line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}"]
         ) from None
-    return parse_encounter(data, source, base=path.parent)
+    return parse_encounter(data, source, base=path.parent, engine=engine)
 
 
 def parse_encounter(
-    data: Any, source: str = "<encounter>", base: Path | None = None
+    data: Any, source: str = "<encounter>", base: Path | None = None, engine: Engine | None = None
 ) -> EncounterFile:
     """Validate already-parsed encounter data (see :func:`load_encounter`)."""
     problems: list[str] = []
@@ -106,7 +109,8 @@ def parse_encounter(
             problems.append("arena: must be a path to an arena file")
         else:
             try:
-                arena = load_arena((base or Path.cwd()) / ref)
+                tags = engine.asset_tags if engine is not None else None
+                arena = load_arena((base or Path.cwd()) / ref, asset_tags=tags)
             except ArenaError as exc:
                 problems.append(f"arena: {exc}")
             except OSError as exc:
@@ -119,6 +123,8 @@ def parse_encounter(
     except cattrs.BaseValidationError as exc:
         problems.extend(describe_errors(exc, "options"))
     problems.extend(option_problems(options))
+    if engine is not None:
+        problems.extend(engine.settings_problems(options.settings))
 
     creatures: list[Creature] = []
     raw = data.get("creatures")

@@ -10,6 +10,7 @@ client of a server.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import re
@@ -113,6 +114,7 @@ from . import _metrics
 from ._config import Limits
 from ._dice import check_contribution
 from ._fanout import Member, Subscriber, push
+from ._plugin_data import setting_infos, settings_schema
 from ._registry import Registry
 from ._room import Grant, Job, Room
 from ._store import EncounterRecord
@@ -417,7 +419,7 @@ class Methods:
         if isinstance(data, dict):
             data = {k: v for k, v in data.items() if k != "$schema"}
         try:
-            parse_arena(data, "arena")
+            parse_arena(data, "arena", asset_tags=self.registry.engine.asset_tags)
         except ArenaError as exc:
             return CheckArenaResult([ProblemInfo(p.where, p.message) for p in exc.problems], None)
         assert isinstance(data, dict)
@@ -492,7 +494,10 @@ class Methods:
     async def m_encounter_options(
         self, client: Client, params: EncounterOptionsParams
     ) -> EncounterOptionsResult:
-        return EncounterOptionsResult(options_schema())
+        config, engine = self.registry.config, self.registry.engine
+        schema = copy.deepcopy(options_schema())
+        schema.setdefault("properties", {})["settings"] = settings_schema(config, engine)
+        return EncounterOptionsResult(schema, setting_infos(config, engine))
 
     async def m_join(self, client: Client, params: JoinParams) -> JoinResult | Encoded:
         if params.client_seed is not None:

@@ -62,6 +62,7 @@ from ._config import ServerConfig
 from ._dice import DiceChoice, RoomDice, next_counter, parse_dice_option
 from ._encounter_file import EncounterFile
 from ._fanout import push
+from ._plugin_data import with_server_settings
 from ._room import Grant, Job, Room
 from ._store import EncounterRecord, EventStore, StoreError
 
@@ -305,6 +306,9 @@ class Registry:
         problems = option_problems(options) if options is not None else []
         if problems:
             raise _roster_error("; ".join(problems) + ".")
+        # The operator's plugin settings under the GM's; the engine checks them, adds the
+        # defaults and keeps every effective value in the encounter's options.
+        options = with_server_settings(options, self.config)
         eid = self._new_id()
         while eid in self.rooms:
             eid = self._new_id()
@@ -445,7 +449,7 @@ class Registry:
     def arena_data(self, path: Path) -> dict[str, Any]:
         """The content of the arena file ``path`` as an object (TOML converted), once it
         loads (:class:`ArenaError` otherwise; ``OSError`` when it cannot be read)."""
-        load_arena(path)  # every check the server makes
+        load_arena(path, asset_tags=self.engine.asset_tags)  # every check the server makes
         text = path.read_text(encoding="utf-8-sig")
         data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
         assert isinstance(data, dict)
@@ -460,11 +464,11 @@ class Registry:
                 names = ", ".join(sorted(library)) or "none"
                 raise _roster_error(f"There is no bundled arena {value!r}; bundled: {names}.")
             if isinstance(found, dict):
-                return parse_arena(found, f"arena {value!r}")  # checked at start
-            return load_arena(found)
+                return parse_arena(found, f"arena {value!r}", asset_tags=self.engine.asset_tags)
+            return load_arena(found, asset_tags=self.engine.asset_tags)
         if isinstance(value, dict):
             try:
-                return parse_arena(value, "arena")
+                return parse_arena(value, "arena", asset_tags=self.engine.asset_tags)
             except ArenaError as exc:
                 raise _roster_error(str(exc).replace("\n", "; ")) from None
         raise _roster_error("'arena' must be a bundled arena's name or an arena object.")
@@ -1009,7 +1013,7 @@ def plugin_arenas(engine: Engine) -> dict[str, dict[str, Any]]:
                 continue
             data = {k: v for k, v in item.items() if k != "$schema"}
             try:
-                arena = parse_arena(data, where)
+                arena = parse_arena(data, where, asset_tags=engine.asset_tags)
             except ArenaError as exc:
                 problems.append(str(exc))
                 continue

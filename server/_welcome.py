@@ -22,6 +22,7 @@ from zonekeep.sdk import EncounterOptions, converter
 from zonekeep.sdk.engine import Engine
 
 from ._config import VERSION, ServerConfig
+from ._plugin_data import asset_tag_infos, server_settings, setting_infos
 from ._wire import encode_message
 
 
@@ -71,7 +72,9 @@ class Welcome:
                     CommandInfo.from_spec(spec, engine.command_owners.get(spec.id, ""))
                     for spec in engine.commands.values()
                 ],
-                options=converter.unstructure(EncounterOptions()),
+                options=converter.unstructure(
+                    EncounterOptions(settings=server_settings(self.config, engine))
+                ),
                 event_types=sorted([*sdk.EVENT_TYPES, *engine.catalog.events]),
                 arenas=arenas,
                 plugin_events=plugin_events(engine),
@@ -80,6 +83,8 @@ class Welcome:
                     ConditionInfo.from_spec(spec, engine.condition_owners.get(cid, ""))
                     for cid, spec in sorted(engine.conditions.items())
                 ],
+                asset_tags=asset_tag_infos(engine),
+                settings=setting_infos(self.config, engine),
             ),
             limits=self.config.limits.announced(
                 reaction if reaction is not None else EncounterOptions().reaction_seconds

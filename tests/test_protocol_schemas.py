@@ -33,6 +33,7 @@ from zonekeep.protocol import (
     ArchiveEncounterParams,
     ArchiveEncounterResult,
     ArenaItem,
+    AssetTagInfo,
     AttackOption,
     Capabilities,
     CheckArenaParams,
@@ -100,6 +101,7 @@ from zonekeep.protocol import (
     ServerInfo,
     SetPublicParams,
     SetPublicResult,
+    SettingInfo,
     SnapshotNotification,
     SnapshotParams,
     SnapshotResult,
@@ -229,6 +231,18 @@ def capabilities() -> Capabilities:
         options=wire.unstructure(EncounterOptions()),
         event_types=sorted(EVENT_TYPES),
         arenas=["cliffside", "swamp", "tavern"],
+        asset_tags=[
+            AssetTagInfo(
+                "collapsing_floor",
+                "hazards",
+                "Drops whoever stands on it.",
+                {"type": "object", "properties": {"fall_damage": {"type": "string"}}},
+            ),
+            AssetTagInfo("tripwire", "hazards", "Rings the alarm.", None),
+        ],
+        settings=[
+            SettingInfo("hazards", "burn_die", "Fire each turn.", {"type": "string"}, "1d6", "1d8")
+        ],
     )
 
 
@@ -448,7 +462,13 @@ def result_samples() -> dict[str, list[Any]]:
             CheckCharacterResult([ProblemInfo("character.hp", "must be 1 to 999")]),
         ],
         "submit_character": [SubmitCharacterResult("aria", "ana", 2)],
-        "encounter_options": [EncounterOptionsResult({"type": "object", "properties": {}})],
+        "encounter_options": [
+            EncounterOptionsResult({"type": "object", "properties": {}}, []),
+            EncounterOptionsResult(
+                {"type": "object", "properties": {}},
+                [SettingInfo("hazards", "burn_dc", "The DC.", {"type": "integer"}, 10, 12)],
+            ),
+        ],
         "list_seats": [ListSeatsResult([SeatInfo("ana", 1, False)]), ListSeatsResult([])],
         "contribute_dice": [ContributeDiceResult(7)],
         "rotate_dice": [RotateDiceResult(9, "ab" * 32)],

@@ -373,7 +373,55 @@
         input,
         el("span", {}, el("code", {}, name), range ? ` (${range})` : "", ` — ${prop.description || ""} Default: ${fallback}.`));
     });
-    box.replaceChildren(...rows.filter(Boolean));
+    box.replaceChildren(...rows.filter(Boolean), ...pluginSettings(b.schema.properties.settings));
+  }
+
+  // Plugin settings (protocol 1.4): options.settings.<plugin>.<id>, each from its schema;
+  // the default shown is this server's value. Only the values changed are sent.
+  function pluginSettings(schema) {
+    const { el } = window.zonekeepHome;
+    const rows = [];
+    for (const [plugin, group] of Object.entries(schema?.properties || {})) {
+      for (const [id, prop] of Object.entries(group.properties || {})) {
+        const mine = b.draft.options.settings?.[plugin] || {};
+        const current = id in mine ? mine[id] : prop.default;
+        const change = (value) => {
+          const all = { ...(b.draft.options.settings || {}) };
+          const values = { ...(all[plugin] || {}) };
+          if (value === prop.default || value === undefined) delete values[id];
+          else values[id] = value;
+          if (Object.keys(values).length) all[plugin] = values;
+          else delete all[plugin];
+          if (Object.keys(all).length) b.draft.options.settings = all;
+          else delete b.draft.options.settings;
+          save();
+        };
+        const name = `${plugin}.${id}`;
+        let input;
+        let range = "";
+        if (prop.type === "boolean") {
+          input = el("input", { type: "checkbox", name, checked: current, onchange: (ev) => change(ev.target.checked) });
+        } else if (Array.isArray(prop.enum)) {
+          input = el("select", { name, onchange: (ev) => change(prop.enum[Number(ev.target.value)]) },
+            ...prop.enum.map((v, i) => el("option", { value: String(i), selected: v === current }, String(v))));
+        } else if (prop.type === "integer" || prop.type === "number") {
+          const low = prop.minimum ?? "";
+          const high = prop.maximum ?? "";
+          if (low !== "" || high !== "") range = `${low === "" ? "…" : low} to ${high === "" ? "…" : high}`;
+          input = el("input", { type: "number", name, min: low, max: high, step: prop.type === "integer" ? 1 : "any",
+            value: current ?? "", oninput: (ev) => change(ev.target.value === "" ? undefined : Number(ev.target.value)) });
+        } else if (prop.type === "string") {
+          if (prop.format === "dice") range = "dice, such as 1d6";
+          input = el("input", { type: "text", name, value: current ?? "", oninput: (ev) => change(ev.target.value) });
+        } else {
+          continue; // a list or an object: not offered here (send it with create_encounter)
+        }
+        rows.push(el("label", { class: "zk-option", dataset: { setting: name } },
+          input,
+          el("span", {}, el("code", {}, name), range ? ` (${range})` : "", ` — ${prop.description || ""} Server's value: ${JSON.stringify(prop.default)}.`)));
+      }
+    }
+    return rows;
   }
 
   // -- Start ----------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import trio
 from e2e_support import Boom, Loaded, Running, ServerConfig, creatures, start_server
 
 from zonekeep.plugins import load_default_plugins
+from zonekeep.protocol import PROTOCOL_VERSION
 from zonekeep.protocol.client import ClientError, ZonekeepClient
 from zonekeep.sdk import EVENT_TYPES
 from zonekeep.sdk.engine import Engine
@@ -72,7 +73,7 @@ async def test_hello_announces_version_capabilities_and_limits(running: Running)
     async with running.client(hello=False) as client:
         with trio.fail_after(5):
             welcome = await client.hello("methods-test", "9.9")
-    assert welcome["protocol"] == "1.4"
+    assert welcome["protocol"] == PROTOCOL_VERSION == "1.4"
     assert welcome["server"]["name"] == "zonekeep"
     caps = welcome["capabilities"]
     engine = Engine()

@@ -2,23 +2,31 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
+import pytest
 import zonekeep_hazards as hazards
 
 from zonekeep.sdk import (
+    ArenaError,
     Attack,
     ConditionApplied,
     ConditionRemoved,
     Creature,
     Damaged,
+    EncounterOptions,
     SaveMade,
     ZoneEntered,
     load_arena,
+    parse_arena,
 )
 from zonekeep.sdk.testing import EncounterHarness
 
-TAVERN = load_arena(Path(__file__).resolve().parents[4] / "examples" / "arenas" / "tavern.json")
+TAVERN_FILE = Path(__file__).resolve().parents[4] / "examples" / "arenas" / "tavern.json"
+TAVERN = load_arena(TAVERN_FILE)
+TAVERN_DOC: dict[str, Any] = json.loads(TAVERN_FILE.read_text(encoding="utf-8"))
 
 
 def creature(cid: str, side: str, zone: str, **kw: object) -> Creature:
@@ -149,3 +157,76 @@ def test_a_roster_and_a_late_arrival_may_name_its_condition_short() -> None:
     )
     assert h.creature("imp").conditions == ["hazards.burning", "prone"]
     h.assert_replay_matches()
+
+
+def test_a_collapsing_floor_deals_the_fall_damage_its_data_gives() -> None:
+    data = dict(TAVERN_DOC)
+    data["assets"] = [
+        dict(a, data={"fall_damage": "2d6"}) if a["id"] == "rotten_boards" else a
+        for a in TAVERN_DOC["assets"]
+    ]
+    engine = EncounterHarness([creature("x", "party", "balcony")], extra_plugins=[hazards]).engine
+    arena = parse_arena(data, "tavern", asset_tags=engine.asset_tags)
+    assert arena.asset("rotten_boards").data == {"fall_damage": "2d6"}
+    h = EncounterHarness(
+        [creature("aria", "party", "balcony"), creature("gob", "foes", "common_room")],
+        arena=arena,
+        extra_plugins=[hazards],
+    )
+    h.start(initiative=[15, 10])
+    h.rolls(15).send("set_position", creature="aria", asset="rotten_boards")
+    h.end_turn()
+    h.rolls(5, 3, 4).end_turn()  # the save fails (5 < 12); the fall: 2d6 = 3 + 4
+    fall = h.of_type(Damaged)[-1]
+    assert (fall.creature, fall.amount, fall.damage_type) == ("aria", 7, "bludgeoning")
+    assert fall.roll is not None and fall.roll.expr == "2d6"
+
+
+def test_a_collapsing_floors_data_is_checked_by_the_loader() -> None:
+    data = dict(TAVERN_DOC)
+    data["assets"] = [
+        dict(a, data={"fall_damage": "a lot"}) if a["id"] == "rotten_boards" else a
+        for a in TAVERN_DOC["assets"]
+    ]
+    engine = EncounterHarness([creature("x", "party", "balcony")], extra_plugins=[hazards]).engine
+    index = next(i for i, a in enumerate(TAVERN_DOC["assets"]) if a["id"] == "rotten_boards")
+    with pytest.raises(ArenaError) as caught:
+        parse_arena(data, "tavern", asset_tags=engine.asset_tags)
+    assert [str(p) for p in caught.value.problems] == [
+        f'assets[{index}].data.fall_damage: bad dice expression string "a lot"; '
+        "expected e.g. '2d6', 'd8+1' or '5'"
+    ]
+
+
+def test_burning_uses_the_encounters_settings() -> None:
+    options = EncounterOptions(settings={"hazards": {"burn_die": "1d10", "burn_dc": 15}})
+    h = EncounterHarness(
+        [creature("gob", "foes", "common_room"), creature("aria", "party", "common_room")],
+        arena=TAVERN,
+        extra_plugins=[hazards],
+        options=options,
+    )
+    h.start(initiative=[15, 10])
+    h.send("ignite", creature="gob")
+    h.rolls(14).end_turn()  # the goblin's save: 14 < the encounter's DC 15
+    h.rolls(9).end_turn()  # its next turn starts: 1d10 fire = 9
+    save = h.of_type(SaveMade)[-1]
+    assert (save.dc, save.success) == (15, False)
+    burn = h.of_type(Damaged)[-1]
+    assert (burn.amount, burn.roll.expr if burn.roll else None) == (9, "1d10")
+    h.assert_replay_matches()  # the encounter_created event keeps the settings
+
+
+def test_burning_uses_the_defaults_without_settings() -> None:
+    h = table(
+        creature("gob", "foes", "common_room"),
+        creature("aria", "party", "common_room"),
+        rolls=[15, 10],
+    )
+    assert h.state.options.settings["hazards"] == {"burn_die": "1d6", "burn_dc": 10}
+    h.send("ignite", creature="gob")
+    h.rolls(9).end_turn()
+    h.rolls(6).end_turn()
+    assert h.of_type(SaveMade)[-1].dc == 10
+    burn = h.of_type(Damaged)[-1]
+    assert burn.roll is not None and burn.roll.expr == "1d6"

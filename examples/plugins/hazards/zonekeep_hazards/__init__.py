@@ -5,10 +5,12 @@ It adds:
 - **collapsing floors**: at the end of each round, every creature in position in an
   element tagged ``collapsing_floor`` makes a Dexterity save (the asset's own save
   DC, 12 if it has none); on a failure the floor gives way: it falls into the zone
-  below, takes 1d6 bludgeoning damage and lands prone;
-- **burning**: a ``hazards.burning`` condition (set by the GM's ``hazards.ignite`` command) deals
-  1d6 fire damage at the start of each of the creature's turns, until it succeeds
-  on a DC 10 Dexterity save at the end of one;
+  below, takes the fall's damage (the asset's ``data.fall_damage``, 1d6 if it gives
+  none) as bludgeoning damage and lands prone;
+- **burning**: a ``hazards.burning`` condition (set by the GM's ``hazards.ignite``
+  command) deals fire damage (the ``burn_die`` setting, 1d6 by default) at the start
+  of each of the creature's turns, until it succeeds on a Dexterity save (the
+  ``burn_dc`` setting, 10 by default) at the end of one;
 - **shove into a hazard**: the ``shove_into`` action (Athletics against the
   target's Athletics or Acrobatics) forces the target into an asset in its zone,
   which counts as taking position there and runs the asset's forced effect;
@@ -39,6 +41,7 @@ from zonekeep.sdk import (
     PluginInfo,
     RollRequest,
     RuleContext,
+    SettingSpec,
     apply_damage,
     change_zone,
     force_move,
@@ -62,8 +65,14 @@ COLLAPSING = ZONEKEEP_PLUGIN.id("collapsing_floor")
 TRIPWIRE = ZONEKEEP_PLUGIN.id("tripwire")
 #: The save DC of a collapsing floor that gives none.
 FLOOR_DC = 12
-#: The save DC to stop burning unless ``ignite`` gave one.
+#: The save DC to stop burning (the ``burn_dc`` setting's default).
 BURN_DC = 10
+#: The fire damage of burning each turn (the ``burn_die`` setting's default).
+BURN_DIE = "1d6"
+#: The damage of a fall through a collapsing floor whose data gives none.
+FALL_DAMAGE = "1d6"
+#: The plugin's name: the key of its settings (``ctx.setting(PLUGIN, ...)``).
+PLUGIN = "hazards"
 
 
 def _zone_below(ctx: RuleContext, zone: str) -> str | None:
@@ -98,7 +107,7 @@ def _floor_gives_way(ctx: RuleContext, cid: str, asset: Asset) -> None:
     if below is None:
         return
     change_zone(ctx, creature, below, forced=True, by=asset.id)
-    damage = ctx.roll("1d6")
+    damage = ctx.roll(asset.data.get("fall_damage", FALL_DAMAGE))
     apply_damage(
         ctx,
         ctx.state.creatures[cid],
@@ -124,7 +133,7 @@ def _ignite(ctx: RuleContext, cmd: Command) -> None:
 @hookimpl
 def zonekeep_turn_start(ctx: RuleContext, creature: Creature) -> None:
     if BURNING in creature.conditions:
-        damage = ctx.roll("1d6")
+        damage = ctx.roll(ctx.setting(PLUGIN, "burn_die"))
         apply_damage(ctx, creature, damage.total, damage_type="fire", roll=damage, source=BURNING)
 
 
@@ -132,7 +141,8 @@ def zonekeep_turn_start(ctx: RuleContext, creature: Creature) -> None:
 def zonekeep_turn_end(ctx: RuleContext, creature: Creature) -> None:
     if BURNING not in creature.conditions or creature.out_of_fight:
         return
-    if saving_throw(ctx, creature, "dex", BURN_DC, "putting out the flames"):
+    dc = ctx.setting(PLUGIN, "burn_dc")
+    if saving_throw(ctx, creature, "dex", dc, "putting out the flames"):
         ctx.emit(ConditionRemoved(creature.id, BURNING, "put out"))
 
 
@@ -185,14 +195,52 @@ def zonekeep_position_taken(
 
 @hookimpl
 def zonekeep_conditions() -> Iterable[ConditionSpec]:
-    return (ConditionSpec(BURNING, "1d6 fire at the start of each turn until a DC 10 Dex save."),)
+    return (
+        ConditionSpec(
+            BURNING,
+            "Fire damage (the burn_die setting, 1d6) at the start of each turn until a Dex save "
+            "(burn_dc, 10).",
+        ),
+    )
 
 
 @hookimpl
 def zonekeep_asset_tags() -> Iterable[AssetTagSpec]:
     return (
-        AssetTagSpec(COLLAPSING, "At each round's end, a Dex save or fall to the zone below."),
+        AssetTagSpec(
+            COLLAPSING,
+            "At each round's end, a Dex save or fall to the zone below.",
+            data_schema={
+                "type": "object",
+                "properties": {
+                    "fall_damage": {
+                        "type": "string",
+                        "format": "dice",
+                        "description": "The bludgeoning damage of the fall.",
+                        "default": FALL_DAMAGE,
+                    }
+                },
+            },
+        ),
         AssetTagSpec(TRIPWIRE, "Taking position here rings the alarm."),
+    )
+
+
+@hookimpl
+def zonekeep_settings() -> Iterable[SettingSpec]:
+    return (
+        SettingSpec(
+            "burn_die",
+            "The fire damage a burning creature takes at the start of each of its turns.",
+            {"type": "string", "format": "dice"},
+            BURN_DIE,
+        ),
+        SettingSpec(
+            "burn_dc",
+            "The Dexterity save DC that puts the flames out at the end of a turn.",
+            {"type": "integer", "minimum": 1, "maximum": 30},
+            BURN_DC,
+        ),
     )
 
 
