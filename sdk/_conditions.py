@@ -13,7 +13,7 @@ from typing import Any, TypeVar, cast
 
 import attrs
 
-from ._custom import qualify
+from ._names import qualify
 
 #: The ways a condition can last (``ConditionSpec.durations``; the arguments of
 #: :func:`zonekeep.sdk.apply_timed_condition`): a number of rounds, until the start or

@@ -34,6 +34,7 @@ from typing import Any, Literal
 import attrs
 
 from ._events import PluginEvent
+from ._names import qualify, short_name
 from ._schema import is_json_like, schema_errors, validate
 
 log = logging.getLogger("zonekeep.plugins")
@@ -116,29 +117,6 @@ class AmbiguousId(ValueError):
 
 class CustomEventError(ValueError):
     """A plugin event cannot be emitted: unknown type, bad payload, or its reducer failed."""
-
-
-def qualify(namespace: str | None, name: str) -> str:
-    """``name`` in ``namespace``: ``qualify("hazards", "burning") == "hazards.burning"``.
-
-    A name already in the namespace is returned as is; without a namespace the name
-    stays as written. Raises ``ValueError`` for a name in another plugin's namespace.
-    """
-    if namespace is None or name.startswith(namespace + "."):
-        return name
-    if "." in name:
-        raise ValueError(
-            f"{name!r} is in another namespace; plugin {namespace!r} declares its ids "
-            f"short ({name.rsplit('.', 1)[-1]!r}) or as {namespace!r}.<name>"
-        )
-    return f"{namespace}.{name}"
-
-
-def short_name(namespace: str | None, full: str) -> str:
-    """The short name of ``full`` (its part after ``namespace.``)."""
-    if namespace is not None and full.startswith(namespace + "."):
-        return full[len(namespace) + 1 :]
-    return full
 
 
 @attrs.frozen
