@@ -17,11 +17,13 @@ Built-in plugins (:data:`zonekeep.plugins.default_plugins`) are named
 ``zonekeep.<module>`` (``zonekeep.flanking``) and carry zonekeep's own version.
 The ``zonekeep.`` prefix is reserved for them.
 
-Conflicts between plugins are checked when the engine is built: two plugins
-declaring the same command id stop it with :class:`PluginConflict`, naming both.
-Asset kinds and condition names are not declared through a hook yet, so two
-plugins cannot clash on them; when such hooks are added, the same check belongs
-in :class:`~zonekeep.sdk.engine.Engine`.
+A third-party plugin's name is also its namespace: the engine puts every id it
+declares (commands, conditions, asset tags, event types) under it, so
+``hazards``'s ``burning`` is ``hazards.burning`` and two packages may both declare
+a ``burning`` (see :mod:`zonekeep.sdk._custom`). The built-ins, named here, have no
+namespace. Conflicts are checked when the engine is built: one full id declared
+twice (by one plugin, or by two without a namespace) stops it with
+:class:`PluginConflict`, naming both.
 """
 
 from __future__ import annotations

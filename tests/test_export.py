@@ -539,3 +539,24 @@ async def test_an_imported_unfinished_encounter_comes_back_on_a_server_and_the_g
             async with connect(url) as stranger:
                 with pytest.raises(ClientError):
                     await stranger.join("e7-restored", token[:-2] + "xx")
+
+
+def test_replay_keeps_the_events_of_a_plugin_that_is_not_installed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from zonekeep.sdk import PluginEvent
+
+    table = started()
+    gone = PluginEvent("nowhere.bell_rung", {"bell": "b1"})
+    log = write_log(tmp_path / "gone.jsonl", "e1-test", [*table.events, gone])
+    code, out, err = run_cli(capsys, "replay", str(log))
+    assert (code, err) == (0, "")
+    assert '[nowhere.bell_rung] {"bell": "b1"}\n' in out
+    code, out, _ = run_cli(capsys, "replay", str(log), "--json")
+    assert code == 0
+    state = json.loads(out)
+    assert state["seq"] == len(table.events) + 1
+    assert state["plugin_state"] == {}
+    assert {k: v for k, v in state.items() if k != "seq"} == {
+        k: v for k, v in plain(state_to_dict(table.state)).items() if k != "seq"
+    }
