@@ -77,11 +77,12 @@ async def test_settings_are_announced_checked_kept_and_read_by_the_hooks(
             "hazards": {"burn_die": "1d6", "burn_dc": 12}
         }
         tags = {t["id"]: t for t in capabilities["asset_tags"]}
-        assert tags["collapsing_floor"]["plugin"] == "hazards"
+        assert tags["hazards.collapsing_floor"]["plugin"] == "hazards"
         assert (
-            tags["collapsing_floor"]["data_schema"]["properties"]["fall_damage"]["format"] == "dice"
+            tags["hazards.collapsing_floor"]["data_schema"]["properties"]["fall_damage"]["format"]
+            == "dice"
         )
-        assert tags["tripwire"]["data_schema"] is None
+        assert tags["hazards.tripwire"]["data_schema"] is None
 
         options = await gm.request("encounter_options")
         hazards = options["schema"]["properties"]["settings"]["properties"]["hazards"]
