@@ -52,7 +52,7 @@ from ._loading import (
     builtin_plugins,
     discover,
 )
-from ._state import EncounterState, apply_event
+from ._state import EncounterState, apply_event, working_copy
 from ._types import Creature, EncounterOptions
 
 log = logging.getLogger("zonekeep.engine")
@@ -523,7 +523,7 @@ class Engine:
         skipped: list[PluginErrorRecorded] = []
         spec = self.check(state, command, skipped, overruns)
         command = _without_nulls(command)
-        ctx = RuleContext(state.copy(), entropy or RandomEntropy(), self.hook, command.actor)
+        ctx = RuleContext(working_copy(state), entropy or RandomEntropy(), self.hook, command.actor)
         made(ctx)
         for error in skipped:
             ctx.plugin_failed(error.plugin, error.hook, error.error)
