@@ -25,7 +25,6 @@ from zonekeep.protocol import (
     CommandResult,
     DecisionInfo,
     EncounterErrorNotification,
-    EventNotification,
     PromptNotification,
     ProtocolError,
     RewindResult,
@@ -57,7 +56,7 @@ from zonekeep.sdk.engine import Engine, PluginFailure, describe
 from . import _log, _metrics
 from ._dice import RoomDice
 from ._fanout import Member, Role, Subscriber, fan_out, push
-from ._store import EncounterRecord, EventStore, StoredGrant, StoreError
+from ._store import EncodedEvents, EncounterRecord, EventStore, StoredGrant, StoreError
 from ._visibility import (
     Viewer,
     event_for,
@@ -67,7 +66,7 @@ from ._visibility import (
     scrub_names,
     snapshot_for,
 )
-from ._wire import encode_message, fields_of, notification_text
+from ._wire import encode_message, event_notification_text, fields_of, notification_text
 
 log = logging.getLogger("zonekeep.room")
 
@@ -87,6 +86,18 @@ class Grant:
     player: str | None = None
     #: A public encounter's spectator seat, taken without a token (never stored).
     public: bool = False
+
+
+def encoded(
+    events: Sequence[Event], payloads: Sequence[dict[str, Any]] | None = None
+) -> EncodedEvents:
+    """``events`` with their payloads and JSON texts (:class:`~._store.EncodedEvents`),
+    made once per command: as they are when already encoded."""
+    if isinstance(events, EncodedEvents):
+        return events
+    if payloads is None:
+        payloads = [event_to_dict(e) for e in events]
+    return EncodedEvents(events, payloads, [encode_message(p) for p in payloads])
 
 
 def token_hash(token: str) -> str:
@@ -620,10 +631,13 @@ class Room:
         for (``dice_drawn``, ``dice_revealed`` at the end, a new ``dice_committed``)."""
         if self.dice is None:
             return events, after
-        extra = self.dice.settle(events, after)
+        payloads = [event_to_dict(e) for e in events]
+        extra = self.dice.settle(events, after, payloads)
         for event in extra:
             apply_event(after, event)
-        return [*events, *extra], after
+        payloads += [event_to_dict(e) for e in extra]
+        # Encoded once here: the store and every view that sees an event unchanged reuse it.
+        return encoded(events + extra, payloads), after
 
     async def contribute(self, by: str, value: str) -> CommandResult:
         """A seat mixes ``value`` into the dice (a ``dice_contributed`` event)."""
@@ -670,6 +684,7 @@ class Room:
         (and, with ``snapshots``, send each its new snapshot), then update prompts and the
         turn timer. Returns the seq of the first event."""
         first = self.state.seq + 1
+        events = encoded(events)
         await self.commit(first, events, after)
         _metrics.current().plugin_events(events)
         before = self.state
@@ -740,19 +755,17 @@ class Room:
         """
         state = self.state
         steps = self._steps(events, before)
-        payloads = [event_to_dict(e) for e in events]
+        coded = encoded(events)
+        payloads, jsons = coded.payloads, coded.texts
         overridden = any(isinstance(e, OverrideApplied) and e.field == "hidden" for e in events)
 
         def texts(view: Viewer) -> list[str]:
-            visible = (
-                payloads
-                if view.full
-                else [event_for(p, s, view) for p, s in zip(payloads, steps, strict=True)]
-            )
-            found = [
-                notification_text(EventNotification(self.id, first + offset, event))
-                for offset, event in enumerate(visible)
-            ]
+            found = []
+            for offset, payload in enumerate(payloads):
+                shown = payload if view.full else event_for(payload, steps[offset], view)
+                # An event the view sees unchanged reuses the text encoded for the store.
+                text = jsons[offset] if shown is payload else encode_message(shown)
+                found.append(event_notification_text(self.id, first + offset, text))
             if not view.full and (overridden or hidden_ids(before, view) - hidden_ids(state, view)):
                 found.append(notification_text(self._snapshot_params(view)))
             return found
