@@ -175,6 +175,8 @@ class Room:
         self.crashed: str | None = None
         #: Events between snapshots in the store.
         self.snapshot_every = 200
+        #: The seq of the last snapshot this room stored (-1: none yet, or not known).
+        self.snapshot_seq = -1
         #: The inbox: jobs, or ``None`` to wake the loop when a deadline changed.
         self._inbox_send, self._inbox = trio.open_memory_channel[Job | None](64)
         #: What the store keeps about it for the lobby and the lifecycle (kept up to date
@@ -708,6 +710,8 @@ class Room:
             await self.store.append(
                 self.id, first, events, snapshot=snapshot, finished=after.phase == "ended"
             )
+            if snapshot is not None:
+                self.snapshot_seq = after.seq
         except StoreError as exc:
             log.error("encounter %s: %s", self.id, exc)
             raise ProtocolError(
@@ -715,6 +719,22 @@ class Room:
                 "The server could not save this command, so nothing changed. Tell the "
                 "server's operator (the disk may be full or read-only).",
             ) from None
+
+    async def save_snapshot(self) -> bool:
+        """Store a snapshot of the state as it is now, unless the last one this room stored
+        is of this very seq (the graceful stop does this, so that the next load reads no
+        tail of the log). Returns whether one was written; a store failure is logged, not
+        raised (the events are stored already: the next load replays them)."""
+        state = self.state
+        if self.snapshot_seq == state.seq or state.seq == 0:
+            return False
+        try:
+            await self.store.append(self.id, state.seq + 1, (), snapshot=state_to_dict(state))
+        except (StoreError, ValueError) as exc:
+            log.warning("encounter %s: no snapshot written at the stop: %s", self.id, exc)
+            return False
+        self.snapshot_seq = state.seq
+        return True
 
     async def rewind(self, to_seq: int, by: str) -> RewindResult:
         """GM undo: append a ``rewound`` event and go back to the state after ``to_seq``.
