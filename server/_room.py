@@ -51,7 +51,7 @@ from zonekeep.sdk import (
     state_to_dict,
     undone_counters,
 )
-from zonekeep.sdk.engine import Engine, PluginFailure, describe
+from zonekeep.sdk.engine import Engine, PluginFailure, describe, working_copy
 
 from . import _log, _metrics
 from ._dice import RoomDice
@@ -801,11 +801,12 @@ class Room:
         if any(isinstance(e, Rewound) for e in events):
             return [after] * len(events)
         steps = []
-        state = before.copy()
+        # Working copies (sdk/_state.py): only apply_event changes them, as here.
+        state = working_copy(before)
         try:
             for event in events[:-1]:
                 apply_event(state, event)
-                steps.append(state.copy())
+                steps.append(working_copy(state))
         except KeyError:  # an event without a reducer: hide what is hidden before or after
             return [before if hidden_ids(before) - hidden_ids(after) else after] * len(events)
         steps.append(after)
