@@ -32,7 +32,7 @@ from ._details import ActionDetail, OnesEntropy, plugin_refusal
 from ._details import action_details as _action_details
 from ._dice import Entropy, RandomEntropy
 from ._errors import Refusal
-from ._events import EncounterCreated, EncounterEnded, Event, PluginErrorRecorded
+from ._events import ActionTaken, EncounterCreated, EncounterEnded, Event, PluginErrorRecorded
 from ._isolation import (
     PASS_THROUGH,
     Budget,
@@ -126,7 +126,8 @@ def _checked_requires(
 
 
 def _check_params(spec: CommandSpec, params: Mapping[str, Any]) -> None:
-    unknown = sorted(set(params) - set(spec.params))
+    known = spec.params
+    unknown = [] if all(k in known for k in params) else sorted(set(params) - set(known))
     if unknown:
         raise Refusal(
             "invalid_params",
@@ -518,8 +519,6 @@ class Engine:
         overruns: list[tuple[str, str, float]],
         made: Callable[[RuleContext], None],
     ) -> Outcome:
-        from zonekeep.sdk._events import ActionTaken
-
         skipped: list[PluginErrorRecorded] = []
         spec = self.check(state, command, skipped, overruns)
         command = _without_nulls(command)
