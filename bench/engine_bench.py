@@ -77,6 +77,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import trio
 from attr._make import _frozen_setattrs
 
 from zonekeep.sdk import (
@@ -318,7 +319,10 @@ class FakeSession:
 
 
 def make_room(engine: Engine, state: EncounterState, members: int) -> tuple[Room, list[Any]]:
-    room = Room("bench", engine, InMemoryStore(), state)
+    async def made() -> Room:  # a room reads trio's clock when it is made
+        return Room("bench", engine, InMemoryStore(), state)
+
+    room = trio.run(made)
     sessions: list[Any] = []
     players = [c.controller for c in state.creatures.values() if c.controller != "gm"]
     for i in range(members):
@@ -459,8 +463,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for label, hidden in (("no hidden creature", None), ("one hidden creature", "foe1")):
         p = Player(engine, args.creatures, args.seed + 2, hidden=hidden)
         events: tuple[Event, ...] = ()
+        prev = p.state
         for _ in range(200):
             before = len(p.events)
+            prev = p.state
             p.turn()
             made = p.events[before:]
             if any(e.type == "attack_made" for e in made) and p.state.phase == "turns":
@@ -468,14 +474,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 break
         room, sessions = make_room(engine, p.state, args.members)
         first = p.state.seq - len(events) + 1
-        hidden_before = {c.id for c in p.state.creatures.values() if c.hidden}
+        hidden_before = prev  # the state before the turn that made the events
 
         def once(
             room: Room = room,
             sessions: list[Any] = sessions,
             first: int = first,
             events: tuple[Event, ...] = events,
-            hidden_before: set[str] = hidden_before,
+            hidden_before: EncounterState = hidden_before,
         ) -> None:
             for s in sessions:
                 s.sent.clear()

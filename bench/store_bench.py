@@ -363,6 +363,181 @@ async def recover_server(folder: Path, durability: str) -> dict[str, Any]:
     }
 
 
+# -- 3. a cold encounter of a real fight ---------------------------------------------------------
+
+TAVERN = Path(__file__).resolve().parent.parent / "examples" / "arenas" / "tavern.json"
+
+
+def record_fight(min_events: int, seed: int = 1) -> Recording:
+    """Play a real fight through the rules engine (``Engine.handle``, seeded dice) until it
+    has ``min_events`` events: on the tavern arena, two heroes and two goblins with
+    99,999 hit points (so it never ends) walk between the common room and the bar,
+    attack an enemy in their zone (rolls, damage, engagements), take the opportunity
+    attacks offered when an engaged creature leaves (``decide``), the GM adds notes; every
+    turn ends with ``end_turn``. Snapshots where the server writes them."""
+    import random
+
+    from zonekeep.sdk import GM_ACTOR, Actor, Attack, Command, RandomEntropy, Refusal, load_arena
+    from zonekeep.sdk.engine import Engine
+
+    engine = Engine()
+    entropy = RandomEntropy(seed)
+    choice = random.Random(seed)
+
+    def fighter(cid: str, side: str, controller: str) -> Creature:
+        return Creature(cid, cid.capitalize(), side, controller=controller, hp=99_999,
+                        max_hp=99_999, ac=12, attacks=[Attack("blade", "melee", 4, "1d8+2", "slashing")],
+                        saves={"dex": 1})  # fmt: skip
+
+    roster = [fighter("aria", "party", "alice"), fighter("brom", "party", "bob"),
+              fighter("gob1", "goblins", "gm"), fighter("gob2", "goblins", "gm")]  # fmt: skip
+    outcome = engine.create(RECORDED_ID, roster, arena=load_arena(TAVERN))
+    state = outcome.state
+    batches: list[tuple[Event, ...]] = [outcome.events]
+    snapshots: list[dict[str, Any] | None] = [state_to_dict(state)]
+
+    def send(kind: str, actor: Actor = GM_ACTOR, **params: object) -> bool:
+        nonlocal state
+        try:
+            out = engine.handle(state, Command(kind, params, actor), entropy)
+        except Refusal:
+            return False
+        before, state = state.seq, out.state
+        batches.append(out.events)
+        crossed = state.seq // SNAPSHOT_EVERY > before // SNAPSHOT_EVERY
+        snapshots.append(state_to_dict(state) if crossed else None)
+        return True
+
+    def settle() -> None:
+        for _ in range(10):
+            if not state.pending:
+                return
+            d = state.pending[0]
+            actor = GM_ACTOR if d.controller == "gm" else Actor("player", d.controller)
+            if "attack" in d.options and send("decide", actor, decision=d.id, choice=["attack"]):
+                continue
+            send("decision_timeout", decision=d.id)
+
+    send("set_surprise", surprised=[])
+    send("place", positions={"aria": "common_room", "brom": "bar", "gob1": "common_room",
+                             "gob2": "bar"})  # fmt: skip
+    send("roll_initiative")
+    settle()
+    turn = 0
+    while sum(len(b) for b in batches) < min_events:
+        turn += 1
+        who = state.active
+        assert who is not None and state.phase == "turns", state.phase
+        me = state.creatures[who]
+        foes = [c.id for c in state.in_zone(me.zone or "") if c.side != me.side]
+        if foes:
+            send("attack", creature=who, target=choice.choice(foes))
+            settle()
+        if turn % 3 == 0:
+            other = "bar" if me.zone == "common_room" else "common_room"
+            send("enter", creature=who, zones=[other])  # engaged foes get opportunity attacks
+            settle()
+        else:
+            send("move", creature=who, feet=5)
+        if turn % 4 == 0:
+            send("add_note", text=f"Round {state.round}: {me.name} presses on (note {turn}).")
+        if state.active == who and not state.pending:
+            send("end_turn", creature=who)
+            settle()
+    assert state.phase != "ended"
+    return Recording(batches, snapshots)
+
+
+def _kinds(rec: Recording) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for batch in rec.batches:
+        for e in batch:
+            found[e.type] = found.get(e.type, 0) + 1
+    return dict(sorted(found.items(), key=lambda kv: -kv[1]))
+
+
+async def cold_fight(
+    folder: Path, rec: Recording, encounters: int, snapshots: bool
+) -> dict[str, Any]:
+    """Store ``encounters`` copies of the fight (with the server's snapshots every 200
+    events, or with only the creation snapshot: every event is replayed), start a real
+    server, and answer each encounter's first join cold: ``Registry.load`` (snapshot, the
+    tail of the log, the dice counter) plus the join's GM snapshot serialized, each timed.
+    Beside it, a bare SQLite ``SELECT`` of the same rows (the tail the load reads)."""
+    from zonekeep.server._visibility import snapshot_for
+    from zonekeep.server._wire import encode_message
+
+    store = await SqliteStore.open(folder / "zonekeep.sqlite3", durability="normal")
+    for i in range(encounters):
+        eid = f"fight-{i:03d}"
+        seq = 1
+        for n, a in enumerate(per_command(rec, eid)):
+            snap = a.snapshot if snapshots or n == 0 else None
+            await store.append(eid, a.first_seq, a.events, snapshot=snap)
+            seq += len(a.events)
+    await store.aclose()
+    conn = sqlite3.connect(folder / "zonekeep.sqlite3")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+
+    config = ServerConfig(port=0, data_dir=folder, durability="full")
+    server = ZonekeepServer(config)
+    loads: list[float] = []
+    joins: list[float] = []
+    cpu: list[float] = []
+    replayed: list[int] = []
+    async with trio.open_nursery() as nursery:
+        await server.open_store()
+        await nursery.start(server.run)
+        for i in range(encounters):
+            eid = f"fight-{i:03d}"
+            t0, c0 = time.perf_counter(), time.process_time()
+            room = await server.registry.load(eid)
+            t1 = time.perf_counter()
+            encode_message(snapshot_for(room.state, True))
+            t2, c2 = time.perf_counter(), time.process_time()
+            loads.append(t1 - t0)
+            joins.append(t2 - t0)
+            cpu.append(c2 - c0)
+            replayed.append(room.state.seq)
+        nursery.cancel_scope.cancel()
+    await server.store.aclose()
+    # The same rows, bare: what the load reads (the tail after its snapshot).
+    conn = sqlite3.connect(folder / "zonekeep.sqlite3")
+    bare: list[float] = []
+    rows = 0
+    for i in range(encounters):
+        eid = f"fight-{i:03d}"
+        t0 = time.perf_counter()
+        (after,) = conn.execute(
+            "SELECT coalesce(max(seq), 0) FROM snapshots WHERE encounter=?", (eid,)
+        ).fetchone()
+        rows = len(conn.execute(
+            "SELECT seq, type, data FROM events WHERE encounter=? AND seq>? ORDER BY seq",
+            (eid, after),
+        ).fetchall())  # fmt: skip
+        bare.append(time.perf_counter() - t0)
+    conn.close()
+    for xs in (loads, joins, cpu, bare):
+        xs.sort()
+    mid = len(loads) // 2
+    return {
+        "snapshots": "every 200 events (as the server writes them)"
+        if snapshots
+        else "creation only",
+        "events_per_encounter": rec.events,
+        "seq_loaded": max(replayed),
+        "rows_read": rows,
+        "load_median_seconds": loads[mid],
+        "load_max_seconds": loads[-1],
+        "first_join_median_seconds": joins[mid],
+        "first_join_max_seconds": joins[-1],
+        "first_join_cpu_median_seconds": cpu[mid],
+        "bare_select_median_seconds": bare[mid],
+        "bare_select_max_seconds": bare[-1],
+    }
+
+
 # -- running and printing ------------------------------------------------------------------------
 
 
@@ -548,6 +723,32 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 ]
             print(_table(["durability", "step", "seconds", "what"], rows, "llrl"))
             result["recovery"] = runs
+        if args.only in (None, "fight"):
+            rec = record_fight(args.fight_events)
+            print(
+                f"\n3. A cold encounter of a real fight: {rec.events} events "
+                f"({len(rec.batches)} commands; {', '.join(f'{k} {v}' for k, v in list(_kinds(rec).items())[:8])}, ...), "
+                f"{args.fight_encounters} copies, each loaded cold once; "
+                f"load average {os.getloadavg()[0]:.2f}"
+            )
+            runs = []
+            for with_snapshots in (True, False):
+                folder = _fresh(base, f"fight-{'snap' if with_snapshots else 'nosnap'}")
+                runs.append(await cold_fight(folder, rec, args.fight_encounters, with_snapshots))
+            rows = []
+            for r in runs:
+                rows += [
+                    [r["snapshots"], "Registry.load (median / slowest)",
+                     f"{r['load_median_seconds'] * 1e3:.1f} / {r['load_max_seconds'] * 1e3:.1f}"],
+                    ["", "first join answered: load + GM snapshot (median / slowest)",
+                     f"{r['first_join_median_seconds'] * 1e3:.1f} / {r['first_join_max_seconds'] * 1e3:.1f}"],
+                    ["", "  of it CPU (median)", f"{r['first_join_cpu_median_seconds'] * 1e3:.1f}"],
+                    ["", f"bare SELECT of the same {r['rows_read']} rows (median / slowest)",
+                     f"{r['bare_select_median_seconds'] * 1e3:.2f} / {r['bare_select_max_seconds'] * 1e3:.2f}"],
+                ]  # fmt: skip
+            print(_table(["snapshots", "step", "ms"], rows, "llr"))
+            result["fight"] = {"events_by_type": _kinds(rec), "runs": runs,
+                               "load_average": os.getloadavg()[0]}  # fmt: skip
     finally:
         if args.keep:
             print(f"\nkept the data in {base}")
@@ -588,7 +789,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="recovery: events per encounter (E; the issue's size: 1000)",
     )
     p.add_argument(
-        "--only", choices=["throughput", "recovery"], default=None, help="run one part only"
+        "--only",
+        choices=["throughput", "recovery", "fight"],
+        default=None,
+        help="run one part only",
+    )
+    p.add_argument(
+        "--fight-events",
+        type=int,
+        default=1000,
+        help="fight: events of the recorded fight (attacks, opportunity attacks, moves)",
+    )
+    p.add_argument(
+        "--fight-encounters",
+        type=int,
+        default=20,
+        help="fight: copies stored, each loaded cold once",
     )
     p.add_argument(
         "--tmp-dir",
@@ -611,6 +827,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "concurrency",
         "recover_encounters",
         "recover_events",
+        "fight_events",
+        "fight_encounters",
     ):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")

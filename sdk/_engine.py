@@ -33,7 +33,7 @@ from ._details import ActionDetail, OnesEntropy, plugin_refusal
 from ._details import action_details as _action_details
 from ._dice import Entropy, RandomEntropy
 from ._errors import Refusal
-from ._events import EncounterCreated, EncounterEnded, Event, PluginErrorRecorded
+from ._events import ActionTaken, EncounterCreated, EncounterEnded, Event, PluginErrorRecorded
 from ._isolation import (
     PASS_THROUGH,
     Budget,
@@ -57,7 +57,7 @@ from ._loading import (
 from ._plugin import PluginInfo
 from ._settings import SettingsError, SettingSpec, declared_settings, effective_settings
 from ._settings import settings_problems as _settings_problems
-from ._state import EncounterState, apply_event, replay
+from ._state import EncounterState, apply_event, replay, working_copy
 from ._types import Creature, EncounterOptions
 
 log = logging.getLogger("zonekeep.engine")
@@ -131,7 +131,8 @@ def _checked_requires(
 
 
 def _check_params(spec: CommandSpec, params: Mapping[str, Any]) -> None:
-    unknown = sorted(set(params) - set(spec.params))
+    known = spec.params
+    unknown = [] if all(k in known for k in params) else sorted(set(params) - set(known))
     if unknown:
         raise Refusal(
             "invalid_params",
@@ -661,14 +662,12 @@ class Engine:
         overruns: list[tuple[str, str, float]],
         made: Callable[[RuleContext], None],
     ) -> Outcome:
-        from zonekeep.sdk._events import ActionTaken
-
         skipped: list[PluginErrorRecorded] = []
         spec = self.check(state, command, skipped, overruns)
         command = _without_nulls(command)
         if command.type != spec.id:  # a short name: the handler sees the full id
             command = attrs.evolve(command, type=spec.id)
-        ctx = RuleContext(state.copy(), entropy or RandomEntropy(), self.hook, command.actor)
+        ctx = RuleContext(working_copy(state), entropy or RandomEntropy(), self.hook, command.actor)
         made(ctx)
         for error in skipped:
             ctx.plugin_failed(error.plugin, error.hook, error.error)

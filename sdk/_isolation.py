@@ -293,6 +293,10 @@ def describe(error: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+#: One implementation as :meth:`SafeHookCaller.__call__` calls it (see ``_current``).
+_Planned = tuple[Callable[..., Any], str | None, tuple[str, ...], tuple[str, ...], str]
+
+
 class SafeHookCaller:
     """One hook, called implementation by implementation under the hook's policy."""
 
@@ -306,25 +310,32 @@ class SafeHookCaller:
         self._check = CONTRIBUTIONS.get(name) or TRIGGER_ANSWERS.get(name)
         #: The implementations last seen, and what calling them needs, in call order.
         self._seen: list[pluggy.HookImpl] | None = None
-        self._plan: tuple[tuple[Callable[..., Any], tuple[str, ...], tuple[str, ...], str], ...]
-        self._plan = ()
+        self._plan: tuple[_Planned, ...] = ()
 
     def __getattr__(self, attr: str) -> Any:
         # get_hookimpls(), spec, ... as on pluggy's HookCaller.
         return getattr(self._caller, attr)
 
-    def _current(
-        self,
-    ) -> tuple[tuple[Callable[..., Any], tuple[str, ...], tuple[str, ...], str], ...]:
+    def _current(self) -> tuple[_Planned, ...]:
         """What to call, last registered first: rebuilt only when the implementations
-        changed (a plugin registered or unregistered since the last call)."""
-        impls = self._caller.get_hookimpls()
+        changed (a plugin registered or unregistered since the last call).
+
+        Each entry is the function, the name of its one argument when it takes exactly
+        one (the usual case, called without building a list), its positional and
+        keyword argument names, and the plugin's name."""
+        impls = self._caller._hookimpls  # compared without a copy; pluggy edits it in place
         if impls != self._seen:  # compares the HookImpl objects by identity
             self._plan = tuple(
-                (impl.function, tuple(impl.argnames), tuple(impl.kwargnames), impl.plugin_name)
+                (
+                    impl.function,
+                    impl.argnames[0] if len(impl.argnames) == 1 and not impl.kwargnames else None,
+                    tuple(impl.argnames),
+                    tuple(impl.kwargnames),
+                    impl.plugin_name,
+                )
                 for impl in reversed(impls)
             )
-            self._seen = impls
+            self._seen = list(impls)
         return self._plan
 
     def __call__(self, **kwargs: Any) -> Any:
@@ -335,14 +346,19 @@ class SafeHookCaller:
             ctx.state.disabled_plugins if isinstance(ctx, RuleContext | ObserverContext) else ()
         )
         budget = self._budget.seconds
-        for function, argnames, kwargnames, plugin_name in self._current():
+        firstresult = self._firstresult
+        for function, single, argnames, kwargnames, plugin_name in self._current():
             if disabled and plugin_name in disabled:
                 continue
-            args = [kwargs[a] for a in argnames]
-            extra = {k: kwargs[k] for k in kwargnames if k in kwargs} if kwargnames else {}
             start = perf_counter()
             try:
-                value = function(*args, **extra)
+                if single is not None:
+                    value = function(kwargs[single])
+                elif kwargnames:
+                    extra = {k: kwargs[k] for k in kwargnames if k in kwargs}
+                    value = function(*[kwargs[a] for a in argnames], **extra)
+                else:
+                    value = function(*[kwargs[a] for a in argnames])
             except PASS_THROUGH:
                 self._timed(start, budget, ctx, plugin_name)
                 raise
@@ -354,7 +370,10 @@ class SafeHookCaller:
                     _record(kwargs, plugin_name, self.name, exc)
                     continue
                 raise PluginFailure(plugin_name, self.name, exc) from exc
-            self._timed(start, budget, ctx, plugin_name)
+            if budget is not None:
+                took = perf_counter() - start
+                if took > budget:
+                    self._budget.overran(ctx, plugin_name, self.name, took)
             if check is not None:
                 try:
                     value = check(value)
@@ -364,10 +383,10 @@ class SafeHookCaller:
                         continue
                     raise PluginFailure(plugin_name, self.name, exc) from exc
             if value is not None:
-                results.append(value)
-                if self._firstresult:
+                if firstresult:
                     return value
-        return None if self._firstresult else results
+                results.append(value)
+        return None if firstresult else results
 
     def pipe(self, key: str, **kwargs: Any) -> Any:
         """Call the implementations in order, each with ``kwargs[key]`` as the one before

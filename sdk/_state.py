@@ -263,8 +263,25 @@ _COPY_PLANS: dict[str, dict[str, str]] = {
 
 _ATOMS = (str, int, float, bool, type(None))
 
+#: Fields whose values no reducer changes in place (they are only ever replaced whole,
+#: or never changed): the working copy a command is decided on
+#: (:func:`working_copy`) shares them with the state it was made from instead of
+#: copying them. A field added later is not here, so it is copied as its plan says.
+#: A reducer that starts changing one of these in place must take it off this list
+#: (``tests/test_state_sharing.py`` checks that deciding commands never changes the
+#: state they were decided against).
+_WORKING_SHARED: dict[str, frozenset[str]] = {
+    "Creature": frozenset({"speeds", "attacks", "saves", "skills"}),
+    "EncounterState": frozenset(),
+}
 
-def _copier(cls: type, plan: dict[str, str]) -> Callable[[Any], Any]:
+
+def _copier(
+    cls: type,
+    plan: dict[str, str],
+    shared: frozenset[str] = frozenset(),
+    creature_copier: str = "_copy_creature",
+) -> Callable[[Any], Any]:
     """A function copying an instance of the attrs class ``cls`` field by field.
 
     Fields typed as plain atoms (``str``, ``int``, ``bool``, ``float``, ``None`` and
@@ -272,14 +289,17 @@ def _copier(cls: type, plan: dict[str, str]) -> Callable[[Any], Any]:
     ``plan`` (see :data:`_COPY_PLANS`) or are deep-copied. Copies are made without
     running ``__init__`` or any on-setattr hook (they are equal to the original by
     construction). A container field holding another type than planned (a tuple
-    where a list is expected, say) is deep-copied, as before.
+    where a list is expected, say) is deep-copied, as before. The fields named in
+    ``shared`` are shared whatever their plan (see :data:`_WORKING_SHARED`);
+    ``creature_copier`` names the function copying each creature of a ``creatures``
+    field (``_working_creature`` for a working copy).
     """
     lines = ["def copy_(o):", "    n = _new(cls)"]
     # Without on-setattr hooks (validators, converters, frozen), plain assignment is
     # exactly object.__setattr__, only faster.
     plain = cls.__setattr__ is cast(Any, object.__setattr__)
     for f in attrs.fields(cls):
-        how = plan.get(f.name)
+        how = "share" if f.name in shared else plan.get(f.name)
         if how is None and _is_atom_type(f.type):
             how = "share"
         value = f"o.{f.name}"
@@ -289,7 +309,7 @@ def _copier(cls: type, plan: dict[str, str]) -> Callable[[Any], Any]:
             "list": f"{value}[:] if type({value}) is list else _deepcopy({value})",
             "dict": f"{value}.copy() if type({value}) is dict else _deepcopy({value})",
             "object": f"_copy_object({value})",
-            "creatures": f"{{k: _copy_creature(v) for k, v in {value}.items()}} "
+            "creatures": f"{{k: {creature_copier}(v) for k, v in {value}.items()}} "
             f"if type({value}) is dict else _deepcopy({value})",
             "attacks": f"[_copy_attack(a) for a in {value}] if type({value}) is list "
             f"else _deepcopy({value})",
@@ -309,6 +329,7 @@ def _copier(cls: type, plan: dict[str, str]) -> Callable[[Any], Any]:
         "_copy_object": _copy_object,
         "_copy_creature": _copy_creature,
         "_copy_attack": _copy_attack,
+        "_working_creature": _working_creature,
     }
     exec("\n".join(lines), namespace)  # generated from attrs field names only
     fn: Callable[[Any], Any] = namespace["copy_"]
@@ -339,6 +360,25 @@ def _copy_creature(c: Creature) -> Creature:
     if type(c) is not Creature:
         return copy.deepcopy(c)
     result: Creature = _CREATURE_COPIER(c)
+    return result
+
+
+def _working_creature(c: Creature) -> Creature:
+    if type(c) is not Creature:
+        return copy.deepcopy(c)
+    result: Creature = _WORKING_CREATURE_COPIER(c)
+    return result
+
+
+def working_copy(state: EncounterState) -> EncounterState:
+    """The copy of ``state`` a command is decided on: equal to :meth:`EncounterState.copy`,
+    and like it never changed by what changes the copy through :func:`apply_event`, but
+    cheaper: the fields of :data:`_WORKING_SHARED` (which no reducer changes in place)
+    are shared with ``state``. Code that changes a state other than through
+    :func:`apply_event` must use :meth:`EncounterState.copy`."""
+    if type(state) is not EncounterState:
+        return copy.deepcopy(state)
+    result: EncounterState = _working_state(state)
     return result
 
 
@@ -481,7 +521,7 @@ def _created(s: EncounterState, e: ev.EncounterCreated) -> None:
     s.name = e.name
     s.options = e.options
     s.arena = e.arena
-    s.creatures = {c.id: copy.deepcopy(c) for c in e.creatures}
+    s.creatures = {c.id: _copy_creature(c) for c in e.creatures}
     s.phase = "surprise"
 
 
@@ -700,7 +740,7 @@ def _readied_cleared(s: EncounterState, e: ev.ReadiedCleared) -> None:
 
 @reducer(ev.CreatureAdded)
 def _creature_added(s: EncounterState, e: ev.CreatureAdded) -> None:
-    s.creatures[e.creature.id] = copy.deepcopy(e.creature)
+    s.creatures[e.creature.id] = _copy_creature(e.creature)
     if e.entry is None:
         return
     existing = next((i for i, x in enumerate(s.initiative) if x.slot == e.entry.slot), None)
@@ -873,6 +913,13 @@ _FLAT_COPIERS: dict[type, Callable[[Any], Any]] = {
 _ATTACK_COPIER = _copier(Attack, _COPY_PLANS["Attack"])
 _CREATURE_COPIER = _copier(Creature, _COPY_PLANS["Creature"])
 _copy_state = _copier(EncounterState, _COPY_PLANS["EncounterState"])
+_WORKING_CREATURE_COPIER = _copier(Creature, _COPY_PLANS["Creature"], _WORKING_SHARED["Creature"])
+_working_state = _copier(
+    EncounterState,
+    _COPY_PLANS["EncounterState"],
+    _WORKING_SHARED["EncounterState"],
+    creature_copier="_working_creature",
+)
 
 
 @reducer(ev.DiceCommitted)

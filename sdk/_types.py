@@ -240,11 +240,11 @@ class Creature:
 
     @property
     def incapacitated(self) -> bool:
-        return any(c in INCAPACITATING for c in self.conditions)
+        return not INCAPACITATING.isdisjoint(self.conditions)
 
     @property
     def out_of_fight(self) -> bool:
-        return any(c in OUT_OF_FIGHT for c in self.conditions)
+        return not OUT_OF_FIGHT.isdisjoint(self.conditions)
 
     def attack(self, name: str | None) -> Attack | None:
         if name is None:

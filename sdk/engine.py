@@ -21,6 +21,7 @@ from ._loading import (
     load_default_plugins,
     zonekeep_version,
 )
+from ._state import working_copy
 
 __all__ = [
     "BUILT_IN",
@@ -43,5 +44,6 @@ __all__ = [
     "discover",
     "load_default_plugins",
     "make_plugin_manager",
+    "working_copy",
     "zonekeep_version",
 ]

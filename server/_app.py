@@ -17,6 +17,7 @@ import http
 import json
 import logging
 import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -382,6 +383,8 @@ class ZonekeepServer:
                 self._all_gone = trio.Event()
                 await self._all_gone.wait()  # each handler ends once its client is told
             await self.registry.drain()
+        with trio.move_on_after(10):
+            await self._snapshot_rooms()
         if self._listener is not None:
             self._listener.stop_listening()
         with trio.move_on_after(5):
@@ -392,6 +395,28 @@ class ZonekeepServer:
                 await self._all_gone.wait()
         if self._nursery is not None:
             self._nursery.cancel_scope.cancel()
+
+    async def _snapshot_rooms(self) -> None:
+        """A snapshot of every loaded room not stored at its current seq, all at once (so
+        the store's group commit writes them in few transactions): the next start loads
+        each from its snapshot without replaying a tail. Logged with its time."""
+        started = time.perf_counter()
+        written: list[bool] = []
+
+        async def save(room: Room) -> None:
+            written.append(await room.save_snapshot())
+
+        async with trio.open_nursery() as nursery:
+            for room in list(self.registry.rooms.values()):
+                if not room.closed:
+                    nursery.start_soon(save, room)
+        if written:
+            log.info(
+                "shutdown: %d snapshot(s) of %d loaded encounter(s) written in %.3f s",
+                sum(written),
+                len(written),
+                time.perf_counter() - started,
+            )
 
 
 def _text(

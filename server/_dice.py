@@ -166,11 +166,19 @@ class RoomDice:
         self.entropy.counter = mark
         self.entropy.draws.clear()
 
-    def settle(self, events: Sequence[Event], state: EncounterState) -> list[Event]:
-        """The dice events that follow ``events`` (which led to ``state``)."""
+    def settle(
+        self,
+        events: Sequence[Event],
+        state: EncounterState,
+        payloads: Sequence[dict[str, Any]] | None = None,
+    ) -> list[Event]:
+        """The dice events that follow ``events`` (which led to ``state``); ``payloads``
+        are their :func:`~zonekeep.sdk.event_to_dict`, when the caller has them."""
         extra: list[Event] = []
         drawn = self.entropy.take_draws()
-        recorded = {c for e in events for c, _, _ in dice_in(event_to_dict(e))}
+        if payloads is None:
+            payloads = [event_to_dict(e) for e in events]
+        recorded = {c for p in payloads for c, _, _ in dice_in(p)} if drawn else set()
         loose = tuple(d for d in drawn if d[0] not in recorded)
         if loose:
             extra.append(DiceDrawn(loose))

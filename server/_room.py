@@ -25,7 +25,6 @@ from zonekeep.protocol import (
     CommandResult,
     DecisionInfo,
     EncounterErrorNotification,
-    EventNotification,
     PromptNotification,
     ProtocolError,
     RewindResult,
@@ -52,12 +51,12 @@ from zonekeep.sdk import (
     state_to_dict,
     undone_counters,
 )
-from zonekeep.sdk.engine import Engine, PluginFailure, describe
+from zonekeep.sdk.engine import Engine, PluginFailure, describe, working_copy
 
 from . import _log, _metrics
 from ._dice import RoomDice
 from ._fanout import Member, Role, Subscriber, fan_out, push
-from ._store import EncounterRecord, EventStore, StoredGrant, StoreError
+from ._store import EncodedEvents, EncounterRecord, EventStore, StoredGrant, StoreError
 from ._visibility import (
     Viewer,
     event_for,
@@ -67,7 +66,7 @@ from ._visibility import (
     scrub_names,
     snapshot_for,
 )
-from ._wire import encode_message, fields_of, notification_text
+from ._wire import encode_message, event_notification_text, fields_of, notification_text
 
 log = logging.getLogger("zonekeep.room")
 
@@ -87,6 +86,18 @@ class Grant:
     player: str | None = None
     #: A public encounter's spectator seat, taken without a token (never stored).
     public: bool = False
+
+
+def encoded(
+    events: Sequence[Event], payloads: Sequence[dict[str, Any]] | None = None
+) -> EncodedEvents:
+    """``events`` with their payloads and JSON texts (:class:`~._store.EncodedEvents`),
+    made once per command: as they are when already encoded."""
+    if isinstance(events, EncodedEvents):
+        return events
+    if payloads is None:
+        payloads = [event_to_dict(e) for e in events]
+    return EncodedEvents(events, payloads, [encode_message(p) for p in payloads])
 
 
 def token_hash(token: str) -> str:
@@ -164,6 +175,8 @@ class Room:
         self.crashed: str | None = None
         #: Events between snapshots in the store.
         self.snapshot_every = 200
+        #: The seq of the last snapshot this room stored (-1: none yet, or not known).
+        self.snapshot_seq = -1
         #: The inbox: jobs, or ``None`` to wake the loop when a deadline changed.
         self._inbox_send, self._inbox = trio.open_memory_channel[Job | None](64)
         #: What the store keeps about it for the lobby and the lifecycle (kept up to date
@@ -620,10 +633,13 @@ class Room:
         for (``dice_drawn``, ``dice_revealed`` at the end, a new ``dice_committed``)."""
         if self.dice is None:
             return events, after
-        extra = self.dice.settle(events, after)
+        payloads = [event_to_dict(e) for e in events]
+        extra = self.dice.settle(events, after, payloads)
         for event in extra:
             apply_event(after, event, self.engine.catalog)
-        return [*events, *extra], after
+        payloads += [event_to_dict(e) for e in extra]
+        # Encoded once here: the store and every view that sees an event unchanged reuse it.
+        return encoded(events + extra, payloads), after
 
     async def contribute(self, by: str, value: str) -> CommandResult:
         """A seat mixes ``value`` into the dice (a ``dice_contributed`` event)."""
@@ -670,6 +686,7 @@ class Room:
         (and, with ``snapshots``, send each its new snapshot), then update prompts and the
         turn timer. Returns the seq of the first event."""
         first = self.state.seq + 1
+        events = encoded(events)
         await self.commit(first, events, after)
         _metrics.current().plugin_events(events)
         before = self.state
@@ -693,6 +710,8 @@ class Room:
             await self.store.append(
                 self.id, first, events, snapshot=snapshot, finished=after.phase == "ended"
             )
+            if snapshot is not None:
+                self.snapshot_seq = after.seq
         except StoreError as exc:
             log.error("encounter %s: %s", self.id, exc)
             raise ProtocolError(
@@ -700,6 +719,22 @@ class Room:
                 "The server could not save this command, so nothing changed. Tell the "
                 "server's operator (the disk may be full or read-only).",
             ) from None
+
+    async def save_snapshot(self) -> bool:
+        """Store a snapshot of the state as it is now, unless the last one this room stored
+        is of this very seq (the graceful stop does this, so that the next load reads no
+        tail of the log). Returns whether one was written; a store failure is logged, not
+        raised (the events are stored already: the next load replays them)."""
+        state = self.state
+        if self.snapshot_seq == state.seq or state.seq == 0:
+            return False
+        try:
+            await self.store.append(self.id, state.seq + 1, (), snapshot=state_to_dict(state))
+        except (StoreError, ValueError) as exc:
+            log.warning("encounter %s: no snapshot written at the stop: %s", self.id, exc)
+            return False
+        self.snapshot_seq = state.seq
+        return True
 
     async def rewind(self, to_seq: int, by: str) -> RewindResult:
         """GM undo: append a ``rewound`` event and go back to the state after ``to_seq``.
@@ -740,22 +775,21 @@ class Room:
         """
         state = self.state
         steps = self._steps(events, before)
-        payloads = [event_to_dict(e) for e in events]
+        coded = encoded(events)
+        payloads, jsons = coded.payloads, coded.texts
         overridden = any(isinstance(e, OverrideApplied) and e.field == "hidden" for e in events)
 
         def texts(view: Viewer) -> list[str]:
-            visible = (
-                payloads
-                if view.full
-                else [
-                    event_for(p, s, view, self.engine.catalog)
-                    for p, s in zip(payloads, steps, strict=True)
-                ]
-            )
-            found = [
-                notification_text(EventNotification(self.id, first + offset, event))
-                for offset, event in enumerate(visible)
-            ]
+            found = []
+            for offset, payload in enumerate(payloads):
+                shown = (
+                    payload
+                    if view.full
+                    else event_for(payload, steps[offset], view, self.engine.catalog)
+                )
+                # An event the view sees unchanged reuses the text encoded for the store.
+                text = jsons[offset] if shown is payload else encode_message(shown)
+                found.append(event_notification_text(self.id, first + offset, text))
             if not view.full and (overridden or hidden_ids(before, view) - hidden_ids(state, view)):
                 found.append(notification_text(self._snapshot_params(view)))
             return found
@@ -771,11 +805,12 @@ class Room:
         if any(isinstance(e, Rewound) for e in events):
             return [after] * len(events)
         steps = []
-        state = before.copy()
+        # Working copies (sdk/_state.py): only apply_event changes them, as here.
+        state = working_copy(before)
         try:
             for event in events[:-1]:
                 apply_event(state, event, self.engine.catalog)
-                steps.append(state.copy())
+                steps.append(working_copy(state))
         except KeyError:  # an event without a reducer: hide what is hidden before or after
             return [before if hidden_ids(before) - hidden_ids(after) else after] * len(events)
         steps.append(after)

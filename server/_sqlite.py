@@ -37,7 +37,7 @@ from typing import Any, Literal, TypeVar
 import attrs
 import trio
 
-from zonekeep.sdk import Event, event_from_dict, event_to_dict
+from zonekeep.sdk import Event, event_from_dict
 
 from . import _metrics
 from ._config import VERSION
@@ -50,6 +50,7 @@ from ._store import (
     StoredGrant,
     StoreError,
     check_next_seq,
+    event_texts,
     not_to_bring_back,
     record_from_creation,
 )
@@ -294,15 +295,8 @@ class SqliteStore:
         finished: bool = False,
     ) -> None:
         check_next_seq(encounter, first_seq, self._next_seq.get(encounter, 1))
-        rows = [
-            (
-                encounter,
-                first_seq + i,
-                e.type,
-                json.dumps(event_to_dict(e), separators=(",", ":"), allow_nan=False),
-            )
-            for i, e in enumerate(events)
-        ]
+        texts = event_texts(events)
+        rows = [(encounter, first_seq + i, e.type, texts[i]) for i, e in enumerate(events)]
         request = _Append(
             encounter,
             first_seq,

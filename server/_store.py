@@ -10,6 +10,7 @@ applies, broadcasts or answers anything the events describe.
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from collections.abc import Collection, Sequence
@@ -17,7 +18,7 @@ from typing import Any, Literal, Protocol
 
 import attrs
 
-from zonekeep.sdk import EncounterCreated, Event
+from zonekeep.sdk import EncounterCreated, Event, event_to_dict
 
 
 class StoreError(RuntimeError):
@@ -394,3 +395,31 @@ class InMemoryStore:
 
     async def aclose(self) -> None:
         pass
+
+
+class EncodedEvents(list[Event]):
+    """Events together with their JSON texts, encoded once by the room for the store and
+    for every member who sees them unchanged (``texts[i]`` is ``events[i]``'s
+    :func:`~zonekeep.sdk.event_to_dict` as compact ASCII JSON, as :func:`event_texts`
+    writes it). A store receives them as any other sequence of events."""
+
+    def __init__(
+        self, events: Sequence[Event], payloads: Sequence[dict[str, Any]], texts: Sequence[str]
+    ) -> None:
+        super().__init__(events)
+        self.payloads = list(payloads)
+        self.texts = list(texts)
+
+
+def event_json(payload: dict[str, Any]) -> str:
+    """An event's payload (:func:`~zonekeep.sdk.event_to_dict`) as stored: compact ASCII
+    JSON, no NaN."""
+    return json.dumps(payload, separators=(",", ":"), allow_nan=False)
+
+
+def event_texts(events: Sequence[Event]) -> list[str]:
+    """The stored JSON text of each of ``events``: the room's own encoding when it
+    handed :class:`EncodedEvents` over, else encoded here."""
+    if isinstance(events, EncodedEvents):
+        return events.texts
+    return [event_json(event_to_dict(e)) for e in events]

@@ -50,7 +50,14 @@ def _sees(view: Viewer, creature: Any) -> bool:
 def hidden_ids(state: EncounterState, view: bool | Viewer = SPECTATOR_VIEW) -> set[str]:
     """The creatures ``view`` must not learn about (by default: every hidden one)."""
     seat = viewer(view)
-    return {c.id for c in state.creatures.values() if not _sees(seat, c)}
+    if seat.full:  # the GM sees everything (as _sees says), asked on every broadcast
+        return set()
+    player = seat.player
+    return {
+        c.id
+        for c in state.creatures.values()
+        if c.hidden and (player is None or c.controller != player)
+    }
 
 
 def hp_word(hp: int, max_hp: int) -> str:

@@ -20,6 +20,7 @@ import attrs
 from zonekeep.protocol import (
     NOTIFICATIONS,
     ErrorResponse,
+    EventNotification,
     Notification,
     ProtocolError,
     RequestId,
@@ -63,6 +64,8 @@ encode_message = json.JSONEncoder(
 ).encode
 
 _METHOD_OF = {cls: method for method, cls in NOTIFICATIONS.items()}
+#: The start of every ``event`` notification's text, up to its encounter id.
+_EVENT_HEAD = '{"method":' + json.dumps(_METHOD_OF[EventNotification]) + ',"params":{"encounter":'
 
 
 def notification(params: Any) -> Notification:
@@ -102,6 +105,14 @@ def notification_text(params: Any) -> str:
     if data is None:
         data = _NOTIFICATION_DATA[type(params)] = _compile_notification(type(params))
     return encode_message(data(params))
+
+
+def event_notification_text(encounter: str, seq: int, event_json: str) -> str:
+    """The ``event`` notification of an event whose payload is already serialized
+    (``event_json``, as :func:`encode_message` writes it): the same text as
+    ``notification_text(EventNotification(encounter, seq, payload))``, without encoding
+    the payload again for every view that sees it unchanged."""
+    return f'{_EVENT_HEAD}{encode_message(encounter)},"seq":{int(seq)},"event":{event_json}}}}}'
 
 
 def response_text(request_id: RequestId, result: Any) -> str:

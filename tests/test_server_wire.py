@@ -71,3 +71,24 @@ def test_only_message_classes_are_serialized() -> None:
         encode_message({"params": {1, 2}})
     with pytest.raises(TypeError, match="CommandResult is not a notification params class"):
         notification_text(CommandResult(1, 1))
+
+
+def test_an_event_encoded_once_gives_the_same_notification_text() -> None:
+    """The room encodes each event's payload once (for the store and for every view that
+    sees it unchanged) and splices it into the notification: the text must be exactly
+    what encoding the whole notification gives, and the stored text what the store
+    wrote before."""
+    from zonekeep.sdk import NoteAdded, event_to_dict
+    from zonekeep.sdk._events import Note
+    from zonekeep.server._store import EncodedEvents, event_json, event_texts
+    from zonekeep.server._wire import event_notification_text
+
+    payload = {"type": "moved", "creature": "zoë", "feet": 5, "path": [1, {"x": None}]}
+    for encounter, seq in (("enc-1", 1), ('we"ird\\id', 123456)):
+        expected = notification_text(EventNotification(encounter, seq, payload))
+        assert event_notification_text(encounter, seq, encode_message(payload)) == expected
+    event = NoteAdded(Note("n1", "Zoë's note", True))
+    stored = json.dumps(event_to_dict(event), separators=(",", ":"), allow_nan=False)
+    assert event_json(event_to_dict(event)) == encode_message(event_to_dict(event)) == stored
+    assert event_texts([event]) == [stored]
+    assert event_texts(EncodedEvents([event], [{}], ["given"])) == ["given"]
