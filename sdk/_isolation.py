@@ -397,7 +397,7 @@ class SafeHookCaller:
         ctx = kwargs.get("ctx")
         disabled = ctx.state.disabled_plugins if isinstance(ctx, RuleContext) else ()
         budget = self._budget.seconds
-        for function, argnames, kwargnames, plugin_name in self._current():
+        for function, _single, argnames, kwargnames, plugin_name in self._current():
             if disabled and plugin_name in disabled:
                 continue
             before = kwargs[key]
