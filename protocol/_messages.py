@@ -2502,14 +2502,18 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`create_encounter`'s `seats` (and its result's), the lobby's `waiting` seats; the GM "
     "command `damage`; `override`'s `pc`, and `create_seat` making a handed-over creature a "
     "PC (one more `override_applied` event per creature)",
-    "1.4": "damage types and defences: a creature's `damage_resistances`, "
-    "`damage_vulnerabilities`, `damage_immunities` and `condition_immunities` (snapshot, "
-    "rosters, character files); `damaged`'s `raw`, `raw_type` and `steps`; the GM "
-    "`damage` command's `damage_type` checked against the damage types; the "
-    "`condition_prevented` event, `condition_effect_ended`'s `expired`, `save_made`'s "
-    "`automatic_failure`; the errors `condition_immune`, `frightened`, `blinded`; "
-    "`hello`'s `capabilities.conditions`; asset data and plugin settings: the arena's assets' `data` (checked against "
-    "their tags' schemas), `hello`'s `capabilities.asset_tags` and `capabilities.settings`, "
-    "the encounter options' `settings` (`create_encounter`, the snapshot's `options`), "
-    "`encounter_options`' `settings` and its schema's per-plugin `settings`",
+    "1.4": "the plugin SDK's second edition: plugin events (`<plugin>.<name>` types with a "
+    "`data` payload, `hello`'s `capabilities.plugin_events`, their ids in `event_types`), "
+    "plugin state (the snapshot's `plugin_state`, `capabilities.plugin_state`), namespaced "
+    "plugin ids and the error `ambiguous_id`; damage types and defences: a creature's "
+    "`damage_resistances`, `damage_vulnerabilities`, `damage_immunities` and "
+    "`condition_immunities` (snapshot, rosters, character files); `damaged`'s `raw`, "
+    "`raw_type` and `steps`; the GM `damage` command's `damage_type` checked against the "
+    "damage types; the `condition_prevented` event, `condition_effect_ended`'s `expired`, "
+    "`save_made`'s `automatic_failure`; the errors `condition_immune`, `frightened`, "
+    "`blinded`; `hello`'s `capabilities.conditions`; asset data and plugin settings: the "
+    "arena's assets' `data` (checked against their tags' schemas), "
+    "`capabilities.asset_tags` and `capabilities.settings`, the encounter options' "
+    "`settings` (`create_encounter`, the snapshot's `options`), `encounter_options`' "
+    "`settings` and its schema's per-plugin `settings`",
 }
