@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from zonekeep.sdk import CommandSpec
 
 #: The protocol version this package describes ("MAJOR.MINOR").
-PROTOCOL_VERSION = "1.3"
+PROTOCOL_VERSION = "1.4"
 
 Role = Literal["gm", "player", "spectator"]
 Who = Literal["creature", "gm", "any"]
@@ -393,7 +393,7 @@ class HelloResult:
     """``hello`` result: the server's protocol version, identity, capabilities and limits."""
 
     protocol: str = attrs.field(
-        metadata=doc('The server\'s version, `"1.3"`.', pattern=r"^1\.[0-9]+$")
+        metadata=doc('The server\'s version, `"1.4"`.', pattern=r"^1\.[0-9]+$")
     )
     server: ServerInfo = attrs.field(metadata=doc("Who the server is."))
     capabilities: Capabilities = attrs.field(metadata=doc("What the server can do."))
@@ -1704,10 +1704,12 @@ class EncounterClosedNotification:
     open)."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
-    reason: Literal["archived", "deleted", "revoked"] = attrs.field(
+    reason: Literal["archived", "deleted", "revoked", "moved"] = attrs.field(
         metadata=doc(
             "`archived` (by its GM, the operator or the archiving sweep), `deleted` (by "
-            "the operator), `revoked` (the GM key that created it was revoked)."
+            "the operator), `revoked` (the GM key that created it was revoked), `moved` "
+            "(since 1.4: this node lost the encounter's lease to another node; `join` it "
+            "again, with `last_seq`, and follow the `moved` error to its new node)."
         )
     )
     message: str = attrs.field(metadata=doc("What happened, for a person.", minLength=1))
@@ -1772,6 +1774,16 @@ class ErrorBody:
             "One or more sentences for a person. Its wording may change at any time.",
             minLength=1,
         )
+    )
+    url: str | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "Only with `moved` (1010): the websocket URL of the node that serves the "
+            "encounter; connect there, say `hello` and send the request again (see "
+            "[Several nodes](#several-nodes)). Since 1.4.",
+            minLength=1,
+            pattern=r"^wss?://",
+        ),
     )
 
 
@@ -1905,6 +1917,10 @@ for _cls in _PARAMS_CLASSES:
     wire.register_unstructure_hook(
         _cls, make_dict_unstructure_fn(_cls, wire, _cattrs_omit_if_default=True)
     )
+#: An error's ``url`` is there only for ``moved``.
+wire.register_unstructure_hook(
+    ErrorBody, make_dict_unstructure_fn(ErrorBody, wire, _cattrs_omit_if_default=True)
+)
 
 
 # -- parsing ---------------------------------------------------------------------------------
@@ -2095,7 +2111,9 @@ def make_response(request_id: RequestId, result: Any) -> Response:
 
 def make_error_response(request_id: RequestId | None, error: ProtocolError) -> ErrorResponse:
     """The error reply for ``error``."""
-    return ErrorResponse(id=request_id, error=ErrorBody(error.code, error.name, error.message))
+    return ErrorResponse(
+        id=request_id, error=ErrorBody(error.code, error.name, error.message, error.url)
+    )
 
 
 def make_notification(params: Any) -> Notification:
@@ -2327,4 +2345,6 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`create_encounter`'s `seats` (and its result's), the lobby's `waiting` seats; the GM "
     "command `damage`; `override`'s `pc`, and `create_seat` making a handed-over creature a "
     "PC (one more `override_applied` event per creature)",
+    "1.4": "several nodes: the error `moved` (1010) and the error's `url`, the "
+    "`encounter_closed` reason `moved`",
 }
