@@ -8,7 +8,7 @@ The crash tests (SIGSTOP, kill -9) run nodes as processes: tests/e2e/test_failov
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
@@ -23,7 +23,7 @@ LEASE = 30.0  # long: these tests never wait for a lease to run out
 
 
 @pytest.fixture
-def store_url() -> AsyncIterator[str]:
+def store_url() -> Iterator[str]:
     with fresh_schema() as url:
         yield url
 
