@@ -156,6 +156,8 @@ class _Frame:
     reply: dict[str, Any] | None = None
     failure: Exception | None = None
     abandoned: bool = False
+    #: Run by the reader on the reply, before any message after it is read.
+    on_reply: Callable[[dict[str, Any]], None] | None = None
 
 
 class ZonekeepClient:
@@ -189,6 +191,8 @@ class ZonekeepClient:
         self.reconnect = False
         self._leaving = False
         self._ws_options: dict[str, Any] = {}
+        #: Live events held while an encounter is joined again (see :meth:`_rejoin`).
+        self._held: dict[str, list[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         #: Every frame sent and not yet answered, oldest first.
         self._unanswered: deque[_Frame] = deque()
@@ -249,6 +253,8 @@ class ZonekeepClient:
             self._note_send.send_nowait({"method": "_unmatched", "params": message})
         elif not frame.abandoned:
             frame.reply = message
+            if frame.on_reply is not None:
+                frame.on_reply(message)
             frame.done.set()
 
     def _answered_frame(self, rid: Any) -> _Frame | None:
@@ -278,6 +284,10 @@ class ZonekeepClient:
         seat = self.seats.get(params.get("encounter", ""))
         if seat is None:
             return False
+        held = self._held.get(params["encounter"])
+        if held is not None and method in ("event", "snapshot"):
+            held.append(message)  # a join again is under way: after its reply
+            return True
         if method in ("event", "snapshot") and isinstance(params.get("seq"), int):
             seat.last_seq = (
                 max(seat.last_seq, params["seq"]) if method == "event" else params["seq"]
@@ -312,14 +322,42 @@ class ZonekeepClient:
         """``join`` ``encounter`` again with its last seq; queue the missed events as
         ``event`` notifications."""
         before = seat.last_seq
-        result = await self.join(encounter, seat.token, last_seq=before)
-        for i, event in enumerate(result.get("events") or ()):
-            note = {"encounter": encounter, "seq": before + 1 + i, "event": event}
-            self._note_send.send_nowait({"method": "event", "params": note})
-        if result.get("snapshot") is not None:
-            note = {"encounter": encounter, "seq": result["seq"], "snapshot": result["snapshot"]}
-            self._note_send.send_nowait({"method": "snapshot", "params": note})
-        return result
+        # The node may send live events before the join's reply (those stored while it
+        # read the log): they are held, then queued after the reply's, none twice.
+        self._held[encounter] = []
+
+        def missed(reply: dict[str, Any]) -> None:
+            held = self._held.pop(encounter, [])
+            result = reply.get("result")
+            if result is None:
+                self._held[encounter] = []  # (moved: the join goes on elsewhere)
+                return
+            for i, event in enumerate(result.get("events") or ()):
+                note = {"encounter": encounter, "seq": before + 1 + i, "event": event}
+                self._note_send.send_nowait({"method": "event", "params": note})
+            if result.get("snapshot") is not None:
+                note = {
+                    "encounter": encounter,
+                    "seq": result["seq"],
+                    "snapshot": result["snapshot"],
+                }
+                self._note_send.send_nowait({"method": "snapshot", "params": note})
+            # The last seq the reply brought (its ``seq`` may run ahead of its events
+            # when a command was stored while the node read them: that one is live).
+            last = (
+                before + len(result["events"])
+                if result.get("events") is not None
+                else result["seq"]
+            )
+            seat.last_seq = last
+            for message in held:
+                if message["params"].get("seq", 0) > last:
+                    self._receive(message)
+
+        try:
+            return await self.join(encounter, seat.token, last_seq=before, _on_reply=missed)
+        finally:
+            self._held.pop(encounter, None)
 
     # -- moving between nodes ---------------------------------------------------------------
 
@@ -408,7 +446,13 @@ class ZonekeepClient:
         await self._send(_Frame(None, None), text)
 
     async def request(
-        self, method: str, /, *, timeout: float | None = None, **params: Any
+        self,
+        method: str,
+        /,
+        *,
+        timeout: float | None = None,
+        _on_reply: Callable[[dict[str, Any]], None] | None = None,
+        **params: Any,
     ) -> dict[str, Any]:
         """Send a request and wait for its reply; its ``result``.
 
@@ -422,7 +466,7 @@ class ZonekeepClient:
         if resuming is not None and method != "hello" and method != "join":
             with trio.move_on_after(math.inf if seconds is None else seconds):
                 await resuming.wait()  # (``reconnect=True``: the connection comes back)
-        frame = _Frame(next(self._ids), method)
+        frame = _Frame(next(self._ids), method, on_reply=_on_reply)
         await self._send(frame, json.dumps({"id": frame.rid, "method": method, "params": params}))
         try:
             with trio.move_on_after(math.inf if seconds is None else seconds):
@@ -493,6 +537,7 @@ class ZonekeepClient:
         last_seq: int | None = None,
         client_seed: str | None = None,
         history: int | None = None,
+        _on_reply: Callable[[dict[str, Any]], None] | None = None,
     ) -> dict[str, Any]:
         """Join ``encounter`` with ``token`` (``None``: a public one, as a spectator);
         ``client_seed`` is this seat's contribution to fair dice; ``history``: also get
@@ -508,7 +553,7 @@ class ZonekeepClient:
             params["history"] = history
         for _ in range(MAX_MOVES):
             try:
-                result = await self.request("join", **params)
+                result = await self.request("join", _on_reply=_on_reply, **params)
             except ClientError as exc:
                 if exc.name != "moved" or not exc.url or not self.follow_moved:
                     raise
