@@ -18,6 +18,7 @@ import itertools
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -40,7 +41,7 @@ def note_texts(store: str, eid: str) -> dict[int, str]:
     return found
 
 
-async def join_somewhere(client: ZonekeepClient, eid: str, token: str, last: int) -> dict:
+async def join_somewhere(client: ZonekeepClient, eid: str, token: str, last: int) -> dict[str, Any]:
     """``join``, retried while the encounter is being handed over between nodes."""
     with trio.fail_after(30):
         while True:
