@@ -202,7 +202,9 @@ class ZonekeepServer:
             return _json(503, {"status": "shutting down" if self._stopping else "starting"})
         if path == "/metrics":
             return await self._metrics_page(request)
-        return serve_static(request)  # the web table under /table/; None for anything else
+        node = self.registry.node
+        # The web table under /table/; None for anything else.
+        return serve_static(request, node.peers if node is not None else ())
 
     async def _metrics_page(self, request: Request) -> Response:
         """``/metrics``: the Prometheus text page; with ``metrics_token`` set, only for

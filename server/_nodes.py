@@ -85,6 +85,7 @@ class Node:
         await self.store.become_node(self.id, self.url)
         self.store.on_lease_lost = self._fenced
         self._started = True
+        await self._look_at_peers()
         log.info("node %s at %s: encounter leases of %g s", self.id, self.url, self.lease_seconds)
 
     async def stop(self) -> None:
@@ -131,6 +132,9 @@ class Node:
         except StoreError as exc:  # then it expires by itself
             log.warning("encounter %s: its lease was not released: %s", encounter, exc)
 
+    async def _look_at_peers(self) -> None:
+        self.peers = tuple(url for _, url, _ in await self.store.nodes(3 * self.lease_seconds))
+
     def _fenced(self, encounter: str) -> None:
         """The store refused an append of ``encounter``: another node holds it now."""
         self.lost += 1
@@ -147,9 +151,7 @@ class Node:
             started = time.monotonic()
             try:
                 lost = await self.store.renew_leases(self.lease_seconds)
-                self.peers = tuple(
-                    url for _, url, _ in await self.store.nodes(3 * self.lease_seconds)
-                )
+                await self._look_at_peers()
             except StoreError as exc:
                 self.renew_failures += 1
                 log.error("node %s: the leases could not be renewed: %s", self.id, exc)
