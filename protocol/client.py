@@ -61,6 +61,7 @@ import itertools
 import json
 import logging
 import math
+import random
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -370,6 +371,9 @@ class ZonekeepClient:
         new = await self._nursery.start(self._hold, url, self._ws_options)
         old, self.ws = self.ws, new
         self._fail_unanswered()
+        if self.closed.is_set() and not self.reconnect:
+            # (resume() after a drop: the notifications go on in a fresh channel)
+            self._note_send, self._notes = trio.open_memory_channel[dict[str, Any]](math.inf)
         self.closed = trio.Event()
         self.url = url
         self.moves += 1
@@ -400,8 +404,10 @@ class ZonekeepClient:
                             raise
                     except (OSError, ConnectionLost, InvalidHandshake):
                         pass
-                await trio.sleep(delay)
-                delay = min(0.5, delay * 2)
+                # Backing off, with jitter: many clients of one crashed node do not
+                # all knock at once.
+                await trio.sleep(delay * (0.5 + random.random() / 2))
+                delay = min(1.0, delay * 2)
 
     async def _resume_by_itself(self) -> None:
         done = self._resuming
