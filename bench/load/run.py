@@ -411,7 +411,8 @@ async def run_target(
 
         async def join_counting(child: Child) -> None:
             nonlocal moved
-            moved += (await child.ask("join", args.setup_timeout)).get("moved", 0)
+            answer = await child.ask("join", args.setup_timeout)
+            moved += answer.get("moved", 0)  # (read after the await: both add up)
 
         t_join = time.perf_counter()
         async with trio.open_nursery() as nursery:
