@@ -156,6 +156,10 @@ class Node:
                 self.renew_failures += 1
                 log.error("node %s: the leases could not be renewed: %s", self.id, exc)
                 continue
+            except Exception:  # a bug: logged, and the next renewal is in a moment
+                self.renew_failures += 1
+                log.exception("node %s: renewing the leases failed", self.id)
+                continue
             if time.monotonic() - started > interval:
                 log.warning("node %s: renewing the leases took %.1f s", self.id, interval)
             for encounter in lost:

@@ -378,6 +378,8 @@ class Registry:
             await self.store.append(eid, 1, events, snapshot=state_to_dict(state))
             await self.store.put_record(room.record)
         except StoreError as exc:
+            if self.node is not None:
+                await self.node.release(eid)
             raise ProtocolError(
                 "store_unavailable", f"The encounter could not be saved: {exc}"
             ) from None

@@ -73,6 +73,11 @@ async def test_a_join_at_the_wrong_node_is_redirected_and_the_client_follows(
                 await plain.join(eid, seat["token"])
         assert (info.value.code, info.value.name, info.value.url) == (1010, "moved", a.url)
         assert eid not in b.server.rooms
+        # A stranger's token is refused before anything else: no owner's address for it.
+        async with b.client(follow_moved=False) as stranger:
+            with pytest.raises(ClientError) as refused:
+                await stranger.join(eid, "not-a-token")
+        assert (refused.value.name, refused.value.url) == ("bad_token", None)
         # The Python client follows it: the caller sees an ordinary join.
         async with b.client() as alice:
             joined = await alice.join(eid, seat["token"])
