@@ -634,4 +634,7 @@ async def connect(
             yield client
         finally:
             client._leaving = True
+            # A clean close (the handshake answered) before the reader goes, as before.
+            with trio.CancelScope(shield=True), trio.move_on_after(10):
+                await client.ws.aclose()
             nursery.cancel_scope.cancel()
