@@ -19,6 +19,7 @@ PROTOCOL_ERRORS: dict[str, int] = {
     "unknown_encounter": 1007,
     "not_joined": 1008,
     "encounter_archived": 1009,
+    "moved": 1010,
     "bad_token": 2000,
     "server_key_required": 2001,
     "bad_server_key": 2002,
@@ -56,7 +57,7 @@ RANGES: dict[str, tuple[int, int]] = {
 
 #: What each range of :data:`RANGES` is for (SPEC.md's range table).
 RANGE_MEANINGS: dict[str, str] = {
-    "protocol": "the message itself is wrong",
+    "protocol": "the message itself is wrong, or went to the wrong node",
     "authentication": "tokens, GM keys and server keys",
     "permission": "the sender may not do this",
     "rules": "the engine refused the command (`zonekeep.sdk.RULE_ERRORS`)",
@@ -76,6 +77,7 @@ ERROR_MEANINGS: dict[int, str] = {
     1007: "No encounter on this server has that id. For a request other than `join`, `list_encounters` and the lobby's own requests, also an encounter that is stored but not loaded (nobody joined it since it was last unloaded): `join` it first.",  # unknown_encounter
     1008: "The connection has not joined that encounter (or has left it).",  # not_joined
     1009: "The encounter is archived (it ended, or was archived by its GM, the operator or the archiving sweep): it cannot be joined or changed. The server's operator can bring it back with `zonekeep encounters restore ID`.",  # encounter_archived
+    1010: "Another node of this server serves that encounter (it holds the encounter's lease): the error's `url` is that node's websocket URL. Connect there, say `hello` and send the request again; a client follows it without asking its user. Since 1.4.",  # moved
     2000: "`join`'s token does not open that encounter.",  # bad_token
     2001: "The server requires a key to create encounters and none was given.",  # server_key_required
     2002: "The server key given is wrong.",  # bad_server_key
@@ -219,12 +221,16 @@ class ProtocolError(Exception):
     request that failed when it could be read (set by ``parse_request``), else ``None``.
     """
 
-    def __init__(self, name: str, message: str, *, code: int | None = None) -> None:
+    def __init__(
+        self, name: str, message: str, *, code: int | None = None, url: str | None = None
+    ) -> None:
         super().__init__(f"{name}: {message}")
         self.name = name
         self.code = error_number(name) if code is None else code
         self.message = message
         self.request_id: int | str | None = None
+        #: Only for ``moved``: the websocket URL of the node that serves the encounter.
+        self.url = url
 
     @classmethod
     def from_refusal(cls, code: str, message: str) -> ProtocolError:
@@ -232,4 +238,7 @@ class ProtocolError(Exception):
         return cls(code, message, code=rule_error_number(code))
 
     def to_wire(self) -> dict[str, object]:
-        return {"code": self.code, "name": self.name, "message": self.message}
+        wire: dict[str, object] = {"code": self.code, "name": self.name, "message": self.message}
+        if self.url is not None:
+            wire["url"] = self.url
+        return wire

@@ -1875,10 +1875,12 @@ class EncounterClosedNotification:
     open)."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
-    reason: Literal["archived", "deleted", "revoked"] = attrs.field(
+    reason: Literal["archived", "deleted", "revoked", "moved"] = attrs.field(
         metadata=doc(
             "`archived` (by its GM, the operator or the archiving sweep), `deleted` (by "
-            "the operator), `revoked` (the GM key that created it was revoked)."
+            "the operator), `revoked` (the GM key that created it was revoked), `moved` "
+            "(since 1.4: this node lost the encounter's lease to another node; `join` it "
+            "again, with `last_seq`, and follow the `moved` error to its new node)."
         )
     )
     message: str = attrs.field(metadata=doc("What happened, for a person.", minLength=1))
@@ -1943,6 +1945,16 @@ class ErrorBody:
             "One or more sentences for a person. Its wording may change at any time.",
             minLength=1,
         )
+    )
+    url: str | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "Only with `moved` (1010): the websocket URL of the node that serves the "
+            "encounter; connect there, say `hello` and send the request again (see "
+            "[Several nodes](#several-nodes)). Since 1.4.",
+            minLength=1,
+            pattern=r"^wss?://",
+        ),
     )
 
 
@@ -2076,6 +2088,10 @@ for _cls in _PARAMS_CLASSES:
     wire.register_unstructure_hook(
         _cls, make_dict_unstructure_fn(_cls, wire, _cattrs_omit_if_default=True)
     )
+#: An error's ``url`` is there only for ``moved``.
+wire.register_unstructure_hook(
+    ErrorBody, make_dict_unstructure_fn(ErrorBody, wire, _cattrs_omit_if_default=True)
+)
 
 
 # -- parsing ---------------------------------------------------------------------------------
@@ -2266,7 +2282,9 @@ def make_response(request_id: RequestId, result: Any) -> Response:
 
 def make_error_response(request_id: RequestId | None, error: ProtocolError) -> ErrorResponse:
     """The error reply for ``error``."""
-    return ErrorResponse(id=request_id, error=ErrorBody(error.code, error.name, error.message))
+    return ErrorResponse(
+        id=request_id, error=ErrorBody(error.code, error.name, error.message, error.url)
+    )
 
 
 def make_notification(params: Any) -> Notification:
@@ -2515,5 +2533,6 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "arena's assets' `data` (checked against their tags' schemas), "
     "`capabilities.asset_tags` and `capabilities.settings`, the encounter options' "
     "`settings` (`create_encounter`, the snapshot's `options`), `encounter_options`' "
-    "`settings` and its schema's per-plugin `settings`",
+    "`settings` and its schema's per-plugin `settings`; several nodes: the error `moved` (1010) and the error's `url`, the "
+    "`encounter_closed` reason `moved`",
 }

@@ -34,6 +34,19 @@ What a request can end with, and why it never waits forever:
   the wait for the reply; sending itself only waits while websockets' write buffer is
   full (cancelling a send half way would break the connection).
 
+**Several nodes** (protocol 1.4, SPEC.md "Several nodes"): a ``join`` answered with
+``moved`` is followed without the caller noticing: the client moves its connection to
+the error's ``url`` (the requests still unanswered on the old one fail with
+:class:`ConnectionLost`), says ``hello`` again as before, and sends the ``join`` again.
+An ``encounter_closed`` with reason ``moved`` (the node lost the encounter's lease) is
+followed the same way: the client joins again with the last seq it saw, and the events
+it missed come as ordinary ``event`` notifications. After the connection drops (its
+node crashed), :meth:`ZonekeepClient.resume` connects again (to the node it was on,
+else to each URL it was given), joins every encounter again with its last seq and
+queues the missed events; with ``connect(..., reconnect=True)`` it does so by itself,
+and requests made meanwhile wait for it. Use one client per encounter when several
+nodes serve them: a connection lives on one node.
+
 Replies with an id are matched by id, as SPEC.md requires. A reply whose id matches no
 request (the answer to a :meth:`~ZonekeepClient.send_raw` frame) is queued as an
 ``_unmatched`` notification whose ``params`` are the whole reply, in order with the
@@ -46,15 +59,17 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import math
+import random
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 import attrs
 import trio
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.trio.client import ClientConnection
 from websockets.trio.client import connect as ws_connect
 
@@ -71,15 +86,30 @@ __all__ = [
 #: each gets the message and, for a reply to a request, the request's method.
 MESSAGE_HOOKS: list[Callable[[dict[str, Any], str | None], None]] = []
 
+#: ``moved`` errors followed in a row for one ``join`` before giving up.
+MAX_MOVES = 5
+
+log = logging.getLogger("zonekeep.client")
+
 
 class ClientError(Exception):
-    """An error reply from the server (with or without the request's id)."""
+    """An error reply from the server (with or without the request's id); ``url`` is
+    the node to go to, for ``moved``."""
 
-    def __init__(self, code: int, name: str, message: str) -> None:
+    def __init__(self, code: int, name: str, message: str, url: str | None = None) -> None:
         super().__init__(f"{code} {name}: {message}")
         self.code = code
         self.name = name
         self.message = message
+        self.url = url
+
+
+@attrs.define
+class _Seat:
+    """An encounter this client joined: its token and the seq of the last event seen."""
+
+    token: str | None
+    last_seq: int
 
 
 class ConnectionLost(Exception):
@@ -127,15 +157,43 @@ class _Frame:
     reply: dict[str, Any] | None = None
     failure: Exception | None = None
     abandoned: bool = False
+    #: Run by the reader on the reply, before any message after it is read.
+    on_reply: Callable[[dict[str, Any]], None] | None = None
 
 
 class ZonekeepClient:
     """One connection to a zonekeep server (see the module's docstring for what a request
     can end with). ``timeout`` is the default for :meth:`request`, None for no limit."""
 
-    def __init__(self, ws: ClientConnection, *, timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        ws: ClientConnection,
+        *,
+        timeout: float | None = None,
+        url: str | None = None,
+        follow_moved: bool = True,
+    ) -> None:
         self.ws = ws
         self.timeout = timeout
+        #: The URL of the node this connection is to, and every URL the client may
+        #: connect to again (:meth:`resume`): the ones it was given first.
+        self.url = url
+        self.urls: list[str] = [url] if url else []
+        #: Follow ``moved`` (and ``encounter_closed`` ``moved``) without the caller noticing.
+        self.follow_moved = follow_moved
+        #: How many times the connection moved to another node (or was made again).
+        self.moves = 0
+        #: The encounters joined, by id (for following them to another node).
+        self.seats: dict[str, _Seat] = {}
+        self._nursery: trio.Nursery | None = None
+        self._hello_params: dict[str, Any] | None = None
+        #: Set while :meth:`resume` runs by itself (``reconnect=True``); requests wait.
+        self._resuming: trio.Event | None = None
+        self.reconnect = False
+        self._leaving = False
+        self._ws_options: dict[str, Any] = {}
+        #: Live events held while an encounter is joined again (see :meth:`_rejoin`).
+        self._held: dict[str, list[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         #: Every frame sent and not yet answered, oldest first.
         self._unanswered: deque[_Frame] = deque()
@@ -147,25 +205,45 @@ class ZonekeepClient:
 
     # -- reading ------------------------------------------------------------------------------
 
-    async def _reader(self) -> None:
+    async def _reader(self, ws: ClientConnection | None = None) -> None:
+        ws = ws or self.ws
         try:
-            async for raw in self.ws:
-                self._receive(json.loads(raw))
+            async for raw in ws:
+                if ws is self.ws:
+                    self._receive(json.loads(raw))
         except ConnectionClosed:
             pass
         finally:
-            self.closed.set()
-            self._note_send.close()
-            for frame in self._unanswered:
-                frame.failure = self._lost(frame.method)
-                frame.done.set()
-            self._unanswered.clear()
-            self._requests.clear()
+            if ws is self.ws:
+                self.closed.set()
+                self._fail_unanswered()
+                if self.reconnect and not self._leaving and self._nursery is not None:
+                    self._resuming = trio.Event()
+                    self._nursery.start_soon(self._resume_by_itself)
+                else:
+                    self._note_send.close()
+
+    def _fail_unanswered(self) -> None:
+        for frame in self._unanswered:
+            frame.failure = self._lost(frame.method)
+            frame.done.set()
+        self._unanswered.clear()
+        self._requests.clear()
+
+    async def _hold(
+        self, url: str, ws_options: dict[str, Any], *, task_status: trio.TaskStatus[Any]
+    ) -> None:
+        """Open a connection to ``url``, report it, and read it until it closes."""
+        async with ws_connect(url, compression=None, **ws_options) as ws:
+            task_status.started(ws)
+            await self._reader(ws)
 
     def _receive(self, message: dict[str, Any]) -> None:
         if "id" not in message:
             self._hooks(message, None)
             if "method" in message:
+                if self._seen(message):
+                    return
                 self._note_send.send_nowait(message)
             else:
                 self._note_send.send_nowait({"method": "_unmatched", "params": message})
@@ -176,6 +254,8 @@ class ZonekeepClient:
             self._note_send.send_nowait({"method": "_unmatched", "params": message})
         elif not frame.abandoned:
             frame.reply = message
+            if frame.on_reply is not None:
+                frame.on_reply(message)
             frame.done.set()
 
     def _answered_frame(self, rid: Any) -> _Frame | None:
@@ -197,6 +277,149 @@ class ZonekeepClient:
         if frame.rid is not None:
             del self._requests[frame.rid]
         return frame
+
+    def _seen(self, message: dict[str, Any]) -> bool:
+        """Keep each joined encounter's last seq; ``True`` for a notification the client
+        handles itself (an ``encounter_closed`` ``moved`` it follows)."""
+        method, params = message["method"], message.get("params") or {}
+        seat = self.seats.get(params.get("encounter", ""))
+        if seat is None:
+            return False
+        held = self._held.get(params["encounter"])
+        if held is not None and method in ("event", "snapshot"):
+            held.append(message)  # a join again is under way: after its reply
+            return True
+        if method in ("event", "snapshot") and isinstance(params.get("seq"), int):
+            seat.last_seq = (
+                max(seat.last_seq, params["seq"]) if method == "event" else params["seq"]
+            )
+        elif method == "encounter_closed":
+            del self.seats[params["encounter"]]
+            if params.get("reason") == "moved" and self.follow_moved and self._nursery:
+                self._nursery.start_soon(self._follow, params["encounter"], seat, message)
+                return True
+        return False
+
+    async def _follow(self, encounter: str, seat: _Seat, note: dict[str, Any]) -> None:
+        """The node gave ``encounter`` up: join it again where it is served now (the
+        ``moved`` error leads there); the events missed come as notifications."""
+        try:
+            with trio.fail_after(60):
+                while True:
+                    try:
+                        await self._rejoin(encounter, seat)
+                        return
+                    except ClientError as exc:
+                        if exc.name not in ("moved", "store_unavailable"):
+                            raise
+                    except (OSError, ConnectionLost, InvalidHandshake):
+                        pass
+                    await trio.sleep(0.1)
+        except Exception as exc:
+            log.warning("could not follow %s to its new node: %s", encounter, exc)
+            self._note_send.send_nowait(note)  # then the caller hears of it
+
+    async def _rejoin(self, encounter: str, seat: _Seat) -> dict[str, Any]:
+        """``join`` ``encounter`` again with its last seq; queue the missed events as
+        ``event`` notifications."""
+        before = seat.last_seq
+        # The node may send live events before the join's reply (those stored while it
+        # read the log): they are held, then queued after the reply's, none twice.
+        self._held[encounter] = []
+
+        def missed(reply: dict[str, Any]) -> None:
+            held = self._held.pop(encounter, [])
+            result = reply.get("result")
+            if result is None:
+                self._held[encounter] = []  # (moved: the join goes on elsewhere)
+                return
+            for i, event in enumerate(result.get("events") or ()):
+                note = {"encounter": encounter, "seq": before + 1 + i, "event": event}
+                self._note_send.send_nowait({"method": "event", "params": note})
+            if result.get("snapshot") is not None:
+                note = {
+                    "encounter": encounter,
+                    "seq": result["seq"],
+                    "snapshot": result["snapshot"],
+                }
+                self._note_send.send_nowait({"method": "snapshot", "params": note})
+            # The last seq the reply brought (its ``seq`` may run ahead of its events
+            # when a command was stored while the node read them: that one is live).
+            last = (
+                before + len(result["events"])
+                if result.get("events") is not None
+                else result["seq"]
+            )
+            seat.last_seq = last
+            for message in held:
+                if message["params"].get("seq", 0) > last:
+                    self._receive(message)
+
+        try:
+            return await self.join(encounter, seat.token, last_seq=before, _on_reply=missed)
+        finally:
+            self._held.pop(encounter, None)
+
+    # -- moving between nodes ---------------------------------------------------------------
+
+    async def move_to(self, url: str) -> None:
+        """Move this connection to ``url`` (another node): connect there and say
+        ``hello`` as before; the old connection closes, and what it still had
+        unanswered fails with :class:`ConnectionLost`."""
+        if self._nursery is None:
+            raise RuntimeError("move_to needs a client made by connect()")
+        new = await self._nursery.start(self._hold, url, self._ws_options)
+        old, self.ws = self.ws, new
+        self._fail_unanswered()
+        if self.closed.is_set() and not self.reconnect:
+            # (resume() after a drop: the notifications go on in a fresh channel)
+            self._note_send, self._notes = trio.open_memory_channel[dict[str, Any]](math.inf)
+        self.closed = trio.Event()
+        self.url = url
+        self.moves += 1
+        with trio.CancelScope(shield=True):
+            await old.aclose()
+        if self._hello_params is not None:
+            self.welcome = await self.request("hello", **self._hello_params)
+
+    async def resume(self, *, within: float = 60.0) -> dict[str, dict[str, Any]]:
+        """After the connection dropped (say its node crashed): connect again, to the
+        node it was on or else to each of :attr:`urls` in turn, retrying for up to
+        ``within`` seconds (``trio.TooSlowError`` then), and join every encounter
+        joined before with its last seq, following ``moved``. The events missed are
+        queued as ``event`` notifications; returns the join results by encounter."""
+        delay = 0.05
+        with trio.fail_after(within):
+            while True:
+                for url in dict.fromkeys([u for u in (self.url, *self.urls) if u]):
+                    try:
+                        if self.closed.is_set():
+                            await self.move_to(url)
+                        results = {}
+                        for eid, seat in list(self.seats.items()):
+                            results[eid] = await self._rejoin(eid, seat)
+                        return results
+                    except ClientError as exc:
+                        if exc.name not in ("moved", "store_unavailable"):
+                            raise
+                    except (OSError, ConnectionLost, InvalidHandshake):
+                        pass
+                # Backing off, with jitter: many clients of one crashed node do not
+                # all knock at once.
+                await trio.sleep(delay * (0.5 + random.random() / 2))
+                delay = min(1.0, delay * 2)
+
+    async def _resume_by_itself(self) -> None:
+        done = self._resuming
+        try:
+            await self.resume()
+        except Exception as exc:
+            log.warning("could not reconnect: %s", exc)
+            self._note_send.close()
+        finally:
+            self._resuming = None
+            if done is not None:
+                done.set()
 
     @staticmethod
     def _hooks(message: dict[str, Any], method: str | None) -> None:
@@ -229,7 +452,13 @@ class ZonekeepClient:
         await self._send(_Frame(None, None), text)
 
     async def request(
-        self, method: str, /, *, timeout: float | None = None, **params: Any
+        self,
+        method: str,
+        /,
+        *,
+        timeout: float | None = None,
+        _on_reply: Callable[[dict[str, Any]], None] | None = None,
+        **params: Any,
     ) -> dict[str, Any]:
         """Send a request and wait for its reply; its ``result``.
 
@@ -239,7 +468,11 @@ class ZonekeepClient:
         keyword, so it cannot be a request param (no method of the protocol has one).
         """
         seconds = self.timeout if timeout is None else timeout
-        frame = _Frame(next(self._ids), method)
+        resuming = self._resuming
+        if resuming is not None and method != "hello" and method != "join":
+            with trio.move_on_after(math.inf if seconds is None else seconds):
+                await resuming.wait()  # (``reconnect=True``: the connection comes back)
+        frame = _Frame(next(self._ids), method, on_reply=_on_reply)
         await self._send(frame, json.dumps({"id": frame.rid, "method": method, "params": params}))
         try:
             with trio.move_on_after(math.inf if seconds is None else seconds):
@@ -255,7 +488,7 @@ class ZonekeepClient:
         assert frame.reply is not None
         if "error" in frame.reply:
             err = frame.reply["error"]
-            raise ClientError(err["code"], err["name"], err["message"])
+            raise ClientError(err["code"], err["name"], err["message"], err.get("url"))
         result: dict[str, Any] = frame.reply["result"]
         return result
 
@@ -291,9 +524,9 @@ class ZonekeepClient:
     ) -> dict[str, Any]:
         """Say hello; with ``gm_key`` (protocol 1.3) the connection is that GM's."""
         extra: dict[str, Any] = {} if gm_key is None else {"gm_key": gm_key}
-        self.welcome = await self.request(
-            "hello", protocol=protocol, client={"name": name, "version": version}, **extra
-        )
+        params = {"protocol": protocol, "client": {"name": name, "version": version}, **extra}
+        self.welcome = await self.request("hello", **params)
+        self._hello_params = params  # said again on another node (``moved``)
         return self.welcome
 
     async def create_encounter(
@@ -310,6 +543,7 @@ class ZonekeepClient:
         last_seq: int | None = None,
         client_seed: str | None = None,
         history: int | None = None,
+        _on_reply: Callable[[dict[str, Any]], None] | None = None,
     ) -> dict[str, Any]:
         """Join ``encounter`` with ``token`` (``None``: a public one, as a spectator);
         ``client_seed`` is this seat's contribution to fair dice; ``history``: also get
@@ -323,7 +557,19 @@ class ZonekeepClient:
             params["client_seed"] = client_seed
         if history is not None:
             params["history"] = history
-        return await self.request("join", **params)
+        for _ in range(MAX_MOVES):
+            try:
+                result = await self.request("join", _on_reply=_on_reply, **params)
+            except ClientError as exc:
+                if exc.name != "moved" or not exc.url or not self.follow_moved:
+                    raise
+                await self.move_to(exc.url)  # the node that serves it
+                continue
+            self.seats[encounter] = _Seat(token, result["seq"])
+            return result
+        raise ClientError(
+            1010, "moved", f"join {encounter!r}: moved {MAX_MOVES} times in a row; giving up"
+        )
 
     async def command(self, encounter: str, type: str, **params: Any) -> dict[str, Any]:
         return await self.request("command", encounter=encounter, type=type, params=params)
@@ -359,19 +605,36 @@ async def connect(
     name: str = "zonekeep-python",
     gm_key: str | None = None,
     timeout: float | None = None,
+    also: Sequence[str] = (),
+    follow_moved: bool = True,
+    reconnect: bool = False,
     **ws_options: Any,
 ) -> AsyncIterator[ZonekeepClient]:
     """Connect (and say hello unless ``hello=False``); close on exit. ``timeout`` is every
-    request's default timeout in seconds (None: no limit)."""
-    async with (
-        ws_connect(url, compression=None, **ws_options) as ws,
-        trio.open_nursery() as nursery,
-    ):
-        client = ZonekeepClient(ws, timeout=timeout)
-        nursery.start_soon(client._reader)
+    request's default timeout in seconds (None: no limit). Several nodes: ``also`` are
+    more URLs of the same server to :meth:`~ZonekeepClient.resume` through;
+    ``follow_moved`` follows ``moved``; ``reconnect`` resumes by itself when the
+    connection drops."""
+
+    async def first(*, task_status: trio.TaskStatus[ZonekeepClient]) -> None:
+        async with ws_connect(url, compression=None, **ws_options) as ws:
+            made = ZonekeepClient(ws, timeout=timeout, url=url, follow_moved=follow_moved)
+            task_status.started(made)
+            await made._reader(ws)
+
+    async with trio.open_nursery() as nursery:
+        client: ZonekeepClient = await nursery.start(first)
+        client.urls += [u for u in also if u != url]
+        client._nursery = nursery
+        client._ws_options = ws_options
         if hello:
             await client.hello(name, gm_key=gm_key)
+        client.reconnect = reconnect
         try:
             yield client
         finally:
+            client._leaving = True
+            # A clean close (the handshake answered) before the reader goes, as before.
+            with trio.CancelScope(shield=True), trio.move_on_after(10):
+                await client.ws.aclose()
             nursery.cancel_scope.cancel()

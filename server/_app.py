@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from prometheus_client.metrics_core import GaugeMetricFamily
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
@@ -177,6 +177,8 @@ class ZonekeepServer:
             own.add(_host_key(host, wanted))
         if config.public_url:
             own.add(_origin_key(config.public_url))
+        if self.registry.node is not None:  # a page served by another node follows 'moved'
+            own.update(_origin_key(url) for url in self.registry.node.peers)
         return wanted in own
 
     async def _http(self, request: Request, address: str = "?") -> Response | None:
@@ -205,7 +207,9 @@ class ZonekeepServer:
             return _json(503, {"status": "shutting down" if self._stopping else "starting"})
         if path == "/metrics":
             return await self._metrics_page(request)
-        return serve_static(request)  # the web table under /table/; None for anything else
+        node = self.registry.node
+        # The web table under /table/; None for anything else.
+        return serve_static(request, node.peers if node is not None else ())
 
     async def _metrics_page(self, request: Request) -> Response:
         """``/metrics``: the Prometheus text page; with ``metrics_token`` set, only for
@@ -229,7 +233,7 @@ class ZonekeepServer:
         body = self.metrics.page()
         return _text(200, body, content_type=CONTENT_TYPE_LATEST)
 
-    def _gauges(self) -> list[GaugeMetricFamily]:
+    def _gauges(self) -> list[Metric]:
         """The gauges computed when ``/metrics`` is read: encounters loaded, and the open
         connections by role (each under the highest role it holds in the encounters it
         joined: gm, player, spectator; ``unjoined`` when none)."""
@@ -259,7 +263,31 @@ class ZonekeepServer:
         )
         for role, count in counts.items():
             by_role.add_metric([role], count)
-        return [loaded, by_role]
+        found: list[Metric] = [loaded, by_role]
+        node = self.registry.node
+        if node is not None:
+            held = GaugeMetricFamily(
+                "zonekeep_node_leases",
+                "Encounter leases this node holds (several nodes on PostgreSQL).",
+            )
+            held.add_metric([], node.held)
+            found.append(held)
+            for name, value, text in (
+                ("leases_taken", node.taken, "Leases this node took (creating or loading)."),
+                (
+                    "leases_taken_over",
+                    node.taken_over,
+                    "Leases this node took that another node (or an earlier run) had held.",
+                ),
+                ("leases_lost", node.lost, "Encounters this node gave up: another took them."),
+                ("moved", node.moved, "Joins this node answered with 'moved'."),
+                ("appends_fenced", node.store.fenced, "Appends refused: the lease was lost."),
+                ("renew_failures", node.renew_failures, "Lease renewals that failed."),
+            ):
+                counter = CounterMetricFamily(f"zonekeep_node_{name}", text)
+                counter.add_metric([], value)
+                found.append(counter)
+        return found
 
     async def _handler(self, connection: Connection) -> None:
         client = Client(self.methods, connection, self.config.limits, connection.address)
@@ -301,14 +329,37 @@ class ZonekeepServer:
         self.port = listeners[0].socket.getsockname()[1]
         await self.open_store()
         try:
+            await self._become_node()
             await self._serve(listeners, task_status)
         finally:
             self.ready = False
             unbind(bound)
+            node = self.registry.node
+            if node is not None:  # its leases go now: another node may take over at once
+                with trio.CancelScope(shield=True):
+                    await node.stop()
             if self._owns_store:  # we opened it, we close it (folding the WAL into the file)
                 self._owns_store = False
                 with trio.CancelScope(shield=True):
                     await self.store.aclose()
+
+    async def _become_node(self) -> None:
+        """On a PostgreSQL store, this server is one node of several (docs/scale-out.md):
+        it registers itself with its websocket URL, and serves encounters by lease."""
+        if not is_postgres_url(self.config.store) or self.registry.node is not None:
+            return
+        from ._links import server_links
+        from ._nodes import Node, default_node_id
+        from ._postgres import PostgresStore
+
+        store = self.store
+        if not isinstance(store, PostgresStore):
+            return
+        assert self.port is not None
+        url = server_links(self.config.public_url, self.config.host, self.port).websocket
+        node = Node(store, self.config.node_id or default_node_id(), url, self.config.lease_seconds)
+        await node.start()
+        self.registry.attach_node(node)
 
     async def _serve(self, listeners: list[trio.SocketListener], task_status: Any) -> None:
         async with trio.open_nursery() as nursery:

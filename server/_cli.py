@@ -73,6 +73,8 @@ _SERVE_FLAGS = (
     "server_key",
     "data_dir",
     "store",
+    "node_id",
+    "public_url",
     "durability",
     "log_level",
     "log_format",
@@ -188,6 +190,9 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"Encounters are kept in {config.data_dir}.")
         elif config.store != "memory":
             print(f"Encounters are kept in {mask_url(config.store)}.")
+            node = running.registry.node
+            if node is not None:
+                print(f"This is node {node.id}; other nodes send its players to {node.url}.")
         waiting = len(await running.store.records(status="open"))
         if waiting:
             print(f"{waiting} unfinished encounter(s) in the store, each loaded on its first join.")
@@ -466,6 +471,18 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="STORE",
         help="sqlite (default), memory, or postgresql://user@host/db (a password there is "
         "seen by everyone on this machine: prefer ZONEKEEP_SERVER_STORE or ~/.pgpass)",
+    )
+    serve.add_argument(
+        "--node-id",
+        default=None,
+        help="this node's id among several sharing a PostgreSQL store (default: the "
+        "machine's name and the process id; docs/scale-out.md)",
+    )
+    serve.add_argument(
+        "--public-url",
+        default=None,
+        help="the URL players reach this server (or node) at, e.g. https://example.org/zk/ "
+        "(behind a proxy; docs/deploy.md, docs/scale-out.md)",
     )
     serve.add_argument(
         "--durability",

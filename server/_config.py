@@ -121,6 +121,13 @@ _REACTION = _Check(
     "a number from 5 to 600", lambda v: v is None or (_is_number(v) and 5 <= v <= 600)
 )
 _PUBLIC_URL = _Check("an http:// or https:// URL with a host", _url)
+_NODE_ID = _Check(
+    "1 to 64 letters, digits, '.', '_' or '-'",
+    lambda v: (
+        v is None or (isinstance(v, str) and re.fullmatch(r"[A-Za-z0-9._-]{1,64}", v) is not None)
+    ),
+)
+_LEASE = _Check("a number of seconds from 1 to 300", lambda v: _is_number(v) and 1 <= v <= 300)
 _PROXIES = _Check('a list of IP addresses or networks ("10.0.0.0/8")', _networks)
 _HOST = _Check("a host name or address", lambda v: isinstance(v, str) and bool(v.strip()))
 
@@ -340,6 +347,15 @@ class ServerConfig:
     #: The URL players reach the server at from outside (``"https://dice.example.org"``),
     #: when it is not the address it listens on (a reverse proxy); its origin is allowed.
     public_url: str | None = attrs.field(default=None, validator=_PUBLIC_URL)
+    # -- several nodes on PostgreSQL (docs/scale-out.md; issue 21) --------------------------------
+    #: This node's id among the nodes sharing a PostgreSQL store (unique among them;
+    #: keep it across restarts). ``None``: the machine's name and the process id. Only
+    #: for a PostgreSQL store; a SQLite server is one node and needs none.
+    node_id: str | None = attrs.field(default=None, validator=_NODE_ID)
+    #: Seconds an encounter's lease lasts unless its node renews it (every third of it):
+    #: how long a crashed node's encounters wait before another node may take them
+    #: (failover takes this plus one ``join``). From 1 to 300; PostgreSQL store only.
+    lease_seconds: float = attrs.field(default=10.0, validator=_LEASE)
     #: The ``Origin`` values a websocket handshake may carry (``"https://host:port"``; ``"*"``
     #: for any). The default, ``None``, allows the server's own origin (the host and port it
     #: listens on or is reached at) and :attr:`public_url`'s. A handshake without ``Origin`` (a
@@ -419,6 +435,8 @@ _ON_RELOAD = {
             "server.data_dir",
             "server.durability",
             "server.store_pool_size",
+            "server.node_id",
+            "server.lease_seconds",
             "server.plugins_enabled",
             "server.plugins_disabled",
             "server.compendium_dirs",

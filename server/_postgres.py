@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("zonekeep.store")
 
 #: The layout this version writes. Bump it with a migration in :data:`MIGRATIONS`.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Connections a store keeps open unless told (``store_pool_size``).
 DEFAULT_POOL_SIZE = 4
@@ -85,6 +85,8 @@ _TABLES = (
     "grants",
     "gm_keys",
     "changes",
+    "nodes",
+    "leases",
 )
 
 _SCHEMA_1 = """
@@ -150,10 +152,61 @@ class Migration:
     apply: Callable[[psycopg.Connection[Any]], None]
 
 
-#: Migrations from version N to N + 1, by N; none yet (version 1 is the first layout).
-#: The leases of several nodes (issue 21) will be the first: an ``epoch`` per encounter
-#: that every append checks in its own transaction.
-MIGRATIONS: dict[int, Migration] = {}
+_NODES_AND_LEASES = """
+CREATE TABLE nodes (
+    id TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    started DOUBLE PRECISION NOT NULL,
+    heartbeat DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE leases (
+    encounter TEXT PRIMARY KEY,
+    node TEXT NOT NULL,
+    epoch BIGINT NOT NULL,
+    expires DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX leases_by_node ON leases (node)
+"""
+
+
+def _add_nodes_and_leases(conn: psycopg.Connection[Any]) -> None:
+    for statement in _NODES_AND_LEASES.split(";"):
+        if statement.strip():
+            conn.execute(statement.encode())
+
+
+#: Migrations from version N to N + 1, by N.
+MIGRATIONS: dict[int, Migration] = {
+    1: Migration("nodes and encounter leases (several nodes)", _add_nodes_and_leases),
+}
+
+#: The database's clock in Unix seconds: every node's lease times are read from it, so
+#: the nodes' own clocks never have to agree.
+_NOW = "extract(epoch FROM clock_timestamp())"
+
+
+class LeaseLost(StoreError):
+    """This node no longer holds the lease of the encounter it appended to (another
+    node took it, with a higher epoch): nothing of the append was stored."""
+
+
+@attrs.frozen
+class Held:
+    """A lease this node took: the encounter and the epoch its appends are fenced by."""
+
+    encounter: str
+    epoch: int
+
+
+@attrs.frozen
+class Owner:
+    """Who holds an encounter's lease, when it is not this node: the node, its
+    websocket URL, and in how many seconds the lease expires unless renewed."""
+
+    node: str
+    url: str
+    expires_in: float
+
 
 _T = TypeVar("_T")
 
@@ -167,6 +220,8 @@ class _Append:
     snapshot: str | None
     finished: bool
     record: EncounterRecord | None = None
+    #: The lease epoch the append is fenced by (a node's); ``None``: not fenced.
+    epoch: int | None = None
     #: Set when the request was written (or failed: ``error``), or when its task is
     #: asked to write the next batch, which holds it (``written`` still False).
     done: trio.Event = attrs.field(factory=trio.Event)
@@ -197,6 +252,15 @@ class PostgresStore:
         #: How many transactions and appends were written (for benchmarks).
         self.transactions = 0
         self.appends = 0
+        #: Set by :meth:`become_node`: this node's id; then every append is fenced by the
+        #: epoch of the encounter's lease (:attr:`epochs`), in the append's transaction.
+        self.node: str | None = None
+        #: The leases this node holds: the epoch of each encounter's.
+        self.epochs: dict[str, int] = {}
+        #: Called with an encounter whose append was refused because its lease was lost.
+        self.on_lease_lost: Callable[[str], None] | None = None
+        #: Appends refused by the fence (for the metrics and the tests).
+        self.fenced = 0
 
     @property
     def location(self) -> str:
@@ -226,6 +290,7 @@ class PostgresStore:
             open=False,
             timeout=CONNECT_TIMEOUT_SECONDS,
             name="zonekeep",
+            configure=_configure_connection,
         )
         try:
             await trio.to_thread.run_sync(_open_pool, pool, url, where)
@@ -278,6 +343,12 @@ class PostgresStore:
         snapshot: dict[str, Any] | None = None,
         finished: bool = False,
     ) -> None:
+        epoch = None
+        if self.node is not None:
+            epoch = self.epochs.get(encounter)
+            if epoch is None:
+                self.fenced += 1
+                raise LeaseLost(f"{self.where}: this node holds no lease on {encounter}")
         check_next_seq(encounter, first_seq, self._next_seq.get(encounter, 1))
         request = _Append(
             encounter,
@@ -289,6 +360,7 @@ class PostgresStore:
             record_from_creation(encounter, events[0], time.time(), finished)
             if first_seq == 1 and events
             else None,
+            epoch,
         )
         self._pending.append(request)
         # Shielded: once queued, an append is written (or fails) before its task moves
@@ -314,7 +386,7 @@ class PostgresStore:
             batch, self._pending = self._pending, []
             started = time.perf_counter()
             try:
-                await self._run(_write_batch, batch, self.writer)
+                fenced = await self._run(_write_batch, batch, self.writer, self.node)
             except Exception as exc:
                 if not isinstance(exc, psycopg.Error | OSError):
                     log.exception("writing a batch of events failed")
@@ -327,6 +399,9 @@ class PostgresStore:
                 self.transactions += 1
                 self.appends += len(batch)
                 for request in batch:
+                    if request in fenced:
+                        request.error = self._lost(request.encounter, request.epoch)
+                        continue
                     self._next_seq[request.encounter] = request.first_seq + len(request.types)
         finally:
             for request in batch:
@@ -336,6 +411,74 @@ class PostgresStore:
                 self._pending[0].done.set()
             else:
                 self._flushing = False
+
+    def _lost(self, encounter: str, epoch: int | None) -> LeaseLost:
+        """An append of ``encounter`` was refused by the fence: the lease is gone."""
+        self.fenced += 1
+        if self.epochs.get(encounter) == epoch:
+            del self.epochs[encounter]
+            if self.on_lease_lost is not None:
+                self.on_lease_lost(encounter)
+        return LeaseLost(
+            f"{self.where}: another node took over {encounter} (this node's lease, epoch "
+            f"{epoch}, is gone); nothing was saved"
+        )
+
+    # -- nodes and leases ---------------------------------------------------------------------
+
+    async def become_node(self, node: str, url: str) -> None:
+        """Register this server as node ``node`` reached at ``url`` (its websocket URL),
+        replacing a row of the same id (a restart), and fence every append from now on."""
+        await self._doing("register the node", _register_node, node, url)
+        self.node = node
+
+    async def leave(self) -> None:
+        """Give up every lease this node holds and unregister it (a clean stop)."""
+        if self.node is None:
+            return
+        node, self.node = self.node, None
+        self.epochs.clear()
+        await self._doing("unregister the node", _unregister_node, node)
+
+    async def take_lease(self, encounter: str, seconds: float) -> Held | Owner:
+        """Take ``encounter``'s lease for ``seconds`` when no other node holds a live
+        one (never held, released, or expired), with an epoch above every earlier one:
+        :class:`Held`. Otherwise who holds it: :class:`Owner`."""
+        assert self.node is not None
+        found = await self._doing("take the lease", _take_lease, encounter, self.node, seconds)
+        if isinstance(found, Held):
+            self.epochs[encounter] = found.epoch
+        return found
+
+    async def renew_leases(self, seconds: float) -> list[str]:
+        """Renew every lease this node holds for ``seconds`` (and its heartbeat); the
+        encounters whose lease another node took meanwhile (forgotten here)."""
+        assert self.node is not None
+        held = dict(self.epochs)
+        kept = await self._doing("renew the leases", _renew_leases, self.node, held, seconds)
+        lost = [eid for eid, epoch in held.items() if eid not in kept]
+        for eid in lost:
+            if self.epochs.get(eid) == held[eid]:
+                del self.epochs[eid]
+        return lost
+
+    async def release_lease(self, encounter: str) -> None:
+        """Give ``encounter``'s lease up (it was unloaded): any node may take it now."""
+        epoch = self.epochs.pop(encounter, None)
+        if self.node is not None and epoch is not None:
+            await self._doing("release the lease", _release_lease, encounter, self.node, epoch)
+
+    async def nodes(self, within: float) -> list[tuple[str, str, float]]:
+        """The nodes whose heartbeat is at most ``within`` seconds old: id, websocket
+        URL, seconds since their heartbeat."""
+        rows = await self._reading(
+            "the nodes",
+            _fetch,
+            f"SELECT id, url, {_NOW} - heartbeat FROM nodes "
+            f"WHERE heartbeat > {_NOW} - %s ORDER BY id",
+            (within,),
+        )
+        return [(str(i), str(u), float(a)) for i, u, a in rows]
 
     async def add_grant(self, encounter: str, grant: StoredGrant) -> None:
         await self._doing("save the grant", _insert_grant, encounter, grant, self.writer)
@@ -405,7 +548,9 @@ class PostgresStore:
         stored, next_seq = found
         # The database is the truth for an encounter being loaded: another process may
         # have deleted it or imported one under its id since this store appended to it.
-        if not self._flushing and not self._pending:
+        # A node loads an encounter only once it took its lease: no append of this
+        # store's can still land after the read (the lease fences the older ones out).
+        if self.node is not None or (not self._flushing and not self._pending):
             self._next_seq[encounter] = next_seq
         return stored
 
@@ -477,6 +622,20 @@ def _reason(exc: BaseException) -> str:
 
 
 # -- the blocking parts (run in worker threads) ------------------------------------------------
+
+
+#: Seconds PostgreSQL lets one of the store's connections sit idle inside a transaction
+#: before it ends the session (rolling the transaction back). The store never does, but
+#: a process that is stopped (SIGSTOP, a frozen VM) in the middle of one would hold its
+#: row locks, and so a lease another node waits for, for as long as it is stopped.
+IDLE_IN_TRANSACTION_SECONDS = 5
+
+
+def _configure_connection(conn: psycopg.Connection[Any]) -> None:
+    conn.execute(
+        f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION_SECONDS}s'".encode()
+    )
+    conn.commit()
 
 
 def _open_pool(pool: ConnectionPool[Any], url: str, where: str) -> None:
@@ -639,9 +798,37 @@ def _record_row(record: EncounterRecord) -> tuple[Any, ...]:
     )
 
 
-def _write_batch(conn: psycopg.Connection[Any], batch: list[_Append], writer: str) -> None:
+def _fence(conn: psycopg.Connection[Any], batch: list[_Append], node: str) -> list[_Append]:
+    """The appends of ``batch`` whose lease ``node`` no longer holds at their epoch. The
+    leases still held are locked (``FOR SHARE``, in encounter order, as every writer of
+    several leases locks them) until the transaction ends, so no other node can take one
+    of them before these events are committed, and none of a lost one is written."""
+    fenced = [r for r in batch if r.epoch is None]
+    wanted = sorted({(r.encounter, r.epoch) for r in batch if r.epoch is not None})
+    if not wanted:
+        return fenced
+    rows = conn.execute(
+        "SELECT l.encounter, l.epoch FROM leases l "
+        "JOIN unnest(%s::text[], %s::bigint[]) AS w(encounter, epoch) "
+        "ON l.encounter = w.encounter AND l.epoch = w.epoch "
+        "WHERE l.node = %s ORDER BY l.encounter FOR SHARE OF l",
+        ([e for e, _ in wanted], [ep for _, ep in wanted], node),
+    ).fetchall()
+    held = {(str(e), int(ep)) for e, ep in rows}
+    return fenced + [r for r in batch if r.epoch is not None and (r.encounter, r.epoch) not in held]
+
+
+def _write_batch(
+    conn: psycopg.Connection[Any], batch: list[_Append], writer: str, node: str | None = None
+) -> list[_Append]:
     """Write ``batch`` (in the caller's transaction): the records of new encounters,
-    every event in one statement, the snapshots and the finished marks."""
+    every event in one statement, the snapshots and the finished marks. With ``node``,
+    the appends whose lease is lost are left out: those are returned."""
+    fenced: list[_Append] = []
+    if node is not None:
+        fenced = _fence(conn, batch, node)
+        if fenced:
+            batch = [r for r in batch if r not in fenced]
     now = time.time()
     created = False
     for r in batch:
@@ -678,6 +865,87 @@ def _write_batch(conn: psycopg.Connection[Any], batch: list[_Append], writer: st
         conn.execute("UPDATE encounters SET finished=TRUE WHERE id = ANY(%s)", (ended,))
     if created:
         _bump(conn, writer)
+    return fenced
+
+
+def _register_node(conn: psycopg.Connection[Any], node: str, url: str) -> None:
+    conn.execute(
+        f"INSERT INTO nodes (id, url, started, heartbeat) VALUES (%s, %s, {_NOW}, {_NOW}) "
+        "ON CONFLICT (id) DO UPDATE SET url=excluded.url, started=excluded.started, "
+        "heartbeat=excluded.heartbeat",
+        (node, url),
+    )
+    # Nodes silent for a day are gone for good (their leases expired long ago).
+    conn.execute(f"DELETE FROM nodes WHERE heartbeat < {_NOW} - 86400")
+    # A node of that id that stopped without a word (killed): its leases are not ours.
+    conn.execute("UPDATE leases SET expires = 0 WHERE node = %s", (node,))
+
+
+def _unregister_node(conn: psycopg.Connection[Any], node: str) -> None:
+    conn.execute("UPDATE leases SET expires = 0 WHERE node = %s", (node,))
+    conn.execute("DELETE FROM nodes WHERE id = %s", (node,))
+
+
+#: How long taking a lease waits for a node's append under way on it (then it is held).
+_TAKE_LOCK_TIMEOUT = "2s"
+
+
+def _take_lease(conn: psycopg.Connection[Any], eid: str, node: str, seconds: float) -> Held | Owner:
+    import psycopg
+
+    conn.execute(f"SET LOCAL lock_timeout = '{_TAKE_LOCK_TIMEOUT}'")
+    try:
+        row = conn.execute(
+            f"INSERT INTO leases (encounter, node, epoch, expires) VALUES (%s, %s, 1, {_NOW} + %s) "
+            "ON CONFLICT (encounter) DO UPDATE SET node = excluded.node, "
+            "epoch = leases.epoch + 1, expires = excluded.expires "
+            f"WHERE leases.expires <= {_NOW} "
+            "OR NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = leases.node) "
+            "RETURNING epoch",
+            (eid, node, seconds),
+        ).fetchone()
+    except psycopg.errors.LockNotAvailable:
+        row = None
+    if row is not None:
+        return Held(eid, int(row[0]))
+    owner = conn.execute(
+        f"SELECT l.node, COALESCE(n.url, ''), l.expires - {_NOW} FROM leases l "
+        "LEFT JOIN nodes n ON n.id = l.node WHERE l.encounter = %s",
+        (eid,),
+    ).fetchone()
+    if owner is None:  # (the lock timed out on a row being written)
+        return Owner("", "", seconds)
+    return Owner(str(owner[0]), str(owner[1]), max(0.0, float(owner[2])))
+
+
+def _renew_leases(
+    conn: psycopg.Connection[Any], node: str, held: dict[str, int], seconds: float
+) -> set[str]:
+    conn.execute(f"UPDATE nodes SET heartbeat = {_NOW} WHERE id = %s", (node,))
+    if not held:
+        return set()
+    names = sorted(held)
+    rows = conn.execute(
+        "SELECT l.encounter FROM leases l "
+        "JOIN unnest(%s::text[], %s::bigint[]) AS h(encounter, epoch) "
+        "ON l.encounter = h.encounter AND l.epoch = h.epoch "
+        "WHERE l.node = %s ORDER BY l.encounter FOR UPDATE OF l",
+        (names, [held[n] for n in names], node),
+    ).fetchall()
+    kept = sorted(str(r[0]) for r in rows)
+    if kept:
+        conn.execute(
+            f"UPDATE leases SET expires = {_NOW} + %s WHERE node = %s AND encounter = ANY(%s)",
+            (seconds, node, kept),
+        )
+    return set(kept)
+
+
+def _release_lease(conn: psycopg.Connection[Any], eid: str, node: str, epoch: int) -> None:
+    conn.execute(
+        "UPDATE leases SET expires = 0 WHERE encounter = %s AND node = %s AND epoch = %s",
+        (eid, node, epoch),
+    )
 
 
 def _insert_grant(

@@ -24,7 +24,7 @@ import time
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import cattrs
@@ -64,7 +64,10 @@ from ._encounter_file import EncounterFile
 from ._fanout import push
 from ._plugin_data import with_server_settings
 from ._room import Grant, Job, Room
-from ._store import EncounterRecord, EventStore, StoreError
+from ._store import EncounterRecord, EventStore, StoredEncounter, StoreError
+
+if TYPE_CHECKING:
+    from ._nodes import Node
 
 log = logging.getLogger("zonekeep.server")
 
@@ -150,6 +153,37 @@ class Registry:
         self.detach: Callable[[Room], None] | None = None
         self.close_holders: Callable[[Room, set[str], Any], int] | None = None
         self.keys_revoked: Callable[[set[str]], None] | None = None
+        #: This server as one of several nodes on a PostgreSQL store (``_nodes``): it
+        #: serves an encounter only while it holds its lease. ``None`` (SQLite, memory):
+        #: one node, no leases, nothing of it runs.
+        self.node: Node | None = None
+
+    def attach_node(self, node: Node) -> None:
+        """Serve encounters as ``node``: take a lease before creating or loading one,
+        give a room up when its lease is lost, release the lease when unloading."""
+        self.node = node
+        node.on_lost = self._lease_lost
+
+    def _lease_lost(self, encounter: str) -> None:
+        """Another node holds ``encounter`` now: give the room up (nothing of it is
+        saved from here: the store's fence would refuse it), its members told to join
+        again, which leads them to the new node."""
+        room = self.rooms.get(encounter)
+        if room is None or room.closed or self.nursery is None:
+            return
+        self.nursery.start_soon(self._give_up, room)
+
+    async def _give_up(self, room: Room) -> None:
+        try:
+            await self.unload(
+                room,
+                "moved",
+                "Another node serves this encounter now; join it again (with last_seq) "
+                "and follow the 'moved' error.",
+                save=False,
+            )
+        except Exception:
+            log.exception("encounter %s: giving it up failed", room.id)
 
     def get(self, encounter_id: str) -> Room | None:
         return self.rooms.get(encounter_id)
@@ -255,6 +289,11 @@ class Registry:
         now = trio.current_time()
         recent = [t for t in self.created_at.get(creator, []) if now - t < 3600]
         self.created_at[creator] = recent
+        if self.node is not None:
+            # Several nodes: every node's creations count, as the store's records say.
+            wall = self.clock()
+            records = await self.store.records(creator=creator)
+            recent = sorted(now - (wall - r.created) for r in records if wall - r.created < 3600)
         if len(recent) >= limits.encounters_per_hour:
             wait = max(1, round(3600 - (now - recent[0])))
             raise ProtocolError(
@@ -337,10 +376,14 @@ class Registry:
             round=state.round,
             source=source,
         )
+        if self.node is not None:
+            await self.node.acquire(eid)  # a new id: nobody else holds it
         try:
             await self.store.append(eid, 1, events, snapshot=state_to_dict(state))
             await self.store.put_record(room.record)
         except StoreError as exc:
+            if self.node is not None:
+                await self.node.release(eid)
             raise ProtocolError(
                 "store_unavailable", f"The encounter could not be saved: {exc}"
             ) from None
@@ -671,6 +714,42 @@ class Registry:
                     "bad_token", "That encounter is not public: join it with a token."
                 )
         self._check_room_for_one_more()
+        if self.node is not None:
+            # Several nodes: serve it only with its lease (or send the join to the node
+            # that has it), then read it again: the last holder may have played on.
+            await self.node.acquire(eid)
+            try:
+                return await self._load_held(eid, record, unknown)
+            except BaseException:
+                with trio.CancelScope(shield=True):
+                    await self.node.release(eid)
+                raise
+        return await self._build(eid, record, stored, unknown)
+
+    async def _load_held(
+        self, eid: str, record: EncounterRecord | None, unknown: ProtocolError
+    ) -> Room:
+        try:
+            record = await self.store.get_record(eid)
+            stored = await self.store.load(eid)
+        except StoreError as exc:
+            raise ProtocolError(
+                "store_unavailable", f"The encounter could not be read: {exc}"
+            ) from None
+        if stored is None:
+            raise unknown
+        if record is not None and record.status != "open":
+            raise _archived(eid)
+        return await self._build(eid, record, stored, unknown)
+
+    async def _build(
+        self,
+        eid: str,
+        record: EncounterRecord | None,
+        stored: StoredEncounter,
+        unknown: ProtocolError,
+    ) -> Room:
+        assert self.nursery is not None
         state = await self._rebuild(stored)
         if state is None:
             raise unknown
@@ -801,6 +880,8 @@ class Registry:
         if room.cancel_scope is not None:
             room.cancel_scope.cancel()
         self._activity_written.pop(room.id, None)
+        if self.node is not None:
+            await self.node.release(room.id)
         log.info("encounter %s unloaded", room.id)
         return len(members)
 
@@ -833,6 +914,8 @@ class Registry:
         except (StoreError, NotImplementedError) as exc:
             log.warning("creation: %s (GM keys could not be read: %s)", self.config.creation, exc)
         await self.sweep()
+        if self.node is not None:
+            self.nursery.start_soon(self.node.run)
         self.nursery.start_soon(self._sweep_hourly)
         self.nursery.start_soon(self._unload_idle)
         self.nursery.start_soon(self._watch_outside)

@@ -15,6 +15,7 @@ Only ``GET`` is ever answered: any other method, on any path, is a 405
 from __future__ import annotations
 
 import http
+from collections.abc import Sequence
 from pathlib import Path
 
 from websockets.datastructures import Headers
@@ -52,11 +53,21 @@ _SECURITY_HEADERS = [
 
 
 def _response(
-    status: http.HTTPStatus, body: bytes, content_type: str, *extra: tuple[str, str]
+    status: http.HTTPStatus,
+    body: bytes,
+    content_type: str,
+    *extra: tuple[str, str],
+    connect: Sequence[str] = (),
 ) -> Response:
     headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(body))), *extra])
     for name, value in _SECURITY_HEADERS:
         headers[name] = value
+    if connect:  # several nodes: the page may follow 'moved' to the other nodes
+        policy = headers["Content-Security-Policy"]
+        del headers["Content-Security-Policy"]
+        headers["Content-Security-Policy"] = policy.replace(
+            "connect-src 'self'", "connect-src 'self' " + " ".join(connect)
+        )
     return Response(status.value, status.phrase, headers, body)
 
 
@@ -80,12 +91,13 @@ def forbidden(why: str) -> Response:
     return _response(http.HTTPStatus.FORBIDDEN, why.encode() + b"\n", "text/plain; charset=utf-8")
 
 
-def serve_static(request: Request) -> Response | None:
+def serve_static(request: Request, connect: Sequence[str] = ()) -> Response | None:
     """Answer a GET for the web table, or ``None`` when the path is not the table's.
 
     ``/table`` redirects to ``table/``, relative, so that behind a reverse proxy's path
     prefix (``/zk/table``) the browser stays under the prefix; the fixed names in :data:`FILES` are served
-    with their Content-Type; anything else under ``/table/`` is a 404.
+    with their Content-Type; anything else under ``/table/`` is a 404. ``connect``: the
+    websocket URLs of the other nodes, which the page may connect to (``moved``).
     """
     path = request.path.split("?", 1)[0].split("#", 1)[0]
     if request.method != "GET":
@@ -107,4 +119,4 @@ def serve_static(request: Request) -> Response | None:
         body = (STATIC_DIR / name).read_bytes()
     except OSError:
         return not_found()
-    return _response(http.HTTPStatus.OK, body, content_type)
+    return _response(http.HTTPStatus.OK, body, content_type, connect=connect)

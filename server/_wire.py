@@ -19,13 +19,11 @@ import attrs
 
 from zonekeep.protocol import (
     NOTIFICATIONS,
-    ErrorResponse,
     EventNotification,
     Notification,
     ProtocolError,
     RequestId,
     Response,
-    make_error_response,
 )
 
 #: Per message class: a function that returns an instance's fields as a dict.
@@ -129,5 +127,5 @@ def encoded_response_text(request_id: RequestId, result_json: str) -> str:
 
 def error_text(request_id: RequestId | None, error: ProtocolError) -> str:
     """The error reply for ``error`` to request ``request_id`` (null when unknown)."""
-    response: ErrorResponse = make_error_response(request_id, error)
-    return encode_message(response)
+    # (the error's ``url`` only when it has one: ``moved``)
+    return encode_message({"id": request_id, "error": error.to_wire()})

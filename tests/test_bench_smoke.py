@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from postgres_support import sql
+
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "bench" / "load" / "run.py"
 TINY = ["--encounters", "1", "--clients", "2", "--duration", "1", "--generators", "1",
@@ -49,3 +51,19 @@ def test_simulated_drop_fails_the_run(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     assert "FAILED: something was refused, timed out, lost or out of order:" in done.stdout
     assert "baseline closed:" in done.stdout and "missing" in done.stdout
+
+
+def test_tiny_run_on_two_postgresql_nodes_follows_moved(tmp_path: Path) -> None:
+    from postgres_support import POSTGRES_URL, needs_postgres
+
+    needs_postgres()
+    done = run(
+        "--targets", "zonekeep", "--encounters", "2", "--store", POSTGRES_URL, "--nodes", "2",
+        tmp_path=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "OK: nothing refused, timed out, lost or out of order." in done.stdout
+    # Two encounters, two connections each, at alternating nodes: two joins moved.
+    assert "| zonekeep: nodes, store (joins answered 'moved') | 2, postgresql (2) |" in done.stdout
+    left = [s for (s,) in sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'zk_bench_%'")]
+    assert left == []  # the run's schema was dropped

@@ -95,3 +95,57 @@ def test_node_client_plays_against_a_real_server(tmp_path: Path) -> None:
         server.wait(timeout=10)
         if server.stdout is not None:
             server.stdout.close()
+
+
+# Two nodes on one PostgreSQL store (its URL the argument), each printing its port.
+NODES = """
+import sys
+import trio
+from zonekeep.server import ServerConfig, ZonekeepServer
+
+async def main():
+    async with trio.open_nursery() as nursery:
+        for name in ("a", "b"):
+            config = ServerConfig(port=0, store=sys.argv[1], store_pool_size=2, node_id=name)
+            server = ZonekeepServer(config)
+            await nursery.start(server.run)
+            print(server.port, flush=True)
+
+trio.run(main)
+"""
+
+
+def test_node_client_follows_moved_to_the_node_that_serves_the_encounter(
+    tmp_path: Path,
+) -> None:
+    from postgres_support import fresh_schema
+
+    node = _node()
+    log = tmp_path / "nodes.log"
+    with fresh_schema() as store, log.open("w") as log_file:
+        nodes = subprocess.Popen(
+            [sys.executable, "-c", NODES, store],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=log_file,
+            text=True,
+        )
+        try:
+            a, b = _wait_for_port(nodes, log), _wait_for_port(nodes, log)
+            client = subprocess.run(
+                [node, "client.mjs", f"ws://127.0.0.1:{a}/ws", f"ws://127.0.0.1:{b}/ws"],
+                cwd=CLIENT_DIR,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            output = f"stdout:\n{client.stdout}\nstderr:\n{client.stderr}"
+            assert client.returncode == 0, output
+            # The GM created it on a; alice asked b, which sent her to a.
+            assert f"alice: moved to ws://127.0.0.1:{a}/ws" in client.stdout, output
+            assert SUMMARY.search(client.stdout), output
+        finally:
+            nodes.kill()
+            nodes.wait(timeout=10)
+            if nodes.stdout is not None:
+                nodes.stdout.close()

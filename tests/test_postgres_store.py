@@ -66,14 +66,38 @@ async def test_a_new_store_records_its_version_and_reopening_adds_nothing(url: s
     store = await open_pg(url)
     await store.aclose()
     assert rows(url, "meta") == [("schema_version", str(SCHEMA_VERSION))]
-    ((version, description, applied, made_by),) = rows(url, "schema_migrations")
-    assert (version, description) == (1, "a new store")
-    assert isinstance(applied, float) and made_by
+    steps = rows(url, "schema_migrations")
+    assert [(v, d) for v, d, _, _ in steps] == [
+        (1, "a new store"),
+        (2, "nodes and encounter leases (several nodes)"),
+    ]
+    assert all(isinstance(applied, float) and made_by for _, _, applied, made_by in steps)
     before = dump(url)
     again = await open_pg(url)
     await again.aclose()
-    assert rows(url, "schema_migrations") == [(version, description, applied, made_by)]
+    assert rows(url, "schema_migrations") == steps
     assert dump(url) == before
+
+
+async def test_a_version_1_store_is_migrated_to_nodes_and_leases_keeping_its_events(
+    url: str,
+) -> None:
+    from zonekeep.server._postgres import _SCHEMA_1
+
+    schema = schema_of(url)
+    for statement in _SCHEMA_1.split(";"):
+        if statement.strip():
+            sql(f"SET search_path TO {schema}; {statement}")
+    sql(f"INSERT INTO {schema}.meta VALUES ('schema_version', '1')")
+    sql(f"INSERT INTO {schema}.schema_migrations VALUES (1, 'a new store', 0, '0.1')")
+    sql(f"INSERT INTO {schema}.encounters (id, created, last_activity) VALUES ('e1', 1, 1)")
+    sql(f"INSERT INTO {schema}.events VALUES ('e1', 1, 'x', '{{}}')")
+    store = await open_pg(url)
+    await store.aclose()
+    assert rows(url, "meta") == [("schema_version", "2")]
+    assert [v for v, *_ in rows(url, "schema_migrations")] == [1, 2]
+    assert rows(url, "events") == [("e1", 1, "x", "{}")]
+    assert rows(url, "leases") == [] and rows(url, "nodes") == []
 
 
 async def test_two_stores_opening_a_new_schema_at_once_make_it_once(url: str) -> None:
@@ -88,7 +112,7 @@ async def test_two_stores_opening_a_new_schema_at_once_make_it_once(url: str) ->
     for store in opened:
         await store.aclose()
     assert len(opened) == 3
-    assert len(rows(url, "schema_migrations")) == 1
+    assert len(rows(url, "schema_migrations")) == SCHEMA_VERSION
 
 
 async def test_a_store_made_by_a_newer_zonekeep_is_refused_and_left_untouched(url: str) -> None:
@@ -97,7 +121,7 @@ async def test_a_store_made_by_a_newer_zonekeep_is_refused_and_left_untouched(ur
     await store.aclose()
     sql(f"UPDATE {schema_of(url)}.meta SET value='{SCHEMA_VERSION + 1}'")
     before = dump(url)
-    with pytest.raises(StoreError, match=r"made by a newer zonekeep \(store version 2") as info:
+    with pytest.raises(StoreError, match=r"made by a newer zonekeep \(store version 3") as info:
         await open_pg(url)
     assert "Upgrade zonekeep" in str(info.value)
     assert dump(url) == before

@@ -206,6 +206,14 @@ class Record:
         self.waiter: trio.Event | None = None
 
 
+class Refused(RuntimeError):
+    """An error reply to a setup request; ``error`` is its ``error`` object."""
+
+    def __init__(self, method: str, error: dict[str, Any]) -> None:
+        super().__init__(f"{method}: {error}")
+        self.error = error
+
+
 class Stats:
     """What one phase measured (summed over this generator's encounters)."""
 
@@ -327,6 +335,10 @@ class Generator:
     def __init__(self, args: argparse.Namespace) -> None:
         self.mode: str = args.mode
         self.url: str = args.url
+        #: Several nodes (run.py --nodes): encounter i is created at node i % K, and its
+        #: connection c joins at node (i + c) % K, following ``moved`` to the owner.
+        self.urls: list[str] = args.urls.split(",") if args.urls else [args.url]
+        self.moved = 0
         self.clients: int = args.clients
         self.total: int = args.total
         self.encounters = [Encounter(self, i) for i in range(args.first, args.first + args.count)]
@@ -391,7 +403,7 @@ class Generator:
             msg = json.loads(await ws.recv())
             if msg.get("id") == rid:
                 if "error" in msg:
-                    raise RuntimeError(f"{method}: {msg['error']}")
+                    raise Refused(method, msg["error"])
                 result: dict[str, Any] = msg["result"]
                 return result
 
@@ -418,7 +430,8 @@ class Generator:
     async def create_one(self, enc: Encounter, limit: trio.Semaphore) -> None:
         async with limit:
             with trio.fail_after(CONNECT_TIMEOUT):
-                async with connect(self.url, compression=None, ping_interval=None) as ws:
+                url = self.urls[enc.index % len(self.urls)]
+                async with connect(url, compression=None, ping_interval=None) as ws:
                     await self.hello(ws)
                     made = await self.oneshot(ws, "create_encounter", name=f"load {enc.index}",
                                               arena="tavern", creatures=ROSTER)  # fmt: skip
@@ -449,24 +462,35 @@ class Generator:
     ) -> None:
         """Open, greet and join one connection, report it started, then read until closed
         (``connect`` holds a nursery of its own, so each connection lives in its own task)."""
+        url = self.urls[(enc.index + ci) % len(self.urls)] if self.mode == "zonekeep" else self.url
         with trio.fail_after(CONNECT_TIMEOUT) as scope:
-            async with connect(self.url, compression=None, ping_interval=None,
-                               open_timeout=CONNECT_TIMEOUT, max_size=2**22,
-                               max_queue=None) as ws:  # fmt: skip
-                conn = Conn(enc, ci, ws)
-                if self.mode != "zonekeep":
-                    await ws.send(json.dumps({"group": enc.id}))
-                    seq = 0
-                else:
-                    await self.hello(ws)
-                    token = enc.tokens[min(ci, 3)]
-                    joined = await self.oneshot(ws, "join", encounter=enc.id, token=token)
-                    seq = joined["seq"]
-                enc.conns[ci] = conn
-                enc.last[ci] = seq
-                scope.deadline = math.inf
-                task_status.started()
-                await self.reader(conn)
+            for _ in range(5):  # at most a few "moved" in a row
+                async with connect(url, compression=None, ping_interval=None,
+                                   open_timeout=CONNECT_TIMEOUT, max_size=2**22,
+                                   max_queue=None) as ws:  # fmt: skip
+                    conn = Conn(enc, ci, ws)
+                    if self.mode != "zonekeep":
+                        await ws.send(json.dumps({"group": enc.id}))
+                        seq = 0
+                    else:
+                        await self.hello(ws)
+                        token = enc.tokens[min(ci, 3)]
+                        try:
+                            joined = await self.oneshot(ws, "join", encounter=enc.id, token=token)
+                        except Refused as exc:
+                            if exc.error.get("name") != "moved":
+                                raise
+                            self.moved += 1  # another node serves it: go there
+                            url = exc.error["url"]
+                            continue
+                        seq = joined["seq"]
+                    enc.conns[ci] = conn
+                    enc.last[ci] = seq
+                    scope.deadline = math.inf
+                    task_status.started()
+                    await self.reader(conn)
+                    return
+            raise RuntimeError(f"join {enc.id}: moved too many times")
 
     async def join_one(self, enc: Encounter, limit: trio.Semaphore) -> None:
         assert self.nursery is not None
@@ -484,7 +508,11 @@ class Generator:
                 nursery.start_soon(self.join_one, enc, limit)
         if self.mode != "zonekeep":
             await trio.sleep(0.5)  # let the server register every group id before playing
-        return {"connections": sum(len(e.conns) for e in self.encounters), "seconds": now() - t}
+        return {
+            "connections": sum(len(e.conns) for e in self.encounters),
+            "seconds": now() - t,
+            "moved": self.moved,
+        }
 
     async def issue(self, enc: Encounter, cmd: Command) -> None:
         """Send one command and wait (bounded) until all M connections have its events."""
@@ -648,6 +676,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="one load-generator process (see run.py)")
     parser.add_argument("--mode", choices=("zonekeep", "baseline", "broadcast"), required=True)
     parser.add_argument("--url", required=True)
+    parser.add_argument(
+        "--urls", default="", help="several nodes: every node's URL, comma-separated (run.py)"
+    )
     parser.add_argument("--first", type=int, required=True, help="first encounter index")
     parser.add_argument("--count", type=int, required=True, help="encounters of this process")
     parser.add_argument("--total", type=int, required=True, help="encounters of all processes")

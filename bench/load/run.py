@@ -6,6 +6,7 @@ Run from the repository root, with the project installed (about two minutes on t
     python bench/load/run.py                                   # N=20, M=6, both shapes
     python bench/load/run.py --encounters 200 --shape closed --json closed-200.json
     python bench/load/run.py --encounters 1000 --shape open --rate 2 --duration 60
+    python bench/load/run.py --store postgresql://postgres@127.0.0.1/test --nodes 2
 
 The server runs in its own process (``python -m zonekeep.server._cli serve``, SQLite
 store in a temporary data directory, a config that lifts the rate and connection
@@ -17,7 +18,11 @@ against ``baseline.py``: the fastest raw server we could write on zonekeep's sta
 frame in per command; the same number and size of frames out as zonekeep sent in this
 run, written once per member per command; no JSON, no store). ``--targets`` can add
 ``broadcast``, the older per-frame-broadcast baseline (``baseline_broadcast.py``).
-Figures are printed as a table, with zonekeep's as ratios to the baseline's, each
+``--store postgresql://...`` keeps zonekeep's store in a fresh schema of that database
+(dropped after the run), and ``--nodes K`` runs K zonekeep node processes on it
+(docs/scale-out.md): generator encounter i is created at node i mod K and its
+connection c joins at node (i + c) mod K, following ``moved`` to the owner; the CPU
+figure is all nodes' together. Figures are printed as a table, with zonekeep's as ratios to the baseline's, each
 shape with the machine's load average (``os.getloadavg``) before and after it, and
 written to ``--json OUT``.
 
@@ -316,10 +321,11 @@ async def run_target(
     out: dict[str, Any] = {"target": target}
     data_dir = tmp / "data"
     config = tmp / "config.toml"
+    store_line = [f"store = {json.dumps(args.store_url)}"] if args.store_url else []
     config.write_text(
         CONFIG.format(
             durability=args.durability,
-            server_extra="\n".join(args.server_option),
+            server_extra="\n".join([*store_line, *args.server_option]),
             limit_extra="\n".join(args.limit_option),
             per_encounter=max(64, args.clients + 8),
             max_encounters=args.encounters + 100,
@@ -327,9 +333,12 @@ async def run_target(
     )
     py = sys.executable
     pythonpath: Path | None = None
+    nodes = args.nodes if target == "zonekeep" else 1
     if target == "zonekeep":
         argv = [py, "-m", "zonekeep.server._cli", "serve", "--port", "0",
                 "--data-dir", str(data_dir), "--config", str(config)]  # fmt: skip
+        if args.store_url:
+            argv += ["--node-id", "n0"]
         pythonpath = link_tree(Path(args.code), tmp / "lib")
     elif target == "baseline":
         argv = [py, str(HERE / "baseline.py"), "--port", "0"]
@@ -341,8 +350,13 @@ async def run_target(
         else [py, str(HERE / "generator.py")]
     )
     server = Child(target, argv, tmp / f"{target}-server.log", pythonpath)
+    others = [
+        Child(f"{target} node {k}", node_argv(argv, tmp, k), tmp / f"node-{k}.log", pythonpath)
+        for k in range(1, nodes)
+    ]
     children: list[Child] = []
     out["load_before"] = load_average()
+    out["nodes"] = nodes
     try:
         await server.start()
         first = await server.readline(60)
@@ -351,6 +365,13 @@ async def run_target(
         port = int(url_part.split(":")[2].split("/")[0])
         url = f"ws://127.0.0.1:{port}/ws"
         print(f"[{target}] listening on port {port} (pid {server.pid})", flush=True)
+        urls = [url]
+        for node in others:  # several nodes on one PostgreSQL store (--nodes)
+            await node.start()
+            line = await node.readline(60)
+            node_url = next(w for w in line.split() if w.startswith("ws://"))
+            urls.append(node_url)
+            print(f"[{node.name}] listening at {node_url} (pid {node.pid})", flush=True)
 
         g = max(1, min(args.generators, args.encounters))
         counts = [args.encounters // g + (1 if i < args.encounters % g else 0) for i in range(g)]
@@ -362,6 +383,8 @@ async def run_target(
                         "--command-timeout", str(args.command_timeout)]  # fmt: skip
             if args.simulate_drop:
                 gen_argv += ["--drop-every", str(args.simulate_drop)]
+            if len(urls) > 1:
+                gen_argv += ["--urls", ",".join(urls)]
             if target == "baseline" and sizes:
                 gen_argv += ["--sizes", json.dumps(sizes)]
             child = Child(f"generator {i}", gen_argv, tmp / f"{target}-generator-{i}.log")
@@ -384,7 +407,21 @@ async def run_target(
         await trio.sleep(1.0)
         mem0 = rss_kib(server.pid)
         out["create_s"], mem1 = await setup_phase("create")
-        out["join_s"], mem2 = await setup_phase("join")
+        moved = 0
+
+        async def join_counting(child: Child) -> None:
+            nonlocal moved
+            answer = await child.ask("join", args.setup_timeout)
+            moved += answer.get("moved", 0)  # (read after the await: both add up)
+
+        t_join = time.perf_counter()
+        async with trio.open_nursery() as nursery:
+            for child in children:
+                nursery.start_soon(join_counting, child)
+        out["join_s"] = time.perf_counter() - t_join
+        await trio.sleep(1.0)
+        mem2 = rss_kib(server.pid)
+        out["joins_moved"] = moved
         connections = args.encounters * args.clients
         out["memory"] = {
             "rss_start_kib": mem0,
@@ -403,8 +440,9 @@ async def run_target(
         for shape in shapes:
             line = f"{shape} {args.duration}" + (f" {args.rate}" if shape == "open" else "")
             pids = [c.pid for c in children]
+            node_pids = [server.pid, *(n.pid for n in others)]
             load0 = load_average()
-            cpu0 = (cpu_seconds(server.pid), sum(cpu_seconds(p) for p in pids))
+            cpu0 = (sum(cpu_seconds(p) for p in node_pids), sum(cpu_seconds(p) for p in pids))
             t = time.perf_counter()
             parts: list[dict[str, Any]] = [{} for _ in children]
 
@@ -418,7 +456,7 @@ async def run_target(
                     nursery.start_soon(play, i, child)
             wall = time.perf_counter() - t
             cpu = {
-                "server": cpu_seconds(server.pid) - cpu0[0],
+                "server": sum(cpu_seconds(p) for p in node_pids) - cpu0[0],
                 "generators": sum(cpu_seconds(p) for p in pids) - cpu0[1],
                 "wall": wall,
             }
@@ -435,8 +473,10 @@ async def run_target(
             if shape != shapes[-1]:
                 await trio.sleep(1.0)
 
+        for node in others:
+            await node.stop(signal.SIGTERM, 30)
         out["server_exit"] = await server.stop(signal.SIGTERM, 30)
-        if target == "zonekeep" and not args.no_restart:
+        if target == "zonekeep" and not args.no_restart and nodes == 1:
             # Restart on the same data directory and port: every unfinished encounter
             # is restored before the server listens; then every client joins again at
             # once, as they would after a restart (a reconnect storm).
@@ -472,11 +512,22 @@ async def run_target(
     finally:
         for child in children:
             await child.stop(signal.SIGKILL, 5)
+        for node in others:
+            await node.stop(signal.SIGTERM, 30)
         if "server_exit" not in out:
             out["server_exit"] = await server.stop(signal.SIGTERM, 30)
 
     out["server_log_problems"] = log_problems(server.stderr_path)
     return out
+
+
+def node_argv(argv: list[str], tmp: Path, k: int) -> list[str]:
+    """Node ``k``'s command line: node 0's (``argv``) with a data directory and a node id
+    of its own."""
+    found = list(argv)
+    found[found.index("--data-dir") + 1] = str(tmp / f"data-{k}")
+    found[found.index("--node-id") + 1] = f"n{k}"
+    return found
 
 
 def log_problems(path: Path) -> list[str]:
@@ -637,6 +688,8 @@ def table(result: dict[str, Any], shapes: list[str], targets: list[str]) -> str:
         lines += [
             f"| zonekeep: per idle encounter, KiB | {zk['memory']['per_idle_encounter_kib']:.1f} |",
             f"| zonekeep: create N encounters, s | {zk['create_s']:.1f} |",
+            f"| zonekeep: nodes, store (joins answered 'moved') | {zk.get('nodes', 1)}, "
+            f"{result['settings'].get('store', 'sqlite')} ({zk.get('joins_moved', 0)}) |",
             f"| zonekeep: start-up recovering K={zk.get('recovered', '?')}, s | "
             f"{fmt(zk.get('startup_recover_s'), 2)} |",
             f"| zonekeep: after the restart, all N x M join again, s (server CPU s) | "
@@ -660,6 +713,28 @@ def measured_sizes(zonekeep: dict[str, Any], shapes: list[str]) -> dict[str, lis
         for kind, (ev_bytes, events, r_bytes, replies, sent) in totals.items()
         if replies and events
     }  # fmt: skip
+
+
+def fresh_schema(url: str) -> tuple[str, str]:
+    """A new schema in the PostgreSQL database at ``url`` for one run: its name, and the
+    store URL that keeps the store in it (its ``search_path``)."""
+    import uuid
+    from urllib.parse import quote
+
+    import psycopg
+
+    schema = f"zk_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}".encode())
+    joiner = "&" if "?" in url else "?"
+    return schema, f"{url}{joiner}options={quote(f'-csearch_path={schema}')}"
+
+
+def drop_schema(url: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE".encode())
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
@@ -687,6 +762,13 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             "load_average_at_start": os.getloadavg(),
         },
     }
+    schema = None
+    args.store_url = ""
+    if args.store != "sqlite":
+        schema, args.store_url = fresh_schema(args.store)
+        result["settings"]["store"] = "postgresql"
+        result["settings"]["nodes"] = args.nodes
+        print(f"[store] PostgreSQL, in a new schema {schema} (dropped after the run)", flush=True)
     try:
         sizes: dict[str, list[float]] | None = None
         for target in args.targets.split(","):
@@ -698,6 +780,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         if args.engine_commands > 0:
             result["engine"] = await run_engine_bench(args, tmp / "engine")
     finally:
+        if schema is not None:
+            drop_schema(args.store, schema)
         if args.keep:
             print(f"kept {tmp}")
         else:
@@ -791,6 +875,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="skip zonekeep's restart and rejoin after the shapes (as in a search for N)",
     )
+    parser.add_argument(
+        "--store",
+        default="sqlite",
+        metavar="STORE",
+        help="sqlite (default: the server's own file) or postgresql://... (a database the run "
+        "makes a fresh schema in, dropped after; docs/scale-out.md)",
+    )
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        default=1,
+        metavar="K",
+        help="K zonekeep node processes on this machine sharing the --store PostgreSQL "
+        "database; each encounter is created at one node and its connections join at "
+        "every node in turn, following 'moved' (default 1)",
+    )
     parser.add_argument("--tmp-dir", default=None, help="where the temporary data dir goes")
     parser.add_argument("--keep", action="store_true", help="keep the data dir and logs")
     args = parser.parse_args(argv)
@@ -799,6 +899,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     targets = args.targets.split(",")
     if not targets or any(t not in ("zonekeep", "baseline", "broadcast") for t in targets):
         parser.error("--targets: a comma-separated list of zonekeep, baseline, broadcast")
+    if args.nodes < 1 or (args.nodes > 1 and args.store == "sqlite"):
+        parser.error("--nodes K: K at least 1; more than 1 needs --store postgresql://...")
+    if args.store != "sqlite" and not args.store.startswith(("postgresql://", "postgres://")):
+        parser.error("--store: sqlite or a postgresql:// URL")
+    if args.nodes > 1 and args.generator == "node":
+        parser.error("--nodes: the Python generator only (generator.py follows 'moved')")
     if args.generator == "node":
         if shutil.which(args.node) is None:
             parser.error(f"--generator node: no Node.js executable {args.node!r} found")

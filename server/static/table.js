@@ -94,6 +94,8 @@
   const seat = parseSeat(location.hash);
   const app = {
     ws: null,
+    nodeUrl: null, // the node "moved" sent us to (several nodes)
+    moves: 0,
     nextId: 1,
     inFlight: new Map(), // id -> {resolve, reject, method}
     welcome: null,
@@ -154,6 +156,7 @@
       super(error.message);
       this.code = error.code;
       this.wireName = error.name;
+      this.url = error.url; // "moved": the node that serves the encounter
     }
   }
 
@@ -209,6 +212,7 @@
 
   // The websocket beside the page: <prefix>/table/ -> <prefix>/ws, ws: or wss: as the page.
   function socketUrl() {
+    if (app.nodeUrl) return app.nodeUrl; // another node serves the encounter ("moved")
     const url = new URL("../ws", location.href);
     url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
     url.search = "";
@@ -235,6 +239,9 @@
     });
     ws.addEventListener("close", (ev) => {
       if (app.ws !== ws) return;
+      // The node it was sent to is gone: the next attempt goes through the page's own
+      // node, which takes the encounter over or sends us on again.
+      app.nodeUrl = null;
       app.joined = false;
       clearInterval(app.pingTimer);
       for (const pending of app.inFlight.values()) {
@@ -279,6 +286,7 @@
       app.player = joined.player;
       app.joined = true;
       app.attempts = 0;
+      app.moves = 0;
       clearError(); // a connection problem has passed
       const who = app.role === "player" ? `player ${app.player}` : app.role === "gm" ? "GM" : "spectator";
       setStatus(`Connected as ${who}`, "online");
@@ -304,6 +312,10 @@
       startPing(ws);
       render();
     } catch (err) {
+      if (err instanceof ServerError && err.wireName === "moved" && err.url && app.moves < 5) {
+        moveTo(err.url, ws); // several nodes: follow it, the player never sees it
+        return;
+      }
       if (err instanceof ServerError) {
         if (["bad_token", "unknown_encounter", "unsupported_version", "encounter_archived"].includes(err.wireName)) {
           app.fatal = true;
@@ -314,6 +326,15 @@
         }
       }
     }
+  }
+
+  /** Several nodes (protocol 1.4): connect to ``url`` and join there, then drop ``old``
+   * (its close starts no reconnect, as it is no longer ``app.ws``). */
+  function moveTo(url, old) {
+    app.moves += 1;
+    app.nodeUrl = url;
+    connect();
+    old.close(1000);
   }
 
   /** The recent log for a fresh page: join again asking for the events after
@@ -385,6 +406,14 @@
             deadlineAt: Date.now() + params.deadline_seconds * 1000,
             seconds: app.state?.options?.turn_seconds || params.deadline_seconds };
           if (app.state) renderTracker();
+        }
+        break;
+      case "encounter_closed":
+        // "moved": the node lost the encounter's lease; join again (with last_seq),
+        // and the "moved" error leads to the node that serves it now.
+        if (params.encounter === seat.encounter && params.reason === "moved" && app.ws) {
+          app.moves = 0;
+          moveTo(socketUrl(), app.ws);
         }
         break;
       case "snapshot":

@@ -1,6 +1,10 @@
 // A reference zonekeep client in plain Node.js, written from protocol/SPEC.md alone.
 //
-//   node client.mjs ws://127.0.0.1:8765/ws
+//   node client.mjs ws://127.0.0.1:8765/ws [ws://ANOTHER-NODE/ws]
+//
+// With a second URL (a server of several nodes, docs/scale-out.md), Alice connects to
+// that node; if another node serves the encounter, her `join` is answered `moved`
+// (protocol 1.4) and she follows it to the error's `url` without further ado.
 //
 // It opens two connections: the GM's, which creates an encounter in the bundled
 // "tavern" arena, and Alice's, which joins with a player seat token. Then it sets the
@@ -10,7 +14,7 @@
 
 import WebSocket from "ws";
 
-const PROTOCOL = "1.0";
+const PROTOCOL = "1.4";
 const CLIENT = { name: "zonekeep-node-example", version: "0.1.0" };
 const OVERALL_TIMEOUT_MS = 20_000;
 const MAX_ROUNDS = 3;
@@ -60,6 +64,7 @@ class ServerError extends Error {
     super(`${label}: ${method} refused: ${error.name} (${error.code}): ${error.message}`);
     this.code = error.code;
     this.wireName = error.name;
+    this.url = error.url; // "moved" (1010): the node that serves the encounter
   }
 }
 
@@ -376,8 +381,31 @@ function answerPrompts(conn, encounter, mine) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Several nodes (protocol 1.4): a `join` answered `moved` is sent again on a new
+// connection to the error's `url` (after `hello` there); the old connection is closed.
+// Returns the connection that joined and the join's result.
 
-async function main(url) {
+const MAX_MOVES = 5;
+
+async function joinFollowingMoved(conn, params) {
+  for (let moves = 0; moves < MAX_MOVES; moves++) {
+    try {
+      return [conn, await conn.request("join", params)];
+    } catch (err) {
+      if (!(err instanceof ServerError) || err.wireName !== "moved" || !err.url) throw err;
+      console.log(`${conn.label}: moved to ${err.url}`);
+      const next = await Connection.open(conn.label, err.url);
+      await next.hello();
+      await conn.close();
+      conn = next;
+    }
+  }
+  fail(`${conn.label}: join was moved ${MAX_MOVES} times in a row`);
+}
+
+// ---------------------------------------------------------------------------------------
+
+async function main(url, playerUrl) {
   const gm = await Connection.open("gm", url);
   const welcome = await gm.hello();
   checkCapabilities(welcome.capabilities);
@@ -402,9 +430,9 @@ async function main(url) {
     creatures: ["aria"],
   });
 
-  const alice = await Connection.open("alice", url);
-  await alice.hello();
-  const joined = await alice.request("join", { encounter: eid, token: seat.token });
+  const first = await Connection.open("alice", playerUrl);
+  await first.hello();
+  const [alice, joined] = await joinFollowingMoved(first, { encounter: eid, token: seat.token });
   if (joined.role !== "player" || joined.player !== "alice") {
     fail(`alice joined as ${joined.role}/${joined.player}, expected player/alice`);
   }
@@ -467,10 +495,10 @@ async function main(url) {
 
 const url = process.argv[2];
 if (!url) {
-  console.error("usage: node client.mjs ws://HOST:PORT/ws");
+  console.error("usage: node client.mjs ws://HOST:PORT/ws [ws://ANOTHER-NODE:PORT/ws]");
   process.exit(2);
 }
-main(url).then(
+main(url, process.argv[3] ?? url).then(
   () => process.exit(0),
   (err) => fail(err.message),
 );
