@@ -289,10 +289,13 @@ class ZonekeepClient:
         if held is not None and method in ("event", "snapshot"):
             held.append(message)  # a join again is under way: after its reply
             return True
-        if method in ("event", "snapshot") and isinstance(params.get("seq"), int):
-            seat.last_seq = (
-                max(seat.last_seq, params["seq"]) if method == "event" else params["seq"]
-            )
+        seq = params.get("seq")
+        if method == "event" and isinstance(seq, int):
+            if seq <= seat.last_seq:
+                return True  # a repeat (one the join's reply already had): ignored, SPEC.md
+            seat.last_seq = seq
+        elif method == "snapshot" and isinstance(seq, int):
+            seat.last_seq = seq
         elif method == "encounter_closed":
             del self.seats[params["encounter"]]
             if params.get("reason") == "moved" and self.follow_moved and self._nursery:
@@ -565,7 +568,11 @@ class ZonekeepClient:
                     raise
                 await self.move_to(exc.url)  # the node that serves it
                 continue
-            self.seats[encounter] = _Seat(token, result["seq"])
+            events = result.get("events")
+            last = result["seq"]
+            if events is not None and last_seq is not None:
+                last = last_seq + len(events)  # (``seq`` may run ahead of them: live next)
+            self.seats[encounter] = _Seat(token, last)
             return result
         raise ClientError(
             1010, "moved", f"join {encounter!r}: moved {MAX_MOVES} times in a row; giving up"
