@@ -297,7 +297,7 @@ def ignite(ctx: RuleContext, cid: str, source: str) -> bool:
     return apply_timed_condition(ctx, cid, BURNING, rounds=rounds, source=source) is not None
 
 
-def _in_zone(state: EncounterState, zone: str) -> list[str]:
+def creatures_in(state: EncounterState, zone: str) -> list[str]:
     """The creatures in ``zone`` still in the fight, in roster order."""
     return [c.id for c in state.creatures.values() if c.zone == zone and not c.out_of_fight]
 
@@ -393,7 +393,7 @@ def _kick_brazier(ctx: RuleContext, cmd: Command) -> None:
 
 def _flames_in(ctx: RuleContext, zone: str, dc: int, what: str, source: str) -> None:
     """Everyone in ``zone`` makes a Dexterity save against ``dc`` or starts burning."""
-    for cid in _in_zone(ctx.state, zone):
+    for cid in creatures_in(ctx.state, zone):
         creature = ctx.state.creatures[cid]
         if BURNING in creature.conditions or SOAKED in creature.conditions:
             continue
@@ -425,7 +425,7 @@ def zonekeep_zone_entered(
         ctx.emit(plugin_event(IGNITED, slick=slick.id, creature=creature.id, zone=zone))
         ctx.emit(plugin_event(EMBERS_LEFT, zone=zone, source=slick.id))
         roll = ctx.roll(slick.data.get("damage", SLICK_DAMAGE))  # one roll for everyone there
-        for cid in _in_zone(ctx.state, zone):
+        for cid in creatures_in(ctx.state, zone):
             target = ctx.state.creatures[cid]
             apply_damage(ctx, target, roll.total, damage_type="fire", roll=roll, source=slick.id)
 
