@@ -19,6 +19,7 @@ from zonekeep.sdk import (
     ArenaError,
     Attack,
     ConditionEffectEnded,
+    ConditionPrevented,
     ConditionRemoved,
     Creature,
     Damaged,
@@ -105,6 +106,22 @@ def test_a_brazier_is_kicked_once_and_only_from_its_zone() -> None:
         "no_brazier"
     )
     assert len(h.plugin_events("brazier_kicked")) == 1
+
+
+def test_the_soaked_and_the_immune_do_not_catch_fire() -> None:
+    h = forge(
+        aria(),
+        creature("wet", "woodshed", conditions=[SOAKED]),
+        creature("mephit", "woodshed", condition_immunities=[BURNING]),
+        initiative=[15, 10, 5],
+    )
+    h.rolls(1).send("kick_brazier", creature="aria", brazier="hearth_brazier")
+    # Only the mephit saves (the soaked one is not even asked); it fails, and is immune.
+    assert [(s.creature, s.success) for s in h.of_type(SaveMade)] == [("mephit", False)]
+    assert h.of_type(ConditionPrevented) == [
+        ConditionPrevented("mephit", BURNING, "hearth_brazier")
+    ]
+    assert (h.creature("wet").conditions, h.creature("mephit").conditions) == ([SOAKED], [])
 
 
 def test_kicking_something_that_is_not_a_brazier_is_refused() -> None:
