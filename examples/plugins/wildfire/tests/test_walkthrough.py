@@ -43,3 +43,16 @@ def test_the_files_it_names_exist() -> None:
     ):
         assert (PLUGIN_DIR / path).is_file(), path
     assert 'wildfire = "zonekeep_wildfire"' in (PLUGIN_DIR / "pyproject.toml").read_text()
+
+
+def test_the_walkthroughs_test_runs_and_passes() -> None:
+    (block,) = [
+        b
+        for b in re.findall(r"```python\n(.*?)```", WALKTHROUGH, re.DOTALL)
+        if "EncounterHarness(" in b
+    ]
+    namespace: dict[str, object] = {}
+    exec(compile(block, "docs/writing-plugins.md", "exec"), namespace)
+    test = namespace["test_kicking_the_brazier_sets_the_zone_beside_it_burning"]
+    assert callable(test)
+    test()
