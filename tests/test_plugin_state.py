@@ -107,7 +107,7 @@ def test_hooks_get_a_copy_of_the_state_and_only_events_change_it() -> None:
     [
         (
             "payload",
-            "'braziers.brazier_kicked' payload: data.brazier: expected string, not a number",
+            "'braziers.brazier_kicked' payload: data.brazier: expected a string, got integer 3",
         ),
         ("unknown", "no plugin declares the event type 'braziers.nothing_like_it'"),
         ("reducer", "the reducer of 'braziers.oil_spilled' failed: RuntimeError"),
@@ -279,12 +279,12 @@ def test_bad_declarations_stop_the_engine_naming_every_problem() -> None:
     )
     assert problems == (
         "plugin 'oops': the default of state 'k' is not JSON-like",
-        "plugin 'oops', state 'k2': default: expected string, not a number",
+        "plugin 'oops', state 'k2': default: expected a string, got integer 1",
         "state 'k3' is declared twice by plugin 'oops'",
         "plugin 'oops', event type 'a': schema: the keyword 'patternProperties' is not "
-        "supported (use $comment, additionalProperties, anyOf, const, default, description, "
-        "enum, examples, items, maxItems, maxLength, maximum, minItems, minLength, minimum, "
-        "properties, required, title, type)",
+        "supported (supported: type, enum, const, minimum, maximum, exclusiveMinimum, "
+        "exclusiveMaximum, minLength, maxLength, format, properties, required, "
+        "additionalProperties, items, minItems, maxItems, anyOf)",
         "plugin 'oops', event type 'b': schema: a payload schema must have \"type\": \"object\"",
         "plugin 'oops': the template of 'c' names 'who', which the payload schema does not "
         "declare (use plain {field} names)",
