@@ -98,7 +98,13 @@ async def test_wildfire_is_loaded_beside_hazards_and_played_over_the_protocol(
         }
         assert state_specs == {("kicked", "everyone"), ("ignited", "everyone"), ("embers", "gm")}
 
-        created = await gm.create_encounter("Fire at the forge", "forge", roster())
+        # The GM's settings for this encounter: a hotter fire (the burn die is a d8).
+        created = await gm.create_encounter(
+            "Fire at the forge",
+            "forge",
+            roster(),
+            options={"settings": {"wildfire": {"burn_die": "1d8"}}},
+        )
         eid = created["encounter"]
         seat = await gm.request("create_seat", encounter=eid, player="alice", creatures=["aria"])
         await alice.join(eid, seat["token"])
@@ -145,16 +151,16 @@ async def test_wildfire_is_loaded_beside_hazards_and_played_over_the_protocol(
             await alice.command(eid, "kick_brazier", creature="aria", brazier="hearth_brazier")
         assert (refused.value.code, refused.value.name) == (4900, "no_brazier")
 
-        # The goblin's turn starts: it burns for 6; then the orc's: 6, halved by resistance.
+        # The goblin's turn starts: it burns for 6 (1d8); then the orc's: 6, halved by resistance.
         await gm.command(eid, "end_turn", creature="aria")
         await gm.command(eid, "end_turn", creature="gob")
         await gm.request("ping")
         burns = [
-            (e["creature"], e["amount"], e["damage_type"], e["raw"])
+            (e["creature"], e["amount"], e["damage_type"], e["raw"], e["roll"]["expr"])
             for seq, e in events(gm).items()
             if seq > last and e["type"] == "damaged"
         ]
-        assert burns == [("gob", 6, "fire", 6), ("orc", 3, "fire", 6)]
+        assert burns == [("gob", 6, "fire", 6, "1d8"), ("orc", 3, "fire", 6, "1d8")]
         snapshot = (await watcher.request("snapshot", encounter=eid))["snapshot"]
         assert (snapshot["creatures"]["orc"]["hp"], snapshot["creatures"]["gob"]["hp"]) == (
             "hurt",
