@@ -43,7 +43,11 @@ from ._store import StoreError
 
 
 def _play(args: argparse.Namespace) -> int:
-    engine = Engine()
+    # The installed plugins too, as ``serve`` runs them: an encounter file may be written
+    # for a plugin's arena (examples/plugins/wildfire's forge).
+    engine = _plugin_engine(args.config)
+    if isinstance(engine, int):
+        return engine
     try:
         spec = load_encounter(args.file, engine)
     except (EncounterFileError, ArenaError) as exc:
@@ -436,6 +440,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play.add_argument("--seed", type=int, default=None, help="seed the dice for a repeatable fight")
     play.add_argument("--json", action="store_true", help="print the events as JSON lines")
+    play.add_argument(
+        "--config",
+        default=None,
+        help="a server config: its plugins_enabled/disabled choose the plugins that play "
+        "(default: every installed plugin, as zonekeep serve)",
+    )
     play.set_defaults(func=_play)
     serve = sub.add_parser("serve", help="run the websocket server")
     serve.add_argument("--host", default=None, help="address to listen on (default 127.0.0.1)")

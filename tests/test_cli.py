@@ -56,6 +56,32 @@ def test_same_seed_same_fight(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out == first
 
 
+WILDFIRE = Path(__file__).parent.parent / "examples" / "plugins" / "wildfire"
+
+
+def test_play_loads_the_installed_plugins(capsys: pytest.CaptureFixture[str]) -> None:
+    """`zonekeep play` runs the installed plugins, as `zonekeep serve` does: the wildfire
+    example's encounter plays on its forge, where a burning goblin lights the oil."""
+    pytest.importorskip(
+        "zonekeep_wildfire", reason="the example plugin is installed by scripts/test"
+    )
+    encounter = WILDFIRE / "encounters" / "forge-fire.json"
+    assert main(["play", str(encounter), "--seed", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    start = out.index("Goblin arsonist enters Woodshed from Forge.")
+    assert out[start : start + 5] == [
+        "Goblin arsonist enters Woodshed from Forge.",
+        "Goblin arsonist sets lamp_oil alight: woodshed goes up in flames",
+        "Embers smoulder in woodshed",
+        "Aria takes 9 fire damage (2d6: 5+4); 15 hit points left.",
+        "Brom takes 4 fire damage (2d6: 5+4) [9 fire: resistance damage resistance (fire) -> 4]; "
+        "26 hit points left.",
+    ]
+    # Its arena's asset data, checked against the plugin's schemas when the file loads.
+    spec = load_encounter(encounter, Engine.from_config())
+    assert spec.arena.asset("hearth_brazier").data == {"ignites": "woodshed", "dc": 13}
+
+
 def test_a_bad_file_lists_every_problem_and_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -41,8 +41,9 @@ GOBLINS = EXAMPLES / "goblin-ambush.json"
 # -- helpers ----------------------------------------------------------------------------------
 
 
-def played(path: Path, seed: int, eid: str = "e1-test") -> Table:
-    table = open_table(Engine(), load_encounter(path), RandomEntropy(seed), encounter_id=eid)
+def played(path: Path, seed: int, eid: str = "e1-test", engine: Engine | None = None) -> Table:
+    engine = engine or Engine()
+    table = open_table(engine, load_encounter(path), RandomEntropy(seed), encounter_id=eid)
     play_to_end(table)
     return table
 
@@ -246,7 +247,8 @@ def test_replay_prints_the_same_fight_as_play(
 ) -> None:
     code, played_out, _ = run_cli(capsys, "play", str(GOBLINS), "--seed", str(seed))
     assert code == 0
-    table = played(GOBLINS, seed, "encounter")
+    # `zonekeep play` plays with the installed plugins, as `serve` does.
+    table = played(GOBLINS, seed, "encounter", Engine.from_config())
     log = write_log(tmp_path / "fight.jsonl", "encounter", table.events)
     code, out, err = run_cli(capsys, "replay", str(log))
     assert (code, err) == (0, "")

@@ -59,7 +59,9 @@ async def test_settings_are_announced_checked_kept_and_read_by_the_hooks(
     nursery: trio.Nursery, tmp_path: Path
 ) -> None:
     data = tmp_path / "data"
-    engine = Engine.from_config()
+    # The hazards example only (enabled by name), whatever else is installed: the settings
+    # announced and kept below are exactly its own.
+    engine = Engine.from_config(["hazards"])
     dice = ScriptedEntropy([20, 5])  # initiative: the ogre first
     config = ServerConfig(port=0, plugin_settings={"hazards": {"burn_dc": 12}})
     first: Running = await start_server(nursery, data, config, engine=engine, entropy=dice)
@@ -142,7 +144,9 @@ async def test_settings_are_announced_checked_kept_and_read_by_the_hooks(
 
     # Another operator value after a restart: the encounter keeps the ones it started with.
     later = ServerConfig(port=0, plugin_settings={"hazards": {"burn_dc": 5, "burn_die": "1d4"}})
-    second: Running = await start_server(nursery, data, later, engine=Engine.from_config())
+    second: Running = await start_server(
+        nursery, data, later, engine=Engine.from_config(["hazards"])
+    )
     async with second.client() as gm:
         joined = await gm.join(eid, token)
         assert joined["snapshot"]["options"]["settings"] == kept
@@ -155,7 +159,9 @@ async def test_settings_are_announced_checked_kept_and_read_by_the_hooks(
 async def test_asset_data_is_checked_against_the_tags_schema_at_its_path(
     make_server: Any,
 ) -> None:
-    running: Running = await make_server(ServerConfig(port=0), engine=Engine.from_config())
+    running: Running = await make_server(
+        ServerConfig(port=0), engine=Engine.from_config(["hazards"])
+    )
     arena = {
         "id": "pit",
         "name": "Pit",

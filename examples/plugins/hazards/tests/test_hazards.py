@@ -29,10 +29,10 @@ TAVERN = load_arena(TAVERN_FILE)
 TAVERN_DOC: dict[str, Any] = json.loads(TAVERN_FILE.read_text(encoding="utf-8"))
 
 
-def creature(cid: str, side: str, zone: str, **kw: object) -> Creature:
+def creature(cid: str, side: str, zone: str, **kw: Any) -> Creature:
     return Creature(
         cid, cid.capitalize(), side, zone=zone, hp=20, max_hp=20, attacks=[Attack("fist")], **kw
-    )  # type: ignore[arg-type]
+    )
 
 
 def table(*creatures: Creature, rolls: list[int]) -> EncounterHarness:
