@@ -691,17 +691,7 @@ class Registry:
         unknown = ProtocolError(
             "unknown_encounter", f"There is no encounter {eid!r} on this server."
         )
-        try:
-            record = await self.store.get_record(eid)
-            stored = await self.store.load(eid)
-        except StoreError as exc:
-            raise ProtocolError(
-                "store_unavailable", f"The encounter could not be read: {exc}"
-            ) from None
-        if stored is None:
-            raise unknown
-        if record is not None and record.status != "open":
-            raise _archived(eid)
+        record, stored = await self._read_open(eid, unknown)
         if check:
             if token is not None:
                 wanted = hashlib.sha256(token.encode("utf-8")).hexdigest().encode()
@@ -726,9 +716,11 @@ class Registry:
                 raise
         return await self._build(eid, record, stored, unknown)
 
-    async def _load_held(
-        self, eid: str, record: EncounterRecord | None, unknown: ProtocolError
-    ) -> Room:
+    async def _read_open(
+        self, eid: str, unknown: ProtocolError
+    ) -> tuple[EncounterRecord | None, StoredEncounter]:
+        """The stored record and log of encounter ``eid``, refused when it cannot be read
+        (``store_unavailable``), does not exist (``unknown``) or is no longer open."""
         try:
             record = await self.store.get_record(eid)
             stored = await self.store.load(eid)
@@ -740,6 +732,12 @@ class Registry:
             raise unknown
         if record is not None and record.status != "open":
             raise _archived(eid)
+        return record, stored
+
+    async def _load_held(
+        self, eid: str, record: EncounterRecord | None, unknown: ProtocolError
+    ) -> Room:
+        record, stored = await self._read_open(eid, unknown)
         return await self._build(eid, record, stored, unknown)
 
     async def _build(
