@@ -105,7 +105,9 @@ from zonekeep.server._store import InMemoryStore
 from zonekeep.server._visibility import snapshot_for
 
 ROOT = Path(__file__).resolve().parent.parent
-TAVERN = ROOT / "examples" / "arenas" / "tavern.json"
+#: The arena of the checkout whose engine runs (``--code DIR``'s own: an older engine
+#: cannot read fields a newer arena file has, such as assets' ``data``).
+TAVERN = Path(os.environ.get("ZONEKEEP_BENCH_CODE", ROOT)) / "examples" / "arenas" / "tavern.json"
 
 # -- the encounter ------------------------------------------------------------------------------
 

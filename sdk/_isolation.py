@@ -339,6 +339,9 @@ class SafeHookCaller:
         return self._plan
 
     def __call__(self, **kwargs: Any) -> Any:
+        plan = self._current()
+        if not plan:  # no plugin implements it (an observer or a lifecycle hook, often)
+            return None if self._firstresult else []
         results: list[object] = []
         check = self._check
         ctx = kwargs.get("ctx")
@@ -347,7 +350,7 @@ class SafeHookCaller:
         )
         budget = self._budget.seconds
         firstresult = self._firstresult
-        for function, single, argnames, kwargnames, plugin_name in self._current():
+        for function, single, argnames, kwargnames, plugin_name in plan:
             if disabled and plugin_name in disabled:
                 continue
             start = perf_counter()

@@ -302,6 +302,8 @@ def _copier(
         how = "share" if f.name in shared else plan.get(f.name)
         if how is None and _is_atom_type(f.type):
             how = "share"
+        if how is None:
+            how = _flat_container(f.type)
         value = f"o.{f.name}"
         expr = {
             None: f"_deepcopy({value})",
@@ -347,6 +349,21 @@ def _is_atom_type(t: Any) -> bool:
         or p.startswith("Literal[")
         for p in parts
     )
+
+
+def _flat_container(t: Any) -> str | None:
+    """``"list"`` or ``"dict"`` for a field annotated as a list of atoms or a dict from
+    atoms to atoms (``list[str]``, ``dict[str, int]``), which a one-level copy copies
+    whole; ``None`` (deep-copied) for anything else. A field added later with such a
+    type is thus copied cheaply without being named in :data:`_COPY_PLANS`."""
+    if not isinstance(t, str) or not t.endswith("]"):
+        return None
+    for prefix, how in (("list[", "list"), ("dict[", "dict")):
+        if t.startswith(prefix):
+            inner = [p.strip() for p in t[len(prefix) : -1].split(",")]
+            if len(inner) == (1 if how == "list" else 2) and all(_is_atom_type(p) for p in inner):
+                return how
+    return None
 
 
 def _copy_object(o: Any) -> Any:
