@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import banner_lines, serve_argv
+from helpers import banner_lines, example_plugin, serve_argv
 
 from zonekeep.sdk import RandomEntropy, event_from_dict, replay, state_to_dict
 from zonekeep.sdk.engine import Engine
@@ -62,9 +62,7 @@ WILDFIRE = Path(__file__).parent.parent / "examples" / "plugins" / "wildfire"
 def test_play_loads_the_installed_plugins(capsys: pytest.CaptureFixture[str]) -> None:
     """`zonekeep play` runs the installed plugins, as `zonekeep serve` does: the wildfire
     example's encounter plays on its forge, where a burning goblin lights the oil."""
-    pytest.importorskip(
-        "zonekeep_wildfire", reason="the example plugin is installed by scripts/test"
-    )
+    example_plugin("zonekeep_wildfire")
     encounter = WILDFIRE / "encounters" / "forge-fire.json"
     assert main(["play", str(encounter), "--seed", "3"]) == 0
     out = capsys.readouterr().out.splitlines()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import example_plugin
 
 from zonekeep.sdk import (
     OPEN_PHASES,
@@ -496,9 +497,7 @@ def test_the_server_refuses_to_start_with_a_bad_plugin_setting() -> None:
 def test_config_check_and_serve_check_plugin_settings_against_the_plugins(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip(
-        "zonekeep_hazards", reason="the example plugin is installed by scripts/test"
-    )
+    example_plugin("zonekeep_hazards")
     path = tmp_path / "zonekeep.toml"
     path.write_text('[server.plugin_settings.hazards]\nburn_die = "hot"\n')
     assert main(["config", "check", "--config", str(path)]) == 2

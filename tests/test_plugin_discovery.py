@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from helpers import example_plugin
 
 from zonekeep.sdk import (
     SDK_VERSION,
@@ -458,9 +459,7 @@ def zonekeep_conditions():
 def test_the_hazards_example_installs_beside_another_package_declaring_burning(
     make_dist: MakeDist,
 ) -> None:
-    pytest.importorskip(
-        "zonekeep_hazards", reason="the example plugin is installed by scripts/test"
-    )
+    example_plugin("zonekeep_hazards")
     make_dist("zk-fire", "fire", body=_BURNING_TOO)
     engine = Engine.from_config(enabled=["hazards", "fire"])
     assert {"hazards.burning", "fire.burning"} <= set(engine.conditions)

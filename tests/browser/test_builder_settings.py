@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 from browser.browser_support import MaxDice, server_in_thread
+from helpers import example_plugin
 
 from zonekeep.server._app import ZonekeepServer
 from zonekeep.server._store import GmKey
 
-pytest.importorskip("zonekeep_hazards", reason="the example plugin is installed by scripts/test")
+example_plugin("zonekeep_hazards")
 
 STEP_MS = 15_000
 KEY = "gm-key-of-gwen-" + "8" * 24

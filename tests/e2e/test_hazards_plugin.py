@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 import trio
 from e2e_support import Running, ServerConfig
+from helpers import example_plugin
 
 from zonekeep.sdk import ScriptedEntropy
 from zonekeep.sdk.engine import Engine
 
-pytest.importorskip("zonekeep_hazards", reason="the example plugin is installed by scripts/test")
+example_plugin("zonekeep_hazards")
 
 
 def roster() -> list[dict[str, Any]]:

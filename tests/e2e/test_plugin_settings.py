@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 import trio
 from e2e_support import Running, ServerConfig, start_server
+from helpers import example_plugin
 
 from zonekeep.protocol.client import ClientError
 from zonekeep.sdk import ScriptedEntropy
 from zonekeep.sdk.engine import Engine
 
-pytest.importorskip("zonekeep_hazards", reason="the example plugin is installed by scripts/test")
+example_plugin("zonekeep_hazards")
 
 
 def roster() -> list[dict[str, Any]]:

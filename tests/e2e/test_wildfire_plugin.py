@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 from e2e_support import Running, ServerConfig
+from helpers import example_plugin
 
 from zonekeep.protocol.client import ClientError, ZonekeepClient
 from zonekeep.sdk import ScriptedEntropy
 from zonekeep.sdk.engine import Engine
 
-pytest.importorskip("zonekeep_wildfire", reason="the example plugin is installed by scripts/test")
-pytest.importorskip("zonekeep_hazards", reason="the example plugin is installed by scripts/test")
+example_plugin("zonekeep_wildfire")
+example_plugin("zonekeep_hazards")
 
 
 def roster() -> list[dict[str, Any]]:
