@@ -125,6 +125,8 @@ log = logging.getLogger("zonekeep.session")
 #: Events serialized between two checkpoints when a ``join`` replays a long log: a
 #: replay of thousands of events yields to the other rooms and connections this often.
 REPLAY_SLICE = 256
+#: How often a join reads the log again when the room moved during its reads.
+_JOIN_READS = 3
 
 #: The close code of a connection whose token the GM took back (SPEC.md, close codes).
 REVOKED = 4002
@@ -287,7 +289,20 @@ class Methods:
         return room, member  # type: ignore[return-value]  # None only when not joined
 
     def _admit(self, client: Client, room: Room, grant: Grant) -> Member:
-        """Seat ``client`` in ``room`` with ``grant``, within the connection caps: per
+        """Seat ``client`` in ``room`` with ``grant``, within the connection caps (see
+        :meth:`_admission_check`)."""
+        holders = self._admission_check(client, room, grant)
+        member = room.add_member(client.subscriber, grant)
+        previous = client.tokens.get(room.id)
+        if previous is not None:
+            self.holders.get(previous, set()).discard(client)
+        client.tokens[room.id] = grant.token_hash
+        self.holders[grant.token_hash] = {*holders, client}  # pruned to those still here
+        return member
+
+    def _admission_check(self, client: Client, room: Room, grant: Grant) -> list[Client]:
+        """Raise the refusal seating ``client`` in ``room`` with ``grant`` would get now,
+        or return the other connections holding the same token there. The caps: per
         token (``max_connections_per_token``), spectators (``max_spectators_per_encounter``)
         and the GM and players (``max_connections_per_encounter``). Spectators are counted
         apart, so they can never take the place of the GM or a seat."""
@@ -321,13 +336,8 @@ class Methods:
             raise ProtocolError(
                 "too_many_connections", f"Encounter {room.id!r} already has {cap} {what}."
             )
-        member = room.add_member(client.subscriber, grant)
-        previous = client.tokens.get(room.id)
-        if previous is not None:
-            self.holders.get(previous, set()).discard(client)
-        client.tokens[room.id] = grant.token_hash
-        self.holders[grant.token_hash] = {*holders, client}  # pruned to those still here
-        return member
+        room.seat_check(client.subscriber)
+        return holders
 
     async def m_create_encounter(
         self, client: Client, params: CreateEncounterParams
@@ -519,34 +529,63 @@ class Methods:
         if grant is None:
             raise ProtocolError("bad_token", "That token does not open this encounter.")
         await self._join_seed(room, grant, params.client_seed)
+        self._admission_check(client, room, grant)  # a full room refuses before any read
+        await self.registry.touch(room)
+        # Everything that awaits comes before the seat is admitted: a command applied
+        # meanwhile would otherwise reach this connection live before its reply (whose
+        # snapshot holds it already). The reply is built from reads taken while the
+        # room's seq did not move, then the seat is admitted and the reply sent with no
+        # checkpoint in between, so every live event after it is newer than its seq.
+        seat = Member(client.subscriber, grant.role, grant.player)  # its view, not yet here
+        for _ in range(_JOIN_READS):
+            seq = room.state.seq
+            reply = await self._join_reply(room, seat, last_seq, params.history)
+            if room.state.seq == seq:
+                break
+        else:  # the room kept moving under the reads: a snapshot needs none
+            seq = room.state.seq
+            reply = (None, None, None)
         member = self._admit(client, room, grant)
         client.rooms[room.id] = member
         who = f"{member.role} {member.player}" if member.player else member.role
         log.info("joined as %s", who, extra={"encounter": room.id})
-        await self.registry.touch(room)
-        events = await room.events_since(member, last_seq) if last_seq is not None else None
-        history = None
-        if events is None and params.history is not None:
-            # The recent log for a fresh page, filtered for this seat like a resume.
-            since = await room.events_since(member, max(0, room.state.seq - params.history))
-            if since is None and member.full_view:  # trimmed: what is still kept
-                kept = await room.store.oldest_kept(room.id)
-                since = await room.events_since(member, kept - 1)
-            history = [e["event"] for e in since] if since is not None else None
+        events, history, parts = reply
         result = JoinResult(
             role=member.role,
             player=member.player,
-            seq=room.state.seq,
+            seq=seq,
             snapshot=room.snapshot(member) if events is None else None,
-            events=[e["event"] for e in events] if events is not None else None,
+            events=events,
             history=history,
         )
         # Right after the reply: the decisions this seat may still answer, the turn timer.
         client.after_reply.extend(room.prompts_for(member))
         client.after_reply.extend(room.turn_timer_for(member))
-        if result.events is not None and len(result.events) > REPLAY_SLICE:
-            return await _sliced(result, result.events)
+        if parts is not None:
+            return _sliced(result, parts)
         return result
+
+    async def _join_reply(
+        self, room: Room, seat: Member, last_seq: int | None, want_history: int | None
+    ) -> tuple[list[Any] | None, list[Any] | None, list[str] | None]:
+        """A join's reads: the events after ``last_seq`` as ``seat`` may see them (or
+        ``None`` when a snapshot must do), the recent ``history`` for a fresh page, each
+        up to the room's seq when the reads began, and a long replay's events already
+        serialized in slices (:func:`_slices`; ``None`` for a short one)."""
+        upto = room.state.seq
+        events = await room.events_since(seat, last_seq) if last_seq is not None else None
+        history = None
+        if events is None and want_history is not None:
+            # The recent log for a fresh page, filtered for this seat like a resume.
+            since = await room.events_since(seat, max(0, upto - want_history))
+            if since is None and seat.full_view:  # trimmed: what is still kept
+                kept = await room.store.oldest_kept(room.id)
+                since = await room.events_since(seat, kept - 1)
+            history = [e["event"] for e in since if e["seq"] <= upto] if since is not None else None
+        if events is None:
+            return None, history, None
+        shown = [e["event"] for e in events if e["seq"] <= upto]
+        return shown, history, await _slices(shown) if len(shown) > REPLAY_SLICE else None
 
     async def _join_seed(self, room: Room, grant: Grant, value: str | None) -> None:
         """``join``'s ``client_seed``: checked, then mixed into a fair encounter's dice
@@ -974,15 +1013,21 @@ def _detail_for(found: EngineDetail, room: Room, member: Member) -> ActionDetail
     )
 
 
-async def _sliced(result: JoinResult, events: list[Any]) -> Encoded:
-    """``result`` serialized with its long ``events`` list written :data:`REPLAY_SLICE`
-    events at a time, with a checkpoint between slices (other rooms and connections run
-    there); the same text as serializing it at once."""
+async def _slices(events: list[Any]) -> list[str]:
+    """The JSON texts of ``events`` :data:`REPLAY_SLICE` at a time (without the list's
+    brackets), with a checkpoint between slices: other rooms and connections run there."""
     parts = []
     for start in range(0, len(events), REPLAY_SLICE):
         if start:
             await trio.lowlevel.checkpoint()
         parts.append(encode_message(events[start : start + REPLAY_SLICE])[1:-1])
+    return parts
+
+
+def _sliced(result: JoinResult, parts: list[str]) -> Encoded:
+    """``result`` serialized with its ``events`` list made of ``parts`` (from
+    :func:`_slices`): the same text as serializing it at once. Synchronous, since the
+    reply must leave before any live event of the room it joins (see ``m_join``)."""
     head, marker, tail = encode_message(attrs.evolve(result, events=[])).rpartition('"events":[]')
     assert marker, "a join result always has its events field"
     return Encoded(f'{head}"events":[{",".join(parts)}]{tail}')

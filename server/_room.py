@@ -233,17 +233,23 @@ class Room:
                 found = grant
         return found
 
+    def seat_check(self, subscriber: Subscriber) -> None:
+        """Raise the refusal :meth:`add_member` would give ``subscriber`` now (a full room)."""
+        if len(self.members) >= self.max_members and all(
+            m.subscriber is not subscriber for m in self.members
+        ):
+            raise ProtocolError(
+                "too_many_connections",
+                f"Encounter {self.id!r} already has {self.max_members} connections.",
+            )
+
     def add_member(self, subscriber: Subscriber, grant: Grant) -> Member:
         """Seat ``subscriber`` with ``grant`` (a subscriber already here changes seat)."""
         for m in self.members:
             if m.subscriber is subscriber:
                 m.role, m.player = grant.role, grant.player
                 return m
-        if len(self.members) >= self.max_members:
-            raise ProtocolError(
-                "too_many_connections",
-                f"Encounter {self.id!r} already has {self.max_members} connections.",
-            )
+        self.seat_check(subscriber)
         member = Member(subscriber, grant.role, grant.player)
         self.members.append(member)
         self.last_busy = trio.current_time()

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 from e2e_support import creatures
 
 from zonekeep.protocol import PROTOCOL_VERSION, validate_server_message
@@ -157,3 +158,66 @@ async def test_a_rate_limited_request_is_answered_with_its_id() -> None:
         assert out.take() == []
         assert out.closed == (1008, "rate limit abuse")
         nursery.cancel_scope.cancel()
+
+
+class _StallingStore(InMemoryStore):
+    """An in-memory store whose reads wait while ``held``: a join that reads the log
+    and awaits, as it does on a real store, while other commands go through."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held = False
+        self.reading = trio.Event()
+        self.release = trio.Event()
+
+    async def read(self, encounter: str, after: int = 0) -> list[tuple[int, Any]]:
+        if self.held:
+            self.reading.set()
+            await self.release.wait()
+        return await super().read(encounter, after)
+
+
+@pytest.mark.parametrize("resume", [True, False], ids=["resume", "fresh-with-history"])
+async def test_a_join_reply_comes_before_every_live_event_after_it(resume: bool) -> None:
+    """Commands applied while a join reads the log never reach the joining connection
+    before its reply, nor twice: the reply covers the log up to its ``seq``, and the
+    live events that follow it start at ``seq + 1``."""
+    store = _StallingStore()
+    async with trio.open_nursery() as nursery:
+        table = Table(nursery, Limits(rate_per_second=1000, rate_burst=1000))
+        table.registry = Registry(table.config, Engine(), store, RandomEntropy(7))
+        table.registry.nursery = nursery
+        table.methods = Methods(table.registry, table.welcome.text)
+        gm, gm_out = table.client()
+        alice, alice_out = table.client()
+        for client, out in ((gm, gm_out), (alice, alice_out)):
+            await call(client, 0, "hello", **HELLO)
+            out.take()
+        await call(gm, 1, "create_encounter", name="T", arena="tavern", creatures=creatures())
+        eid = gm_out.take()[0]["result"]["encounter"]
+        await call(gm, 2, "create_seat", encounter=eid, player="alice")
+        token = gm_out.take()[0]["result"]["token"]
+        note = {"type": "add_note", "params": {"text": "x"}}
+
+        store.held = True
+        join = {"last_seq": 1} if resume else {"history": 50}
+        nursery.start_soon(lambda: call(alice, 3, "join", encounter=eid, token=token, **join))
+        await store.reading.wait()  # the join is reading the log
+        await call(gm, 4, "command", encounter=eid, **note)  # seq 2
+        await call(gm, 5, "command", encounter=eid, **note)  # seq 3
+        assert alice_out.take() == []  # nothing reaches the seat before its reply
+        store.held = False
+        store.release.set()
+        await trio.testing.wait_all_tasks_blocked()
+        await call(gm, 6, "command", encounter=eid, **note)  # seq 4, after the reply
+        messages = alice_out.take()
+        nursery.cancel_scope.cancel()
+
+    assert messages[0]["id"] == 3, messages[0]
+    reply = messages[0]["result"]
+    assert reply["seq"] == 3
+    if resume:
+        assert [e["type"] for e in reply["events"]] == ["note_added", "note_added"]
+    else:
+        assert [e["type"] for e in reply["history"]][-2:] == ["note_added", "note_added"]
+    assert [m["params"]["seq"] for m in messages[1:] if m.get("method") == "event"] == [4]
