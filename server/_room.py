@@ -15,7 +15,7 @@ import hmac
 import logging
 import math
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence, Set
 from typing import Any
 
 import attrs
@@ -134,6 +134,19 @@ def view_of(member: Member | None) -> Viewer:
     if member is None or member.full_view:
         return Viewer(full=True)
     return Viewer(player=member.player if member.role == "player" else None)
+
+
+def _swap(value: Any, key: str, hidden: Set[str], secret: Set[str], swaps: dict[str, str]) -> Any:
+    """``value`` (a command parameter named ``key``) with each hidden creature id, and
+    each secret decision id, replaced by an unknown id (the same one each time, kept in
+    ``swaps``). A module function, not a closure: a recursive closure is a reference
+    cycle, which only the cycle collector frees (one per command, see ``_gc``)."""
+    if isinstance(value, list):
+        return [_swap(v, key, hidden, secret, swaps) for v in value]
+    if isinstance(value, str) and (value in hidden or (key == "decision" and value in secret)):
+        swaps.setdefault(value, f"{value}#{secrets.token_hex(4)}")
+        return swaps[value]
+    return value
 
 
 def new_token() -> str:
@@ -364,18 +377,7 @@ class Room:
         hidden = self.hidden_from(member)
         secret = {d.id for d in self.state.pending if self._hides(d, member)}
         swaps: dict[str, str] = {}
-
-        def swap(value: Any, key: str) -> Any:
-            if isinstance(value, list):
-                return [swap(v, key) for v in value]
-            if isinstance(value, str) and (
-                value in hidden or (key == "decision" and value in secret)
-            ):
-                swaps.setdefault(value, f"{value}#{secrets.token_hex(4)}")
-                return swaps[value]
-            return value
-
-        params = {k: swap(v, k) for k, v in command.params.items()}
+        params = {k: _swap(v, k, hidden, secret, swaps) for k, v in command.params.items()}
         if not swaps:
             return command, {}
         return attrs.evolve(command, params=params), {v: k for k, v in swaps.items()}

@@ -135,3 +135,55 @@ def test_the_config_refuses_negative_seconds(tmp_path: Path) -> None:
     path.write_text("[server]\ngc_freeze_seconds = 0\ngc_full_seconds = 600\n")
     config = load_config(path)
     assert (config.gc_freeze_seconds, config.gc_full_seconds) == (0, 600)
+
+
+def test_accepted_commands_and_a_players_masked_command_leave_no_reference_cycles() -> None:
+    """Played commands make no reference cycles, which only the collector can free (a
+    recursive closure in ``Room.mask`` made one per player command, 4 objects each, found
+    by the collector's young rounds; a refused command's traceback still makes some)."""
+    from e2e_support import creatures
+    from test_server_methods import HELLO, Table, call
+
+    from zonekeep.sdk import Command
+    from zonekeep.server import Limits
+
+    measured: list[list[object]] = []
+
+    async def play() -> None:
+        async with trio.open_nursery() as nursery:
+            table = Table(nursery, Limits(rate_per_second=1000, rate_burst=1000))
+            gm, gm_out = table.client()
+            alice, alice_out = table.client()
+            for client, out in ((gm, gm_out), (alice, alice_out)):
+                await call(client, 0, "hello", **HELLO)
+                out.take()
+            await call(gm, 1, "create_encounter", name="T", arena="tavern", creatures=creatures())
+            eid = gm_out.take()[0]["result"]["encounter"]
+            await call(gm, 2, "create_seat", encounter=eid, player="alice")
+            token = gm_out.take()[0]["result"]["token"]
+            await call(alice, 3, "join", encounter=eid, token=token)
+            room = table.registry.get(eid)
+            assert room is not None
+            member = alice.rooms[eid]
+            note = {"type": "add_note", "params": {"text": "x"}}
+            for first in (10, 100):  # a first round imports and builds what play needs
+                if first == 100:  # from here, what a collection finds is kept to look at
+                    gc.collect()
+                    gc.set_debug(gc.DEBUG_SAVEALL)
+                for rid in range(first, first + 30):
+                    await call(gm, rid, "command", encounter=eid, **note)
+                    # The ogre is hidden from players: the mask swaps its id for another.
+                    attack = Command("attack", {"creature": "aria", "target": "ogre"}, member.actor)
+                    masked, swaps = room.mask(attack, member)
+                    assert masked.params["target"] != "ogre" and list(swaps.values()) == ["ogre"]
+                assert [m.get("method") for m in gm_out.take()] == ["event", None] * 30
+            gc.collect()
+            measured.append(list(gc.garbage))
+            nursery.cancel_scope.cancel()
+
+    try:
+        trio.run(play)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert measured == [[]]
