@@ -315,7 +315,11 @@ class Setup {
       this.waiting.set(rid, [resolve, reject, now]);
       this.ws.send(pyDumps({ id: rid, method, params }));
     });
-    if ("error" in reply) throw new Error(`${method}: ${pyDumps(reply.error)}`);
+    if ("error" in reply) {
+      const err = new Error(`${method}: ${pyDumps(reply.error)}`);
+      err.error = reply.error; // the protocol error object ({code, name, message, url?})
+      throw err;
+    }
     return reply.result;
   }
 
@@ -435,6 +439,10 @@ class Generator {
   constructor(opts) {
     this.mode = opts.mode;
     this.url = opts.url;
+    // several nodes (run.py --nodes K): encounter i is created at node i % K, and
+    // connection c of it joins at node (i + c) % K, following "moved" to the owner
+    this.urls = opts.urls && opts.urls.length ? opts.urls : [opts.url];
+    this.moved = 0;
     this.clients = opts.clients;
     this.total = opts.total;
     this.encounters = [];
@@ -535,7 +543,7 @@ class Generator {
 
   async createOne(enc) {
     const work = async () => {
-      const ws = await openSocket(this.url, CONNECT_TIMEOUT);
+      const ws = await openSocket(this.urls[enc.index % this.urls.length], CONNECT_TIMEOUT);
       try {
         const s = new Setup(ws, this);
         await s.hello();
@@ -569,26 +577,39 @@ class Generator {
   /** Open, greet and join connection `ci` of `enc`, then read it until closed. */
   async connection(enc, ci) {
     const work = async () => {
-      const ws = await openSocket(this.url, CONNECT_TIMEOUT);
       if (this.mode !== "zonekeep") {
+        const ws = await openSocket(this.url, CONNECT_TIMEOUT);
         ws.send(pyDumps({ group: enc.id }));
         enc.conns[ci] = ws;
         enc.last[ci] = 0;
         this.attach(enc, ci, ws);
         return;
       }
-      const s = new Setup(ws, this);
-      await s.hello();
-      const token = enc.tokens[Math.min(ci, 3)];
-      // switch to the reader synchronously with the reply: `ws` may emit the next
-      // frames of the same read before an await resumes
-      await s.call("join", { encounter: enc.id, token }, (joined) => {
-        s.done();
-        if (joined.result === undefined) return; // the error is thrown by call()
-        enc.conns[ci] = ws;
-        enc.last[ci] = joined.result.seq;
-        this.attach(enc, ci, ws);
-      });
+      let url = this.urls[(enc.index + ci) % this.urls.length];
+      for (let attempt = 0; attempt < 5; attempt++) { // at most a few "moved" in a row
+        const ws = await openSocket(url, CONNECT_TIMEOUT);
+        const s = new Setup(ws, this);
+        await s.hello();
+        const token = enc.tokens[Math.min(ci, 3)];
+        try {
+          // switch to the reader synchronously with the reply: `ws` may emit the next
+          // frames of the same read before an await resumes
+          await s.call("join", { encounter: enc.id, token }, (joined) => {
+            s.done();
+            if (joined.result === undefined) return; // the error is thrown by call()
+            enc.conns[ci] = ws;
+            enc.last[ci] = joined.result.seq;
+            this.attach(enc, ci, ws);
+          });
+          return;
+        } catch (err) {
+          if (!err.error || err.error.name !== "moved") throw err;
+          this.moved += 1; // another node serves it: go there
+          url = err.error.url;
+          ws.close();
+        }
+      }
+      throw new Error(`join ${enc.id}: moved too many times`);
     };
     await withTimeout(work(), CONNECT_TIMEOUT, `join ${enc.index}/${ci}`);
   }
@@ -608,7 +629,7 @@ class Generator {
     if (this.mode !== "zonekeep") await sleep(500); // let the server register every group id
     let connections = 0;
     for (const enc of this.encounters) connections += enc.conns.length;
-    return { connections, seconds: now() - t };
+    return { connections, seconds: now() - t, moved: this.moved };
   }
 
   // -- one command -----------------------------------------------------------------------------
@@ -956,6 +977,7 @@ function main() {
       "command-timeout": { type: "string", default: String(COMMAND_TIMEOUT) },
       sizes: { type: "string", default: "" },
       "drop-every": { type: "string", default: "0" },
+      urls: { type: "string", default: "" },
     },
   });
   for (const name of ["mode", "url", "first", "count", "total"]) {
@@ -974,6 +996,7 @@ function main() {
   const gen = new Generator({
     mode: values.mode,
     url: values.url,
+    urls: values.urls ? values.urls.split(",") : [],
     first: parseInt(values.first, 10),
     count: parseInt(values.count, 10),
     total: parseInt(values.total, 10),

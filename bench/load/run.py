@@ -903,8 +903,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--nodes K: K at least 1; more than 1 needs --store postgresql://...")
     if args.store != "sqlite" and not args.store.startswith(("postgresql://", "postgres://")):
         parser.error("--store: sqlite or a postgresql:// URL")
-    if args.nodes > 1 and args.generator == "node":
-        parser.error("--nodes: the Python generator only (generator.py follows 'moved')")
     if args.generator == "node":
         if shutil.which(args.node) is None:
             parser.error(f"--generator node: no Node.js executable {args.node!r} found")
