@@ -31,6 +31,7 @@ import hypothesis
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis.internal.conjecture.providers import HypothesisProvider
 
 from zonekeep.plugins.areas import max_targets
 from zonekeep.sdk import (
@@ -83,6 +84,7 @@ WEIGHTED = [
     *["move"] * 4,
     *["attack"] * 4,
     *["interact", "dash", "stand", "drop_prone", "ready", "release_readied", "decide"] * 2,
+    *["end_encounter", "remove_note", "decision_timeout"] * 2,
     *["add_creature", "set_group_order"] * 2,
 ]
 
@@ -608,10 +610,11 @@ def openings(state: EncounterState) -> list[str]:
         found += ["decide", "decide", "decision_timeout"]
     if any(c != state.active for c in state.readied):
         found.append("release_readied")
+    # The rarer openings are drawn several times, so that a run reaches each of them.
     if any("dying" in c.conditions for c in state.creatures.values()):
-        found.append("stabilize")
+        found += ["stabilize"] * 3
     if state.effects:
-        found.append("end_effect")
+        found += ["end_effect"] * 3
     if state.condition_effects:
         found.append("end_effect_of")
     if state.hazards:
@@ -628,7 +631,7 @@ def openings(state: EncounterState) -> list[str]:
     if any(len(e.members) > 1 and state.active not in e.members for e in state.initiative):
         found.append("set_group_order")
     if me is not None and others_here(state, me, enemies=True):
-        found += ["ready", "attack", "attack", "shove"]
+        found += ["ready", "attack", "attack", "shove", "area_effect"]
     if me is not None and others_here(state, me, enemies=False):
         found.append("move_adjacent")
     found += ["sprint", "dodge", "dash", "disengage"]
@@ -748,13 +751,23 @@ SETUP = {"set_surprise", "place", "roll_initiative"}
 ACCEPTED_SHARE = 1 / 3
 
 
-def test_random_commands_keep_invariants() -> None:
+def test_random_commands_keep_invariants(monkeypatch: pytest.MonkeyPatch) -> None:
     """Random encounters keep the invariants, and the commands reach the rules.
 
     Over one run (every example), at least a third of the generated commands are
     accepted and every command type is accepted at least once: a run whose commands
     mostly bounce off permission and parameter checks tests little of the rules.
+
+    Hypothesis now and then draws a constant it found in the source of the project's
+    modules loaded so far (tests included), so which examples a derandomized run draws
+    changed with which test modules were collected before this one: after one that
+    imports ``zonekeep.protocol``, no ``decide`` was ever accepted. Off here, so the run
+    is the same whatever else is collected; ``raising=True`` makes a Hypothesis without
+    that method fail here rather than quietly differ.
     """
+    monkeypatch.setattr(
+        HypothesisProvider, "_maybe_draw_constant", lambda *a, **k: None, raising=True
+    )
     drawn: Counter[str] = Counter()
     accepted: Counter[str] = Counter()
 
