@@ -628,6 +628,20 @@ class Registry:
         elif state.phase != "ended" and status != "open" and not room.closed:
             status = "open"  # a GM rewind of an ended encounter that is still loaded
         players = tuple(sorted({g.player for g in room.grants if g.role == "player" and g.player}))
+        if (
+            status == record.status
+            and state.phase == record.phase
+            and state.round == record.round
+            and players == record.players
+        ):  # nothing the lobby shows changed (after nearly every command): no copy to compare
+            if not touched:
+                return
+            now = self.clock()
+            if now - self._activity_written.get(room.id, record.last_activity) < (
+                ACTIVITY_WRITE_SECONDS
+            ):
+                room.record = attrs.evolve(record, last_activity=now)
+                return
         fresh = attrs.evolve(
             record, status=status, phase=state.phase, round=state.round, players=players
         )
