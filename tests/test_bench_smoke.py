@@ -9,10 +9,12 @@ must report the loss and exit 1.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from helpers import missing_component
 from postgres_support import sql
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,3 +69,23 @@ def test_tiny_run_on_two_postgresql_nodes_follows_moved(tmp_path: Path) -> None:
     assert "| zonekeep: nodes, store (joins answered 'moved') | 2, postgresql (2) |" in done.stdout
     left = [s for (s,) in sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'zk_bench_%'")]
     assert left == []  # the run's schema was dropped
+
+
+def test_tiny_run_of_the_node_generator_on_two_postgresql_nodes(tmp_path: Path) -> None:
+    """generator.mjs (``--generator node``) plays as generator.py does, and follows
+    ``moved`` to the node that serves an encounter."""
+    from postgres_support import POSTGRES_URL, needs_postgres
+
+    needs_postgres()
+    node = shutil.which("node")
+    if node is None:
+        missing_component("node is not installed (the Node.js load generator needs Node.js 18+)")
+    if not (ROOT / "bench" / "load" / "node_modules").is_dir():
+        missing_component("bench/load/node_modules is missing: run `npm ci` in bench/load")
+    done = run(
+        "--targets", "zonekeep", "--encounters", "2", "--store", POSTGRES_URL, "--nodes", "2",
+        "--generator", "node", "--node", node, tmp_path=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "OK: nothing refused, timed out, lost or out of order." in done.stdout
+    assert "| zonekeep: nodes, store (joins answered 'moved') | 2, postgresql (2) |" in done.stdout

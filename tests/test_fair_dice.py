@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from dice_vectors import VECTORS, vectors
+from helpers import missing_component
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -204,7 +205,9 @@ const data = JSON.parse(fs.readFileSync(process.argv[3], "utf8"));
 def test_the_javascript_verifier_agrees_with_the_vectors(tmp_path: Path) -> None:
     node = shutil.which("node")
     if node is None:
-        pytest.skip("node is not installed (the JavaScript verifier is checked with Node.js 18+)")
+        missing_component(
+            "node is not installed (the JavaScript verifier is checked with Node.js 18+)"
+        )
     script = tmp_path / "check.js"
     script.write_text(NODE_CHECK)
     done = subprocess.run(

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import missing_component
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENT_DIR = ROOT / "examples" / "clients" / "node"
@@ -46,9 +47,9 @@ SUMMARY = re.compile(
 def _node() -> str:
     node = shutil.which("node")
     if node is None:
-        pytest.skip("node is not installed (the Node.js example client needs Node.js 18+)")
+        missing_component("node is not installed (the Node.js example client needs Node.js 18+)")
     if not (CLIENT_DIR / "node_modules").is_dir():
-        pytest.skip(f"{CLIENT_DIR / 'node_modules'} is missing: run `npm ci` in {CLIENT_DIR}")
+        missing_component(f"{CLIENT_DIR / 'node_modules'} is missing: run `npm ci` in {CLIENT_DIR}")
     return node
 
 

@@ -35,6 +35,7 @@ from typing import Any
 import attrs
 import pytest
 import trio
+from helpers import missing_component
 
 from zonekeep.protocol.client import connect
 
@@ -317,9 +318,9 @@ def test_server_log_shows_the_forwarded_client(site: Site) -> None:
 
 def test_the_page_plays_through_the_prefix_in_chromium(site: Site) -> None:
     """The page opens its websocket beside itself (wss:// under /zk/) and makes seat
-    links under the prefix. Skips without Chromium, like tests/browser."""
+    links under the prefix. Skips without Chromium (fails under CI), like tests/browser."""
     if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+        missing_component(f"{CHROMIUM} is missing (apt-get install chromium)")
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(
