@@ -528,16 +528,25 @@ class PostgresStore:
         return found[0] if found else None
 
     async def records(
-        self, *, status: EncounterStatus | None = None, creator: str | None = None
+        self,
+        *,
+        status: EncounterStatus | None = None,
+        creator: str | None = None,
+        ids: Sequence[str] | None = None,
     ) -> list[EncounterRecord]:
+        if ids is not None and not ids:
+            return []
         where: list[str] = []
-        params: list[str] = []
+        params: list[Any] = []
         if status is not None:
             where.append("status=%s")
             params.append(status)
         if creator is not None:
             where.append("creator=%s")
             params.append(creator)
+        if ids is not None:
+            where.append("id = ANY(%s)")
+            params.append(list(ids))
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         return await self._reading("the records", _select_records, clause, tuple(params))
 

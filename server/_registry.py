@@ -1018,8 +1018,12 @@ class Registry:
         """What another process changed: encounters archived or deleted while loaded
         leave memory (their members told), GM keys revoked close their connections.
         A restored encounter needs nothing: it loads on its next join."""
-        for room in list(self.rooms.values()):
-            record = await self.store.get_record(room.id)
+        rooms = list(self.rooms.values())
+        # One query for every loaded room's record (one each made a node with 800 rooms
+        # ask 400 queries a second while another node played).
+        stored = {r.id: r for r in await self.store.records(ids=[room.id for room in rooms])}
+        for room in rooms:
+            record = stored.get(room.id)
             if record is None:
                 await self.unload(
                     room, "deleted", "The server's operator deleted the encounter.", save=False

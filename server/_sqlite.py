@@ -422,16 +422,25 @@ class SqliteStore:
         return found[0] if found else None
 
     async def records(
-        self, *, status: EncounterStatus | None = None, creator: str | None = None
+        self,
+        *,
+        status: EncounterStatus | None = None,
+        creator: str | None = None,
+        ids: Sequence[str] | None = None,
     ) -> list[EncounterRecord]:
+        if ids is not None and not ids:
+            return []
         where: list[str] = []
-        params: list[str] = []
+        params: list[Any] = []
         if status is not None:
             where.append("status=?")
             params.append(status)
         if creator is not None:
             where.append("creator=?")
             params.append(creator)
+        if ids is not None:  # one parameter however many: a JSON array
+            where.append("id IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(list(ids)))
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         return await self._reading(
             "the records", _select_records, self._conn, clause, tuple(params)

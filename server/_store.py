@@ -156,10 +156,14 @@ class EventStore(Protocol):
     async def get_record(self, encounter: str) -> EncounterRecord | None: ...
 
     async def records(
-        self, *, status: EncounterStatus | None = None, creator: str | None = None
+        self,
+        *,
+        status: EncounterStatus | None = None,
+        creator: str | None = None,
+        ids: Sequence[str] | None = None,
     ) -> list[EncounterRecord]:
         """The records, oldest first (then by id), optionally only those of ``status`` /
-        ``creator``."""
+        ``creator`` / among ``ids`` (one query for the records of many encounters)."""
         ...
 
     async def load(self, encounter: str) -> StoredEncounter | None:
@@ -351,15 +355,21 @@ class InMemoryStore:
         return log.record if log else None
 
     async def records(
-        self, *, status: EncounterStatus | None = None, creator: str | None = None
+        self,
+        *,
+        status: EncounterStatus | None = None,
+        creator: str | None = None,
+        ids: Sequence[str] | None = None,
     ) -> list[EncounterRecord]:
         found = [log.record for log in self._logs.values() if log.record is not None]
+        among = None if ids is None else set(ids)
         return sorted(
             (
                 r
                 for r in found
                 if (status is None or r.status == status)
                 and (creator is None or r.creator == creator)
+                and (among is None or r.id in among)
             ),
             key=lambda r: (r.created, r.id),
         )

@@ -104,6 +104,12 @@ async def test_records_are_oldest_first_and_filtered_by_status_and_creator(
     assert [r.id for r in await store.records(creator="gm:alice")] == ["a"]
     assert [r.id for r in await store.records(status="open", creator="gm:bob")] == []
     assert await store.records(status="ended") == []
+    # Among given ids, in one query: oldest first still, unknown ids left out.
+    assert [r.id for r in await store.records(ids=["c", "a", "nope"])] == ["a", "c"]
+    assert [r.id for r in await store.records(ids=["b"], status="open")] == []
+    assert await store.records(ids=[]) == []
+    many = [f"x{i}" for i in range(2000)] + ["b"]  # more ids than SQLite's old 999 limit
+    assert [r.id for r in await store.records(ids=many)] == ["b"]
 
 
 async def test_the_first_append_makes_a_record_from_the_created_event(store: EventStore) -> None:
