@@ -789,16 +789,26 @@ class Room:
 
         def texts(view: Viewer) -> list[str]:
             found = []
+            # What is hidden from this view in each distinct state (most events of a
+            # command share the state after it): computed once, not for every event.
+            hidden_in: dict[int, set[str]] = {}
+
+            def hidden(step: EncounterState) -> set[str]:
+                ids = hidden_in.get(id(step))
+                if ids is None:
+                    ids = hidden_in[id(step)] = hidden_ids(step, view)
+                return ids
+
+            catalog = self.engine.catalog
             for offset, payload in enumerate(payloads):
+                step = steps[offset]
                 shown = (
-                    payload
-                    if view.full
-                    else event_for(payload, steps[offset], view, self.engine.catalog)
+                    payload if view.full else event_for(payload, step, view, catalog, hidden(step))
                 )
                 # An event the view sees unchanged reuses the text encoded for the store.
                 text = jsons[offset] if shown is payload else encode_message(shown)
                 found.append(event_notification_text(self.id, first + offset, text))
-            if not view.full and (overridden or hidden_ids(before, view) - hidden_ids(state, view)):
+            if not view.full and (overridden or hidden_ids(before, view) - hidden(state)):
                 found.append(notification_text(self._snapshot_params(view)))
             return found
 

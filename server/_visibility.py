@@ -220,6 +220,7 @@ def event_for(
     state: EncounterState,
     full: bool | Viewer,
     catalog: PluginCatalog | None = None,
+    hidden: set[str] | None = None,
 ) -> dict[str, Any]:
     """``event`` as a seat may see it: itself, a filtered copy, or ``{"type": "hidden"}``,
     with enemies' hit points as words (unless ``show_enemy_hp``).
@@ -229,7 +230,9 @@ def event_for(
     or spectator only when ``catalog`` (the engine's) says its type is declared with
     ``visibility="everyone"``: one of a plugin that is not installed, or a GM-only one,
     is ``{"type": "hidden"}`` for them. A visible one is filtered like any other event
-    (it is hidden when it names a hidden creature).
+    (it is hidden when it names a hidden creature). ``hidden``, when given, is
+    ``hidden_ids(state, view)`` already computed (a broadcast filters several events
+    with one state for each view).
     """
     view = viewer(full)
     if view.full:
@@ -237,8 +240,9 @@ def event_for(
     kind = event.get("type")
     if isinstance(kind, str) and "." in kind and not (catalog and catalog.public_event(kind)):
         return HIDDEN_EVENT
-    shown = _enemy_hp(_event_for(event, state, view), state, view)
-    if hidden_ids(state, view):
+    ids = hidden_ids(state, view) if hidden is None else hidden
+    shown = _enemy_hp(_event_for(event, state, view, ids), state, view)
+    if ids:
         shown = _without_counters(shown)
     return shown
 
@@ -265,13 +269,14 @@ def _strip_draws(value: Any) -> Any:
     return value
 
 
-def _event_for(event: dict[str, Any], state: EncounterState, view: Viewer) -> dict[str, Any]:
+def _event_for(
+    event: dict[str, Any], state: EncounterState, view: Viewer, ids: set[str]
+) -> dict[str, Any]:
     kind = event.get("type")
     if kind in ("plugin_error", "plugin_overran") or (
         kind == "note_added" and event["note"].get("hidden")
     ):
         return HIDDEN_EVENT
-    ids = hidden_ids(state, view)
     if not ids:
         return event
     if kind == "initiative_rolled":
