@@ -80,6 +80,7 @@ _CONDITION_EVENTS = (
     ConditionEffectApplied,
     ConditionEffectEnded,
 )
+_CONDITION_EVENT_TYPES = frozenset(_CONDITION_EVENTS)
 
 
 class ObserverContext:
@@ -199,16 +200,20 @@ class RuleContext:
                     raise CustomEventError(f"no plugin declares the event type {event.type!r}")
                 event = self.catalog.checked(event)
             before = None
-            if isinstance(event, _CONDITION_EVENTS):
+            if type(event) in _CONDITION_EVENT_TYPES:  # an event of another type has no reducer
                 before = {cid: set(c.conditions) for cid, c in self.state.creatures.items()}
             apply_event(self.state, event, self.catalog, strict=True)
             self.events.append(event)
             if not self._observing:
-                self._observing = True
-                try:
-                    self.hook.zonekeep_event_applied(ctx=ObserverContext(self), event=event)
-                finally:
-                    self._observing = False
+                observers = self.hook.zonekeep_event_applied
+                # No observer (the usual case): nothing to call, no observer context to make.
+                implemented = getattr(type(observers), "implemented", None)
+                if implemented is None or implemented(observers):
+                    self._observing = True
+                    try:
+                        observers(ctx=ObserverContext(self), event=event)
+                    finally:
+                        self._observing = False
             if before is not None:
                 self._condition_lifecycle(event, before)
 

@@ -62,6 +62,10 @@ from ._types import Creature, EncounterOptions
 
 log = logging.getLogger("zonekeep.engine")
 
+#: The dice of a read-only context made without any (:meth:`Engine.context`): the
+#: system's entropy, which keeps no state, so one serves every such context.
+_SYSTEM_ENTROPY = RandomEntropy()
+
 
 class PluginConflict(RuntimeError):
     """Two plugins declared the same command id."""
@@ -132,23 +136,29 @@ def _checked_requires(
 
 def _check_params(spec: CommandSpec, params: Mapping[str, Any]) -> None:
     known = spec.params
-    unknown = [] if all(k in known for k in params) else sorted(set(params) - set(known))
-    if unknown:
-        raise Refusal(
-            "invalid_params",
-            f"'{spec.id}' does not take the parameter(s) {', '.join(unknown)}; "
-            f"it takes: {', '.join(spec.params) or 'nothing'}.",
-        )
-    for name, param in spec.params.items():
-        if params.get(name) is None:
+    for k in params:
+        if k not in known:
+            unknown = sorted(set(params) - set(known))
+            raise Refusal(
+                "invalid_params",
+                f"'{spec.id}' does not take the parameter(s) {', '.join(unknown)}; "
+                f"it takes: {', '.join(spec.params) or 'nothing'}.",
+            )
+    for name, param in known.items():
+        value = params.get(name)
+        if value is None:
             if param.required:
                 raise Refusal("invalid_params", f"'{spec.id}' needs the parameter '{name}'.")
             continue
-        value = params[name]
-        types = _PY_TYPES[param.type]
-        ok = isinstance(value, types) and not (param.type == "integer" and isinstance(value, bool))
-        if ok and param.type in ("creatures", "strings"):
-            ok = all(isinstance(v, str) for v in value)
+        kind = param.type
+        if kind == "creature" or kind == "string" or kind == "zone":  # the usual case
+            ok = isinstance(value, str)
+        else:
+            ok = isinstance(value, _PY_TYPES[kind]) and not (
+                kind == "integer" and isinstance(value, bool)
+            )
+            if ok and kind in ("creatures", "strings"):
+                ok = all(isinstance(v, str) for v in value)
         if not ok:
             raise Refusal(
                 "invalid_params",
@@ -159,7 +169,10 @@ def _check_params(spec: CommandSpec, params: Mapping[str, Any]) -> None:
 
 def _without_nulls(command: Command) -> Command:
     """Optional parameters sent as ``null`` mean the same as leaving them out."""
-    if not any(v is None for v in command.params.values()):
+    for v in command.params.values():
+        if v is None:
+            break
+    else:
         return command
     return attrs.evolve(command, params={k: v for k, v in command.params.items() if v is not None})
 
@@ -436,7 +449,7 @@ class Engine:
 
         Plugin contributions skipped there are collected in its ``plugin_errors``.
         """
-        return RuleContext(state, entropy or RandomEntropy(), self.hook, read_only=True)
+        return RuleContext(state, entropy or _SYSTEM_ENTROPY, self.hook, read_only=True)
 
     def check(
         self,
@@ -451,9 +464,12 @@ class Engine:
         skipped plugin contributions are added to ``plugin_errors`` when given, and the
         plugin calls over the time budget, ``(plugin, hook, seconds)``, to ``overruns``.
         """
-        spec = self.commands.get(
-            self.resolve("command", command.type) if isinstance(command.type, str) else command.type
-        )
+        name = command.type
+        spec = self.commands.get(name) if type(name) is str else None  # a full id: itself
+        if spec is None:
+            spec = self.commands.get(
+                self.resolve("command", name) if isinstance(name, str) else name
+            )
         if spec is None:
             raise Refusal("unknown_command", f"There is no command called {command.type!r}.")
         if not isinstance(command.params, Mapping):
@@ -481,8 +497,9 @@ class Engine:
                 f"'{spec.id}' can be used during {' or '.join(spec.phases)}; "
                 f"the encounter is at the {state.phase} step.",
             )
-        owner = self.command_owners.get(spec.id, "?")
-        if owner in state.disabled_plugins:
+        if state.disabled_plugins and (owner := self.command_owners.get(spec.id, "?")) in (
+            state.disabled_plugins
+        ):
             raise PluginFailure(
                 owner,
                 "zonekeep_commands",
@@ -577,8 +594,8 @@ class Engine:
         cancellation pass through. The call is timed against the budget; ``ctx`` is
         the command's context, where an overrun is recorded."""
         owner = self.command_owners.get(spec.id, "?")
-        start = perf_counter()
         budget = self.hook.budget.seconds
+        start = 0.0 if budget is None else perf_counter()
         try:
             return fn(*args)
         except PASS_THROUGH:

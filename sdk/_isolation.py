@@ -40,6 +40,7 @@ block").
 from __future__ import annotations
 
 import logging
+import operator
 from collections.abc import Callable, Iterable
 from time import perf_counter
 from typing import Any
@@ -297,6 +298,22 @@ def describe(error: BaseException) -> str:
 _Planned = tuple[Callable[..., Any], str | None, tuple[str, ...], tuple[str, ...], str]
 
 
+def _argument_getter(argnames: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """A function giving the positional arguments named ``argnames`` out of the call's
+    keyword arguments, as a tuple (``KeyError`` for a missing one, as before)."""
+    if not argnames:
+        return lambda kwargs: ()
+    if len(argnames) == 1:
+        (name,) = argnames
+        return lambda kwargs: (kwargs[name],)
+    getter: Callable[[dict[str, Any]], tuple[Any, ...]] = operator.itemgetter(*argnames)
+    return getter
+
+
+#: The contexts whose state names the plugins switched off (a tuple: the fastest check).
+_CONTEXTS = (RuleContext, ObserverContext)
+
+
 class SafeHookCaller:
     """One hook, called implementation by implementation under the hook's policy."""
 
@@ -307,10 +324,24 @@ class SafeHookCaller:
         spec = caller.spec
         self._firstresult = bool(spec.opts.get("firstresult")) if spec is not None else False
         self._policy = policy(name)
+        self._skip = self._policy == "skip"
         self._check = CONTRIBUTIONS.get(name) or TRIGGER_ANSWERS.get(name)
         #: The implementations last seen, and what calling them needs, in call order.
         self._seen: list[pluggy.HookImpl] | None = None
         self._plan: tuple[_Planned, ...] = ()
+        #: The same, as :meth:`__call__` uses it: (function, the name of its one
+        #: argument or None, a getter of its positional arguments, its keyword argument
+        #: names, the plugin's name).
+        self._calls: tuple[
+            tuple[
+                Callable[..., Any],
+                str | None,
+                Callable[[dict[str, Any]], tuple[Any, ...]],
+                tuple[str, ...],
+                str,
+            ],
+            ...,
+        ] = ()
 
     def __getattr__(self, attr: str) -> Any:
         # get_hookimpls(), spec, ... as on pluggy's HookCaller.
@@ -325,43 +356,60 @@ class SafeHookCaller:
         keyword argument names, and the plugin's name."""
         impls = self._caller._hookimpls  # compared without a copy; pluggy edits it in place
         if impls != self._seen:  # compares the HookImpl objects by identity
-            self._plan = tuple(
-                (
-                    impl.function,
-                    impl.argnames[0] if len(impl.argnames) == 1 and not impl.kwargnames else None,
-                    tuple(impl.argnames),
-                    tuple(impl.kwargnames),
-                    impl.plugin_name,
-                )
-                for impl in reversed(impls)
-            )
-            self._seen = list(impls)
+            self._rebuild(impls)
         return self._plan
 
-    def __call__(self, **kwargs: Any) -> Any:
-        plan = self._current()
-        if not plan:  # no plugin implements it (an observer or a lifecycle hook, often)
-            return None if self._firstresult else []
-        results: list[object] = []
-        check = self._check
-        ctx = kwargs.get("ctx")
-        disabled = (
-            ctx.state.disabled_plugins if isinstance(ctx, RuleContext | ObserverContext) else ()
+    def _rebuild(self, impls: list[pluggy.HookImpl]) -> None:
+        self._plan = tuple(
+            (
+                impl.function,
+                impl.argnames[0] if len(impl.argnames) == 1 and not impl.kwargnames else None,
+                tuple(impl.argnames),
+                tuple(impl.kwargnames),
+                impl.plugin_name,
+            )
+            for impl in reversed(impls)
         )
-        budget = self._budget.seconds
+        self._calls = tuple(
+            (function, single, _argument_getter(argnames), kwargnames, plugin_name)
+            for function, single, argnames, kwargnames, plugin_name in self._plan
+        )
+        self._seen = list(impls)
+
+    def implemented(self) -> bool:
+        """Whether any plugin implements this hook now."""
+        impls = self._caller._hookimpls
+        if impls != self._seen:
+            self._rebuild(impls)
+        return bool(self._plan)
+
+    def __call__(self, **kwargs: Any) -> Any:
+        impls = self._caller._hookimpls  # as _current(), inline: this is the hot path
+        if impls != self._seen:
+            self._rebuild(impls)
+        calls = self._calls
         firstresult = self._firstresult
-        for function, single, argnames, kwargnames, plugin_name in plan:
+        if not calls:  # no plugin implements it (an observer or a lifecycle hook, often)
+            return None if firstresult else []
+        ctx = kwargs.get("ctx")
+        disabled = ctx.state.disabled_plugins if isinstance(ctx, _CONTEXTS) else ()
+        budget = self._budget.seconds
+        check = self._check
+        results: list[object] = []
+        start = 0.0
+        for function, single, args, kwargnames, plugin_name in calls:
             if disabled and plugin_name in disabled:
                 continue
-            start = perf_counter()
+            if budget is not None:
+                start = perf_counter()
             try:
                 if single is not None:
                     value = function(kwargs[single])
                 elif kwargnames:
                     extra = {k: kwargs[k] for k in kwargnames if k in kwargs}
-                    value = function(*[kwargs[a] for a in argnames], **extra)
+                    value = function(*args(kwargs), **extra)
                 else:
-                    value = function(*[kwargs[a] for a in argnames])
+                    value = function(*args(kwargs))
             except PASS_THROUGH:
                 self._timed(start, budget, ctx, plugin_name)
                 raise
@@ -369,7 +417,7 @@ class SafeHookCaller:
                 if not is_plugin_failure(exc):
                     raise
                 self._timed(start, budget, ctx, plugin_name)
-                if self._policy == "skip":
+                if self._skip:
                     _record(kwargs, plugin_name, self.name, exc)
                     continue
                 raise PluginFailure(plugin_name, self.name, exc) from exc
@@ -377,18 +425,21 @@ class SafeHookCaller:
                 took = perf_counter() - start
                 if took > budget:
                     self._budget.overran(ctx, plugin_name, self.name, took)
+            if value is None:  # every check lets None through as None
+                continue
             if check is not None:
                 try:
                     value = check(value)
                 except WrongShape as exc:
-                    if self._policy == "skip":
+                    if self._skip:
                         _record(kwargs, plugin_name, self.name, exc)
                         continue
                     raise PluginFailure(plugin_name, self.name, exc) from exc
-            if value is not None:
-                if firstresult:
-                    return value
-                results.append(value)
+                if value is None:
+                    continue
+            if firstresult:
+                return value
+            results.append(value)
         return None if firstresult else results
 
     def pipe(self, key: str, **kwargs: Any) -> Any:

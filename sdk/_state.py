@@ -271,7 +271,18 @@ _ATOMS = (str, int, float, bool, type(None))
 #: (``tests/test_state_sharing.py`` checks that deciding commands never changes the
 #: state they were decided against).
 _WORKING_SHARED: dict[str, frozenset[str]] = {
-    "Creature": frozenset({"speeds", "attacks", "saves", "skills"}),
+    "Creature": frozenset(
+        {
+            "speeds",
+            "attacks",
+            "saves",
+            "skills",
+            "damage_resistances",
+            "damage_vulnerabilities",
+            "damage_immunities",
+            "condition_immunities",
+        }
+    ),
     "EncounterState": frozenset(),
 }
 
