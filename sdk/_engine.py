@@ -422,24 +422,23 @@ class Engine:
         declared condition (its ``conditions``) and asset tag (its ``tags``) turned into
         the full id, through nested records: an arena file or a roster may say
         ``burning`` for ``hazards.burning``. Raises :class:`Refusal` (``ambiguous_id``)."""
-        if not attrs.has(type(value)):
+        names = _init_fields(type(value))
+        if names is None:
             return value
         changes: dict[str, Any] = {}
-        for f in attrs.fields(type(value)):  # type: ignore[arg-type]
-            if not f.init:
-                continue
-            old = getattr(value, f.name)
+        for name in names:
+            old = getattr(value, name)
             new: Any = old
-            if f.name in ("conditions", "tags") and isinstance(old, list | tuple):
-                kind = "condition" if f.name == "conditions" else "asset tag"
+            if name in ("conditions", "tags") and isinstance(old, list | tuple):
+                kind = "condition" if name == "conditions" else "asset tag"
                 resolved = [self.resolve(kind, x) if isinstance(x, str) else x for x in old]
                 new = sorted(resolved) if isinstance(old, list) else tuple(resolved)
-            elif attrs.has(type(old)):
+            elif _init_fields(type(old)) is not None:
                 new = self.canonical(old)
-            elif isinstance(old, tuple) and old and attrs.has(type(old[0])):
+            elif isinstance(old, tuple) and old and _init_fields(type(old[0])) is not None:
                 new = tuple(self.canonical(x) for x in old)
-            if new != old:
-                changes[f.name.lstrip("_")] = new
+            if new is not old and new != old:
+                changes[name.lstrip("_")] = new
         return attrs.evolve(value, **changes) if changes else value  # type: ignore[misc]
 
     # -- handling ---------------------------------------------------------------
@@ -826,6 +825,20 @@ class Engine:
 
         Nothing is filtered for a viewer: the caller drops what its viewer may not see."""
         return _action_details(self, state, creature_id, actor, unreported)
+
+
+#: The names of the fields ``__init__`` takes, per attrs class (``None``: not an attrs
+#: class), for :meth:`Engine.canonical`.
+_INIT_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _init_fields(cls: type) -> tuple[str, ...] | None:
+    try:
+        return _INIT_FIELDS[cls]
+    except KeyError:
+        names = tuple(f.name for f in attrs.fields(cls) if f.init) if attrs.has(cls) else None
+        _INIT_FIELDS[cls] = names
+        return names
 
 
 def _namespace_of(plugin: LoadedPlugin) -> str | None:

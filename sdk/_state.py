@@ -286,6 +286,15 @@ _WORKING_SHARED: dict[str, frozenset[str]] = {
     "EncounterState": frozenset(),
 }
 
+#: Fields a working copy copies less deeply than :data:`_COPY_PLANS` says, because
+#: no reducer changes the values inside them in place. ``plugin_state``: only
+#: ``PluginCatalog.fold`` changes it, and it puts a new dict in for the namespace it
+#: folds (the reducer works on a copy), so one level is copied, the namespaces' dicts
+#: shared (a deep copy of it on every command before).
+_WORKING_PLANS: dict[str, dict[str, str]] = {
+    "EncounterState": {"plugin_state": "dict"},
+}
+
 
 def _copier(
     cls: type,
@@ -944,7 +953,7 @@ _copy_state = _copier(EncounterState, _COPY_PLANS["EncounterState"])
 _WORKING_CREATURE_COPIER = _copier(Creature, _COPY_PLANS["Creature"], _WORKING_SHARED["Creature"])
 _working_state = _copier(
     EncounterState,
-    _COPY_PLANS["EncounterState"],
+    {**_COPY_PLANS["EncounterState"], **_WORKING_PLANS["EncounterState"]},
     _WORKING_SHARED["EncounterState"],
     creature_copier="_working_creature",
 )
