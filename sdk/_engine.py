@@ -198,6 +198,7 @@ class Engine:
         loaded = _loaded(plugins)
         self.pm = make_plugin_manager(loaded)
         #: The hooks, each call isolated per plugin and timed (see :mod:`._isolation`).
+        self._last_arena: tuple[Arena, Arena] | None = None
         self.hook = SafeHooks(
             self.pm, Budget(exempt=frozenset(p.name for p in loaded if p.source == BUILT_IN))
         )
@@ -405,7 +406,7 @@ class Engine:
             options, settings=effective_settings(self.settings, options.settings)
         )
         creatures = [self.canonical(c) for c in creatures]
-        arena = self.canonical(arena)
+        arena = self._canonical_arena(arena)
         event = EncounterCreated(
             encounter=encounter,
             options=options,
@@ -416,6 +417,18 @@ class Engine:
         state = EncounterState()
         apply_event(state, event)
         return Outcome((event,), state)
+
+    def _canonical_arena(self, arena: Arena) -> Arena:
+        """:meth:`canonical` of ``arena``, kept for the last arena seen: an arena is
+        frozen all the way down (its records and their tuples), so the same object has
+        the same canonical form for as long as the engine (and its catalog) lives."""
+        last = self._last_arena
+        if last is not None and last[0] is arena:
+            return last[1]
+        done = self.canonical(arena)
+        if type(arena) is Arena:
+            self._last_arena = (arena, done)
+        return done
 
     def canonical(self, value: _T) -> _T:
         """``value`` (a creature, an arena, an asset ...) with every short name of a

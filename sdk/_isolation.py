@@ -188,10 +188,16 @@ def _many(kind: type, words: str) -> Callable[[object], tuple[Any, ...] | None]:
     def check(value: object) -> tuple[Any, ...] | None:
         if value is None:
             return None
-        if isinstance(value, str | bytes | dict) or not isinstance(value, Iterable):
+        if (  # a list or a tuple (the usual case) is decided without the ABC
+            type(value) is not list
+            and type(value) is not tuple
+            and (isinstance(value, str | bytes | dict) or not isinstance(value, Iterable))
+        ):
             raise WrongShape(f"returned {_short(value)}; expected a list of {words} or None")
         items = tuple(value)
         for item in items:
+            if type(item) is kind:  # the usual case, decided without isinstance
+                continue
             if not isinstance(item, kind) or (isinstance(item, bool) and kind is not bool):
                 raise WrongShape(
                     f"returned a list holding {_short(item)}; expected a list of {words} or None"
@@ -205,6 +211,8 @@ def _one(kinds: tuple[type, ...], words: str) -> Callable[[object], object]:
     def check(value: object) -> object:
         if value is None:
             return None
+        if type(value) in kinds:  # the usual case, decided without isinstance
+            return value
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
             raise WrongShape(f"returned {_short(value)}; expected {words} or None")
         return value
@@ -236,6 +244,10 @@ CONTRIBUTIONS: dict[str, Callable[[object], object]] = {
 def _turn_position(value: object) -> tuple[int, int] | None:
     if value is None:
         return None
+    if type(value) is tuple and len(value) == 2:  # the usual case: two plain whole numbers
+        slot, member = value
+        if type(slot) is int and type(member) is int and slot >= 0 and member >= 0:
+            return (slot, member)
     if (
         isinstance(value, tuple)
         and len(value) == 2
@@ -329,6 +341,8 @@ class SafeHookCaller:
         #: The implementations last seen, and what calling them needs, in call order.
         self._seen: list[pluggy.HookImpl] | None = None
         self._plan: tuple[_Planned, ...] = ()
+        #: What :meth:`__call__` runs when no budget is set (see :meth:`_compile`).
+        self._untimed: Callable[[dict[str, Any]], Any] = lambda kwargs: None
         #: The same, as :meth:`__call__` uses it: (function, the name of its one
         #: argument or None, a getter of its positional arguments, its keyword argument
         #: names, the plugin's name).
@@ -374,7 +388,72 @@ class SafeHookCaller:
             (function, single, _argument_getter(argnames), kwargnames, plugin_name)
             for function, single, argnames, kwargnames, plugin_name in self._plan
         )
+        self._untimed = self._compile()
         self._seen = list(impls)
+
+    def _compile(self) -> Callable[[dict[str, Any]], Any]:
+        """The calls of :meth:`__call__` when no budget is set, as one function written
+        for the current implementations: the same calls, in the same order, with the
+        same policy, checks, skipped plugins and results, without a loop over the plan."""
+        skip, first = self._skip, self._firstresult
+        lines = [
+            "def untimed(kwargs):",
+            "    ctx = kwargs.get('ctx')",
+            "    disabled = ctx.state.disabled_plugins if isinstance(ctx, _CONTEXTS) else ()",
+        ]
+        if not first:
+            lines.append("    results = []")
+        namespace: dict[str, Any] = {
+            "_CONTEXTS": _CONTEXTS,
+            "_PASS": PASS_THROUGH,
+            "_is_failure": is_plugin_failure,
+            "_record": _record,
+            "_Failure": PluginFailure,
+            "_WrongShape": WrongShape,
+            "_check": self._check,
+            "_hook": self.name,
+        }
+
+        def failed(indent: str, i: int) -> list[str]:
+            if skip:
+                return [f"{indent}_record(kwargs, _n{i}, _hook, exc)", f"{indent}value = None"]
+            return [f"{indent}raise _Failure(_n{i}, _hook, exc) from exc"]
+
+        for i, (function, _single, argnames, kwargnames, plugin_name) in enumerate(self._plan):
+            namespace[f"_f{i}"] = function
+            namespace[f"_n{i}"] = plugin_name
+            namespace[f"_k{i}"] = kwargnames
+            args = ", ".join(f"kwargs[{a!r}]" for a in argnames)
+            if kwargnames:
+                extra = f"**{{k: kwargs[k] for k in _k{i} if k in kwargs}}"
+                args = f"{args}, {extra}" if args else extra
+            lines += [
+                f"    if not (disabled and _n{i} in disabled):",
+                "        try:",
+                f"            value = _f{i}({args})",
+                "        except _PASS:",
+                "            raise",
+                "        except BaseException as exc:",
+                "            if not _is_failure(exc):",
+                "                raise",
+                *failed("            ", i),
+                "        if value is not None:",
+            ]
+            indent = "            "
+            if self._check is not None:
+                lines += [
+                    f"{indent}try:",
+                    f"{indent}    value = _check(value)",
+                    f"{indent}except _WrongShape as exc:",
+                    *failed(indent + "    ", i),
+                    f"{indent}if value is not None:",
+                ]
+                indent += "    "
+            lines.append(f"{indent}return value" if first else f"{indent}results.append(value)")
+        lines.append("    return None" if first else "    return results")
+        exec("\n".join(lines), namespace)  # generated from plugin names and argument names
+        untimed: Callable[[dict[str, Any]], Any] = namespace["untimed"]
+        return untimed
 
     def implemented(self) -> bool:
         """Whether any plugin implements this hook now."""
@@ -387,6 +466,8 @@ class SafeHookCaller:
         impls = self._caller._hookimpls  # as _current(), inline: this is the hot path
         if impls != self._seen:
             self._rebuild(impls)
+        if self._budget.seconds is None:
+            return self._untimed(kwargs)
         calls = self._calls
         firstresult = self._firstresult
         if not calls:  # no plugin implements it (an observer or a lifecycle hook, often)
