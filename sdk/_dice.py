@@ -107,6 +107,24 @@ def parse_dice(expr: str) -> DiceExpr:
 
     Raises :class:`DiceError` with a readable sentence when the text is not dice.
     """
+    if type(expr) is str:
+        parsed = _PARSED.get(expr)
+        if parsed is None:
+            parsed = _parse_dice(expr)
+            if len(_PARSED) >= _PARSED_MAX:  # expressions come from sheets and commands
+                _PARSED.clear()
+            _PARSED[expr] = parsed
+        return parsed
+    return _parse_dice(expr)
+
+
+#: The expressions parsed so far (a :class:`DiceExpr` is immutable), at most
+#: ``_PARSED_MAX`` of them: the same few come up on every attack.
+_PARSED: dict[str, DiceExpr] = {}
+_PARSED_MAX = 1024
+
+
+def _parse_dice(expr: str) -> DiceExpr:
     flat = _FLAT.match(expr)
     if flat:
         return DiceExpr(0, 0, int(flat.group(1)))

@@ -301,6 +301,7 @@ def _copier(
     plan: dict[str, str],
     shared: frozenset[str] = frozenset(),
     creature_copier: str = "_copy_creature",
+    creature_fn: Callable[[Any], Any] | None = None,
 ) -> Callable[[Any], Any]:
     """A function copying an instance of the attrs class ``cls`` field by field.
 
@@ -312,7 +313,9 @@ def _copier(
     where a list is expected, say) is deep-copied, as before. The fields named in
     ``shared`` are shared whatever their plan (see :data:`_WORKING_SHARED`);
     ``creature_copier`` names the function copying each creature of a ``creatures``
-    field (``_working_creature`` for a working copy).
+    field (``_working_creature`` for a working copy); ``creature_fn``, when given, is
+    the copier of exact :class:`Creature` instances that function calls, called
+    directly (any other value of the dict is deep-copied, as that function does).
     """
     lines = ["def copy_(o):", "    n = _new(cls)"]
     # Without on-setattr hooks (validators, converters, frozen), plain assignment is
@@ -331,8 +334,13 @@ def _copier(
             "list": f"{value}[:] if type({value}) is list else _deepcopy({value})",
             "dict": f"{value}.copy() if type({value}) is dict else _deepcopy({value})",
             "object": f"_copy_object({value})",
-            "creatures": f"{{k: {creature_copier}(v) for k, v in {value}.items()}} "
-            f"if type({value}) is dict else _deepcopy({value})",
+            "creatures": (
+                f"{{k: {creature_copier}(v) for k, v in {value}.items()}} "
+                if creature_fn is None
+                else f"{{k: _cfn(v) if type(v) is _Creature else _deepcopy(v) "
+                f"for k, v in {value}.items()}} "
+            )
+            + f"if type({value}) is dict else _deepcopy({value})",
             "attacks": f"[_copy_attack(a) for a in {value}] if type({value}) is list "
             f"else _deepcopy({value})",
             "readied": f"{{k: _copy_object(v) for k, v in {value}.items()}} "
@@ -352,6 +360,8 @@ def _copier(
         "_copy_creature": _copy_creature,
         "_copy_attack": _copy_attack,
         "_working_creature": _working_creature,
+        "_cfn": creature_fn,
+        "_Creature": Creature,
     }
     exec("\n".join(lines), namespace)  # generated from attrs field names only
     fn: Callable[[Any], Any] = namespace["copy_"]
@@ -949,13 +959,14 @@ _FLAT_COPIERS: dict[type, Callable[[Any], Any]] = {
 }
 _ATTACK_COPIER = _copier(Attack, _COPY_PLANS["Attack"])
 _CREATURE_COPIER = _copier(Creature, _COPY_PLANS["Creature"])
-_copy_state = _copier(EncounterState, _COPY_PLANS["EncounterState"])
+_copy_state = _copier(EncounterState, _COPY_PLANS["EncounterState"], creature_fn=_CREATURE_COPIER)
 _WORKING_CREATURE_COPIER = _copier(Creature, _COPY_PLANS["Creature"], _WORKING_SHARED["Creature"])
 _working_state = _copier(
     EncounterState,
     {**_COPY_PLANS["EncounterState"], **_WORKING_PLANS["EncounterState"]},
     _WORKING_SHARED["EncounterState"],
     creature_copier="_working_creature",
+    creature_fn=_WORKING_CREATURE_COPIER,
 )
 
 
