@@ -212,9 +212,9 @@ class RuleContext:
             self.events.append(event)
             if not self._observing:
                 observers = self.hook.zonekeep_event_applied
-                # No observer (the usual case): nothing to call, no observer context to make.
-                implemented = getattr(type(observers), "implemented", None)
-                if implemented is None or implemented(observers):
+                # No observer (the usual case): nothing to call, no observer context to
+                # make. (pluggy's implementations, on its HookCaller and on SafeHooks'.)
+                if getattr(observers, "_hookimpls", True):
                     self._observing = True
                     try:
                         observers(ctx=ObserverContext(self), event=event)

@@ -330,8 +330,14 @@ class SafeHookCaller:
     """One hook, called implementation by implementation under the hook's policy."""
 
     def __init__(self, name: str, caller: pluggy.HookCaller, budget: Budget | None = None) -> None:
+        # A class of its own, whose __call__ is the function written for the hook's
+        # current implementations (see _compile): called without a further call level.
+        self.__class__ = type(type(self).__name__, (type(self),), {"__module__": __name__})
         self.name = name
         self._caller = caller
+        #: pluggy's list of the implementations (edited in place as plugins come and go):
+        #: empty when no plugin implements the hook, as for pluggy's own HookCaller.
+        self._hookimpls = caller._hookimpls
         self._budget = budget or Budget()
         spec = caller.spec
         self._firstresult = bool(spec.opts.get("firstresult")) if spec is not None else False
@@ -341,8 +347,6 @@ class SafeHookCaller:
         #: The implementations last seen, and what calling them needs, in call order.
         self._seen: list[pluggy.HookImpl] | None = None
         self._plan: tuple[_Planned, ...] = ()
-        #: What :meth:`__call__` runs when no budget is set (see :meth:`_compile`).
-        self._untimed: Callable[[dict[str, Any]], Any] = lambda kwargs: None
         #: The same, as :meth:`__call__` uses it: (function, the name of its one
         #: argument or None, a getter of its positional arguments, its keyword argument
         #: names, the plugin's name).
@@ -388,16 +392,19 @@ class SafeHookCaller:
             (function, single, _argument_getter(argnames), kwargnames, plugin_name)
             for function, single, argnames, kwargnames, plugin_name in self._plan
         )
-        self._untimed = self._compile()
+        type(self).__call__ = self._compile()  # type: ignore[method-assign]
         self._seen = list(impls)
 
-    def _compile(self) -> Callable[[dict[str, Any]], Any]:
-        """The calls of :meth:`__call__` when no budget is set, as one function written
-        for the current implementations: the same calls, in the same order, with the
-        same policy, checks, skipped plugins and results, without a loop over the plan."""
+    def _compile(self) -> Callable[..., Any]:
+        """:meth:`__call__` written for the current implementations, as this hook's own
+        class runs it: when they are still those and no budget is set, the same calls,
+        in the same order, with the same policy, checks, skipped plugins and results as
+        the timed loop (:meth:`_call`), without a loop over the plan; else that loop."""
         skip, first = self._skip, self._firstresult
         lines = [
-            "def untimed(kwargs):",
+            "def __call__(self, **kwargs):",
+            "    if self._caller._hookimpls != _seen or self._budget.seconds is not None:",
+            "        return self._call(kwargs)",
             "    ctx = kwargs.get('ctx')",
             "    disabled = ctx.state.disabled_plugins if isinstance(ctx, _CONTEXTS) else ()",
         ]
@@ -412,6 +419,7 @@ class SafeHookCaller:
             "_WrongShape": WrongShape,
             "_check": self._check,
             "_hook": self.name,
+            "_seen": list(self._caller._hookimpls),
         }
 
         def failed(indent: str, i: int) -> list[str]:
@@ -452,8 +460,8 @@ class SafeHookCaller:
             lines.append(f"{indent}return value" if first else f"{indent}results.append(value)")
         lines.append("    return None" if first else "    return results")
         exec("\n".join(lines), namespace)  # generated from plugin names and argument names
-        untimed: Callable[[dict[str, Any]], Any] = namespace["untimed"]
-        return untimed
+        call: Callable[..., Any] = namespace["__call__"]
+        return call
 
     def implemented(self) -> bool:
         """Whether any plugin implements this hook now."""
@@ -463,11 +471,15 @@ class SafeHookCaller:
         return bool(self._plan)
 
     def __call__(self, **kwargs: Any) -> Any:
-        impls = self._caller._hookimpls  # as _current(), inline: this is the hot path
-        if impls != self._seen:
+        # Replaced on this hook's own class by the function _compile writes.
+        return self._call(kwargs)
+
+    def _call(self, kwargs: dict[str, Any]) -> Any:
+        impls = self._caller._hookimpls
+        if impls != self._seen:  # compares the HookImpl objects by identity
             self._rebuild(impls)
-        if self._budget.seconds is None:
-            return self._untimed(kwargs)
+            if self._budget.seconds is None:  # the function written for them now
+                return type(self).__call__(self, **kwargs)
         calls = self._calls
         firstresult = self._firstresult
         if not calls:  # no plugin implements it (an observer or a lifecycle hook, often)
