@@ -484,7 +484,7 @@ class Engine:
             )
         if spec is None:
             raise Refusal("unknown_command", f"There is no command called {command.type!r}.")
-        if not isinstance(command.params, Mapping):
+        if type(command.params) is not dict and not isinstance(command.params, Mapping):
             raise Refusal("invalid_params", "A command's parameters must be an object.")
         _check_params(spec, command.params)
         self._check_rules(state, spec, command, plugin_errors, overruns)
@@ -537,7 +537,7 @@ class Engine:
         plugin_errors: list[PluginErrorRecorded] | None,
         overruns: list[tuple[str, str, float]] | None = None,
     ) -> None:
-        ctx = self.context(state)
+        ctx = RuleContext(state, _SYSTEM_ENTROPY, self.hook, read_only=True)  # self.context()
         try:
             self._check_creature_in(ctx, spec, command, plugin_errors)
         finally:
