@@ -263,6 +263,10 @@ _COPY_PLANS: dict[str, dict[str, str]] = {
 
 _ATOMS = (str, int, float, bool, type(None))
 
+#: The copiers of the mutable records made of atoms (``TurnResources``,
+#: ``ReadiedAttack``), by class (filled in once the copiers are built, below).
+_FLAT_COPIERS: dict[type, Callable[[Any], Any]] = {}
+
 #: Fields whose values no reducer changes in place (they are only ever replaced whole,
 #: or never changed): the working copy a command is decided on
 #: (:func:`working_copy`) shares them with the state it was made from instead of
@@ -331,9 +335,10 @@ def _copier(
         expr = {
             None: f"_deepcopy({value})",
             "share": value,
-            "list": f"{value}[:] if type({value}) is list else _deepcopy({value})",
-            "dict": f"{value}.copy() if type({value}) is dict else _deepcopy({value})",
-            "object": f"_copy_object({value})",
+            # (The value read once, into v.)
+            "list": f"v[:] if type(v := {value}) is list else _deepcopy(v)",
+            "dict": f"v.copy() if type(v := {value}) is dict else _deepcopy(v)",
+            "object": f"_flat[t](v) if (t := type(v := {value})) in _flat else _deepcopy(v)",
             "creatures": (
                 f"{{k: {creature_copier}(v) for k, v in {value}.items()}} "
                 if creature_fn is None
@@ -361,6 +366,7 @@ def _copier(
         "_copy_attack": _copy_attack,
         "_working_creature": _working_creature,
         "_cfn": creature_fn,
+        "_flat": _FLAT_COPIERS,
         "_Creature": Creature,
     }
     exec("\n".join(lines), namespace)  # generated from attrs field names only
@@ -954,9 +960,7 @@ def _plugin_disabled(s: EncounterState, e: ev.PluginDisabled) -> None:
 
 # -- copiers (built once, after the classes) -------------------------------------------------------
 
-_FLAT_COPIERS: dict[type, Callable[[Any], Any]] = {
-    cls: _copier(cls, {}) for cls in (TurnResources, ReadiedAttack)
-}
+_FLAT_COPIERS.update({cls: _copier(cls, {}) for cls in (TurnResources, ReadiedAttack)})
 _ATTACK_COPIER = _copier(Attack, _COPY_PLANS["Attack"])
 _CREATURE_COPIER = _copier(Creature, _COPY_PLANS["Creature"])
 _copy_state = _copier(EncounterState, _COPY_PLANS["EncounterState"], creature_fn=_CREATURE_COPIER)
