@@ -204,22 +204,27 @@ def roll(
     parsed = parse_dice(expr)
     count = parsed.count * (2 if double_dice else 1)
     draws: list[tuple[int, int]] = []
-
-    def one(sides: int) -> int:
+    sides = parsed.sides
+    dice: list[int] = []
+    for _ in range(count):  # draw(entropy, sides) for each die, inline
+        counter = getattr(entropy, "counter", None)
+        dice.append(entropy.randint(sides))
+        if isinstance(counter, int) and not isinstance(counter, bool):
+            draws.append((counter, sides))
+    kept = list(dice)
+    if advantage != "none" and parsed.count == 1 and not double_dice:
         value, named = draw(entropy, sides)
         if named is not None:
             draws.append(named)
-        return value
-
-    dice: list[int] = [one(parsed.sides) for _ in range(count)]
-    kept = list(dice)
-    if advantage != "none" and parsed.count == 1 and not double_dice:
-        extra = one(parsed.sides)
-        dice.append(extra)
+        dice.append(value)
         kept = [max(dice)] if advantage == "advantage" else [min(dice)]
     else:
         advantage = "none"
-    ex_roll = one(expertise) if expertise else 0
+    ex_roll = 0
+    if expertise:
+        ex_roll, named = draw(entropy, expertise)
+        if named is not None:
+            draws.append(named)
     modifier = parsed.modifier + bonus
     return RollRecord(
         expr=expr,
