@@ -698,10 +698,12 @@ class Engine:
             command = attrs.evolve(command, type=spec.id)
         ctx = RuleContext(working_copy(state), entropy or RandomEntropy(), self.hook, command.actor)
         made(ctx)
-        for error in skipped:
-            ctx.plugin_failed(error.plugin, error.hook, error.error)
-        for plugin, hook, took in overruns:  # seen by the checks: reported here
-            self.hook.budget.record(ctx, plugin, hook, took)
+        if skipped:
+            for error in skipped:
+                ctx.plugin_failed(error.plugin, error.hook, error.error)
+        if overruns:
+            for plugin, hook, took in overruns:  # seen by the checks: reported here
+                self.hook.budget.record(ctx, plugin, hook, took)
         if spec.who == "creature":
             creature = ctx.state.creatures[command.params["creature"]]
             cost = self.pay(ctx.state, creature, spec)

@@ -403,7 +403,7 @@ class SafeHookCaller:
         skip, first = self._skip, self._firstresult
         lines = [
             "def __call__(self, **kwargs):",
-            "    if self._caller._hookimpls != _seen or self._budget.seconds is not None:",
+            "    if self._hookimpls != _seen or self._budget.seconds is not None:",
             "        return self._call(kwargs)",
             "    ctx = kwargs.get('ctx')",
             "    disabled = ctx.state.disabled_plugins if isinstance(ctx, _CONTEXTS) else ()",
