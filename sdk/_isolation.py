@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import logging
 import operator
+import sys
 from collections.abc import Callable, Iterable
 from time import perf_counter
 from typing import Any
@@ -392,24 +393,17 @@ class SafeHookCaller:
             (function, single, _argument_getter(argnames), kwargnames, plugin_name)
             for function, single, argnames, kwargnames, plugin_name in self._plan
         )
+        self._hookimpls = self._caller._hookimpls  # the list the written function watches
         type(self).__call__ = self._compile()  # type: ignore[method-assign]
         self._seen = list(impls)
 
     def _compile(self) -> Callable[..., Any]:
         """:meth:`__call__` written for the current implementations, as this hook's own
-        class runs it: when they are still those and no budget is set, the same calls,
-        in the same order, with the same policy, checks, skipped plugins and results as
-        the timed loop (:meth:`_call`), without a loop over the plan; else that loop."""
+        class runs it: while they are still those, the same calls, in the same order,
+        with the same timing against the budget (when one is set), policy, checks,
+        skipped plugins and results as the loop of :meth:`_call`, without a loop over
+        the plan; once they changed, that method (which writes it anew)."""
         skip, first = self._skip, self._firstresult
-        lines = [
-            "def __call__(self, **kwargs):",
-            "    if self._hookimpls != _seen or self._budget.seconds is not None:",
-            "        return self._call(kwargs)",
-            "    ctx = kwargs.get('ctx')",
-            "    disabled = ctx.state.disabled_plugins if isinstance(ctx, _CONTEXTS) else ()",
-        ]
-        if not first:
-            lines.append("    results = []")
         namespace: dict[str, Any] = {
             "_CONTEXTS": _CONTEXTS,
             "_PASS": PASS_THROUGH,
@@ -420,6 +414,7 @@ class SafeHookCaller:
             "_check": self._check,
             "_hook": self.name,
             "_seen": list(self._caller._hookimpls),
+            "_clock": sys.modules[__name__],  # perf_counter looked up when called, as _call does
         }
 
         def failed(indent: str, i: int) -> list[str]:
@@ -427,38 +422,66 @@ class SafeHookCaller:
                 return [f"{indent}_record(kwargs, _n{i}, _hook, exc)", f"{indent}value = None"]
             return [f"{indent}raise _Failure(_n{i}, _hook, exc) from exc"]
 
-        for i, (function, _single, argnames, kwargnames, plugin_name) in enumerate(self._plan):
-            namespace[f"_f{i}"] = function
-            namespace[f"_n{i}"] = plugin_name
-            namespace[f"_k{i}"] = kwargnames
-            args = ", ".join(f"kwargs[{a!r}]" for a in argnames)
-            if kwargnames:
-                extra = f"**{{k: kwargs[k] for k in _k{i} if k in kwargs}}"
-                args = f"{args}, {extra}" if args else extra
-            lines += [
-                f"    if not (disabled and _n{i} in disabled):",
-                "        try:",
-                f"            value = _f{i}({args})",
-                "        except _PASS:",
-                "            raise",
-                "        except BaseException as exc:",
-                "            if not _is_failure(exc):",
-                "                raise",
-                *failed("            ", i),
-                "        if value is not None:",
-            ]
-            indent = "            "
-            if self._check is not None:
-                lines += [
-                    f"{indent}try:",
-                    f"{indent}    value = _check(value)",
-                    f"{indent}except _WrongShape as exc:",
-                    *failed(indent + "    ", i),
-                    f"{indent}if value is not None:",
+        def body(timed: bool) -> list[str]:
+            found: list[str] = []
+            for i, (function, _single, argnames, kwargnames, plugin_name) in enumerate(self._plan):
+                namespace[f"_f{i}"] = function
+                namespace[f"_n{i}"] = plugin_name
+                namespace[f"_k{i}"] = kwargnames
+                args = ", ".join(f"kwargs[{a!r}]" for a in argnames)
+                if kwargnames:
+                    extra = f"**{{k: kwargs[k] for k in _k{i} if k in kwargs}}"
+                    args = f"{args}, {extra}" if args else extra
+                timing = [f"            self._timed(start, budget, ctx, _n{i})"] if timed else []
+                found += [
+                    f"        if not (disabled and _n{i} in disabled):",
+                    *(["            start = _clock.perf_counter()"] if timed else []),
+                    "            try:",
+                    f"                value = _f{i}({args})",
+                    "            except _PASS:",
+                    *[f"    {line}" for line in timing],
+                    "                raise",
+                    "            except BaseException as exc:",
+                    "                if not _is_failure(exc):",
+                    "                    raise",
+                    *[f"    {line}" for line in timing],
+                    *failed("                ", i),
                 ]
-                indent += "    "
-            lines.append(f"{indent}return value" if first else f"{indent}results.append(value)")
-        lines.append("    return None" if first else "    return results")
+                if timed:
+                    found += [
+                        "            else:",
+                        "                took = _clock.perf_counter() - start",
+                        "                if took > budget:",
+                        f"                    self._budget.overran(ctx, _n{i}, _hook, took)",
+                    ]
+                found.append("            if value is not None:")
+                indent = "                "
+                if self._check is not None:
+                    found += [
+                        f"{indent}try:",
+                        f"{indent}    value = _check(value)",
+                        f"{indent}except _WrongShape as exc:",
+                        *failed(indent + "    ", i),
+                        f"{indent}if value is not None:",
+                    ]
+                    indent += "    "
+                found.append(f"{indent}return value" if first else f"{indent}results.append(value)")
+            return found or ["        pass"]
+
+        lines = [
+            "def __call__(self, **kwargs):",
+            "    if self._hookimpls != _seen:",
+            "        return self._call(kwargs)",
+            "    budget = self._budget.seconds",
+            "    ctx = kwargs.get('ctx')",
+            "    disabled = ctx.state.disabled_plugins if isinstance(ctx, _CONTEXTS) else ()",
+            *([] if first else ["    results = []"]),
+            "    if budget is None:",
+            *body(False),
+            "    else:",
+            *body(True),
+            "    return None" if first else "    return results",
+        ]
         exec("\n".join(lines), namespace)  # generated from plugin names and argument names
         call: Callable[..., Any] = namespace["__call__"]
         return call
@@ -475,11 +498,17 @@ class SafeHookCaller:
         return self._call(kwargs)
 
     def _call(self, kwargs: dict[str, Any]) -> Any:
+        """The implementations changed (or none was seen yet): plan and write the call
+        again, and make it (the written function)."""
         impls = self._caller._hookimpls
         if impls != self._seen:  # compares the HookImpl objects by identity
             self._rebuild(impls)
-            if self._budget.seconds is None:  # the function written for them now
-                return type(self).__call__(self, **kwargs)
+            return type(self).__call__(self, **kwargs)
+        return self._loop(kwargs)
+
+    def _loop(self, kwargs: dict[str, Any]) -> Any:
+        """The call as a loop over the plan: what the function :meth:`_compile` writes
+        does, step for step (the tests hold them to the same answers)."""
         calls = self._calls
         firstresult = self._firstresult
         if not calls:  # no plugin implements it (an observer or a lifecycle hook, often)
