@@ -91,6 +91,8 @@ def _end_orphans(ctx: RuleContext) -> None:
 
 def _turn_boundary(ctx: RuleContext, creature: Creature, when: str) -> None:
     """Run the expiries and saves due at the start or end (``when``) of ``creature``'s turn."""
+    if not ctx.state.condition_effects:  # the usual case: nothing to expire or save against
+        return
     _end_orphans(ctx)
     s = ctx.state
     for effect in list(s.condition_effects.values()):

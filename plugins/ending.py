@@ -47,15 +47,18 @@ def zonekeep_end_blockers(ctx: RuleContext) -> Iterable[str]:
 
 @hookimpl
 def zonekeep_encounter_over(ctx: RuleContext) -> str | None:
-    sides: dict[str, list[bool]] = {}
+    # Whether every creature of each side is out of the fight, the sides in roster order.
+    sides: dict[str, bool] = {}
     for c in ctx.state.creatures.values():
-        sides.setdefault(c.side, []).append(c.out_of_fight)
+        side = c.side
+        if sides.get(side, True):  # new, or every one so far out: this one decides
+            sides[side] = c.out_of_fight
     if len(sides) < 2:
         return None
-    beaten = [side for side, outs in sides.items() if all(outs)]
-    if not beaten:
-        return None
-    return f"every creature of the side '{beaten[0]}' is defeated, surrendered or escaped"
+    for side, beaten in sides.items():
+        if beaten:
+            return f"every creature of the side '{side}' is defeated, surrendered or escaped"
+    return None
 
 
 def _end(ctx: RuleContext, cmd: Command) -> None:

@@ -18,9 +18,12 @@ def flanked_by(state: EncounterState, cid: str) -> str | None:
     target = state.creatures[cid]
     if target.zone is None or target.out_of_fight:
         return None
-    here = state.in_zone(target.zone)
-    friends = sum(1 for c in here if c.side == target.side)
-    foes = sum(1 for c in here if c.side != target.side)
+    friends = foes = 0
+    for c in state.in_zone(target.zone):
+        if c.side == target.side:
+            friends += 1
+        else:
+            foes += 1
     if foes >= 2 * friends:
         return "outnumbered 2 to 1"
     engaged = [e for e in state.engaged_with(cid) if state.creatures[e].side != target.side]

@@ -148,9 +148,10 @@ def _tags(roll: RollRequest) -> set[str]:
 def zonekeep_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier]:
     found: list[RollModifier] = []
     actor = ctx.state.creatures.get(roll.actor)
-    if actor is not None:
+    held = held_assets(ctx, actor) if actor is not None else []
+    if held:
         tags = _tags(roll)
-        for asset in held_assets(ctx, actor):
+        for asset in held:
             eff = asset.position
             if tags.intersection(eff.advantage_on):
                 found.append(RollModifier("advantage", asset.name))

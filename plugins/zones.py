@@ -59,7 +59,8 @@ def usable_link(ctx: RuleContext, creature: Creature, here: str, there: str) -> 
     A link without a clear path counts when the creature holds a position at an
     asset whose ``crossing`` includes ``there`` (a rope up the cliff).
     """
-    crossing = any(there in a.crossing for a in held_assets(ctx, creature))
+    held = held_assets(ctx, creature)
+    crossing = any(there in a.crossing for a in held) if held else False
     usable = [
         link
         for link in ctx.state.arena.links_between(here, there)
@@ -67,6 +68,8 @@ def usable_link(ctx: RuleContext, creature: Creature, here: str, there: str) -> 
     ]
     if not usable:
         return None
+    if len(usable) == 1:  # the only one (min() would pick it whatever it costs)
+        return usable[0]
     # Prefer a link that costs nothing extra for this creature.
     return min(usable, key=lambda link: len(_link_surcharge(creature, link)))
 

@@ -21,7 +21,7 @@ from ._events import (
     PluginErrorRecorded,
     PluginEvent,
 )
-from ._state import EncounterState, apply_event
+from ._state import _REDUCERS, EncounterState, apply_event
 from ._types import Creature
 
 RollKind = Literal["attack", "save", "check", "initiative"]
@@ -80,6 +80,7 @@ _CONDITION_EVENTS = (
     ConditionEffectApplied,
     ConditionEffectEnded,
 )
+_CONDITION_EVENT_TYPES = frozenset(_CONDITION_EVENTS)
 
 
 class ObserverContext:
@@ -194,21 +195,31 @@ class RuleContext:
                 f"emit() on a read-only rule context ({', '.join(type(e).__name__ for e in events)})"
             )
         for event in events:
+            state = self.state
+            before = None
             if type(event) is PluginEvent:
                 if self.catalog is None:
                     raise CustomEventError(f"no plugin declares the event type {event.type!r}")
                 event = self.catalog.checked(event)
-            before = None
-            if isinstance(event, _CONDITION_EVENTS):
-                before = {cid: set(c.conditions) for cid, c in self.state.creatures.items()}
-            apply_event(self.state, event, self.catalog, strict=True)
+                apply_event(state, event, self.catalog, strict=True)
+            else:
+                kind = type(event)
+                if kind in _CONDITION_EVENT_TYPES:  # an event of another type has no reducer
+                    before = {cid: set(c.conditions) for cid, c in state.creatures.items()}
+                # apply_event, inline (this is the hot path): the reducer, then the seq.
+                _REDUCERS[kind](state, event)
+                state.seq += 1
             self.events.append(event)
             if not self._observing:
-                self._observing = True
-                try:
-                    self.hook.zonekeep_event_applied(ctx=ObserverContext(self), event=event)
-                finally:
-                    self._observing = False
+                observers = self.hook.zonekeep_event_applied
+                # No observer (the usual case): nothing to call, no observer context to
+                # make. (pluggy's implementations, on its HookCaller and on SafeHooks'.)
+                if getattr(observers, "_hookimpls", True):
+                    self._observing = True
+                    try:
+                        observers(ctx=ObserverContext(self), event=event)
+                    finally:
+                        self._observing = False
             if before is not None:
                 self._condition_lifecycle(event, before)
 
@@ -322,10 +333,16 @@ class RuleContext:
     ) -> RollRecord:
         """Roll ``expr`` + ``bonus``, applying the plugins' modifiers for ``request``."""
         mods = [*(self.modifiers(request) if request else []), *extra]
-        adv = sum(1 for m in mods if m.effect == "advantage")
-        dis = sum(1 for m in mods if m.effect == "disadvantage")
-        experts = {m.source for m in mods if m.effect == "expertise"}
-        sources = tuple(f"{m.effect}:{m.source}" for m in mods)
+        adv = dis = 0
+        experts: set[str] = set()
+        for m in mods:
+            if m.effect == "advantage":
+                adv += 1
+            if m.effect == "disadvantage":
+                dis += 1
+            if m.effect == "expertise":
+                experts.add(m.source)
+        sources = tuple([f"{m.effect}:{m.source}" for m in mods]) if mods else ()
         return roll(
             self.entropy,
             expr,

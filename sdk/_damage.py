@@ -119,6 +119,8 @@ def defend(
     granted). Untyped damage (``""``) and cancelled damage are left as they are."""
     if damage.cancelled or not damage.damage_type:
         return damage
+    if not (immunities or resistances or vulnerabilities or damage.granted):  # no defences
+        return damage
     kind = damage.damage_type
 
     def why(defence: DefenceKind, own: list[str] | tuple[str, ...]) -> str | None:

@@ -107,6 +107,24 @@ def parse_dice(expr: str) -> DiceExpr:
 
     Raises :class:`DiceError` with a readable sentence when the text is not dice.
     """
+    if type(expr) is str:
+        parsed = _PARSED.get(expr)
+        if parsed is None:
+            parsed = _parse_dice(expr)
+            if len(_PARSED) >= _PARSED_MAX:  # expressions come from sheets and commands
+                _PARSED.clear()
+            _PARSED[expr] = parsed
+        return parsed
+    return _parse_dice(expr)
+
+
+#: The expressions parsed so far (a :class:`DiceExpr` is immutable), at most
+#: ``_PARSED_MAX`` of them: the same few come up on every attack.
+_PARSED: dict[str, DiceExpr] = {}
+_PARSED_MAX = 1024
+
+
+def _parse_dice(expr: str) -> DiceExpr:
     flat = _FLAT.match(expr)
     if flat:
         return DiceExpr(0, 0, int(flat.group(1)))
@@ -186,22 +204,27 @@ def roll(
     parsed = parse_dice(expr)
     count = parsed.count * (2 if double_dice else 1)
     draws: list[tuple[int, int]] = []
-
-    def one(sides: int) -> int:
+    sides = parsed.sides
+    dice: list[int] = []
+    for _ in range(count):  # draw(entropy, sides) for each die, inline
+        counter = getattr(entropy, "counter", None)
+        dice.append(entropy.randint(sides))
+        if isinstance(counter, int) and not isinstance(counter, bool):
+            draws.append((counter, sides))
+    kept = list(dice)
+    if advantage != "none" and parsed.count == 1 and not double_dice:
         value, named = draw(entropy, sides)
         if named is not None:
             draws.append(named)
-        return value
-
-    dice: list[int] = [one(parsed.sides) for _ in range(count)]
-    kept = list(dice)
-    if advantage != "none" and parsed.count == 1 and not double_dice:
-        extra = one(parsed.sides)
-        dice.append(extra)
+        dice.append(value)
         kept = [max(dice)] if advantage == "advantage" else [min(dice)]
     else:
         advantage = "none"
-    ex_roll = one(expertise) if expertise else 0
+    ex_roll = 0
+    if expertise:
+        ex_roll, named = draw(entropy, expertise)
+        if named is not None:
+            draws.append(named)
     modifier = parsed.modifier + bonus
     return RollRecord(
         expr=expr,

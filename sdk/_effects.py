@@ -306,6 +306,8 @@ def leave_position(ctx: RuleContext, creature: Creature, asset: Asset, reason: s
 
 def held_assets(ctx: RuleContext, creature: Creature) -> list[Asset]:
     """The prop and the elements/terrain ``creature`` holds a position at, in that order."""
+    if not creature.position and not creature.elements:  # the usual case: none
+        return []
     ids = ([creature.position] if creature.position else []) + list(creature.elements)
     return [a for a in (ctx.state.asset(i) for i in ids) if a is not None]
 

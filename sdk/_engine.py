@@ -62,6 +62,10 @@ from ._types import Creature, EncounterOptions
 
 log = logging.getLogger("zonekeep.engine")
 
+#: The dice of a read-only context made without any (:meth:`Engine.context`): the
+#: system's entropy, which keeps no state, so one serves every such context.
+_SYSTEM_ENTROPY = RandomEntropy()
+
 
 class PluginConflict(RuntimeError):
     """Two plugins declared the same command id."""
@@ -132,23 +136,29 @@ def _checked_requires(
 
 def _check_params(spec: CommandSpec, params: Mapping[str, Any]) -> None:
     known = spec.params
-    unknown = [] if all(k in known for k in params) else sorted(set(params) - set(known))
-    if unknown:
-        raise Refusal(
-            "invalid_params",
-            f"'{spec.id}' does not take the parameter(s) {', '.join(unknown)}; "
-            f"it takes: {', '.join(spec.params) or 'nothing'}.",
-        )
-    for name, param in spec.params.items():
-        if params.get(name) is None:
+    for k in params:
+        if k not in known:
+            unknown = sorted(set(params) - set(known))
+            raise Refusal(
+                "invalid_params",
+                f"'{spec.id}' does not take the parameter(s) {', '.join(unknown)}; "
+                f"it takes: {', '.join(spec.params) or 'nothing'}.",
+            )
+    for name, param in known.items():
+        value = params.get(name)
+        if value is None:
             if param.required:
                 raise Refusal("invalid_params", f"'{spec.id}' needs the parameter '{name}'.")
             continue
-        value = params[name]
-        types = _PY_TYPES[param.type]
-        ok = isinstance(value, types) and not (param.type == "integer" and isinstance(value, bool))
-        if ok and param.type in ("creatures", "strings"):
-            ok = all(isinstance(v, str) for v in value)
+        kind = param.type
+        if kind == "creature" or kind == "string" or kind == "zone":  # the usual case
+            ok = isinstance(value, str)
+        else:
+            ok = isinstance(value, _PY_TYPES[kind]) and not (
+                kind == "integer" and isinstance(value, bool)
+            )
+            if ok and kind in ("creatures", "strings"):
+                ok = all(isinstance(v, str) for v in value)
         if not ok:
             raise Refusal(
                 "invalid_params",
@@ -159,7 +169,10 @@ def _check_params(spec: CommandSpec, params: Mapping[str, Any]) -> None:
 
 def _without_nulls(command: Command) -> Command:
     """Optional parameters sent as ``null`` mean the same as leaving them out."""
-    if not any(v is None for v in command.params.values()):
+    for v in command.params.values():
+        if v is None:
+            break
+    else:
         return command
     return attrs.evolve(command, params={k: v for k, v in command.params.items() if v is not None})
 
@@ -185,6 +198,7 @@ class Engine:
         loaded = _loaded(plugins)
         self.pm = make_plugin_manager(loaded)
         #: The hooks, each call isolated per plugin and timed (see :mod:`._isolation`).
+        self._last_arena: tuple[Arena, Arena] | None = None
         self.hook = SafeHooks(
             self.pm, Budget(exempt=frozenset(p.name for p in loaded if p.source == BUILT_IN))
         )
@@ -392,7 +406,7 @@ class Engine:
             options, settings=effective_settings(self.settings, options.settings)
         )
         creatures = [self.canonical(c) for c in creatures]
-        arena = self.canonical(arena)
+        arena = self._canonical_arena(arena)
         event = EncounterCreated(
             encounter=encounter,
             options=options,
@@ -404,29 +418,40 @@ class Engine:
         apply_event(state, event)
         return Outcome((event,), state)
 
+    def _canonical_arena(self, arena: Arena) -> Arena:
+        """:meth:`canonical` of ``arena``, kept for the last arena seen: an arena is
+        frozen all the way down (its records and their tuples), so the same object has
+        the same canonical form for as long as the engine (and its catalog) lives."""
+        last = self._last_arena
+        if last is not None and last[0] is arena:
+            return last[1]
+        done = self.canonical(arena)
+        if type(arena) is Arena:
+            self._last_arena = (arena, done)
+        return done
+
     def canonical(self, value: _T) -> _T:
         """``value`` (a creature, an arena, an asset ...) with every short name of a
         declared condition (its ``conditions``) and asset tag (its ``tags``) turned into
         the full id, through nested records: an arena file or a roster may say
         ``burning`` for ``hazards.burning``. Raises :class:`Refusal` (``ambiguous_id``)."""
-        if not attrs.has(type(value)):
+        names = _init_fields(type(value))
+        if names is None:
             return value
         changes: dict[str, Any] = {}
-        for f in attrs.fields(type(value)):  # type: ignore[arg-type]
-            if not f.init:
-                continue
-            old = getattr(value, f.name)
+        for name in names:
+            old = getattr(value, name)
             new: Any = old
-            if f.name in ("conditions", "tags") and isinstance(old, list | tuple):
-                kind = "condition" if f.name == "conditions" else "asset tag"
+            if name in ("conditions", "tags") and isinstance(old, list | tuple):
+                kind = "condition" if name == "conditions" else "asset tag"
                 resolved = [self.resolve(kind, x) if isinstance(x, str) else x for x in old]
                 new = sorted(resolved) if isinstance(old, list) else tuple(resolved)
-            elif attrs.has(type(old)):
+            elif _init_fields(type(old)) is not None:
                 new = self.canonical(old)
-            elif isinstance(old, tuple) and old and attrs.has(type(old[0])):
+            elif isinstance(old, tuple) and old and _init_fields(type(old[0])) is not None:
                 new = tuple(self.canonical(x) for x in old)
-            if new != old:
-                changes[f.name.lstrip("_")] = new
+            if new is not old and new != old:
+                changes[name.lstrip("_")] = new
         return attrs.evolve(value, **changes) if changes else value  # type: ignore[misc]
 
     # -- handling ---------------------------------------------------------------
@@ -436,7 +461,7 @@ class Engine:
 
         Plugin contributions skipped there are collected in its ``plugin_errors``.
         """
-        return RuleContext(state, entropy or RandomEntropy(), self.hook, read_only=True)
+        return RuleContext(state, entropy or _SYSTEM_ENTROPY, self.hook, read_only=True)
 
     def check(
         self,
@@ -451,12 +476,15 @@ class Engine:
         skipped plugin contributions are added to ``plugin_errors`` when given, and the
         plugin calls over the time budget, ``(plugin, hook, seconds)``, to ``overruns``.
         """
-        spec = self.commands.get(
-            self.resolve("command", command.type) if isinstance(command.type, str) else command.type
-        )
+        name = command.type
+        spec = self.commands.get(name) if type(name) is str else None  # a full id: itself
+        if spec is None:
+            spec = self.commands.get(
+                self.resolve("command", name) if isinstance(name, str) else name
+            )
         if spec is None:
             raise Refusal("unknown_command", f"There is no command called {command.type!r}.")
-        if not isinstance(command.params, Mapping):
+        if type(command.params) is not dict and not isinstance(command.params, Mapping):
             raise Refusal("invalid_params", "A command's parameters must be an object.")
         _check_params(spec, command.params)
         self._check_rules(state, spec, command, plugin_errors, overruns)
@@ -481,8 +509,9 @@ class Engine:
                 f"'{spec.id}' can be used during {' or '.join(spec.phases)}; "
                 f"the encounter is at the {state.phase} step.",
             )
-        owner = self.command_owners.get(spec.id, "?")
-        if owner in state.disabled_plugins:
+        if state.disabled_plugins and (owner := self.command_owners.get(spec.id, "?")) in (
+            state.disabled_plugins
+        ):
             raise PluginFailure(
                 owner,
                 "zonekeep_commands",
@@ -508,7 +537,7 @@ class Engine:
         plugin_errors: list[PluginErrorRecorded] | None,
         overruns: list[tuple[str, str, float]] | None = None,
     ) -> None:
-        ctx = self.context(state)
+        ctx = RuleContext(state, _SYSTEM_ENTROPY, self.hook, read_only=True)  # self.context()
         try:
             self._check_creature_in(ctx, spec, command, plugin_errors)
         finally:
@@ -577,8 +606,8 @@ class Engine:
         cancellation pass through. The call is timed against the budget; ``ctx`` is
         the command's context, where an overrun is recorded."""
         owner = self.command_owners.get(spec.id, "?")
-        start = perf_counter()
         budget = self.hook.budget.seconds
+        start = 0.0 if budget is None else perf_counter()
         try:
             return fn(*args)
         except PASS_THROUGH:
@@ -669,10 +698,12 @@ class Engine:
             command = attrs.evolve(command, type=spec.id)
         ctx = RuleContext(working_copy(state), entropy or RandomEntropy(), self.hook, command.actor)
         made(ctx)
-        for error in skipped:
-            ctx.plugin_failed(error.plugin, error.hook, error.error)
-        for plugin, hook, took in overruns:  # seen by the checks: reported here
-            self.hook.budget.record(ctx, plugin, hook, took)
+        if skipped:
+            for error in skipped:
+                ctx.plugin_failed(error.plugin, error.hook, error.error)
+        if overruns:
+            for plugin, hook, took in overruns:  # seen by the checks: reported here
+                self.hook.budget.record(ctx, plugin, hook, took)
         if spec.who == "creature":
             creature = ctx.state.creatures[command.params["creature"]]
             cost = self.pay(ctx.state, creature, spec)
@@ -809,6 +840,20 @@ class Engine:
 
         Nothing is filtered for a viewer: the caller drops what its viewer may not see."""
         return _action_details(self, state, creature_id, actor, unreported)
+
+
+#: The names of the fields ``__init__`` takes, per attrs class (``None``: not an attrs
+#: class), for :meth:`Engine.canonical`.
+_INIT_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _init_fields(cls: type) -> tuple[str, ...] | None:
+    try:
+        return _INIT_FIELDS[cls]
+    except KeyError:
+        names = tuple(f.name for f in attrs.fields(cls) if f.init) if attrs.has(cls) else None
+        _INIT_FIELDS[cls] = names
+        return names
 
 
 def _namespace_of(plugin: LoadedPlugin) -> str | None:

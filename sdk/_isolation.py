@@ -40,6 +40,8 @@ block").
 from __future__ import annotations
 
 import logging
+import operator
+import sys
 from collections.abc import Callable, Iterable
 from time import perf_counter
 from typing import Any
@@ -187,10 +189,16 @@ def _many(kind: type, words: str) -> Callable[[object], tuple[Any, ...] | None]:
     def check(value: object) -> tuple[Any, ...] | None:
         if value is None:
             return None
-        if isinstance(value, str | bytes | dict) or not isinstance(value, Iterable):
+        if (  # a list or a tuple (the usual case) is decided without the ABC
+            type(value) is not list
+            and type(value) is not tuple
+            and (isinstance(value, str | bytes | dict) or not isinstance(value, Iterable))
+        ):
             raise WrongShape(f"returned {_short(value)}; expected a list of {words} or None")
         items = tuple(value)
         for item in items:
+            if type(item) is kind:  # the usual case, decided without isinstance
+                continue
             if not isinstance(item, kind) or (isinstance(item, bool) and kind is not bool):
                 raise WrongShape(
                     f"returned a list holding {_short(item)}; expected a list of {words} or None"
@@ -204,6 +212,8 @@ def _one(kinds: tuple[type, ...], words: str) -> Callable[[object], object]:
     def check(value: object) -> object:
         if value is None:
             return None
+        if type(value) in kinds:  # the usual case, decided without isinstance
+            return value
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
             raise WrongShape(f"returned {_short(value)}; expected {words} or None")
         return value
@@ -235,6 +245,10 @@ CONTRIBUTIONS: dict[str, Callable[[object], object]] = {
 def _turn_position(value: object) -> tuple[int, int] | None:
     if value is None:
         return None
+    if type(value) is tuple and len(value) == 2:  # the usual case: two plain whole numbers
+        slot, member = value
+        if type(slot) is int and type(member) is int and slot >= 0 and member >= 0:
+            return (slot, member)
     if (
         isinstance(value, tuple)
         and len(value) == 2
@@ -297,20 +311,56 @@ def describe(error: BaseException) -> str:
 _Planned = tuple[Callable[..., Any], str | None, tuple[str, ...], tuple[str, ...], str]
 
 
+def _argument_getter(argnames: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """A function giving the positional arguments named ``argnames`` out of the call's
+    keyword arguments, as a tuple (``KeyError`` for a missing one, as before)."""
+    if not argnames:
+        return lambda kwargs: ()
+    if len(argnames) == 1:
+        (name,) = argnames
+        return lambda kwargs: (kwargs[name],)
+    getter: Callable[[dict[str, Any]], tuple[Any, ...]] = operator.itemgetter(*argnames)
+    return getter
+
+
+#: The contexts whose state names the plugins switched off (a tuple: the fastest check).
+_CONTEXTS = (RuleContext, ObserverContext)
+
+
 class SafeHookCaller:
     """One hook, called implementation by implementation under the hook's policy."""
 
     def __init__(self, name: str, caller: pluggy.HookCaller, budget: Budget | None = None) -> None:
+        # A class of its own, whose __call__ is the function written for the hook's
+        # current implementations (see _compile): called without a further call level.
+        self.__class__ = type(type(self).__name__, (type(self),), {"__module__": __name__})
         self.name = name
         self._caller = caller
+        #: pluggy's list of the implementations (edited in place as plugins come and go):
+        #: empty when no plugin implements the hook, as for pluggy's own HookCaller.
+        self._hookimpls = caller._hookimpls
         self._budget = budget or Budget()
         spec = caller.spec
         self._firstresult = bool(spec.opts.get("firstresult")) if spec is not None else False
         self._policy = policy(name)
+        self._skip = self._policy == "skip"
         self._check = CONTRIBUTIONS.get(name) or TRIGGER_ANSWERS.get(name)
         #: The implementations last seen, and what calling them needs, in call order.
         self._seen: list[pluggy.HookImpl] | None = None
         self._plan: tuple[_Planned, ...] = ()
+        #: The same, as :meth:`__call__` uses it: (function, the name of its one
+        #: argument or None, a getter of its positional arguments, its keyword argument
+        #: names, the plugin's name).
+        self._calls: tuple[
+            tuple[
+                Callable[..., Any],
+                str | None,
+                Callable[[dict[str, Any]], tuple[Any, ...]],
+                tuple[str, ...],
+                str,
+            ],
+            ...,
+        ] = ()
 
     def __getattr__(self, attr: str) -> Any:
         # get_hookimpls(), spec, ... as on pluggy's HookCaller.
@@ -325,43 +375,163 @@ class SafeHookCaller:
         keyword argument names, and the plugin's name."""
         impls = self._caller._hookimpls  # compared without a copy; pluggy edits it in place
         if impls != self._seen:  # compares the HookImpl objects by identity
-            self._plan = tuple(
-                (
-                    impl.function,
-                    impl.argnames[0] if len(impl.argnames) == 1 and not impl.kwargnames else None,
-                    tuple(impl.argnames),
-                    tuple(impl.kwargnames),
-                    impl.plugin_name,
-                )
-                for impl in reversed(impls)
-            )
-            self._seen = list(impls)
+            self._rebuild(impls)
         return self._plan
 
-    def __call__(self, **kwargs: Any) -> Any:
-        plan = self._current()
-        if not plan:  # no plugin implements it (an observer or a lifecycle hook, often)
-            return None if self._firstresult else []
-        results: list[object] = []
-        check = self._check
-        ctx = kwargs.get("ctx")
-        disabled = (
-            ctx.state.disabled_plugins if isinstance(ctx, RuleContext | ObserverContext) else ()
+    def _rebuild(self, impls: list[pluggy.HookImpl]) -> None:
+        self._plan = tuple(
+            (
+                impl.function,
+                impl.argnames[0] if len(impl.argnames) == 1 and not impl.kwargnames else None,
+                tuple(impl.argnames),
+                tuple(impl.kwargnames),
+                impl.plugin_name,
+            )
+            for impl in reversed(impls)
         )
-        budget = self._budget.seconds
+        self._calls = tuple(
+            (function, single, _argument_getter(argnames), kwargnames, plugin_name)
+            for function, single, argnames, kwargnames, plugin_name in self._plan
+        )
+        self._hookimpls = self._caller._hookimpls  # the list the written function watches
+        type(self).__call__ = self._compile()  # type: ignore[method-assign]
+        self._seen = list(impls)
+
+    def _compile(self) -> Callable[..., Any]:
+        """:meth:`__call__` written for the current implementations, as this hook's own
+        class runs it: while they are still those, the same calls, in the same order,
+        with the same timing against the budget (when one is set), policy, checks,
+        skipped plugins and results as the loop of :meth:`_call`, without a loop over
+        the plan; once they changed, that method (which writes it anew)."""
+        skip, first = self._skip, self._firstresult
+        namespace: dict[str, Any] = {
+            "_CONTEXTS": _CONTEXTS,
+            "_PASS": PASS_THROUGH,
+            "_is_failure": is_plugin_failure,
+            "_record": _record,
+            "_Failure": PluginFailure,
+            "_WrongShape": WrongShape,
+            "_check": self._check,
+            "_hook": self.name,
+            "_seen": list(self._caller._hookimpls),
+            "_clock": sys.modules[__name__],  # perf_counter looked up when called, as _call does
+        }
+
+        def failed(indent: str, i: int) -> list[str]:
+            if skip:
+                return [f"{indent}_record(kwargs, _n{i}, _hook, exc)", f"{indent}value = None"]
+            return [f"{indent}raise _Failure(_n{i}, _hook, exc) from exc"]
+
+        def body(timed: bool) -> list[str]:
+            found: list[str] = []
+            for i, (function, _single, argnames, kwargnames, plugin_name) in enumerate(self._plan):
+                namespace[f"_f{i}"] = function
+                namespace[f"_n{i}"] = plugin_name
+                namespace[f"_k{i}"] = kwargnames
+                args = ", ".join(f"kwargs[{a!r}]" for a in argnames)
+                if kwargnames:
+                    extra = f"**{{k: kwargs[k] for k in _k{i} if k in kwargs}}"
+                    args = f"{args}, {extra}" if args else extra
+                timing = [f"            self._timed(start, budget, ctx, _n{i})"] if timed else []
+                found += [
+                    f"        if not (disabled and _n{i} in disabled):",
+                    *(["            start = _clock.perf_counter()"] if timed else []),
+                    "            try:",
+                    f"                value = _f{i}({args})",
+                    "            except _PASS:",
+                    *[f"    {line}" for line in timing],
+                    "                raise",
+                    "            except BaseException as exc:",
+                    "                if not _is_failure(exc):",
+                    "                    raise",
+                    *[f"    {line}" for line in timing],
+                    *failed("                ", i),
+                ]
+                if timed:
+                    found += [
+                        "            else:",
+                        "                took = _clock.perf_counter() - start",
+                        "                if took > budget:",
+                        f"                    self._budget.overran(ctx, _n{i}, _hook, took)",
+                    ]
+                found.append("            if value is not None:")
+                indent = "                "
+                if self._check is not None:
+                    found += [
+                        f"{indent}try:",
+                        f"{indent}    value = _check(value)",
+                        f"{indent}except _WrongShape as exc:",
+                        *failed(indent + "    ", i),
+                        f"{indent}if value is not None:",
+                    ]
+                    indent += "    "
+                found.append(f"{indent}return value" if first else f"{indent}results.append(value)")
+            return found or ["        pass"]
+
+        lines = [
+            "def __call__(self, **kwargs):",
+            "    if self._hookimpls != _seen:",
+            "        return self._call(kwargs)",
+            "    budget = self._budget.seconds",
+            "    ctx = kwargs.get('ctx')",
+            "    disabled = ctx.state.disabled_plugins if isinstance(ctx, _CONTEXTS) else ()",
+            *([] if first else ["    results = []"]),
+            "    if budget is None:",
+            *body(False),
+            "    else:",
+            *body(True),
+            "    return None" if first else "    return results",
+        ]
+        exec("\n".join(lines), namespace)  # generated from plugin names and argument names
+        call: Callable[..., Any] = namespace["__call__"]
+        return call
+
+    def implemented(self) -> bool:
+        """Whether any plugin implements this hook now."""
+        impls = self._caller._hookimpls
+        if impls != self._seen:
+            self._rebuild(impls)
+        return bool(self._plan)
+
+    def __call__(self, **kwargs: Any) -> Any:
+        # Replaced on this hook's own class by the function _compile writes.
+        return self._call(kwargs)
+
+    def _call(self, kwargs: dict[str, Any]) -> Any:
+        """The implementations changed (or none was seen yet): plan and write the call
+        again, and make it (the written function)."""
+        impls = self._caller._hookimpls
+        if impls != self._seen:  # compares the HookImpl objects by identity
+            self._rebuild(impls)
+            return type(self).__call__(self, **kwargs)
+        return self._loop(kwargs)
+
+    def _loop(self, kwargs: dict[str, Any]) -> Any:
+        """The call as a loop over the plan: what the function :meth:`_compile` writes
+        does, step for step (the tests hold them to the same answers)."""
+        calls = self._calls
         firstresult = self._firstresult
-        for function, single, argnames, kwargnames, plugin_name in plan:
+        if not calls:  # no plugin implements it (an observer or a lifecycle hook, often)
+            return None if firstresult else []
+        ctx = kwargs.get("ctx")
+        disabled = ctx.state.disabled_plugins if isinstance(ctx, _CONTEXTS) else ()
+        budget = self._budget.seconds
+        check = self._check
+        results: list[object] = []
+        start = 0.0
+        for function, single, args, kwargnames, plugin_name in calls:
             if disabled and plugin_name in disabled:
                 continue
-            start = perf_counter()
+            if budget is not None:
+                start = perf_counter()
             try:
                 if single is not None:
                     value = function(kwargs[single])
                 elif kwargnames:
                     extra = {k: kwargs[k] for k in kwargnames if k in kwargs}
-                    value = function(*[kwargs[a] for a in argnames], **extra)
+                    value = function(*args(kwargs), **extra)
                 else:
-                    value = function(*[kwargs[a] for a in argnames])
+                    value = function(*args(kwargs))
             except PASS_THROUGH:
                 self._timed(start, budget, ctx, plugin_name)
                 raise
@@ -369,7 +539,7 @@ class SafeHookCaller:
                 if not is_plugin_failure(exc):
                     raise
                 self._timed(start, budget, ctx, plugin_name)
-                if self._policy == "skip":
+                if self._skip:
                     _record(kwargs, plugin_name, self.name, exc)
                     continue
                 raise PluginFailure(plugin_name, self.name, exc) from exc
@@ -377,18 +547,21 @@ class SafeHookCaller:
                 took = perf_counter() - start
                 if took > budget:
                     self._budget.overran(ctx, plugin_name, self.name, took)
+            if value is None:  # every check lets None through as None
+                continue
             if check is not None:
                 try:
                     value = check(value)
                 except WrongShape as exc:
-                    if self._policy == "skip":
+                    if self._skip:
                         _record(kwargs, plugin_name, self.name, exc)
                         continue
                     raise PluginFailure(plugin_name, self.name, exc) from exc
-            if value is not None:
-                if firstresult:
-                    return value
-                results.append(value)
+                if value is None:
+                    continue
+            if firstresult:
+                return value
+            results.append(value)
         return None if firstresult else results
 
     def pipe(self, key: str, **kwargs: Any) -> Any:

@@ -263,6 +263,10 @@ _COPY_PLANS: dict[str, dict[str, str]] = {
 
 _ATOMS = (str, int, float, bool, type(None))
 
+#: The copiers of the mutable records made of atoms (``TurnResources``,
+#: ``ReadiedAttack``), by class (filled in once the copiers are built, below).
+_FLAT_COPIERS: dict[type, Callable[[Any], Any]] = {}
+
 #: Fields whose values no reducer changes in place (they are only ever replaced whole,
 #: or never changed): the working copy a command is decided on
 #: (:func:`working_copy`) shares them with the state it was made from instead of
@@ -271,8 +275,28 @@ _ATOMS = (str, int, float, bool, type(None))
 #: (``tests/test_state_sharing.py`` checks that deciding commands never changes the
 #: state they were decided against).
 _WORKING_SHARED: dict[str, frozenset[str]] = {
-    "Creature": frozenset({"speeds", "attacks", "saves", "skills"}),
+    "Creature": frozenset(
+        {
+            "speeds",
+            "attacks",
+            "saves",
+            "skills",
+            "damage_resistances",
+            "damage_vulnerabilities",
+            "damage_immunities",
+            "condition_immunities",
+        }
+    ),
     "EncounterState": frozenset(),
+}
+
+#: Fields a working copy copies less deeply than :data:`_COPY_PLANS` says, because
+#: no reducer changes the values inside them in place. ``plugin_state``: only
+#: ``PluginCatalog.fold`` changes it, and it puts a new dict in for the namespace it
+#: folds (the reducer works on a copy), so one level is copied, the namespaces' dicts
+#: shared (a deep copy of it on every command before).
+_WORKING_PLANS: dict[str, dict[str, str]] = {
+    "EncounterState": {"plugin_state": "dict"},
 }
 
 
@@ -281,6 +305,7 @@ def _copier(
     plan: dict[str, str],
     shared: frozenset[str] = frozenset(),
     creature_copier: str = "_copy_creature",
+    creature_fn: Callable[[Any], Any] | None = None,
 ) -> Callable[[Any], Any]:
     """A function copying an instance of the attrs class ``cls`` field by field.
 
@@ -292,7 +317,9 @@ def _copier(
     where a list is expected, say) is deep-copied, as before. The fields named in
     ``shared`` are shared whatever their plan (see :data:`_WORKING_SHARED`);
     ``creature_copier`` names the function copying each creature of a ``creatures``
-    field (``_working_creature`` for a working copy).
+    field (``_working_creature`` for a working copy); ``creature_fn``, when given, is
+    the copier of exact :class:`Creature` instances that function calls, called
+    directly (any other value of the dict is deep-copied, as that function does).
     """
     lines = ["def copy_(o):", "    n = _new(cls)"]
     # Without on-setattr hooks (validators, converters, frozen), plain assignment is
@@ -308,11 +335,17 @@ def _copier(
         expr = {
             None: f"_deepcopy({value})",
             "share": value,
-            "list": f"{value}[:] if type({value}) is list else _deepcopy({value})",
-            "dict": f"{value}.copy() if type({value}) is dict else _deepcopy({value})",
-            "object": f"_copy_object({value})",
-            "creatures": f"{{k: {creature_copier}(v) for k, v in {value}.items()}} "
-            f"if type({value}) is dict else _deepcopy({value})",
+            # (The value read once, into v.)
+            "list": f"v[:] if type(v := {value}) is list else _deepcopy(v)",
+            "dict": f"v.copy() if type(v := {value}) is dict else _deepcopy(v)",
+            "object": f"_flat[t](v) if (t := type(v := {value})) in _flat else _deepcopy(v)",
+            "creatures": (
+                f"{{k: {creature_copier}(v) for k, v in {value}.items()}} "
+                if creature_fn is None
+                else f"{{k: _cfn(v) if type(v) is _Creature else _deepcopy(v) "
+                f"for k, v in {value}.items()}} "
+            )
+            + f"if type({value}) is dict else _deepcopy({value})",
             "attacks": f"[_copy_attack(a) for a in {value}] if type({value}) is list "
             f"else _deepcopy({value})",
             "readied": f"{{k: _copy_object(v) for k, v in {value}.items()}} "
@@ -332,6 +365,9 @@ def _copier(
         "_copy_creature": _copy_creature,
         "_copy_attack": _copy_attack,
         "_working_creature": _working_creature,
+        "_cfn": creature_fn,
+        "_flat": _FLAT_COPIERS,
+        "_Creature": Creature,
     }
     exec("\n".join(lines), namespace)  # generated from attrs field names only
     fn: Callable[[Any], Any] = namespace["copy_"]
@@ -924,18 +960,17 @@ def _plugin_disabled(s: EncounterState, e: ev.PluginDisabled) -> None:
 
 # -- copiers (built once, after the classes) -------------------------------------------------------
 
-_FLAT_COPIERS: dict[type, Callable[[Any], Any]] = {
-    cls: _copier(cls, {}) for cls in (TurnResources, ReadiedAttack)
-}
+_FLAT_COPIERS.update({cls: _copier(cls, {}) for cls in (TurnResources, ReadiedAttack)})
 _ATTACK_COPIER = _copier(Attack, _COPY_PLANS["Attack"])
 _CREATURE_COPIER = _copier(Creature, _COPY_PLANS["Creature"])
-_copy_state = _copier(EncounterState, _COPY_PLANS["EncounterState"])
+_copy_state = _copier(EncounterState, _COPY_PLANS["EncounterState"], creature_fn=_CREATURE_COPIER)
 _WORKING_CREATURE_COPIER = _copier(Creature, _COPY_PLANS["Creature"], _WORKING_SHARED["Creature"])
 _working_state = _copier(
     EncounterState,
-    _COPY_PLANS["EncounterState"],
+    {**_COPY_PLANS["EncounterState"], **_WORKING_PLANS["EncounterState"]},
     _WORKING_SHARED["EncounterState"],
     creature_copier="_working_creature",
+    creature_fn=_WORKING_CREATURE_COPIER,
 )
 
 

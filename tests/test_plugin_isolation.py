@@ -577,3 +577,67 @@ def test_a_failing_condition_declaration_stops_the_start() -> None:
 def test_a_plugin_error_event_is_plain_data() -> None:
     event: Event = PluginErrorRecorded("x", "zonekeep_turn_start", "boom")
     assert event.type == "plugin_error"
+
+
+def test_a_hook_is_called_alike_with_and_without_a_time_budget() -> None:
+    """A hook runs through a function written for its implementations
+    (``SafeHookCaller._compile``); with and without a time budget it answers, skips
+    contributions, records plugin errors, leaves switched-off plugins out and refuses (a
+    trigger hook's failure) exactly as the plain loop over the plan (``_loop``) does."""
+
+    def modifier(source: str) -> Any:
+        @hookimpl
+        def zonekeep_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Any:
+            if source == "raises":
+                raise RuntimeError("boom")
+            if source == "wrong":
+                return ["advantage"]
+            return [RollModifier("advantage", source)]
+
+        return type(source, (), {"zonekeep_roll_modifiers": staticmethod(zonekeep_roll_modifiers)})
+
+    @hookimpl
+    def zonekeep_turn_start(ctx: RuleContext, creature: Any) -> None:
+        raise RuntimeError("a trigger fails")
+
+    def run(budget: float | None, loop: bool) -> tuple[Any, ...]:
+        plugins: list[Any] = [
+            *load_default_plugins(),
+            *(LoadedPlugin(n, "1", IN_PROCESS, modifier(n)) for n in ("a", "raises", "wrong", "b")),
+            LoadedPlugin("off", "1", IN_PROCESS, modifier("off")),
+            LoadedPlugin(
+                "t",
+                "1",
+                IN_PROCESS,
+                type("T", (), {"zonekeep_turn_start": staticmethod(zonekeep_turn_start)}),
+            ),
+        ]
+        engine = Engine(plugins)
+        engine.set_hook_budget(budget, 0)
+        state = engine.create("e", [make("aria", "party"), make("orc", "foes")]).state
+        state.disabled_plugins.append("off")
+        ctx = RuleContext(state, None, engine.hook)  # type: ignore[arg-type]
+        modifiers = engine.hook.zonekeep_roll_modifiers
+        turn_start = engine.hook.zonekeep_turn_start
+
+        def call(caller: Any, **kwargs: Any) -> Any:
+            return caller._loop({"ctx": ctx, **kwargs}) if loop else caller(ctx=ctx, **kwargs)
+
+        modifiers._rebuild(modifiers._caller._hookimpls)  # planned, as a first call would
+        turn_start._rebuild(turn_start._caller._hookimpls)
+        found = call(modifiers, roll=RollRequest("attack", "aria"))
+        with pytest.raises(PluginFailure) as failure:
+            call(turn_start, creature=state.creatures["aria"])
+        return (
+            found,
+            [(type(e).__name__, getattr(e, "plugin", None)) for e in ctx.events],
+            (failure.value.plugin, failure.value.hook),
+        )
+
+    untimed = run(None, False)
+    assert untimed == run(None, True) == run(3600.0, False) == run(3600.0, True)
+    sources = [m.source for batch in untimed[0] for m in batch]
+    assert "a" in sources and "b" in sources and "off" not in sources
+    assert ("PluginErrorRecorded", "raises") in untimed[1]
+    assert ("PluginErrorRecorded", "wrong") in untimed[1]
+    assert untimed[2] == ("t", "zonekeep_turn_start")
