@@ -141,8 +141,7 @@ def test_accepted_commands_and_a_players_masked_command_leave_no_reference_cycle
     """Played commands make no reference cycles, which only the collector can free (a
     recursive closure in ``Room.mask`` made one per player command, 4 objects each, found
     by the collector's young rounds; a refused command's traceback still makes some)."""
-    from e2e_support import creatures
-    from test_server_methods import HELLO, Table, call
+    from test_server_methods import Table, call, gm_and_alice
 
     from zonekeep.sdk import Command
     from zonekeep.server import Limits
@@ -152,15 +151,7 @@ def test_accepted_commands_and_a_players_masked_command_leave_no_reference_cycle
     async def play() -> None:
         async with trio.open_nursery() as nursery:
             table = Table(nursery, Limits(rate_per_second=1000, rate_burst=1000))
-            gm, gm_out = table.client()
-            alice, alice_out = table.client()
-            for client, out in ((gm, gm_out), (alice, alice_out)):
-                await call(client, 0, "hello", **HELLO)
-                out.take()
-            await call(gm, 1, "create_encounter", name="T", arena="tavern", creatures=creatures())
-            eid = gm_out.take()[0]["result"]["encounter"]
-            await call(gm, 2, "create_seat", encounter=eid, player="alice")
-            token = gm_out.take()[0]["result"]["token"]
+            gm, gm_out, alice, _, eid, token = await gm_and_alice(table)
             await call(alice, 3, "join", encounter=eid, token=token)
             room = table.registry.get(eid)
             assert room is not None

@@ -49,10 +49,12 @@ class Recorder:
 class Table:
     """A registry and a method table over the built-in engine, in a nursery."""
 
-    def __init__(self, nursery: trio.Nursery, limits: Limits) -> None:
+    def __init__(
+        self, nursery: trio.Nursery, limits: Limits, store: InMemoryStore | None = None
+    ) -> None:
         self.config = ServerConfig(port=0, store="memory", limits=limits)
         engine = Engine()
-        self.registry = Registry(self.config, engine, InMemoryStore(), RandomEntropy(7))
+        self.registry = Registry(self.config, engine, store or InMemoryStore(), RandomEntropy(7))
         self.registry.nursery = nursery
         arenas = self.registry.bundled_arenas
         self.welcome = Welcome(self.config, engine, lambda: arenas())
@@ -73,6 +75,22 @@ async def table() -> AsyncIterator[Table]:
 
 async def call(client: Client, rid: Any, method: str, /, **params: Any) -> None:
     await client.handle(json.dumps({"id": rid, "method": method, "params": params}))
+
+
+async def gm_and_alice(table: Table) -> tuple[Client, Recorder, Client, Recorder, str, str]:
+    """A GM and a client for Alice, both greeted; the GM created an encounter on the
+    tavern (seq 1) with a seat for Alice. Returns both clients and their recorders, the
+    encounter id and Alice's token (she has not joined)."""
+    gm, gm_out = table.client()
+    alice, alice_out = table.client()
+    for client, out in ((gm, gm_out), (alice, alice_out)):
+        await call(client, 0, "hello", **HELLO)
+        out.take()
+    await call(gm, 1, "create_encounter", name="T", arena="tavern", creatures=creatures())
+    eid = gm_out.take()[0]["result"]["encounter"]
+    await call(gm, 2, "create_seat", encounter=eid, player="alice")
+    token = gm_out.take()[0]["result"]["token"]
+    return gm, gm_out, alice, alice_out, eid, token
 
 
 async def test_hello_first_then_the_welcome(table: Table) -> None:
@@ -184,19 +202,8 @@ async def test_a_join_reply_comes_before_every_live_event_after_it(resume: bool)
     live events that follow it start at ``seq + 1``."""
     store = _StallingStore()
     async with trio.open_nursery() as nursery:
-        table = Table(nursery, Limits(rate_per_second=1000, rate_burst=1000))
-        table.registry = Registry(table.config, Engine(), store, RandomEntropy(7))
-        table.registry.nursery = nursery
-        table.methods = Methods(table.registry, table.welcome.text)
-        gm, gm_out = table.client()
-        alice, alice_out = table.client()
-        for client, out in ((gm, gm_out), (alice, alice_out)):
-            await call(client, 0, "hello", **HELLO)
-            out.take()
-        await call(gm, 1, "create_encounter", name="T", arena="tavern", creatures=creatures())
-        eid = gm_out.take()[0]["result"]["encounter"]
-        await call(gm, 2, "create_seat", encounter=eid, player="alice")
-        token = gm_out.take()[0]["result"]["token"]
+        table = Table(nursery, Limits(rate_per_second=1000, rate_burst=1000), store)
+        gm, _, alice, alice_out, eid, token = await gm_and_alice(table)
         note = {"type": "add_note", "params": {"text": "x"}}
 
         store.held = True
