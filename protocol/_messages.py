@@ -1202,8 +1202,9 @@ class JoinResult:
             "With `history` asked and a snapshot given: the last events up to `seq`, "
             "oldest first, each filtered for this seat as it happened (a hidden action "
             "is a `hidden` event); fewer when the log is shorter or was trimmed, null "
-            "when not asked, with `events`, or when a trimmed log cannot be filtered "
-            "for this seat. Since 1.3.",
+            "when not asked, with `events`, when a trimmed log cannot be filtered "
+            "for this seat, or (rarely) when the encounter kept moving while the server "
+            "read its log. Since 1.3.",
             schema={"type": "array", "items": _EVENT},
             type_text="array of [Event](#events) or null",
         ),
