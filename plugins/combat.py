@@ -117,10 +117,10 @@ def make_attack(
 def _helpless_and_close(
     ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack
 ) -> bool:
-    """A hit on a paralyzed or unconscious creature from "within 5 feet" is a critical
-    hit: in zones, a melee attack from the target's zone, or any attack by a creature
-    engaged with it (docs/rules.md, "Conditions")."""
-    if not any(c in target.conditions for c in (PARALYZED, UNCONSCIOUS)):
+    """A hit on a paralyzed or unconscious creature (a dying one is unconscious) from
+    "within 5 feet" is a critical hit: in zones, a melee attack from the target's zone,
+    or any attack by a creature engaged with it (docs/rules.md, "Conditions")."""
+    if not any(c in target.conditions for c in (PARALYZED, UNCONSCIOUS, DYING)):
         return False
     if attack.kind == "melee" and attacker.zone == target.zone:
         return True

@@ -246,6 +246,40 @@ def test_falling_unconscious_knocks_a_creature_prone() -> None:
     h.assert_replay_matches()
 
 
+def test_a_dying_creature_is_attacked_with_advantage_and_critically_hit_from_its_zone() -> None:
+    # Our ruling (docs/rules.md, "dying"): at 0 hit points a PC is unconscious.
+    h = fight(gob={"pc": True, "hp": 0, "conditions": ["dying"]})
+    made = attack(h, "aria", "gob", 4, 10, 3, 4)  # advantage keeps 10: hit; 2d6+2
+    assert (made.roll.advantage, made.hit, made.critical) == ("advantage", True, True)
+    (damage,) = h.of_type(Damaged)
+    assert damage.roll is not None and len(damage.roll.dice) == 2
+
+
+def test_a_ranged_hit_from_another_zone_on_a_dying_creature_is_not_critical() -> None:
+    h = fight(gob={"pc": True, "hp": 0, "conditions": ["dying"]}, where=("hall", "yard"))
+    made = attack(h, "aria", "gob", 4, 10, 5, with_="bow")
+    assert (made.roll.advantage, made.hit, made.critical) == ("advantage", True, False)
+
+
+def test_a_dying_creature_fails_its_dex_save() -> None:
+    h = fight(gob={"pc": True, "hp": 0, "conditions": ["dying"]})
+    h.rolls(20)
+    h.send(
+        "area_effect",
+        creature="aria",
+        zone="hall",
+        shape="sphere",
+        size=5,
+        range=0,
+        targets=["gob"],
+        save="dex",
+        dc=15,
+        name="Burst",
+    )
+    (save,) = h.of_type(SaveMade)
+    assert (save.roll.natural, save.success, save.automatic_failure) == (20, False, "dying")
+
+
 # -- prone, restrained, grappled -------------------------------------------------------------------
 
 

@@ -126,7 +126,9 @@ def test_a_pc_who_starts_dying_is_engaged_with_nobody() -> None:
     h.end_turn()
     h.end_turn()  # Aria's turn (dying): nothing to do
     assert h.state.active == "hob"
-    events = h.rolls(15, 15, 1).send("attack", creature="hob", target="aria")
+    # A hit on the dying from its zone is a critical hit (docs/rules.md, "dying"): 2d6.
+    events = h.rolls(15, 15, 1, 1).send("attack", creature="hob", target="aria")
+    assert [e.critical for e in events if isinstance(e, AttackMade)] == [True]
     assert not [e for e in events if isinstance(e, EngagementStarted)]
     assert h.state.engagements == []
     h.assert_replay_matches()
