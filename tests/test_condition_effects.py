@@ -70,6 +70,31 @@ def attack(
     return made
 
 
+def area_save(h: EncounterHarness, save: str, natural: int) -> SaveMade:
+    """Aria throws a 5 ft sphere on the hall at the goblin (DC 15 ``save``), whose die
+    comes up ``natural``: the goblin's save."""
+    h.rolls(natural)
+    h.send(
+        "area_effect",
+        creature="aria",
+        zone="hall",
+        shape="sphere",
+        size=5,
+        range=0,
+        targets=["gob"],
+        save=save,
+        dc=15,
+        name="Burst",
+    )
+    (made,) = h.of_type(SaveMade)
+    return made
+
+
+def dying_pc() -> dict[str, Any]:
+    """The goblin as a dying PC (0 hit points), fresh for each fight."""
+    return {"pc": True, "hp": 0, "conditions": ["dying"]}
+
+
 # -- poisoned --------------------------------------------------------------------------------------
 
 
@@ -184,39 +209,13 @@ def test_stunned_cannot_act_fails_str_and_dex_saves_and_is_attacked_with_advanta
 
 def test_stunned_fails_str_and_dex_saves_whatever_the_roll() -> None:
     h = fight(gob={"conditions": ["stunned"]})
-    h.rolls(20)  # a natural 20 on the Dex save still fails
-    h.send(
-        "area_effect",
-        creature="aria",
-        zone="hall",
-        shape="sphere",
-        size=5,
-        range=0,
-        targets=["gob"],
-        save="dex",
-        dc=15,
-        name="Burst",
-    )
-    (save,) = h.of_type(SaveMade)
+    save = area_save(h, "dex", 20)  # a natural 20 on the Dex save still fails
     assert (save.roll.natural, save.success, save.automatic_failure) == (20, False, "stunned")
 
 
 def test_a_stunned_creatures_other_saves_roll_normally() -> None:
     h = fight(gob={"conditions": ["stunned"]})
-    h.rolls(15)
-    h.send(
-        "area_effect",
-        creature="aria",
-        zone="hall",
-        shape="sphere",
-        size=5,
-        range=0,
-        targets=["gob"],
-        save="wis",
-        dc=15,
-        name="Dread",
-    )
-    (save,) = h.of_type(SaveMade)
+    save = area_save(h, "wis", 15)
     assert (save.success, save.automatic_failure) == (True, "")
 
 
@@ -248,7 +247,7 @@ def test_falling_unconscious_knocks_a_creature_prone() -> None:
 
 def test_a_dying_creature_is_attacked_with_advantage_and_critically_hit_from_its_zone() -> None:
     # Our ruling (docs/rules.md, "dying"): at 0 hit points a PC is unconscious.
-    h = fight(gob={"pc": True, "hp": 0, "conditions": ["dying"]})
+    h = fight(gob=dying_pc())
     made = attack(h, "aria", "gob", 4, 10, 3, 4)  # advantage keeps 10: hit; 2d6+2
     assert (made.roll.advantage, made.hit, made.critical) == ("advantage", True, True)
     (damage,) = h.of_type(Damaged)
@@ -256,27 +255,14 @@ def test_a_dying_creature_is_attacked_with_advantage_and_critically_hit_from_its
 
 
 def test_a_ranged_hit_from_another_zone_on_a_dying_creature_is_not_critical() -> None:
-    h = fight(gob={"pc": True, "hp": 0, "conditions": ["dying"]}, where=("hall", "yard"))
+    h = fight(gob=dying_pc(), where=("hall", "yard"))
     made = attack(h, "aria", "gob", 4, 10, 5, with_="bow")
     assert (made.roll.advantage, made.hit, made.critical) == ("advantage", True, False)
 
 
 def test_a_dying_creature_fails_its_dex_save() -> None:
-    h = fight(gob={"pc": True, "hp": 0, "conditions": ["dying"]})
-    h.rolls(20)
-    h.send(
-        "area_effect",
-        creature="aria",
-        zone="hall",
-        shape="sphere",
-        size=5,
-        range=0,
-        targets=["gob"],
-        save="dex",
-        dc=15,
-        name="Burst",
-    )
-    (save,) = h.of_type(SaveMade)
+    h = fight(gob=dying_pc())
+    save = area_save(h, "dex", 20)
     assert (save.roll.natural, save.success, save.automatic_failure) == (20, False, "dying")
 
 
