@@ -281,7 +281,7 @@ class Connection:
         Nothing happens once the connection is closing."""
         if self.close_code is not None:
             return
-        if self._fd is not None and self._fast_path_free():
+        if self._fast_path_free():
             self.protocol.send_text(text.encode())
             self._schedule_flush()
             return
@@ -289,9 +289,14 @@ class Connection:
 
     def _fast_path_free(self) -> bool:
         """Whether a frame may be put in the protocol's output now, to be written by the
-        flusher: nothing queued for the writer task, which is not writing either (a
-        frame framed now would overtake those)."""
-        return not self._writer_busy and not self._outbox_count and self.protocol.state is OPEN
+        flusher: a socket it can write to, nothing queued for the writer task, which is
+        not writing either (a frame framed now would overtake those)."""
+        return (
+            self._fd is not None
+            and not self._writer_busy
+            and not self._outbox_count
+            and self.protocol.state is OPEN
+        )
 
     def _schedule_flush(self) -> None:
         if not self._flush_pending:
@@ -460,7 +465,7 @@ class Connection:
         if now - self.last_alive >= self._ping_after and not self._ping_queued:
             self._ping_queued = True
             self._ping_after = self._draw_ping_after()
-            if self._fd is not None and self._fast_path_free():
+            if self._fast_path_free():
                 # Framed now and written by the flusher, like a broadcast's frames: no
                 # task switch and no send_all per ping (spectators, who never speak,
                 # are pinged every interval: 400 pings a second at 8,000 connections).
