@@ -17,6 +17,17 @@ from zonekeep.sdk import Attack, Creature, Size, movement_left
 from zonekeep.sdk.testing import EncounterHarness
 
 
+#: One factor for every deadline in the tests (``ZONEKEEP_TEST_TIMEOUT_SCALE``, default 1):
+#: on a loaded machine, run the suite with a larger one instead of editing deadlines.
+TIMEOUT_SCALE = float(os.environ.get("ZONEKEEP_TEST_TIMEOUT_SCALE", "1") or "1")
+
+
+def deadline(seconds: float) -> float:
+    """``seconds`` scaled by :data:`TIMEOUT_SCALE`: what every ``fail_after``,
+    ``move_on_after`` and socket or process timeout in the tests should be given."""
+    return seconds * TIMEOUT_SCALE
+
+
 def missing_component(why: str) -> NoReturn:
     """A real component CI installs (Node.js, Chromium, nginx, an npm install) is
     missing: skip the calling test saying ``why``, except under ``CI=true``, where that
