@@ -62,6 +62,9 @@ OPEN: Final = State.OPEN
 GOING_AWAY = 1001
 #: Seconds a closing connection's writer gets to finish the frame it is writing.
 WRITE_GRACE = 1.0
+#: Seconds a connection refused before its request was read (too many unfinished
+#: from its address) is kept to deliver the refusal.
+REFUSAL_GRACE = 0.25
 #: Seconds the closing handshake may take before the connection is dropped.
 CLOSE_GRACE = 2.0
 #: At most this many queued messages go out in one socket write.
@@ -780,11 +783,11 @@ class WebsocketServer:
             "refused a connection (HTTP 429): %d unfinished handshakes from this address",
             self.limits.max_handshakes_per_ip,
         )
-        # Answered, then what the client already sent is read (for WRITE_GRACE at most)
-        # before closing: a socket closed with unread data resets the connection, and
-        # the reset may destroy the answer before the client reads it.
+        # Answered, then what the client already sent is read (for REFUSAL_GRACE at
+        # most) before closing: a socket closed with unread data resets the connection,
+        # and the reset may destroy the answer before the client reads it.
         with (
-            trio.move_on_after(WRITE_GRACE),
+            trio.move_on_after(REFUSAL_GRACE),
             contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError),
         ):
             await stream.send_all(_UNFINISHED)
