@@ -7,7 +7,11 @@ gets a :class:`~._methods.Client` that answers its requests.
 
 Besides websockets, the port answers plain HTTP: ``/healthz`` (liveness), ``/readyz``
 (readiness), ``/metrics`` (Prometheus, see ``_metrics``) and the web table
-(docs/observability.md).
+(docs/observability.md); ``GET`` only, any other method gets 405 on every path.
+
+A connection from the loopback is the operator's on a server with no key only when its
+handshake's ``Host`` names the loopback or ``public_url``'s host (:meth:`local_host`):
+a page on a DNS name rebound to 127.0.0.1 comes from the loopback too.
 """
 
 from __future__ import annotations

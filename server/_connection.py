@@ -22,7 +22,16 @@ The client's address is the TCP peer's, or, when the peer is a trusted reverse p
 (``trusted_proxies``), the one its ``X-Forwarded-For`` header names
 (:func:`client_address`). That address is what the connection logs (it sets
 ``_log.client_var`` in its task), what ``max_connections_per_ip`` counts, and what it
-hands on (``Connection.address``).
+hands on (``Connection.address``). A trusted proxy's header that names no client is
+refused (400), never read as the proxy's own address.
+
+A connection gets ``handshake_timeout_seconds`` to send its request and be answered.
+Until its request is read it counts, under the peer's address, among that address's
+unfinished handshakes: past ``max_handshakes_per_ip`` of them (trusted proxies apart),
+a new connection is answered 429 and closed without being read. Only ``GET`` is
+answered (``ZonekeepServer._http``), and a request repeating a header read as one
+value (:data:`SINGLE_HEADERS`) gets 400; the log names a request by its path, never
+its query string.
 """
 
 from __future__ import annotations
@@ -890,10 +899,10 @@ class WebsocketServer:
 SINGLE_HEADERS = ("Host", "Origin", "Authorization")
 
 #: The answer to a connection refused before its request is read.
+_UNFINISHED_BODY = b"Too many unfinished requests from your address.\n"
 _UNFINISHED = (
     b"HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\n"
-    b"Content-Length: 48\r\nConnection: close\r\n\r\n"
-    b"Too many unfinished requests from your address.\n"
+    b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(_UNFINISHED_BODY), _UNFINISHED_BODY)
 )
 
 
