@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import trio
-from e2e_support import Limits, Running, ServerConfig, creatures
+from e2e_support import Limits, Running, ServerConfig, creatures, parse_response
 from helpers import deadline
 
 from zonekeep.protocol.client import ClientError, ZonekeepClient, connect
@@ -45,10 +45,7 @@ async def exchange(
             if not data.startswith(b"HTTP/1.1 101 "):
                 while chunk := await stream.receive_some():
                     data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    status_line, *lines = head.decode("latin-1").split("\r\n")
-    headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines)}
-    return int(status_line.split()[1]), headers, body
+    return parse_response(data)
 
 
 def request(method: str, path: str, *headers: str, upgrade: bool = False) -> str:

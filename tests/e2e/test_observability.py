@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import trio
-from e2e_support import Boom, Limits, Running, ServerConfig, creatures
+from e2e_support import Boom, Limits, Running, ServerConfig, creatures, parse_response
 from prometheus_client.parser import text_string_to_metric_families
 
 from zonekeep.plugins import load_default_plugins
@@ -50,10 +50,7 @@ async def http_get(
             data = b""
             while chunk := await stream.receive_some():
                 data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    status_line, *header_lines = head.decode("latin-1").split("\r\n")
-    found = {k.strip().lower(): v.strip() for k, v in (h.split(":", 1) for h in header_lines)}
-    return int(status_line.split()[1]), found, body
+    return parse_response(data)
 
 
 async def open_websocket(
