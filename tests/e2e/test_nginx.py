@@ -387,7 +387,7 @@ async def _lobby_as(site: Site, forwarded: str | None) -> dict[str, Any]:
     links (refused for anyone but the operator: a refusal changes nothing)."""
     url = site.base.replace("https://", "wss://") + "ws"
     headers = {} if forwarded is None else {"X-Forwarded-For": forwarded}
-    options: dict[str, Any] = {"ssl": site.ssl_context(), "proxy": None, "timeout": 10}
+    options: dict[str, Any] = {"ssl": site.ssl_context(), "proxy": None, "timeout": deadline(10)}
     async with connect(url, additional_headers=headers, **options) as client:
         listed = (await client.list_encounters())["encounters"]
         if any(e["mine"] for e in listed):
