@@ -7,13 +7,18 @@ gets a :class:`~._methods.Client` that answers its requests.
 
 Besides websockets, the port answers plain HTTP: ``/healthz`` (liveness), ``/readyz``
 (readiness), ``/metrics`` (Prometheus, see ``_metrics``) and the web table
-(docs/observability.md).
+(docs/observability.md); ``GET`` only, any other method gets 405 on every path.
+
+A connection from the loopback is the operator's on a server with no key only when its
+handshake's ``Host`` names the loopback or ``public_url``'s host (:meth:`local_host`):
+a page on a DNS name rebound to 127.0.0.1 comes from the loopback too.
 """
 
 from __future__ import annotations
 
 import hmac
 import http
+import ipaddress
 import json
 import logging
 import signal
@@ -21,6 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import trio
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -54,9 +60,9 @@ from ._log import configure_logging
 from ._methods import Client, Methods
 from ._metrics import CONTENT_TYPE_LATEST, ROLES, Metrics, bind, unbind
 from ._plugin_data import plugin_settings_problems
-from ._registry import Registry
+from ._registry import Registry, is_loopback
 from ._room import Room
-from ._static import forbidden, serve_static
+from ._static import forbidden, method_not_allowed, serve_static
 from ._store import EventStore, InMemoryStore
 from ._welcome import Welcome
 from ._wire import notification_text
@@ -181,11 +187,30 @@ class ZonekeepServer:
             own.update(_origin_key(url) for url in self.registry.node.peers)
         return wanted in own
 
+    def local_host(self, host: str | None) -> bool:
+        """Whether a handshake's ``Host`` header (``None``: none) names this machine's
+        loopback (``localhost``, a ``.localhost`` name, 127.0.0.0/8, ``::1``) or
+        ``public_url``'s host: what a loopback client needs besides its address to have
+        the loopback's privileges. A page on any other name may be one whose DNS name
+        was rebound to 127.0.0.1, and a matching ``Origin`` proves nothing then."""
+        if host is None:
+            return False
+        name = _host_name(host)
+        if name == "localhost" or name.endswith(".localhost"):
+            return True
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            public = urlsplit(self.config.public_url or "").hostname
+            return public is not None and name == public.lower().rstrip(".")
+        return is_loopback(name)
+
     async def _http(self, request: Request, address: str = "?") -> Response | None:
-        """Answer a plain HTTP request from ``address``, or ``None`` to let a websocket open."""
-        if request.method == "GET" and not self.origin_allowed(
-            request.headers.get("Origin"), request.headers.get("Host")
-        ):
+        """Answer a plain HTTP request from ``address``, or ``None`` to let a websocket open.
+        Only ``GET`` is answered, on every path: any other method gets 405."""
+        if request.method != "GET":
+            return method_not_allowed()
+        if not self.origin_allowed(request.headers.get("Origin"), request.headers.get("Host")):
             self.metrics.warn(log, "refused a connection (HTTP 403): origin not allowed")
             self.metrics.handshakes_refused["origin"] += 1
             return forbidden("This origin may not open a connection to this server.")
@@ -291,6 +316,7 @@ class ZonekeepServer:
 
     async def _handler(self, connection: Connection) -> None:
         client = Client(self.methods, connection, self.config.limits, connection.address)
+        client.loopback = client.loopback and self.local_host(connection.host)
         connection.on_close = client.leave_all
         self.connections.add(connection)
         try:
@@ -505,6 +531,17 @@ def _origin_key(origin: str) -> str:
     if hostport.rsplit(":", 1)[-1].isdigit() and not hostport.endswith("]"):
         return hostport
     return f"{hostport}:{_DEFAULT_PORTS.get(scheme.lower(), '')}"
+
+
+def _host_name(host: str) -> str:
+    """The name or address of a ``Host`` header, without its port and brackets, lower
+    case, without a final dot (``[::1]:8765`` -> ``::1``, ``LocalHost.:80`` -> ``localhost``)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        host = host[1:].split("]", 1)[0]
+    elif host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    return host.rstrip(".")
 
 
 def _host_key(host: str, origin_key: str) -> str:

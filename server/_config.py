@@ -130,6 +130,7 @@ _NODE_ID = _Check(
 _LEASE = _Check("a number of seconds from 1 to 300", lambda v: _is_number(v) and 1 <= v <= 300)
 _PROXIES = _Check('a list of IP addresses or networks ("10.0.0.0/8")', _networks)
 _HOST = _Check("a host name or address", lambda v: isinstance(v, str) and bool(v.strip()))
+_HANDSHAKE = _Check("a number of seconds from 1 to 60", lambda v: _is_number(v) and 1 <= v <= 60)
 
 #: The schemes of a PostgreSQL store's URL (libpq's).
 POSTGRES_SCHEMES = ("postgresql", "postgres")
@@ -238,6 +239,14 @@ class Limits:
     max_spectators_per_encounter: int = attrs.field(default=16, validator=_COUNT)
     #: Open websocket connections from one IP address (more are refused with HTTP 429).
     max_connections_per_ip: int = attrs.field(default=64, validator=_COUNT)
+    #: Connections from one IP address whose HTTP request is not read yet (a handshake
+    #: under way): another one is answered HTTP 429 and closed before anything of it is
+    #: read. A trusted proxy (``trusted_proxies``), which sends whole requests, is not
+    #: held to it.
+    max_handshakes_per_ip: int = attrs.field(default=16, validator=_POOL)
+    #: Seconds a connection gets to send its whole HTTP request and be answered (the
+    #: opening handshake), from 1 to 60; past it, it is closed without an answer.
+    handshake_timeout_seconds: float = attrs.field(default=10.0, validator=_HANDSHAKE)
     #: Bytes of snapshots and replayed events one connection may be sent, refilled at
     #: ``reply_bytes_per_second`` (past it: ``rate_limited`` with the seconds to wait).
     reply_bytes_burst: int = attrs.field(default=4_000_000, validator=_COUNT)
@@ -345,7 +354,9 @@ class ServerConfig:
         factory=dict, hash=False, validator=_PLUGIN_SETTINGS
     )
     #: The URL players reach the server at from outside (``"https://dice.example.org"``),
-    #: when it is not the address it listens on (a reverse proxy); its origin is allowed.
+    #: when it is not the address it listens on (a reverse proxy); its origin is allowed,
+    #: and its host is, besides the loopback's names, a ``Host`` under which a loopback
+    #: client keeps the operator's privileges (see :attr:`creation`).
     public_url: str | None = attrs.field(default=None, validator=_PUBLIC_URL)
     # -- several nodes on PostgreSQL (docs/scale-out.md; issue 21) --------------------------------
     #: This node's id among the nodes sharing a PostgreSQL store (unique among them;
@@ -359,12 +370,15 @@ class ServerConfig:
     #: The ``Origin`` values a websocket handshake may carry (``"https://host:port"``; ``"*"``
     #: for any). The default, ``None``, allows the server's own origin (the host and port it
     #: listens on or is reached at) and :attr:`public_url`'s. A handshake without ``Origin`` (a
-    #: non-browser client) is always allowed; any other is refused with HTTP 403.
+    #: non-browser client) is always allowed; any other is refused with HTTP 403. An allowed
+    #: origin opens a websocket, nothing more: a page on a name rebound to 127.0.0.1 is not
+    #: the operator (see :attr:`creation`).
     allowed_origins: tuple[str, ...] | None = attrs.field(default=None, converter=_origins)
     # -- operations (docs/configuration.md; issue 15) ------------------------------------------
     #: Who may create encounters: ``"keys"`` (a GM key, or ``server_key``; with no key
-    #: defined at all, a connection from loopback may) or ``"open"`` (anyone, held to the
-    #: per-IP quotas of :class:`Limits`).
+    #: defined at all, a connection from loopback may, when its ``Host`` is a loopback name
+    #: or address, ``localhost``, or :attr:`public_url`'s host) or ``"open"`` (anyone, held
+    #: to the per-IP quotas of :class:`Limits`).
     creation: Literal["keys", "open"] = "keys"
     #: Minutes a loaded encounter stays in memory with nobody connected and no timer
     #: running, before it is unloaded (it stays in the store; the next join loads it).
@@ -374,7 +388,11 @@ class ServerConfig:
     #: Days after which an archived encounter is deleted from the store; ``None``: never.
     delete_archived_after_days: float | None = attrs.field(default=None, validator=_DAYS)
     #: Peers (IP addresses or networks, ``"10.0.0.0/8"``) whose ``X-Forwarded-For`` header
-    #: is believed for the client's address (a reverse proxy in front of the server).
+    #: is believed for the client's address (a reverse proxy in front of the server): read
+    #: from the right, the first address that is not a trusted proxy is the client. From
+    #: such a peer, a header that names no client (an entry that is not an IP address
+    #: before the client's, or more than 32 trusted proxies in a row) is refused with
+    #: HTTP 400, never taken for the proxy's own address.
     trusted_proxies: tuple[str, ...] = attrs.field(default=(), converter=_names, validator=_PROXIES)
     #: ``"debug"``, ``"info"``, ``"warning"`` or ``"error"``.
     log_level: Literal["debug", "info", "warning", "error"] = "info"
@@ -459,6 +477,8 @@ _ON_RELOAD = {
             "limits.outgoing_queue",
             "limits.reply_bytes_burst",
             "limits.reply_bytes_per_second",
+            "limits.max_handshakes_per_ip",
+            "limits.handshake_timeout_seconds",
             "server.trusted_proxies",
         ),
         NEW_CONNECTIONS,

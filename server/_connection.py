@@ -22,7 +22,16 @@ The client's address is the TCP peer's, or, when the peer is a trusted reverse p
 (``trusted_proxies``), the one its ``X-Forwarded-For`` header names
 (:func:`client_address`). That address is what the connection logs (it sets
 ``_log.client_var`` in its task), what ``max_connections_per_ip`` counts, and what it
-hands on (``Connection.address``).
+hands on (``Connection.address``). A trusted proxy's header that names no client is
+refused (400), never read as the proxy's own address.
+
+A connection gets ``handshake_timeout_seconds`` to send its request and be answered.
+Until its request is read it counts, under the peer's address, among that address's
+unfinished handshakes: past ``max_handshakes_per_ip`` of them (trusted proxies apart),
+a new connection is answered 429 and closed without being read. Only ``GET`` is
+answered (``ZonekeepServer._http``), and a request repeating a header read as one
+value (:data:`SINGLE_HEADERS`) gets 400; the log names a request by its path, never
+its query string.
 """
 
 from __future__ import annotations
@@ -62,10 +71,11 @@ OPEN: Final = State.OPEN
 GOING_AWAY = 1001
 #: Seconds a closing connection's writer gets to finish the frame it is writing.
 WRITE_GRACE = 1.0
+#: Seconds a connection refused before its request was read (too many unfinished
+#: from its address) is kept to deliver the refusal.
+REFUSAL_GRACE = 0.25
 #: Seconds the closing handshake may take before the connection is dropped.
 CLOSE_GRACE = 2.0
-#: Seconds a client gets to complete the opening handshake.
-OPEN_TIMEOUT = 10.0
 #: At most this many queued messages go out in one socket write.
 WRITE_BATCH = 64
 #: Received messages waiting to be handled before the connection stops reading.
@@ -188,36 +198,67 @@ def _trusted(address: Address, trusted: Sequence[Network]) -> bool:
     return any(address.version == net.version and address in net for net in trusted)
 
 
-#: At most this many entries of ``X-Forwarded-For`` are looked at (from the right).
+#: At most this many entries of ``X-Forwarded-For`` are looked at (from the right): the
+#: trusted proxies a request may have passed through.
 MAX_FORWARDED = 32
+
+
+class ForwardedError(ValueError):
+    """A trusted proxy's ``X-Forwarded-For`` names no client: an entry that is not an
+    address met before the client's, or more trusted proxies than :data:`MAX_FORWARDED`.
+    The request is refused (HTTP 400); it never falls back to the proxy's address."""
+
+
+def _forwarded_ip(entry: str) -> Address | None:
+    """One ``X-Forwarded-For`` entry as an address: a bare IP address, or one with a port
+    as some proxies write it (``203.0.113.7:4711``, ``[2001:db8::7]:443``,
+    ``[2001:db8::7]``); ``None`` for anything else."""
+    text = entry.strip()
+    found = _ip(text)
+    if found is not None or not text:
+        return found
+    if text.startswith("["):
+        inside, bracket, rest = text[1:].partition("]")
+        if bracket and (not rest or (rest[:1] == ":" and rest[1:].isdigit())):
+            found = _ip(inside)
+            return found if ":" in inside else None
+        return None
+    host, colon, port = text.rpartition(":")
+    if colon and port.isdigit() and ":" not in host:
+        return _ip(host)
+    return None
 
 
 def client_address(peer: str, forwarded: Sequence[str], trusted: Sequence[Network]) -> str:
     """The client's address, given the TCP ``peer``'s, the values of the request's
     ``X-Forwarded-For`` headers (``forwarded``, in order) and the ``trusted`` proxies.
 
+    An untrusted peer (its header may say anything), or no header: the peer's address.
     When the peer is a trusted proxy, the header is read from right to left (each proxy
     appends the address it got the request from), skipping trusted addresses: the
-    first untrusted one is the client (if every one is trusted, the leftmost). Anything
-    else is the peer's address: an untrusted peer (its header may say anything), no
-    header, or a malformed entry (an entry that is not an IP address) met before the
-    client's.
+    first untrusted one is the client, however long the list is (what lies left of it
+    is the client's own text and is never read). If every entry is trusted, the
+    leftmost: the request came from a trusted machine.
+
+    :class:`ForwardedError` when the header names no client: an entry that is not an
+    address (``unknown``, garbage, an empty one) met before the client's, or more than
+    :data:`MAX_FORWARDED` trusted entries in a row. Never the peer's address then: the
+    peer is the proxy, often on the loopback, and a client must not become it.
     """
     peer_ip = _ip(peer)
     if peer_ip is None or not forwarded or not _trusted(peer_ip, trusted):
         return peer
     entries = [e for value in forwarded for e in value.split(",")]
-    if not entries or len(entries) > 4 * MAX_FORWARDED:
-        return peer
     found: Address | None = None
     for entry in reversed(entries[-MAX_FORWARDED:]):
-        address = _ip(entry)
-        if address is None:
-            return peer
-        found = address
-        if not _trusted(address, trusted):
-            return str(address)
-    return peer if found is None else str(found)
+        found = _forwarded_ip(entry)
+        if found is None:
+            raise ForwardedError("X-Forwarded-For has an entry that is not an IP address")
+        if not _trusted(found, trusted):
+            return str(found)
+    if len(entries) > MAX_FORWARDED or found is None:
+        raise ForwardedError(f"X-Forwarded-For names more than {MAX_FORWARDED} trusted proxies")
+    return str(found)
 
 
 class Connection:
@@ -238,6 +279,9 @@ class Connection:
         #: The client's IP address (``"?"`` when the stream is not a socket): the
         #: peer's, or the one a trusted proxy forwarded (:func:`client_address`).
         self.address = peer_address(stream) if address is None else address
+        #: The handshake's ``Host`` header (``None``: none): whether a loopback client
+        #: is the operator depends on it (``ZonekeepServer.local_host``).
+        self.host: str | None = None
         self.metrics = _metrics.current()
         self._out_send, self._out_recv = trio.open_memory_channel[str](limits.outgoing_queue)
         self._in_send, self._in_recv = trio.open_memory_channel[str | bytes](MAX_QUEUE)
@@ -658,6 +702,8 @@ class WebsocketServer:
         self.closing = False
         #: Open connections (and handshakes under way) by the client's IP address.
         self.per_address: dict[str, int] = {}
+        #: Connections whose request is not read yet, by the peer's address.
+        self.pending: dict[str, int] = {}
         self._listening: trio.CancelScope | None = None
 
     async def serve(
@@ -691,33 +737,41 @@ class WebsocketServer:
 
     def _count(self, address: str, change: int) -> int:
         """Add ``change`` to the connections counted for ``address``; the new count."""
-        count = self.per_address.get(address, 0) + change
-        if count > 0:
-            self.per_address[address] = count
-        else:
-            self.per_address.pop(address, None)
-        return count
+        return _add(self.per_address, address, change)
 
     async def _handle_stream(self, stream: trio.SocketStream) -> None:
+        peer = peer_address(stream)
+        client_var.set(peer)
+        peer_ip = _ip(peer)
+        # A trusted proxy sends whole requests (it reads the client's first): its
+        # handshakes are not held to the per-address count of unfinished ones.
+        proxy = peer_ip is not None and _trusted(peer_ip, self.trusted)
+        if not proxy and self.pending.get(peer, 0) >= self.limits.max_handshakes_per_ip:
+            await self._refuse_unfinished(stream)
+            return
         protocol = ServerProtocol(max_size=4 * self.limits.max_message_bytes, logger=_protocol_log)
         # Counted under the peer's address until the request says who the client is.
-        held = [peer_address(stream)]
-        client_var.set(held[0])
-        self._count(held[0], 1)
+        held = [peer]
+        self._count(peer, 1)
+        _add(self.pending, peer, 1)
+        unfinished = [True]
         connection: Connection | None = None
         try:
-            opened = False
-            with trio.move_on_after(OPEN_TIMEOUT):
-                opened = await self._handshake(stream, protocol, held)
-            if not opened:
+            request: Request | None = None
+            with trio.move_on_after(self.limits.handshake_timeout_seconds):
+                request = await self._handshake(stream, protocol, held, unfinished)
+            if request is None:
                 return
             connection = Connection(stream, protocol, self.limits, self.flusher, held[0])
+            connection.host = request.headers.get("Host")  # one at most: checked
             connection.metrics.connections_opened += 1
             log.info("connection opened")
             await self.on_open(connection)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             pass
         finally:
+            if unfinished[0]:
+                _add(self.pending, peer, -1)
             self._count(held[0], -1)
             with trio.CancelScope(shield=True):
                 await trio.aclose_forcefully(stream)
@@ -728,30 +782,79 @@ class WebsocketServer:
                     "by the client" if code is None else f"{code} {connection.close_reason}",
                 )
 
+    async def _refuse_unfinished(self, stream: trio.SocketStream) -> None:
+        """A new connection from an address with ``max_handshakes_per_ip`` handshakes
+        unfinished: answered 429 without reading it, and closed."""
+        metrics = _metrics.current()
+        metrics.handshakes_refused["too_many_handshakes"] += 1
+        metrics.warn(
+            log,
+            "refused a connection (HTTP 429): %d unfinished handshakes from this address",
+            self.limits.max_handshakes_per_ip,
+        )
+        # Answered, then what the client already sent is read (for REFUSAL_GRACE at
+        # most) before closing: a socket closed with unread data resets the connection,
+        # and the reset may destroy the answer before the client reads it.
+        with (
+            trio.move_on_after(REFUSAL_GRACE),
+            contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError),
+        ):
+            await stream.send_all(_UNFINISHED)
+            await stream.send_eof()
+            while await stream.receive_some():
+                pass
+        with trio.CancelScope(shield=True):
+            await trio.aclose_forcefully(stream)
+
     async def _handshake(
-        self, stream: trio.SocketStream, protocol: ServerProtocol, held: list[str]
-    ) -> bool:
-        """Read the HTTP request and answer it; True once the websocket is open.
+        self,
+        stream: trio.SocketStream,
+        protocol: ServerProtocol,
+        held: list[str],
+        unfinished: list[bool],
+    ) -> Request | None:
+        """Read the HTTP request and answer it; the request once the websocket is open.
 
         ``held[0]`` is the address the connection is counted under: the peer's, then,
         once the request is read, the client's (:func:`client_address`). When that
         address has more than ``max_connections_per_ip`` connections counted (this one
-        included), a websocket handshake is refused (429)."""
+        included), a websocket handshake is refused (429). ``unfinished[0]`` is cleared
+        once the request has been read (it no longer counts as an unfinished handshake).
+        A request that repeats a header read once (Host, Origin, Authorization), or
+        whose ``X-Forwarded-For`` from a trusted proxy names no client, gets 400."""
         request: Request | None = None
         while request is None:
             data = await stream.receive_some()
             if not data:
-                return False
+                return None
             protocol.receive_data(data)
             events = protocol.events_received()
             unanswered = protocol.data_to_send()  # a malformed request's error response
             if unanswered:
                 await _send_chunks(stream, unanswered)
-                return False
+                return None
             for event in events:
                 if isinstance(event, Request):
                     request = event
-        address = client_address(held[0], request.headers.get_all("X-Forwarded-For"), self.trusted)
+        unfinished[0] = False
+        _add(self.pending, held[0], -1)
+        metrics = _metrics.current()
+        address = held[0]
+        problem = _repeated(request)
+        if problem is None:
+            forwarded = request.headers.get_all("X-Forwarded-For")
+            try:
+                address = client_address(held[0], forwarded, self.trusted)
+            except ForwardedError as exc:
+                problem = str(exc)  # (the log line names the proxy: client=)
+        if problem is not None:
+            metrics.handshakes_refused["bad_request"] += 1
+            metrics.warn(log, "refused a request (HTTP 400) for %s: %s", _path(request), problem)
+            refusal = protocol.reject(http.HTTPStatus.BAD_REQUEST, f"Bad request: {problem}.\n")
+            refusal.headers["Server"] = SERVER
+            protocol.send_response(refusal)
+            await _send_chunks(stream, protocol.data_to_send())
+            return None
         if address != held[0]:
             log.debug("forwarded for %s by the proxy at %s", address, held[0])
             self._count(held[0], -1)
@@ -759,11 +862,10 @@ class WebsocketServer:
             client_var.set(address)
             self._count(address, 1)
         crowded = self.per_address.get(address, 0) > self.limits.max_connections_per_ip
-        metrics = _metrics.current()
         try:
             response = await self.http_handler(request, address)
         except Exception:
-            log.exception("answering %s failed", request.path)
+            log.exception("answering %s failed", _path(request))
             response = protocol.reject(
                 http.HTTPStatus.INTERNAL_SERVER_ERROR,
                 "Failed to open a WebSocket connection.\nSee server log for more information.\n",
@@ -789,7 +891,44 @@ class WebsocketServer:
             response.headers["Server"] = SERVER
         protocol.send_response(response)
         await _send_chunks(stream, protocol.data_to_send())
-        return protocol.state is OPEN
+        return request if protocol.state is OPEN else None
+
+
+#: Headers the server reads as one value: a request that repeats one gets 400 (an
+#: ambiguous request, which proxies and the server might read differently).
+SINGLE_HEADERS = ("Host", "Origin", "Authorization")
+
+#: The answer to a connection refused before its request is read.
+_UNFINISHED_BODY = b"Too many unfinished requests from your address.\n"
+_UNFINISHED = (
+    b"HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\n"
+    b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(_UNFINISHED_BODY), _UNFINISHED_BODY)
+)
+
+
+def _repeated(request: Request) -> str | None:
+    """What is wrong with ``request`` if it repeats a header of :data:`SINGLE_HEADERS`."""
+    for name in SINGLE_HEADERS:
+        if len(request.headers.get_all(name)) > 1:
+            return f"more than one {name} header"
+    return None
+
+
+def _path(request: Request) -> str:
+    """The request's path as the log may show it: without its query string (a token
+    may be there) and at most 200 characters."""
+    path = request.path.split("?", 1)[0].split("#", 1)[0]
+    return path if len(path) <= 200 else path[:200] + "..."
+
+
+def _add(counts: dict[str, int], key: str, change: int) -> int:
+    """Add ``change`` to ``counts[key]`` (dropped at 0); the new count."""
+    count = counts.get(key, 0) + change
+    if count > 0:
+        counts[key] = count
+    else:
+        counts.pop(key, None)
+    return count
 
 
 async def _send_chunks(stream: trio.SocketStream, chunks: list[bytes]) -> None:

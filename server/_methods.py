@@ -115,7 +115,7 @@ from ._config import Limits
 from ._dice import check_contribution
 from ._fanout import Member, Subscriber, push
 from ._plugin_data import setting_infos, settings_schema
-from ._registry import Registry
+from ._registry import Registry, is_loopback
 from ._room import Grant, Job, Room
 from ._store import EncounterRecord
 from ._wire import encode_message, encoded_response_text, error_text, response_text
@@ -343,7 +343,7 @@ class Methods:
         self, client: Client, params: CreateEncounterParams
     ) -> CreateEncounterResult:
         room, token = await self.registry.create_room_from_request(
-            params, client.address, client.gm
+            params, client.address, client.gm, loopback=client.loopback
         )
         for seat in params.seats:
             if seat.zone is not None:
@@ -817,7 +817,7 @@ class Methods:
         on a server with no key at all)."""
         if client.gm is not None:
             return client.gm, False
-        return None, await self.registry.is_operator(client.address)
+        return None, client.loopback and await self.registry.is_operator(client.address)
 
     async def _own_record(self, client: Client, eid: str) -> EncounterRecord:
         """The record of ``eid`` if this connection's GM created it (or it is the
@@ -1062,6 +1062,10 @@ class Client:
         methods.clients.add(self)
         #: The client's IP address (who creates encounters without a key).
         self.address = address
+        #: Whether the client has the loopback's privileges (the operator's, on a server
+        #: with no key): a loopback address, and (set by the server) a handshake whose
+        #: ``Host`` is a loopback name or ``public_url``'s, not a rebound DNS name.
+        self.loopback = is_loopback(address)
         #: The GM whose key this connection said hello with, if any.
         self.gm: str | None = None
         self.subscriber = subscriber

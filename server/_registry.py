@@ -240,10 +240,17 @@ class Registry:
         found = [f"{keys} GM key(s)"] + (["the server key"] if self.config.server_key else [])
         return f"creation: keys; {' and '.join(found)} defined, so only they may create"
 
-    async def creator_for(self, params: CreateEncounterParams, address: str, gm: str | None) -> str:
+    async def creator_for(
+        self,
+        params: CreateEncounterParams,
+        address: str,
+        gm: str | None,
+        loopback: bool | None = None,
+    ) -> str:
         """Who creates an encounter asked for by a connection from ``address`` (whose
-        GM key, if any, is ``gm``), or a refusal (``gm_key_required``,
-        ``server_key_required``, ``bad_server_key``)."""
+        GM key, if any, is ``gm``; ``loopback``: whether it has the loopback's
+        privileges, by default whether ``address`` is the loopback's), or a refusal
+        (``gm_key_required``, ``server_key_required``, ``bad_server_key``)."""
         key = self.config.server_key
         if params.server_key is not None and key is not None:
             if not hmac.compare_digest(params.server_key.encode(), key.encode()):
@@ -255,7 +262,9 @@ class Registry:
         if self.config.creation == "open":
             return "ip:" + address
         gm_keys = await self.store.gm_keys()
-        if key is None and not gm_keys and is_loopback(address):
+        if loopback is None:
+            loopback = is_loopback(address)
+        if key is None and not gm_keys and loopback:
             return "ip:" + address
         if key is not None and not gm_keys:
             raise ProtocolError(
@@ -449,11 +458,15 @@ class Registry:
                 )
 
     async def create_room_from_request(
-        self, params: CreateEncounterParams, address: str = "?", gm: str | None = None
+        self,
+        params: CreateEncounterParams,
+        address: str = "?",
+        gm: str | None = None,
+        loopback: bool | None = None,
     ) -> tuple[Room, str]:
         """``create_encounter``: check who may create, the arena and the roster, then
         create (see :meth:`creator_for`)."""
-        creator = await self.creator_for(params, address, gm)
+        creator = await self.creator_for(params, address, gm, loopback)
         name = params.name
         if not name.strip() or len(name) > 200:
             raise _roster_error("'name' must be a string of 1-200 characters.")

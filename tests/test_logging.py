@@ -13,7 +13,7 @@ import pytest
 import trio
 
 from zonekeep.server import ServerConfig, ZonekeepServer, _log
-from zonekeep.server._connection import client_address, parse_networks
+from zonekeep.server._connection import ForwardedError, client_address, parse_networks
 
 TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"
 
@@ -174,16 +174,15 @@ TRUSTED = parse_networks(["10.0.0.0/8", "192.168.1.1", "fd00::/8"])
         # IPv6, and IPv4 mapped into IPv6.
         ("fd00::1", [" 2001:db8::7 "], "2001:db8::7"),
         ("::ffff:10.0.0.5", ["::ffff:203.0.113.8"], "203.0.113.8"),
-        # Malformed before the client: the peer (never a crash).
-        ("10.0.0.5", ["garbage"], "10.0.0.5"),
-        ("10.0.0.5", ["203.0.113.7, garbage"], "10.0.0.5"),
-        ("10.0.0.5", ["203.0.113.7:4711"], "10.0.0.5"),
-        ("10.0.0.5", ["[2001:db8::7]"], "10.0.0.5"),
-        ("10.0.0.5", [""], "10.0.0.5"),
-        ("10.0.0.5", [",,,"], "10.0.0.5"),
-        ("10.0.0.5", ["\x00\xff"], "10.0.0.5"),
         # Malformed to the left of the client does not matter.
         ("10.0.0.5", ["garbage, 203.0.113.7"], "203.0.113.7"),
+        # A port some proxies append, an IPv6 address in brackets.
+        ("10.0.0.5", ["203.0.113.7:4711"], "203.0.113.7"),
+        ("10.0.0.5", ["[2001:db8::7]"], "2001:db8::7"),
+        ("10.0.0.5", ["[2001:db8::7]:443, 10.0.0.9"], "2001:db8::7"),
+        # However long the list, the client is the first untrusted one from the right.
+        ("10.0.0.5", [", ".join(["198.51.100.1"] * 500 + ["203.0.113.7"])], "203.0.113.7"),
+        ("10.0.0.5", [", ".join(["garbage"] * 200 + ["203.0.113.7", "10.0.0.9"])], "203.0.113.7"),
         # Not a socket.
         ("?", ["203.0.113.7"], "?"),
     ],
@@ -196,8 +195,35 @@ def test_client_address_with_no_trusted_proxy() -> None:
     assert client_address("127.0.0.1", ["203.0.113.7"], ()) == "127.0.0.1"
 
 
-def test_a_very_long_header_is_not_believed() -> None:
-    assert client_address("10.0.0.5", [", ".join(["10.0.0.9"] * 500)], TRUSTED) == "10.0.0.5"
+@pytest.mark.parametrize(
+    "headers",
+    [
+        # An entry that is not an address before the client's: no client named.
+        ["garbage"],
+        ["203.0.113.7, garbage"],
+        ["203.0.113.7, unknown, 10.0.0.9"],
+        ["[2001:db8::7"],
+        ["203.0.113.7:port"],
+        ["[203.0.113.7]"],
+        [""],
+        [",,,"],
+        ["\x00\xff"],
+        # More trusted proxies in a row than are ever read.
+        [", ".join(["10.0.0.9"] * 500)],
+        [", ".join(["203.0.113.7"] + ["10.0.0.9"] * 32)],
+    ],
+)
+def test_a_header_naming_no_client_never_falls_back_to_the_proxy(headers: list[str]) -> None:
+    with pytest.raises(ForwardedError):
+        client_address("10.0.0.5", headers, TRUSTED)
+    # The same header from an untrusted peer is not read at all.
+    assert client_address("198.51.100.3", headers, TRUSTED) == "198.51.100.3"
+
+
+def test_up_to_32_trusted_proxies_are_read() -> None:
+    chain = ", ".join(["203.0.113.7"] + ["10.0.0.9"] * 31)
+    assert client_address("10.0.0.5", [chain], TRUSTED) == "203.0.113.7"
+    assert client_address("10.0.0.5", [", ".join(["10.0.0.8"] * 32)], TRUSTED) == "10.0.0.8"
 
 
 def test_trusted_proxies_must_be_addresses_or_networks() -> None:

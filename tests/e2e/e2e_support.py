@@ -159,6 +159,15 @@ async def start_server(
     return Running(server)
 
 
+def parse_response(data: bytes) -> tuple[int, dict[str, str], bytes]:
+    """An HTTP/1.1 response as read from a raw socket: its status, headers (lower-case
+    names) and body (what follows the head)."""
+    head, _, body = data.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines)}
+    return int(status_line.split()[1]), headers, body
+
+
 _SCHEMAS: dict[Path, str] = {}
 
 
@@ -194,6 +203,7 @@ __all__ = [
     "Running",
     "ServerConfig",
     "creatures",
+    "parse_response",
     "start_server",
     "sturdy_goblin_roster",
 ]

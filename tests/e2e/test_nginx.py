@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,9 +36,9 @@ from typing import Any
 import attrs
 import pytest
 import trio
-from helpers import missing_component
+from helpers import deadline, missing_component
 
-from zonekeep.protocol.client import connect
+from zonekeep.protocol.client import ClientError, connect
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "server" / "static"
@@ -370,3 +371,110 @@ def test_the_example_site_proxies_as_the_tested_one() -> None:
         assert wanted in example, wanted
     for line in ("map $http_upgrade $connection_upgrade {", "default upgrade;", "''      close;"):
         assert line in example and line in NGINX_CONF
+
+
+# -- issue 27, point 1: X-Forwarded-For that names no client ----------------------------------
+
+#: 200 entries a client makes up; nginx appends the address it got the request from
+#: (127.0.0.1: the test's client is on the loopback, as nginx is).
+LONG_CHAIN = ", ".join(f"198.51.100.{i}" for i in range(1, 201))
+LONG_CHAIN_CLIENT = "198.51.100.200"  # its rightmost entry: the first one not trusted
+
+
+async def _lobby_as(site: Site, forwarded: str | None) -> dict[str, Any]:
+    """What a client sending ``X-Forwarded-For: forwarded`` (none: no header) through
+    nginx may do: whether it may create, what it lists, whether it gets the example's
+    links (refused for anyone but the operator: a refusal changes nothing)."""
+    url = site.base.replace("https://", "wss://") + "ws"
+    headers = {} if forwarded is None else {"X-Forwarded-For": forwarded}
+    options: dict[str, Any] = {"ssl": site.ssl_context(), "proxy": None, "timeout": deadline(10)}
+    async with connect(url, additional_headers=headers, **options) as client:
+        listed = (await client.list_encounters())["encounters"]
+        if any(e["mine"] for e in listed):
+            return {"listed": listed}  # the operator: nothing more is tried
+        found: dict[str, Any] = {"listed": listed}
+        for name, call in (
+            ("create", client.create_encounter("Mine", "tavern", [])),
+            ("links", client.encounter_links(site.encounter)),
+        ):
+            try:
+                await call
+            except ClientError as exc:
+                found[name] = exc.name
+            else:
+                found[name] = "allowed"
+        return found
+
+
+def test_a_long_forwarded_chain_is_the_remote_client_not_the_operator(site: Site) -> None:
+    """More than 128 entries fell back to the TCP peer, nginx on 127.0.0.1, which on a
+    server with no key is the operator. Now the rightmost untrusted entry is the client,
+    however long the list: no creation, no private listing, no ``encounter_links``."""
+
+    async def attack() -> dict[str, Any]:
+        with trio.fail_after(deadline(30)):
+            return await _lobby_as(site, LONG_CHAIN)
+
+    found = trio.run(attack)
+    assert found["create"] == "gm_key_required"
+    assert found["links"] == "gm_key_required"
+    assert all(e["public"] and not e["mine"] for e in found["listed"]), found["listed"]
+    assert site.encounter not in {e["id"] for e in found["listed"]}
+    log = site.server_log.read_text(encoding="utf-8", errors="replace")
+    assert f"client={LONG_CHAIN_CLIENT} " in log
+
+    async def control() -> dict[str, Any]:
+        with trio.fail_after(deadline(30)):
+            return await _lobby_as(site, None)
+
+    # The same client with no header of its own is on the loopback (so is nginx): the
+    # operator, who lists the example's private encounter as its own.
+    mine = {e["id"] for e in trio.run(control)["listed"] if e["mine"]}
+    assert site.encounter in mine
+
+
+@pytest.mark.parametrize(
+    "forwarded",
+    [
+        "garbage",  # not an address, met before any untrusted one
+        "203.0.113.7, unknown",
+        ", ".join(["127.0.0.1"] * 40),  # more trusted proxies than are read
+        ", ".join(["garbage"] * 200),
+    ],
+    ids=["garbage", "unknown", "40-trusted", "200-garbage"],
+)
+def test_a_forwarded_chain_naming_no_client_is_refused(site: Site, forwarded: str) -> None:
+    """A chain the server cannot read a client from is refused with 400, for the web
+    table's files and for the websocket alike: never taken for nginx's 127.0.0.1."""
+    url = site.base + "healthz"
+    opener = urllib.request.build_opener(
+        urllib.request.ProxyHandler({}),
+        urllib.request.HTTPSHandler(context=site.ssl_context()),
+    )
+    wanted = "Bad request: X-Forwarded-For "
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        opener.open(
+            urllib.request.Request(url, headers={"X-Forwarded-For": forwarded}),
+            timeout=deadline(10),
+        )
+    assert refused.value.code == 400
+    assert refused.value.read().decode().startswith(wanted)
+
+    async def attempt() -> None:
+        with trio.fail_after(deadline(30)):
+            await _lobby_as(site, forwarded)
+
+    with pytest.raises(BaseException) as failed:
+        trio.run(attempt)
+    statuses = [
+        getattr(getattr(exc, "response", None), "status_code", None)
+        for exc in _leaves(failed.value)
+    ]
+    assert statuses == [400], repr(failed.value)
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions an exception group holds (the exception itself when not a group)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
