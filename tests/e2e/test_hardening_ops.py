@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -24,11 +25,12 @@ from pathlib import Path
 import pytest
 import trio
 from e2e_support import creatures
-from helpers import deadline, serve_argv
+from helpers import deadline, missing_component, serve_argv
 
 from zonekeep.protocol.client import ClientError, connect
 
 ROOT = Path(__file__).resolve().parents[2]
+UNIT = ROOT / "examples" / "deploy" / "zonekeep.service"
 ZONEKEEP = [sys.executable, "-m", "zonekeep.server._cli"]
 #: A line of the server's text log (``2026-12-01T19:02:11.482Z INFO ...``).
 LOG_RECORD = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z [A-Z]+ ")
@@ -334,3 +336,87 @@ def _settings_lines(toml: bytes) -> list[str]:
     """The settings of a ``config show`` output, without the comments saying where
     each came from."""
     return [line.split("  #", 1)[0] for line in toml.decode().splitlines() if " = " in line]
+
+
+# -- 18. the systemd unit ---------------------------------------------------------------------------
+
+
+def unit_lines(key: str) -> list[str]:
+    """The values of every ``key=`` line of the unit (comments skipped)."""
+    found = []
+    for line in UNIT.read_text(encoding="utf-8").splitlines():
+        if line.startswith(f"{key}="):
+            found.append(line.split("=", 1)[1])
+    return found
+
+
+def test_the_unit_verifies_with_every_hardening_option_it_promises(tmp_path: Path) -> None:
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        missing_component("systemd-analyze is not installed (apt-get install systemd)")
+    options = {line.split("=", 1)[0] for line in UNIT.read_text().splitlines() if "=" in line}
+    for option in (
+        "RestartPreventExitStatus",
+        "StartLimitIntervalSec",
+        "StartLimitBurst",
+        "IPAddressDeny",
+        "IPAddressAllow",
+        "SocketBindAllow",
+        "SocketBindDeny",
+        "PrivateUsers",
+        "ProcSubset",
+        "LimitCORE",
+    ):
+        assert option in options, option
+    assert unit_lines("IPAddressDeny") == ["any"]
+    assert unit_lines("LimitCORE") == ["0"]
+    assert unit_lines("RestartPreventExitStatus") == ["2"]  # a bad config: no restart loop
+    # verify it as it is, but with this machine's zonekeep in place of /opt/zonekeep's
+    unit = tmp_path / "zonekeep.service"
+    here = str(Path(sys.executable).parent / "zonekeep")
+    unit.write_text(UNIT.read_text().replace("/opt/zonekeep/bin/zonekeep", here))
+    done = subprocess.run(
+        [analyze, "verify", str(unit)],
+        capture_output=True,
+        text=True,
+        timeout=deadline(60),
+        check=False,
+    )
+    assert (done.returncode, done.stderr.strip()) == (0, "")
+
+
+async def test_the_units_execstart_and_environment_run_the_server(tmp_path: Path) -> None:
+    """What systemd would run: ExecStart's command line, with the unit's Environment=
+    lines (%d, the credentials directory, made here with the metrics token), its state
+    directory in a folder of the test's and a free port; a bad config exits 2, the
+    status RestartPreventExitStatus names."""
+    credentials = tmp_path / "credentials"
+    credentials.mkdir()
+    (credentials / "metrics-token").write_text("the-metrics-token\n")
+    state = tmp_path / "var-lib-zonekeep"
+    env = clean_env(tmp_path)
+    for line in unit_lines("Environment"):
+        name, value = line.split("=", 1)
+        env[name] = value.replace("%d", str(credentials)).replace("/var/lib/zonekeep", str(state))
+    env["ZONEKEEP_SERVER_PORT"] = "0"
+    (command,) = unit_lines("ExecStart")
+    program, *args = command.split()
+    assert program == "/opt/zonekeep/bin/zonekeep"
+    argv = [*ZONEKEEP, *args]
+    async with zonekeep_serve(argv, tmp_path / "serve.log", env=env, umask=0o077) as served:
+        with trio.fail_after(deadline(10)):
+            stream = await trio.open_tcp_stream("127.0.0.1", served.port)
+            async with stream:
+                await stream.send_all(
+                    b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    b"Authorization: Bearer the-metrics-token\r\nConnection: close\r\n\r\n"
+                )
+                reply = b""
+                while chunk := await stream.receive_some():
+                    reply += chunk
+        assert reply.startswith(b"HTTP/1.1 200"), reply[:200]
+    assert (state / "zonekeep.sqlite3").exists()
+    # the status of a bad config, which the unit does not restart
+    env["ZONEKEEP_SERVER_LOG_LEVEL"] = "loud"
+    bad = await zk(*args, env=env)
+    assert bad.returncode == int(unit_lines("RestartPreventExitStatus")[0]) == 2
