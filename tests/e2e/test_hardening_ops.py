@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import stat
@@ -385,11 +386,10 @@ def test_the_unit_verifies_with_every_hardening_option_it_promises(tmp_path: Pat
     assert (done.returncode, done.stderr.strip()) == (0, "")
 
 
-async def test_the_units_execstart_and_environment_run_the_server(tmp_path: Path) -> None:
-    """What systemd would run: ExecStart's command line, with the unit's Environment=
-    lines (%d, the credentials directory, made here with the metrics token), its state
-    directory in a folder of the test's and a free port; a bad config exits 2, the
-    status RestartPreventExitStatus names."""
+def unit_command(tmp_path: Path) -> tuple[list[str], dict[str, str]]:
+    """The arguments of the unit's ExecStart (after its program) and the environment its
+    Environment= lines make: %d (the credentials directory) a folder of the test's
+    holding the metrics token, the state directory another, the port 0 (a free one)."""
     credentials = tmp_path / "credentials"
     credentials.mkdir()
     (credentials / "metrics-token").write_text("the-metrics-token\n")
@@ -402,6 +402,14 @@ async def test_the_units_execstart_and_environment_run_the_server(tmp_path: Path
     (command,) = unit_lines("ExecStart")
     program, *args = command.split()
     assert program == "/opt/zonekeep/bin/zonekeep"
+    return args, env
+
+
+async def test_the_units_execstart_and_environment_run_the_server(tmp_path: Path) -> None:
+    """What systemd would run: ExecStart's command line with the unit's Environment=
+    lines; a bad config exits 2, the status RestartPreventExitStatus names."""
+    args, env = unit_command(tmp_path)
+    state = tmp_path / "var-lib-zonekeep"
     argv = [*ZONEKEEP, *args]
     async with zonekeep_serve(argv, tmp_path / "serve.log", env=env, umask=0o077) as served:
         with trio.fail_after(deadline(10)):
@@ -420,3 +428,73 @@ async def test_the_units_execstart_and_environment_run_the_server(tmp_path: Path
     env["ZONEKEEP_SERVER_LOG_LEVEL"] = "loud"
     bad = await zk(*args, env=env)
     assert bad.returncode == int(unit_lines("RestartPreventExitStatus")[0]) == 2
+
+
+#: Run inside the namespaces: start ``zonekeep serve`` (argv[1:]), wait for its banner,
+#: then print what the sandbox looks like from inside and the answers of /readyz and
+#: /metrics over loopback, as JSON; stop it with SIGTERM and print its exit status.
+SANDBOXED = """
+import json, os, resource, socket, subprocess, sys, urllib.request
+server = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, text=True)
+address = None
+for line in server.stdout:
+    if " serving on ws://" in line:
+        address = line.split(" serving on ws://", 1)[1].split("/", 1)[0]
+    if line.startswith("Stop with Ctrl-C."):
+        break
+metrics = urllib.request.Request(
+    f"http://{address}/metrics", headers={"Authorization": "Bearer the-metrics-token"}
+)
+found = {
+    "readyz": urllib.request.urlopen(f"http://{address}/readyz", timeout=10).status,
+    "metrics": urllib.request.urlopen(metrics, timeout=10).status,
+    "core": resource.getrlimit(resource.RLIMIT_CORE)[1],
+    "proc_stat": os.path.exists("/proc/stat"),
+    "interfaces": sorted(name for _, name in socket.if_nameindex()),
+}
+server.terminate()
+found["status"] = server.wait(timeout=30)
+print(json.dumps(found))
+"""
+
+
+async def test_the_server_runs_under_the_units_sandbox_as_far_as_it_can_be_built_here(
+    tmp_path: Path,
+) -> None:
+    """Without systemd as PID 1 the unit cannot run here; what its new options do is
+    built with namespaces instead, and the server started as ExecStart says must serve
+    in it: PrivateUsers (a user namespace), IPAddressDeny=any with localhost allowed (a
+    network namespace with loopback only), ProcSubset=pid and ProtectProc=invisible
+    (/proc mounted subset=pid,hidepid=invisible), LimitCORE=0 (prlimit). Not built:
+    SocketBindAllow (a cgroup BPF program; the server binds its port alone)."""
+    unshare, prlimit = shutil.which("unshare"), shutil.which("prlimit")
+    if unshare is None or prlimit is None or shutil.which("ip") is None:
+        pytest.skip("needs unshare, prlimit and ip (util-linux, iproute2)")
+    sandbox = [unshare, "--user", "--map-root-user", "--net", "--mount", "--pid", "--fork"]
+    probe = subprocess.run(
+        [*sandbox, "--mount-proc", "true"], capture_output=True, timeout=deadline(20), check=False
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"this machine does not allow namespaces: {probe.stderr.decode().strip()}")
+    args, env = unit_command(tmp_path)
+    script = tmp_path / "sandboxed.py"
+    script.write_text(SANDBOXED)
+    inside = shlex.join([prlimit, "--core=0", sys.executable, str(script), *ZONEKEEP, *args])
+    setup = "ip link set lo up && mount -t proc -o subset=pid,hidepid=invisible proc /proc"
+    with trio.fail_after(deadline(60)):
+        done = await trio.run_process(
+            [*sandbox, "--mount-proc", "sh", "-c", f"{setup} && exec {inside}"],
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+            env=env,
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout) == {
+        "readyz": 200,
+        "metrics": 200,
+        "core": 0,
+        "proc_stat": False,
+        "interfaces": ["lo"],
+        "status": 0,
+    }
