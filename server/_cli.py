@@ -615,7 +615,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--node-id",
         default=None,
         help="this node's id among several sharing a PostgreSQL store (default: the "
-        "machine's name and the process id; docs/scale-out.md)",
+        "machine's name, the process id and six random hex digits, new at every start; "
+        "docs/scale-out.md)",
     )
     serve.add_argument(
         "--public-url",

@@ -349,8 +349,10 @@ class ServerConfig:
     public_url: str | None = attrs.field(default=None, validator=_PUBLIC_URL)
     # -- several nodes on PostgreSQL (docs/scale-out.md; issue 21) --------------------------------
     #: This node's id among the nodes sharing a PostgreSQL store (unique among them;
-    #: keep it across restarts). ``None``: the machine's name and the process id. Only
-    #: for a PostgreSQL store; a SQLite server is one node and needs none.
+    #: keep it across restarts). ``None``: the machine's name (up to 40 of its letters,
+    #: digits, ``.``, ``_`` and ``-``; any other character a ``-``), the process id and six
+    #: random hex digits, ``web1-4242-9f3c2a``: a new id at every start. Only for a
+    #: PostgreSQL store; a SQLite server is one node and needs none.
     node_id: str | None = attrs.field(default=None, validator=_NODE_ID)
     #: Seconds an encounter's lease lasts unless its node renews it (every third of it):
     #: how long a crashed node's encounters wait before another node may take them
