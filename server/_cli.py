@@ -230,7 +230,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         trio.run(serve_until_signalled, server, ready, reload_config)
     except (StoreError, OSError, BaseExceptionGroup) as exc:
-        line = _start_failure(exc, config)
+        line = _start_failure(exc, config, listening=server.port is not None)
         if line is None:
             raise
         print(line, file=sys.stderr)
@@ -246,12 +246,14 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
-def _start_failure(exc: BaseException, config: ServerConfig) -> str | None:
-    """The one line that says why ``serve`` could not start (issue 27: a port in use
-    printed a 33-line ExceptionGroup), for a store that cannot be used or an address it
-    cannot listen on; ``None`` for anything else (a bug: its traceback is shown)."""
+def _start_failure(exc: BaseException, config: ServerConfig, *, listening: bool) -> str | None:
+    """The one line that says why ``serve`` stopped (issue 27: a port in use printed a
+    33-line ExceptionGroup): a store that cannot be used, or, before it was
+    ``listening``, an address it cannot listen on; ``None`` for anything else (a bug:
+    its traceback is shown)."""
     leaves = _leaves(exc)
-    if not leaves or not all(isinstance(e, StoreError | OSError) for e in leaves):
+    allowed = StoreError if listening else (StoreError, OSError)
+    if not leaves or not all(isinstance(e, allowed) for e in leaves):
         return None
     first = leaves[0]
     if isinstance(first, StoreError):
