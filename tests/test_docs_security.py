@@ -18,11 +18,32 @@ SECURITY = ROOT / "docs" / "security.md"
 
 #: Test files of issue 27 written on other branches at the same time as the table: the
 #: table names them without a test until they are merged. Once such a file exists, the
-#: table must name its tests (``file::test``), and this set loses it.
+#: table must name its tests (``file::test``).
 AWAITING_MERGE = {
-    "tests/e2e/test_hardening_front.py",
     "tests/e2e/test_hardening_game.py",
     "tests/e2e/test_postgres_faults.py",
+}
+
+#: Tests the table names that were merged into main after this branch left it (issue 27,
+#: points 1, 2, 3, 9 and 10): missing here, present once merged. The check below fails
+#: as soon as one of them exists, so that this list is emptied at the merge and every
+#: name is checked from then on.
+NOT_YET_MERGED = {
+    "tests/e2e/test_nginx.py::test_a_long_forwarded_chain_is_the_remote_client_not_the_operator",
+    "tests/e2e/test_nginx.py::test_a_forwarded_chain_naming_no_client_is_refused",
+    *(
+        f"tests/e2e/test_hardening_front.py::{name}"
+        for name in (
+            "test_a_rebound_dns_name_is_not_the_operator",
+            "test_the_public_name_keeps_the_operators_powers",
+            "test_unfinished_handshakes_are_counted_per_address_and_closed_at_the_deadline",
+            "test_a_trusted_proxy_is_not_held_to_the_count_of_unfinished_handshakes",
+            "test_the_handshake_settings_are_bounded",
+            "test_other_methods_get_405_with_allow_on_every_plain_path",
+            "test_a_repeated_host_origin_or_authorization_header_gets_400",
+            "test_the_log_never_quotes_a_query_string",
+        )
+    ),
 }
 
 REFERENCE = re.compile(r"`(tests/[\w/]+\.py)(?:::(\w+))?`")
@@ -61,17 +82,26 @@ def test_every_test_the_threat_model_names_exists() -> None:
     missing = []
     for path, names in sorted(named.items()):
         file = ROOT / path
-        if not file.exists():
-            if path not in AWAITING_MERGE:
-                missing.append(path)
-            continue
-        source = file.read_text(encoding="utf-8")
-        if path in AWAITING_MERGE and not names:
+        source = file.read_text(encoding="utf-8") if file.exists() else None
+        if source is None and path not in AWAITING_MERGE and not names <= _pending(path):
+            missing.append(path)
+        if source is not None and path in AWAITING_MERGE and not names:
             missing.append(f"{path}: merged, so name its tests (file::test) in the table")
         for name in sorted(names):
-            if not re.search(rf"^(async )?def {name}\(", source, re.M):
+            found = source is not None and _defines(source, name)
+            if not found and f"{path}::{name}" not in NOT_YET_MERGED:
                 missing.append(f"{path}::{name}")
+            if found and f"{path}::{name}" in NOT_YET_MERGED:
+                missing.append(f"{path}::{name}: merged, so remove it from NOT_YET_MERGED")
     assert missing == []
+
+
+def _pending(path: str) -> set[str]:
+    return {ref.split("::", 1)[1] for ref in NOT_YET_MERGED if ref.startswith(path + "::")}
+
+
+def _defines(source: str, name: str) -> bool:
+    return re.search(rf"^(async )?def {name}\(", source, re.M) is not None
 
 
 def test_the_default_node_id_has_the_documented_form() -> None:
