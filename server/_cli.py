@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import math
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,10 +28,12 @@ from ._admin import add_admin_commands
 from ._bundled import find_example
 from ._compendium import build_compendium
 from ._config import (
+    MASK,
     VERSION,
     ConfigError,
     ServerConfig,
     Settings,
+    is_postgres_url,
     load_settings,
     mask_url,
     to_toml,
@@ -224,30 +229,82 @@ def _serve(args: argparse.Namespace) -> int:
 
     try:
         trio.run(serve_until_signalled, server, ready, reload_config)
-    except StoreError as exc:
-        print(f"zonekeep: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(
-            f"zonekeep: cannot listen on {config.host}:{config.port}: {exc.strerror}",
-            file=sys.stderr,
-        )
+    except (StoreError, OSError, BaseExceptionGroup) as exc:
+        line = _start_failure(exc, config, listening=server.port is not None)
+        if line is None:
+            raise
+        print(line, file=sys.stderr)
         return 1
     return 0
 
 
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions inside ``exc``, however deeply grouped (trio's nurseries group
+    what their tasks raise)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+def _start_failure(exc: BaseException, config: ServerConfig, *, listening: bool) -> str | None:
+    """The one line that says why ``serve`` stopped (issue 27: a port in use printed a
+    33-line ExceptionGroup): a store that cannot be used, or, before it was
+    ``listening``, an address it cannot listen on; ``None`` for anything else (a bug:
+    its traceback is shown)."""
+    leaves = _leaves(exc)
+    allowed = StoreError if listening else (StoreError, OSError)
+    if not leaves or not all(isinstance(e, allowed) for e in leaves):
+        return None
+    first = leaves[0]
+    if isinstance(first, StoreError):
+        return f"zonekeep: {first}"
+    assert isinstance(first, OSError)
+    where = listen_address(config.host, config.port)
+    reason = first.strerror or str(first)
+    hint = ""
+    if first.errno == errno.EADDRINUSE:
+        hint = " (another program listens there: stop it, or choose another port with --port)"
+    elif first.errno == errno.EACCES:
+        hint = " (ports below 1024 need privileges: choose another with --port)"
+    return f"zonekeep: cannot listen on {where}: {reason}{hint}"
+
+
+class _NoDataDir(Exception):
+    """The config names no SQLite data directory (problems printed, exit 2)."""
+
+
 def _data_dir(args: argparse.Namespace) -> Path:
+    """The SQLite data directory ``zonekeep serve`` would use with the same
+    ``--data-dir`` and ``--config``: the flag, else the config file's and the
+    environment's ``data_dir``, else the default (issue 27: export and import used the
+    default whatever the config said). :class:`_NoDataDir` (after printing why) when the
+    config has problems or keeps its encounters elsewhere than in a SQLite file."""
     if args.data_dir is not None:
         return Path(args.data_dir)
-    from ._config import default_data_dir
-
-    return default_data_dir()
+    loaded = _settings(args.config)
+    if isinstance(loaded, list):
+        _print_problems(loaded)
+        raise _NoDataDir
+    config = loaded.config
+    if config.store != "sqlite":
+        where = mask_url(config.store)
+        print(
+            f"zonekeep {args.command}: the config's store is {where}, not a SQLite data "
+            "directory: export and import read and write SQLite stores only (give "
+            "--data-dir, or move the encounters with zonekeep store copy)",
+            file=sys.stderr,
+        )
+        raise _NoDataDir
+    return config.data_dir
 
 
 def _export(args: argparse.Namespace) -> int:
     from ._export import ExportError, export_encounter, export_to_file
 
-    data_dir = _data_dir(args)
+    try:
+        data_dir = _data_dir(args)
+    except _NoDataDir:
+        return 2
     try:
         if args.output is None:
             export_encounter(data_dir, args.encounter, sys.stdout)
@@ -328,7 +385,11 @@ def _import(args: argparse.Namespace) -> int:
     if isinstance(engine, int):
         return engine
     try:
-        done = trio.run(import_log, log, _data_dir(args), args.new_id, engine.catalog)
+        data_dir = _data_dir(args)
+    except _NoDataDir:
+        return 2
+    try:
+        done = trio.run(import_log, log, data_dir, args.new_id, engine.catalog)
     except ExportError as exc:
         print(f"zonekeep import: {exc}", file=sys.stderr)
         return 2
@@ -386,8 +447,78 @@ def _config_check(args: argparse.Namespace) -> int:
         plugin_arenas(engine)
     except ArenaLibraryError as exc:
         return _print_problems([f"arenas: {p}" for p in exc.problems])
+    problem = _reach_store(config.store, args.connect_timeout)  # and the database
+    if problem is not None:
+        source = loaded.sources.get("server.store")
+        label = source if source and source.startswith(("ZONEKEEP_", "--")) else "server.store"
+        if source and label == "server.store":
+            label = f"{source}: server.store"
+        return _print_problems([f"{label}: {problem}"])
     print("ok")
     return 0
+
+
+def _seconds(text: str) -> float:
+    """A number of seconds from 1 to 300 (``--connect-timeout``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 1 <= value <= 300:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds from 1 to 300")
+    return value
+
+
+#: Seconds ``zonekeep config check`` waits for a PostgreSQL store to answer by default.
+CHECK_CONNECT_SECONDS = 5.0
+
+
+def _reach_store(store: str, seconds: float) -> str | None:
+    """Why the PostgreSQL store ``store`` cannot be reached within ``seconds`` (connect,
+    log in, ``SELECT 1``; nothing is made or changed), or ``None`` when it answers or is
+    not a PostgreSQL store. The URL's password never appears in the answer."""
+    if not is_postgres_url(store):
+        return None
+    where = mask_url(store)
+    try:
+        import psycopg
+    except ImportError:
+        return f"{where}: a PostgreSQL store needs psycopg 3: pip install 'zonekeep[postgresql]'"
+    outcome: list[str | None] = []
+
+    def attempt() -> None:
+        try:
+            # libpq's connect_timeout is whole seconds, 2 at least; the join below bounds it too
+            with psycopg.connect(store, connect_timeout=max(2, math.ceil(seconds))) as conn:
+                conn.execute("SELECT 1")
+            outcome.append(None)
+        except Exception as exc:  # psycopg.Error, or a URL libpq cannot parse
+            text = str(exc).strip().splitlines()
+            outcome.append(text[0] if text else type(exc).__name__)
+
+    worker = threading.Thread(target=attempt, name="zonekeep-config-check", daemon=True)
+    worker.start()
+    worker.join(max(2.0, seconds) + 1.0)
+    if not outcome:
+        return f"cannot reach {where}: no answer within {seconds:g} s"
+    reason = outcome[0]
+    if reason is None:
+        return None
+    for secret in _url_secrets(store):
+        reason = reason.replace(secret, MASK)
+    return f"cannot reach {where}: {reason}"
+
+
+def _url_secrets(url: str) -> list[str]:
+    """The password of a store's URL (in its user part or a ``password=`` parameter)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    parts = urlsplit(url)
+    found = [parts.password] if parts.password else []
+    for key, values in parse_qs(parts.query).items():
+        if key.lower() == "password":
+            found.extend(v for v in values if v)
+    return found
 
 
 def _config_show(args: argparse.Namespace) -> int:
@@ -486,7 +617,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--node-id",
         default=None,
         help="this node's id among several sharing a PostgreSQL store (default: the "
-        "machine's name and the process id; docs/scale-out.md)",
+        "machine's name, the process id and six random hex digits, new at every start; "
+        "docs/scale-out.md)",
     )
     serve.add_argument(
         "--public-url",
@@ -526,12 +658,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     config_actions = config_cmd.add_subparsers(dest="action", required=True)
     for name, func, text in (
-        ("check", _config_check, "check the config; print ok, or every problem (exit 2)"),
-        ("show", _config_show, "print the config in force as TOML, secrets masked"),
+        (
+            "check",
+            _config_check,
+            "check the config and that its PostgreSQL store answers; print ok, or every "
+            "problem (exit 2)",
+        ),
+        (
+            "show",
+            _config_show,
+            "print the config in force as TOML (a config file as it is), secrets masked",
+        ),
     ):
         action = config_actions.add_parser(name, help=text)
         action.add_argument("--config", default=None, help="a TOML config file")
         action.set_defaults(func=func)
+        if name == "check":
+            action.add_argument(
+                "--connect-timeout",
+                type=_seconds,
+                default=CHECK_CONNECT_SECONDS,
+                metavar="SECONDS",
+                help="how long to wait for a PostgreSQL store to answer (default "
+                f"{CHECK_CONNECT_SECONDS:g})",
+            )
     plugins = sub.add_parser(
         "plugins", help="list the plugins a server would load, their versions and commands"
     )
@@ -539,12 +689,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--config", default=None, help="a server config (plugins_enabled/disabled)"
     )
     plugins.set_defaults(func=_plugins)
-    data_help = "the server's data directory (default ~/.local/share/zonekeep)"
+    data_help = (
+        "the server's data directory (default: the config's and the environment's "
+        "data_dir, as for zonekeep serve, else ~/.local/share/zonekeep)"
+    )
     export = sub.add_parser(
         "export", help="write an encounter's event log from the store as JSON Lines"
     )
     export.add_argument("encounter", help="the encounter id")
     export.add_argument("--data-dir", default=None, help=data_help)
+    export.add_argument(
+        "--config", default=None, help="the server's config file (its data_dir is the store's)"
+    )
     export.add_argument(
         "-o", "--output", default=None, help="write to this file (default: standard output)"
     )
@@ -570,7 +726,11 @@ def build_parser() -> argparse.ArgumentParser:
     import_cmd.add_argument(
         "--as", dest="new_id", default=None, metavar="NEW_ID", help="import under this id"
     )
-    import_cmd.add_argument("--config", default=None, help=plugins_help)
+    import_cmd.add_argument(
+        "--config",
+        default=None,
+        help=plugins_help + "; its data_dir is the store imported into, as for zonekeep serve",
+    )
     import_cmd.set_defaults(func=_import)
     verify_cmd = sub.add_parser(
         "verify",

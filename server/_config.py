@@ -360,8 +360,10 @@ class ServerConfig:
     public_url: str | None = attrs.field(default=None, validator=_PUBLIC_URL)
     # -- several nodes on PostgreSQL (docs/scale-out.md; issue 21) --------------------------------
     #: This node's id among the nodes sharing a PostgreSQL store (unique among them;
-    #: keep it across restarts). ``None``: the machine's name and the process id. Only
-    #: for a PostgreSQL store; a SQLite server is one node and needs none.
+    #: keep it across restarts). ``None``: the machine's name (up to 40 of its letters,
+    #: digits, ``.``, ``_`` and ``-``; any other character a ``-``), the process id and six
+    #: random hex digits, ``web1-4242-9f3c2a``: a new id at every start. Only for a
+    #: PostgreSQL store; a SQLite server is one node and needs none.
     node_id: str | None = attrs.field(default=None, validator=_NODE_ID)
     #: Seconds an encounter's lease lasts unless its node renews it (every third of it):
     #: how long a crashed node's encounters wait before another node may take them
@@ -948,6 +950,12 @@ def load_settings(
     config = layers.structure()
     if config is None or layers.problems:
         raise ConfigError(layers.problems)
+    for secret in SECRETS:
+        if flatten(config)[secret] == MASK:  # pasted from `zonekeep config show`
+            layers.problems.append(
+                f"{layers.label(secret)}: {_show(MASK)} is the mask zonekeep config show "
+                "prints, not a secret: give the secret itself (or its file)"
+            )
     secrets: dict[str, str] = {}
     for secret, file_key in SECRETS.items():
         file = flatten(config)[file_key]
@@ -974,8 +982,11 @@ def load_config(path: str | Path) -> ServerConfig:
 
 def to_toml(settings: Settings, *, mask: bool = True) -> str:
     """The config as a TOML file with every setting, defaults included; each one not at
-    its default says where it came from; secrets are masked unless ``mask`` is false.
-    None is written ``""``, which reads back as none."""
+    its default says where it came from. None is written ``""``, which reads back as
+    none. Unless ``mask`` is false, no secret is written: a secret is a comment (its
+    file's key, when it came from one, is a setting, so the file is read again), and a
+    store URL's password is left out (issue 27: the output reads back as a config, and
+    never with ``"********"`` for a key)."""
     values = flatten(settings.config)
     lines: list[str] = []
     for section in SECTIONS:
@@ -985,17 +996,41 @@ def to_toml(settings: Settings, *, mask: bool = True) -> str:
         for key, value in values.items():
             if not key.startswith(section + "."):
                 continue
+            name = key.split(".", 1)[1]
+            source = settings.sources.get(key)
+            if mask and key in SECRETS and value is not None:
+                file_key = SECRETS[key].split(".", 1)[1]
+                why = f"read from {file_key}" if source is None else f"{source}; not shown"
+                lines.append(f"# {name} = {_show(MASK)}  # {why}")
+                continue
             if value is None:
                 text = '""'
-            elif mask and key in SECRETS:
-                text = _show(MASK)
+            elif mask and key in _HOLDS_SECRET and isinstance(value, str):
+                shown = url_without_password(value)
+                if shown != value:
+                    source = f"{source}; " if source else ""
+                    source += "password not shown: give it in ~/.pgpass or PGPASSWORD"
+                text = _show(shown)
             else:
-                text = _show(_masked(key, _plain(value)) if mask else _plain(value))
-            line = f"{key.split('.', 1)[1]} = {text}"
-            source = settings.sources.get(key)
-            if source is None and key in SECRETS and value is not None:
-                source = f"from {SECRETS[key].split('.', 1)[1]}"
+                text = _show(_plain(value))
+            line = f"{name} = {text}"
             if value is None:
                 source = f"none ({source})" if source else "none"
             lines.append(f"{line}  # {source}" if source else line)
     return "\n".join(lines) + "\n"
+
+
+def url_without_password(value: str) -> str:
+    """A store's URL without its password (in the user part, or ``password=``)."""
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return value
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.split(':', 1)[0]}@{host}"
+    query = "&".join(
+        item for item in parts.query.split("&") if not item.lower().startswith("password")
+    )
+    return urlunsplit(parts._replace(netloc=netloc, query=query))

@@ -170,12 +170,21 @@ burn_die = "1d8"
 max_encounters = 200
 ```
 
-`zonekeep config check [--config FILE]` reads the file and the environment as `serve`
-would (loading the plugins and the compendium files too) and prints `ok` (exit 0) or
-every problem (exit 2). `zonekeep config show
-[--config FILE]` prints the config in force as a TOML file: every setting, defaults
+`zonekeep config check [--config FILE] [--connect-timeout SECONDS]` reads the file and
+the environment as `serve` would (loading the plugins and the compendium files too);
+for a PostgreSQL `store` it also connects and logs in (changing nothing), waiting at
+most `--connect-timeout` seconds (default 5). It prints `ok` (exit 0) or every problem
+(exit 2), such as `/etc/zonekeep.toml: server.store: cannot reach
+postgresql://zonekeep@db.internal/zonekeep: connection timeout expired`.
+
+`zonekeep config show [--config FILE]` prints the config in force as a TOML file that
+reads back as the same config (`--config` accepts it): every setting, defaults
 included, each one not at its default followed by where it came from (the file, the
-variable, `from server_key_file`), the secrets as `"********"`.
+variable). No secret is written: a secret is a comment, `# server_key = "********"`
+(followed by `read from server_key_file` when it came from its file, whose key is
+written, so the file is read again), and a `store` URL is written without its
+password. A secret given as `"********"` is refused, so pasted output never makes that
+the key.
 
 ## Values
 
@@ -222,7 +231,7 @@ file replaces an earlier one's (a key in the environment wins over a file named 
 config file). No secret ever appears in a log line or in `config show`.
 
 A PostgreSQL `store` URL may carry a password (`postgresql://user:password@host/db`):
-it is masked in `config show`, in errors and in the log, like a secret. Better, leave
+it is masked in errors and in the log and left out by `config show`, like a secret. Better, leave
 it out of the URL and let libpq find it in `~/.pgpass` (or `PGPASSWORD`), so that
 neither the config file nor a flag holds it.
 

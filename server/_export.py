@@ -83,7 +83,9 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
     from ._sqlite import SCHEMA_VERSION
 
     if not path.is_file():
-        raise ExportError(f"{path}: there is no zonekeep store here (is --data-dir right?)")
+        raise ExportError(
+            f"{path}: there is no zonekeep store here (is --data-dir, or the config's data_dir, right?)"
+        )
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
     except sqlite3.Error as exc:

@@ -27,6 +27,7 @@ import bisect
 import functools
 import json
 import logging
+import os
 import secrets
 import sqlite3
 import time
@@ -536,10 +537,21 @@ class SqliteStore:
 # -- the blocking parts (run in the worker thread) --------------------------------------------
 
 
+def _make_private(path: Path) -> None:
+    """Make the store's folder (and each missing parent) mode 0700 and the store file
+    0600 when they do not exist yet, whatever the umask (issue 27): the file holds the
+    dice secret and hidden information. SQLite gives its ``-wal`` and ``-shm`` files the
+    file's mode. An existing folder or file keeps the mode its owner gave it."""
+    missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+    os.close(os.open(path, os.O_RDONLY | os.O_CREAT, 0o600))  # the mode is for a new file
+
+
 def _connect(path: Path, durability: Durability) -> sqlite3.Connection:
     new = not path.exists() or path.stat().st_size == 0
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _make_private(path)
         conn = sqlite3.connect(
             path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS
         )

@@ -299,8 +299,9 @@ def test_config_show_prints_the_config_in_force_with_secrets_masked(
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert "the-server-key" not in out and "the-metrics-token" not in out
-    assert f'server_key = "{MASK}"  # from server_key_file' in lines
-    assert f'metrics_token = "{MASK}"  # ZONEKEEP_SERVER_METRICS_TOKEN' in lines
+    # a secret is a comment: the output reads back as a config, never with the mask as a key
+    assert f'# server_key = "{MASK}"  # read from server_key_file' in lines
+    assert f'# metrics_token = "{MASK}"  # ZONEKEEP_SERVER_METRICS_TOKEN; not shown' in lines
     assert f'server_key_file = "{key}"  # {path}' in lines
     assert f'log_format = "json"  # {path}' in lines
     assert "max_encounters = 50  # ZONEKEEP_LIMITS_MAX_ENCOUNTERS" in lines
@@ -319,6 +320,35 @@ def test_config_show_reads_back_as_the_same_config(tmp_path: Path) -> None:
     loaded = load_settings(path, {})
     again = write(tmp_path, to_toml(loaded), "again.toml")
     assert load_config(again) == loaded.config
+
+
+def test_config_show_leaves_a_store_passwords_out_and_the_mask_is_never_a_secret(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(
+        tmp_path,
+        '[server]\nstore = "postgresql://zk:hunter2@db.example.org:5432/zk?password=x&sslmode=require"\n',
+    )
+    loaded = load_settings(path, {})
+    shown = to_toml(loaded)
+    assert "hunter2" not in shown and "password" not in shown.split("#")[0]
+    line = next(line for line in shown.splitlines() if line.startswith("store = "))
+    assert line == (
+        'store = "postgresql://zk@db.example.org:5432/zk?sslmode=require"  '
+        f"# {path}; password not shown: give it in ~/.pgpass or PGPASSWORD"
+    )
+    again = write(tmp_path, shown, "again.toml")
+    assert load_config(again).store == "postgresql://zk@db.example.org:5432/zk?sslmode=require"
+    # "********" pasted back as a secret is refused, for each secret and from each source
+    pasted = write(tmp_path, f'[server]\nserver_key = "{MASK}"\n', "pasted.toml")
+    assert problems(pasted) == [
+        f'{pasted}: server.server_key: "{MASK}" is the mask zonekeep config show prints, '
+        "not a secret: give the secret itself (or its file)"
+    ]
+    assert problems(env={"ZONEKEEP_SERVER_METRICS_TOKEN": MASK}) == [
+        f'ZONEKEEP_SERVER_METRICS_TOKEN: "{MASK}" is the mask zonekeep config show prints, '
+        "not a secret: give the secret itself (or its file)"
+    ]
 
 
 def test_version_prints_the_package_and_protocol_versions(

@@ -184,7 +184,7 @@ def test_export_without_a_store_says_so_and_creates_nothing(
     assert (code, out) == (2, "")
     assert err == (
         f"zonekeep export: {where / 'zonekeep.sqlite3'}: there is no zonekeep store here "
-        "(is --data-dir right?)\n"
+        "(is --data-dir, or the config's data_dir, right?)\n"
     )
     assert not where.exists()
 
