@@ -28,23 +28,7 @@ AWAITING_MERGE = {
 #: points 1, 2, 3, 9 and 10): missing here, present once merged. The check below fails
 #: as soon as one of them exists, so that this list is emptied at the merge and every
 #: name is checked from then on.
-NOT_YET_MERGED = {
-    "tests/e2e/test_nginx.py::test_a_long_forwarded_chain_is_the_remote_client_not_the_operator",
-    "tests/e2e/test_nginx.py::test_a_forwarded_chain_naming_no_client_is_refused",
-    *(
-        f"tests/e2e/test_hardening_front.py::{name}"
-        for name in (
-            "test_a_rebound_dns_name_is_not_the_operator",
-            "test_the_public_name_keeps_the_operators_powers",
-            "test_unfinished_handshakes_are_counted_per_address_and_closed_at_the_deadline",
-            "test_a_trusted_proxy_is_not_held_to_the_count_of_unfinished_handshakes",
-            "test_the_handshake_settings_are_bounded",
-            "test_other_methods_get_405_with_allow_on_every_plain_path",
-            "test_a_repeated_host_origin_or_authorization_header_gets_400",
-            "test_the_log_never_quotes_a_query_string",
-        )
-    ),
-}
+NOT_YET_MERGED: set[str] = set()
 
 REFERENCE = re.compile(r"`(tests/[\w/]+\.py)(?:::(\w+))?`")
 
