@@ -8,6 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import helpers
 import trio
 import trio.testing
 from e2e_support import Running
@@ -15,7 +16,7 @@ from e2e_support import Running
 from zonekeep.protocol.client import ClientError, ZonekeepClient
 from zonekeep.server._store import EventStore, GmKey, InMemoryStore
 
-WAIT = 10  # seconds: the bound on every wait for something that must happen
+WAIT = helpers.deadline(10)  # seconds: the bound on every wait for something that must happen
 
 
 async def add_gm_key(running: Running, name: str) -> str:
