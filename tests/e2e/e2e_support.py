@@ -144,6 +144,15 @@ async def start_server(
     default one (SQLite, full durability), kept in ``data_dir`` unless ``config`` names a
     ``data_dir`` of its own (never the user's); ``sqlite``: SQLite even under
     ``ZONEKEEP_TEST_STORE=postgresql``. ``kw`` go to :class:`ZonekeepServer`."""
+    server = server_for(data_dir, config, sqlite=sqlite, **kw)
+    await nursery.start(server.run)
+    return Running(server)
+
+
+def server_for(
+    data_dir: Path, config: ServerConfig | None = None, *, sqlite: bool = False, **kw: Any
+) -> ZonekeepServer:
+    """The server :func:`start_server` starts (also served in memory, ``memory_support``)."""
     config = config or ServerConfig(port=0)
     if config.data_dir == ServerConfig().data_dir:
         config = attrs.evolve(config, data_dir=data_dir)
@@ -154,9 +163,7 @@ async def start_server(
     ):
         config = attrs.evolve(config, store=postgres_store_for(config.data_dir))
     kw.setdefault("engine", Engine())  # the built-ins only, whatever else is installed
-    server = ZonekeepServer(config, entropy=kw.pop("entropy", RandomEntropy(7)), **kw)
-    await nursery.start(server.run)
-    return Running(server)
+    return ZonekeepServer(config, entropy=kw.pop("entropy", RandomEntropy(7)), **kw)
 
 
 _SCHEMAS: dict[Path, str] = {}
@@ -194,6 +201,7 @@ __all__ = [
     "Running",
     "ServerConfig",
     "creatures",
+    "server_for",
     "start_server",
     "sturdy_goblin_roster",
 ]

@@ -1,4 +1,5 @@
-"""`actions`' `details` and `ending`, and `join`'s `history`, over real websockets.
+"""`actions`' `details` and `ending`, and `join`'s `history`, through the
+real client and server (the in-memory transport).
 
 - Each attack lists the targets in its range and sight, never a hidden creature for a
   player; the GM's own view lists it.

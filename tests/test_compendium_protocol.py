@@ -1,10 +1,10 @@
 """The compendium over the protocol, end to end: ``list_compendium`` (search, filters,
 paging, bad params) and ``create_encounter`` rosters naming compendium entries
-(copies forming an initiative group, overrides, an unknown id refused by name), on real
-servers over real websockets; the operator's compendium folders and the plugins'
+(copies forming an initiative group, overrides, an unknown id refused by name), on
+servers over the in-memory transport; the operator's compendium folders and the plugins'
 ``zonekeep_compendium`` sources, a source declared twice refused at start.
 
-Every message the clients receive is validated against the schemas (conftest), the
+Every message the clients receive is validated against the schemas (``memory_support``), the
 ``list_compendium`` results' entries against ``compendium.schema.json`` among them.
 """
 

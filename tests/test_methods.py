@@ -149,7 +149,7 @@ async def test_an_arena_added_while_the_server_runs_is_announced_at_the_next_hel
 ) -> None:
     arenas = tmp_path / "arenas"
     arenas.mkdir()
-    tavern = Path(__file__).parents[2] / "examples" / "arenas" / "tavern.json"
+    tavern = Path(__file__).parents[1] / "examples" / "arenas" / "tavern.json"
     shutil.copy(tavern, arenas / "tavern.json")
     running = await make_server(ServerConfig(port=0, arena_dirs=(arenas,)))
     async with running.client() as first, running.client() as second:

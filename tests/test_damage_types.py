@@ -1,8 +1,8 @@
 """Damage types, resistances and condition immunity over the protocol, and the
-conditions advertised in ``hello``: a real server on a loopback port, real websockets,
-the default SQLite store.
+conditions advertised in ``hello``: the real Python client and a server on the default
+SQLite store, over the in-memory transport (``memory_support``).
 
-Every message the clients receive is validated against the schemas (conftest): the
+Every message the clients receive is validated against the schemas (``memory_support``): the
 ``damaged`` event with its ``raw`` amount and ``steps``, the snapshot's creature
 defences, ``hello``'s ``capabilities.conditions``.
 """
