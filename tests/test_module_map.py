@@ -1,14 +1,18 @@
 """docs/server.md's module map is what scripts/module_map.py writes from the code: every
-server module, its docstring's first paragraph, the server modules it imports."""
+server module, its docstring's first paragraph, the server modules it imports; and the
+``zonekeep serve`` synopses name every flag."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import re
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from zonekeep.server._cli import build_parser
 
 pytestmark = pytest.mark.docs
 
@@ -48,3 +52,22 @@ def test_a_stale_map_is_found() -> None:
     doc = (ROOT / "docs" / "server.md").read_text()
     stale = doc.replace("| `_nodes.py` | Several nodes", "| `_nodes.py` | Some nodes")
     assert stale != doc and script.current(stale) == doc
+
+
+def _serve_options() -> set[str]:
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    serve = sub.choices["serve"]
+    return {o for a in serve._actions for o in a.option_strings if o.startswith("--")} - {"--help"}
+
+
+def test_the_serve_synopses_name_every_option() -> None:
+    """README's and docs/server.md's ``zonekeep serve [...]`` lines list all its flags."""
+    options = _serve_options()
+    assert len(options) == 13
+    for doc in ("README.md", "docs/server.md"):
+        text = (ROOT / doc).read_text()
+        start = text.index("zonekeep serve [")
+        synopsis = text[start : text.index("```", start)]
+        synopsis = synopsis.split("\nzonekeep ", 1)[0]  # up to the next command
+        assert set(re.findall(r"\[(--[\w-]+)", synopsis)) == options, doc
