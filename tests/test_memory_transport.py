@@ -70,3 +70,30 @@ async def test_a_client_that_goes_leaves_the_rooms_it_joined(running: Memory) ->
             assert len(room.members) == 1  # the watcher's connection closed: it left
             await gm.request("leave", encounter=eid)
             assert room.members == []
+
+
+async def test_an_idle_room_unloads_on_trios_clock_and_the_next_join_loads_it(
+    autojump_clock: trio.testing.MockClock, make_server: MakeServer
+) -> None:
+    """With no socket and the in-memory store, every wait is on trio's clock: the
+    registry's idle unloading runs in virtual time, minutes in milliseconds."""
+    config = ServerConfig(port=0, store="memory", idle_unload_minutes=1)
+    running: Memory = await make_server(config)
+    rooms = running.server.rooms
+    with trio.fail_after(helpers.deadline(600)):  # (virtual seconds)
+        async with running.client() as gm:
+            created = await gm.create_encounter("Idle", "tavern", creatures())
+            eid, token = created["encounter"], created["gm_token"]
+            result = await gm.command(eid, "add_note", text="kept")
+        left = rooms[eid].last_busy
+        assert rooms[eid].members == []  # the GM's connection closed: it left at once
+        await trio.sleep_until(left + 50)
+        assert eid in rooms  # 50 seconds idle
+        await trio.sleep_until(left + 80)  # the check every 15 seconds has seen a minute
+        assert eid not in rooms
+        stored = await running.server.store.load(eid)
+        assert stored is not None and stored.snapshot_seq == result["last_seq"]
+        async with running.client() as gm:
+            joined = await gm.join(eid, token)
+        assert joined["seq"] == result["last_seq"] and "kept" in str(joined["snapshot"])
+        assert eid in rooms
