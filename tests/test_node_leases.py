@@ -198,7 +198,8 @@ async def test_the_renewal_loop_every_third_of_a_lease(
     store.renewals = [[], ["e1", "e2"], StoreError("timeout"), RuntimeError("a bug"), ["e3"]]
     store.peers = [("n1", "ws://n1/ws", 0.0), ("n2", "ws://n2/ws", 1.0)]
     start = trio.current_time()
-    with caplog.at_level(logging.WARNING, "zonekeep.server"), trio.move_on_after(16.5):
+    # The loop runs for 16.5 s of trio's (virtual) clock: five renewals, 3 s apart.
+    with caplog.at_level(logging.WARNING, "zonekeep.server"), trio.move_on_at(start + 16.5):
         await node.run()
     assert [(round(t - start, 6), eid) for t, eid in lost] == [
         (6.0, "e1"),
@@ -231,7 +232,9 @@ async def test_a_slow_renewal_is_logged(
     store.renewals = [["e9"]]  # and a lease lost with no registry listening: counted
     ticks = iter([100.0, 104.0])  # the renewal took 4 s of the wall clock, over LEASE / 3
     monkeypatch.setattr(f"{NODES}.time", SimpleNamespace(monotonic=lambda: next(ticks)))
-    with caplog.at_level(logging.WARNING, "zonekeep.server"), trio.move_on_after(4):
+    # One renewal (at 3 s of trio's virtual clock), then the loop is stopped.
+    end = trio.current_time() + 4
+    with caplog.at_level(logging.WARNING, "zonekeep.server"), trio.move_on_at(end):
         await node.run()
     assert caplog.messages == [
         "node n1: renewing the leases took 4.0 s",
