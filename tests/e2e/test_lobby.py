@@ -1,6 +1,6 @@
 """Who may create encounters (GM keys, the server key, loopback, open mode) and the lobby
-(``list_encounters``, ``encounter_links``, ``set_public``, ``archive_encounter``), through
-the real client and server over the in-memory transport (issue 15)."""
+(``list_encounters``, ``encounter_links``, ``set_public``, ``archive_encounter``), over
+real websockets to a real server (issue 15)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from zonekeep.protocol import CreateEncounterParams, ProtocolError
 from zonekeep.server._registry import is_loopback
 
 MakeServer = Callable[..., Any]
-ARENAS = Path(__file__).parents[1] / "examples" / "arenas"
+ARENAS = Path(__file__).parents[2] / "examples" / "arenas"
 
 
 # -- who may create ----------------------------------------------------------------------------
@@ -96,8 +96,8 @@ async def test_with_no_key_loopback_creates_and_the_start_log_says_why(
 
 
 async def test_with_no_key_a_remote_address_may_not_create(make_server: MakeServer) -> None:
-    # The server's decision for a client address other than loopback (see also
-    # test_a_remote_client_needs_a_key_and_a_loopback_one_does_not, through the protocol).
+    # The server's decision for a client address other than loopback (an e2e client
+    # always connects from loopback).
     running: Running = await make_server()
     registry = running.server.registry
     params = CreateEncounterParams(name="K", arena="tavern", creatures=creatures())
