@@ -64,7 +64,10 @@ def test_no_test_writes_a_bare_deadline() -> None:
         for f in sorted(files)
         for hit in bare_deadlines(f.read_text(), str(f.relative_to(ROOT)))
     ]
-    assert found == [], "wrap these deadlines in helpers.deadline(seconds):\n" + "\n".join(found)
+    assert found == [], (
+        "wrap these deadlines in helpers.deadline(seconds) "
+        "(scripts/wrap_deadlines.py does it):\n" + "\n".join(found)
+    )
 
 
 def test_the_scale_comes_from_the_environment() -> None:
