@@ -132,23 +132,6 @@ class Running:
         return connect(self.url, **kw)
 
 
-async def start_server(
-    nursery: trio.Nursery,
-    data_dir: Path,
-    config: ServerConfig | None = None,
-    *,
-    sqlite: bool = False,
-    **kw: Any,
-) -> Running:
-    """Start a server under ``nursery``, as ``zonekeep serve`` would: its store is the
-    default one (SQLite, full durability), kept in ``data_dir`` unless ``config`` names a
-    ``data_dir`` of its own (never the user's); ``sqlite``: SQLite even under
-    ``ZONEKEEP_TEST_STORE=postgresql``. ``kw`` go to :class:`ZonekeepServer`."""
-    server = server_for(data_dir, config, sqlite=sqlite, **kw)
-    await nursery.start(server.run)
-    return Running(server)
-
-
 def server_for(
     data_dir: Path, config: ServerConfig | None = None, *, sqlite: bool = False, **kw: Any
 ) -> ZonekeepServer:
@@ -164,6 +147,23 @@ def server_for(
         config = attrs.evolve(config, store=postgres_store_for(config.data_dir))
     kw.setdefault("engine", Engine())  # the built-ins only, whatever else is installed
     return ZonekeepServer(config, entropy=kw.pop("entropy", RandomEntropy(7)), **kw)
+
+
+async def start_server(
+    nursery: trio.Nursery,
+    data_dir: Path,
+    config: ServerConfig | None = None,
+    *,
+    sqlite: bool = False,
+    **kw: Any,
+) -> Running:
+    """Start a server under ``nursery``, as ``zonekeep serve`` would: its store is the
+    default one (SQLite, full durability), kept in ``data_dir`` unless ``config`` names a
+    ``data_dir`` of its own (never the user's); ``sqlite``: SQLite even under
+    ``ZONEKEEP_TEST_STORE=postgresql``. ``kw`` go to :class:`ZonekeepServer`."""
+    server = server_for(data_dir, config, sqlite=sqlite, **kw)
+    await nursery.start(server.run)
+    return Running(server)
 
 
 _SCHEMAS: dict[Path, str] = {}
@@ -201,7 +201,6 @@ __all__ = [
     "Running",
     "ServerConfig",
     "creatures",
-    "server_for",
     "start_server",
     "sturdy_goblin_roster",
 ]
