@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Final
+from typing import Any, Final
 
 import attrs
 
@@ -208,13 +208,71 @@ def _free_id(state: EncounterState, name: str, spilled: Sequence[str]) -> str:
         n += 1
 
 
-def _area_effect(ctx: RuleContext, cmd: Command) -> None:
-    state = ctx.state
-    arena = state.arena
-    p = cmd.params
-    caster = ctx.creature(p["creature"])
+@attrs.frozen
+class _Area:
+    """An ``area_effect`` command's parameters, each checked on its own."""
 
-    # -- the parameters on their own ----------------------------------------------
+    name: str
+    shape: str
+    size: int
+    width: int
+    reach: int
+    area: str  # its words: "a 20 ft sphere"
+    save: Ability | None
+    dc: int
+    damage: str | None
+    damage_type: str
+    half_on_save: bool
+    conditions: tuple[str, ...]
+    ongoing: bool
+    targets: tuple[str, ...]
+    unaffected: tuple[str, ...]
+
+
+def _area_effect(ctx: RuleContext, cmd: Command) -> None:
+    caster = ctx.creature(cmd.params["creature"])
+    spec = _area_params(ctx, cmd.params, caster)
+    zone_id = cmd.params["zone"]
+    affected, maximum = _affected_zones(ctx, spec, caster, zone_id)
+    chosen, oversized = _choose_targets(ctx, spec, caster, affected, maximum)
+    _resolve(ctx, spec, caster, chosen, oversized)
+    if spec.ongoing:
+        _place_elements(ctx, spec, caster, affected, chosen)
+
+
+# -- the parameters on their own -----------------------------------------------------
+
+
+def _area_params(ctx: RuleContext, p: Mapping[str, Any], caster: Creature) -> _Area:
+    shape, size, width, reach = _shape(ctx, p)
+    name = p["name"].strip()
+    if not name:
+        ctx.refuse("invalid_params", "Name the effect (for example 'Fireball').")
+    save, dc = _save(ctx, p, caster)
+    damage, damage_type = _damage(ctx, p)
+    conditions = _conditions(ctx, p.get("conditions", ()))
+    targets, unaffected = _target_ids(ctx, p)
+    return _Area(
+        name=name,
+        shape=shape,
+        size=size,
+        width=width,
+        reach=reach,
+        area=describe_area(shape, size, width),
+        save=save,
+        dc=dc,
+        damage=damage,
+        damage_type=damage_type,
+        half_on_save=p.get("half_on_save", True),
+        conditions=conditions,
+        ongoing=p.get("ongoing", False),
+        targets=targets,
+        unaffected=unaffected,
+    )
+
+
+def _shape(ctx: RuleContext, p: Mapping[str, Any]) -> tuple[str, int, int, int]:
+    """The shape, its size and width, and the range."""
     shape = p["shape"]
     if shape not in AREA_SHAPES:
         ctx.refuse(
@@ -231,11 +289,11 @@ def _area_effect(ctx: RuleContext, cmd: Command) -> None:
     reach = p["range"]
     if reach < 0:
         ctx.refuse("invalid_params", f"A range cannot be negative ({reach} ft); use 0 for self.")
-    name = p["name"].strip()
-    if not name:
-        ctx.refuse("invalid_params", "Name the effect (for example 'Fireball').")
-    area = describe_area(shape, size, width)
+    return shape, size, width, reach
 
+
+def _save(ctx: RuleContext, p: Mapping[str, Any], caster: Creature) -> tuple[Ability | None, int]:
+    """The saving ability, if any, and the DC (the caster's unless the GM sets one)."""
     save: Ability | None = None
     if p.get("save") is not None:
         save = next((a for a in ABILITIES if a == p["save"].strip().lower()), None)
@@ -245,7 +303,7 @@ def _area_effect(ctx: RuleContext, cmd: Command) -> None:
             )
     if "dc" in p and save is None:
         ctx.refuse("invalid_params", "A DC was given but no save; say which ability saves.")
-    dc = p.get("dc", caster.spell_dc)
+    dc: int = p.get("dc", caster.spell_dc)
     if dc != caster.spell_dc and not ctx.actor.is_gm:
         # The DC is the caster's, from its sheet: only the GM may set another one.
         ctx.refuse(
@@ -255,7 +313,11 @@ def _area_effect(ctx: RuleContext, cmd: Command) -> None:
         )
     if dc < 1:
         ctx.refuse("invalid_params", f"A save DC must be at least 1, not {dc}.")
+    return save, dc
 
+
+def _damage(ctx: RuleContext, p: Mapping[str, Any]) -> tuple[str | None, str]:
+    """The damage dice, if any, and their type."""
     damage: str | None = None
     if p.get("damage") is not None:
         try:
@@ -267,7 +329,7 @@ def _area_effect(ctx: RuleContext, cmd: Command) -> None:
         if parsed.count and parsed.modifier < 0:
             ctx.refuse("invalid_params", f"The damage cannot subtract, got {p['damage']!r}.")
         damage = str(parsed)
-    damage_type = p.get("damage_type", "").strip().lower()
+    damage_type: str = p.get("damage_type", "").strip().lower()
     if damage is not None and damage_type not in DAMAGE_TYPES:
         what = f"not {damage_type!r}" if damage_type else "and none was given"
         ctx.refuse(
@@ -276,9 +338,13 @@ def _area_effect(ctx: RuleContext, cmd: Command) -> None:
         )
     if damage is None and damage_type:
         ctx.refuse("invalid_params", f"A damage_type ({damage_type}) was given without damage.")
-    half_on_save = p.get("half_on_save", True)
+    return damage, damage_type
+
+
+def _conditions(ctx: RuleContext, given: Iterable[str]) -> tuple[str, ...]:
+    """The conditions a failed save brings, each once, in the order given."""
     conditions: list[str] = []
-    for condition in p.get("conditions", ()):
+    for condition in given:
         if not _WORD_RE.fullmatch(condition):
             ctx.refuse(
                 "invalid_params",
@@ -286,8 +352,11 @@ def _area_effect(ctx: RuleContext, cmd: Command) -> None:
             )
         if condition not in conditions:
             conditions.append(condition)
-    ongoing = p.get("ongoing", False)
+    return tuple(conditions)
 
+
+def _target_ids(ctx: RuleContext, p: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The targets' ids (each once) and the unaffected ones among them."""
     target_ids: list[str] = list(p["targets"])
     duplicates = sorted({t for t in target_ids if target_ids.count(t) > 1})
     if duplicates:
@@ -300,59 +369,88 @@ def _area_effect(ctx: RuleContext, cmd: Command) -> None:
             f"Unaffected creatures must also be chosen as targets (they still count); "
             f"not among the targets: {_names(strays)}.",
         )
+    return tuple(target_ids), tuple(unaffected)
 
-    # -- the target zone ------------------------------------------------------------
-    zone_id = p["zone"]
+
+# -- the target zone, and the zones it spills into -----------------------------------
+
+
+def _affected_zones(
+    ctx: RuleContext, spec: _Area, caster: Creature, zone_id: str
+) -> tuple[tuple[str, ...], int]:
+    """The zones the area affects (the target zone first) and its maximum of targets."""
+    arena = ctx.state.arena
     if not arena.has_zone(zone_id):
         ctx.refuse(
             "unknown_zone",
             f"There is no zone {zone_id!r} in this arena; its zones are "
             f"{_names([z.id for z in arena.zones])}.",
         )
-    zone = arena.zone(zone_id)
     if caster.zone is None or not arena.has_zone(caster.zone):
         ctx.refuse("out_of_range", f"{caster.name} is not in any zone, so it can target none.")
     if zone_id != caster.zone:
-        path = sight_path(arena, caster.zone, zone_id)
-        if path is None:
-            ctx.refuse(
-                "no_line_of_sight",
-                f"{caster.name} has no line of sight to {zone.name}: every way there "
-                "crosses something that blocks sight.",
-            )
-        distance = sum(arena.zone(z).size for z in path)
-        if distance > reach:
-            has = (
-                f"has no range, so it can only target {caster.name}'s own zone"
-                f" ({_zone_name(state, caster.zone)})"
-                if reach == 0
-                else f"has a range of {reach} ft"
-            )
-            ctx.refuse(
-                "out_of_range",
-                f"{zone.name} is {distance} ft from {caster.name} "
-                f"({describe_path(arena, path)}); {name} {has}.",
-            )
-    dimension = largest_dimension(shape, size, width)
+        _check_reach(ctx, spec, caster, caster.zone, zone_id)
+    dimension = largest_dimension(spec.shape, spec.size, spec.width)
     spilled = ctx.hook.zonekeep_area_zones(ctx=ctx, zone=zone_id, largest_dimension=dimension)
     others = [z for z in dict.fromkeys(spilled or ()) if z != zone_id and arena.has_zone(z)]
-    affected = (zone_id, *others)
     answer = ctx.hook.zonekeep_area_max_targets(
-        ctx=ctx, shape=shape, size=size, width=width if shape == "line" else 5
+        ctx=ctx,
+        shape=spec.shape,
+        size=spec.size,
+        width=spec.width if spec.shape == "line" else 5,
     )
-    maximum = 1 if answer is None else int(answer)
-    reached = _names([arena.zone(z).name for z in affected])
+    return (zone_id, *others), 1 if answer is None else int(answer)
 
-    # -- the targets ----------------------------------------------------------------
+
+def _check_reach(ctx: RuleContext, spec: _Area, caster: Creature, start: str, zone_id: str) -> None:
+    """Refuse a zone out of sight or beyond the effect's range from ``start``."""
+    arena = ctx.state.arena
+    zone = arena.zone(zone_id)
+    path = sight_path(arena, start, zone_id)
+    if path is None:
+        ctx.refuse(
+            "no_line_of_sight",
+            f"{caster.name} has no line of sight to {zone.name}: every way there "
+            "crosses something that blocks sight.",
+        )
+    distance = sum(arena.zone(z).size for z in path)
+    if distance > spec.reach:
+        has = (
+            f"has no range, so it can only target {caster.name}'s own zone"
+            f" ({_zone_name(ctx.state, start)})"
+            if spec.reach == 0
+            else f"has a range of {spec.reach} ft"
+        )
+        ctx.refuse(
+            "out_of_range",
+            f"{zone.name} is {distance} ft from {caster.name} "
+            f"({describe_path(arena, path)}); {spec.name} {has}.",
+        )
+
+
+# -- the targets ---------------------------------------------------------------------
+
+
+def _choose_targets(
+    ctx: RuleContext,
+    spec: _Area,
+    caster: Creature,
+    affected: tuple[str, ...],
+    maximum: int,
+) -> tuple[list[Creature], set[str]]:
+    """The targets, checked against the area and its slots; the ids of those whose
+    weight did not fit (they save with an expertise die)."""
+    state = ctx.state
+    reached = _names([state.arena.zone(z).name for z in affected])
     chosen: list[Creature] = []
-    for tid in target_ids:
+    for tid in spec.targets:
         target = ctx.creature(tid, role="target")
         if target.out_of_fight:
             ctx.refuse("invalid_target", f"{target.name} is already out of the fight.")
         if target.zone not in affected:
             ctx.refuse(
                 "invalid_target",
-                f"{target.name} is in {_zone_name(state, target.zone)}, outside {name}'s "
+                f"{target.name} is in {_zone_name(state, target.zone)}, outside {spec.name}'s "
                 f"area (it affects {reached}).",
             )
         chosen.append(target)
@@ -362,7 +460,7 @@ def _area_effect(ctx: RuleContext, cmd: Command) -> None:
         if used >= maximum:
             ctx.refuse(
                 "too_many_targets",
-                f"{name} ({_a(area)}) can have at most {_plural(maximum, 'target')}; "
+                f"{spec.name} ({_a(spec.area)}) can have at most {_plural(maximum, 'target')}; "
                 f"{_names([_counted(ctx, c) for c in chosen[:i]])} already "
                 f"{'fills' if i == 1 else 'fill'} {'it' if maximum == 1 else 'them'}, "
                 f"so {target.name} cannot be added.",
@@ -378,64 +476,82 @@ def _area_effect(ctx: RuleContext, cmd: Command) -> None:
             c.name
             for z in affected
             for c in state.in_zone(z)
-            if c.id not in target_ids and c.id != caster.id and not c.hidden
+            if c.id not in spec.targets and c.id != caster.id and not c.hidden
         ]
         if left_out:
             ctx.refuse(
                 "too_few_targets",
-                f"{name} ({_a(area)}) has {_plural(maximum - used, 'target slot')} left and "
-                f"must fill them while creatures remain in its area: {_names(left_out)} "
-                f"{'is' if len(left_out) == 1 else 'are'} not chosen.",
+                f"{spec.name} ({_a(spec.area)}) has {_plural(maximum - used, 'target slot')} "
+                f"left and must fill them while creatures remain in its area: "
+                f"{_names(left_out)} {'is' if len(left_out) == 1 else 'are'} not chosen.",
             )
+    return chosen, oversized
 
-    # -- saves, then one damage roll, then the outcome per target -------------------
+
+# -- saves, then one damage roll, then the outcome per target ------------------------
+
+
+def _resolve(
+    ctx: RuleContext, spec: _Area, caster: Creature, chosen: list[Creature], oversized: set[str]
+) -> None:
     outcomes: list[tuple[Creature, bool]] = []
     for target in chosen:
-        if target.id in unaffected:
+        if target.id in spec.unaffected:
             continue
         succeeded = False
-        if save is not None:
+        if spec.save is not None:
             extra = (RollModifier("expertise", TOO_LARGE),) if target.id in oversized else ()
-            succeeded = saving_throw(ctx, target, save, dc, name, extra=extra)
+            succeeded = saving_throw(ctx, target, spec.save, spec.dc, spec.name, extra=extra)
         outcomes.append((target, succeeded))
-    hurt = any(not ok or half_on_save for _, ok in outcomes)
-    damage_roll = ctx.roll(damage) if damage is not None and hurt else None
+    hurt = any(not ok or spec.half_on_save for _, ok in outcomes)
+    damage_roll = ctx.roll(spec.damage) if spec.damage is not None and hurt else None
     for target, succeeded in outcomes:
         if damage_roll is not None:
             amount = damage_roll.total
             if succeeded:
-                amount = amount // 2 if half_on_save else 0
+                amount = amount // 2 if spec.half_on_save else 0
             if amount > 0:
                 apply_damage(
                     ctx,
                     target,
                     amount,
-                    damage_type=damage_type,
+                    damage_type=spec.damage_type,
                     roll=damage_roll,
                     source=caster.id,
                 )
         if not succeeded:
-            for condition in conditions:
+            for condition in spec.conditions:
                 if condition not in target.conditions:
-                    apply_condition(ctx, target.id, condition, name)
+                    apply_condition(ctx, target.id, condition, spec.name)
 
-    # -- an ongoing area becomes elements its targets are in ------------------------
-    if ongoing:
-        base = _free_id(state, name, affected[1:])
-        elements: dict[str, Asset] = {}
-        for z in affected:
-            spilled = "" if z == zone_id else f", spilling from {zone.name}"
-            elements[z] = Asset(
-                base if z == zone_id else f"{base}@{z}",
-                name,
-                "element",
-                z,
-                description=f"{name}: {_a(area)} by {caster.name}{spilled}.",
-            )
-            ctx.emit(EffectCreated(elements[z], owner=caster.id))
-        for target in chosen:
-            assert target.zone is not None
-            take_position(ctx, target, elements[target.zone], by=caster.id)
+
+# -- an ongoing area becomes elements its targets are in -----------------------------
+
+
+def _place_elements(
+    ctx: RuleContext,
+    spec: _Area,
+    caster: Creature,
+    affected: tuple[str, ...],
+    chosen: list[Creature],
+) -> None:
+    zone_id, spilled_into = affected[0], affected[1:]
+    zone = ctx.state.arena.zone(zone_id)
+    base = _free_id(ctx.state, spec.name, spilled_into)
+    elements: dict[str, Asset] = {}
+    for z in affected:
+        spilled = "" if z == zone_id else f", spilling from {zone.name}"
+        elements[z] = Asset(
+            base if z == zone_id else f"{base}@{z}",
+            spec.name,
+            "element",
+            z,
+            description=f"{spec.name}: {_a(spec.area)} by {caster.name}{spilled}.",
+        )
+        ctx.emit(EffectCreated(elements[z], owner=caster.id))
+    for target in chosen:
+        assert target.zone is not None
+        take_position(ctx, target, elements[target.zone], by=caster.id)
 
 
 def _end_effect(ctx: RuleContext, cmd: Command) -> None:

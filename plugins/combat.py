@@ -18,19 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from zonekeep.plugins._attacks import attack_of, make_attack
 from zonekeep.sdk import (
     DEFEATED,
     DODGING,
     DYING,
-    PARALYZED,
     SQUEEZING,
-    UNCONSCIOUS,
-    Attack,
-    AttackMade,
     Command,
     CommandSpec,
     Creature,
-    Damaged,
     Param,
     RollModifier,
     RollRequest,
@@ -38,93 +34,6 @@ from zonekeep.sdk import (
     apply_damage,
     hookimpl,
 )
-
-
-def attack_of(ctx: RuleContext, creature: Creature, attack_name: str | None) -> Attack:
-    """``creature``'s attack called ``attack_name`` (its first for ``None``), or a refusal."""
-    attack = creature.attack(attack_name)
-    if attack is None:
-        ctx.refuse("unknown_attack", f"{creature.name} has no attack called {attack_name!r}.")
-    return attack
-
-
-def make_attack(
-    ctx: RuleContext,
-    attacker: Creature,
-    target: Creature,
-    attack_name: str | None,
-    *,
-    reaction: bool = False,
-) -> bool:
-    """Roll one attack and its damage. Returns whether it hit."""
-    attack = attack_of(ctx, attacker, attack_name)
-    if target.id == attacker.id:
-        ctx.refuse("invalid_target", "A creature cannot attack itself.")
-    if target.out_of_fight:
-        ctx.refuse("invalid_target", f"{target.name} is already out of the fight.")
-    ctx.hook.zonekeep_before_attack(
-        ctx=ctx, attacker=attacker, target=target, attack=attack, reaction=reaction
-    )
-    request = RollRequest(
-        "attack", attacker.id, target.id, attack_kind=attack.kind, attack=attack.name
-    )
-    result = ctx.roll("d20", request, bonus=attack.bonus)
-    bonuses = ctx.hook.zonekeep_armor_class_bonus(
-        ctx=ctx, target=target, attacker=attacker, attack=attack
-    )
-    ac = target.ac + sum(b for b in bonuses if b)
-    natural = result.natural
-    hit = natural == 20 or (natural != 1 and result.total >= ac)
-    critical = natural == 20 or (hit and _helpless_and_close(ctx, attacker, target, attack))
-    made = AttackMade(
-        attacker.id,
-        target.id,
-        attack.name,
-        attack.kind,
-        result,
-        ac,
-        hit,
-        critical,
-        reaction,
-    )
-    ctx.emit(made)
-    damaged: Damaged | None = None
-    if hit:
-        damage = ctx.roll(attack.damage, double_dice=critical)
-        damaged = apply_damage(
-            ctx,
-            target,
-            damage.total,
-            damage_type=attack.damage_type,
-            roll=damage,
-            source=attacker.id,
-            attacker=attacker.id,
-            attack=attack.name,
-            critical=critical,
-        )
-    s = ctx.state
-    ctx.hook.zonekeep_attack_made(
-        ctx=ctx,
-        attacker=s.creatures[attacker.id],
-        target=s.creatures[target.id],
-        attack=attack,
-        result=made,
-        damage=damaged,
-    )
-    return hit
-
-
-def _helpless_and_close(
-    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack
-) -> bool:
-    """A hit on a paralyzed or unconscious creature (a dying one is unconscious) from
-    "within 5 feet" is a critical hit: in zones, a melee attack from the target's zone,
-    or any attack by a creature engaged with it (docs/rules.md, "Conditions")."""
-    if not any(c in target.conditions for c in (PARALYZED, UNCONSCIOUS, DYING)):
-        return False
-    if attack.kind == "melee" and attacker.zone == target.zone:
-        return True
-    return attacker.id in ctx.state.engaged_with(target.id)
 
 
 def _attack(ctx: RuleContext, cmd: Command) -> None:

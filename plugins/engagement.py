@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from zonekeep.plugins._attacks import make_attack
 from zonekeep.sdk import (
     DEFEATED,
     DYING,
@@ -245,8 +246,6 @@ def zonekeep_decision_resolved(
 ) -> None:
     if decision.kind != OPPORTUNITY_ATTACK:
         return
-    from zonekeep.plugins.combat import make_attack
-
     s = ctx.state
     m = s.maneuver
     reactor = s.creatures.get(decision.creature or "")

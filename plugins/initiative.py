@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
+from zonekeep.plugins._crowding import update_crowding
 from zonekeep.sdk import (
     GM,
     OPEN_PHASES,
@@ -235,8 +236,6 @@ def _add_creature(ctx: RuleContext, cmd: Command) -> None:
 
 
 def _add(ctx: RuleContext, creature: Creature) -> None:
-    from zonekeep.plugins.zones import update_crowding
-
     s = ctx.state
     # A plugin's condition by its short name ("burning" for "hazards.burning").
     conditions = sorted(ctx.resolve("condition", c) for c in creature.conditions)

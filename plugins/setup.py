@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from zonekeep.plugins._crowding import update_crowding
 from zonekeep.sdk import (
     Command,
     CommandSpec,
@@ -57,8 +58,6 @@ def _place(ctx: RuleContext, cmd: Command) -> None:
                     "one over its capacity.",
                 )
     ctx.emit(PositionsEstablished(positions))
-    from zonekeep.plugins.zones import update_crowding
-
     for zone_id in sorted(set(positions.values())):
         update_crowding(ctx, zone_id)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from zonekeep.plugins._attacks import attack_of, make_attack
 from zonekeep.sdk import (
     DODGING,
     PRONE,
@@ -74,8 +75,6 @@ def _communicate(ctx: RuleContext, cmd: Command) -> None:
 
 
 def _ready(ctx: RuleContext, cmd: Command) -> None:
-    from zonekeep.plugins.combat import attack_of
-
     me = ctx.creature(cmd.params["creature"])
     target = ctx.creature(cmd.params["target"], role="target")
     attack = attack_of(ctx, me, cmd.params.get("attack"))
@@ -91,8 +90,6 @@ def _has_readied(state: EncounterState, me: Creature) -> tuple[str, str] | None:
 
 
 def _release(ctx: RuleContext, cmd: Command) -> None:
-    from zonekeep.plugins.combat import make_attack
-
     me = ctx.creature(cmd.params["creature"])
     readied = ctx.state.readied[me.id]
     ctx.emit(ReadiedCleared(me.id, "released"))

@@ -24,13 +24,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NoReturn
 
+from zonekeep.plugins._crowding import update_crowding
 from zonekeep.sdk import (
     PRONE,
     SQUEEZING,
     ActionTaken,
     Command,
     CommandSpec,
-    ConditionRemoved,
     Creature,
     Dashed,
     Link,
@@ -40,7 +40,6 @@ from zonekeep.sdk import (
     Refusal,
     RuleContext,
     Sprinted,
-    apply_condition,
     change_zone,
     held_assets,
     hookimpl,
@@ -49,8 +48,6 @@ from zonekeep.sdk import (
     take_position,
     zone_room,
 )
-
-CROWDED = "crowded zone"
 
 
 def usable_link(ctx: RuleContext, creature: Creature, here: str, there: str) -> Link | None:
@@ -206,21 +203,6 @@ def zonekeep_zone_entered(
     for zone in {from_zone, creature.zone}:
         if zone:
             update_crowding(ctx, zone)
-
-
-def update_crowding(ctx: RuleContext, zone: str) -> None:
-    """Everyone in an over-capacity zone squeezes; nobody squeezes once it is back in."""
-    s = ctx.state
-    if not s.options.size_limits or not s.arena.has_zone(zone):
-        return
-    crowded = s.occupancy(zone) > s.arena.zone(zone).capacity
-    for c in s.creatures.values():
-        if c.zone == zone and crowded and SQUEEZING not in c.conditions:
-            apply_condition(ctx, c.id, SQUEEZING, CROWDED)
-    if not crowded:
-        for c in s.creatures.values():
-            if c.zone == zone and SQUEEZING in c.conditions:
-                ctx.emit(ConditionRemoved(c.id, SQUEEZING, "the zone is no longer crowded"))
 
 
 @hookimpl

@@ -3,9 +3,21 @@
 ``SPEC.md`` (shipped in this package) is the prose a client author needs; the JSON
 Schemas in ``schemas/`` say the same for machines; the attrs classes here and the
 strict cattrs converter :data:`wire` are the Python form, and the source of the other
-two: ``python -m zonekeep.protocol._generate`` writes every schema and every table of
-SPEC.md from them. No I/O, no rules.
-``jsonschema`` is only imported by :func:`validate_server_message`.
+two. What each module is:
+
+- this package's names (``_messages``, ``_errors``): the message model. Pure data and
+  parsing: no I/O but reading the shipped schema files, no rules, no trio.
+- ``_generate``: a developer's tool, ``python -m zonekeep.protocol._generate`` (run by
+  ``scripts/generate``), which writes every schema and every table of SPEC.md from the
+  model. Not imported by anything else.
+- :mod:`zonekeep.protocol.client`: a Python client over trio and websockets, the one
+  module of the package that does I/O. It is not imported by ``zonekeep.protocol``
+  itself: ``import zonekeep.protocol`` loads neither trio nor websockets.
+
+:func:`validate_server_message` checks a message against the JSON Schemas with
+``jsonschema``, which the ``validate`` extra installs (``pip install
+'zonekeep[validate]'``); without it, it checks the message against the message classes,
+which catch a wrong type or a missing field but not every constraint of the schemas.
 """
 
 from ._errors import (

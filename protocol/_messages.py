@@ -14,7 +14,6 @@ here, then run ``python -m zonekeep.protocol._generate``.
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import math
 import re
@@ -2340,10 +2339,20 @@ def schema(name: str) -> dict[str, Any]:
     return loaded
 
 
+def _jsonschema() -> Any:
+    """``jsonschema`` (the ``validate`` extra), or None when it is not installed."""
+    try:
+        import jsonschema  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    return jsonschema
+
+
 @cache
 def _validators() -> dict[str, Any]:
-    jsonschema: Any = importlib.import_module("jsonschema")
-    referencing: Any = importlib.import_module("referencing")
+    import referencing  # (installed with jsonschema)
+
+    jsonschema = _jsonschema()
 
     schemas = {n: schema(n) for n in schema_names()}
     registry = referencing.Registry().with_resources(
@@ -2359,7 +2368,7 @@ def _validators() -> dict[str, Any]:
 
 
 def _check(validator_name: str, instance: Any, prefix: str) -> None:
-    jsonschema: Any = importlib.import_module("jsonschema")
+    jsonschema = _jsonschema()
     validator = _validators()[validator_name]
     error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
     if error is not None:
@@ -2374,15 +2383,14 @@ def validate_server_message(message: Mapping[str, Any], method: str | None = Non
 
     ``method`` is the request method a result answers; with it, the result is also
     checked against ``<method>.result.schema.json``. Raises ``ValueError`` naming the
-    path of the first problem. Uses ``jsonschema`` when it is installed, else checks
-    the message against the message classes.
+    path of the first problem. Uses ``jsonschema`` when it is installed (the ``validate``
+    extra: ``pip install 'zonekeep[validate]'``), else checks the message against the
+    message classes (a wrong type or a missing field, not every constraint of the schemas).
     """
     if not isinstance(message, Mapping):
         raise ValueError(f"$: a message must be an object, not {json_kind(message)}")
     message = dict(message)
-    try:
-        importlib.import_module("jsonschema")
-    except ImportError:
+    if _jsonschema() is None:
         _validate_with_classes(message, method)
         return
     if "method" in message:

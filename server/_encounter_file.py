@@ -96,41 +96,79 @@ def parse_encounter(
     data: Any, source: str = "<encounter>", base: Path | None = None, engine: Engine | None = None
 ) -> EncounterFile:
     """Validate already-parsed encounter data (see :func:`load_encounter`)."""
-    problems: list[str] = []
     if not isinstance(data, dict):
         raise EncounterFileError(source, ["the top level must be an object"])
-    for key in sorted(set(data) - _KEYS):
-        problems.append(f"{key}: unknown key (expected one of {', '.join(sorted(_KEYS))})")
-
-    arena = single_zone_arena()
-    ref = data.get("arena")
-    if ref is not None:
-        if not isinstance(ref, str):
-            problems.append("arena: must be a path to an arena file")
-        else:
-            try:
-                tags = engine.asset_tags if engine is not None else None
-                arena = load_arena((base or Path.cwd()) / ref, asset_tags=tags)
-            except ArenaError as exc:
-                problems.append(f"arena: {exc}")
-            except OSError as exc:
-                problems.append(f"arena: cannot read {ref!r}: {exc.strerror}")
+    problems = [
+        f"{key}: unknown key (expected one of {', '.join(sorted(_KEYS))})"
+        for key in sorted(set(data) - _KEYS)
+    ]
+    arena = _arena(data.get("arena"), base, engine, problems)
     zone_ids = tuple(z.id for z in arena.zones)
+    options = _options(data.get("options", {}), engine, problems)
+    creatures, ids = _creatures(data.get("creatures"), zone_ids, problems)
+    surprised = _surprised(data.get("surprised", []), ids, problems)
+    positions = _positions(data.get("positions", {}), ids, zone_ids, problems)
+    hazards = _hazards(data.get("hazards", []), problems)
+    name = data.get("name", "")
+    if not isinstance(name, str) or not name:
+        problems.append("name: must be a non-empty string")
+    if problems:
+        raise EncounterFileError(source, problems)
+    return EncounterFile(
+        name=name,
+        arena=arena,
+        creatures=tuple(creatures),
+        options=options,
+        surprised=tuple(surprised),
+        positions=dict(positions),
+        hazards=tuple(hazards),
+        description=str(data.get("description", "")),
+    )
 
+
+# Each part of the file below: its value (or a stand-in when it has problems), and its
+# problems appended to ``problems``, so that every problem is reported at once.
+
+
+def _arena(ref: Any, base: Path | None, engine: Engine | None, problems: list[str]) -> Arena:
+    """The arena file ``ref`` names, relative to ``base``; a one-zone field without one."""
+    if ref is None:
+        return single_zone_arena()
+    if not isinstance(ref, str):
+        problems.append("arena: must be a path to an arena file")
+        return single_zone_arena()
+    try:
+        tags = engine.asset_tags if engine is not None else None
+        return load_arena((base or Path.cwd()) / ref, asset_tags=tags)
+    except ArenaError as exc:
+        problems.append(f"arena: {exc}")
+    except OSError as exc:
+        problems.append(f"arena: cannot read {ref!r}: {exc.strerror}")
+    return single_zone_arena()
+
+
+def _options(raw: Any, engine: Engine | None, problems: list[str]) -> EncounterOptions:
+    """The options (and, with ``engine``, its plugins' settings among them)."""
     options = EncounterOptions()
     try:
-        options = converter.structure(data.get("options", {}), EncounterOptions)
+        options = converter.structure(raw, EncounterOptions)
     except cattrs.BaseValidationError as exc:
         problems.extend(describe_errors(exc, "options"))
     problems.extend(option_problems(options))
     if engine is not None:
         problems.extend(engine.settings_problems(options.settings))
+    return options
 
-    creatures: list[Creature] = []
-    raw = data.get("creatures")
+
+def _creatures(
+    raw: Any, zone_ids: tuple[str, ...], problems: list[str]
+) -> tuple[list[Creature], set[str]]:
+    """The creatures that are valid, and every creature id the file gives (a creature
+    with problems still counts as named, so its other mentions are not reported too)."""
     if not isinstance(raw, list) or not raw:
         problems.append("creatures: must be a non-empty list of creatures")
         raw = []
+    creatures: list[Creature] = []
     seen: set[str] = set()
     for i, item in enumerate(raw):
         cid = item.get("id") if isinstance(item, dict) else None
@@ -149,46 +187,41 @@ def parse_encounter(
     groups = {c.group for c in creatures if c.group}
     for clash in sorted(groups & seen):
         problems.append(f"creatures: the group {clash!r} has the same id as a creature")
+    return creatures, seen
 
-    surprised = data.get("surprised", [])
-    if not isinstance(surprised, list) or not all(isinstance(s, str) for s in surprised):
+
+def _surprised(raw: Any, ids: set[str], problems: list[str]) -> list[str]:
+    if not isinstance(raw, list) or not all(isinstance(s, str) for s in raw):
         problems.append("surprised: must be a list of creature ids")
-        surprised = []
-    for cid in surprised:
-        if cid not in seen:
-            problems.append(f"surprised: unknown creature {cid!r}")
+        return []
+    problems.extend(f"surprised: unknown creature {cid!r}" for cid in raw if cid not in ids)
+    return raw
 
-    positions = data.get("positions", {})
-    if not isinstance(positions, dict):
+
+def _positions(
+    raw: Any, ids: set[str], zone_ids: tuple[str, ...], problems: list[str]
+) -> dict[str, Any]:
+    if not isinstance(raw, dict):
         problems.append("positions: must map creature ids to zone ids")
-        positions = {}
-    for cid, zone in positions.items():
-        if cid not in seen:
+        return {}
+    for cid, zone in raw.items():
+        if cid not in ids:
             problems.append(f"positions.{cid}: unknown creature {cid!r}")
         if zone not in zone_ids:
             problems.append(f"positions.{cid}: unknown zone {zone!r}")
+    return raw
 
+
+def _hazards(raw: Any, problems: list[str]) -> list[Hazard]:
+    if not isinstance(raw, list):
+        problems.append("hazards: must be a list of hazards")
+        return []
     hazards: list[Hazard] = []
-    for i, item in enumerate(data.get("hazards", [])):
+    for i, item in enumerate(raw):
         try:
             hazards.append(converter.structure(item, Hazard))
         except cattrs.BaseValidationError as exc:
             problems.extend(
                 f"hazards[{i}]: {m}" for m in cattrs.transform_error(exc, path="hazard")
             )
-    name = data.get("name", "")
-    if not isinstance(name, str) or not name:
-        problems.append("name: must be a non-empty string")
-        name = "encounter"
-    if problems:
-        raise EncounterFileError(source, problems)
-    return EncounterFile(
-        name=name,
-        arena=arena,
-        creatures=tuple(creatures),
-        options=options,
-        surprised=tuple(surprised),
-        positions=dict(positions),
-        hazards=tuple(hazards),
-        description=str(data.get("description", "")),
-    )
+    return hazards

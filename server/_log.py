@@ -13,13 +13,14 @@ call may also name them itself (``extra={"encounter": eid}``).
 from __future__ import annotations
 
 import contextvars
+import enum
 import json
 import logging
 import string
 import sys
 import time
 from collections.abc import Callable
-from typing import IO, Any, Literal
+from typing import IO, Any, Final, Literal
 
 from zonekeep.sdk import (
     ActionTaken,
@@ -137,6 +138,28 @@ def describe(
         if entry is not None and entry.spec.description:
             return f"{entry.spec.description} ({event.type})"
         return f"[{event.type}] {json.dumps(event.data, sort_keys=True)}"
+    for told in _LINES:
+        line = told(event, n, z, a)
+        if line is not _OTHER:
+            return line
+    return f"[{event.type}]"
+
+
+class _Other(enum.Enum):
+    """What a group of :func:`describe`'s lines answers for an event not of the group."""
+
+    OTHER = 0
+
+
+_OTHER: Final = _Other.OTHER
+#: A creature's, a zone's or an asset's name for its id (what ``describe`` hands each group).
+_Name = Callable[[str], str]
+#: A group's answer: a sentence, None for a bookkeeping event, ``_OTHER`` when not its own.
+_Line = str | _Other | None
+
+
+def _setup_line(event: Event, n: _Name, z: _Name, a: _Name) -> _Line:
+    """The encounter's start: the roster, surprise, positions, initiative, decisions."""
     match event:
         case EncounterCreated():
             names = ", ".join(c.name for c in event.creatures)
@@ -169,6 +192,12 @@ def describe(
             return f"Decided {how}: {', '.join(event.choice)}."
         case GroupOrderSet():
             return f"The {event.group} will act in this order: {', '.join(n(m) for m in event.members)}."
+    return _OTHER
+
+
+def _turn_line(event: Event, n: _Name, z: _Name, a: _Name) -> _Line:
+    """Rounds and turns, and what a creature does on its own: moving, dashing, readying."""
+    match event:
         case RoundStarted():
             return f"— Round {event.round} —"
         case RoundEnded():
@@ -192,6 +221,27 @@ def describe(
             return f"{n(event.creature)} dashes."
         case Disengaged():
             return f"{n(event.creature)} disengages."
+        case Sprinted():
+            return f"{n(event.creature)} sprints."
+        case ManeuverStarted() | ManeuverUpdated():
+            return None
+        case ManeuverEnded():
+            return None if event.completed else f"{n(event.creature)}'s move stops: {event.reason}."
+        case Interacted():
+            via = "using its action" if event.via == "action" else "as its interaction"
+            return f"{n(event.creature)} interacts with {event.object} {via}."
+        case Communicated():
+            return f'{n(event.creature)} says: "{event.text}"'
+        case Readied():
+            return f"{n(event.creature)} readies {event.attack} against {n(event.target)}."
+        case ReadiedCleared():
+            return f"{n(event.creature)}'s readied attack is {event.reason}."
+    return _OTHER
+
+
+def _fight_line(event: Event, n: _Name, z: _Name, a: _Name) -> _Line:
+    """Attacks, damage, healing, conditions, saves and contests."""
+    match event:
         case ConditionApplied():
             why = f" ({event.source})" if event.source else ""
             return f"{n(event.creature)} is {event.condition}{why}."
@@ -222,31 +272,30 @@ def describe(
             return f"{n(event.creature)} is immune to being {event.condition}{why}."
         case Healed():
             return f"{n(event.creature)} regains {event.amount} hit points ({event.hp} now)."
-        case Interacted():
-            via = "using its action" if event.via == "action" else "as its interaction"
-            return f"{n(event.creature)} interacts with {event.object} {via}."
-        case Communicated():
-            return f'{n(event.creature)} says: "{event.text}"'
-        case Readied():
-            return f"{n(event.creature)} readies {event.attack} against {n(event.target)}."
-        case ReadiedCleared():
-            return f"{n(event.creature)}'s readied attack is {event.reason}."
-        case CreatureAdded():
-            return f"{event.creature.name} joins the encounter."
-        case HazardAdded():
-            return f"Hazard: {event.hazard.name}."
-        case HazardRemoved():
-            return f"The hazard {event.hazard} is gone."
-        case OverrideApplied():
-            return f"GM override by {event.by}: {n(event.creature)}'s {event.field} is now {event.value!r}."
-        case EncounterContinued():
-            return "The GM keeps the encounter going."
-        case EncounterEnded():
-            return f"The encounter ends: {event.reason}."
-        case ManeuverStarted() | ManeuverUpdated():
-            return None
-        case ManeuverEnded():
-            return None if event.completed else f"{n(event.creature)}'s move stops: {event.reason}."
+        case TumbleAttempted():
+            result = "succeeds" if event.success else "fails"
+            return f"{n(event.creature)} tumbles, {event.trigger}: {_roll(event.roll)} against {event.dc}: {result}."
+        case SaveMade():
+            result = "succeeds" if event.success else "fails"
+            if event.automatic_failure:
+                result = f"fails ({event.automatic_failure})"
+            why = f" ({event.source})" if event.source else ""
+            return (
+                f"{n(event.creature)} makes a {event.ability.upper()} save{why}: "
+                f"{_roll(event.roll)} against DC {event.dc}: {result}."
+            )
+        case ContestRolled():
+            winner = n(event.creature) if event.won else n(event.target)
+            return (
+                f"{n(event.creature)} ({event.skill} {event.roll.total}) against "
+                f"{n(event.target)} ({event.target_skill} {event.target_roll.total}): {winner} wins."
+            )
+    return _OTHER
+
+
+def _arena_line(event: Event, n: _Name, z: _Name, a: _Name) -> _Line:
+    """Zones, engagement, positions and effects in the arena."""
+    match event:
         case ZoneEntered():
             to, frm = z(event.to_zone), z(event.from_zone)
             if event.by == "gm" or (event.forced and event.by in ("", "gm")):
@@ -268,39 +317,41 @@ def describe(
         case AdjacencyTaken():
             how = ", back-to-back" if event.back_to_back else ""
             return f"{n(event.creature)} moves next to {n(event.ally)}{how}."
-        case TumbleAttempted():
-            result = "succeeds" if event.success else "fails"
-            return f"{n(event.creature)} tumbles, {event.trigger}: {_roll(event.roll)} against {event.dc}: {result}."
-        case SaveMade():
-            result = "succeeds" if event.success else "fails"
-            if event.automatic_failure:
-                result = f"fails ({event.automatic_failure})"
-            why = f" ({event.source})" if event.source else ""
-            return (
-                f"{n(event.creature)} makes a {event.ability.upper()} save{why}: "
-                f"{_roll(event.roll)} against DC {event.dc}: {result}."
-            )
-        case ContestRolled():
-            winner = n(event.creature) if event.won else n(event.target)
-            return (
-                f"{n(event.creature)} ({event.skill} {event.roll.total}) against "
-                f"{n(event.target)} ({event.target_skill} {event.target_roll.total}): {winner} wins."
-            )
         case EffectCreated():
             return f"{event.asset.name} fills {z(event.asset.zone)}."
         case EffectEnded():
             return f"{a(event.asset)} ends."
         case SpaceShared():
             return f"{n(event.creature)} ends up in {n(event.other)}'s space."
+    return _OTHER
+
+
+def _table_line(event: Event, n: _Name, z: _Name, a: _Name) -> _Line:
+    """The GM's table: creatures and hazards added, overrides, notes, the end, rewinds."""
+    match event:
+        case CreatureAdded():
+            return f"{event.creature.name} joins the encounter."
+        case HazardAdded():
+            return f"Hazard: {event.hazard.name}."
+        case HazardRemoved():
+            return f"The hazard {event.hazard} is gone."
+        case OverrideApplied():
+            return f"GM override by {event.by}: {n(event.creature)}'s {event.field} is now {event.value!r}."
+        case EncounterContinued():
+            return "The GM keeps the encounter going."
+        case EncounterEnded():
+            return f"The encounter ends: {event.reason}."
         case NoteAdded():
             return f"GM note{' (hidden)' if event.note.hidden else ''}: {event.note.text}"
         case NoteRemoved():
             return None
         case Rewound():
             return f"The GM rewinds the encounter to event {event.to_seq}."
-        case Sprinted():
-            return f"{n(event.creature)} sprints."
-    return f"[{event.type}]"
+    return _OTHER
+
+
+#: :func:`describe`'s groups of lines, tried in turn.
+_LINES = (_setup_line, _turn_line, _fight_line, _arena_line, _table_line)
 
 
 # -- the server's log lines -----------------------------------------------------------------

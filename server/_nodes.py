@@ -160,8 +160,9 @@ class Node:
                 self.renew_failures += 1
                 log.exception("node %s: renewing the leases failed", self.id)
                 continue
-            if time.monotonic() - started > interval:
-                log.warning("node %s: renewing the leases took %.1f s", self.id, interval)
+            took = time.monotonic() - started
+            if took > interval:
+                log.warning("node %s: renewing the leases took %.1f s", self.id, took)
             for encounter in lost:
                 self.lost += 1
                 log.warning("encounter %s: its lease was taken by another node", encounter)

@@ -4,14 +4,25 @@ Tests that check documentation or SPEC text against the code carry the ``docs``
 marker (module-level ``pytestmark`` in the doc-check files); the summary counts
 them apart from the behaviour tests, on a line of its own before pytest's final
 "N passed ..." line, which stays as it is (CI reads it).
+
+The ``running`` and ``make_server`` fixtures here serve the server over the in-memory
+transport (``memory_support``); ``tests/e2e/conftest.py`` overrides both with real
+servers on loopback ports, so a protocol test moves between the two by its folder.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
+import trio
+from e2e_support import ServerConfig
 from hypothesis import settings
+from memory_support import Memory, start_memory_server
 
 # CI explores new examples on every run rather than replaying a fixed set
 # (derandomize=False): the invariants must hold for every input, so a run that finds
@@ -49,3 +60,22 @@ def pytest_terminal_summary(
     terminalreporter.write_line(
         f"{len(ran) - checks} behaviour tests, {checks} documentation checks"
     )
+
+
+@pytest.fixture
+async def running(nursery: trio.Nursery, tmp_path: Path) -> Memory:
+    """A server with default limits (its SQLite store under ``tmp_path``), in memory."""
+    return await start_memory_server(nursery, tmp_path / "server", ServerConfig(port=0))
+
+
+@pytest.fixture
+def make_server(nursery: trio.Nursery, tmp_path: Path) -> Callable[..., Awaitable[Memory]]:
+    """Start another in-memory server with its own config and store directory:
+    ``await make_server(ServerConfig(...), engine=...)``."""
+    servers = itertools.count(1)
+
+    async def make(config: ServerConfig | None = None, **kw: Any) -> Memory:
+        data_dir = tmp_path / f"server-{next(servers)}"
+        return await start_memory_server(nursery, data_dir, config or ServerConfig(port=0), **kw)
+
+    return make

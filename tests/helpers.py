@@ -109,8 +109,8 @@ def banner_lines(proc: subprocess.Popen[str], seconds: float = 30.0) -> list[str
     passed between two lines)."""
     assert proc.stdout is not None
     lines: list[str] = []
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    until = time.monotonic() + deadline(seconds)
+    while time.monotonic() < until:
         line = proc.stdout.readline()
         if not line:
             break

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import quote
 
+import helpers
 import pytest
 
 #: The database the tests make their schemas in.
@@ -48,7 +49,7 @@ def _problem() -> str | None:
     except ImportError:
         return "psycopg or psycopg-pool is not installed (pip install -e '.[test]')"
     try:
-        psycopg.connect(POSTGRES_URL, connect_timeout=5).close()
+        psycopg.connect(POSTGRES_URL, connect_timeout=round(helpers.deadline(5))).close()
     except psycopg.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return (

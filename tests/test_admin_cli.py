@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import helpers
 import pytest
 import trio
 from e2e_support import ServerConfig, creatures, start_server
@@ -368,7 +369,7 @@ def test_an_imported_encounter_is_listed_with_its_record(
 @pytest.fixture
 async def server_store(data_dir: Path) -> AsyncIterator[SqliteStore]:
     """The server's own connection to the store, open while the commands run."""
-    with trio.fail_after(20):
+    with trio.fail_after(helpers.deadline(20)):
         store = await SqliteStore.open(data_dir / "zonekeep.sqlite3")
     try:
         yield store
@@ -379,7 +380,7 @@ async def server_store(data_dir: Path) -> AsyncIterator[SqliteStore]:
 async def cli(*argv: str) -> int:
     """``zonekeep argv...`` in a worker thread (a trio run of its own, its own connection),
     while this test's trio run keeps the server's store open."""
-    with trio.fail_after(30):
+    with trio.fail_after(helpers.deadline(30)):
         status: int = await trio.to_thread.run_sync(main, list(argv))
     return status
 
@@ -428,7 +429,7 @@ async def test_the_cli_as_another_process_beside_a_running_server(
     where = ["--data-dir", str(tmp_path / "server")]
 
     async def zonekeep(*argv: str) -> subprocess.CompletedProcess[bytes]:
-        with trio.fail_after(60):
+        with trio.fail_after(helpers.deadline(60)):
             return await trio.run_process(
                 [sys.executable, "-m", "zonekeep.server._cli", *argv, *where],
                 capture_stdout=True,

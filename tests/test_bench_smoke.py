@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import helpers
 from helpers import missing_component
 from postgres_support import sql
 
@@ -31,7 +32,7 @@ def run(*extra: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=helpers.deadline(240),
         check=False,
     )
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import helpers
 import pytest
 from helpers import banner_lines, example_plugin, serve_argv
 
@@ -181,7 +182,7 @@ def test_serve_prints_how_to_connect_and_stops_on_sigint(tmp_path: Path) -> None
         assert "seat alice:" in text and "(Aria, Sel)" in text
         assert "seat bob:" in text
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=10) == 0
+        assert proc.wait(timeout=helpers.deadline(10)) == 0
     finally:
         if proc.poll() is None:
             proc.kill()

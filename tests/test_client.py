@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
+import helpers
 import pytest
 import trio
 import trio.testing
@@ -29,7 +30,8 @@ from zonekeep.protocol.client import (
     connect,
 )
 
-WAIT = 5  # seconds (real clock): the bound on every wait for something that must happen
+# seconds (real clock): the bound on every wait for something that must happen
+WAIT = helpers.deadline(5)
 Handler = Callable[[ServerConnection], Awaitable[None]]
 
 RATE_LIMITED = {
@@ -203,7 +205,7 @@ async def test_a_request_times_out_exactly_and_its_late_reply_is_dropped(
         await send(ws, {"id": second["id"], "result": {"on_time": True}})
         await ws.wait_closed()
 
-    with trio.fail_after(60):
+    with trio.fail_after(helpers.deadline(60)):
         async with fake_server(handler) as url, connect(url, hello=False) as client:
             start = trio.current_time()
             with pytest.raises(RequestTimeout) as timed_out:
@@ -225,7 +227,7 @@ async def test_the_clients_timeout_applies_to_every_request_unless_one_says_othe
         await ws.recv()
         await ws.wait_closed()  # never answers
 
-    with trio.fail_after(60):
+    with trio.fail_after(helpers.deadline(60)):
         async with fake_server(handler) as url, connect(url, hello=False, timeout=3) as client:
             start = trio.current_time()
             with pytest.raises(RequestTimeout):
@@ -250,7 +252,7 @@ async def test_no_timeout_waits_until_the_reply(clock: trio.testing.MockClock) -
         await trio.sleep(60)
         answer.set()
 
-    with trio.fail_after(120):
+    with trio.fail_after(helpers.deadline(120)):
         async with (
             fake_server(handler) as url,
             connect(url, hello=False, timeout=3) as client,

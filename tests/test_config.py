@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import helpers
 import pytest
 import trio
 from e2e_support import creatures, start_server
@@ -428,7 +429,7 @@ def test_compare_keeps_what_needs_a_restart() -> None:
 
 
 async def create(client: ZonekeepClient, key: str | None) -> dict[str, Any]:
-    with trio.fail_after(10):
+    with trio.fail_after(helpers.deadline(10)):
         return await client.create_encounter("Reload", "tavern", creatures(), server_key=key)
 
 
@@ -487,7 +488,7 @@ class Output:
         self.text = ""
 
     async def wait_for(self, phrase: str, start: int = 0) -> int:
-        with trio.fail_after(20):
+        with trio.fail_after(helpers.deadline(20)):
             while phrase not in self.text[start:]:
                 chunk = await self.stream.receive_some()
                 if not chunk:
@@ -540,7 +541,7 @@ async def test_sighup_reloads_a_running_zonekeep_serve_and_a_bad_config_changes_
             await create(gm, "second-key")  # still the key in force
         assert "first-key" not in err.text and "second-key" not in err.text
         process.send_signal(signal.SIGTERM)  # still the graceful stop
-        with trio.fail_after(20):
+        with trio.fail_after(helpers.deadline(20)):
             assert await process.wait() == 0
     finally:
         if process.returncode is None:

@@ -8,6 +8,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from test_durability import roster, validated, zonekeep_serve
@@ -20,7 +21,7 @@ __all__ = ["validated"]  # the fixture of test_durability: every message is vali
 
 
 async def begin(gm: ZonekeepClient, **extra: Any) -> tuple[str, str]:
-    with trio.fail_after(10):
+    with trio.fail_after(helpers.deadline(10)):
         created = await gm.create_encounter("Durable dice", "tavern", roster(), **extra)
         eid = created["encounter"]
         await gm.command(eid, "set_surprise", surprised=[])
@@ -31,7 +32,7 @@ async def begin(gm: ZonekeepClient, **extra: Any) -> tuple[str, str]:
 
 async def fight(gm: ZonekeepClient, eid: str, turns: int = 3) -> None:
     """A few turns: each active creature attacks someone of the other side."""
-    with trio.fail_after(20):
+    with trio.fail_after(helpers.deadline(20)):
         for _ in range(turns):
             snap = (await gm.request("snapshot", encounter=eid))["snapshot"]
             active = snap["active"]
@@ -67,7 +68,7 @@ async def test_seeded_dice_survive_kill_9_and_match_a_server_never_killed(tmp_pa
             eid, token = await begin(gm, **seeded)
             await fight(gm, eid, 3)
         kill_9(first.process)
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             await first.process.wait()
     async with (
         zonekeep_serve(data, tmp_path / "killed.log") as second,
@@ -80,7 +81,7 @@ async def test_seeded_dice_survive_kill_9_and_match_a_server_never_killed(tmp_pa
 
 
 async def fight_after_join(gm: ZonekeepClient, eid: str, token: str, turns: int) -> None:
-    with trio.fail_after(10):
+    with trio.fail_after(helpers.deadline(10)):
         await gm.join(eid, token)
     await fight(gm, eid, turns)
 
@@ -97,7 +98,7 @@ async def test_a_fair_seed_and_its_counter_survive_kill_9(
             before = (await gm.request("snapshot", encounter=eid))["snapshot"]["dice"]
             rolled = await all_dice(gm, eid, token)
         kill_9(first.process)
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             await first.process.wait()
     # Everything the killed server left on disk (the store, its WAL).
     left = b"".join(p.read_bytes() for p in sorted(data.iterdir()) if p.is_file())
@@ -106,7 +107,7 @@ async def test_a_fair_seed_and_its_counter_survive_kill_9(
         connect(second.url) as gm,
     ):
         await fight_after_join(gm, eid, token, 2)
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             await gm.command(eid, "end_encounter", force=True)
         after = (await gm.request("snapshot", encounter=eid))["snapshot"]["dice"]
         everything = await all_dice(gm, eid, token)

@@ -16,6 +16,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, cast
 
+import helpers
 import pytest
 import trio
 from e2e_support import VALIDATED, Loaded, _validate
@@ -76,7 +77,7 @@ def roster() -> list[dict[str, Any]]:
 
 async def setup(gm: ZonekeepClient) -> tuple[str, str, str, str]:
     """An encounter at Aria's first turn: its id, the GM's, alice's and bob's tokens."""
-    with trio.fail_after(10):
+    with trio.fail_after(helpers.deadline(10)):
         created = await gm.create_encounter("Durable", "tavern", roster())
         eid = created["encounter"]
         alice = await gm.request("create_seat", encounter=eid, player="alice")
@@ -116,7 +117,7 @@ async def zonekeep_serve(data_dir: Path, log: Path, *extra: str) -> AsyncIterato
     try:
         assert process.stdout is not None
         buffer = b""
-        with trio.fail_after(20):
+        with trio.fail_after(helpers.deadline(20)):
             while b"Stop with Ctrl-C." not in buffer:
                 chunk = await process.stdout.receive_some()
                 if not chunk:
@@ -128,7 +129,7 @@ async def zonekeep_serve(data_dir: Path, log: Path, *extra: str) -> AsyncIterato
     finally:
         if process.returncode is None:
             process.kill()
-        with trio.move_on_after(10):
+        with trio.move_on_after(helpers.deadline(10)):
             await process.wait()
         if process.stdout is not None:
             await process.stdout.aclose()
@@ -162,7 +163,7 @@ async def test_kill_9_mid_load_loses_nothing_acknowledged(tmp_path: Path) -> Non
             clients = {"gm": gm}
             for name in ("gm2", "gm3", "alice", "bob"):
                 clients[name] = await stack.enter_async_context(connect(first.url))
-            with trio.fail_after(10):
+            with trio.fail_after(helpers.deadline(10)):
                 for name, token in (
                     ("gm2", gm_token),
                     ("gm3", gm_token),
@@ -187,7 +188,7 @@ async def test_kill_9_mid_load_loses_nothing_acknowledged(tmp_path: Path) -> Non
                 except ConnectionLost:
                     return
 
-            with trio.fail_after(30):
+            with trio.fail_after(helpers.deadline(30)):
                 async with trio.open_nursery() as nursery:
                     for name in ("gm", "gm2", "gm3"):
                         nursery.start_soon(load, name)
@@ -216,7 +217,7 @@ async def test_kill_9_mid_load_loses_nothing_acknowledged(tmp_path: Path) -> Non
         async with AsyncExitStack() as stack:
             gm = await stack.enter_async_context(connect(second.url))
             alice = await stack.enter_async_context(connect(second.url))
-            with trio.fail_after(10):
+            with trio.fail_after(helpers.deadline(10)):
                 full = await gm.join(eid, gm_token, last_seq=0)  # the same token works
                 alice_view = await alice.join(eid, alice_token, last_seq=0)
                 state = (await gm.request("snapshot", encounter=eid))["snapshot"]
@@ -261,7 +262,7 @@ async def test_kill_9_mid_load_loses_nothing_acknowledged(tmp_path: Path) -> Non
             ):
                 client = await stack.enter_async_context(connect(second.url))
                 last = max(seen[name])
-                with trio.fail_after(10):
+                with trio.fail_after(helpers.deadline(10)):
                     back = await client.join(eid, token, last_seq=last)
                 assert back["seq"] == seq
                 assert back["snapshot"] is None
@@ -272,7 +273,7 @@ async def test_kill_9_mid_load_loses_nothing_acknowledged(tmp_path: Path) -> Non
                     assert back["events"] == alice_view["events"][last:]
                 resumed[name] = client
             # ... and play goes on at the next seq, for everyone.
-            with trio.fail_after(10):
+            with trio.fail_after(helpers.deadline(10)):
                 result = await resumed["gm2"].command(eid, "add_note", text="after the crash")
                 assert result["first_seq"] == result["last_seq"] == seq + 1
                 moved = await resumed["gm3"].command(eid, "move", creature=active, feet=5)
@@ -313,7 +314,7 @@ class Host:
 
     async def stop(self) -> None:
         self.scope.cancel()
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             await self.gone.wait()
             await self.server.store.aclose()
 
@@ -327,7 +328,7 @@ async def host(nursery: trio.Nursery, data: Path, **config: Any) -> Host:
         ServerConfig(port=0, data_dir=data, reaction_seconds=30, **config), entropy=Loaded()
     )
     running = Host(server)
-    with trio.fail_after(10):
+    with trio.fail_after(helpers.deadline(10)):
         await nursery.start(running._run)
     assert isinstance(server.store, SqliteStore)
     return running
@@ -341,7 +342,7 @@ async def test_restart_brings_back_state_seats_and_a_pending_decision(
     first = await host(nursery, data)
     async with connect(first.url) as gm, connect(first.url) as alice:
         eid, gm_token, alice_token, _ = await setup(gm)
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             await alice.join(eid, alice_token)
             await alice.command(eid, "attack", creature="aria", target="gob")
             await alice.command(eid, "end_turn", creature="aria")
@@ -357,7 +358,7 @@ async def test_restart_brings_back_state_seats_and_a_pending_decision(
     assert second.server.rooms == {}  # nothing is loaded before its first join
     assert second.server is not first.server
     async with connect(second.url) as gm, connect(second.url) as alice:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             joined = await gm.join(eid, gm_token)
             after = await gm.request("snapshot", encounter=eid)
             seat = await alice.join(eid, alice_token)
@@ -369,7 +370,7 @@ async def test_restart_brings_back_state_seats_and_a_pending_decision(
         assert (seat["role"], seat["player"]) == ("player", "alice")
         assert again["decision"] == prompt["decision"]
         assert 29 < again["deadline_seconds"] <= 30  # a fresh deadline, not the old one
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             result = await alice.command(
                 eid, "decide", decision=prompt["decision"]["id"], choice=["attack"]
             )
@@ -400,7 +401,7 @@ async def test_restart_after_snapshots_and_a_rewind_gives_the_same_state(
     async with connect(first.url) as gm:
         eid, gm_token, _, _ = await setup(gm)
         first.server.rooms[eid].snapshot_every = 4  # several snapshots in the store
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             for n in range(11):
                 await gm.command(eid, "add_note", text=f"note {n}")
             await gm.command(eid, "move", creature="aria", feet=10)
@@ -412,7 +413,7 @@ async def test_restart_after_snapshots_and_a_rewind_gives_the_same_state(
 
     second = await host(nursery, data)
     async with connect(second.url) as gm:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             joined = await gm.join(eid, gm_token)
             assert joined["snapshot"] == snapped["snapshot"]
             rewound = await gm.request("rewind", encounter=eid, to_seq=snapped["seq"] - 3)
@@ -423,7 +424,7 @@ async def test_restart_after_snapshots_and_a_rewind_gives_the_same_state(
 
     third = await host(nursery, data)
     async with connect(third.url) as gm:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             joined = await gm.join(eid, gm_token)
         assert joined["seq"] == later["seq"]
         assert joined["snapshot"] == later["snapshot"]
@@ -444,7 +445,7 @@ async def test_store_unavailable_refuses_with_nothing_changed_or_broadcast(
         connect(served.url) as watcher,
     ):
         eid, _, alice_token, _ = await setup(gm)
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             link = await gm.request("create_spectator_link", encounter=eid)
             await alice.join(eid, alice_token)
             await watcher.join(eid, link["token"])
@@ -461,10 +462,10 @@ async def test_store_unavailable_refuses_with_nothing_changed_or_broadcast(
             (gm, "create_seat", {"player": "carol"}),
         ]
         for client, method, params in attempts:
-            with trio.fail_after(10), pytest.raises(ClientError) as info:
+            with trio.fail_after(helpers.deadline(10)), pytest.raises(ClientError) as info:
                 await client.request(method, encounter=eid, **params)
             assert (info.value.code, info.value.name) == (6003, "store_unavailable"), method
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             for client in (gm, alice, watcher):
                 await client.request("ping")  # anything pushed before is in by now
             after = await gm.request("snapshot", encounter=eid)
@@ -475,7 +476,7 @@ async def test_store_unavailable_refuses_with_nothing_changed_or_broadcast(
         assert [s for s, _ in await served.store.read(eid)] == list(range(1, before["seq"] + 1))
 
         served.store._conn.execute("PRAGMA query_only=0")  # write access is back
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             result = await gm.command(eid, "add_note", text="saved")
             moved = await alice.command(eid, "move", creature="aria", feet=5)
             live = [await watcher.notification("event") for _ in range(2)]
@@ -512,7 +513,7 @@ async def test_a_bad_store_stops_serve_with_exit_code_1(
     else:
         newer_store(store)
     before = store.read_bytes()
-    with trio.fail_after(30):
+    with trio.fail_after(helpers.deadline(30)):
         done = await trio.run_process(
             serve_argv(data), capture_stdout=True, capture_stderr=True, check=False
         )

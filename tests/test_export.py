@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import helpers
 import pytest
 import trio
 
@@ -529,7 +530,7 @@ async def test_an_imported_unfinished_encounter_comes_back_on_a_server_and_the_g
     async with serving(data) as server:
         assert server.rooms == {}  # nothing is loaded before its first join
         url = f"ws://127.0.0.1:{server.port}/ws"
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             async with connect(url) as gm:
                 joined = await gm.join("e7-restored", token)
                 assert list(server.rooms) == ["e7-restored"]

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import helpers
 import pytest
 from dice_vectors import VECTORS, vectors
 from helpers import missing_component
@@ -214,7 +215,7 @@ def test_the_javascript_verifier_agrees_with_the_vectors(tmp_path: Path) -> None
         [node, str(script), str(DICE_JS), str(VECTORS)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=helpers.deadline(60),
         check=False,
     )
     assert done.returncode == 0, done.stderr

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import helpers
 import pytest
 import trio
 from postgres_support import fresh_schema, schema_of, sql
@@ -29,7 +30,7 @@ def url() -> Iterator[str]:
 
 
 async def node(url: str, name: str) -> PostgresStore:
-    with trio.fail_after(20):
+    with trio.fail_after(helpers.deadline(20)):
         store = await PostgresStore.open(url, pool_size=2)
         await store.become_node(name, f"ws://{name}.invalid/ws")
     return store

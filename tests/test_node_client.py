@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import helpers
 import pytest
 from helpers import missing_component
 
@@ -85,7 +86,7 @@ def test_node_client_plays_against_a_real_server(tmp_path: Path) -> None:
             cwd=CLIENT_DIR,
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=helpers.deadline(60),
         )
         output = f"stdout:\n{client.stdout}\nstderr:\n{client.stderr}"
         assert client.returncode == 0, output
@@ -93,7 +94,7 @@ def test_node_client_plays_against_a_real_server(tmp_path: Path) -> None:
         assert "warning:" not in client.stderr, output
     finally:
         server.kill()
-        server.wait(timeout=10)
+        server.wait(timeout=helpers.deadline(10))
         if server.stdout is not None:
             server.stdout.close()
 
@@ -138,7 +139,7 @@ def test_node_client_follows_moved_to_the_node_that_serves_the_encounter(
                 cwd=CLIENT_DIR,
                 capture_output=True,
                 text=True,
-                timeout=60,
+                timeout=helpers.deadline(60),
             )
             output = f"stdout:\n{client.stdout}\nstderr:\n{client.stderr}"
             assert client.returncode == 0, output
@@ -147,6 +148,6 @@ def test_node_client_follows_moved_to_the_node_that_serves_the_encounter(
             assert SUMMARY.search(client.stdout), output
         finally:
             nodes.kill()
-            nodes.wait(timeout=10)
+            nodes.wait(timeout=helpers.deadline(10))
             if nodes.stdout is not None:
                 nodes.stdout.close()

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import helpers
 import pytest
 import trio
 
@@ -63,7 +64,7 @@ def _run(*argv: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=helpers.deadline(600),
         check=False,
     )
     assert done.returncode == 0, f"{argv}: {done.stdout[-3000:]}\n{done.stderr[-3000:]}"
@@ -79,7 +80,7 @@ def _clean_env(**extra: str) -> dict[str, str]:
 
 def _read_banner(stream: Any, seconds: float = 30.0) -> str:
     got = b""
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + helpers.deadline(seconds)
     with selectors.DefaultSelector() as sel:
         sel.register(stream, selectors.EVENT_READ)
         while b"Stop with Ctrl-C." not in got:
@@ -119,7 +120,7 @@ def _serving(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> Iter
     finally:
         process.send_signal(signal.SIGTERM)
         try:
-            process.wait(timeout=15)
+            process.wait(timeout=helpers.deadline(15))
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
@@ -222,8 +223,8 @@ def test_the_wheel_installs_and_serves_its_bundled_arenas(
         assert f"Encounters are kept in {tmp_path / 'data' / 'zonekeep'}." in banner
 
         async def check() -> None:
-            with trio.fail_after(30):
-                async with connect(url[1], timeout=10) as gm:
+            with trio.fail_after(helpers.deadline(30)):
+                async with connect(url[1], timeout=helpers.deadline(10)) as gm:
                     assert gm.welcome is not None
                     assert sorted(gm.welcome["capabilities"]["arenas"]) == ARENAS
                     joined = await gm.join(encounter[1], gm_token[1])
@@ -244,7 +245,7 @@ def _get(url: str, token: str | None = None) -> tuple[int, str]:
     if token is not None:
         request.add_header("Authorization", f"Bearer {token}")
     try:
-        with urllib.request.urlopen(request, timeout=10) as answer:
+        with urllib.request.urlopen(request, timeout=helpers.deadline(10)) as answer:
             return answer.status, answer.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
@@ -283,7 +284,7 @@ def test_an_operator_runs_the_installed_server_from_the_environment(
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=helpers.deadline(60),
         check=False,
     )
     assert added.returncode == 0, added.stderr
@@ -302,16 +303,16 @@ def test_an_operator_runs_the_installed_server_from_the_environment(
         assert _get(f"{http}/readyz")[0] == 200
 
         async def play() -> str:
-            with trio.fail_after(60):
+            with trio.fail_after(helpers.deadline(60)):
                 # A key is defined, so a keyless connection (even from loopback) may not create.
-                async with connect(url[1] + "/ws", timeout=10) as stranger:
+                async with connect(url[1] + "/ws", timeout=helpers.deadline(10)) as stranger:
                     try:
                         await stranger.create_encounter("Nope", "tavern", creatures)
                     except ClientError as exc:
                         assert exc.name == "gm_key_required", exc
                     else:
                         raise AssertionError("a keyless connection created an encounter")
-                async with connect(url[1] + "/ws", timeout=10, gm_key=key) as gm:
+                async with connect(url[1] + "/ws", timeout=helpers.deadline(10), gm_key=key) as gm:
                     assert gm.welcome is not None and gm.welcome["gm"] == "ana"
                     made = await gm.create_encounter("Goblins at the inn", "tavern", creatures)
                     eid, gm_token = made["encounter"], made["gm_token"]
@@ -348,7 +349,7 @@ def test_an_operator_runs_the_installed_server_from_the_environment(
             env=env,
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=helpers.deadline(60),
             check=False,
         )
         assert listed.returncode == 0, listed.stderr

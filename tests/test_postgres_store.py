@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import helpers
 import pytest
 import trio
 from postgres_support import POSTGRES_URL, fresh_schema, needs_postgres, schema_of, sql
@@ -39,7 +40,7 @@ def url() -> Iterator[str]:
 
 
 async def open_pg(url: str, **kw: int) -> PostgresStore:
-    with trio.fail_after(20):
+    with trio.fail_after(helpers.deadline(20)):
         return await PostgresStore.open(url, **kw)
 
 
@@ -150,7 +151,7 @@ async def test_a_search_path_naming_no_schema_is_refused_plainly() -> None:
 async def test_an_unreachable_database_is_named_without_its_password() -> None:
     needs_postgres()  # psycopg is there
     url = "postgresql://zonekeep:hunter2-secret@127.0.0.1:1/zonekeep"
-    with trio.fail_after(20), pytest.raises(StoreError) as info:
+    with trio.fail_after(helpers.deadline(20)), pytest.raises(StoreError) as info:
         await PostgresStore.open(url)
     message = str(info.value)
     assert "hunter2" not in message
@@ -187,7 +188,7 @@ async def test_a_failed_batch_stores_nothing_and_fails_every_append_of_it(url: s
                 failed.append(eid)
                 assert "could not save" in str(exc)
 
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(append, "a")
                 nursery.start_soon(append, "b")  # shares the batch, so it fails too
@@ -317,7 +318,7 @@ async def test_store_copy_copies_everything_the_server_needs(url: str, tmp_path:
         await source.add_gm_key(GmKey("alice", "a" * 64, 5.0))
         target = await open_pg(url)
         try:
-            with trio.fail_after(20):
+            with trio.fail_after(helpers.deadline(20)):
                 done = await copy_store(source, target)
             assert (done.encounters, done.events, done.grants, done.gm_keys) == (2, 4, 2, 1)
             for eid in ("live", "old"):
@@ -374,7 +375,7 @@ def test_zonekeep_serve_on_a_postgresql_store_never_shows_its_password(
     try:
         lines = banner_lines(proc)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=20)
+        _, err = proc.communicate(timeout=helpers.deadline(20))
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import helpers
 import pytest
 import trio
 import trio.testing
@@ -44,7 +45,7 @@ def all_bytes(folder: Path) -> bytes:
 
 
 async def open_store(path: Path, **kw: object) -> SqliteStore:
-    with trio.fail_after(10):
+    with trio.fail_after(helpers.deadline(10)):
         return await SqliteStore.open(path, **kw)  # type: ignore[arg-type]
 
 
@@ -63,7 +64,7 @@ class Target:
     async def open(self, **kw: object) -> Store:
         if self.url is None:
             return await open_store(self.db, **kw)
-        with trio.fail_after(20):
+        with trio.fail_after(helpers.deadline(20)):
             return await PostgresStore.open(self.url)
 
     def count_events(self) -> int:
@@ -102,7 +103,7 @@ def target(request: pytest.FixtureRequest, db: Path) -> Iterator[Target]:
 async def test_append_and_read_round_trip_with_seqs(target: Target) -> None:
     store = await target.open()
     try:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             await store.append("e1", 1, rounds(1, 3))
             await store.append("e1", 4, rounds(4, 2))
             await store.append("e2", 1, rounds(100, 1))
@@ -129,7 +130,7 @@ async def test_a_rich_event_round_trips_exactly(target: Target) -> None:
     event = NoteAdded(Note("n1", 'Ünïcødé ✓ "quoted" \n newline \x00', hidden=True))
     store = await target.open()
     try:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             await store.append("e1", 1, [event])
             ((seq, back),) = await store.read("e1")
         assert seq == 1
@@ -144,7 +145,10 @@ async def test_a_rich_event_round_trips_exactly(target: Target) -> None:
 async def test_first_append_must_start_at_one(target: Target, first: int, expected: int) -> None:
     store = await target.open()
     try:
-        with trio.fail_after(10), pytest.raises(ValueError, match=f"expected {expected}"):
+        with (
+            trio.fail_after(helpers.deadline(10)),
+            pytest.raises(ValueError, match=f"expected {expected}"),
+        ):
             await store.append("e1", first, rounds(1, 1))
         assert await store.read("e1") == []
         assert await store.encounters() == []
@@ -156,7 +160,7 @@ async def test_first_append_must_start_at_one(target: Target, first: int, expect
 async def test_non_contiguous_append_raises_value_error(target: Target, first: int) -> None:
     store = await target.open()
     try:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             await store.append("e1", 1, rounds(1, 3))  # seqs 1..3; the next is 4
             with pytest.raises(ValueError, match="expected 4"):
                 await store.append("e1", first, rounds(50, 2))
@@ -176,7 +180,7 @@ async def test_concurrent_appends_share_transactions_and_land_in_order(target: T
     encounters = [f"e{i}" for i in range(6)]
     per_encounter = 25
     try:
-        with trio.fail_after(20):
+        with trio.fail_after(helpers.deadline(20)):
 
             async def play_two_per_append(eid: str) -> None:
                 seq = 1
@@ -210,7 +214,7 @@ async def test_an_append_returns_after_its_own_batch_while_others_keep_appending
     store = await target.open()
     returned_after: list[int] = []
     try:
-        with trio.fail_after(20):
+        with trio.fail_after(helpers.deadline(20)):
 
             async def first() -> None:
                 await store.append("a", 1, rounds(1, 1))
@@ -240,7 +244,7 @@ async def test_an_append_returns_after_its_own_batch_while_others_keep_appending
 async def test_a_single_writer_uses_one_transaction_per_append(target: Target) -> None:
     store = await target.open()
     try:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             for seq in range(1, 6):
                 await store.append("e1", seq, rounds(seq, 1))
         assert (store.transactions, store.appends) == (5, 5)
@@ -254,7 +258,7 @@ async def test_a_single_writer_uses_one_transaction_per_append(target: Target) -
 async def test_snapshots_grants_and_unfinished(target: Target) -> None:
     store = await target.open()
     try:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             await store.append("live", 1, rounds(1, 2), snapshot={"seq": 2, "v": "first"})
             await store.append("live", 3, rounds(3, 3))
             await store.append("live", 6, rounds(6, 1), snapshot={"seq": 6, "v": "second"})
@@ -292,7 +296,7 @@ async def test_grants_are_stored_as_hashes_only(target: Target) -> None:
     hashed = hashlib.sha256(token.encode()).hexdigest()
     store = await target.open()
     try:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             await store.append("e1", 1, rounds(1, 1))
             await store.add_grant("e1", StoredGrant(hashed, "player", "alice"))
             on_disk_while_open = target.everything()
@@ -330,7 +334,7 @@ async def test_default_durability_is_full(db: Path) -> None:
 
 async def test_reopening_keeps_everything(target: Target) -> None:
     store = await target.open(durability="normal")
-    with trio.fail_after(10):
+    with trio.fail_after(helpers.deadline(10)):
         await store.append("e1", 1, rounds(1, 4), snapshot={"at": 4})
         await store.append("e1", 5, rounds(5, 2))
         await store.append("e2", 1, rounds(9, 1), finished=True)
@@ -339,7 +343,7 @@ async def test_reopening_keeps_everything(target: Target) -> None:
         await store.aclose()
     again = await target.open()
     try:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             assert dicts(await store_read(again, "e1")) == before
             assert len(before) == 6
             (found,) = await again.unfinished()
@@ -366,7 +370,7 @@ async def test_an_empty_file_becomes_a_new_store(db: Path) -> None:
     db.write_bytes(b"")
     store = await open_store(db)
     try:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             await store.append("e1", 1, rounds(1, 1))
             assert len(await store.read("e1")) == 1
     finally:
@@ -378,7 +382,7 @@ async def test_an_empty_file_becomes_a_new_store(db: Path) -> None:
 
 async def make_real_store(path: Path, events: int = 300) -> None:
     store = await open_store(path)
-    with trio.fail_after(20):
+    with trio.fail_after(helpers.deadline(20)):
         for seq in range(1, events + 1, 10):
             await store.append(
                 "e1", seq, rounds(seq, 10), snapshot={"n": seq} if seq % 100 == 1 else None
@@ -397,7 +401,7 @@ def set_version(path: Path, version: str) -> None:
 async def assert_refused(path: Path, *phrases: str) -> None:
     before = path.read_bytes()
     siblings = sorted(p.name for p in path.parent.iterdir())
-    with trio.fail_after(10), pytest.raises(StoreError) as info:
+    with trio.fail_after(helpers.deadline(10)), pytest.raises(StoreError) as info:
         await SqliteStore.open(path)
     message = str(info.value)
     assert str(path) in message
@@ -473,7 +477,7 @@ async def test_refuses_a_store_with_an_unknown_older_version(db: Path, version: 
 async def test_disk_full_refuses_the_batch_and_stores_nothing(db: Path) -> None:
     store = await open_store(db)
     try:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             await store.append("e1", 1, rounds(1, 3))
             pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
             store._conn.execute(f"PRAGMA max_page_count={pages}")
@@ -496,7 +500,7 @@ async def test_disk_full_refuses_the_batch_and_stores_nothing(db: Path) -> None:
 async def test_disk_full_in_a_shared_batch_fails_every_append_of_it(db: Path) -> None:
     store = await open_store(db)
     try:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             await store.append("a", 1, rounds(1, 1))
             await store.append("b", 1, rounds(1, 1))
             pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
@@ -525,7 +529,7 @@ async def test_disk_full_in_a_shared_batch_fails_every_append_of_it(db: Path) ->
 async def test_disk_full_error_says_the_disk_is_full(db: Path) -> None:
     store = await open_store(db)
     try:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             await store.append("e1", 1, rounds(1, 1))
             pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
             store._conn.execute(f"PRAGMA max_page_count={pages}")
@@ -540,7 +544,7 @@ async def test_disk_full_error_says_the_disk_is_full(db: Path) -> None:
 async def test_read_only_refuses_the_batch_and_stores_nothing(db: Path) -> None:
     store = await open_store(db)
     try:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             await store.append("e1", 1, rounds(1, 2))
             await store.add_grant("e1", StoredGrant("h1", "gm"))
             store._conn.execute("PRAGMA query_only=1")
@@ -580,7 +584,7 @@ async def test_cancelling_the_flushing_task_does_not_strand_other_appends(
     def slow_write(conn: sqlite3.Connection, batch: list[Any]) -> None:
         if not entered.is_set():  # hold the first transaction in the worker thread
             entered.set()
-            release.wait(10)
+            release.wait(helpers.deadline(10))
         real_write(conn, batch)
 
     monkeypatch.setattr(_sqlite, "_write_batch", slow_write)
@@ -606,7 +610,7 @@ async def test_cancelling_the_flushing_task_does_not_strand_other_appends(
             else:
                 outcome["b"] = "stored"
 
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(flusher)
                 await trio.to_thread.run_sync(entered.wait, 5)  # "a" is being written

@@ -15,6 +15,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import helpers
 import pytest
 import trio
 
@@ -51,7 +52,7 @@ def layout(path: Path) -> list[tuple[Any, ...]]:
 
 
 async def open_store(path: Path) -> SqliteStore:
-    with trio.fail_after(20):
+    with trio.fail_after(helpers.deadline(20)):
         return await SqliteStore.open(path)
 
 
@@ -122,7 +123,7 @@ async def test_the_upgraded_store_plays_on(old_store: Path) -> None:
     brawl = next(e for e, old in OLD_CONTENT["encounters"].items() if old["name"] == "Tavern brawl")
     store = await open_store(old_store)
     try:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             last = len(await store.read(brawl))
             await store.append(brawl, last + 1, [RoundStarted(2)])
             await store.add_gm_key(GmKey("alice", "a" * 64, 1.0))
@@ -164,7 +165,7 @@ async def test_a_failed_migration_leaves_the_file_as_it_was(
     monkeypatch.setitem(MIGRATIONS, 1, Migration("broken", half_done))
     before = old_store.read_bytes()
     siblings = sorted(p.name for p in old_store.parent.iterdir())
-    with trio.fail_after(20), pytest.raises(StoreError) as info:
+    with trio.fail_after(helpers.deadline(20)), pytest.raises(StoreError) as info:
         await SqliteStore.open(old_store)
     message = str(info.value)
     assert str(old_store) in message
@@ -186,7 +187,7 @@ async def test_a_store_from_a_newer_zonekeep_is_refused_naming_the_file(
         )
     conn.close()
     before = old_store.read_bytes()
-    with trio.fail_after(10), pytest.raises(StoreError) as info:
+    with trio.fail_after(helpers.deadline(10)), pytest.raises(StoreError) as info:
         await SqliteStore.open(old_store)
     message = str(info.value)
     assert str(old_store) in message

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import attrs
+import helpers
 import pytest
 import trio
 import trio.testing
@@ -57,14 +58,14 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         return
     if request.param == "postgresql":
         with fresh_schema() as url:
-            with trio.fail_after(20):
+            with trio.fail_after(helpers.deadline(20)):
                 pg = await PostgresStore.open(url, pool_size=2)
             try:
                 yield pg
             finally:
                 await pg.aclose()
         return
-    with trio.fail_after(10):
+    with trio.fail_after(helpers.deadline(10)):
         opened = await SqliteStore.open(tmp_path / "zonekeep.sqlite3")
     try:
         yield opened
@@ -259,7 +260,7 @@ async def two(
     """Two stores on one file or database: the server's and the operator's (the CLI's)."""
     if request.param == "postgresql":
         with fresh_schema() as url:
-            with trio.fail_after(20):
+            with trio.fail_after(helpers.deadline(20)):
                 first = await PostgresStore.open(url, pool_size=2)
                 second = await PostgresStore.open(url, pool_size=1)
             try:
@@ -269,7 +270,7 @@ async def two(
                 await first.aclose()
         return
     path = tmp_path / "zonekeep.sqlite3"
-    with trio.fail_after(10):
+    with trio.fail_after(helpers.deadline(10)):
         server = await SqliteStore.open(path)
         cli = await SqliteStore.open(path)
     try:
@@ -283,7 +284,7 @@ async def two(
 async def two_sqlite(tmp_path: Path) -> AsyncIterator[tuple[SqliteStore, SqliteStore]]:
     """Two connections to one file: the server's and the operator's (the CLI's)."""
     path = tmp_path / "zonekeep.sqlite3"
-    with trio.fail_after(10):
+    with trio.fail_after(helpers.deadline(10)):
         server = await SqliteStore.open(path)
         cli = await SqliteStore.open(path)
     try:
@@ -297,7 +298,7 @@ async def test_outside_changes_move_for_another_connection_only(
     two: tuple[EventStore, EventStore],
 ) -> None:
     server, cli = two
-    with trio.fail_after(10):
+    with trio.fail_after(helpers.deadline(10)):
         start = await server.outside_changes()
         await begin(server, "e1")
         await server.put_record(record("e1"))
@@ -328,7 +329,7 @@ async def test_a_write_started_under_another_connections_lock_goes_through(
     two_sqlite: tuple[SqliteStore, SqliteStore],
 ) -> None:
     server, cli = two_sqlite
-    with trio.fail_after(20):
+    with trio.fail_after(helpers.deadline(20)):
         await begin(server, "e1")
         holder = sqlite3.connect(server.path, isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")
@@ -348,7 +349,7 @@ async def test_load_follows_a_delete_and_an_import_made_by_another_process(
     two: tuple[EventStore, EventStore],
 ) -> None:
     server, cli = two
-    with trio.fail_after(10):
+    with trio.fail_after(helpers.deadline(10)):
         await begin(server, "e1", RoundStarted(1), RoundStarted(2))
         await server.set_status("e1", "archived")
         await cli.delete("e1")

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import helpers
 import trio
 
 from zonekeep.server._app import ServerConfig, ZonekeepServer
@@ -52,7 +53,7 @@ def server_in_thread(
 
     thread = threading.Thread(target=trio.run, args=(main,), daemon=True)
     thread.start()
-    got = ready.get(timeout=30)
+    got = ready.get(timeout=helpers.deadline(30))
     if isinstance(got, BaseException):
         raise got
     server, token, extra = got
@@ -60,4 +61,4 @@ def server_in_thread(
         yield f"http://127.0.0.1:{server.port}", extra
     finally:
         trio.from_thread.run(server.shutdown, trio_token=token)
-        thread.join(timeout=30)
+        thread.join(timeout=helpers.deadline(30))

@@ -18,13 +18,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import helpers
 import pytest
 from browser.browser_support import MaxDice, server_in_thread
 
 from zonekeep.server._app import ZonekeepServer
 from zonekeep.server._store import GmKey
 
-STEP_MS = 15_000
+STEP_MS = helpers.deadline(15_000)
 
 
 KEY = "gm-key-of-gwen-" + "7" * 24

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import helpers
 import pytest
 from browser.browser_support import MaxDice, server_in_thread
 from helpers import example_plugin
@@ -20,7 +21,7 @@ from zonekeep.server._store import GmKey
 
 example_plugin("zonekeep_hazards")
 
-STEP_MS = 15_000
+STEP_MS = helpers.deadline(15_000)
 KEY = "gm-key-of-gwen-" + "8" * 24
 
 

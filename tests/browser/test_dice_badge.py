@@ -11,13 +11,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from browser.browser_support import server_in_thread
 
 from zonekeep.protocol.client import ClientError, connect
 
-STEP_MS = 15_000
+STEP_MS = helpers.deadline(15_000)
 VECTORS = Path(__file__).resolve().parents[1] / "fixtures" / "dice_vectors.json"
 
 

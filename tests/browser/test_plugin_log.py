@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import braziers_plugin as braziers
+import helpers
 import trio
 from browser.browser_support import MaxDice, server_in_thread
 
@@ -15,7 +16,7 @@ from zonekeep.plugins import load_default_plugins
 from zonekeep.protocol.client import connect
 from zonekeep.sdk.engine import Engine
 
-STEP_MS = 15_000
+STEP_MS = helpers.deadline(15_000)
 ROSTER = [
     {"id": "aria", "name": "Aria", "side": "party", "hp": 20, "max_hp": 20,
      "initiative_bonus": 10, "zone": "common_room"},

@@ -16,7 +16,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-STEP_MS = 15_000  # each step may take this long before the test fails
+import helpers
+
+STEP_MS = helpers.deadline(15_000)  # each step may take this long before the test fails
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
 
@@ -59,7 +61,7 @@ def test_static_files_and_404(live_server: Any) -> None:
         "/table/table.css": "text/css",
     }
     for path, kind in expected.items():
-        with urllib.request.urlopen(live_server.base + path, timeout=10) as reply:
+        with urllib.request.urlopen(live_server.base + path, timeout=helpers.deadline(10)) as reply:
             assert reply.status == 200
             assert reply.headers["Content-Type"].startswith(kind)
             assert reply.read()
@@ -70,7 +72,7 @@ def test_static_files_and_404(live_server: Any) -> None:
         "/table/static/table.js",
     ):
         try:
-            urllib.request.urlopen(live_server.base + path, timeout=10)
+            urllib.request.urlopen(live_server.base + path, timeout=helpers.deadline(10))
         except urllib.error.HTTPError as exc:
             assert exc.code in (404, 426), path
         else:

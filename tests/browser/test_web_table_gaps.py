@@ -15,7 +15,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-STEP_MS = 15_000
+import helpers
+
+STEP_MS = helpers.deadline(15_000)
 HERE = Path(__file__).resolve().parent
 ENCOUNTER = HERE / "gaps-encounter.json"
 

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from browser.browser_support import MaxDice
@@ -20,7 +21,7 @@ from zonekeep.server._app import ServerConfig, ZonekeepServer
 from zonekeep.server._encounter_file import load_encounter
 
 HERE = Path(__file__).resolve().parent
-STEP_MS = 15_000
+STEP_MS = helpers.deadline(15_000)
 
 
 @pytest.fixture
@@ -66,7 +67,7 @@ def two_nodes(tmp_path: Path) -> Iterator[tuple[ZonekeepServer, ZonekeepServer, 
 
         thread = threading.Thread(target=trio.run, args=(main,), daemon=True)
         thread.start()
-        got = ready.get(timeout=30)
+        got = ready.get(timeout=helpers.deadline(30))
         if isinstance(got, BaseException):
             raise got
         (a, b), eid, token, trio_token, stop = got
@@ -74,7 +75,7 @@ def two_nodes(tmp_path: Path) -> Iterator[tuple[ZonekeepServer, ZonekeepServer, 
             yield a, b, eid, token
         finally:
             trio.from_thread.run_sync(stop.set, trio_token=trio_token)
-            thread.join(timeout=30)
+            thread.join(timeout=helpers.deadline(30))
 
 
 def test_a_table_link_of_another_node_is_followed_to_the_owner(

@@ -13,7 +13,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-STEP_MS = 15_000
+import helpers
+
+STEP_MS = helpers.deadline(15_000)
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 LAPTOP = {"width": 1280, "height": 800}

@@ -132,6 +132,23 @@ class Running:
         return connect(self.url, **kw)
 
 
+def server_for(
+    data_dir: Path, config: ServerConfig | None = None, *, sqlite: bool = False, **kw: Any
+) -> ZonekeepServer:
+    """The server :func:`start_server` starts (also served in memory, ``memory_support``)."""
+    config = config or ServerConfig(port=0)
+    if config.data_dir == ServerConfig().data_dir:
+        config = attrs.evolve(config, data_dir=data_dir)
+    if (
+        not sqlite
+        and config.store == "sqlite"
+        and os.environ.get("ZONEKEEP_TEST_STORE") == "postgresql"
+    ):
+        config = attrs.evolve(config, store=postgres_store_for(config.data_dir))
+    kw.setdefault("engine", Engine())  # the built-ins only, whatever else is installed
+    return ZonekeepServer(config, entropy=kw.pop("entropy", RandomEntropy(7)), **kw)
+
+
 async def start_server(
     nursery: trio.Nursery,
     data_dir: Path,
@@ -144,17 +161,7 @@ async def start_server(
     default one (SQLite, full durability), kept in ``data_dir`` unless ``config`` names a
     ``data_dir`` of its own (never the user's); ``sqlite``: SQLite even under
     ``ZONEKEEP_TEST_STORE=postgresql``. ``kw`` go to :class:`ZonekeepServer`."""
-    config = config or ServerConfig(port=0)
-    if config.data_dir == ServerConfig().data_dir:
-        config = attrs.evolve(config, data_dir=data_dir)
-    if (
-        not sqlite
-        and config.store == "sqlite"
-        and os.environ.get("ZONEKEEP_TEST_STORE") == "postgresql"
-    ):
-        config = attrs.evolve(config, store=postgres_store_for(config.data_dir))
-    kw.setdefault("engine", Engine())  # the built-ins only, whatever else is installed
-    server = ZonekeepServer(config, entropy=kw.pop("entropy", RandomEntropy(7)), **kw)
+    server = server_for(data_dir, config, sqlite=sqlite, **kw)
     await nursery.start(server.run)
     return Running(server)
 

@@ -8,6 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import helpers
 import trio
 import trio.testing
 from e2e_support import Running
@@ -15,7 +16,7 @@ from e2e_support import Running
 from zonekeep.protocol.client import ClientError, ZonekeepClient
 from zonekeep.server._store import EventStore, GmKey, InMemoryStore
 
-WAIT = 10  # seconds: the bound on every wait for something that must happen
+WAIT = helpers.deadline(10)  # seconds: the bound on every wait for something that must happen
 
 
 async def add_gm_key(running: Running, name: str) -> str:
@@ -82,9 +83,10 @@ def store_kw() -> dict[str, Any]:
 
 async def settle(check: Callable[[], Awaitable[bool]], what: str) -> None:
     """With trio's clock standing still (a test's ``MockClock``, moved by hand), let the
-    server's tasks run until ``check()`` holds: at most 300 rounds, each until every
-    task has waited for 10 ms of real time (a store's worker thread may be writing)."""
-    for _ in range(300):
+    server's tasks run until ``check()`` holds: at most 300 rounds (times the deadline
+    scale), each until every task has waited for 10 ms of real time (a store's worker
+    thread may be writing)."""
+    for _ in range(round(helpers.deadline(300))):
         if await check():
             return
         await trio.testing.wait_all_tasks_blocked(0.01)

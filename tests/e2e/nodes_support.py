@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import helpers
 import trio
 from helpers import banner_lines, serve_argv
 from postgres_support import schema_of, sql
@@ -51,17 +52,17 @@ class NodeProcess:
 
     def kill(self) -> None:
         self.proc.kill()
-        self.proc.wait(10)
+        self.proc.wait(helpers.deadline(10))
 
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGCONT)
             self.proc.terminate()
             try:
-                self.proc.wait(15)
+                self.proc.wait(helpers.deadline(15))
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-                self.proc.wait(5)
+                self.proc.wait(helpers.deadline(5))
         if self.proc.stdout is not None:
             self.proc.stdout.close()
         self.log.close()
@@ -101,7 +102,7 @@ def events(store: str, eid: str) -> list[tuple[int, str]]:
 
 async def until(condition: Callable[[], bool], seconds: float, what: str) -> None:
     """Wait for ``condition`` (looked at every 20 ms) for at most ``seconds``."""
-    with trio.move_on_after(seconds):
+    with trio.move_on_after(helpers.deadline(seconds)):
         while not condition():
             await trio.sleep(0.02)
         return

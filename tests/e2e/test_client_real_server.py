@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from e2e_support import Limits, Running, ServerConfig, creatures
@@ -17,7 +18,7 @@ from zonekeep.protocol.client import ClientError, ConnectionLost
 from zonekeep.server import InMemoryStore
 
 MakeServer = Callable[..., Any]
-WAIT = 5  # seconds: the bound on every wait for something that must happen
+WAIT = helpers.deadline(5)  # seconds: the bound on every wait for something that must happen
 
 
 def flood_limits(**kw: Any) -> ServerConfig:

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from e2e_support import Boom, Limits, Loaded, Running, ServerConfig, creatures
@@ -35,7 +36,7 @@ async def refused(
         # ZonekeepClient.request cannot send these as params: send the frame ourselves.
         rid = f"raw-{next(_RAW_IDS)}"
         await client.send_raw(json.dumps({"id": rid, "method": method, "params": params}))
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             reply = await client.notification()
         assert reply.get("id") == rid, reply
         error = reply["error"]
@@ -43,7 +44,7 @@ async def refused(
         assert_sentence(error["message"])
         message: str = error["message"]
         return message
-    with trio.fail_after(5), pytest.raises(ClientError) as info:
+    with trio.fail_after(helpers.deadline(5)), pytest.raises(ClientError) as info:
         await client.request(method, **params)
     assert (info.value.code, info.value.name) == (code, name), info.value.message
     assert_sentence(info.value.message)
@@ -53,7 +54,7 @@ async def refused(
 async def raw(client: ZonekeepClient, frame: str | bytes) -> dict[str, Any]:
     """Send a frame as is; return the (unmatched) reply."""
     await client.send_raw(frame)
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         return await client.notification("_unmatched")
 
 
@@ -70,12 +71,12 @@ async def raw_error(
 
 
 async def still_usable(client: ZonekeepClient) -> None:
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         assert await client.request("ping") == {}
 
 
 async def snap(client: ZonekeepClient, eid: str) -> dict[str, Any]:
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         return await client.request("snapshot", encounter=eid)
 
 
@@ -103,7 +104,7 @@ async def refused_command(
 async def setup(gm: ZonekeepClient, alice: ZonekeepClient, bob: ZonekeepClient) -> str:
     """An encounter in its first turn (Aria's), with alice and bob seated."""
     eid: str = (await gm.create_encounter("Errors", "tavern", creatures()))["encounter"]
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         for client, player in ((alice, "alice"), (bob, "bob")):
             seat = await gm.request("create_seat", encounter=eid, player=player)
             await client.join(eid, seat["token"])
@@ -186,7 +187,7 @@ async def test_unsupported_version_keeps_the_connection(running: Running) -> Non
         )
         assert "2.0" in message
         await refused(client, "ping", 1003, "hello_required")  # not greeted
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             welcome = await client.hello(protocol="1.7")
         assert welcome["protocol"] == PROTOCOL_VERSION == "1.4"
         await still_usable(client)
@@ -337,7 +338,7 @@ async def test_server_key_required_and_bad(make_server: MakeServer) -> None:
             server_key="s3cret-kez",
         )
         assert running.server.rooms == {}
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             created = await client.create_encounter(
                 "K", "tavern", creatures(), server_key="s3cret-key"
             )
@@ -376,7 +377,7 @@ async def test_not_your_decision(make_server: MakeServer) -> None:
         roster = creatures()
         roster[2].update(hp=40, max_hp=40)
         eid = (await gm.create_encounter("Decide", "tavern", roster))["encounter"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             for client, player in ((alice, "alice"), (bob, "bob")):
                 seat = await gm.request("create_seat", encounter=eid, player=player)
                 await client.join(eid, seat["token"])
@@ -425,7 +426,7 @@ async def test_rule_refusals_through_command(make_server: MakeServer) -> None:
             target="gob",
             attack="axe",
         )
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await alice.command(eid, "dash", creature="aria")
         message = await refused_command(
             gm, alice, eid, 4006, "no_action_left", "dodge", creature="aria"
@@ -535,14 +536,14 @@ async def test_too_many_connections(make_server: MakeServer) -> None:
     async with running.client() as gm, running.client() as one, running.client() as two:
         created = await gm.create_encounter("Full", "tavern", creatures())
         eid = created["encounter"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await one.join(eid, created["gm_token"])
         message = await refused(
             two, "join", 5002, "too_many_connections", encounter=eid, token=created["gm_token"]
         )
         assert "2" in message
         # Joining again on a joined connection replaces its join: no new slot needed.
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await one.join(eid, created["gm_token"], last_seq=1)
             await one.request("leave", encounter=eid)
             joined = await two.join(eid, created["gm_token"])
@@ -563,15 +564,15 @@ async def test_internal_error_changes_nothing(make_server: MakeServer) -> None:
         message = await refused(gm, "command", 6002, "plugin_error", encounter=eid, type="boom")
         assert "boom" in message
         assert "RuntimeError" not in message  # the details go to the GM's encounter_error
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             crashed = await gm.notification("encounter_error")
         assert crashed["encounter"] == eid
         assert await snap(gm, eid) == before
         await refused(alice, "command", 3002, "gm_only", encounter=eid, type="boom")
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await alice.request("ping")
         assert alice.pending_notifications() == []  # players get no encounter_error
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             assert await gm.command(eid, "set_surprise", surprised=[]) == {
                 "first_seq": 2,
                 "last_seq": 2,

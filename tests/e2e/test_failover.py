@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import helpers
 import pytest
 import trio
 from e2e_support import creatures
@@ -43,7 +44,7 @@ def note_texts(store: str, eid: str) -> dict[int, str]:
 
 async def join_somewhere(client: ZonekeepClient, eid: str, token: str, last: int) -> dict[str, Any]:
     """``join``, retried while the encounter is being handed over between nodes."""
-    with trio.fail_after(30):
+    with trio.fail_after(helpers.deadline(30)):
         while True:
             try:
                 return await client.join(eid, token, last_seq=last)
@@ -56,10 +57,10 @@ async def join_somewhere(client: ZonekeepClient, eid: str, token: str, last: int
 async def test_a_paused_node_past_its_lease_can_never_append_again(tmp_path: Path) -> None:
     with fresh_schema() as store, nodes(store, ["a", "b"], tmp_path, LEASE) as up:
         a, b = up["a"], up["b"]
-        with trio.fail_after(60):
+        with trio.fail_after(helpers.deadline(60)):
             async with (
-                connect(a.url, timeout=15, follow_moved=False) as stale,
-                connect(a.url, timeout=15) as alice,
+                connect(a.url, timeout=helpers.deadline(15), follow_moved=False) as stale,
+                connect(a.url, timeout=helpers.deadline(15)) as alice,
             ):
                 created = await stale.create_encounter("Paused", "tavern", creatures())
                 eid, token = created["encounter"], created["gm_token"]
@@ -79,7 +80,7 @@ async def test_a_paused_node_past_its_lease_can_never_append_again(tmp_path: Pat
 
                     a.pause()
                     await until(lambda: not lease(store, eid)[2], 15, "a's lease runs out")
-                    async with connect(b.url, timeout=15) as gm:
+                    async with connect(b.url, timeout=helpers.deadline(15)) as gm:
                         await join_somewhere(gm, eid, token, first["last_seq"])
                         assert gm.moves == 0  # b took the lease itself
                         assert lease(store, eid)[:2] == ("b", 2)
@@ -157,8 +158,8 @@ async def test_killing_the_owner_fails_over_with_no_acknowledged_event_lost(
     names = ["a", "b", "c"]
     with fresh_schema() as store, nodes(store, names, tmp_path, LEASE) as up:
         urls = [up[n].url for n in names]
-        with trio.fail_after(180):
-            async with connect(urls[0], timeout=15) as gm:
+        with trio.fail_after(helpers.deadline(180)):
+            async with connect(urls[0], timeout=helpers.deadline(15)) as gm:
                 created = await gm.create_encounter("Failover", "tavern", creatures())
                 eid, token = created["encounter"], created["gm_token"]
             async with trio.open_nursery() as table:
@@ -230,7 +231,7 @@ def _resumed_since_now(players: list[Player]) -> Callable[[], bool]:
 async def _client(
     url: str, urls: list[str], *, task_status: trio.TaskStatus[ZonekeepClient]
 ) -> None:
-    async with connect(url, timeout=15, also=urls, reconnect=True) as client:
+    async with connect(url, timeout=helpers.deadline(15), also=urls, reconnect=True) as client:
         task_status.started(client)
         await trio.sleep_forever()
 

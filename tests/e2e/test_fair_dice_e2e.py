@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from e2e_support import Limits, Running, ServerConfig, creatures, sturdy_goblin_roster
@@ -39,7 +40,7 @@ async def fair_server(make_server: MakeServer) -> Running:
 async def setup(
     gm: ZonekeepClient, cast: list[dict[str, Any]] | None = None, **extra: Any
 ) -> dict[str, Any]:
-    with trio.fail_after(10):
+    with trio.fail_after(helpers.deadline(10)):
         created = await gm.create_encounter("Dice", "tavern", cast or roster(), **extra)
         eid = created["encounter"]
         seat = await gm.request("create_seat", encounter=eid, player="alice")
@@ -47,7 +48,7 @@ async def setup(
 
 
 async def start(gm: ZonekeepClient, eid: str) -> None:
-    with trio.fail_after(10):
+    with trio.fail_after(helpers.deadline(10)):
         await gm.command(eid, "set_surprise", surprised=[])
         await gm.command(eid, "place", positions={})
         await gm.command(eid, "roll_initiative")
@@ -56,7 +57,7 @@ async def start(gm: ZonekeepClient, eid: str) -> None:
 async def play_to_the_end(gm: ZonekeepClient, eid: str, rounds: int = 40) -> dict[str, Any]:
     """The GM plays every creature: attack the first standing enemy, end the turn; ties
     and reactions get their defaults. Returns the final snapshot."""
-    with trio.fail_after(60):
+    with trio.fail_after(helpers.deadline(60)):
         for _ in range(rounds * 4):
             snap: dict[str, Any] = (await gm.request("snapshot", encounter=eid))["snapshot"]
             if snap["phase"] == "ended":

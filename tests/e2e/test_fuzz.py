@@ -27,6 +27,7 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import attrs
+import helpers
 import trio
 from e2e_support import VALIDATED, Limits, Running, ServerConfig, creatures
 from hypothesis import HealthCheck, example, given, settings
@@ -38,7 +39,7 @@ from zonekeep.protocol.client import ZonekeepClient
 from zonekeep.sdk import RULE_ERRORS
 
 MakeServer = Callable[..., Any]
-WAIT = 5
+WAIT = helpers.deadline(5)
 
 CREATURE_IDS = ["aria", "aria", "bram", "bram", "gob", "gob", "ogre", "nobody", ""]
 ENVELOPE_KEYS = {"id", "method", "params"}

@@ -20,6 +20,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from e2e_support import Limits, Running, ServerConfig, creatures
@@ -43,7 +44,7 @@ from zonekeep.server._store import StoredGrant
 from zonekeep.server._wire import encode_message
 
 MakeServer = Callable[..., Any]
-WAIT = 5
+WAIT = helpers.deadline(5)
 
 
 class Table:

@@ -13,6 +13,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+import helpers
 import trio
 from e2e_support import Limits, Loaded, Running, ServerConfig, creatures
 
@@ -44,7 +45,7 @@ async def seat(
     created = await gm.create_encounter("Hidden", "tavern", roster)
     eid = created["encounter"]
     tokens = {"gm": created["gm_token"]}
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         for who, client in clients.items():
             if who == "spectator":
                 token = (await gm.request("create_spectator_link", encounter=eid))["token"]
@@ -58,7 +59,7 @@ async def seat(
 async def test_point8_sharing_with_never_names_a_hidden_creature(running: Running) -> None:
     async with running.client() as gm, running.client() as alice, running.client() as watcher:
         eid, _ = await seat(gm, {"alice": alice, "spectator": watcher}, creatures())
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "set_surprise", surprised=[])
             await gm.command(eid, "place", positions={"ogre": "common_room"})
             await gm.command(eid, "roll_initiative")
@@ -78,7 +79,7 @@ async def test_point9_replay_after_a_rewind_to_before_a_hide(running: Running) -
     roster[3]["hidden"] = False  # the ogre is seen at first
     async with running.client() as gm, running.client() as alice:
         eid, tokens = await seat(gm, {"alice": alice}, roster)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "override", creature="ogre", field="hidden", value=True)  # 2
             await gm.command(eid, "override", creature="ogre", field="hp", value=13)  # 3
             await gm.command(eid, "add_note", text="It waits for dark.")  # 4
@@ -89,7 +90,7 @@ async def test_point9_replay_after_a_rewind_to_before_a_hide(running: Running) -
         assert "13" not in json.dumps(events)
         # Now (after the rewind) the ogre is seen, as it is now: unhurt (an enemy's hit
         # points are a word).
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             snap = await alice.request("snapshot", encounter=eid)
         assert snap["snapshot"]["creatures"]["ogre"]["hp"] == "unhurt"
 
@@ -97,7 +98,7 @@ async def test_point9_replay_after_a_rewind_to_before_a_hide(running: Running) -
 async def test_point9_replay_after_a_reveal_keeps_the_hidden_past(running: Running) -> None:
     async with running.client() as gm, running.client() as alice, running.client() as watcher:
         eid, tokens = await seat(gm, {"alice": alice, "spectator": watcher}, creatures())
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "set_surprise", surprised=[])  # 2
             await gm.command(eid, "place", positions={"ogre": "common_room"})  # 3
             await gm.command(eid, "override", creature="ogre", field="hp", value=13)  # 4
@@ -126,7 +127,7 @@ async def test_point10_a_roll_off_never_names_a_hidden_creatures_controller(
     roster[3]["dex_mod"] = 3
     async with running.client() as gm, running.client() as alice, running.client() as watcher:
         eid, _ = await seat(gm, {"alice": alice, "spectator": watcher}, roster)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "set_surprise", surprised=[])
             await gm.command(eid, "place", positions={})
             await gm.command(eid, "roll_initiative")
@@ -165,7 +166,7 @@ async def test_point10_a_roll_off_between_seen_slots_is_still_shown(
     roster[1]["dex_mod"] = 3
     async with running.client() as gm, running.client() as alice:
         eid, _ = await seat(gm, {"alice": alice}, roster)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "set_surprise", surprised=[])
             await gm.command(eid, "place", positions={})
             await gm.command(eid, "roll_initiative")
@@ -191,7 +192,7 @@ async def test_point11_the_controller_keeps_its_hidden_creature(make_server: Mak
         running.client() as watcher,
     ):
         eid, tokens = await seat(gm, {"alice": alice, "bob": bob, "spectator": watcher}, roster)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             snap = await alice.request("snapshot", encounter=eid)
             ogre = snap["snapshot"]["creatures"]["ogre"]
             assert (ogre["controller"], ogre["hidden"]) == ("alice", True)
@@ -258,7 +259,7 @@ async def test_property_random_hides_reveals_and_rewinds_over_the_socket(
     roster[2]["name"] = "Green Goblin"
     async with running.client() as gm, running.client() as alice, running.client() as watcher:
         eid, tokens = await seat(gm, {"alice": alice, "spectator": watcher}, roster)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "set_surprise", surprised=[])
             await gm.command(eid, "place", positions={"ogre": "common_room"})
             await gm.command(eid, "roll_initiative")
@@ -267,7 +268,7 @@ async def test_property_random_hides_reveals_and_rewinds_over_the_socket(
         for _ in range(40):
             op = rng.choice(["hide", "reveal", "hp", "rewind", "note", "force", "sync"])
             who = rng.choice(ids)
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 seq = (await gm.request("snapshot", encounter=eid))["seq"]
                 try:
                     if op in ("hide", "reveal"):
@@ -291,7 +292,7 @@ async def test_property_random_hides_reveals_and_rewinds_over_the_socket(
                             got[key].append((snap["seq"], snap["snapshot"]))
                 except ClientError:
                     pass  # refused: nothing changed
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             full = await gm.join(eid, tokens["gm"], last_seq=0)
             for key, client in (("alice", alice), ("spectator", watcher)):
                 await client.request("ping")
@@ -322,7 +323,7 @@ async def test_point12_players_see_an_enemys_hit_points_as_a_word(
     running: Running = await make_server(ServerConfig(port=0), entropy=Loaded())
     async with running.client() as gm, running.client() as alice, running.client() as watcher:
         eid, tokens = await seat(gm, {"alice": alice, "spectator": watcher}, creatures())
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "set_surprise", surprised=[])
             await gm.command(eid, "place", positions={})
             await gm.command(eid, "roll_initiative")  # Aria's turn (23)
@@ -353,7 +354,7 @@ async def test_point12_players_see_an_enemys_hit_points_as_a_word(
             ]
             [damaged] = [e for e in events if e["type"] == "damaged"]
             assert (damaged["creature"], damaged["hp"]) == ("gob", "down")
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 snap = (await client.request("snapshot", encounter=eid))["snapshot"]
                 replayed = await client.join(eid, tokens[key], last_seq=0)
             gob, aria = snap["creatures"]["gob"], snap["creatures"]["aria"]
@@ -376,7 +377,7 @@ async def test_point12_show_enemy_hp_shows_the_numbers(make_server: MakeServer) 
             "Open", "tavern", creatures(), options={"show_enemy_hp": True}
         )
         eid = created["encounter"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             seat_ = await gm.request("create_seat", encounter=eid, player="alice")
             joined = await alice.join(eid, seat_["token"])
         gob = joined["snapshot"]["creatures"]["gob"]

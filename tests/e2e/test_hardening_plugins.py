@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from e2e_support import Loaded, Running, ServerConfig, creatures
@@ -50,7 +51,7 @@ async def seated(
 ) -> str:
     """An encounter over the tavern with alice seated for Aria, at Aria's first turn
     (the server's dice are :class:`Loaded`: Aria has the best initiative)."""
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         eid: str = (await gm.create_encounter("Hardening", "tavern", roster))["encounter"]
         seat = await gm.request("create_seat", encounter=eid, player="alice", creatures=["aria"])
         await alice.join(eid, seat["token"])
@@ -74,7 +75,7 @@ async def state(client: ZonekeepClient, eid: str) -> dict[str, Any]:
 
 
 async def events_of(client: ZonekeepClient, count: int) -> list[dict[str, Any]]:
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         return [(await client.notification("event"))["event"] for _ in range(count)]
 
 
@@ -91,10 +92,10 @@ async def test_a_move_pays_for_the_difficult_ground_the_arena_says_it_is_on(
         eid = await seated(running, gm, alice, roster)
         # The flag the client used to send is refused: nothing a client says sets a cost.
         for flag in ({"difficult": False}, {"squeeze": False}):
-            with pytest.raises(ClientError) as info, trio.fail_after(5):
+            with pytest.raises(ClientError) as info, trio.fail_after(helpers.deadline(5)):
                 await alice.command(eid, "move", creature="aria", feet=5, **flag)
             assert (info.value.code, info.value.name) == (4000, "invalid_params")
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await alice.command(eid, "move", creature="aria", feet=5)
         [moved] = await events_of(alice, 1)
         assert moved == {
@@ -106,7 +107,7 @@ async def test_a_move_pays_for_the_difficult_ground_the_arena_says_it_is_on(
             "extra": ["difficult"],
             "through": [],
         }
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             snapshot = await state(gm, eid)
         assert snapshot["resources"]["movement_spent"] == 10
 
@@ -131,13 +132,13 @@ async def test_a_players_area_effect_saves_against_the_casters_own_dc(
             "damage_type": "thunder",
             "name": "Thunderclap",
         }
-        with pytest.raises(ClientError) as info, trio.fail_after(5):
+        with pytest.raises(ClientError) as info, trio.fail_after(helpers.deadline(5)):
             await alice.command(eid, "area_effect", **spell, dc=30)
         assert (info.value.code, info.value.name) == (4000, "invalid_params")
         assert info.value.message == (
             "The save DC is Aria's spell DC (10); only the GM can set another (30)."
         )
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             assert await state(gm, eid) == before
             # Without a DC (or with its own), the caster's spell DC is used.
             result = await alice.command(eid, "area_effect", **spell, dc=10)
@@ -166,17 +167,17 @@ async def test_a_plugin_emitting_while_actions_are_asked_changes_nothing(
     roster = [c for c in creatures() if c["id"] != "ogre"]
     async with running.client() as gm, running.client() as alice:
         eid = await seated(running, gm, alice, roster)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             before = await state(gm, eid)
             answer = await alice.request("actions", encounter=eid, creature="aria")
         assert "dash" in answer["actions"] and "move" in answer["actions"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             after = await state(gm, eid)
         assert after == before  # the live state did not move (it was 7 -> 24 before the fix)
         assert after["notes"] == {}
         # The stored log agrees with the live state: a fresh join replays up to its seq.
         async with running.client() as again:
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 token = (await gm.request("create_seat", encounter=eid, player="carol"))["token"]
                 joined = await again.join(eid, token, last_seq=0)
         assert len(joined["events"]) == joined["seq"] == after["seq"]
@@ -203,23 +204,23 @@ async def test_system_exit_in_a_players_command_is_the_plugins_failure(
 ) -> None:
     running = await make_server(engine=engine_with("quitter", Quitter))
     async with running.client() as gm, running.client() as alice:
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             eid = (await gm.create_encounter("Exit", "tavern", creatures()))["encounter"]
             seat = await gm.request("create_seat", encounter=eid, player="alice")
             await alice.join(eid, seat["token"])
             before = await state(gm, eid)
-        with pytest.raises(ClientError) as info, trio.fail_after(5):
+        with pytest.raises(ClientError) as info, trio.fail_after(helpers.deadline(5)):
             await alice.command(eid, "quit")
         assert (info.value.code, info.value.name) == (6002, "plugin_error")
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             error = await gm.notification("encounter_error")
         assert "'quitter'" in error["message"] and "SystemExit(3)" in error["message"]
         # The server and the encounter are still there.
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             assert await state(gm, eid) == before
             await gm.command(eid, "set_surprise", surprised=[])
         async with running.client() as late:
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 assert await late.request("ping") is not None
 
 
@@ -250,14 +251,14 @@ async def test_a_plugin_that_keeps_blocking_is_reported_then_switched_off(
     config = ServerConfig(port=0, plugin_call_budget_seconds=0.05, plugin_overrun_limit=2)
     running = await make_server(config, engine=engine_with("sloth", Sloth))
     async with running.client() as gm, running.client() as alice:
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             eid = (await gm.create_encounter("Naps", "tavern", creatures()))["encounter"]
             seat = await gm.request("create_seat", encounter=eid, player="alice")
             await alice.join(eid, seat["token"])
             await gm.request("ping")
         gm.pending_notifications()
 
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "nap")
         first = await events_of(gm, 2)
         assert first[0] == {
@@ -275,7 +276,7 @@ async def test_a_plugin_that_keeps_blocking_is_reported_then_switched_off(
         # Players see that something happened, not what.
         assert [e["type"] for e in await events_of(alice, 2)] == ["note_added", "hidden"]
 
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "nap")
         second = await events_of(gm, 3)
         assert [e["type"] for e in second] == ["note_added", "plugin_overran", "plugin_disabled"]
@@ -290,21 +291,21 @@ async def test_a_plugin_that_keeps_blocking_is_reported_then_switched_off(
             "hidden",
             "plugin_disabled",
         ]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             snapshot = await state(gm, eid)
         assert snapshot["disabled_plugins"] == ["sloth"]
         assert snapshot["plugin_overruns"] == {"sloth": 2}
 
         # Switched off: its command is refused at once, without running (no block).
         ran = RAN["nap"]
-        with pytest.raises(ClientError) as info, trio.fail_after(5):
+        with pytest.raises(ClientError) as info, trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "nap")
         assert RAN["nap"] == ran
         assert (info.value.code, info.value.name) == (6002, "plugin_error")
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             error = await gm.notification("encounter_error")
         assert "switched off" in error["message"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             assert await state(gm, eid) == snapshot
             # The rest of the encounter plays on.
             await gm.command(eid, "set_surprise", surprised=[])
@@ -340,11 +341,11 @@ async def test_a_plugin_blocking_in_refused_commands_is_switched_off_too(
     config = ServerConfig(port=0, plugin_call_budget_seconds=0.05, plugin_overrun_limit=2)
     running = await make_server(config, engine=engine_with("dozer", Dozer))
     async with running.client() as gm:
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             eid = (await gm.create_encounter("Naps", "tavern", creatures()))["encounter"]
         gm.pending_notifications()
         for _ in range(2):
-            with pytest.raises(ClientError) as info, trio.fail_after(5):
+            with pytest.raises(ClientError) as info, trio.fail_after(helpers.deadline(5)):
                 await gm.command(eid, "doze")
             assert info.value.name == "invalid_params"  # refused: nothing of it is stored
         reported = await events_of(gm, 3)
@@ -355,7 +356,7 @@ async def test_a_plugin_blocking_in_refused_commands_is_switched_off_too(
         ]
         assert reported[0]["hook"] == "zonekeep_commands"
         ran = RAN["doze"]
-        with pytest.raises(ClientError) as info, trio.fail_after(5):
+        with pytest.raises(ClientError) as info, trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "doze")
         assert RAN["doze"] == ran
         assert info.value.name == "plugin_error"
@@ -369,7 +370,7 @@ async def test_a_plugin_blocking_in_the_actions_question_is_switched_off_too(
     async with running.client() as gm, running.client() as alice:
         eid = await seated(running, gm, alice, creatures())
         for _ in range(2):
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 found = await alice.request("actions", encounter=eid, creature="aria")
             assert "ponder" in found["actions"]
         reported = await events_of(gm, 3)
@@ -380,7 +381,7 @@ async def test_a_plugin_blocking_in_the_actions_question_is_switched_off_too(
         ]
         # Switched off: its check no longer runs, and its action is no longer offered.
         ran = RAN["slow_check"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             found = await alice.request("actions", encounter=eid, creature="aria")
         assert RAN["slow_check"] == ran
         assert "ponder" not in found["actions"]

@@ -13,6 +13,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+import helpers
 import trio
 import trio.testing
 from e2e_support import Limits, Running, ServerConfig, creatures, start_server
@@ -20,7 +21,7 @@ from e2e_support import Limits, Running, ServerConfig, creatures, start_server
 from zonekeep.protocol.client import ClientError, ZonekeepClient
 
 MakeServer = Callable[..., Any]
-WAIT = 5  # seconds: the bound on every wait for something that must happen
+WAIT = helpers.deadline(5)  # seconds: the bound on every wait for something that must happen
 
 
 async def http_exchange(port: int, request: str) -> tuple[int, str]:

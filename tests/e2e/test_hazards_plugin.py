@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import helpers
 import trio
 from e2e_support import Running, ServerConfig
 from helpers import example_plugin
@@ -67,7 +68,7 @@ async def test_the_hazards_plugin_is_loaded_through_its_entry_point_and_played(
             eid, "shove_into", creature="ogre", target="aria", asset="kitchen_fire"
         )
         seen: list[dict[str, Any]] = []
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             while not seen or seen[-1]["seq"] < result["last_seq"]:
                 seen.append(await alice.notification("event"))
         kinds = [n["event"]["type"] for n in seen if n["seq"] >= result["first_seq"]]

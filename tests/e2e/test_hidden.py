@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from e2e_support import Loaded, Running, ServerConfig, creatures
@@ -21,7 +22,7 @@ def leaks(messages: Any) -> bool:
 
 
 async def error_of(client: ZonekeepClient, method: str, **params: Any) -> tuple[int, str, str]:
-    with trio.fail_after(5), pytest.raises(ClientError) as info:
+    with trio.fail_after(helpers.deadline(5)), pytest.raises(ClientError) as info:
         await client.request(method, **params)
     return info.value.code, info.value.name, info.value.message
 
@@ -31,7 +32,7 @@ async def seat_all(
 ) -> tuple[str, dict[str, Any], dict[str, Any]]:
     created = await gm.create_encounter("Hidden", "tavern", roster)
     eid = created["encounter"]
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         seat = await gm.request("create_seat", encounter=eid, player="alice")
         joined = await alice.join(eid, seat["token"])
         link = await gm.request("create_spectator_link", encounter=eid)
@@ -47,7 +48,7 @@ async def test_hidden_creature_and_note_in_snapshots_events_and_replays(running:
             snap = joins[who]["snapshot"]
             assert list(snap["creatures"]) == ["aria", "bram", "gob"]
             assert not leaks(snap)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(
                 eid, "add_note", text="The secret door is behind the ogre.", hidden=True
             )
@@ -73,7 +74,7 @@ async def test_hidden_creature_and_note_in_snapshots_events_and_replays(running:
             assert "ogre" not in seen[3]["event"]["positions"]
             assert {e["slot"] for e in seen[4]["event"]["entries"]} == {"aria", "gob", "bram"}
             assert not leaks(seen)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             for client in (alice, watcher):
                 snap = await client.request("snapshot", encounter=eid)
                 notes = list(snap["snapshot"]["notes"].values())
@@ -105,7 +106,7 @@ async def test_hidden_creatures_turn_and_actions(make_server: MakeServer) -> Non
     roster[3]["initiative_bonus"] = 10  # the ogre acts first (29)
     async with running.client() as gm, running.client() as alice, running.client() as watcher:
         eid, _created, _joins = await seat_all(gm, alice, watcher, roster)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "set_surprise", surprised=[])
             await gm.command(eid, "place", positions={})
             await gm.command(eid, "roll_initiative")
@@ -132,7 +133,7 @@ async def test_hidden_creatures_turn_and_actions(make_server: MakeServer) -> Non
             missing = await error_of(client, "actions", encounter=eid, creature="troll")
             assert hidden[:2] == missing[:2] == (4002, "unknown_creature")
             assert hidden[2] == missing[2].replace("troll", "ogre")
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             assert (
                 "dash" in (await gm.request("actions", encounter=eid, creature="ogre"))["actions"]
             )
@@ -156,7 +157,7 @@ async def test_command_naming_the_ogre_on_own_turn_is_unknown_creature(
     running: Running = await make_server(ServerConfig(port=0), entropy=Loaded())
     async with running.client() as gm, running.client() as alice, running.client() as watcher:
         eid, _created, _joins = await seat_all(gm, alice, watcher, creatures())
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "override", creature="aria", field="controller", value="alice")
             await gm.command(eid, "set_surprise", surprised=[])
             await gm.command(eid, "place", positions={"ogre": "common_room"})
@@ -172,7 +173,7 @@ async def test_command_naming_the_ogre_is_exactly_like_a_missing_id(
     running: Running = await make_server(ServerConfig(port=0), entropy=Loaded())
     async with running.client() as gm, running.client() as alice, running.client() as watcher:
         eid, _created, _joins = await seat_all(gm, alice, watcher, creatures())
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "override", creature="aria", field="controller", value="alice")
             await gm.command(eid, "set_surprise", surprised=[])
             await gm.command(eid, "place", positions={"ogre": "common_room"})
@@ -198,7 +199,7 @@ async def test_decision_about_hidden_creature_prompts_its_controller_and_the_gm(
     roster[3].update(controller="alice", initiative_bonus=10)  # the ogre acts first
     async with running.client() as gm, running.client() as alice, running.client() as watcher:
         eid, _created, _joins = await seat_all(gm, alice, watcher, roster)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "override", creature="aria", field="controller", value="alice")
             await gm.command(eid, "set_surprise", surprised=[])
             await gm.command(eid, "place", positions={"ogre": "common_room"})
@@ -224,7 +225,7 @@ async def test_decision_about_hidden_creature_prompts_its_controller_and_the_gm(
         assert [n["method"] for n in seen] == ["event"] * len(seen)  # no prompt at all
         assert seen[-1]["params"]["seq"] == result["last_seq"]
         assert not leaks(seen)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             snap = await alice.request("snapshot", encounter=eid)
             rejoined = await alice.join(eid, _joins["token"])
             await alice.request("ping")
@@ -247,7 +248,7 @@ async def test_controller_answers_its_hidden_creatures_decision(
     roster[3].update(controller="alice", initiative_bonus=10)
     async with running.client() as gm, running.client() as alice, running.client() as watcher:
         eid, _created, _joins = await seat_all(gm, alice, watcher, roster)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "set_surprise", surprised=[])
             await gm.command(eid, "place", positions={"ogre": "common_room"})
             await gm.command(eid, "roll_initiative")
@@ -259,7 +260,7 @@ async def test_controller_answers_its_hidden_creatures_decision(
         [decision] = before["snapshot"]["pending"]
         assert (decision["creature"], decision["controller"]) == ("ogre", "alice")
         watcher.pending_notifications()
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await alice.command(eid, "decide", decision=decision["id"], choice=["decline"])
             after = await gm.request("snapshot", encounter=eid)
             await watcher.request("ping")
@@ -273,7 +274,7 @@ async def test_hidden_mover_is_not_named_in_a_players_prompt(make_server: MakeSe
     roster[3]["initiative_bonus"] = 10  # the ogre acts first
     async with running.client() as gm, running.client() as alice, running.client() as watcher:
         eid, _created, _joins = await seat_all(gm, alice, watcher, roster)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "override", creature="aria", field="controller", value="alice")
             await gm.command(eid, "set_surprise", surprised=[])
             await gm.command(eid, "place", positions={"ogre": "common_room"})
@@ -292,11 +293,11 @@ async def test_hidden_mover_is_not_named_in_a_players_prompt(make_server: MakeSe
 async def test_reveal_pushes_snapshot_with_the_ogre(running: Running) -> None:
     async with running.client() as gm, running.client() as alice, running.client() as watcher:
         eid, _created, _joins = await seat_all(gm, alice, watcher, creatures())
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "override", creature="ogre", field="hp", value=50)
             result = await gm.command(eid, "override", creature="ogre", field="hidden", value=False)
         for client in (alice, watcher):
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 before = await client.notification()
                 event = await client.notification()
                 pushed = await client.notification()
@@ -307,11 +308,11 @@ async def test_reveal_pushes_snapshot_with_the_ogre(running: Running) -> None:
             ogre = pushed["snapshot"]["creatures"]["ogre"]
             # An enemy's hit points reach players and spectators as a word (50 of 59).
             assert (ogre["name"], ogre["hp"], ogre["hidden"]) == ("Lurking Ogre", "hurt", False)
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 snap = await client.request("snapshot", encounter=eid)
             assert snap == {"seq": 3, "snapshot": pushed["snapshot"]}
         # Hiding it again: players get a snapshot without it.
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "override", creature="ogre", field="hidden", value=True)
             hidden_event = await alice.notification()
             again = await alice.notification()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import helpers
 import pytest
 import trio
 import trio.testing
@@ -366,7 +367,7 @@ def test_serve_example_twice_reuses_the_encounter(tmp_path: Path) -> None:
         try:
             lines = banner_lines(proc, 20)
             proc.send_signal(signal.SIGINT)
-            assert proc.wait(timeout=10) == 0
+            assert proc.wait(timeout=helpers.deadline(10)) == 0
             return "\n".join(lines)
         finally:
             if proc.poll() is None:

@@ -13,6 +13,7 @@ import socket
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
+import helpers
 import pytest
 import trio
 import trio.testing
@@ -40,7 +41,7 @@ from zonekeep.server._connection import Connection
 from zonekeep.server._methods import TokenBucket
 
 MakeServer = Callable[..., Any]
-WAIT = 5  # seconds: the bound on every wait for something that must happen
+WAIT = helpers.deadline(5)  # seconds: the bound on every wait for something that must happen
 
 
 # -- helpers ------------------------------------------------------------------------------------

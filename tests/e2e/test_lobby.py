@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from e2e_support import Limits, Running, ServerConfig, creatures
@@ -280,7 +281,7 @@ async def test_archiving_tells_the_members_and_unloads_the_encounter(
         seat = (await gwen.request("create_seat", encounter=eid, player="alice"))["token"]
         await alice.join(eid, seat)
         assert await gwen.archive_encounter(eid) == {"encounter": eid, "closed": 2}
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             told = await alice.notification("encounter_closed")
         assert (told["encounter"], told["reason"]) == (eid, "archived")
         assert eid not in running.server.rooms

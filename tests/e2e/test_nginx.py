@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import helpers
 import pytest
 import trio
 from helpers import deadline, missing_component
@@ -69,7 +70,7 @@ def _free_port() -> int:
 def _read_until(stream: Any, marker: bytes, seconds: float, what: str) -> bytes:
     """Read ``stream`` (a pipe) until ``marker`` has been seen, for at most ``seconds``."""
     got = b""
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + helpers.deadline(seconds)
     with selectors.DefaultSelector() as sel:
         sel.register(stream, selectors.EVENT_READ)
         while marker not in got:
@@ -93,7 +94,7 @@ def _stop(process: subprocess.Popen[bytes], sig: int) -> None:
     if process.poll() is None:
         process.send_signal(sig)
         try:
-            process.wait(timeout=15)
+            process.wait(timeout=helpers.deadline(15))
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
@@ -161,7 +162,7 @@ class Site:
             urllib.request.ProxyHandler({}),
             urllib.request.HTTPSHandler(context=self.ssl_context()),
         )
-        with opener.open(url, timeout=10) as reply:
+        with opener.open(url, timeout=helpers.deadline(10)) as reply:
             return reply.status, reply.geturl(), reply.headers["Content-Type"], reply.read()
 
 
@@ -284,7 +285,7 @@ def test_clients_play_over_wss_through_the_prefix(site: Site) -> None:
     options: dict[str, Any] = {"ssl": site.ssl_context(), "proxy": None, "timeout": 10}
 
     async def play() -> None:
-        with trio.fail_after(30):
+        with trio.fail_after(helpers.deadline(30)):
             async with (
                 connect(url, additional_headers=forwarded, **options) as gm,
                 connect(url, **options) as alice,
@@ -332,11 +333,13 @@ def test_the_page_plays_through_the_prefix_in_chromium(site: Site) -> None:
         try:
             context = browser.new_context(ignore_https_errors=True)
             page = context.new_page()
-            page.set_default_timeout(15_000)
+            page.set_default_timeout(helpers.deadline(15_000))
             sockets: list[str] = []
             page.on("websocket", lambda ws: sockets.append(ws.url))
             page.goto(f"{site.base}table/#encounter={site.encounter}&token={site.gm_token}")
-            sync_api.expect(page.locator("#status")).to_have_text("Connected as GM", timeout=15_000)
+            sync_api.expect(page.locator("#status")).to_have_text(
+                "Connected as GM", timeout=helpers.deadline(15_000)
+            )
             # The table's socket, and the home script's (it looks for seats waiting for
             # their characters), both beside the page.
             assert sockets and set(sockets) == {site.base.replace("https://", "wss://") + "ws"}
@@ -349,7 +352,7 @@ def test_the_page_plays_through_the_prefix_in_chromium(site: Site) -> None:
             )
             # The GM's home under the prefix: its socket beside it too.
             home = context.new_page()
-            home.set_default_timeout(15_000)
+            home.set_default_timeout(helpers.deadline(15_000))
             homes: list[str] = []
             home.on("websocket", lambda ws: homes.append(ws.url))
             home.goto(f"{site.base}table/")

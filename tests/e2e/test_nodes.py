@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
+import helpers
 import pytest
 import trio
 from e2e_support import Limits, Running, ServerConfig, creatures, start_server
@@ -61,7 +62,7 @@ async def test_a_join_at_the_wrong_node_is_redirected_and_the_client_follows(
     nursery: trio.Nursery, tmp_path: Path, store_url: str
 ) -> None:
     a, b = await two_nodes(nursery, tmp_path, store_url)
-    with trio.fail_after(20):
+    with trio.fail_after(helpers.deadline(20)):
         async with a.client() as gm:
             created = await gm.create_encounter("Split", "tavern", creatures())
             eid, gm_token = created["encounter"], created["gm_token"]
@@ -83,7 +84,7 @@ async def test_a_join_at_the_wrong_node_is_redirected_and_the_client_follows(
             joined = await alice.join(eid, seat["token"])
             assert (alice.url, alice.moves) == (a.url, 1)
             assert joined["role"] == "player" and joined["snapshot"] is not None
-            async with connect(b.url, timeout=10) as gm_again:
+            async with connect(b.url, timeout=helpers.deadline(10)) as gm_again:
                 await gm_again.join(eid, gm_token)
                 noted = await gm_again.command(eid, "add_note", text="the lamps flicker")
             live = await alice.notification("event")
@@ -98,7 +99,7 @@ async def test_with_no_live_owner_the_node_that_gets_the_join_takes_the_encounte
     nursery: trio.Nursery, tmp_path: Path, store_url: str
 ) -> None:
     a, b = await two_nodes(nursery, tmp_path, store_url)
-    with trio.fail_after(20):
+    with trio.fail_after(helpers.deadline(20)):
         async with a.client() as gm:
             created = await gm.create_encounter("Handed on", "tavern", creatures())
             eid, token = created["encounter"], created["gm_token"]
@@ -118,7 +119,7 @@ async def test_the_lobby_and_the_creation_quotas_count_every_nodes_encounters(
     nursery: trio.Nursery, tmp_path: Path, store_url: str
 ) -> None:
     a, b = await two_nodes(nursery, tmp_path, store_url, encounters_per_hour=2)
-    with trio.fail_after(20):
+    with trio.fail_after(helpers.deadline(20)):
         async with a.client() as on_a, b.client() as on_b:
             one = await on_a.create_encounter("One", "tavern", creatures())
             two = await on_b.create_encounter("Two", "tavern", creatures())
@@ -139,7 +140,7 @@ async def test_a_node_answers_metrics_of_its_own_leases(
     from test_observability import http_get
 
     a, _ = await two_nodes(nursery, tmp_path, store_url)
-    with trio.fail_after(20):
+    with trio.fail_after(helpers.deadline(20)):
         async with a.client() as gm:
             await gm.create_encounter("Counted", "tavern", creatures())
         status, _, body = await http_get(a.server.port or 0, "/metrics")

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from e2e_support import Boom, Limits, Running, ServerConfig, creatures, parse_response
@@ -30,7 +31,7 @@ from zonekeep.server import ZonekeepServer, _log, _sqlite
 from zonekeep.server._sqlite import SqliteStore
 
 MakeServer = Callable[..., Any]
-WAIT = 5  # seconds: the bound on every wait for something that must happen
+WAIT = helpers.deadline(5)  # seconds: the bound on every wait for something that must happen
 TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"  # a log line's time
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from e2e_support import Limits, ServerConfig, creatures
@@ -23,7 +24,7 @@ from e2e_support import Limits, ServerConfig, creatures
 from zonekeep.server import _connection
 
 MakeServer = Callable[..., Any]
-WAIT = 5  # seconds: the bound on every wait for something that must happen
+WAIT = helpers.deadline(5)  # seconds: the bound on every wait for something that must happen
 
 
 @pytest.mark.parametrize("takes", ["part", "nothing"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from e2e_support import Limits, Loaded, Running, ServerConfig, sturdy_goblin_roster
@@ -124,7 +125,7 @@ async def test_permission_table(
     ):
         clients = {"gm": gm, "alice": alice, "bob": bob, "spectator": spectator}
         for role in ROLES:
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 eid = await prepare_steps(clients, step)
                 before = await gm.request("snapshot", encounter=eid)
                 if step.endswith("_decision"):

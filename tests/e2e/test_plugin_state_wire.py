@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import braziers_plugin as braziers
+import helpers
 import trio
 from e2e_support import Running, creatures, start_server
 
@@ -35,7 +36,7 @@ async def play(
     gm: ZonekeepClient, alice: ZonekeepClient, watcher: ZonekeepClient
 ) -> dict[str, Any]:
     """Seat everyone, kick a brazier (Alice) and prime a slick (GM); what they were told."""
-    with trio.fail_after(10):
+    with trio.fail_after(helpers.deadline(10)):
         created = await gm.create_encounter("Braziers", "tavern", creatures())
         eid = created["encounter"]
         seat = await gm.request("create_seat", encounter=eid, player="alice", creatures=["aria"])
@@ -114,7 +115,7 @@ async def test_each_seat_gets_the_plugin_events_and_state_it_may_see(make_server
         for who in ("alice", "watcher"):
             assert stream[who][kicked_seq] == kicked
             assert stream[who][primed_seq] == {"type": "hidden"}
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             seen = {
                 who: (await c.request("snapshot", encounter=eid))["snapshot"]["plugin_state"]
                 for who, c in (("gm", gm), ("alice", alice), ("watcher", watcher))
@@ -122,7 +123,7 @@ async def test_each_seat_gets_the_plugin_events_and_state_it_may_see(make_server
         assert seen == {"gm": FULL, "alice": PUBLIC, "watcher": PUBLIC}
         # A rejoin's catch-up and a fresh join's snapshot filter them the same way.
         async with running.client() as again, running.client() as late:
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 joined = await again.join(eid, done["alice"], last_seq=kicked_seq - 1)
                 fresh = await late.join(eid, done["link"], history=2)
         caught = dict(enumerate(joined["events"], kicked_seq))
@@ -131,13 +132,13 @@ async def test_each_seat_gets_the_plugin_events_and_state_it_may_see(make_server
         assert fresh["snapshot"]["plugin_state"] == PUBLIC
         assert fresh["history"] == [kicked, {"type": "hidden"}]  # join's history: the same
         # The GM's rewind takes the plugin state back, for everyone.
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.request("rewind", encounter=eid, to_seq=kicked_seq - 1)
             after = await gm.request("snapshot", encounter=eid)
             mine = await alice.request("snapshot", encounter=eid)
         assert after["snapshot"]["plugin_state"] == {}
         assert mine["snapshot"]["plugin_state"] == {}
-        with trio.fail_after(5):  # the brazier stands again: it can be kicked
+        with trio.fail_after(helpers.deadline(5)):  # the brazier stands again: it can be kicked
             await alice.command(eid, "kick", creature="aria", brazier="b1")
 
 
@@ -151,7 +152,7 @@ async def test_plugin_state_survives_a_restart_export_replay_and_import(
         )
         async with first.client() as gm, first.client() as alice, first.client() as watcher:
             done = await play(gm, alice, watcher)
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 before = await gm.request("snapshot", encounter=done["eid"])
         first_run.cancel_scope.cancel()
     await first.server.store.aclose()
@@ -161,7 +162,7 @@ async def test_plugin_state_survives_a_restart_export_replay_and_import(
     async with trio.open_nursery() as second_run:
         second = await start_server(second_run, data, ServerConfig(port=0), engine=engine())
         async with second.client() as gm, second.client() as alice:
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 joined = await gm.join(done["eid"], done["gm_token"])
                 seat = await alice.join(done["eid"], done["alice"])
         second_run.cancel_scope.cancel()
@@ -188,7 +189,7 @@ async def test_plugin_state_survives_a_restart_export_replay_and_import(
         nursery, data, ServerConfig(port=0), engine=engine(with_braziers=False)
     )
     async with bare.client() as gm, bare.client() as alice:
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             joined = await gm.join(done["eid"], done["gm_token"], last_seq=0)
             seat = await alice.join(done["eid"], done["alice"], last_seq=0)
             theirs = await alice.request("snapshot", encounter=done["eid"])
@@ -227,7 +228,7 @@ async def test_an_ambiguous_short_name_is_refused_naming_both(make_server: Any) 
     async with running.client() as gm:
         ids = {c["id"] for c in gm.welcome["capabilities"]["commands"]}  # type: ignore[index]
         assert {"yell.shout", "holler.shout"} <= ids
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             created = await gm.create_encounter("Loud", "tavern", creatures())
             eid = created["encounter"]
             try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import helpers
 import trio
 from e2e_support import Loaded, Running, ServerConfig, start_server, sturdy_goblin_roster
 from postgres_support import fresh_schema, schema_of, sql
@@ -21,7 +22,7 @@ from zonekeep.server._cli import main
 
 async def begin(gm: ZonekeepClient) -> tuple[str, str, str]:
     """An encounter at Aria's first turn; its id, alice's token and the GM's."""
-    with trio.fail_after(10):
+    with trio.fail_after(helpers.deadline(10)):
         created = await gm.create_encounter("On Postgres", "tavern", sturdy_goblin_roster())
         eid: str = created["encounter"]
         seat = await gm.request("create_seat", encounter=eid, player="alice")
@@ -34,7 +35,7 @@ async def begin(gm: ZonekeepClient) -> tuple[str, str, str]:
 async def play_a_little(running: Running, eid: str, token: str) -> int:
     """alice joins, moves and dashes; the last seq she saw."""
     async with running.client() as alice:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             joined = await alice.join(eid, token)
             moved = await alice.command(eid, "move", creature="aria", feet=10)
             assert moved["first_seq"] == joined["seq"] + 1
@@ -47,7 +48,7 @@ async def plays_on(running: Running, eid: str, token: str, last_seq: int) -> int
     """alice comes back with ``last_seq``: nothing missed, and her next command's events
     follow it without a gap. The new last seq."""
     async with running.client() as alice:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             resumed = await alice.join(eid, token, last_seq=last_seq)
             assert resumed["seq"] == last_seq
             assert resumed["events"] == []
@@ -112,7 +113,7 @@ async def test_a_copied_store_plays_on_from_postgresql(tmp_path: Path) -> None:
             after = await plays_on(moved, eid, token, last)
             # The GM's old token opens it too, and the GM's commands go on from there.
             async with moved.client() as gm:
-                with trio.fail_after(10):
+                with trio.fail_after(helpers.deadline(10)):
                     joined = await gm.join(eid, gm_token)
                     assert (joined["role"], joined["seq"]) == ("gm", after)
                     noted = await gm.command(eid, "add_note", text="Moved to PostgreSQL.")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import helpers
 import trio
 from e2e_support import Loaded, Running, ServerConfig, creatures
 
@@ -36,7 +37,7 @@ async def test_timed_turns_are_announced_to_the_seats_that_see_the_creature(
 ) -> None:
     running: Running = await make_server(ServerConfig(port=0), entropy=Loaded())
     async with running.client() as gm, running.client() as alice, running.client() as watcher:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             created = await gm.create_encounter(
                 "Timed", "tavern", creatures(), options={"turn_seconds": TURN}
             )
@@ -78,7 +79,7 @@ async def test_timed_turns_are_announced_to_the_seats_that_see_the_creature(
 async def test_no_timer_no_notification(make_server: MakeServer) -> None:
     running: Running = await make_server(ServerConfig(port=0), entropy=Loaded())
     async with running.client() as gm:
-        with trio.fail_after(10):
+        with trio.fail_after(helpers.deadline(10)):
             created = await gm.create_encounter("Untimed", "tavern", creatures())
             eid = created["encounter"]
             for kind, params in (

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import helpers
 import trio
 from e2e_support import Loaded, Running, ServerConfig, sturdy_goblin_roster
 
@@ -16,7 +17,7 @@ MakeServer = Callable[..., Any]
 
 async def start(running: Running, gm: ZonekeepClient) -> tuple[str, str]:
     """An encounter at Aria's first turn; returns its id and alice's token."""
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         eid: str = (await gm.create_encounter("Resume", "tavern", sturdy_goblin_roster()))[
             "encounter"
         ]
@@ -41,7 +42,7 @@ async def test_resume_mid_turn_gets_exactly_the_missed_events(make_server: MakeS
         eid, token = await start(running, gm)
         seen = gm_events(gm)
         async with running.client() as alice:
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 joined = await alice.join(eid, token)
                 last_seq = joined["seq"]
                 result = await alice.command(eid, "move", creature="aria", feet=10)
@@ -49,14 +50,14 @@ async def test_resume_mid_turn_gets_exactly_the_missed_events(make_server: MakeS
             assert pushed["seq"] == result["first_seq"] == last_seq + 1
             last_seq = result["last_seq"]
         # alice is gone; the turn goes on without her.
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "add_note", text="Aria's player lost her connection.")
             await gm.command(eid, "dash", creature="aria")
             final = await gm.command(eid, "move", creature="aria", feet=5)
         seen.update(gm_events(gm))
         assert len(running.server.rooms[eid].members) == 1
         async with running.client() as alice:
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 resumed = await alice.join(eid, token, last_seq=last_seq)
             assert resumed["snapshot"] is None
             assert resumed["seq"] == final["last_seq"]
@@ -70,12 +71,12 @@ async def test_resume_mid_turn_gets_exactly_the_missed_events(make_server: MakeS
                 "moved",
             ]
             # ... and plays on: live events continue from seq + 1.
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 result = await alice.command(eid, "end_turn", creature="aria")
                 live = await alice.notification("event")
             assert live["seq"] == result["first_seq"] == resumed["seq"] + 1
             assert live["event"] == {"type": "turn_ended", "creature": "aria"}
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 snap = await alice.request("snapshot", encounter=eid)
             assert snap["snapshot"]["active"] == "gob"
             assert snap["snapshot"]["resources"]["movement_spent"] == 0
@@ -84,7 +85,7 @@ async def test_resume_mid_turn_gets_exactly_the_missed_events(make_server: MakeS
 async def test_join_with_last_seq_beyond_current_gets_a_snapshot(running: Running) -> None:
     async with running.client() as gm, running.client() as alice:
         eid, token = await start(running, gm)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             current = await gm.request("snapshot", encounter=eid)
             joined = await alice.join(eid, token, last_seq=current["seq"] + 5)
         assert joined["events"] is None
@@ -103,7 +104,7 @@ async def test_reconnect_mid_prompt_and_answer_it(make_server: MakeServer) -> No
     async with running.client() as gm:
         eid, token = await start(running, gm)
         async with running.client() as alice:
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 joined = await alice.join(eid, token, last_seq=0)
                 await alice.command(eid, "attack", creature="aria", target="gob")
                 await alice.command(eid, "end_turn", creature="aria")
@@ -113,13 +114,13 @@ async def test_reconnect_mid_prompt_and_answer_it(make_server: MakeServer) -> No
             assert first["deadline_seconds"] == 30
             last_seq = entered["last_seq"]
         async with running.client() as alice:
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 resumed = await alice.join(eid, token, last_seq=last_seq)
                 again = await alice.notification("prompt")
             assert resumed["events"] == []
             assert again["decision"] == first["decision"]
             assert 0 < again["deadline_seconds"] < first["deadline_seconds"]
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 result = await alice.command(
                     eid, "decide", decision=first["decision"]["id"], choice=["attack"]
                 )
@@ -159,7 +160,7 @@ async def test_prompts_come_right_after_the_join_reply(make_server: MakeServer) 
     )
     async with running.client() as gm, running.client() as alice:
         eid, token = await start(running, gm)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "override", creature="aria", field="controller", value="alice")
             await gm.command(eid, "attack", creature="aria", target="gob")
             await gm.command(eid, "end_turn", creature="aria")

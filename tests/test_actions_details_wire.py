@@ -1,4 +1,5 @@
-"""`actions`' `details` and `ending`, and `join`'s `history`, over real websockets.
+"""`actions`' `details` and `ending`, and `join`'s `history`, through the
+real client and server (the in-memory transport).
 
 - Each attack lists the targets in its range and sight, never a hidden creature for a
   player; the GM's own view lists it.
@@ -17,6 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from e2e_support import Limits, Loaded, Running, ServerConfig, creatures
@@ -91,7 +93,7 @@ async def start(
     gm: ZonekeepClient, alice: ZonekeepClient, bob: ZonekeepClient | None = None
 ) -> tuple[str, str]:
     """The encounter at Aria's first turn; alice seated for Aria (and bob for Bram)."""
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         eid: str = (await gm.create_encounter("Details", "tavern", roster()))["encounter"]
         seat = await gm.request("create_seat", encounter=eid, player="alice", creatures=["aria"])
         await alice.join(eid, seat["token"])
@@ -107,7 +109,7 @@ async def start(
 
 
 async def details(client: ZonekeepClient, eid: str, cid: str) -> dict[str, dict[str, Any]]:
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         reply = await client.actions(eid, cid)
     assert reply["actions"] == [d["id"] for d in reply["details"] if d["available"]]
     return {d["id"]: d for d in reply["details"]}
@@ -145,7 +147,7 @@ async def sent_each_unavailable(
         if detail["available"]:
             continue
         params = well_formed(client, command, cid, other)
-        with trio.fail_after(5), pytest.raises(ClientError) as info:
+        with trio.fail_after(helpers.deadline(5)), pytest.raises(ClientError) as info:
             await client.command(eid, command, **params)
         assert (info.value.name, info.value.message) == (detail["code"], detail["message"])
         checked.append(command)
@@ -181,7 +183,7 @@ async def test_targets_are_those_in_range_and_sight_and_never_hidden_for_a_playe
         assert blade["targets"] == ["bram", "gob", "ogre"]
         assert gm_view["taunt"]["targets"] == ["gob", "ogre"]
         # A spectator: every command refused as a spectator's command is, no values.
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             link = await gm.request("create_spectator_link", encounter=eid)
             await watcher.join(eid, link["token"])
         seen = await details(watcher, eid, "aria")
@@ -198,7 +200,7 @@ async def test_a_revealed_creature_becomes_a_target_for_the_player(
     _running, client = await table(make_server)
     async with client() as gm, client() as alice:
         eid, _token = await start(gm, alice)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "override", creature="ogre", field="hidden", value=False)
         blade = (await details(alice, eid, "aria"))["attack"]["attacks"][0]
         assert blade["targets"] == ["bram", "gob", "ogre"]
@@ -225,25 +227,25 @@ async def test_zones_come_with_their_cost_and_go_when_no_movement_is_left(
             "tables",
             "chairs",
         ]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             before = (await gm.request("snapshot", encounter=eid))["seq"]
             await alice.command(eid, "enter", creature="aria", zones=["bar"])
         enter = (await details(alice, eid, "aria"))["enter"]
         assert enter["zones"] == []
         assert (await details(alice, eid, "aria"))["enter"] == enter  # asked again
         # A rewind to before the move: the answer follows the state, not a kept one.
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.request("rewind", encounter=eid, to_seq=before)
         assert len((await details(alice, eid, "aria"))["enter"]["zones"]) == 4
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await alice.command(eid, "enter", creature="aria", zones=["bar"])
         enter = (await details(alice, eid, "aria"))["enter"]
         assert enter["zones"] == []
         assert (enter["available"], enter["code"]) == (False, "not_enough_movement")
-        with trio.fail_after(5), pytest.raises(ClientError) as info:
+        with trio.fail_after(helpers.deadline(5)), pytest.raises(ClientError) as info:
             await alice.command(eid, "enter", creature="aria", zones=["common_room"])
         assert (info.value.name, info.value.message) == ("not_enough_movement", enter["message"])
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await alice.command(eid, "dash", creature="aria")
         enter = (await details(alice, eid, "aria"))["enter"]
         assert enter["available"]
@@ -276,7 +278,7 @@ async def test_each_unavailable_command_sent_gets_the_announced_refusal(
         # Alice for Bram, who is not hers.
         assert "attack" in await sent_each_unavailable(alice, eid, "bram", "gob")
         # Her action and bonus action spent: attack, dash, taunt ... are refused.
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await alice.command(eid, "attack", creature="aria", target="gob", attack="bow")
             await alice.command(eid, "taunt", creature="aria", target="gob")
         checked = await sent_each_unavailable(alice, eid, "aria", "gob")
@@ -285,7 +287,7 @@ async def test_each_unavailable_command_sent_gets_the_announced_refusal(
         assert found["taunt"]["code"] == "no_bonus_action_left"
         assert [a["targets"] for a in found["attack"]["attacks"]] == [[], []]
         # The hidden ogre's turn: the refusals name nobody a player may not see.
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             active = "aria"
             while active != "ogre":  # the GM may end anyone's turn
                 await gm.command(eid, "end_turn", creature=active)
@@ -303,13 +305,13 @@ async def test_the_gm_is_told_what_keeps_the_encounter_open(make_server: MakeSer
     _running, client = await table(make_server)
     async with client() as gm, client() as alice:
         eid, _token = await start(gm, alice)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             first = await gm.request("actions", encounter=eid, creature="gob")
             theirs = await alice.request("actions", encounter=eid, creature="aria")
         fire = "'Grease fire' threatens whoever is in Kitchen"  # the orc is there
         assert first["ending"] == {"over": None, "blockers": [fire], "dying": []}
         assert theirs["ending"] is None
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await alice.command(eid, "end_turn", creature="aria")  # the goblin's turn
             await gm.command(eid, "override", creature="aria", field="hp", value=1)
             await gm.command(eid, "attack", creature="gob", target="aria")  # engages, then hits
@@ -318,7 +320,7 @@ async def test_the_gm_is_told_what_keeps_the_encounter_open(make_server: MakeSer
         assert "dying" in snap["creatures"]["aria"]["conditions"]
         assert snap["engagements"] == []  # a dying creature is engaged with nobody
         assert hint == {"over": None, "blockers": ["Aria is dying", fire], "dying": ["aria"]}
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             for foe in ("gob", "ogre", "orc"):
                 await gm.command(eid, "grant_condition", creature=foe, condition="defeated")
             hint = (await gm.request("actions", encounter=eid, creature="bram"))["ending"]
@@ -339,12 +341,12 @@ async def test_join_with_history_gives_the_recent_log_filtered_for_the_seat(
     _running, client = await table(make_server)
     async with client() as gm, client() as alice:
         eid, token = await start(gm, alice)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "add_note", text="The ogre waits.", hidden=True)
             await gm.command(eid, "add_note", text="It smells of ale.")
             seq = (await gm.request("snapshot", encounter=eid))["seq"]
         async with client() as page, client() as fresh:
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 joined = await page.join(eid, token, history=3)
             assert joined["snapshot"] is not None and joined["events"] is None
             history = joined["history"]
@@ -352,18 +354,18 @@ async def test_join_with_history_gives_the_recent_log_filtered_for_the_seat(
             assert [e["type"] for e in history[-2:]] == ["hidden", "note_added"]
             assert history[-1]["note"]["text"] == "It smells of ale."
             assert "ogre" not in json.dumps(joined).lower()
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 whole = await fresh.join(eid, token, history=500)
             assert len(whole["history"]) == seq  # the whole log: shorter than asked
             assert whole["history"][-3:] == history
             # Without history, or resuming with last_seq: no history.
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 plain = await fresh.join(eid, token)
                 resumed = await fresh.join(eid, token, last_seq=seq - 1, history=3)
             assert plain["history"] is None
             assert resumed["history"] is None and len(resumed["events"]) == 1
             for bad in (0, 501, -1):
-                with trio.fail_after(5), pytest.raises(ClientError) as info:
+                with trio.fail_after(helpers.deadline(5)), pytest.raises(ClientError) as info:
                     await fresh.join(eid, token, history=bad)
                 assert info.value.name == "invalid_params"
 
@@ -376,7 +378,7 @@ async def test_history_from_a_trimmed_log_is_what_is_kept_for_the_gm_only(
     engine = Engine([*load_default_plugins()])
     running = await make_server(ServerConfig(port=0), engine=engine, store=InMemoryStore(4))
     async with running.client() as gm:
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             created = await gm.create_encounter("Trimmed", "tavern", roster())
             eid = created["encounter"]
             seat = await gm.request("create_seat", encounter=eid, player="alice")
@@ -386,7 +388,7 @@ async def test_history_from_a_trimmed_log_is_what_is_kept_for_the_gm_only(
             seq = (await gm.request("snapshot", encounter=eid))["seq"]
         assert seq > 4
         async with running.client() as page, running.client() as player:
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 as_gm = await page.join(eid, created["gm_token"], history=10)
                 as_player = await player.join(eid, seat["token"], history=10)
             assert [e["type"] for e in as_gm["history"]][-1] == "turn_started"
@@ -423,6 +425,6 @@ async def test_a_failing_plugin_command_is_unavailable_as_sending_it_is_refused(
         eid, _token = await start(gm, alice)
         fumble = (await details(alice, eid, "aria"))["fumble"]
         assert (fumble["available"], fumble["code"]) == (False, "plugin_error")
-        with trio.fail_after(5), pytest.raises(ClientError) as info:
+        with trio.fail_after(helpers.deadline(5)), pytest.raises(ClientError) as info:
             await alice.command(eid, "fumble", creature="aria")
         assert (info.value.name, info.value.message) == ("plugin_error", fumble["message"])

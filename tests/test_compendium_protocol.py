@@ -1,10 +1,10 @@
 """The compendium over the protocol, end to end: ``list_compendium`` (search, filters,
 paging, bad params) and ``create_encounter`` rosters naming compendium entries
-(copies forming an initiative group, overrides, an unknown id refused by name), on real
-servers over real websockets; the operator's compendium folders and the plugins'
+(copies forming an initiative group, overrides, an unknown id refused by name), on
+servers over the in-memory transport; the operator's compendium folders and the plugins'
 ``zonekeep_compendium`` sources, a source declared twice refused at start.
 
-Every message the clients receive is validated against the schemas (conftest), the
+Every message the clients receive is validated against the schemas (``memory_support``), the
 ``list_compendium`` results' entries against ``compendium.schema.json`` among them.
 """
 
@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from e2e_support import Limits, Running, ServerConfig
@@ -40,13 +41,13 @@ MakeServer = Callable[..., Any]
 
 
 async def ask(client: ZonekeepClient, **params: Any) -> dict[str, Any]:
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         result: dict[str, Any] = await client.request("list_compendium", **params)
     return result
 
 
 async def refused(client: ZonekeepClient, method: str, params: dict[str, Any]) -> ClientError:
-    with trio.fail_after(5), pytest.raises(ClientError) as info:
+    with trio.fail_after(helpers.deadline(5)), pytest.raises(ClientError) as info:
         await client.request(method, **params)
     return info.value
 
@@ -193,7 +194,7 @@ async def test_pages_count_against_the_reply_byte_budget(make_server: MakeServer
         error = await refused(client, "list_compendium", {"limit": 1})
         assert (error.code, error.name) == (5001, "rate_limited")
         assert "Retry in" in error.message
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             assert await client.request("ping") == {}  # other requests are not held back
 
 
@@ -215,7 +216,7 @@ async def test_four_goblins_and_a_goblin_boss_by_reference(running: Running) -> 
          "overrides": {"name": "Grak", "hp": 30, "ac": 18}},
     ]  # fmt: skip
     async with running.client() as gm:
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             created = await gm.create_encounter("Goblin ambush", "tavern", roster)
         creatures = created["snapshot"]["creatures"]
         assert list(creatures) == [
@@ -259,7 +260,7 @@ async def test_four_goblins_and_a_goblin_boss_by_reference(running: Running) -> 
         assert (boss["name"], boss["hp"], boss["max_hp"], boss["ac"]) == ("Grak", 30, 30, 18)
         assert boss["group"] is None and boss["hidden"] and boss["zone"] == "kitchen"
         eid = created["encounter"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "set_surprise", surprised=[])
             await gm.command(eid, "place", positions={})
             await gm.command(eid, "roll_initiative")
@@ -280,7 +281,7 @@ async def test_two_references_to_one_entry_share_the_group_and_number_on(running
         {"compendium": "srd.wolf", "count": 2, "id": "pup", "group": "pack", "zone": "bar"},
     ]
     async with running.client() as gm:
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             created = await gm.create_encounter("Two rooms", "tavern", roster)
     creatures = created["snapshot"]["creatures"]
     assert [c for c in creatures if c.startswith("goblin")] == [
@@ -363,7 +364,7 @@ async def test_a_compendium_folder_adds_its_entries(
         assert [i["id"] for i in found["entries"]] == ["homebrew.bog-hag"]
         assert found["sources"][0]["title"] == "Our table's creatures"
         assert (await ask(gm, tag="hag"))["total"] == 1
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             created = await gm.create_encounter(
                 "Bog",
                 "swamp",
@@ -410,7 +411,7 @@ def test_zonekeep_serve_refuses_to_start_with_a_clash(tmp_path: Path) -> None:
         [sys.executable, "-m", "zonekeep.server._cli", "serve", "--config", str(config)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=helpers.deadline(60),
         check=False,
     )
     assert done.returncode == 2, done.stderr
@@ -507,7 +508,7 @@ async def test_a_plugin_contributes_entries(make_server: MakeServer) -> None:
             {"name": "fey", "title": "Fey of the plugin", "license": "", "attribution": "by us"}
         ]
         assert (await ask(gm, type="fey"))["total"] == 1
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             created = await gm.create_encounter(
                 "Glade", "tavern", [*heroes(), {"compendium": "fey.sprite", "count": 2}]
             )

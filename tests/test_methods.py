@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from e2e_support import Boom, Loaded, Running, ServerConfig, creatures, start_server
@@ -38,7 +39,7 @@ DOCUMENTED_OPTIONS = (
 
 
 async def note(client: ZonekeepClient, method: str | None = None) -> dict[str, Any]:
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         return await client.notification(method)
 
 
@@ -71,7 +72,7 @@ async def loaded(make_server: MakeServer, **config: Any) -> Running:
 
 async def test_hello_announces_version_capabilities_and_limits(running: Running) -> None:
     async with running.client(hello=False) as client:
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             welcome = await client.hello("methods-test", "9.9")
     assert welcome["protocol"] == PROTOCOL_VERSION == "1.4"
     assert welcome["server"]["name"] == "zonekeep"
@@ -148,7 +149,7 @@ async def test_an_arena_added_while_the_server_runs_is_announced_at_the_next_hel
 ) -> None:
     arenas = tmp_path / "arenas"
     arenas.mkdir()
-    tavern = Path(__file__).parents[2] / "examples" / "arenas" / "tavern.json"
+    tavern = Path(__file__).parents[1] / "examples" / "arenas" / "tavern.json"
     shutil.copy(tavern, arenas / "tavern.json")
     running = await make_server(ServerConfig(port=0, arena_dirs=(arenas,)))
     async with running.client() as first, running.client() as second:
@@ -162,7 +163,7 @@ async def test_an_arena_added_while_the_server_runs_is_announced_at_the_next_hel
         assert {k: v for k, v in third.welcome.items() if k != "capabilities"} == {
             k: v for k, v in first.welcome.items() if k != "capabilities"
         }
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             created = await third.create_encounter("New arena", "inn", creatures())
         assert created["seq"] == 1
 
@@ -172,7 +173,7 @@ async def test_an_arena_added_while_the_server_runs_is_announced_at_the_next_hel
 
 async def test_create_encounter_with_bundled_arena(running: Running) -> None:
     async with running.client() as gm:
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             created = await gm.create_encounter("Bundled", "tavern", creatures())
         assert created["role"] == "gm"
         assert created["seq"] == 1
@@ -188,7 +189,7 @@ async def test_create_encounter_with_bundled_arena(running: Running) -> None:
         assert snap["creatures"]["ogre"]["hidden"] is True
         assert snap["creatures"]["aria"]["zone"] == "common_room"
         # No event notification for encounter_created.
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.request("ping")
         assert gm.pending_notifications() == []
 
@@ -208,7 +209,7 @@ async def test_create_encounter_with_inline_arena_and_options(running: Running) 
         {"id": "gob", "name": "Goblin", "side": "goblins", "zone": "well"},
     ]
     async with running.client() as gm:
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             created = await gm.create_encounter(
                 "Inline", arena, roster, options={"flanking": False}
             )
@@ -228,7 +229,7 @@ async def test_join_with_and_without_last_seq(running: Running) -> None:
     async with running.client() as gm, running.client() as alice, running.client() as again:
         created = await gm.create_encounter("Join", "tavern", creatures())
         eid = created["encounter"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             seat = await gm.request("create_seat", encounter=eid, player="alice")
             await gm.command(eid, "set_surprise", surprised=["gob"])
             await gm.command(eid, "place", positions={})
@@ -269,7 +270,7 @@ async def test_create_seat_hands_over_creatures_with_override_events(running: Ru
     async with running.client() as gm, running.client() as bob:
         created = await gm.create_encounter("Seats", "tavern", roster())
         eid = created["encounter"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             seat = await gm.request(
                 "create_seat", encounter=eid, player="bob", creatures=["bram", "gob"]
             )
@@ -293,7 +294,7 @@ async def test_create_seat_hands_over_creatures_with_override_events(running: Ru
                 start=2,
             )
         ]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             # A creature the player already controls causes no event.
             second = await gm.request(
                 "create_seat", encounter=eid, player="bob", creatures=["bram"]
@@ -318,13 +319,13 @@ async def test_a_creature_handed_to_a_player_stays_a_pc_after_a_restart(
         created = await gm.create_encounter("Seats", "tavern", roster())
         eid = created["encounter"]
         assert created["snapshot"]["creatures"]["gob"]["pc"] is False
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             seat = await gm.request("create_seat", encounter=eid, player="bob", creatures=["gob"])
     await first.server.shutdown()
 
     second = await start_server(nursery, tmp_path / "data")
     async with second.client() as bob:
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             joined = await bob.join(eid, seat["token"])
     gob = joined["snapshot"]["creatures"]["gob"]
     assert (gob["controller"], gob["pc"]) == ("bob", True)
@@ -333,7 +334,7 @@ async def test_a_creature_handed_to_a_player_stays_a_pc_after_a_restart(
 async def test_create_spectator_link_gives_a_watching_seat(running: Running) -> None:
     async with running.client() as gm, running.client() as watcher:
         eid = (await gm.create_encounter("Watch", "tavern", creatures()))["encounter"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             link = await gm.request("create_spectator_link", encounter=eid)
             assert set(link) == {"token"}
             joined = await watcher.join(eid, link["token"])
@@ -342,7 +343,7 @@ async def test_create_spectator_link_gives_a_watching_seat(running: Running) -> 
             assert "ogre" not in joined["snapshot"]["creatures"]
             await gm.command(eid, "set_surprise", surprised=[])
         assert (await note(watcher, "event"))["seq"] == 2
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             acts = await watcher.request("actions", encounter=eid, creature="aria")
         assert (acts["creature"], acts["actions"], acts["ending"]) == ("aria", [], None)
         assert {d["code"] for d in acts["details"]} == {"spectator_read_only"}
@@ -355,7 +356,7 @@ async def test_events_have_gap_free_seqs_for_every_member(make_server: MakeServe
     running = await loaded(make_server)
     async with running.client() as gm, running.client() as alice, running.client() as bob:
         eid = (await gm.create_encounter("Seqs", "tavern", roster()))["encounter"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             a = await gm.request("create_seat", encounter=eid, player="alice", creatures=["aria"])
             b = await gm.request("create_seat", encounter=eid, player="bob", creatures=["bram"])
             assert [n["params"]["seq"] for n in gm.pending_notifications()] == [
@@ -367,7 +368,7 @@ async def test_events_have_gap_free_seqs_for_every_member(make_server: MakeServe
             await alice.join(eid, a["token"], last_seq=5)
             await bob.join(eid, b["token"], last_seq=5)
         results = []
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             results.append(await gm.command(eid, "set_surprise", surprised=[]))
             results.append(await gm.command(eid, "place", positions={}))
             results.append(await gm.command(eid, "roll_initiative"))
@@ -407,7 +408,7 @@ async def test_events_have_gap_free_seqs_for_every_member(make_server: MakeServe
             "slot": 0,
             "member": 0,
         }
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             snap = await gm.request("snapshot", encounter=eid)
         assert snap["seq"] == last == snap["snapshot"]["seq"]
 
@@ -415,7 +416,7 @@ async def test_events_have_gap_free_seqs_for_every_member(make_server: MakeServe
 async def test_command_result_and_events_before_reply(running: Running) -> None:
     async with running.client() as gm:
         eid = (await gm.create_encounter("Order", "tavern", creatures()))["encounter"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             result = await gm.command(eid, "add_note", text="Rain on the roof.")
         assert result == {"first_seq": 2, "last_seq": 2}
         pushed = gm.pending_notifications()  # already there when the reply arrived
@@ -432,7 +433,7 @@ async def test_actions_lists_what_a_seat_may_do(make_server: MakeServer) -> None
     running = await loaded(make_server)
     async with running.client() as gm, running.client() as alice:
         eid = (await gm.create_encounter("Actions", "tavern", roster()))["encounter"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             seat = await gm.request(
                 "create_seat", encounter=eid, player="alice", creatures=["aria"]
             )
@@ -462,7 +463,7 @@ async def test_snapshot_leave_and_ping(running: Running) -> None:
     async with running.client() as gm, running.client() as alice:
         created = await gm.create_encounter("Leave", "tavern", creatures())
         eid = created["encounter"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             assert await gm.request("ping") == {}
             seat = await gm.request("create_seat", encounter=eid, player="alice")
             await alice.join(eid, seat["token"])
@@ -477,10 +478,10 @@ async def test_snapshot_leave_and_ping(running: Running) -> None:
             await gm.command(eid, "set_surprise", surprised=[])
             assert await alice.request("ping") == {}
         assert alice.pending_notifications() == []  # no events after leave
-        with trio.fail_after(5), pytest.raises(ClientError) as info:
+        with trio.fail_after(helpers.deadline(5)), pytest.raises(ClientError) as info:
             await alice.request("snapshot", encounter=eid)
         assert (info.value.code, info.value.name) == (1008, "not_joined")
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             rejoined = await alice.join(eid, seat["token"], last_seq=1)  # the token stays valid
         assert rejoined["events"] == [{"type": "surprise_determined", "surprised": []}]
 
@@ -499,7 +500,7 @@ async def test_prompt_for_opportunity_attack_has_deadline(make_server: MakeServe
     running = await loaded(make_server, reaction_seconds=25)
     async with running.client() as gm, running.client() as alice:
         eid = (await gm.create_encounter("Prompt", "tavern", roster()))["encounter"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             seat = await gm.request(
                 "create_seat", encounter=eid, player="alice", creatures=["aria"]
             )
@@ -538,7 +539,7 @@ async def test_prompt_for_opportunity_attack_has_deadline(make_server: MakeServe
 async def test_reveal_pushes_snapshot_notification(running: Running) -> None:
     async with running.client() as gm, running.client() as alice:
         eid = (await gm.create_encounter("Reveal", "tavern", creatures()))["encounter"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             seat = await gm.request("create_seat", encounter=eid, player="alice")
             joined = await alice.join(eid, seat["token"])
             assert "ogre" not in joined["snapshot"]["creatures"]
@@ -557,7 +558,7 @@ async def test_reveal_pushes_snapshot_notification(running: Running) -> None:
         assert pushed["seq"] == 2
         assert pushed["snapshot"]["creatures"]["ogre"]["name"] == "Lurking Ogre"
         assert pushed["snapshot"]["creatures"]["ogre"]["hidden"] is False
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.request("ping")
         assert [n["method"] for n in gm.pending_notifications()] == ["event"]  # no snapshot
 
@@ -567,7 +568,7 @@ async def test_encounter_error_when_a_plugin_raises(make_server: MakeServer) -> 
     async with running.client() as gm, running.client() as gm2:
         created = await gm.create_encounter("Boom", "tavern", creatures())
         eid = created["encounter"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm2.join(eid, created["gm_token"])
             assert gm.welcome is not None
             assert "boom" in {c["id"] for c in gm.welcome["capabilities"]["commands"]}
@@ -579,7 +580,7 @@ async def test_encounter_error_when_a_plugin_raises(make_server: MakeServer) -> 
             assert crashed["encounter"] == eid
             assert "boom" in crashed["message"]
             assert "Nothing changed" in crashed["message"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             after = await gm.request("snapshot", encounter=eid)
             assert after["snapshot"] == created["snapshot"]
             # The encounter still works.
@@ -598,7 +599,7 @@ async def test_short_encounter_played_to_its_end(make_server: MakeServer) -> Non
         eid = (await gm.create_encounter("Brawl", "tavern", roster()))["encounter"]
 
         async def send(client: ZonekeepClient, kind: str, **params: Any) -> list[dict[str, Any]]:
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 result = await client.command(eid, kind, **params)
             got = await events(gm, result["last_seq"] - result["first_seq"] + 1)
             assert [m["seq"] for m in got] == list(
@@ -606,7 +607,7 @@ async def test_short_encounter_played_to_its_end(make_server: MakeServer) -> Non
             )
             return [m["event"] for m in got]
 
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             a = await gm.request("create_seat", encounter=eid, player="alice", creatures=["aria"])
             b = await gm.request("create_seat", encounter=eid, player="bob", creatures=["bram"])
             await events(gm, 4)  # controller and pc of each
@@ -649,7 +650,7 @@ async def test_short_encounter_played_to_its_end(make_server: MakeServer) -> Non
         prompt = await note(alice, "prompt")
         assert prompt["decision"]["kind"] == "opportunity_attack"
         assert (await note(gm))["decision"] == prompt["decision"]
-        with trio.fail_after(5), pytest.raises(ClientError) as info:
+        with trio.fail_after(helpers.deadline(5)), pytest.raises(ClientError) as info:
             await bob.command(eid, "decide", decision=prompt["decision"]["id"], choice=["attack"])
         assert (info.value.code, info.value.name) == (3003, "not_your_decision")
         reacted = await send(alice, "decide", decision=prompt["decision"]["id"], choice=["attack"])
@@ -680,11 +681,11 @@ async def test_short_encounter_played_to_its_end(make_server: MakeServer) -> Non
             "reason": finished[-1]["reason"],
             "by": "rules",
         }
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             snap = await bob.request("snapshot", encounter=eid)
         assert snap["snapshot"]["phase"] == "ended"
         assert snap["snapshot"]["creatures"]["gob"]["hp"] == "down"  # an enemy: a word
-        with trio.fail_after(5), pytest.raises(ClientError) as info:
+        with trio.fail_after(helpers.deadline(5)), pytest.raises(ClientError) as info:
             await bob.command(eid, "end_turn", creature="bram")
         assert (info.value.code, info.value.name) == (4025, "encounter_over")
         # Every seat saw the same events to the end.

@@ -1,8 +1,8 @@
 """Damage types, resistances and condition immunity over the protocol, and the
-conditions advertised in ``hello``: a real server on a loopback port, real websockets,
-the default SQLite store.
+conditions advertised in ``hello``: the real Python client and a server on the default
+SQLite store, over the in-memory transport (``memory_support``).
 
-Every message the clients receive is validated against the schemas (conftest): the
+Every message the clients receive is validated against the schemas (``memory_support``): the
 ``damaged`` event with its ``raw`` amount and ``steps``, the snapshot's creature
 defences, ``hello``'s ``capabilities.conditions``.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from e2e_support import Running
@@ -32,7 +33,7 @@ def roster() -> list[dict[str, Any]]:
 
 async def events_until(client: ZonekeepClient, seq: int) -> list[dict[str, Any]]:
     found = []
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         while True:
             pushed = await client.notification("event")
             found.append(pushed["event"])
@@ -44,7 +45,7 @@ async def test_gm_damage_with_a_type_meets_resistance_immunity_and_vulnerability
     running: Running,
 ) -> None:
     async with running.client() as gm, running.client() as ana:
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             created = await gm.create_encounter("Imps", "tavern", roster())
         eid = created["encounter"]
         imp = created["snapshot"]["creatures"]["imp"]
@@ -56,7 +57,7 @@ async def test_gm_damage_with_a_type_meets_resistance_immunity_and_vulnerability
         seat = await gm.request("create_seat", encounter=eid, player="ana")
         await ana.join(eid, seat["token"])
 
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             result = await gm.command(eid, "damage", creature="imp", amount=9, damage_type="cold")
         (cold,) = await events_until(ana, result["last_seq"])
         assert cold["type"] == "damaged"
@@ -72,7 +73,7 @@ async def test_gm_damage_with_a_type_meets_resistance_immunity_and_vulnerability
         ]  # fmt: skip
         assert cold["hp"] == "hurt"  # Ana sees the enemy's condition as a word
 
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             result = await gm.command(eid, "damage", creature="imp", amount=7, damage_type="fire")
             result = await gm.command(
                 eid, "damage", creature="skeleton-1", amount=3, damage_type="bludgeoning"
@@ -81,14 +82,14 @@ async def test_gm_damage_with_a_type_meets_resistance_immunity_and_vulnerability
         assert (fire["amount"], fire["raw"], fire["steps"][0]["kind"]) == (0, 7, "immunity")
         assert (bones["amount"], bones["raw"]) == (6, 3)
 
-        with trio.fail_after(5), pytest.raises(ClientError) as info:
+        with trio.fail_after(helpers.deadline(5)), pytest.raises(ClientError) as info:
             await gm.command(eid, "damage", creature="imp", amount=3, damage_type="hellfire")
         assert info.value.name == "invalid_params"
-        with trio.fail_after(5), pytest.raises(ClientError) as immune:
+        with trio.fail_after(helpers.deadline(5)), pytest.raises(ClientError) as immune:
             await gm.command(eid, "grant_condition", creature="imp", condition="poisoned")
         assert (immune.value.name, immune.value.code) == ("condition_immune", 4060)
 
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             snapshot = await gm.request("snapshot", encounter=eid)
         assert snapshot["snapshot"]["creatures"]["imp"]["hp"] == 26
         assert snapshot["snapshot"]["creatures"]["imp"]["conditions"] == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import helpers
 import pytest
 import trio
 from e2e_support import Loaded, Running, ServerConfig, sturdy_goblin_roster
@@ -21,7 +22,7 @@ def without_seq(snapshot: dict[str, Any]) -> dict[str, Any]:
 
 async def table(running: Running, gm: ZonekeepClient, *others: ZonekeepClient) -> dict[str, Any]:
     """An encounter at Aria's first turn; alice (and then a spectator) joined if given."""
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         created = await gm.create_encounter("Rewind", "tavern", sturdy_goblin_roster())
         eid = created["encounter"]
         seat = await gm.request("create_seat", encounter=eid, player="alice")
@@ -42,7 +43,7 @@ async def table(running: Running, gm: ZonekeepClient, *others: ZonekeepClient) -
 
 async def rewind_notes(client: ZonekeepClient) -> tuple[dict[str, Any], dict[str, Any]]:
     """The next event and snapshot notifications, in the order they must come."""
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         while True:
             message = await client._notes.receive()
             if message["method"] == "event":
@@ -61,7 +62,7 @@ async def test_rewind_restores_the_state_for_everyone_and_keeps_the_log(
     async with running.client() as gm, running.client() as alice, running.client() as watcher:
         t = await table(running, gm, alice, watcher)
         eid = t["eid"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             # The state to come back to, as each seat sees it.
             at = {
                 name: await c.request("snapshot", encounter=eid)
@@ -81,7 +82,7 @@ async def test_rewind_restores_the_state_for_everyone_and_keeps_the_log(
             if n["method"] == "event"
         }
         assert max(before_rewind) == later["seq"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             result = await gm.request("rewind", encounter=eid, to_seq=to_seq)
         assert result == {"seq": later["seq"] + 1}
         for name, client in (("gm", gm), ("alice", alice), ("watcher", watcher)):
@@ -94,7 +95,7 @@ async def test_rewind_restores_the_state_for_everyone_and_keeps_the_log(
             assert (snap["encounter"], snap["seq"]) == (eid, result["seq"])
             assert snap["snapshot"]["seq"] == result["seq"]
             assert without_seq(snap["snapshot"]) == without_seq(at[name]["snapshot"]), name
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             now = await gm.request("snapshot", encounter=eid)
         assert now["seq"] == result["seq"]
         assert without_seq(now["snapshot"]) == without_seq(at["gm"]["snapshot"])
@@ -103,7 +104,7 @@ async def test_rewind_restores_the_state_for_everyone_and_keeps_the_log(
 
         # The audit log keeps everything: the undone events and the rewound event.
         async with running.client() as auditor:
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 log = await auditor.join(eid, t["gm"], last_seq=0)
         assert log["seq"] == result["seq"]
         assert len(log["events"]) == result["seq"]
@@ -119,7 +120,7 @@ async def test_rewind_restores_the_state_for_everyone_and_keeps_the_log(
         }
 
         # Play goes on from the rewound state, at the next seq.
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             again = await alice.command(eid, "attack", creature="aria", target="gob")
             live = await watcher.notification("event")
             after = await gm.request("snapshot", encounter=eid)
@@ -139,7 +140,7 @@ async def test_only_the_gm_may_rewind(running: Running, who: str) -> None:
     async with running.client() as gm, running.client() as other:
         t = await table(running, gm)
         eid = t["eid"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await other.join(eid, t[who])
             before = await gm.request("snapshot", encounter=eid)
             with pytest.raises(ClientError) as info:
@@ -155,7 +156,7 @@ async def test_only_the_gm_may_rewind(running: Running, who: str) -> None:
 async def test_to_seq_must_be_an_earlier_event(running: Running, offset: int) -> None:
     async with running.client() as gm:
         eid = (await table(running, gm))["eid"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             before = await gm.request("snapshot", encounter=eid)
             with pytest.raises(ClientError) as info:
                 await gm.request("rewind", encounter=eid, to_seq=before["seq"] + offset)
@@ -167,7 +168,7 @@ async def test_to_seq_must_be_an_earlier_event(running: Running, offset: int) ->
 async def test_to_seq_zero_is_invalid(running: Running) -> None:
     async with running.client() as gm:
         eid = (await table(running, gm))["eid"]
-        with trio.fail_after(5), pytest.raises(ClientError) as info:
+        with trio.fail_after(helpers.deadline(5)), pytest.raises(ClientError) as info:
             await gm.request("rewind", encounter=eid, to_seq=0)
         assert (info.value.code, info.value.name) == (1005, "invalid_params")
 
@@ -179,7 +180,7 @@ async def test_rewinding_over_a_pending_decision_removes_it(make_server: MakeSer
     async with running.client() as gm, running.client() as alice:
         t = await table(running, gm, alice)
         eid = t["eid"]
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await alice.command(eid, "attack", creature="aria", target="gob")
             await alice.command(eid, "end_turn", creature="aria")
             before_enter = await gm.request("snapshot", encounter=eid)
@@ -187,17 +188,17 @@ async def test_rewinding_over_a_pending_decision_removes_it(make_server: MakeSer
             prompt = await alice.notification("prompt")
         room = running.server.rooms[eid]
         assert prompt["decision"]["id"] in room.deadlines
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             result = await gm.request("rewind", encounter=eid, to_seq=before_enter["seq"])
             _, snap = await rewind_notes(alice)
         assert snap["snapshot"]["pending"] == []
         assert snap["snapshot"]["maneuver"] is None
         assert room.deadlines == {}  # no default will fire for it later
-        with trio.fail_after(5), pytest.raises(ClientError) as info:
+        with trio.fail_after(helpers.deadline(5)), pytest.raises(ClientError) as info:
             await alice.command(eid, "decide", decision=prompt["decision"]["id"], choice=["attack"])
         assert info.value.code >= 4000
         # The goblin's turn goes on: it can enter the bar again (and be prompted again).
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             entered = await gm.command(eid, "enter", creature="gob", zones=["bar"])
             again = await alice.notification("prompt")
         assert entered["first_seq"] == result["seq"] + 1

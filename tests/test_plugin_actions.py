@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import helpers
 import jsonschema
 import pytest
 import trio
@@ -119,7 +120,7 @@ MARK_SCHEMA = {
 async def table(
     running: Running, gm: ZonekeepClient, alice: ZonekeepClient
 ) -> tuple[str, dict[str, Any]]:
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         created = await gm.create_encounter("Marks", "tavern", creatures())
         eid = created["encounter"]
         seat = await gm.request("create_seat", encounter=eid, player="alice", creatures=["aria"])
@@ -131,7 +132,7 @@ async def table(
 
 async def quiet(client: ZonekeepClient) -> list[dict[str, Any]]:
     """Every notification pushed to ``client`` so far (a ping makes sure they arrived)."""
-    with trio.fail_after(5):
+    with trio.fail_after(helpers.deadline(5)):
         await client.request("ping")
     return client.pending_notifications()
 
@@ -177,7 +178,7 @@ async def test_a_generic_client_validates_and_sends_a_plugin_action(
         ]
         for params in wrong:
             assert not validator.is_valid(params), params
-            with pytest.raises(ClientError) as info, trio.fail_after(5):
+            with pytest.raises(ClientError) as info, trio.fail_after(helpers.deadline(5)):
                 await alice.command(eid, "mark", **params)
             assert (info.value.code, info.value.name) == (4000, "invalid_params")
 
@@ -190,7 +191,7 @@ async def test_a_generic_client_validates_and_sends_a_plugin_action(
             "loud": None,
         }
         validator.validate(params)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             result = await alice.command(eid, "mark", **params)
         assert result["first_seq"] == result["last_seq"]
         expected = {
@@ -202,7 +203,7 @@ async def test_a_generic_client_validates_and_sends_a_plugin_action(
             },
         }
         for client in (alice, gm):
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 pushed = await client.notification("event")
             assert pushed["seq"] == result["first_seq"]
             assert pushed["event"] == expected
@@ -214,18 +215,18 @@ async def test_a_failing_plugin_action_is_refused_and_reported_to_the_gm(
     running = await make_server(engine=engine())
     async with running.client() as gm, running.client() as alice, running.client() as gm2:
         eid, created = await table(running, gm, alice)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm2.join(eid, created["gm_token"])
         before = await gm.request("snapshot", encounter=eid)
 
         # A player's command whose handler raises.
-        with pytest.raises(ClientError) as info, trio.fail_after(5):
+        with pytest.raises(ClientError) as info, trio.fail_after(helpers.deadline(5)):
             await alice.command(eid, "mark", creature="aria", target="gob", label="boom")
         assert (info.value.code, info.value.name) == (6002, "plugin_error")
         assert "'hazards'" in info.value.message and "'mark'" in info.value.message
         assert "ZeroDivisionError" not in info.value.message  # the details go to the GM
         for client in (gm, gm2):
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 error = await client.notification("encounter_error")
             assert error["encounter"] == eid
             assert "'hazards'" in error["message"]
@@ -235,19 +236,19 @@ async def test_a_failing_plugin_action_is_refused_and_reported_to_the_gm(
         assert await quiet(alice) == []  # players get no encounter_error, and no event
 
         # A GM tool that emitted an event and then raised: the event never happens.
-        with pytest.raises(ClientError) as info, trio.fail_after(5):
+        with pytest.raises(ClientError) as info, trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "collapse")
         assert (info.value.code, info.value.name) == (6002, "plugin_error")
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             error = await gm.notification("encounter_error")
         assert "'hazards'" in error["message"] and "collapse" in error["message"]
         assert [n["method"] for n in await quiet(gm)] == []
         assert await quiet(alice) == []
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             assert await gm.request("snapshot", encounter=eid) == before
 
         # The encounter keeps working, for the plugin's own action too.
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             result = await alice.command(eid, "mark", creature="aria", target="gob")
             assert result["first_seq"] == before["seq"] + 1
             await gm.command(eid, "set_surprise", surprised=[])
@@ -259,10 +260,10 @@ async def test_a_skipped_contribution_is_a_plugin_error_event_for_the_gm_only(
     running = await make_server(engine=engine())
     async with running.client() as gm, running.client() as alice:
         eid, _ = await table(running, gm, alice)
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             result = await alice.command(eid, "mark", creature="aria", target="gob", loud=True)
         assert result["last_seq"] == result["first_seq"] + 1
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             seen_by_gm = [(await gm.notification("event"))["event"] for _ in range(2)]
             seen_by_alice = [(await alice.notification("event"))["event"] for _ in range(2)]
         assert seen_by_gm[0] == {
@@ -275,7 +276,7 @@ async def test_a_skipped_contribution_is_a_plugin_error_event_for_the_gm_only(
         assert seen_by_gm[1]["type"] == seen_by_alice[1]["type"] == "note_added"
         # Replayed on join: still hidden from players.
         async with running.client() as again:
-            with trio.fail_after(5):
+            with trio.fail_after(helpers.deadline(5)):
                 token = (await gm.request("create_seat", encounter=eid, player="carol"))["token"]
                 joined = await again.join(eid, token, last_seq=0)
             replayed = [e["type"] for e in joined["events"]]
@@ -294,12 +295,12 @@ async def test_a_crash_outside_any_plugin_is_still_encounter_crashed(
             raise RuntimeError("the engine itself")
 
         monkeypatch.setattr(running.server.engine, "handle", broken)
-        with pytest.raises(ClientError) as info, trio.fail_after(5):
+        with pytest.raises(ClientError) as info, trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "set_surprise", surprised=[])
         assert (info.value.code, info.value.name) == (6001, "encounter_crashed")
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             error = await gm.notification("encounter_error")
         assert "set_surprise" in error["message"]
         monkeypatch.undo()
-        with trio.fail_after(5):
+        with trio.fail_after(helpers.deadline(5)):
             await gm.command(eid, "set_surprise", surprised=[])
