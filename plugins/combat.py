@@ -1,7 +1,7 @@
 """Attacks: d20 + bonus against AC, damage, dying and defeat; squeezing and dodging.
 
 - A natural 20 hits and doubles the damage dice; a natural 1 misses. A hit on a
-  paralyzed or unconscious creature by a melee attack from its zone, or by an attacker
+  paralyzed or unconscious creature (0 hit points, dying or stable) by a melee attack from its zone, or by an attacker
   engaged with it, is a critical hit.
 - The damage has the attack's damage type and goes through the damage pipeline
   (``zonekeep.sdk.apply_damage``: plugins, then immunity, resistance, vulnerability);
@@ -24,6 +24,7 @@ from zonekeep.sdk import (
     DYING,
     PARALYZED,
     SQUEEZING,
+    STABLE,
     UNCONSCIOUS,
     Attack,
     AttackMade,
@@ -117,10 +118,11 @@ def make_attack(
 def _helpless_and_close(
     ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack
 ) -> bool:
-    """A hit on a paralyzed or unconscious creature (a dying one is unconscious) from
+    """A hit on a paralyzed or unconscious creature (at 0 hit points, dying or stable, a
+    creature is unconscious) from
     "within 5 feet" is a critical hit: in zones, a melee attack from the target's zone,
     or any attack by a creature engaged with it (docs/rules.md, "Conditions")."""
-    if not any(c in target.conditions for c in (PARALYZED, UNCONSCIOUS, DYING)):
+    if not any(c in target.conditions for c in (PARALYZED, UNCONSCIOUS, DYING, STABLE)):
         return False
     if attack.kind == "melee" and attacker.zone == target.zone:
         return True

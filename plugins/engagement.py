@@ -80,7 +80,7 @@ OPPORTUNITY_ATTACK_SPEC = CommandSpec(
     lambda ctx, cmd: None,
     "Reaction: one melee attack against a creature that provoked it.",
     costs=("reaction",),
-    on_turn=False,
+    on_turn=None,
 )
 
 

@@ -187,7 +187,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             "Reaction: make the readied attack now.",
             _CREATURE,
             costs=("reaction",),
-            on_turn=False,
+            on_turn=None,  # a reaction is taken whenever its trigger happens, own turn included
             requires=_has_readied,
         ),
     )

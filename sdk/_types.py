@@ -30,12 +30,13 @@ SQUEEZING = "squeezing"
 DODGING = "dodging"
 #: Conditions that take a creature out of the fight for the purpose of ending it.
 OUT_OF_FIGHT: frozenset[str] = frozenset({DEFEATED, SURRENDERED, ESCAPED})
-#: Conditions that stop a creature from moving, acting and reacting.
+#: Conditions that stop a creature from moving, acting, reacting and speaking. A
+#: creature at 0 hit points, dying or stable, is unconscious (docs/rules.md, "Conditions").
 STUNNED = "stunned"
 PARALYZED = "paralyzed"
 UNCONSCIOUS = "unconscious"
 INCAPACITATING: frozenset[str] = frozenset(
-    {INCAPACITATED, DYING, DEFEATED, UNCONSCIOUS, STUNNED, PARALYZED}
+    {INCAPACITATED, DYING, STABLE, DEFEATED, UNCONSCIOUS, STUNNED, PARALYZED}
 )
 
 

@@ -371,7 +371,7 @@ class Parry:
                 "Reaction.",
                 creature,
                 costs=("reaction",),
-                on_turn=False,
+                on_turn=None,
             ),
             CommandSpec(
                 "quick_jab", lambda ctx, cmd: None, "Bonus action.", creature, costs=("bonus",)
@@ -415,16 +415,27 @@ def test_rule5_resources_refresh_each_turn() -> None:
     h.send("dash", creature="aria")
 
 
-def test_rule5_one_reaction_per_round_taken_off_turn_and_refreshed_on_own_turn() -> None:
+def test_rule5_one_reaction_per_round_on_any_turn_refreshed_on_own_turn() -> None:
     h = EncounterHarness([make("aria", dex=3), make("gob", "foes")], extra_plugins=[Parry])
     h.start(initiative=[15, 10])
-    assert h.refused("parry", creature="aria").code == "not_on_your_turn"
+    h.send("parry", creature="aria")  # on its own turn: a reaction may answer any trigger
     h.end_turn()
+    assert h.refused("parry", creature="aria").code == "no_reaction_left"
+    h.send("parry", creature="gob")  # the goblin reacts on its own turn too
+    h.end_turn()  # the goblin's turn ends; round 2 starts with aria's turn
+    assert h.state.active == "aria"
     h.send("parry", creature="aria")
     assert h.refused("parry", creature="aria").code == "no_reaction_left"
-    h.end_turn()  # the goblin's turn ends; round 2 starts with aria's turn
-    h.end_turn()
-    h.send("parry", creature="aria")
+
+
+def test_rule5_a_readied_attack_can_be_released_on_its_owners_own_turn() -> None:
+    h = duel()
+    h.send("ready", creature="aria", target="gob", trigger="when it flinches")
+    h.rolls(15, 3).send("release_readied", creature="aria")
+    made = h.of_type(AttackMade)[-1]
+    assert (made.attacker, made.target, made.reaction, made.hit) == ("aria", "gob", True, True)
+    assert h.creature("gob").hp == 10 - 5
+    assert not h.state.has_reaction("aria")
 
 
 def test_rule5_players_act_only_for_their_own_creatures_and_in_turn() -> None:
