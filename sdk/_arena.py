@@ -242,8 +242,9 @@ class ForcedEffect:
     """What happens when a creature is forced (pushed, thrown) into an asset.
 
     Being forced into an asset also counts as taking position at it.  ``save`` is
-    always present; its ``dc`` of ``None`` means the forcer's maneuver DC or spell
-    save DC.
+    always present. Its save is made against the forcer's maneuver DC or spell save
+    DC; the save's own ``dc`` applies only when nobody forced the move (the GM's
+    ``force`` without a forcer: a trap, a fall).
     """
 
     save: SaveEffect

@@ -366,7 +366,7 @@ def forcer_dc(forcer: Creature, magical: bool) -> int:
 
 def force_move(
     ctx: RuleContext,
-    forcer: Creature,
+    forcer: Creature | None,
     target: Creature,
     *,
     zone: str | None = None,
@@ -374,17 +374,18 @@ def force_move(
     into: str | None = None,
     magical: bool = False,
 ) -> None:
-    """Forcibly move ``target`` (arena.txt, "Forced Movement"); no movement is spent.
+    """Forcibly move ``target`` (docs/rules.md, A6); no movement is spent.
 
     - ``zone``: an adjacent zone joined by a clear path;
     - ``asset``: an asset (in the target's zone, or in ``zone``): it counts as taking
       position there, and the asset's forced effect makes the target save against
-      the asset's DC or, when it has none, the forcer's maneuver DC (spell save DC
-      when ``magical``);
+      the forcer's maneuver DC (spell save DC when ``magical``); the asset's own DC
+      only when nobody forced the move (``forcer`` is ``None``: a trap, a fall);
     - ``into``: another creature in the same zone, whose space the target now shares.
 
     Refuses (``invalid_params``, ``no_clear_path``, ``unknown_zone``, ``zone_full``)
-    with a sentence when the destination is not allowed.
+    with a sentence when the destination is not allowed, or when nobody forced the
+    move into an asset whose forced effect has no DC of its own.
     """
     s = ctx.state
     if zone is None and asset is None and into is None:
@@ -421,16 +422,26 @@ def force_move(
                 "invalid_target",
                 f"{target.name} can only be forced into a creature in the same zone.",
             )
+    dc: int | None = None
+    if chosen is not None and chosen.forced is not None:
+        dc = forcer_dc(forcer, magical) if forcer is not None else chosen.forced.save.dc
+        if dc is None:
+            ctx.refuse(
+                "invalid_params",
+                f"{chosen.name} has no DC of its own: name the creature that forced "
+                f"{target.name} into it, whose DC applies.",
+            )
+    by = forcer.id if forcer is not None else ctx.actor.id
     if dest_zone != here:
-        change_zone(ctx, target, dest_zone, forced=True, by=forcer.id)
+        change_zone(ctx, target, dest_zone, forced=True, by=by)
     if other is not None:
-        ctx.emit(SpaceShared(target.id, other.id, forcer.id))
+        ctx.emit(SpaceShared(target.id, other.id, by))
     if chosen is not None:
-        take_position(ctx, ctx.state.creatures[target.id], chosen, forced=True, by=forcer.id)
-        if chosen.forced is not None:
+        take_position(ctx, ctx.state.creatures[target.id], chosen, forced=True, by=by)
+        if chosen.forced is not None and dc is not None:
             save = chosen.forced.save
-            dc = save.dc if save.dc is not None else forcer_dc(forcer, magical)
-            asset_save(ctx, target.id, save, dc, chosen, f"forced into {chosen.name}")
+            how = f"forced into {chosen.name}" if forcer is not None else f"fell into {chosen.name}"
+            asset_save(ctx, target.id, save, dc, chosen, how)
 
 
 # -- maneuvers --------------------------------------------------------------------------------

@@ -9,10 +9,11 @@ and test_arena_areas.py.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 
 import pytest
-from arena_fixture import harness
+from arena_fixture import ARENA, harness
 from helpers import left, make
 
 from zonekeep.sdk import (
@@ -36,6 +37,7 @@ from zonekeep.sdk import (
     TumbleAttempted,
     ZoneEntered,
     hookimpl,
+    parse_arena,
 )
 from zonekeep.sdk.testing import EncounterHarness
 
@@ -548,6 +550,62 @@ def test_rule6_forced_into_an_asset_takes_position_and_saves_against_the_forcers
     assert h.creature("gob").hp == 20 - 7
     assert h.creature("gob").has("impaled")
     assert h.creature("gob").position == "spikes"
+
+
+def spiked_shover(dc: int | None) -> EncounterHarness:
+    """:func:`shover` with the wall of spikes given its own DC ``dc``."""
+    doc = copy.deepcopy(ARENA)
+    spikes = next(a for a in doc["assets"] if a["id"] == "spikes")
+    spikes["forced"]["save"]["dc"] = dc
+    h = EncounterHarness(
+        [
+            make("aria", skills={"athletics": 5}, maneuver_dc=14, spell_dc=16),
+            make("gob", "foes", saves={"dex": 1}),
+        ],
+        arena=parse_arena(doc, "test-arena"),
+    )
+    h.start(positions={"aria": "hall", "gob": "hall"}, initiative=[20, 10])
+    return h
+
+
+def test_rule6_forced_into_an_asset_with_a_dc_of_its_own_the_forcers_dc_still_applies() -> None:
+    h = spiked_shover(10)
+    h.rolls(12, 3, 4).send("force", forcer="aria", creature="gob", asset="spikes")
+    save = h.of_type(SaveMade)[-1]
+    assert (save.dc, save.roll.total, save.success) == (14, 13, False)  # 13 beat the asset's 10
+    assert h.creature("gob").hp == 20 - 7
+
+
+def test_rule6_a_shove_into_an_asset_uses_the_shovers_maneuver_dc() -> None:
+    h = spiked_shover(10)
+    h.rolls(15, 8, 12, 3, 4).send("shove", creature="aria", target="gob", asset="spikes")
+    save = h.of_type(SaveMade)[-1]
+    assert (save.dc, save.roll.total, save.success) == (14, 13, False)
+    assert PositionTaken("gob", "spikes", True, "aria") in h.events
+
+
+def test_rule6_when_nobody_forced_the_move_the_assets_own_dc_applies() -> None:
+    h = spiked_shover(10)
+    h.rolls(8, 3, 4).send("force", creature="gob", asset="spikes")
+    assert PositionTaken("gob", "spikes", True, "gm") in h.events
+    save = h.of_type(SaveMade)[-1]
+    assert (save.dc, save.roll.total, save.success) == (10, 9, False)
+    assert h.creature("gob").hp == 20 - 7
+    h.rolls(10).send("force", creature="aria", asset="spikes")
+    save = h.of_type(SaveMade)[-1]
+    assert (save.creature, save.dc, save.roll.total, save.success) == ("aria", 10, 10, True)
+
+
+def test_rule6_nobody_forcing_an_asset_without_a_dc_of_its_own_is_refused() -> None:
+    h = shover()
+    refusal = h.refused("force", creature="gob", asset="spikes")
+    assert (refusal.code, refusal.message) == (
+        "invalid_params",
+        "Wall of spikes has no DC of its own: name the creature that forced Gob into "
+        "it, whose DC applies.",
+    )
+    refusal = h.refused("force", creature="gob", zone="yard", magical=True)
+    assert refusal.code == "invalid_params"
 
 
 def test_rule6_a_successful_save_avoids_the_assets_effect() -> None:
