@@ -112,20 +112,25 @@ def apply_damage(
     return event
 
 
-def apply_condition(ctx: RuleContext, creature_id: str, condition: str, source: str = "") -> bool:
+def apply_condition(
+    ctx: RuleContext, creature_id: str, condition: str, source: str = "", *, override: bool = False
+) -> bool:
     """Give a creature a condition: the ``condition_applied`` event (after which, if
     the creature did not have it, the ``zonekeep_condition_applied`` triggers run).
     A plugin's condition may be named short (``"burning"`` for ``"hazards.burning"``).
 
     A creature immune to the condition (``condition_immunities``) is not given it:
-    a ``condition_prevented`` event says so instead. Returns whether it was applied.
+    a ``condition_prevented`` event says so instead, unless ``override`` (the GM
+    overruling the immunity explicitly): then it is given, and the event says
+    ``override``. Returns whether it was applied.
     """
     condition = ctx.resolve("condition", condition)
     creature = ctx.state.creatures[creature_id]
-    if condition in creature.condition_immunities:
+    immune = condition in creature.condition_immunities
+    if immune and not override:
         ctx.emit(ConditionPrevented(creature_id, condition, source))
         return False
-    ctx.emit(ConditionApplied(creature_id, condition, source))
+    ctx.emit(ConditionApplied(creature_id, condition, source, immune))
     return True
 
 
@@ -142,6 +147,7 @@ def apply_timed_condition(
     save_when: Literal["start", "end"] = "end",
     source: str = "",
     parent: str | None = None,
+    override: bool = False,
 ) -> str | None:
     """Give a creature a condition for a while: a condition effect, ended by the
     built-in ``zonekeep.durations`` rules at the first of
@@ -160,7 +166,8 @@ def apply_timed_condition(
     creature id for ``frightened``'s source). The ``condition_effect_applied``
     event is emitted (and ``zonekeep_condition_applied`` runs if the condition is
     new); returns the effect's id (``"c12"``), or ``None`` when the creature is
-    immune (a ``condition_prevented`` event instead). Raises ``ValueError`` for
+    immune (a ``condition_prevented`` event instead), unless ``override`` (the GM
+    overruling the immunity explicitly; the event says so). Raises ``ValueError`` for
     arguments that make no sense (a plugin's bug, not a player's).
     """
     s = ctx.state
@@ -184,7 +191,8 @@ def apply_timed_condition(
     if parent is not None and parent not in s.condition_effects:
         raise ValueError(f"there is no condition effect {parent!r}")
     creature = s.creatures[creature_id]
-    if condition in creature.condition_immunities:
+    immune = condition in creature.condition_immunities
+    if immune and not override:
         ctx.emit(ConditionPrevented(creature_id, condition, source))
         return None
     eid = f"c{s.seq + 1}"
@@ -206,7 +214,8 @@ def apply_timed_condition(
                 parent=parent,
                 applied_round=s.round,
                 applied_turn=s.active,
-            )
+            ),
+            immune,
         )
     )
     return eid

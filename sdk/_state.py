@@ -37,6 +37,7 @@ OVERRIDE_FIELDS: dict[str, tuple[type, ...]] = {
     "side": (str,),
     "controller": (str,),
     "pc": (bool,),
+    "condition_immunities": (list,),
 }
 
 
