@@ -152,7 +152,7 @@ class DecisionOpened(Event):
 @attrs.frozen
 class DecisionResolved(Event):
     """Decision ``decision`` was answered with ``choice`` by ``by`` (``defaulted`` when its
-    deadline passed)."""
+    deadline passed, or an initiative tie closed when its first tied slot's turn came)."""
 
     decision: str
     choice: tuple[str, ...]

@@ -21,6 +21,7 @@ from zonekeep.sdk import (
     ConditionApplied,
     Damaged,
     DecisionOpened,
+    DecisionResolved,
     EncounterEnded,
     EncounterOptions,
     InitiativeRolled,
@@ -279,29 +280,60 @@ def test_rule4_pc_against_npc_the_higher_dexterity_modifier_goes_first() -> None
     assert h.events[-1] == TurnStarted("gob", 0, 0)
 
 
-def test_rule4_tied_gm_creatures_wait_for_the_gm_with_list_order_as_default() -> None:
-    h = EncounterHarness([make("orc", "foes", dex=2), make("gob", "foes", dex=2), make("aria")])
-    h.start(initiative=[10, 10, 3])
-    assert h.state.phase == "initiative"  # the engine waits on the choice
+def test_rule4_tied_gm_creatures_are_ordered_by_the_gm_while_play_goes_on() -> None:
+    h = EncounterHarness([make("aria"), make("orc", "foes", dex=2), make("gob", "foes", dex=2)])
+    h.start(initiative=[18, 10, 10])
+    assert (h.state.phase, h.state.active) == ("turns", "aria")  # the fight does not wait
     (decision,) = h.state.pending
     assert (decision.kind, decision.controller) == ("initiative_tie", "gm")
     assert decision.options == decision.default == ("orc", "gob")
-    assert h.refused("end_turn", creature="orc").code == "wrong_phase"
+    assert h.state.order() == ["aria", "orc", "gob"]  # list order stands meanwhile
     assert h.refused("decide", ALICE, decision=decision.id, choice=["gob", "orc"]).code == (
         "not_your_decision"
     )
     assert h.refused("decide", decision=decision.id, choice=["gob"]).code == "invalid_choice"
+    h.send("dash", ALICE, creature="aria")
     h.send("decide", decision=decision.id, choice=["gob", "orc"])
-    assert h.state.order() == ["gob", "orc", "aria"]
-    assert (h.state.phase, h.state.active) == ("turns", "gob")
+    assert h.state.order() == ["aria", "gob", "orc"]
+    h.end_turn()
+    assert h.state.active == "gob"
     h.assert_replay_matches()
+
+
+def test_rule4_a_ties_choice_closes_when_the_first_tied_creatures_turn_starts() -> None:
+    h = EncounterHarness([make("aria"), make("orc", "foes", dex=2), make("gob", "foes", dex=2)])
+    h.start(initiative=[18, 10, 10])
+    (decision,) = h.state.pending
+    events = h.end_turn()
+    assert events[-2:] == (
+        TurnStarted("orc", 1, 0),
+        DecisionResolved(decision.id, ("orc", "gob"), "gm", True),
+    )
+    assert h.state.pending == []
+    assert h.refused("decide", decision=decision.id, choice=["gob", "orc"]).code == (
+        "unknown_decision"
+    )
+    assert h.state.order() == ["aria", "orc", "gob"]
+    h.end_turn()
+    h.end_turn()
+    assert (h.state.round, h.state.active) == (2, "aria")
+    h.assert_replay_matches()
+
+
+def test_rule4_a_tie_at_the_top_of_the_order_is_fixed_as_round_1_starts() -> None:
+    h = EncounterHarness([make("orc", "foes", dex=2), make("gob", "foes", dex=2), make("aria")])
+    h.start(initiative=[10, 10, 3])
+    opened = h.of_type(DecisionOpened)[0].decision
+    assert h.of_type(DecisionResolved) == [DecisionResolved(opened.id, ("orc", "gob"), "gm", True)]
+    assert (h.state.phase, h.state.active, h.state.pending) == ("turns", "orc", [])
 
 
 def test_rule4_tied_characters_of_one_player_are_ordered_by_that_player() -> None:
     h = EncounterHarness(
-        [make("aria", controller="alice"), make("bram", controller="alice"), make("gob", "foes")]
+        [make("gob", "foes"), make("aria", controller="alice"), make("bram", controller="alice")]
     )
-    h.start(initiative=[9, 9, 2])
+    h.start(initiative=[15, 9, 9])
+    assert h.state.active == "gob"
     (decision,) = h.state.pending
     assert decision.controller == "alice"
     bob = EncounterHarness.player("bob")
@@ -311,14 +343,18 @@ def test_rule4_tied_characters_of_one_player_are_ordered_by_that_player() -> Non
     h.send(
         "decide", EncounterHarness.player("alice"), decision=decision.id, choice=["bram", "aria"]
     )
-    assert h.state.order() == ["bram", "aria", "gob"]
+    assert h.state.order() == ["gob", "bram", "aria"]
 
 
 def test_rule4_an_unanswered_tie_keeps_list_order() -> None:
-    h = EncounterHarness([make("aria", controller="alice"), make("bram", controller="alice")])
-    h.start(initiative=[9, 9])
+    h = EncounterHarness(
+        [make("gob", "foes"), make("aria", controller="alice"), make("bram", controller="alice")]
+    )
+    h.start(initiative=[15, 9, 9])
     h.send("decision_timeout", decision=h.state.pending[0].id)
-    assert h.state.order() == ["aria", "bram"]
+    assert h.state.order() == ["gob", "aria", "bram"]
+    assert h.state.active == "gob"
+    h.end_turn()
     assert h.state.active == "aria"
 
 
