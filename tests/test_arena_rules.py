@@ -127,6 +127,26 @@ def test_rule1_sprint_goes_on_only_straight_ahead() -> None:
     assert h.creature("bram").zone == "garden"
 
 
+def test_rule1_sprint_up_stays_up_and_an_unmarked_turn_is_refused() -> None:
+    flyer = {"climb": 60, "fly": 60}
+    h = first_turn(
+        [make("owl", speed=60, speeds=flyer), make("bat", speed=60, speeds=flyer)],
+        {"owl": "yard", "bat": "yard"},
+    )
+    h.send("sprint", creature="owl")
+    refusal = h.refused("enter", creature="owl", zones=["roof", "tower"])  # above, then beside
+    assert (refusal.code, refusal.message) == (
+        "not_straight",
+        "Sprinting, Owl can only go on straight ahead from Roof.",
+    )
+    h.send("enter", creature="owl", zones=["roof", "sky"])  # above, then above again
+    assert h.creature("owl").zone == "sky"
+    h.end_turn()
+    h.send("dash", creature="bat")  # a Dash may turn
+    h.send("enter", creature="bat", zones=["roof", "tower"])
+    assert h.creature("bat").zone == "tower"
+
+
 def test_rule1_climbing_without_a_climb_speed_counts_double_against_the_zone() -> None:
     creatures = [make("aria", speed=30), make("cat", speed=30, speeds={"climb": 30})]
     h = first_turn(creatures, {"aria": "yard", "cat": "yard"})
