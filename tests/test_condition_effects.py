@@ -108,6 +108,7 @@ def test_poisoned_attacks_with_disadvantage() -> None:
     assert "disadvantage:poisoned" in made.roll.sources
 
 
+@pytest.mark.rule("encounter.txt:12.2")
 def test_poisoned_makes_its_ability_checks_with_disadvantage_initiative_included() -> None:
     h = fight({"conditions": ["poisoned"]}, initiative=(15, 4, 10))  # Aria keeps the 4
     (rolled,) = h.of_type(InitiativeRolled)

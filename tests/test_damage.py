@@ -224,6 +224,7 @@ def test_a_damage_cannot_be_negative() -> None:
 # -- condition immunity ----------------------------------------------------------------------------
 
 
+@pytest.mark.rule("arena.txt:2.1")
 def test_the_gm_is_refused_a_condition_the_creature_is_immune_to() -> None:
     h = fight(condition_immunities=["poisoned"])
     refusal = h.refused("grant_condition", creature="gob", condition="poisoned")
@@ -238,6 +239,7 @@ def test_the_gm_is_refused_a_condition_the_creature_is_immune_to() -> None:
     assert h.state.condition_effects == {}
 
 
+@pytest.mark.rule("arena.txt:2.1")
 def test_the_gm_overrules_an_immunity_explicitly_and_the_event_records_it() -> None:
     h = fight(condition_immunities=["poisoned"])
     events = h.send("grant_condition", creature="gob", condition="poisoned", force=True)
