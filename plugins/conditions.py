@@ -2,7 +2,7 @@
 
 The rules texts use these conditions without defining them; zonekeep gives them
 their familiar (SRD 5.1) effects, mapping "within 5 feet" to the zones' engagement
-(RULINGS is silent; docs/rules.md, "Conditions", says each choice):
+(the rulings are silent; docs/rules.md, "Conditions", says each choice):
 
 - ``restrained``: speed 0 (no moving, entering, standing, taking positions);
   its attack rolls and Dexterity saves have disadvantage; attack rolls against it

@@ -1,4 +1,4 @@
-"""Taking position at assets, and forced movement (arena.txt, "Taking Position", "Forced Movement").
+"""Taking position at assets, and forced movement (docs/rules.md, A6 and A7).
 
 - Taking or leaving a position costs half speed and needs the asset in the
   creature's zone. A creature holds one prop at a time; elements and terrain

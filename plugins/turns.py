@@ -32,7 +32,7 @@ from zonekeep.sdk import (
     hookimpl,
 )
 
-#: Words a creature can say with its interaction (encounter.txt: ten to fifteen).
+#: Words a creature can say with its interaction (docs/rules.md, 11; ``encounter.txt:64.1``).
 MAX_WORDS = 15
 
 

@@ -257,7 +257,7 @@ class Zone:
     Guarantees: ``id`` is non-empty without whitespace and unique in its arena;
     ``name`` is not blank; ``size`` (feet, roughly the zone's longest horizontal
     distance) is at least 1; ``capacity`` (how many occupancy points fit, see
-    RULINGS.md) is at least 0 and defaults to :func:`default_capacity` of the size.
+    docs/rules.md, "Rulings") is at least 0 and defaults to :func:`default_capacity` of the size.
     ``difficult`` makes the whole zone difficult terrain.
     """
 

@@ -16,7 +16,6 @@ import pytest
 from zonekeep.sdk import Attack, Creature, Size, movement_left
 from zonekeep.sdk.testing import EncounterHarness
 
-
 #: One factor for every deadline in the tests (``ZONEKEEP_TEST_TIMEOUT_SCALE``, default 1):
 #: on a loaded machine, run the suite with a larger one instead of editing deadlines.
 TIMEOUT_SCALE = float(os.environ.get("ZONEKEEP_TEST_TIMEOUT_SCALE", "1") or "1")

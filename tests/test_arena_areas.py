@@ -1,4 +1,4 @@
-"""Areas of effect (arena.txt "Areas of Effect", "Ongoing Effects"; RULINGS "Targeting and areas").
+"""Areas of effect (docs/rules.md, A10 and A11).
 
 The table of maximum targets with its boundaries, spilling into adjacent zones,
 the weight of Huge and bigger creatures and their expertise die, unaffected

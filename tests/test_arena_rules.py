@@ -1,4 +1,4 @@
-"""Every rule of arena.txt (as settled by RULINGS.md), each with its exact outcome.
+"""Every arena rule (docs/rules.md, A1-A13, and its rulings), each with its exact outcome.
 
 Test names carry the rule number of issue #3's list: rule1 movement, rule2 adjacent
 allies, rule3 engaging, rule4 opportunity attacks, rule5 flanking, rule6 forced

@@ -1,4 +1,4 @@
-"""Targeting between zones (arena.txt "Targeting"; RULINGS "Range between zones").
+"""Targeting between zones (docs/rules.md, A9).
 
 Range to another zone is the sum of the sizes of every zone on the shortest path
 with line of sight, except the starting zone; inside one's own zone everything is

@@ -1,4 +1,4 @@
-"""Every rule of encounter.txt (as settled by RULINGS.md), each with its exact outcome.
+"""Every encounter rule (docs/rules.md, 1-12, and its rulings), each with its exact outcome.
 
 Test names carry the rule number of issue #2's list: rule1 steps, rule2 surprise,
 rule3 initiative, rule4 ties, rule5 the turn, rule6 movement modes, rule7 prone,

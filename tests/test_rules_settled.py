@@ -1,4 +1,4 @@
-"""The rulings settled in play (RULINGS.md, second edition) and the rules that are now
+"""The rulings settled in play (docs/rules.md, "Rulings"; the second edition) and the rules that are now
 plugin decisions behind hooks, each with its exact outcome.
 
 - Engagement ends with the fight: leaving a zone, dying, defeat, surrender and escape
@@ -391,7 +391,7 @@ def test_house_rules_replace_the_built_in_answers() -> None:
     ctx = h.engine.context(h.state)
     ask = h.engine.hook.zonekeep_area_max_targets
     assert ask(ctx=ctx, shape="sphere", size=30, width=5) == 9  # the house rule
-    assert ask(ctx=ctx, shape="sphere", size=5, width=5) == 2  # the table of arena.txt
+    assert ask(ctx=ctx, shape="sphere", size=5, width=5) == 2  # the arena text's table
 
 
 def test_the_next_turn_can_be_a_plugins_choice() -> None:
