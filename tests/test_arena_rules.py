@@ -119,39 +119,42 @@ def test_rule1_difficult_terrain_divides_the_movement_compared_with_the_zone() -
     assert h.creature("aria").zone == "garden"
 
 
+FLYER = {"climb": 60, "fly": 60}
+
+
 @pytest.mark.rule("arena.txt:7.2", "arena.txt:7.3")
-def test_rule1_sprint_goes_on_only_straight_ahead() -> None:
-    h = first_turn([make("aria"), make("bram")], {"aria": "hall", "bram": "hall"})
-    h.send("sprint", creature="aria")
-    refusal = h.refused("enter", creature="aria", zones=["yard", "garden"])
-    assert refusal.code == "not_straight"
-    h.send("enter", creature="aria", zones=["yard", "road"])
-    assert h.creature("aria").zone == "road"
-    h.end_turn()
-    h.send("dash", creature="bram")  # a Dash may turn
-    h.send("enter", creature="bram", zones=["yard", "garden"])
-    assert h.creature("bram").zone == "garden"
-
-
-@pytest.mark.rule("arena.txt:7.3")
-def test_rule1_sprint_up_stays_up_and_an_unmarked_turn_is_refused() -> None:
-    flyer = {"climb": 60, "fly": 60}
-    h = first_turn(
-        [make("owl", speed=60, speeds=flyer), make("bat", speed=60, speeds=flyer)],
-        {"owl": "yard", "bat": "yard"},
-    )
-    h.send("sprint", creature="owl")
-    refusal = h.refused("enter", creature="owl", zones=["roof", "tower"])  # above, then beside
+@pytest.mark.parametrize(
+    ("walkers", "start", "turned", "straight"),
+    [
+        # between beside links, only the arena's straight line (hall, yard, road)
+        ((make("aria"), make("bram")), "hall", ["yard", "garden"], ["yard", "road"]),
+        # up stays up; up then beside is a turn
+        (
+            (make("owl", speed=60, speeds=FLYER), make("bat", speed=60, speeds=FLYER)),
+            "yard",
+            ["roof", "tower"],
+            ["roof", "sky"],
+        ),
+    ],
+)
+def test_rule1_sprint_goes_on_only_straight_ahead(
+    walkers: tuple[Creature, Creature], start: str, turned: list[str], straight: list[str]
+) -> None:
+    sprinter, dasher = walkers
+    h = first_turn(list(walkers), {sprinter.id: start, dasher.id: start})
+    h.send("sprint", creature=sprinter.id)
+    refusal = h.refused("enter", creature=sprinter.id, zones=turned)
+    passed = h.state.arena.zone(turned[0]).name
     assert (refusal.code, refusal.message) == (
         "not_straight",
-        "Sprinting, Owl can only go on straight ahead from Roof.",
+        f"Sprinting, {sprinter.name} can only go on straight ahead from {passed}.",
     )
-    h.send("enter", creature="owl", zones=["roof", "sky"])  # above, then above again
-    assert h.creature("owl").zone == "sky"
+    h.send("enter", creature=sprinter.id, zones=straight)
+    assert h.creature(sprinter.id).zone == straight[-1]
     h.end_turn()
-    h.send("dash", creature="bat")  # a Dash may turn
-    h.send("enter", creature="bat", zones=["roof", "tower"])
-    assert h.creature("bat").zone == "tower"
+    h.send("dash", creature=dasher.id)  # a Dash may turn
+    h.send("enter", creature=dasher.id, zones=turned)
+    assert h.creature(dasher.id).zone == turned[-1]
 
 
 @pytest.mark.rule("arena.txt:6.4")
@@ -719,17 +722,8 @@ def test_rule7_a_creature_in_position_still_acts_in_its_zone_unless_a_condition_
 def test_rule11_anyone_takes_or_leaves_position_in_an_ongoing_area_on_top_of_a_prop() -> None:
     h = first_turn([make("aria"), make("gob", "foes")], {"aria": "hall", "gob": "hall"})
     h.send("take_position", creature="aria", asset="table")
-    h.send(
-        "area_effect",
-        creature="aria",
-        zone="hall",
-        shape="cube",
-        size=10,
-        range=0,
-        targets=["gob"],
-        ongoing=True,
-        name="Fog",
-    )
+    fog = {"zone": "hall", "shape": "cube", "size": 10, "range": 0, "name": "Fog"}
+    h.send("area_effect", creature="aria", targets=["gob"], ongoing=True, **fog)
     assert h.creature("gob").elements == ["fog-1"]
     h.send("take_position", creature="aria", asset="fog-1")  # not a target: it walks in
     aria = h.creature("aria")
