@@ -154,7 +154,7 @@ def inn() -> Arena:
     )
 
 
-@pytest.mark.rule("arena.txt:36.2", "arena.txt:36.3")
+@pytest.mark.rule("arena.txt:36.3")
 def test_spill_only_when_the_area_exceeds_the_zone() -> None:
     arena = inn()
     # A fireball of radius 20 is 40 ft across: it does not fit the 30-ft hall.
@@ -213,6 +213,17 @@ def test_the_target_zone_must_be_in_range() -> None:
     h.rolls(10, 3)
     cast(h, zone="yard", save="dex", damage="1d6", damage_type="fire", **{**sphere, "range": 45})
     assert damage(h) == {"gob": 3}
+
+
+@pytest.mark.rule("arena.txt:36.2")
+def test_an_area_is_aimed_at_one_zone_only() -> None:
+    h = encounter(make("gob", "foes"), positions={"gob": "hall"})
+    code, message = refused(h, zone=["hall", "yard"], shape="sphere", size=5, targets=["gob"])
+    assert (code, message) == (
+        "invalid_params",
+        "'area_effect' parameter 'zone' must be a zone id (text), not a list.",
+    )
+    assert h.state.effects == {} and h.creature("gob").hp == 20
 
 
 @pytest.mark.rule("arena.txt:36.1")

@@ -28,6 +28,7 @@ from zonekeep.sdk import (
     EngagementStarted,
     Maneuver,
     ManeuverEnded,
+    Moved,
     PositionLeft,
     PositionTaken,
     RuleContext,
@@ -57,6 +58,16 @@ def first_turn(
 
 
 # -- rule 1: movement between zones ----------------------------------------------------------
+
+
+@pytest.mark.rule("arena.txt:6.2")
+def test_rule1_inside_a_zone_moving_is_free_and_only_what_spends_movement_is_charged() -> None:
+    h = first_turn([make("aria"), make("gob", "foes")], {"aria": "hall", "gob": "hall"})
+    h.rolls(2).send("attack", creature="aria", target="gob")  # whoever stands in the zone
+    assert left(h) == 30
+    assert not h.of_type(Moved)
+    h.send("take_position", creature="aria", asset="table")  # this spends: half speed
+    assert left(h) == 15
 
 
 @pytest.mark.rule("arena.txt:6.3")
@@ -304,7 +315,7 @@ def test_rule2_only_while_there_is_room_around_the_ally() -> None:
 # -- rule 3: engaging ------------------------------------------------------------------------
 
 
-@pytest.mark.rule("arena.txt:6.2", "arena.txt:13.1")
+@pytest.mark.rule("arena.txt:13.1")
 def test_rule3_a_melee_attack_engages() -> None:
     h = first_turn([make("aria"), make("gob", "foes")], {"aria": "hall", "gob": "hall"})
     h.rolls(2).send("attack", creature="aria", target="gob")  # even a miss engages

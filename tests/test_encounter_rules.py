@@ -824,7 +824,10 @@ def test_rule11_communication_is_the_interaction_and_brief() -> None:
     long = " ".join(["word"] * 16)
     refusal = h.refused("communicate", creature="aria", text=long)
     assert refusal.code == "invalid_params"
-    assert "at most 15 words (16 given)" in refusal.message
+    assert refusal.message == (
+        "A brief communication is at most 15 words (16 given); longer speech needs the "
+        "Influence action."
+    )
     h.send("communicate", creature="aria", text="Hold the door!")
     assert h.refused("communicate", creature="aria", text="Now!").code == "no_interaction_left"
 
