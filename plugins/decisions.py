@@ -22,10 +22,17 @@ def _pending(ctx: RuleContext, did: str) -> Decision:
     return decision
 
 
-def resolve(ctx: RuleContext, decision: Decision, choice: tuple[str, ...], defaulted: bool) -> None:
+def resolve(
+    ctx: RuleContext,
+    decision: Decision,
+    choice: tuple[str, ...],
+    defaulted: bool,
+    by: str | None = None,
+) -> None:
     """Close ``decision`` with ``choice`` (``defaulted``: nobody chose, its default
-    applies) and carry it out (``zonekeep_decision_resolved``)."""
-    ctx.emit(DecisionResolved(decision.id, choice, ctx.actor.id, defaulted))
+    applies) and carry it out (``zonekeep_decision_resolved``). ``by``: who closed it
+    (default: the sender of the command; ``"rules"`` when a rule closed it)."""
+    ctx.emit(DecisionResolved(decision.id, choice, by or ctx.actor.id, defaulted))
     ctx.hook.zonekeep_decision_resolved(
         ctx=ctx, decision=decision, choice=choice, defaulted=defaulted
     )

@@ -181,7 +181,7 @@ def zonekeep_turn_start(ctx: RuleContext, creature: Creature) -> None:
     for decision in [d for d in s.pending if d.kind == TIE]:
         slots = [i for i, e in enumerate(s.initiative) if e.slot in decision.options]
         if slots and s.turn_slot >= min(slots):
-            resolve(ctx, decision, decision.default, True)
+            resolve(ctx, decision, decision.default, True, by="rules")
 
 
 @hookimpl

@@ -337,7 +337,7 @@ def test_rule4_a_ties_choice_closes_when_the_first_tied_creatures_turn_starts() 
     events = h.end_turn()
     assert events[-2:] == (
         TurnStarted("orc", 1, 0),
-        DecisionResolved(decision.id, ("orc", "gob"), "gm", True),
+        DecisionResolved(decision.id, ("orc", "gob"), "rules", True),
     )
     assert h.state.pending == []
     assert h.refused("decide", decision=decision.id, choice=["gob", "orc"]).code == (
@@ -355,7 +355,7 @@ def test_rule4_a_tie_at_the_top_of_the_order_is_fixed_as_round_1_starts() -> Non
     h = EncounterHarness([make("orc", "foes", dex=2), make("gob", "foes", dex=2), make("aria")])
     h.start(initiative=[10, 10, 3])
     opened = h.of_type(DecisionOpened)[0].decision
-    assert h.of_type(DecisionResolved) == [DecisionResolved(opened.id, ("orc", "gob"), "gm", True)]
+    assert h.of_type(DecisionResolved) == [DecisionResolved(opened.id, ("orc", "gob"), "rules", True)]
     assert (h.state.phase, h.state.active, h.state.pending) == ("turns", "orc", [])
 
 
