@@ -355,7 +355,9 @@ def test_rule4_a_tie_at_the_top_of_the_order_is_fixed_as_round_1_starts() -> Non
     h = EncounterHarness([make("orc", "foes", dex=2), make("gob", "foes", dex=2), make("aria")])
     h.start(initiative=[10, 10, 3])
     opened = h.of_type(DecisionOpened)[0].decision
-    assert h.of_type(DecisionResolved) == [DecisionResolved(opened.id, ("orc", "gob"), "rules", True)]
+    assert h.of_type(DecisionResolved) == [
+        DecisionResolved(opened.id, ("orc", "gob"), "rules", True)
+    ]
     assert (h.state.phase, h.state.active, h.state.pending) == ("turns", "orc", [])
 
 
@@ -506,6 +508,25 @@ def test_rule5_one_reaction_per_round_on_any_turn_refreshed_on_own_turn() -> Non
 
 
 @pytest.mark.rule("encounter.txt:21.1")
+@pytest.mark.rule("encounter.txt:21.1")
+def test_rule5_a_mover_answers_the_opportunity_attack_it_provoked_with_its_reaction() -> None:
+    h = EncounterHarness(
+        [make("aria", zone="yard"), make("gob", "foes", zone="yard")],
+        arena=mud_and_yard(),
+        extra_plugins=[Parry],
+    )
+    h.start(initiative=[15, 10])
+    h.rolls(2).send("attack", creature="aria", target="gob")  # a miss engages
+    h.send("enter", creature="aria", zones=["mud"])
+    (offer,) = h.state.pending
+    assert (offer.kind, offer.creature) == ("opportunity_attack", "gob")
+    assert h.refused("dash", creature="aria").code == "decision_pending"
+    h.send("parry", creature="aria")  # its own reaction, on its own turn, mid-move
+    assert not h.state.has_reaction("aria")
+    h.send("decide", decision=offer.id, choice=["decline"])
+    assert h.creature("aria").zone == "mud"
+
+
 def test_rule5_a_readied_attack_can_be_released_on_its_owners_own_turn() -> None:
     h = duel()
     h.send("ready", creature="aria", target="gob", trigger="when it flinches")
