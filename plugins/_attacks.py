@@ -12,6 +12,7 @@ from __future__ import annotations
 from zonekeep.sdk import (
     DYING,
     PARALYZED,
+    STABLE,
     UNCONSCIOUS,
     Attack,
     AttackMade,
@@ -100,10 +101,11 @@ def make_attack(
 def _helpless_and_close(
     ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack
 ) -> bool:
-    """A hit on a paralyzed or unconscious creature (a dying one is unconscious) from
+    """A hit on a paralyzed or unconscious creature (at 0 hit points, dying or stable, a
+    creature is unconscious) from
     "within 5 feet" is a critical hit: in zones, a melee attack from the target's zone,
     or any attack by a creature engaged with it (docs/rules.md, "Conditions")."""
-    if not any(c in target.conditions for c in (PARALYZED, UNCONSCIOUS, DYING)):
+    if not any(c in target.conditions for c in (PARALYZED, UNCONSCIOUS, DYING, STABLE)):
         return False
     if attack.kind == "melee" and attacker.zone == target.zone:
         return True

@@ -1,7 +1,7 @@
 """Areas of effect: one zone targeted, spilling into its neighbours, a capped number of targets.
 
-The rules are ``arena.txt`` ("Areas of Effect", "Ongoing Effects") as settled by
-RULINGS.md ("Targeting and areas"):
+The rules are docs/rules.md's A10 and A11 (``arena.txt:36.1``-``40.4``), as the
+rulings settle them (docs/rules.md, "Rulings"):
 
 - The area targets one zone in range: the caster's own zone always; another zone
   when there is line of sight and the effect's range is at least the path
@@ -71,7 +71,7 @@ from zonekeep.sdk import (
 
 @attrs.frozen
 class AreaRow:
-    """One row of the table "Area of Effect Targets" (arena.txt); all sizes in feet.
+    """One row of the arena text's table of area targets; all sizes in feet.
 
     ``cone`` is a cone's length, ``cube`` a cube's side, ``radius`` a sphere's or
     cylinder's radius, and ``lines`` the ``(width, length)`` alternatives for lines.
@@ -84,7 +84,7 @@ class AreaRow:
     lines: tuple[tuple[int, int], ...]
 
 
-#: The table "Area of Effect Targets" (arena.txt), smallest row first.
+#: The table of area targets (``arena.txt:29.1``-``33.1``), smallest row first.
 AREA_TARGET_TABLE: Final[tuple[AreaRow, ...]] = (
     AreaRow(2, cone=15, cube=10, radius=5, lines=((5, 30),)),
     AreaRow(3, cone=30, cube=15, radius=10, lines=((5, 60),)),
@@ -96,7 +96,7 @@ _WEIGHTS: Final[Mapping[Size, int]] = {Size.HUGE: 2, Size.GARGANTUAN: 3, Size.CO
 
 
 def max_targets(shape: str, size: int, width: int = 5) -> int:
-    """The maximum number of targets of an area (arena.txt, "Area of Effect Targets").
+    """The maximum number of targets of an area (docs/rules.md, A10).
 
     The largest table row the area equals or exceeds: 2, 3, 5 or 8; 1 when it is
     smaller than the first row.  ``size`` is as for :func:`largest_dimension`

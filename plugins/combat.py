@@ -1,13 +1,13 @@
 """Attacks: d20 + bonus against AC, damage, dying and defeat; squeezing and dodging.
 
 - A natural 20 hits and doubles the damage dice; a natural 1 misses. A hit on a
-  paralyzed or unconscious creature by a melee attack from its zone, or by an attacker
+  paralyzed or unconscious creature (0 hit points, dying or stable) by a melee attack from its zone, or by an attacker
   engaged with it, is a critical hit.
 - The damage has the attack's damage type and goes through the damage pipeline
   (``zonekeep.sdk.apply_damage``: plugins, then immunity, resistance, vulnerability);
   ``zonekeep_attack_made`` runs after every attack, hit or miss.
-- A PC reduced to 0 hit points is dying; an NPC at 0 is defeated (RULINGS,
-  "Hit points and dying"; ``zonekeep_zero_hit_points``, asked by
+- A PC reduced to 0 hit points is dying; an NPC at 0 is defeated (docs/rules.md,
+  12; ``zonekeep_zero_hit_points``, asked by
   ``zonekeep.sdk.apply_damage``).
 - A squeezing creature has disadvantage on attack rolls and Dexterity saves, and
   attack rolls against it have advantage. Attacks against a dodging creature

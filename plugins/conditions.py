@@ -2,7 +2,7 @@
 
 The rules texts use these conditions without defining them; zonekeep gives them
 their familiar (SRD 5.1) effects, mapping "within 5 feet" to the zones' engagement
-(RULINGS is silent; docs/rules.md, "Conditions", says each choice):
+(the rulings are silent; docs/rules.md, "Conditions", says each choice):
 
 - ``restrained``: speed 0 (no moving, entering, standing, taking positions);
   its attack rolls and Dexterity saves have disadvantage; attack rolls against it
@@ -71,11 +71,10 @@ BLINDED = "blinded"
 INVISIBLE = "invisible"
 _SPEED_ZERO = (RESTRAINED, GRAPPLED)
 #: Conditions that make a creature fail Strength and Dexterity saves.
-_FAIL_STR_DEX = (STUNNED, PARALYZED, UNCONSCIOUS, DYING)
-#: Conditions that give attack rolls against the creature advantage. A dying creature
-#: (a PC at 0 hit points) is unconscious as far as attacks and saves go: the texts are
-#: silent, and that is what a table playing SRD 5.1 expects (docs/rules.md).
-_ATTACKED_WITH_ADVANTAGE = (RESTRAINED, BLINDED, STUNNED, PARALYZED, UNCONSCIOUS, DYING)
+_FAIL_STR_DEX = (STUNNED, PARALYZED, UNCONSCIOUS, DYING, STABLE)
+#: Conditions that give attack rolls against the creature advantage. A creature at 0 hit
+#: points, dying or stable, is unconscious (docs/rules.md, "Conditions").
+_ATTACKED_WITH_ADVANTAGE = (RESTRAINED, BLINDED, STUNNED, PARALYZED, UNCONSCIOUS, DYING, STABLE)
 #: Conditions that give the creature's own attack rolls disadvantage.
 _ATTACKS_WITH_DISADVANTAGE = (RESTRAINED, PRONE, POISONED, BLINDED)
 
@@ -135,12 +134,21 @@ BUILT_IN_CONDITIONS: tuple[ConditionSpec, ...] = (
     _spec(
         DYING,
         "A PC at 0 hit points: incapacitated, keeps the encounter going.",
-        "A PC at 0 hit points, unconscious until stabilized or healed: incapacitated; "
+        "A PC at 0 hit points, unconscious until stabilized or healed: it cannot move, "
+        "act, react or speak; "
         "fails Strength and Dexterity saves; attack rolls against it have advantage, and "
         "a hit from within 5 ft is a critical hit. It keeps the encounter going.",
         _PLAIN,
     ),
-    _spec(STABLE, "A PC at 0 hit points who no longer keeps the encounter going.", "", _PLAIN),
+    _spec(
+        STABLE,
+        "A PC at 0 hit points, stabilized: unconscious, no longer keeps the encounter going.",
+        "A PC at 0 hit points who no longer makes the encounter wait, unconscious until "
+        "healed: as dying, it cannot move, act, react or speak, fails Strength and "
+        "Dexterity saves, attack rolls against it have advantage and a hit from within "
+        "5 ft is a critical hit.",
+        _PLAIN,
+    ),
     _spec(DEFEATED, "Out of the fight: its turns are skipped.", "", _PLAIN),
     _spec(SURRENDERED, "Out of the fight: it gave up.", "", _PLAIN),
     _spec(ESCAPED, "Out of the fight: it left the encounter.", "", _PLAIN),

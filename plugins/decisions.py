@@ -22,10 +22,17 @@ def _pending(ctx: RuleContext, did: str) -> Decision:
     return decision
 
 
-def _resolve(
-    ctx: RuleContext, decision: Decision, choice: tuple[str, ...], defaulted: bool
+def resolve(
+    ctx: RuleContext,
+    decision: Decision,
+    choice: tuple[str, ...],
+    defaulted: bool,
+    by: str | None = None,
 ) -> None:
-    ctx.emit(DecisionResolved(decision.id, choice, ctx.actor.id, defaulted))
+    """Close ``decision`` with ``choice`` (``defaulted``: nobody chose, its default
+    applies) and carry it out (``zonekeep_decision_resolved``). ``by``: who closed it
+    (default: the sender of the command; ``"rules"`` when a rule closed it)."""
+    ctx.emit(DecisionResolved(decision.id, choice, by or ctx.actor.id, defaulted))
     ctx.hook.zonekeep_decision_resolved(
         ctx=ctx, decision=decision, choice=choice, defaulted=defaulted
     )
@@ -45,12 +52,12 @@ def _decide(ctx: RuleContext, cmd: Command) -> None:
             )
     elif len(choice) != 1 or choice[0] not in decision.options:
         ctx.refuse("invalid_choice", f"Choose exactly one of: {', '.join(decision.options)}.")
-    _resolve(ctx, decision, choice, False)
+    resolve(ctx, decision, choice, False)
 
 
 def _timeout(ctx: RuleContext, cmd: Command) -> None:
     decision = _pending(ctx, cmd.params["decision"])
-    _resolve(ctx, decision, decision.default, True)
+    resolve(ctx, decision, decision.default, True)
 
 
 @hookimpl

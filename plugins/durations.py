@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
+from zonekeep.plugins.gm import refuse_immunity
 from zonekeep.sdk import (
     ABILITIES,
     OPEN_PHASES,
@@ -215,8 +216,8 @@ def _apply(ctx: RuleContext, cmd: Command) -> None:
     if parent is not None and parent not in s.condition_effects:
         ctx.refuse("unknown_effect", f"There is no condition effect {parent!r} to be a parent.")
     source = _optional_str(ctx, cmd, "source") or f"GM ({ctx.actor.id})"
-    if condition in c.condition_immunities:
-        ctx.refuse("condition_immune", f"{c.name} is immune to being {condition}.")
+    force = cmd.params.get("force") is True
+    refuse_immunity(ctx, c, condition, force)
     apply_timed_condition(
         ctx,
         c.id,
@@ -229,6 +230,7 @@ def _apply(ctx: RuleContext, cmd: Command) -> None:
         save_when=when,
         source=source,
         parent=parent,
+        override=force,
     )
 
 
@@ -266,6 +268,9 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
                 ),
                 "parent": Param("string", False, "an effect id: this ends when that one ends"),
                 "source": Param("string", False, "what caused it (a spell, a creature)"),
+                "force": Param(
+                    "boolean", False, "overrule the creature's immunity to the condition"
+                ),
             },
             who="gm",
             phases=OPEN_PHASES,

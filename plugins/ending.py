@@ -1,4 +1,4 @@
-"""Ending an encounter (RULINGS, "Ending").
+"""Ending an encounter (docs/rules.md, 12).
 
 The fight is over when every creature of one side is defeated, surrendered or
 escaped. The encounter still does not end while a creature is dying or a hazard

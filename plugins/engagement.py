@@ -1,4 +1,4 @@
-"""Engagement and opportunity attacks (arena.txt, "Engaging"; RULINGS, "Engagement, flanking, reactions").
+"""Engagement and opportunity attacks (docs/rules.md, A3 and A4).
 
 - A melee attack engages the attacker and its target. A creature that entered a
   zone this turn with its action still unused may engage an enemy there at once
@@ -66,7 +66,7 @@ from zonekeep.sdk import (
 )
 
 #: The conditions that end a creature's engagements: it is out of the fight, dying, or
-#: stable at 0 hit points (RULINGS, "Engagement ends with the fight").
+#: stable at 0 hit points (docs/rules.md, A3).
 DOWN: dict[str, str] = {
     DYING: "is dying",
     STABLE: "is down (stable)",
@@ -81,7 +81,7 @@ OPPORTUNITY_ATTACK_SPEC = CommandSpec(
     lambda ctx, cmd: None,
     "Reaction: one melee attack against a creature that provoked it.",
     costs=("reaction",),
-    on_turn=False,
+    on_turn=None,
 )
 
 

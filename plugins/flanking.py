@@ -1,4 +1,4 @@
-"""Flanking (arena.txt, "Flanking"; RULINGS) [``flanking``].
+"""Flanking (docs/rules.md, A5; ``arena.txt:4.1``-``4.3``) [``flanking``].
 
 An enemy is flanked when, in its zone, the creatures on the other side outnumber
 its own side two to one, or when two allies that are not adjacent to each other

@@ -15,6 +15,7 @@ from zonekeep.sdk import (
     Command,
     CommandSpec,
     ConditionRemoved,
+    Creature,
     EngagementEnded,
     Healed,
     Note,
@@ -47,6 +48,13 @@ def _override(ctx: RuleContext, cmd: Command) -> None:
             ctx.refuse("invalid_params", "A creature cannot share its own space.")
     if field in ("hp", "max_hp") and isinstance(value, int) and value < 0:
         ctx.refuse("invalid_params", "Hit points cannot be negative.")
+    if field == "condition_immunities":
+        names = value if isinstance(value, list) else []
+        if len(names) > 50 or not all(isinstance(v, str) and v.strip() for v in names):
+            ctx.refuse(
+                "invalid_params", "condition_immunities is a list of at most 50 condition names."
+            )
+        value = sorted({ctx.resolve("condition", str(v).strip()) for v in names})
     ctx.emit(OverrideApplied(ctx.actor.id, c.id, field, value))
     if field == "side":
         s = ctx.state
@@ -58,6 +66,16 @@ def _override(ctx: RuleContext, cmd: Command) -> None:
                 ctx.emit(AdjacencyEnded(c.id, oid, "no longer on the same side"))
 
 
+def refuse_immunity(ctx: RuleContext, c: Creature, condition: str, force: bool) -> None:
+    """The GM gives ``condition`` to ``c``: refused (``condition_immune``) when ``c`` is
+    immune to it, unless the GM overrules the immunity explicitly (``force``)."""
+    if condition in c.condition_immunities and not force:
+        ctx.refuse(
+            "condition_immune",
+            f"{c.name} is immune to being {condition}; send force: true to overrule that.",
+        )
+
+
 def _grant(ctx: RuleContext, cmd: Command) -> None:
     c = ctx.creature(cmd.params["creature"])
     condition = cmd.params["condition"].strip()
@@ -67,9 +85,9 @@ def _grant(ctx: RuleContext, cmd: Command) -> None:
     condition = ctx.resolve("condition", condition)
     if condition in c.conditions:
         ctx.refuse("invalid_params", f"{c.name} is already {condition}.")
-    if condition in c.condition_immunities:
-        ctx.refuse("condition_immune", f"{c.name} is immune to being {condition}.")
-    apply_condition(ctx, c.id, condition, f"GM override by {ctx.actor.id}")
+    force = cmd.params.get("force") is True
+    refuse_immunity(ctx, c, condition, force)
+    apply_condition(ctx, c.id, condition, f"GM override by {ctx.actor.id}", override=force)
 
 
 def _remove(ctx: RuleContext, cmd: Command) -> None:
@@ -157,8 +175,14 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "grant_condition",
             _grant,
-            "GM: give a creature a condition.",
-            {"creature": creature, "condition": condition},
+            "GM: give a creature a condition (force: even one it is immune to).",
+            {
+                "creature": creature,
+                "condition": condition,
+                "force": Param(
+                    "boolean", False, "overrule the creature's immunity to the condition"
+                ),
+            },
             who="gm",
             phases=OPEN_PHASES,
         ),

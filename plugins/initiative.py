@@ -1,12 +1,14 @@
 """Step 3: roll initiative, break ties, keep the order; slot in late arrivals.
 
 Initiative is d20 + Dexterity modifier + initiative bonus. A group of identical
-GM creatures rolls once and takes one slot. Ties (RULINGS, "Initiative"):
+GM creatures rolls once and takes one slot. Ties (docs/rules.md, "4. Ties"):
 
 1. When the tied slots mix PCs and NPCs, a higher Dexterity modifier goes first.
 2. Among tied slots of one controller (the GM, or one player), that controller
    chooses the order: a pending ``initiative_tie`` decision whose default is the
-   roster order.
+   roster order. The fight does not wait for it: list order stands and round 1
+   starts at once; the choice stays open until the turn reaches the first of the
+   tied slots (or its deadline passes), and then the order is fixed.
 3. Different controllers still tied roll a d20 each, highest first, re-rolling
    ties; each controller's slots stay together in the order it chooses.
 
@@ -154,18 +156,33 @@ def _roll_initiative(ctx: RuleContext, cmd: Command) -> None:
                 )
             )
         )
-    if not choices:
-        start_round(ctx, 1)
+    # A tie does not stop the fight: list order stands until its controller chooses.
+    start_round(ctx, 1)
 
 
 @hookimpl
 def zonekeep_decision_resolved(
     ctx: RuleContext, decision: Decision, choice: tuple[str, ...], defaulted: bool
 ) -> None:
+    """An encounter stored while it waited in the initiative step for its ties (before
+    ties stopped holding the fight) starts round 1 once the last of them is answered."""
     if decision.kind != TIE or ctx.state.phase != "initiative":
         return
     if not any(d.kind == TIE for d in ctx.state.pending):
         start_round(ctx, 1)
+
+
+@hookimpl
+def zonekeep_turn_start(ctx: RuleContext, creature: Creature) -> None:
+    """A tie's choice closes when the turn reaches the first of its tied slots: the
+    order is fixed as it stands (list order, when nobody chose)."""
+    from zonekeep.plugins.decisions import resolve
+
+    s = ctx.state
+    for decision in [d for d in s.pending if d.kind == TIE]:
+        slots = [i for i, e in enumerate(s.initiative) if e.slot in decision.options]
+        if slots and s.turn_slot >= min(slots):
+            resolve(ctx, decision, decision.default, True, by="rules")
 
 
 @hookimpl

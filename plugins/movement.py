@@ -112,7 +112,7 @@ def _move(ctx: RuleContext, cmd: Command) -> None:
                 f"({other.size.label}): an enemy's space can be crossed only when the two "
                 "are at least two sizes apart.",
             )
-    # The server's to know (RULINGS.md): the ground of the zone the creature stands in,
+    # The server's to know (docs/rules.md, "Rulings"): the ground of the zone the creature stands in,
     # and whether it is squeezing (a crowded zone or a condition), never a client's flag.
     difficult, squeeze = _difficult_ground(ctx, me), _squeezed(ctx, me)
     run_up = p.get("run_up", 0)

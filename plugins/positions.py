@@ -1,4 +1,4 @@
-"""Taking position at assets, and forced movement (arena.txt, "Taking Position", "Forced Movement").
+"""Taking position at assets, and forced movement (docs/rules.md, A6 and A7).
 
 - Taking or leaving a position costs half speed and needs the asset in the
   creature's zone. A creature holds one prop at a time; elements and terrain
@@ -12,7 +12,8 @@
   creature into a creature or an asset in its zone, or into an adjacent zone with a
   clear path, spending none of its movement. Forced into an asset, it has taken
   position there, and the asset's forced effect calls for a save against the
-  asset's DC or else the forcer's maneuver DC (spell save DC if magical).
+  forcer's maneuver DC (spell save DC if magical); the asset's own DC applies only
+  when nobody forced the move (the GM's ``force`` without a forcer).
 """
 
 from __future__ import annotations
@@ -219,7 +220,10 @@ def _shove(ctx: RuleContext, cmd: Command) -> None:
 
 
 def _force(ctx: RuleContext, cmd: Command) -> None:
-    forcer = ctx.creature(cmd.params["forcer"], role="forcer")
+    named = cmd.params.get("forcer")
+    forcer = ctx.creature(named, role="forcer") if named is not None else None
+    if forcer is None and cmd.params.get("magical"):
+        ctx.refuse("invalid_params", "'magical' names the forcer's spell save DC: name a forcer.")
     target = ctx.creature(cmd.params["creature"])
     dest = _destination(cmd)
     force_move(
@@ -292,7 +296,11 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             _force,
             "GM: a creature forces another somewhere (a spell, a trap, a shove ruled at the table).",
             {
-                "forcer": Param("creature", True, "the creature whose DC applies"),
+                "forcer": Param(
+                    "creature",
+                    False,
+                    "the creature whose DC applies (none: nobody forced it, the asset's own DC)",
+                ),
                 "creature": Param("creature", True, "the creature moved"),
                 "magical": Param("boolean", False, "use the forcer's spell save DC"),
                 **where,

@@ -1,4 +1,4 @@
-"""Surprise (RULINGS, "Surprise"): a surprised creature cannot move or act on its first
+"""Surprise (docs/rules.md, 2): a surprised creature cannot move or act on its first
 turn, and cannot react until that turn ends."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Targeting for attacks (arena.txt, "Targeting"; RULINGS, "Range between zones").
+"""Targeting for attacks (docs/rules.md, A9).
 
 Every attack (actions, reactions, readied attacks) must reach its target: inside
 the attacker's own zone everything is in range and in sight; another zone needs

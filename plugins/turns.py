@@ -33,7 +33,7 @@ from zonekeep.sdk import (
     hookimpl,
 )
 
-#: Words a creature can say with its interaction (encounter.txt: ten to fifteen).
+#: Words a creature can say with its interaction (docs/rules.md, 11; ``encounter.txt:64.1``).
 MAX_WORDS = 15
 
 
@@ -184,7 +184,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             "Reaction: make the readied attack now.",
             _CREATURE,
             costs=("reaction",),
-            on_turn=False,
+            on_turn=None,  # a reaction is taken whenever its trigger happens, own turn included
             requires=_has_readied,
         ),
     )

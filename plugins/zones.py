@@ -1,4 +1,4 @@
-"""Movement between zones (arena.txt, "Movement and Positioning"; RULINGS, "Movement in zones").
+"""Movement between zones (docs/rules.md, A1).
 
 - Moving inside a zone is free. Entering an adjacent zone spends all remaining
   movement and needs more than 0 left, a link with a clear path (or an asset the
@@ -207,7 +207,7 @@ def zonekeep_zone_entered(
 
 @hookimpl
 def zonekeep_zone_refusal(ctx: RuleContext, creature: Creature, zone: str) -> Refusal | None:
-    """RULINGS ("Zone capacity"): occupancy counts Tiny 0, Small and Medium 1, Large 2,
+    """Zone capacity (docs/rules.md, "Rulings"): occupancy counts Tiny 0, Small and Medium 1, Large 2,
     Huge 3, Gargantuan 4, Colossal 5; a creature comes in only if the occupancy after
     it does is at most the capacity + 1 [``size_limits``]."""
     s = ctx.state

@@ -117,8 +117,8 @@ ERROR_MEANINGS: dict[int, str] = {
     4026: "Two creatures (or a creature and a group, a hazard ...) share an id.",  # duplicate_id
     4027: "No zone of the arena has that id.",  # unknown_zone
     4028: "The creature has no readied attack to release.",  # nothing_readied
-    4029: "Nobody may act until a pending decision is answered (reactions to a move, an initiative tie).",  # decision_pending
-    4030: "A reaction command was sent on the creature's own turn.",  # not_on_your_turn
+    4029: "Nobody may act, but by a reaction, until the reactions to a move are answered (an initiative tie does not hold play).",  # decision_pending
+    4030: "A command for others' turns only (a plugin's) was sent on the creature's own turn; the built-in reactions may come on any turn.",  # not_on_your_turn
     4031: "The engine's code for 3002; on the wire it is reported as 3002.",  # gm_only
     4032: "No initiative group has that id.",  # unknown_group
     4033: "No hazard has that id.",  # unknown_hazard

@@ -615,7 +615,7 @@ ROSTER_REFERENCE_KEYS: dict[str, tuple[str, str]] = {
     "group": (
         "the entry's id",
         "two or more copies form this initiative group: identical creatures roll once and "
-        "act in one slot (encounter.txt, RULINGS.md); two references to one entry share it",
+        "act in one slot (docs/rules.md, 3); two references to one entry share it",
     ),
     "overrides": (
         "none",

@@ -242,8 +242,9 @@ class ForcedEffect:
     """What happens when a creature is forced (pushed, thrown) into an asset.
 
     Being forced into an asset also counts as taking position at it.  ``save`` is
-    always present; its ``dc`` of ``None`` means the forcer's maneuver DC or spell
-    save DC.
+    always present. Its save is made against the forcer's maneuver DC or spell save
+    DC; the save's own ``dc`` applies only when nobody forced the move (the GM's
+    ``force`` without a forcer: a trap, a fall).
     """
 
     save: SaveEffect
@@ -256,7 +257,7 @@ class Zone:
     Guarantees: ``id`` is non-empty without whitespace and unique in its arena;
     ``name`` is not blank; ``size`` (feet, roughly the zone's longest horizontal
     distance) is at least 1; ``capacity`` (how many occupancy points fit, see
-    RULINGS.md) is at least 0 and defaults to :func:`default_capacity` of the size.
+    docs/rules.md, "Rulings") is at least 0 and defaults to :func:`default_capacity` of the size.
     ``difficult`` makes the whole zone difficult terrain.
     """
 

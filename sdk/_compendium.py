@@ -9,8 +9,8 @@ an entry's id is ``<source>.<entry id>`` (``srd.goblin``), so two sources never 
 silently, and :class:`Compendium` refuses a source name declared twice.
 
 :func:`entry_creatures` turns an entry, a count and per-copy overrides into roster
-creatures; copies of one entry form one initiative group (encounter.txt: "one roll
-for an entire group of identical creatures"). :func:`roster_reference` does the same
+creatures; copies of one entry form one initiative group (docs/rules.md, 3;
+``encounter.txt:12.3``). :func:`roster_reference` does the same
 for a roster item that names an entry (``{"compendium": "srd.goblin", "count": 4}``).
 
 A player character file (:class:`CharacterSheet`, docs/characters.md) is what a player

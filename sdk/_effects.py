@@ -112,20 +112,25 @@ def apply_damage(
     return event
 
 
-def apply_condition(ctx: RuleContext, creature_id: str, condition: str, source: str = "") -> bool:
+def apply_condition(
+    ctx: RuleContext, creature_id: str, condition: str, source: str = "", *, override: bool = False
+) -> bool:
     """Give a creature a condition: the ``condition_applied`` event (after which, if
     the creature did not have it, the ``zonekeep_condition_applied`` triggers run).
     A plugin's condition may be named short (``"burning"`` for ``"hazards.burning"``).
 
     A creature immune to the condition (``condition_immunities``) is not given it:
-    a ``condition_prevented`` event says so instead. Returns whether it was applied.
+    a ``condition_prevented`` event says so instead, unless ``override`` (the GM
+    overruling the immunity explicitly): then it is given, and the event says
+    ``override``. Returns whether it was applied.
     """
     condition = ctx.resolve("condition", condition)
     creature = ctx.state.creatures[creature_id]
-    if condition in creature.condition_immunities:
+    immune = condition in creature.condition_immunities
+    if immune and not override:
         ctx.emit(ConditionPrevented(creature_id, condition, source))
         return False
-    ctx.emit(ConditionApplied(creature_id, condition, source))
+    ctx.emit(ConditionApplied(creature_id, condition, source, immune))
     return True
 
 
@@ -142,6 +147,7 @@ def apply_timed_condition(
     save_when: Literal["start", "end"] = "end",
     source: str = "",
     parent: str | None = None,
+    override: bool = False,
 ) -> str | None:
     """Give a creature a condition for a while: a condition effect, ended by the
     built-in ``zonekeep.durations`` rules at the first of
@@ -160,7 +166,8 @@ def apply_timed_condition(
     creature id for ``frightened``'s source). The ``condition_effect_applied``
     event is emitted (and ``zonekeep_condition_applied`` runs if the condition is
     new); returns the effect's id (``"c12"``), or ``None`` when the creature is
-    immune (a ``condition_prevented`` event instead). Raises ``ValueError`` for
+    immune (a ``condition_prevented`` event instead), unless ``override`` (the GM
+    overruling the immunity explicitly; the event says so). Raises ``ValueError`` for
     arguments that make no sense (a plugin's bug, not a player's).
     """
     s = ctx.state
@@ -184,7 +191,8 @@ def apply_timed_condition(
     if parent is not None and parent not in s.condition_effects:
         raise ValueError(f"there is no condition effect {parent!r}")
     creature = s.creatures[creature_id]
-    if condition in creature.condition_immunities:
+    immune = condition in creature.condition_immunities
+    if immune and not override:
         ctx.emit(ConditionPrevented(creature_id, condition, source))
         return None
     eid = f"c{s.seq + 1}"
@@ -206,7 +214,8 @@ def apply_timed_condition(
                 parent=parent,
                 applied_round=s.round,
                 applied_turn=s.active,
-            )
+            ),
+            immune,
         )
     )
     return eid
@@ -366,7 +375,7 @@ def forcer_dc(forcer: Creature, magical: bool) -> int:
 
 def force_move(
     ctx: RuleContext,
-    forcer: Creature,
+    forcer: Creature | None,
     target: Creature,
     *,
     zone: str | None = None,
@@ -374,17 +383,18 @@ def force_move(
     into: str | None = None,
     magical: bool = False,
 ) -> None:
-    """Forcibly move ``target`` (arena.txt, "Forced Movement"); no movement is spent.
+    """Forcibly move ``target`` (docs/rules.md, A6); no movement is spent.
 
     - ``zone``: an adjacent zone joined by a clear path;
     - ``asset``: an asset (in the target's zone, or in ``zone``): it counts as taking
       position there, and the asset's forced effect makes the target save against
-      the asset's DC or, when it has none, the forcer's maneuver DC (spell save DC
-      when ``magical``);
+      the forcer's maneuver DC (spell save DC when ``magical``); the asset's own DC
+      only when nobody forced the move (``forcer`` is ``None``: a trap, a fall);
     - ``into``: another creature in the same zone, whose space the target now shares.
 
     Refuses (``invalid_params``, ``no_clear_path``, ``unknown_zone``, ``zone_full``)
-    with a sentence when the destination is not allowed.
+    with a sentence when the destination is not allowed, or when nobody forced the
+    move into an asset whose forced effect has no DC of its own.
     """
     s = ctx.state
     if zone is None and asset is None and into is None:
@@ -421,16 +431,26 @@ def force_move(
                 "invalid_target",
                 f"{target.name} can only be forced into a creature in the same zone.",
             )
+    dc: int | None = None
+    if chosen is not None and chosen.forced is not None:
+        dc = forcer_dc(forcer, magical) if forcer is not None else chosen.forced.save.dc
+        if dc is None:
+            ctx.refuse(
+                "invalid_params",
+                f"{chosen.name} has no DC of its own: name the creature that forced "
+                f"{target.name} into it, whose DC applies.",
+            )
+    by = forcer.id if forcer is not None else ctx.actor.id
     if dest_zone != here:
-        change_zone(ctx, target, dest_zone, forced=True, by=forcer.id)
+        change_zone(ctx, target, dest_zone, forced=True, by=by)
     if other is not None:
-        ctx.emit(SpaceShared(target.id, other.id, forcer.id))
+        ctx.emit(SpaceShared(target.id, other.id, by))
     if chosen is not None:
-        take_position(ctx, ctx.state.creatures[target.id], chosen, forced=True, by=forcer.id)
-        if chosen.forced is not None:
+        take_position(ctx, ctx.state.creatures[target.id], chosen, forced=True, by=by)
+        if chosen.forced is not None and dc is not None:
             save = chosen.forced.save
-            dc = save.dc if save.dc is not None else forcer_dc(forcer, magical)
-            asset_save(ctx, target.id, save, dc, chosen, f"forced into {chosen.name}")
+            how = f"forced into {chosen.name}" if forcer is not None else f"fell into {chosen.name}"
+            asset_save(ctx, target.id, save, dc, chosen, how)
 
 
 # -- maneuvers --------------------------------------------------------------------------------

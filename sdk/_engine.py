@@ -521,7 +521,9 @@ class Engine:
         if spec.who == "gm" and not actor.is_gm:
             raise Refusal("gm_only", f"Only the GM can use '{spec.id}'.")
         if spec.who == "creature":
-            if state.maneuver is not None:
+            # A reaction may answer the move's trigger while the move waits (the mover's
+            # own included: docs/rules.md, "Rulings"); anything else waits.
+            if state.maneuver is not None and spec.costs != ("reaction",):
                 mover = state.creatures[state.maneuver.creature].name
                 raise Refusal(
                     "decision_pending",

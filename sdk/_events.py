@@ -152,7 +152,7 @@ class DecisionOpened(Event):
 @attrs.frozen
 class DecisionResolved(Event):
     """Decision ``decision`` was answered with ``choice`` by ``by`` (``defaulted`` when its
-    deadline passed)."""
+    deadline passed, or an initiative tie closed when its first tied slot's turn came)."""
 
     decision: str
     choice: tuple[str, ...]
@@ -284,11 +284,13 @@ class Disengaged(Event):
 @event_type("condition_applied")
 @attrs.frozen
 class ConditionApplied(Event):
-    """``creature`` gained ``condition`` (from ``source``)."""
+    """``creature`` gained ``condition`` (from ``source``); ``override``: the GM gave it
+    to a creature immune to it, saying so explicitly."""
 
     creature: str
     condition: str
     source: str = ""
+    override: bool = False
 
 
 @event_type("condition_removed")
@@ -334,9 +336,11 @@ class ConditionEffect:
 @event_type("condition_effect_applied")
 @attrs.frozen
 class ConditionEffectApplied(Event):
-    """A timed effect began; its condition is now on the creature."""
+    """A timed effect began; its condition is now on the creature. ``override``: the GM
+    gave it to a creature immune to it, saying so explicitly."""
 
     effect: ConditionEffect
+    override: bool = False
 
 
 @event_type("condition_effect_ticked")

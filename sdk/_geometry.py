@@ -7,8 +7,8 @@ share.  The rules that use them live in plugins: who is in range of an attack
 (``zonekeep.plugins.areas``, behind ``zonekeep_area_max_targets``,
 ``zonekeep_area_target_weight`` and ``zonekeep_area_zones``).
 
-The measurements are ``arena.txt`` ("Targeting") as settled by RULINGS.md
-("Range between zones"): inside your own zone the distance is 0; reaching another
+The measurements are the targeting rules (docs/rules.md, A9; ``arena.txt:26.1``,
+``arena.txt:27.1``): inside your own zone the distance is 0; reaching another
 zone takes the sum of the sizes of every zone on the path except your own, along
 the shortest path whose links do not block sight.  Links that are not a clear path
 for movement still carry sight and range.
@@ -48,8 +48,8 @@ def sight_path(arena: Arena, from_zone: str, to_zone: str) -> tuple[str, ...] | 
     zone and *with* ``to_zone`` last; ``()`` when both are the same zone; ``None``
     when every path crosses a link that blocks sight (or there is no path at all).
 
-    "Shortest" is by the sum of the sizes of the zones entered (RULINGS, "Range
-    between zones").  Links that are not a clear path still count: range and sight
+    "Shortest" is by the sum of the sizes of the zones entered (docs/rules.md,
+    A9).  Links that are not a clear path still count: range and sight
     do not need a walkable way.  Among paths of equal length the one with fewer
     zones wins, then the one found first in link declaration order, so the answer
     is deterministic.  Raises ``KeyError`` for a zone not in the arena.

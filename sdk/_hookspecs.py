@@ -442,7 +442,7 @@ def zonekeep_condition_applied(ctx: RuleContext, creature: Creature, condition: 
     or a plugin's own event. Not called when the creature already had it, nor for a
     condition it is immune to (it is not given). The engagement plugin ends the
     engagements of a creature that is now dying, defeated, surrendered or escaped
-    (RULINGS, "Engagement ends with the fight"); the conditions plugin makes an
+    (docs/rules.md, "Rulings"); the conditions plugin makes an
     unconscious creature fall prone.
 
     :param ctx: the rule context.
@@ -634,8 +634,8 @@ def zonekeep_area_max_targets(ctx: RuleContext, shape: str, size: int, width: in
     """Say how many targets an area of effect can have.
 
     Called by the ``area_effect`` command once its parameters are checked. The
-    built-in rule (``zonekeep.areas``) is the table "Area of Effect Targets" of
-    arena.txt: the largest row the area equals or exceeds (2, 3, 5 or 8), 1 below
+    built-in rule (``zonekeep.areas``) is the arena text's table of area
+    targets (``arena.txt:29.1``-``33.1``): the largest row the area equals or exceeds (2, 3, 5 or 8), 1 below
     the first row.
 
     :param ctx: the rule context (read-only use).

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ._custom import PluginCatalog
 
 Phase = Literal["surprise", "positions", "initiative", "turns", "ended"]
-#: The steps of an encounter, in order (encounter.txt, "Basic Steps of an Encounter").
+#: The steps of an encounter, in order (docs/rules.md, 1).
 PHASES: tuple[Phase, ...] = ("surprise", "positions", "initiative", "turns", "ended")
 #: Every phase but ``ended``: where a command that works until the encounter ends runs.
 OPEN_PHASES: tuple[Phase, ...] = PHASES[:-1]
@@ -37,6 +37,7 @@ OVERRIDE_FIELDS: dict[str, tuple[type, ...]] = {
     "side": (str,),
     "controller": (str,),
     "pc": (bool,),
+    "condition_immunities": (list,),
 }
 
 

@@ -30,12 +30,13 @@ SQUEEZING = "squeezing"
 DODGING = "dodging"
 #: Conditions that take a creature out of the fight for the purpose of ending it.
 OUT_OF_FIGHT: frozenset[str] = frozenset({DEFEATED, SURRENDERED, ESCAPED})
-#: Conditions that stop a creature from moving, acting and reacting.
+#: Conditions that stop a creature from moving, acting, reacting and speaking. A
+#: creature at 0 hit points, dying or stable, is unconscious (docs/rules.md, "Conditions").
 STUNNED = "stunned"
 PARALYZED = "paralyzed"
 UNCONSCIOUS = "unconscious"
 INCAPACITATING: frozenset[str] = frozenset(
-    {INCAPACITATED, DYING, DEFEATED, UNCONSCIOUS, STUNNED, PARALYZED}
+    {INCAPACITATED, DYING, STABLE, DEFEATED, UNCONSCIOUS, STUNNED, PARALYZED}
 )
 
 
@@ -73,17 +74,17 @@ class Size(enum.IntEnum):
 
     @property
     def space(self) -> float:
-        """The side of the square the creature controls, in feet (encounter.txt table)."""
+        """The side of the square the creature controls, in feet (docs/rules.md, 9)."""
         return (2.5, 5.0, 5.0, 10.0, 15.0, 20.0, 20.0)[self]
 
     @property
     def occupancy(self) -> int:
-        """How much of a zone's capacity the creature uses (RULINGS: Movement in zones)."""
+        """How much of a zone's capacity the creature uses (docs/rules.md, "Rulings")."""
         return (0, 1, 1, 2, 3, 4, 5)[self]
 
     @property
     def room(self) -> int:
-        """Number of 5-ft squares around the creature's space (RULINGS: Engaging)."""
+        """Number of 5-ft squares around the creature's space (docs/rules.md, "Rulings")."""
         return (8, 8, 8, 12, 16, 20, 20)[self]
 
     @property
@@ -96,7 +97,7 @@ def max_surrounding(target: Size, surrounder: Size) -> int:
     """How many creatures of size ``surrounder`` fit around one of size ``target``.
 
     Eight Medium around a Medium, four Large around a Medium, twenty Medium around
-    a Gargantuan (encounter.txt, "Space").
+    a Gargantuan (docs/rules.md, 9).
     """
     return target.room // surrounder.footprint
 
@@ -125,8 +126,8 @@ class Attack:
     long_range: int = 0
 
 
-#: The words players and spectators see for an enemy's hit points (RULINGS, "Enemy hit
-#: points", unless ``show_enemy_hp``): full, above half, half or less, 0.
+#: The words players and spectators see for an enemy's hit points (docs/rules.md,
+#: "Rulings", unless ``show_enemy_hp``): full, above half, half or less, 0.
 HP_WORDS = ("unhurt", "hurt", "bloodied", "down")
 
 #: What the protocol's schemas say of ``hp`` and ``max_hp``: numbers, except where a
@@ -252,8 +253,8 @@ class Creature:
         return next((a for a in self.attacks if a.name == name), None)
 
 
-#: The range each numeric option must lie in, both ends included (RULINGS: "Turn timer
-#: and deadlines"; ``round_seconds`` is the length of a round in game time). The schema
+#: The range each numeric option must lie in, both ends included (docs/rules.md,
+#: "Rulings"; ``round_seconds`` is the length of a round in game time). The schema
 #: carries them as ``minimum``/``maximum``; :func:`option_problems` checks them.
 OPTION_RANGES: dict[str, tuple[int, int]] = {
     "round_seconds": (1, 60),
@@ -276,7 +277,7 @@ def _meaning(text: str, *, added_later: bool = False) -> dict[str, object]:
 
 @attrs.frozen
 class EncounterOptions:
-    """Per-encounter table choices (RULINGS names them in brackets).
+    """Per-encounter table choices (docs/rules.md, "Rulings", names them in brackets).
 
     ``turn_seconds`` is an optional turn timer: when set, the server ends a turn
     that has run that long (``None``: no timer). The numeric options have the ranges
@@ -322,7 +323,7 @@ class EncounterOptions:
     auto_end: bool = attrs.field(
         default=True, metadata=_meaning("The rules end the encounter when no threat remains.")
     )
-    #: Players and spectators see enemies' hit points as numbers (RULINGS: default off,
+    #: Players and spectators see enemies' hit points as numbers (docs/rules.md: default off,
     #: they see a word: unhurt, hurt, bloodied, down).
     show_enemy_hp: bool = attrs.field(
         default=False,

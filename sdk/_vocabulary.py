@@ -23,12 +23,12 @@ __all__ = [
 Ability = Literal["str", "dex", "con", "int", "wis", "cha"]
 ABILITIES: Final[tuple[Ability, ...]] = get_args(Ability)
 
-#: The movement an arena link needs to be crossed (RULINGS.md: "which movement it
-#: needs (walk, climb, swim, fly)").
+#: The movement an arena link needs to be crossed (docs/rules.md, "Rulings":
+#: walk, climb, swim or fly).
 LinkMode = Literal["walk", "climb", "swim", "fly"]
 LINK_MODES: Final[tuple[LinkMode, ...]] = get_args(LinkMode)
 
-#: The modes a creature can move in (encounter.txt: walking, jumping, climbing,
+#: The modes a creature can move in (docs/rules.md, 6: walking, jumping, climbing,
 #: swimming, crawling; and flying): every link mode, plus jumping and crawling,
 #: which no link requires.
 MoveMode = Literal[LinkMode, "jump", "crawl"]

@@ -309,7 +309,7 @@ class ServerConfig:
     #: declared twice stops the server from starting.
     compendium_dirs: tuple[Path, ...] = ()
     #: The decision time (seconds) new encounters get unless their options say: 5 to 600
-    #: (RULINGS.md), as ``options.reaction_seconds``; ``None``: the rules' default.
+    #: (docs/rules.md, "Rulings"), as ``options.reaction_seconds``; ``None``: the rules' default.
     reaction_seconds: float | None = attrs.field(default=None, validator=_REACTION)
     #: ``"sqlite"`` (durable, the default), ``"memory"`` (lost on restart), or a
     #: PostgreSQL database's URL, ``"postgresql://user:password@host:5432/dbname"``

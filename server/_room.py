@@ -2,8 +2,8 @@
 
 The room's loop is one structured task: it takes commands one at a time from its
 inbox (a trio memory channel), so nothing needs a lock. It also owns the decision
-deadlines: when one passes, it applies the decision's default (RULINGS: the reaction
-is not taken). Its members are subscribers (``_fanout``); it knows nothing of
+deadlines: when one passes, it applies the decision's default (docs/rules.md, "Rulings": the
+reaction is not taken). Its members are subscribers (``_fanout``); it knows nothing of
 connections or requests.
 """
 

@@ -61,7 +61,7 @@ def hidden_ids(state: EncounterState, view: bool | Viewer = SPECTATOR_VIEW) -> s
 
 
 def hp_word(hp: int, max_hp: int) -> str:
-    """An enemy's hit points as players see them (RULINGS, "Enemy hit points")."""
+    """An enemy's hit points as players see them (docs/rules.md, "Rulings": "What players see")."""
     if hp <= 0:
         return "down"
     if hp >= max_hp:

@@ -12,8 +12,10 @@ servers on loopback ports, so a protocol test moves between the two by its folde
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
+import tomllib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,25 @@ if os.environ.get("CI", "").lower() in ("true", "1"):
     settings.load_profile("ci")
 
 _OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+_SENTENCES = Path(__file__).parent.parent / "docs" / "rule-sentences.toml"
+
+
+@functools.cache
+def rule_sentence_ids() -> frozenset[str]:
+    """The ids of the rule sentences (docs/rule-sentences.toml)."""
+    doc = tomllib.loads(_SENTENCES.read_text(encoding="utf-8"))
+    return frozenset(doc["sentences"])
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``@pytest.mark.rule(...)`` with an id that names no rule sentence
+    fails, saying which (tests/test_rule_trace.py checks every marker too)."""
+    for mark in item.iter_markers("rule"):
+        unknown = [sid for sid in mark.args if sid not in rule_sentence_ids()]
+        if unknown or not mark.args:
+            pytest.fail(f"@pytest.mark.rule names no rule sentence: {unknown or 'no id'}")
+
+
 _DOCS = pytest.StashKey[set[str]]()
 
 

@@ -336,7 +336,8 @@ def test_nobody_engages_a_creature_stable_at_zero_hit_points() -> None:
     h.end_turn()
     h.end_turn()  # Aria, stable at 0: nothing to do
     h.end_turn()  # Bram
-    events = h.rolls(15, 1).send("attack", creature="gob", target="aria")
+    # Stable at 0 is unconscious: advantage (15 kept) and a critical hit (2d6)
+    events = h.rolls(15, 3, 1, 1).send("attack", creature="gob", target="aria")
     assert not [e for e in events if isinstance(e, EngagementStarted)]
     assert h.state.engagements == []
     refusal = h.refused("engage", creature="gob", target="aria")

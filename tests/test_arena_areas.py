@@ -1,4 +1,4 @@
-"""Areas of effect (arena.txt "Areas of Effect", "Ongoing Effects"; RULINGS "Targeting and areas").
+"""Areas of effect (docs/rules.md, A10 and A11).
 
 The table of maximum targets with its boundaries, spilling into adjacent zones,
 the weight of Huge and bigger creatures and their expertise die, unaffected
@@ -33,6 +33,9 @@ from zonekeep.sdk.testing import EncounterHarness
 # -- the table of maximum targets ----------------------------------------------------------
 
 
+@pytest.mark.rule(
+    "arena.txt:29.1", "arena.txt:30.1", "arena.txt:31.1", "arena.txt:33.1", "arena.txt:37.2"
+)
 @pytest.mark.parametrize(
     ("shape", "size", "expected"),
     [
@@ -72,6 +75,9 @@ def test_max_targets_table(shape: str, size: int, expected: int) -> None:
     assert max_targets(shape, size) == expected
 
 
+@pytest.mark.rule(
+    "arena.txt:29.1", "arena.txt:30.1", "arena.txt:31.1", "arena.txt:33.1", "arena.txt:37.2"
+)
 @pytest.mark.parametrize(
     ("width", "length", "expected"),
     [
@@ -109,6 +115,7 @@ def test_largest_dimension_of_each_shape() -> None:
         max_targets("cone", -1)
 
 
+@pytest.mark.rule("arena.txt:38.1")
 @pytest.mark.parametrize(
     ("size", "expected"),
     [
@@ -147,6 +154,7 @@ def inn() -> Arena:
     )
 
 
+@pytest.mark.rule("arena.txt:36.3")
 def test_spill_only_when_the_area_exceeds_the_zone() -> None:
     arena = inn()
     # A fireball of radius 20 is 40 ft across: it does not fit the 30-ft hall.
@@ -193,6 +201,7 @@ def damage(h: EncounterHarness) -> dict[str, int]:
 # -- range to the target zone -----------------------------------------------------------------
 
 
+@pytest.mark.rule("arena.txt:36.1")
 def test_the_target_zone_must_be_in_range() -> None:
     h = encounter(make("gob", "foes"), positions={"gob": "yard"})
     sphere = {"shape": "sphere", "size": 5, "targets": ["gob"]}
@@ -206,6 +215,18 @@ def test_the_target_zone_must_be_in_range() -> None:
     assert damage(h) == {"gob": 3}
 
 
+@pytest.mark.rule("arena.txt:36.2")
+def test_an_area_is_aimed_at_one_zone_only() -> None:
+    h = encounter(make("gob", "foes"), positions={"gob": "hall"})
+    code, message = refused(h, zone=["hall", "yard"], shape="sphere", size=5, targets=["gob"])
+    assert (code, message) == (
+        "invalid_params",
+        "'area_effect' parameter 'zone' must be a zone id (text), not a list.",
+    )
+    assert h.state.effects == {} and h.creature("gob").hp == 20
+
+
+@pytest.mark.rule("arena.txt:36.1")
 def test_the_own_zone_is_always_in_range_and_an_unseen_zone_never() -> None:
     h = encounter(
         make("gob", "foes"), make("rat", "foes"), positions={"gob": "hall", "rat": "cellar"}
@@ -233,6 +254,7 @@ def test_the_own_zone_is_always_in_range_and_an_unseen_zone_never() -> None:
 # -- affected zones ---------------------------------------------------------------------------
 
 
+@pytest.mark.rule("arena.txt:36.2", "arena.txt:36.3")
 def test_a_fireball_too_big_for_the_zone_reaches_the_adjacent_zones() -> None:
     h = encounter(make("gob", "foes"), positions={"gob": "bar"})
     # Radius 10 (20 ft) fits the 30-ft hall: the goblin in the bar is outside it.
@@ -258,6 +280,7 @@ def test_a_fireball_too_big_for_the_zone_reaches_the_adjacent_zones() -> None:
 # -- how many targets ----------------------------------------------------------------------
 
 
+@pytest.mark.rule("arena.txt:37.1")
 def test_too_many_targets_is_refused_with_the_maximum() -> None:
     foes = [make(c, "foes") for c in ("gob", "orc", "imp")]
     h = encounter(*foes, positions={"gob": "hall", "orc": "hall", "imp": "hall"})
@@ -272,6 +295,7 @@ def test_too_many_targets_is_refused_with_the_maximum() -> None:
     )
 
 
+@pytest.mark.rule("arena.txt:38.1")
 def test_a_huge_creature_counts_as_two_targets() -> None:
     ogre = make("ogre", "foes", size=Size.HUGE)
     h = encounter(ogre, make("gob", "foes"), positions={"ogre": "hall", "gob": "hall"})
@@ -300,6 +324,7 @@ def test_a_huge_creature_and_another_overflow_a_two_target_area() -> None:
     )
 
 
+@pytest.mark.rule("arena.txt:38.2")
 def test_a_gargantuan_in_the_last_slot_gains_an_expertise_die() -> None:
     dragon = make("dragon", "foes", size=Size.GARGANTUAN)
     h = encounter(make("gob", "foes"), dragon, positions={"gob": "hall", "dragon": "hall"})
@@ -322,6 +347,7 @@ def test_a_gargantuan_in_the_last_slot_gains_an_expertise_die() -> None:
     assert saves(h)["gob"].roll.expertise == 0
 
 
+@pytest.mark.rule("arena.txt:38.2")
 def test_nothing_fits_after_the_last_slot_is_taken() -> None:
     dragon = make("dragon", "foes", size=Size.GARGANTUAN)
     h = encounter(make("gob", "foes"), dragon, positions={"gob": "hall", "dragon": "hall"})
@@ -330,6 +356,7 @@ def test_nothing_fits_after_the_last_slot_is_taken() -> None:
     )
 
 
+@pytest.mark.rule("arena.txt:37.3")
 def test_unaffected_creatures_count_but_roll_nothing() -> None:
     h = encounter(
         make("bob"),
@@ -360,6 +387,7 @@ def test_unaffected_creatures_count_but_roll_nothing() -> None:
     assert h.creature("bob").hp == 20
 
 
+@pytest.mark.rule("arena.txt:37.1")
 def test_the_caster_must_fill_the_slots_while_creatures_remain() -> None:
     h = encounter(
         make("gob", "foes"), make("orc", "foes"), positions={"gob": "hall", "orc": "hall"}
@@ -477,6 +505,7 @@ def test_bad_parameters_are_refused_with_what_is_expected() -> None:
 # -- ongoing effects ------------------------------------------------------------------------
 
 
+@pytest.mark.rule("arena.txt:40.2")
 def test_an_ongoing_area_becomes_an_element_its_targets_are_in() -> None:
     h = encounter(make("gob", "foes"), make("orc", "foes"), positions={"gob": "hall", "orc": "bar"})
     cast(

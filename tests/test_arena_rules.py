@@ -1,4 +1,4 @@
-"""Every rule of arena.txt (as settled by RULINGS.md), each with its exact outcome.
+"""Every arena rule (docs/rules.md, A1-A13, and its rulings), each with its exact outcome.
 
 Test names carry the rule number of issue #3's list: rule1 movement, rule2 adjacent
 allies, rule3 engaging, rule4 opportunity attacks, rule5 flanking, rule6 forced
@@ -9,10 +9,11 @@ and test_arena_areas.py.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 
 import pytest
-from arena_fixture import harness
+from arena_fixture import ARENA, harness
 from helpers import left, make
 
 from zonekeep.sdk import (
@@ -27,6 +28,7 @@ from zonekeep.sdk import (
     EngagementStarted,
     Maneuver,
     ManeuverEnded,
+    Moved,
     PositionLeft,
     PositionTaken,
     RuleContext,
@@ -36,6 +38,7 @@ from zonekeep.sdk import (
     TumbleAttempted,
     ZoneEntered,
     hookimpl,
+    parse_arena,
 )
 from zonekeep.sdk.testing import EncounterHarness
 
@@ -57,6 +60,17 @@ def first_turn(
 # -- rule 1: movement between zones ----------------------------------------------------------
 
 
+@pytest.mark.rule("arena.txt:6.2")
+def test_rule1_inside_a_zone_moving_is_free_and_only_what_spends_movement_is_charged() -> None:
+    h = first_turn([make("aria"), make("gob", "foes")], {"aria": "hall", "gob": "hall"})
+    h.rolls(2).send("attack", creature="aria", target="gob")  # whoever stands in the zone
+    assert left(h) == 30
+    assert not h.of_type(Moved)
+    h.send("take_position", creature="aria", asset="table")  # this spends: half speed
+    assert left(h) == 15
+
+
+@pytest.mark.rule("arena.txt:6.3")
 def test_rule1_entering_an_adjacent_zone_spends_all_movement() -> None:
     h = first_turn([make("aria")], {"aria": "hall"})
     h.send("move", creature="aria", feet=5)  # moving inside the zone is tracked, not required
@@ -69,6 +83,7 @@ def test_rule1_entering_an_adjacent_zone_spends_all_movement() -> None:
     h.assert_replay_matches()
 
 
+@pytest.mark.rule("arena.txt:6.3", "arena.txt:6.5")
 def test_rule1_only_adjacent_zones_with_a_clear_path() -> None:
     h = first_turn([make("aria")], {"aria": "hall"})
     assert h.refused("enter", creature="aria", zones=["road"]).code == "not_adjacent"
@@ -78,6 +93,7 @@ def test_rule1_only_adjacent_zones_with_a_clear_path() -> None:
     assert h.refused("enter", creature="aria", zones=["attic"]).code == "unknown_zone"
 
 
+@pytest.mark.rule("arena.txt:6.5")
 def test_rule1_an_asset_crosses_a_link_without_a_clear_path() -> None:
     h = first_turn([make("aria")], {"aria": "hall"})
     h.send("take_position", creature="aria", asset="rope")  # 15 ft
@@ -86,6 +102,7 @@ def test_rule1_an_asset_crosses_a_link_without_a_clear_path() -> None:
     assert h.creature("aria").position is None  # the rope stays in the hall
 
 
+@pytest.mark.rule("arena.txt:7.1", "arena.txt:7.2")
 def test_rule1_a_further_zone_when_movement_exceeds_the_zone_size() -> None:
     h = first_turn(
         [make("aria", speed=30), make("bram", speed=15)], {"aria": "hall", "bram": "hall"}
@@ -103,6 +120,7 @@ def test_rule1_a_further_zone_when_movement_exceeds_the_zone_size() -> None:
     assert h.creature("bram").zone == "road"
 
 
+@pytest.mark.rule("arena.txt:7.1")
 def test_rule1_difficult_terrain_divides_the_movement_compared_with_the_zone() -> None:
     h = first_turn([make("aria", speed=30)], {"aria": "hall"})
     refusal = h.refused("enter", creature="aria", zones=["closet", "garden"])
@@ -112,19 +130,45 @@ def test_rule1_difficult_terrain_divides_the_movement_compared_with_the_zone() -
     assert h.creature("aria").zone == "garden"
 
 
-def test_rule1_sprint_goes_on_only_straight_ahead() -> None:
-    h = first_turn([make("aria"), make("bram")], {"aria": "hall", "bram": "hall"})
-    h.send("sprint", creature="aria")
-    refusal = h.refused("enter", creature="aria", zones=["yard", "garden"])
-    assert refusal.code == "not_straight"
-    h.send("enter", creature="aria", zones=["yard", "road"])
-    assert h.creature("aria").zone == "road"
+FLYER = {"climb": 60, "fly": 60}
+
+
+@pytest.mark.rule("arena.txt:7.2", "arena.txt:7.3")
+@pytest.mark.parametrize(
+    ("walkers", "start", "turned", "straight"),
+    [
+        # between beside links, only the arena's straight line (hall, yard, road)
+        ((make("aria"), make("bram")), "hall", ["yard", "garden"], ["yard", "road"]),
+        # up stays up; up then beside is a turn
+        (
+            (make("owl", speed=60, speeds=FLYER), make("bat", speed=60, speeds=FLYER)),
+            "yard",
+            ["roof", "tower"],
+            ["roof", "sky"],
+        ),
+    ],
+)
+def test_rule1_sprint_goes_on_only_straight_ahead(
+    walkers: tuple[Creature, Creature], start: str, turned: list[str], straight: list[str]
+) -> None:
+    sprinter, dasher = walkers
+    h = first_turn(list(walkers), {sprinter.id: start, dasher.id: start})
+    h.send("sprint", creature=sprinter.id)
+    refusal = h.refused("enter", creature=sprinter.id, zones=turned)
+    passed = h.state.arena.zone(turned[0]).name
+    assert (refusal.code, refusal.message) == (
+        "not_straight",
+        f"Sprinting, {sprinter.name} can only go on straight ahead from {passed}.",
+    )
+    h.send("enter", creature=sprinter.id, zones=straight)
+    assert h.creature(sprinter.id).zone == straight[-1]
     h.end_turn()
-    h.send("dash", creature="bram")  # a Dash may turn
-    h.send("enter", creature="bram", zones=["yard", "garden"])
-    assert h.creature("bram").zone == "garden"
+    h.send("dash", creature=dasher.id)  # a Dash may turn
+    h.send("enter", creature=dasher.id, zones=turned)
+    assert h.creature(dasher.id).zone == turned[-1]
 
 
+@pytest.mark.rule("arena.txt:6.4")
 def test_rule1_climbing_without_a_climb_speed_counts_double_against_the_zone() -> None:
     creatures = [make("aria", speed=30), make("cat", speed=30, speeds={"climb": 30})]
     h = first_turn(creatures, {"aria": "yard", "cat": "yard"})
@@ -140,6 +184,7 @@ def test_rule1_climbing_without_a_climb_speed_counts_double_against_the_zone() -
     assert h.creature("cat").zone == "tower"
 
 
+@pytest.mark.rule("arena.txt:6.3")
 def test_rule1_flying_needs_a_flying_speed() -> None:
     h = first_turn(
         [make("aria"), make("hawk", speeds={"fly": 60})], {"aria": "roof", "hawk": "roof"}
@@ -167,6 +212,7 @@ class Sentry:
         return []
 
 
+@pytest.mark.rule("arena.txt:7.4")
 def test_rule1_passing_through_a_zone_triggers_what_leaving_it_triggers() -> None:
     h = first_turn(
         [make("aria"), make("sentry", "foes")],
@@ -185,6 +231,7 @@ def test_rule1_passing_through_a_zone_triggers_what_leaving_it_triggers() -> Non
     assert h.creature("aria").zone == "road"
 
 
+@pytest.mark.rule("encounter.txt:60.1")
 def test_rule1_a_zone_over_capacity_squeezes_everyone_and_admits_no_more() -> None:
     creatures = [make("aria"), make("bram"), make("cleo"), make("dain")]
     h = first_turn(creatures, {"aria": "hall", "bram": "closet", "cleo": "closet", "dain": "hall"})
@@ -213,6 +260,7 @@ def test_rule1_leaving_a_crowded_zone_ends_the_squeeze() -> None:
 # -- rule 2: adjacent allies -----------------------------------------------------------------
 
 
+@pytest.mark.rule("arena.txt:9.1")
 def test_rule2_moving_next_to_an_ally_costs_half_speed() -> None:
     h = first_turn([make("aria"), make("bram")], {"aria": "hall", "bram": "hall"})
     events = h.send("move_adjacent", creature="aria", ally="bram")
@@ -221,6 +269,7 @@ def test_rule2_moving_next_to_an_ally_costs_half_speed() -> None:
     assert h.state.adjacent_to("bram") == ["aria"]
 
 
+@pytest.mark.rule("arena.txt:9.2")
 def test_rule2_next_to_an_engaged_ally_engages_its_enemy() -> None:
     h = first_turn(
         [make("aria"), make("bram"), make("gob", "foes")],
@@ -233,6 +282,7 @@ def test_rule2_next_to_an_engaged_ally_engages_its_enemy() -> None:
     assert EngagementStarted("aria", "gob", "moved next to Bram") in h.events
 
 
+@pytest.mark.rule("arena.txt:9.2")
 def test_rule2_standing_back_to_back_costs_a_bonus_action_and_does_not_engage() -> None:
     h = first_turn(
         [make("aria"), make("bram"), make("gob", "foes")],
@@ -246,6 +296,7 @@ def test_rule2_standing_back_to_back_costs_a_bonus_action_and_does_not_engage() 
     assert h.state.back_to_back == [("aria", "bram")]
 
 
+@pytest.mark.rule("arena.txt:9.3")
 def test_rule2_only_while_there_is_room_around_the_ally() -> None:
     big = [make(f"ogre{i}", "foes", size=Size.LARGE) for i in range(4)]
     h = first_turn(
@@ -264,6 +315,7 @@ def test_rule2_only_while_there_is_room_around_the_ally() -> None:
 # -- rule 3: engaging ------------------------------------------------------------------------
 
 
+@pytest.mark.rule("arena.txt:13.1")
 def test_rule3_a_melee_attack_engages() -> None:
     h = first_turn([make("aria"), make("gob", "foes")], {"aria": "hall", "gob": "hall"})
     h.rolls(2).send("attack", creature="aria", target="gob")  # even a miss engages
@@ -271,6 +323,7 @@ def test_rule3_a_melee_attack_engages() -> None:
     assert h.state.last_melee == {"gob": "aria"}
 
 
+@pytest.mark.rule("arena.txt:14.1")
 def test_rule3_engaging_at_once_after_entering_with_the_action_unused() -> None:
     h = first_turn(
         [make("aria"), make("gob", "foes"), make("orc", "foes")],
@@ -284,6 +337,7 @@ def test_rule3_engaging_at_once_after_entering_with_the_action_unused() -> None:
     h.rolls(2).send("attack", creature="aria", target="gob")
 
 
+@pytest.mark.rule("encounter.txt:56.2", "arena.txt:14.2")
 def test_rule3_engagement_capacity_by_size() -> None:
     ogres = [make(f"ogre{i}", "foes", size=Size.LARGE) for i in range(5)]
     everyone = [*ogres, make("aria")]
@@ -298,6 +352,7 @@ def test_rule3_engagement_capacity_by_size() -> None:
     assert refusal.code == "no_room"
 
 
+@pytest.mark.rule("arena.txt:13.2")
 def test_rule3_ranged_attacks_against_an_engaged_enemy_have_disadvantage() -> None:
     bow = Attack("bow", "ranged", 4, "1d8", range=80)
     h = first_turn(
@@ -311,6 +366,7 @@ def test_rule3_ranged_attacks_against_an_engaged_enemy_have_disadvantage() -> No
     assert "disadvantage:ranged attack against an engaged enemy" in made.roll.sources
 
 
+@pytest.mark.rule("arena.txt:13.4")
 def test_rule3_leaving_the_zone_ends_engagement() -> None:
     h = first_turn(
         [make("aria"), make("gob", "foes"), make("orc", "foes")],
@@ -341,6 +397,7 @@ def engaged_pair(**kw: object) -> EncounterHarness:
     return h
 
 
+@pytest.mark.rule("arena.txt:13.3")
 def test_rule4_leaving_a_zone_offers_every_engaged_enemy_an_attack() -> None:
     h = engaged_pair()
     h.send("enter", creature="aria", zones=["yard"])
@@ -364,6 +421,7 @@ def test_rule4_leaving_a_zone_offers_every_engaged_enemy_an_attack() -> None:
     h.assert_replay_matches()
 
 
+@pytest.mark.rule("arena.txt:13.5", "arena.txt:22.2")
 def test_rule4_disengage_avoids_them() -> None:
     h = engaged_pair()
     h.send("disengage", creature="aria")
@@ -372,6 +430,7 @@ def test_rule4_disengage_avoids_them() -> None:
     assert h.creature("aria").zone == "yard"
 
 
+@pytest.mark.rule("arena.txt:24.3")
 def test_rule4_a_successful_tumble_beats_the_highest_passive_perception() -> None:
     h = engaged_pair()
     h.rolls(11).send("enter", creature="aria", zones=["yard"], tumble=True)  # 11 + 4 = 15 >= 15
@@ -381,12 +440,14 @@ def test_rule4_a_successful_tumble_beats_the_highest_passive_perception() -> Non
     assert h.creature("aria").zone == "yard"
 
 
+@pytest.mark.rule("arena.txt:24.3")
 def test_rule4_a_failed_tumble_leaves_the_attacks_offered() -> None:
     h = engaged_pair()
     h.rolls(10).send("enter", creature="aria", zones=["yard"], tumble=True)  # 14 < 15
     assert [d.creature for d in h.state.pending] == ["gob", "orc"]
 
 
+@pytest.mark.rule("arena.txt:13.6", "arena.txt:13.7")
 def test_rule4_leaving_an_enemys_reach_offers_only_that_enemy() -> None:
     h = engaged_pair()
     h.send("withdraw", creature="aria", target="orc")
@@ -400,6 +461,7 @@ def test_rule4_leaving_an_enemys_reach_offers_only_that_enemy() -> None:
     assert h.state.engaged_with("aria") == ["gob"]
 
 
+@pytest.mark.rule("arena.txt:19.3", "arena.txt:19.4")
 def test_rule4_taking_a_position_while_engaged_provokes_the_last_melee_attacker() -> None:
     h = engaged_pair()
     h.end_turn()
@@ -425,6 +487,7 @@ def test_rule4_an_attack_that_drops_the_mover_stops_the_move() -> None:
     assert ManeuverEnded("aria", False, "Aria can no longer move") in h.events
 
 
+@pytest.mark.rule("arena.txt:13.3")
 def test_rule4_only_the_controller_answers_and_a_used_reaction_is_not_offered() -> None:
     h = first_turn(
         [make("aria"), make("gob", "foes"), make("bram", controller="bob")],
@@ -444,6 +507,7 @@ def melee_roll_sources(h: EncounterHarness) -> tuple[str, ...]:
     return h.of_type(AttackMade)[-1].roll.sources
 
 
+@pytest.mark.rule("arena.txt:4.1")
 def test_rule5_outnumbered_two_to_one_is_flanked() -> None:
     h = first_turn(
         [make("aria"), make("bram"), make("gob", "foes")],
@@ -454,6 +518,7 @@ def test_rule5_outnumbered_two_to_one_is_flanked() -> None:
     assert h.of_type(AttackMade)[-1].roll.kept == (15,)
 
 
+@pytest.mark.rule("arena.txt:4.2", "arena.txt:4.3")
 def test_rule5_two_non_adjacent_allies_engaged_flank_and_it_does_not_stack() -> None:
     creatures = [make("aria"), make("bram"), make("gob", "foes"), make("orc", "foes")]
     h = first_turn(creatures, {c.id: "hall" for c in creatures})
@@ -462,6 +527,7 @@ def test_rule5_two_non_adjacent_allies_engaged_flank_and_it_does_not_stack() -> 
     assert melee_roll_sources(h) == ("advantage:flanking: engaged from two sides",)
 
 
+@pytest.mark.rule("arena.txt:4.2")
 def test_rule5_adjacent_allies_do_not_flank_and_ranged_attacks_gain_nothing() -> None:
     bow = Attack("bow", "ranged", 4, "1d8", range=80)
     creatures = [
@@ -477,6 +543,7 @@ def test_rule5_adjacent_allies_do_not_flank_and_ranged_attacks_gain_nothing() ->
     assert melee_roll_sources(h) == ()
 
 
+@pytest.mark.rule("arena.txt:11.2")
 def test_rule5_flanking_switched_off() -> None:
     creatures = [make("aria"), make("bram"), make("gob", "foes")]
     h = first_turn(
@@ -499,6 +566,7 @@ def shover() -> EncounterHarness:
     )
 
 
+@pytest.mark.rule("arena.txt:16.1")
 def test_rule6_shoved_into_an_adjacent_zone_with_a_clear_path() -> None:
     h = shover()
     h.rolls(15, 8).send("shove", creature="aria", target="gob", zone="yard")
@@ -513,12 +581,14 @@ def test_rule6_a_lost_contest_moves_nothing() -> None:
     assert h.state.resources.actions == 0
 
 
+@pytest.mark.rule("arena.txt:16.1")
 def test_rule6_not_into_a_zone_without_a_clear_path() -> None:
     h = shover()
     refusal = h.refused("force", forcer="aria", creature="gob", zone="pit")
     assert refusal.code == "no_clear_path"
 
 
+@pytest.mark.rule("arena.txt:16.4")
 def test_rule6_forced_movement_spends_no_movement() -> None:
     h = shover()
     h.send("force", forcer="gob", creature="aria", zone="yard")
@@ -526,6 +596,7 @@ def test_rule6_forced_movement_spends_no_movement() -> None:
     assert left(h) == 30
 
 
+@pytest.mark.rule("arena.txt:16.1")
 def test_rule6_into_a_creature_shares_its_space() -> None:
     h = first_turn(
         [make("gob", "foes"), make("aria"), make("bram")],
@@ -536,6 +607,7 @@ def test_rule6_into_a_creature_shares_its_space() -> None:
     assert h.creature("aria").sharing_with == "bram"
 
 
+@pytest.mark.rule("arena.txt:16.2", "arena.txt:16.3", "arena.txt:17.2")
 @pytest.mark.parametrize(("magical", "dc"), [(False, 14), (True, 16)])
 def test_rule6_forced_into_an_asset_takes_position_and_saves_against_the_forcers_dc(
     magical: bool, dc: int
@@ -550,6 +622,67 @@ def test_rule6_forced_into_an_asset_takes_position_and_saves_against_the_forcers
     assert h.creature("gob").position == "spikes"
 
 
+def spiked_shover(dc: int | None) -> EncounterHarness:
+    """:func:`shover` with the wall of spikes given its own DC ``dc``."""
+    doc = copy.deepcopy(ARENA)
+    spikes = next(a for a in doc["assets"] if a["id"] == "spikes")
+    spikes["forced"]["save"]["dc"] = dc
+    h = EncounterHarness(
+        [
+            make("aria", skills={"athletics": 5}, maneuver_dc=14, spell_dc=16),
+            make("gob", "foes", saves={"dex": 1}),
+        ],
+        arena=parse_arena(doc, "test-arena"),
+    )
+    h.start(positions={"aria": "hall", "gob": "hall"}, initiative=[20, 10])
+    return h
+
+
+@pytest.mark.rule("arena.txt:17.2")
+def test_rule6_forced_into_an_asset_with_a_dc_of_its_own_the_forcers_dc_still_applies() -> None:
+    h = spiked_shover(10)
+    h.rolls(12, 3, 4).send("force", forcer="aria", creature="gob", asset="spikes")
+    save = h.of_type(SaveMade)[-1]
+    assert (save.dc, save.roll.total, save.success) == (14, 13, False)  # 13 beat the asset's 10
+    assert h.creature("gob").hp == 20 - 7
+
+
+@pytest.mark.rule("arena.txt:17.2")
+def test_rule6_a_shove_into_an_asset_uses_the_shovers_maneuver_dc() -> None:
+    h = spiked_shover(10)
+    h.rolls(15, 8, 12, 3, 4).send("shove", creature="aria", target="gob", asset="spikes")
+    save = h.of_type(SaveMade)[-1]
+    assert (save.dc, save.roll.total, save.success) == (14, 13, False)
+    assert PositionTaken("gob", "spikes", True, "aria") in h.events
+
+
+@pytest.mark.rule("arena.txt:17.2")
+def test_rule6_when_nobody_forced_the_move_the_assets_own_dc_applies() -> None:
+    h = spiked_shover(10)
+    h.rolls(8, 3, 4).send("force", creature="gob", asset="spikes")
+    assert PositionTaken("gob", "spikes", True, "gm") in h.events
+    save = h.of_type(SaveMade)[-1]
+    assert (save.dc, save.roll.total, save.success) == (10, 9, False)
+    assert h.creature("gob").hp == 20 - 7
+    h.rolls(10).send("force", creature="aria", asset="spikes")
+    save = h.of_type(SaveMade)[-1]
+    assert (save.creature, save.dc, save.roll.total, save.success) == ("aria", 10, 10, True)
+
+
+@pytest.mark.rule("arena.txt:17.2")
+def test_rule6_nobody_forcing_an_asset_without_a_dc_of_its_own_is_refused() -> None:
+    h = shover()
+    refusal = h.refused("force", creature="gob", asset="spikes")
+    assert (refusal.code, refusal.message) == (
+        "invalid_params",
+        "Wall of spikes has no DC of its own: name the creature that forced Gob into "
+        "it, whose DC applies.",
+    )
+    refusal = h.refused("force", creature="gob", zone="yard", magical=True)
+    assert refusal.code == "invalid_params"
+
+
+@pytest.mark.rule("arena.txt:16.2")
 def test_rule6_a_successful_save_avoids_the_assets_effect() -> None:
     h = shover()
     h.rolls(19).send("force", forcer="aria", creature="gob", asset="spikes")
@@ -559,6 +692,7 @@ def test_rule6_a_successful_save_avoids_the_assets_effect() -> None:
 # -- rule 7: taking position ----------------------------------------------------------------------
 
 
+@pytest.mark.rule("arena.txt:6.2", "arena.txt:19.2")
 def test_rule7_taking_position_costs_half_speed() -> None:
     h = first_turn([make("aria")], {"aria": "hall"})
     h.send("take_position", creature="aria", asset="table")
@@ -569,6 +703,7 @@ def test_rule7_taking_position_costs_half_speed() -> None:
     assert h.creature("aria").position is None
 
 
+@pytest.mark.rule("arena.txt:20.2")
 def test_rule7_one_prop_at_a_time_elements_and_terrain_on_top() -> None:
     h = first_turn([make("aria", speed=60, saves={"str": 5})], {"aria": "yard"})
     h.send("dash", creature="aria")  # 120 ft: three positions at 30 ft each
@@ -581,6 +716,36 @@ def test_rule7_one_prop_at_a_time_elements_and_terrain_on_top() -> None:
     assert not h.creature("aria").has("restrained")
 
 
+@pytest.mark.rule("arena.txt:20.4")
+def test_rule7_a_creature_in_position_still_acts_in_its_zone_unless_a_condition_stops_it() -> None:
+    h = first_turn([make("aria"), make("gob", "foes")], {"aria": "hall", "gob": "hall"})
+    h.send("take_position", creature="aria", asset="table")
+    h.send("interact", creature="aria", object="a mug on the table")
+    h.rolls(15, 4).send("attack", creature="aria", target="gob")
+    assert h.creature("gob").hp == 20 - 6
+    assert h.creature("aria").position == "table"
+    h.send("grant_condition", creature="aria", condition="restrained")
+    refusal = h.refused("leave_position", creature="aria")
+    assert (refusal.code, refusal.message) == ("speed_zero", "Aria is restrained: its speed is 0.")
+
+
+@pytest.mark.rule("arena.txt:40.3", "arena.txt:40.4")
+def test_rule11_anyone_takes_or_leaves_position_in_an_ongoing_area_on_top_of_a_prop() -> None:
+    h = first_turn([make("aria"), make("gob", "foes")], {"aria": "hall", "gob": "hall"})
+    h.send("take_position", creature="aria", asset="table")
+    fog = {"zone": "hall", "shape": "cube", "size": 10, "range": 0, "name": "Fog"}
+    h.send("area_effect", creature="aria", targets=["gob"], ongoing=True, **fog)
+    assert h.creature("gob").elements == ["fog-1"]
+    h.send("take_position", creature="aria", asset="fog-1")  # not a target: it walks in
+    aria = h.creature("aria")
+    assert (aria.position, aria.elements, left(h)) == ("table", ["fog-1"], 0)
+    h.end_turn()
+    h.send("leave_position", creature="gob", asset="fog-1")
+    assert (h.creature("gob").elements, left(h)) == ([], 15)
+    h.assert_replay_matches()
+
+
+@pytest.mark.rule("arena.txt:20.1")
 def test_rule7_a_second_prop_needs_the_first_left() -> None:
     h = first_turn([make("aria", speed=60)], {"aria": "hall"})
     h.send("take_position", creature="aria", asset="table")
@@ -588,12 +753,14 @@ def test_rule7_a_second_prop_needs_the_first_left() -> None:
     assert refusal.code == "already_in_position"
 
 
+@pytest.mark.rule("arena.txt:19.2")
 def test_rule7_the_asset_must_be_in_the_zone() -> None:
     h = first_turn([make("aria")], {"aria": "hall"})
     assert h.refused("take_position", creature="aria", asset="fog").code == "invalid_target"
     assert h.refused("take_position", creature="aria", asset="nowhere").code == "unknown_asset"
 
 
+@pytest.mark.rule("arena.txt:19.5")
 def test_rule7_dash_on_entering_takes_position_at_once() -> None:
     h = first_turn([make("aria")], {"aria": "hall"})
     h.send("enter", creature="aria", zones=["yard"], position="ledge")
@@ -602,6 +769,7 @@ def test_rule7_dash_on_entering_takes_position_at_once() -> None:
     assert h.creature("aria").zone == "yard"
 
 
+@pytest.mark.rule("arena.txt:19.6")
 def test_rule7_leaving_a_position_to_engage_costs_nothing() -> None:
     h = first_turn([make("aria"), make("gob", "foes")], {"aria": "hall", "gob": "hall"})
     h.send("take_position", creature="aria", asset="table")
@@ -611,6 +779,7 @@ def test_rule7_leaving_a_position_to_engage_costs_nothing() -> None:
     assert h.state.is_engaged("aria", "gob")
 
 
+@pytest.mark.rule("arena.txt:19.1")
 def test_rule7_what_a_position_grants() -> None:
     h = first_turn([make("gob", "foes"), make("aria", ac=12)], {"gob": "hall", "aria": "hall"})
     h.send("set_position", creature="aria", asset="table")
@@ -650,6 +819,7 @@ class Recorder:
         self.seen.append(("position", creature.id, getattr(asset, "id", "")))
 
 
+@pytest.mark.rule("arena.txt:22.1")
 def test_rule8_triggers_fire_on_entering_leaving_and_taking_position() -> None:
     rec = Recorder()
     h = first_turn([make("aria", speed=60)], {"aria": "hall"}, extra_plugins=[rec])
@@ -669,6 +839,7 @@ def test_rule8_sucking_mud_grips_on_a_failed_save() -> None:
     assert h.creature("aria").has("restrained")
 
 
+@pytest.mark.rule("arena.txt:24.4")
 def test_rule8_an_asset_grants_an_expertise_die_on_the_tumble() -> None:
     h = first_turn(
         [make("aria", skills={"acrobatics": 2}), make("gob", "foes", passive_perception=14)],
@@ -684,12 +855,14 @@ def test_rule8_an_asset_grants_an_expertise_die_on_the_tumble() -> None:
 # -- rule 12: streamlining ------------------------------------------------------------------------
 
 
+@pytest.mark.rule("arena.txt:11.2")
 def test_rule12_adjacency_switched_off() -> None:
     options = EncounterOptions(adjacency=False)
     h = first_turn([make("aria"), make("bram")], {"aria": "hall", "bram": "hall"}, options=options)
     assert h.refused("move_adjacent", creature="aria", ally="bram").code == "option_off"
 
 
+@pytest.mark.rule("arena.txt:11.2")
 def test_rule12_back_to_back_switched_off() -> None:
     options = EncounterOptions(back_to_back=False)
     h = first_turn([make("aria"), make("bram")], {"aria": "hall", "bram": "hall"}, options=options)
@@ -698,6 +871,7 @@ def test_rule12_back_to_back_switched_off() -> None:
     h.send("move_adjacent", creature="aria", ally="bram")
 
 
+@pytest.mark.rule("arena.txt:11.2")
 def test_rule12_size_limits_switched_off() -> None:
     options = EncounterOptions(size_limits=False)
     creatures = [make("aria"), make("bram"), make("cleo")]
@@ -722,6 +896,7 @@ def test_rule12_size_limits_switched_off() -> None:
 # -- rule 13: GM overrides --------------------------------------------------------------------------
 
 
+@pytest.mark.rule("arena.txt:2.1")
 def test_rule13_every_override_is_an_event_naming_who() -> None:
     h = first_turn([make("aria"), make("gob", "foes")], {"aria": "hall", "gob": "hall"})
     h.send("move_to_zone", creature="gob", zone="pit")

@@ -198,11 +198,11 @@ def test_tavern_brawl_behind_the_bar() -> None:
     assert (contest.roll.total, contest.target_roll.total, contest.won) == (18, 4, True)
     assert PositionTaken("gob", "bar_counter", True, "bram") in h.events
     (save,) = since(h, start, SaveMade)
-    # The counter has its own DC 12; Bram's maneuver DC (15) does not apply.
+    # Bram forced the move: his maneuver DC (15) applies, not the counter's own DC 12.
     assert (save.creature, save.ability, save.dc, save.roll.total, save.success) == (
         "gob",
         "dex",
-        12,
+        15,
         1,
         False,
     )

@@ -1,4 +1,4 @@
-"""Targeting between zones (arena.txt "Targeting"; RULINGS "Range between zones").
+"""Targeting between zones (docs/rules.md, A9).
 
 Range to another zone is the sum of the sizes of every zone on the shortest path
 with line of sight, except the starting zone; inside one's own zone everything is
@@ -41,17 +41,20 @@ def inn() -> Arena:
     )
 
 
+@pytest.mark.rule("arena.txt:26.1")
 def test_own_zone_is_zero_feet_away() -> None:
     assert path_distance(inn(), "hall", "hall") == 0
     assert sight_path(inn(), "hall", "hall") == ()
     assert line_of_sight(inn(), "cellar", "cellar")
 
 
+@pytest.mark.rule("arena.txt:27.2")
 def test_an_adjacent_small_zone_needs_fifteen_feet() -> None:
     assert path_distance(inn(), "hall", "bar") == 15
     assert sight_path(inn(), "hall", "bar") == ("bar",)
 
 
+@pytest.mark.rule("arena.txt:27.1")
 def test_a_path_through_two_zones_sums_both_but_not_the_start() -> None:
     # Hall (60, the start, not counted) -> Bar 15 -> Yard 30.
     assert path_distance(inn(), "hall", "yard") == 45
@@ -60,6 +63,7 @@ def test_a_path_through_two_zones_sums_both_but_not_the_start() -> None:
     assert path_distance(inn(), "yard", "hall") == 75
 
 
+@pytest.mark.rule("arena.txt:27.1")
 def test_the_shortest_path_is_by_feet_not_by_zones() -> None:
     zones = (
         Zone("a", "A", 30),
@@ -80,6 +84,7 @@ def test_the_shortest_path_is_by_feet_not_by_zones() -> None:
     assert path_distance(arena, "a", "d") == 60  # not 90 through the big zone
 
 
+@pytest.mark.rule("arena.txt:27.1")
 def test_a_link_that_blocks_sight_forces_the_longer_way() -> None:
     zones = (Zone("a", "A", 30), Zone("b", "B", 30), Zone("c", "C", 15))
     direct = Link("a", "b", "beside", blocks_sight=True)
@@ -129,6 +134,7 @@ def placed(**zones: str) -> EncounterState:
     return h.state
 
 
+@pytest.mark.rule("arena.txt:26.1")
 def test_same_zone_is_always_in_range_and_in_sight() -> None:
     state = placed(aria="hall", gob="hall")
     assert range_refusal(state, "aria", "gob", 5, melee=True) is None
@@ -146,6 +152,7 @@ def test_melee_needs_the_same_zone_unless_the_reach_covers_the_distance() -> Non
     assert range_refusal(state, "aria", "gob", 14, melee=True) is not None
 
 
+@pytest.mark.rule("arena.txt:27.1")
 def test_ranged_attack_sentence_names_the_creatures_the_feet_and_the_path() -> None:
     state = placed(aria="hall", gob="yard")
     refusal = range_refusal(state, "aria", "gob", 30, melee=False, what="the shortbow")
@@ -169,6 +176,7 @@ def test_long_range_allows_the_attack_with_disadvantage() -> None:
     )
 
 
+@pytest.mark.rule("arena.txt:27.1")
 def test_no_line_of_sight_is_refused_whatever_the_range() -> None:
     state = placed(aria="hall", gob="cellar")
     assert range_refusal(state, "aria", "gob", 600, 1000, melee=False) == (

@@ -265,7 +265,7 @@ async def test_four_goblins_and_a_goblin_boss_by_reference(running: Running) -> 
             await gm.command(eid, "place", positions={})
             await gm.command(eid, "roll_initiative")
             snapshot = (await gm.request("snapshot", encounter=eid))["snapshot"]
-    # The identical goblins roll once and share one slot (encounter.txt: one roll for a
+    # The identical goblins roll once and share one slot (encounter.txt:12.3: one roll for a
     # group of identical creatures); the boss and the heroes have their own.
     slots = {entry["slot"]: entry["members"] for entry in snapshot["initiative"]}
     assert slots["goblin"] == ["goblin-1", "goblin-2", "goblin-3", "goblin-4"]

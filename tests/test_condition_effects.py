@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from helpers import make
 
 from zonekeep.sdk import (
@@ -18,6 +19,7 @@ from zonekeep.sdk import (
     Attack,
     AttackMade,
     ConditionApplied,
+    ConditionRemoved,
     Damaged,
     DecisionOpened,
     InitiativeRolled,
@@ -90,9 +92,9 @@ def area_save(h: EncounterHarness, save: str, natural: int) -> SaveMade:
     return made
 
 
-def dying_pc() -> dict[str, Any]:
-    """The goblin as a dying PC (0 hit points), fresh for each fight."""
-    return {"pc": True, "hp": 0, "conditions": ["dying"]}
+def dying_pc(condition: str = "dying") -> dict[str, Any]:
+    """The goblin as a PC at 0 hit points, ``dying`` or ``stable``, fresh for each fight."""
+    return {"pc": True, "hp": 0, "conditions": [condition]}
 
 
 # -- poisoned --------------------------------------------------------------------------------------
@@ -106,6 +108,7 @@ def test_poisoned_attacks_with_disadvantage() -> None:
     assert "disadvantage:poisoned" in made.roll.sources
 
 
+@pytest.mark.rule("encounter.txt:12.2")
 def test_poisoned_makes_its_ability_checks_with_disadvantage_initiative_included() -> None:
     h = fight({"conditions": ["poisoned"]}, initiative=(15, 4, 10))  # Aria keeps the 4
     (rolled,) = h.of_type(InitiativeRolled)
@@ -264,6 +267,72 @@ def test_a_dying_creature_fails_its_dex_save() -> None:
     h = fight(gob=dying_pc())
     save = area_save(h, "dex", 20)
     assert (save.roll.natural, save.success, save.automatic_failure) == (20, False, "dying")
+
+
+# -- 0 hit points, dying or stable: unconscious ------------------------------------------------------
+
+
+@pytest.mark.parametrize("down", ["dying", "stable"])
+def test_at_0_hit_points_dying_or_stable_it_is_attacked_as_unconscious(down: str) -> None:
+    h = fight(gob=dying_pc(down))
+    made = attack(h, "aria", "gob", 4, 10, 3, 4)  # advantage keeps 10: a critical hit
+    assert (made.roll.advantage, made.hit, made.critical) == ("advantage", True, True)
+    assert made.roll.sources == (f"advantage:target {down}",)
+    (damage,) = h.of_type(Damaged)
+    assert damage.roll is not None and damage.roll.dice == (3, 4)
+
+
+@pytest.mark.parametrize("down", ["dying", "stable"])
+@pytest.mark.parametrize("ability", ["str", "dex"])
+def test_at_0_hit_points_dying_or_stable_it_fails_str_and_dex_saves(
+    down: str, ability: str
+) -> None:
+    h = fight(gob=dying_pc(down))
+    save = area_save(h, ability, 20)
+    assert (save.roll.natural, save.success, save.automatic_failure) == (20, False, down)
+
+
+@pytest.mark.parametrize("down", ["dying", "stable"])
+def test_at_0_hit_points_dying_or_stable_it_cannot_move_act_react_or_speak(down: str) -> None:
+    h = fight(aria=dying_pc(down), gob={"attacks": [BLADE]})
+    assert h.state.active == "aria"
+    for command, params in (
+        ("move", {"feet": 5}),
+        ("attack", {"target": "gob"}),
+        ("dash", {}),
+        ("communicate", {"text": "help me"}),
+        ("enter", {"zones": ["yard"]}),
+    ):
+        refusal = h.refused(command, creature="aria", **params)
+        assert (refusal.code, refusal.message) == (
+            "incapacitated",
+            "Aria is incapacitated and cannot act.",
+        ), command
+    h.end_turn()  # ending the turn stays open to it
+    h.send("ready", creature="gob", target="aria")
+    h.end_turn()
+    h.end_turn()  # round 2: the goblin, engaged with nobody, leaves; Aria cannot react
+    h.send("enter", creature="gob", zones=["yard"])
+    assert h.creature("gob").zone == "yard"
+    assert not h.of_type(DecisionOpened)
+
+
+def test_healed_above_0_a_stable_creature_wakes_and_acts() -> None:
+    h = fight(aria=dying_pc("stable"))
+    h.send("override", creature="aria", field="max_hp", value=20)
+    assert h.refused("dash", creature="aria").code == "incapacitated"
+    events = h.send("heal", creature="aria", amount=1)
+    assert ConditionRemoved("aria", "stable", "healed") in events
+    assert (h.creature("aria").hp, h.creature("aria").conditions) == (1, [])
+    h.send("dash", creature="aria")
+
+
+def test_stabilizing_keeps_the_creature_unconscious() -> None:
+    h = fight(gob=dying_pc())
+    h.send("stabilize", creature="gob")
+    assert h.creature("gob").conditions == ["stable"]
+    made = attack(h, "aria", "gob", 4, 10, 3, 4)
+    assert (made.roll.advantage, made.critical) == ("advantage", True)
 
 
 # -- prone, restrained, grappled -------------------------------------------------------------------

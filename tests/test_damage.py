@@ -16,10 +16,12 @@ from helpers import make
 from zonekeep.sdk import (
     Attack,
     ConditionApplied,
+    ConditionEffectApplied,
     ConditionPrevented,
     Damage,
     Damaged,
     DamageStep,
+    OverrideApplied,
     PluginErrorRecorded,
     RuleContext,
     bundled_compendium_files,
@@ -222,18 +224,58 @@ def test_a_damage_cannot_be_negative() -> None:
 # -- condition immunity ----------------------------------------------------------------------------
 
 
+@pytest.mark.rule("arena.txt:2.1")
 def test_the_gm_is_refused_a_condition_the_creature_is_immune_to() -> None:
     h = fight(condition_immunities=["poisoned"])
     refusal = h.refused("grant_condition", creature="gob", condition="poisoned")
     assert (refusal.code, refusal.message) == (
         "condition_immune",
-        "Gob is immune to being poisoned.",
+        "Gob is immune to being poisoned; send force: true to overrule that.",
     )
     assert h.refused("apply_effect", creature="gob", condition="poisoned", rounds=2).code == (
         "condition_immune"
     )
     assert h.creature("gob").conditions == []
     assert h.state.condition_effects == {}
+
+
+@pytest.mark.rule("arena.txt:2.1")
+def test_the_gm_overrules_an_immunity_explicitly_and_the_event_records_it() -> None:
+    h = fight(condition_immunities=["poisoned"])
+    events = h.send("grant_condition", creature="gob", condition="poisoned", force=True)
+    assert events == (ConditionApplied("gob", "poisoned", "GM override by gm", True),)
+    assert h.creature("gob").conditions == ["poisoned"]
+    # force on a condition the creature is not immune to is a plain grant
+    events = h.send("grant_condition", creature="gob", condition="prone", force=True)
+    assert events == (ConditionApplied("gob", "prone", "GM override by gm", False),)
+    h.assert_replay_matches()
+
+
+def test_a_timed_effect_overrules_an_immunity_only_with_force() -> None:
+    h = fight(condition_immunities=["frightened"])
+    events = h.send("apply_effect", creature="gob", condition="frightened", rounds=1, force=True)
+    (applied,) = [e for e in events if isinstance(e, ConditionEffectApplied)]
+    assert (applied.effect.creature, applied.effect.condition, applied.override) == (
+        "gob",
+        "frightened",
+        True,
+    )
+    assert h.creature("gob").conditions == ["frightened"]
+    h.assert_replay_matches()
+
+
+def test_the_gm_overrides_a_creatures_condition_immunities() -> None:
+    h = fight(condition_immunities=["poisoned"])
+    events = h.send("override", creature="gob", field="condition_immunities", value=[])
+    assert events == (OverrideApplied("gm", "gob", "condition_immunities", []),)
+    h.send("grant_condition", creature="gob", condition="poisoned")
+    assert h.creature("gob").conditions == ["poisoned"]
+    h.send("override", creature="gob", field="condition_immunities", value=["prone", " prone"])
+    assert h.creature("gob").condition_immunities == ["prone"]
+    for bad in (["", "x"], [3], ["x"] * 51, "prone"):
+        refusal = h.refused("override", creature="gob", field="condition_immunities", value=bad)
+        assert refusal.code == "invalid_params"
+    h.assert_replay_matches()
 
 
 def test_a_rule_giving_an_immune_creature_a_condition_does_not_apply_it() -> None:

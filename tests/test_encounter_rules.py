@@ -1,4 +1,4 @@
-"""Every rule of encounter.txt (as settled by RULINGS.md), each with its exact outcome.
+"""Every encounter rule (docs/rules.md, 1-12, and its rulings), each with its exact outcome.
 
 Test names carry the rule number of issue #2's list: rule1 steps, rule2 surprise,
 rule3 initiative, rule4 ties, rule5 the turn, rule6 movement modes, rule7 prone,
@@ -21,6 +21,7 @@ from zonekeep.sdk import (
     ConditionApplied,
     Damaged,
     DecisionOpened,
+    DecisionResolved,
     EncounterEnded,
     EncounterOptions,
     InitiativeRolled,
@@ -32,6 +33,7 @@ from zonekeep.sdk import (
     RoundStarted,
     Size,
     SurpriseEnded,
+    TurnEnded,
     TurnStarted,
     Zone,
     can_pass_through,
@@ -77,6 +79,7 @@ def duel(**kw: object) -> EncounterHarness:
 # -- rule 1: the steps of an encounter, in order ------------------------------------------
 
 
+@pytest.mark.rule("encounter.txt:7.2", "encounter.txt:9.2")
 def test_rule1_steps_run_in_order() -> None:
     h = EncounterHarness([make("aria", dex=3), make("gob", "foes")])
     assert h.state.phase == "surprise"
@@ -95,6 +98,17 @@ def test_rule1_steps_run_in_order() -> None:
     assert (h.state.round, h.state.active) == (1, "aria")
 
 
+@pytest.mark.rule(
+    "encounter.txt:1.2",
+    "encounter.txt:1.3",
+    "encounter.txt:2.2",
+    "encounter.txt:9.2",
+    "encounter.txt:10.2",
+    "encounter.txt:10.3",
+    "encounter.txt:71.1",
+    "encounter.txt:71.2",
+    "encounter.txt:71.3",
+)
 def test_rule1_rounds_follow_each_other_until_no_threat_remains() -> None:
     h = duel()
     h.end_turn()
@@ -111,6 +125,7 @@ def test_rule1_rounds_follow_each_other_until_no_threat_remains() -> None:
     h.assert_replay_matches()
 
 
+@pytest.mark.rule("encounter.txt:7.2")
 def test_rule1_positions_must_name_zones_of_the_arena() -> None:
     h = EncounterHarness([make("aria"), make("gob", "foes")], zones=("hall", "stairs"))
     h.send("set_surprise")
@@ -129,6 +144,7 @@ def surprised_duel(**kw: object) -> EncounterHarness:
     return h
 
 
+@pytest.mark.rule("encounter.txt:6.2")
 @pytest.mark.parametrize(
     ("command", "params"),
     [
@@ -148,12 +164,14 @@ def test_rule2_surprised_creature_cannot_move_or_act_on_its_first_turn(
     assert "cannot move or act" in refusal.message
 
 
+@pytest.mark.rule("encounter.txt:6.2")
 def test_rule2_surprised_creature_cannot_even_stand_up() -> None:
     h = surprised_duel()
     h.send("grant_condition", creature="aria", condition="prone")
     assert h.refused("stand", creature="aria").code == "surprised"
 
 
+@pytest.mark.rule("encounter.txt:6.2")
 def test_rule2_surprised_creature_cannot_react_until_its_first_turn_ends() -> None:
     h = EncounterHarness([make("gob", "foes", dex=5), make("aria", dex=0)], extra_plugins=[Parry])
     h.start(surprised=["aria"], initiative=[15, 10])
@@ -168,6 +186,7 @@ def test_rule2_surprised_creature_cannot_react_until_its_first_turn_ends() -> No
     assert ActionTaken("aria", "parry", "reaction") in h.events
 
 
+@pytest.mark.rule("encounter.txt:6.2")
 def test_rule2_surprised_creature_may_still_end_its_turn_and_acts_normally_next_round() -> None:
     h = surprised_duel()
     h.end_turn()
@@ -177,6 +196,7 @@ def test_rule2_surprised_creature_may_still_end_its_turn_and_acts_normally_next_
     h.send("move", creature="aria", feet=60)
 
 
+@pytest.mark.rule("arena.txt:11.2")
 def test_rule2_surprise_switched_off_refuses_surprised_creatures() -> None:
     h = EncounterHarness([make("aria")], options=EncounterOptions(surprise=False))
     assert h.refused("set_surprise", surprised=["aria"]).code == "invalid_params"
@@ -186,6 +206,9 @@ def test_rule2_surprise_switched_off_refuses_surprised_creatures() -> None:
 # -- rule 3: initiative ------------------------------------------------------------------------
 
 
+@pytest.mark.rule(
+    "encounter.txt:2.1", "encounter.txt:8.2", "encounter.txt:12.2", "encounter.txt:13.1"
+)
 def test_rule3_initiative_is_d20_plus_dex_plus_bonus_highest_first() -> None:
     h = EncounterHarness(
         [make("aria", dex=3, initiative_bonus=2), make("bram", dex=1), make("gob", "foes", dex=2)]
@@ -196,6 +219,7 @@ def test_rule3_initiative_is_d20_plus_dex_plus_bonus_highest_first() -> None:
     assert h.state.order() == ["bram", "gob", "aria"]
 
 
+@pytest.mark.rule("encounter.txt:12.3")
 def test_rule3_a_group_of_identical_creatures_rolls_once_and_acts_together() -> None:
     h = EncounterHarness(
         [
@@ -216,6 +240,7 @@ def test_rule3_a_group_of_identical_creatures_rolls_once_and_acts_together() -> 
     assert seen == ["g1", "g2", "g3", "aria"]
 
 
+@pytest.mark.rule("encounter.txt:12.3")
 def test_rule3_gm_sets_the_order_inside_a_group() -> None:
     h = EncounterHarness(
         [make("aria", dex=2), make("g1", "foes", group="gobs"), make("g2", "foes", group="gobs")]
@@ -228,6 +253,7 @@ def test_rule3_gm_sets_the_order_inside_a_group() -> None:
     assert h.state.active == "g2"
 
 
+@pytest.mark.rule("encounter.txt:1.3", "encounter.txt:13.3")
 def test_rule3_order_stays_the_same_from_round_to_round() -> None:
     h = EncounterHarness([make("aria", dex=1), make("bram", dex=2), make("gob", "foes")])
     h.start(initiative=[5, 18, 11])
@@ -241,6 +267,7 @@ def test_rule3_order_stays_the_same_from_round_to_round() -> None:
     assert h.state.round == 4
 
 
+@pytest.mark.rule("encounter.txt:13.3")
 def test_rule3_a_creature_added_mid_encounter_rolls_and_is_slotted_in() -> None:
     h = EncounterHarness([make("aria", dex=0), make("gob", "foes", dex=0)])
     h.start(initiative=[18, 8])  # aria 18, gob 8
@@ -256,6 +283,7 @@ def test_rule3_a_creature_added_mid_encounter_rolls_and_is_slotted_in() -> None:
     h.assert_replay_matches()
 
 
+@pytest.mark.rule("encounter.txt:13.3")
 def test_rule3_a_late_arrival_before_the_current_turn_waits_for_the_next_round() -> None:
     h = EncounterHarness([make("aria", dex=0), make("gob", "foes", dex=0)])
     h.start(initiative=[18, 8])
@@ -271,6 +299,7 @@ def test_rule3_a_late_arrival_before_the_current_turn_waits_for_the_next_round()
 # -- rule 4: ties ---------------------------------------------------------------------------------
 
 
+@pytest.mark.rule("encounter.txt:14.2")
 def test_rule4_pc_against_npc_the_higher_dexterity_modifier_goes_first() -> None:
     h = EncounterHarness([make("aria", dex=1), make("gob", "foes", dex=3)])
     h.start(initiative=[14, 12])  # both 15
@@ -279,29 +308,66 @@ def test_rule4_pc_against_npc_the_higher_dexterity_modifier_goes_first() -> None
     assert h.events[-1] == TurnStarted("gob", 0, 0)
 
 
-def test_rule4_tied_gm_creatures_wait_for_the_gm_with_list_order_as_default() -> None:
-    h = EncounterHarness([make("orc", "foes", dex=2), make("gob", "foes", dex=2), make("aria")])
-    h.start(initiative=[10, 10, 3])
-    assert h.state.phase == "initiative"  # the engine waits on the choice
+@pytest.mark.rule("encounter.txt:14.1")
+def test_rule4_tied_gm_creatures_are_ordered_by_the_gm_while_play_goes_on() -> None:
+    h = EncounterHarness([make("aria"), make("orc", "foes", dex=2), make("gob", "foes", dex=2)])
+    h.start(initiative=[18, 10, 10])
+    assert (h.state.phase, h.state.active) == ("turns", "aria")  # the fight does not wait
     (decision,) = h.state.pending
     assert (decision.kind, decision.controller) == ("initiative_tie", "gm")
     assert decision.options == decision.default == ("orc", "gob")
-    assert h.refused("end_turn", creature="orc").code == "wrong_phase"
+    assert h.state.order() == ["aria", "orc", "gob"]  # list order stands meanwhile
     assert h.refused("decide", ALICE, decision=decision.id, choice=["gob", "orc"]).code == (
         "not_your_decision"
     )
     assert h.refused("decide", decision=decision.id, choice=["gob"]).code == "invalid_choice"
+    h.send("dash", ALICE, creature="aria")
     h.send("decide", decision=decision.id, choice=["gob", "orc"])
-    assert h.state.order() == ["gob", "orc", "aria"]
-    assert (h.state.phase, h.state.active) == ("turns", "gob")
+    assert h.state.order() == ["aria", "gob", "orc"]
+    h.end_turn()
+    assert h.state.active == "gob"
     h.assert_replay_matches()
 
 
+@pytest.mark.rule("encounter.txt:14.1")
+def test_rule4_a_ties_choice_closes_when_the_first_tied_creatures_turn_starts() -> None:
+    h = EncounterHarness([make("aria"), make("orc", "foes", dex=2), make("gob", "foes", dex=2)])
+    h.start(initiative=[18, 10, 10])
+    (decision,) = h.state.pending
+    events = h.end_turn()
+    assert events[-2:] == (
+        TurnStarted("orc", 1, 0),
+        DecisionResolved(decision.id, ("orc", "gob"), "rules", True),
+    )
+    assert h.state.pending == []
+    assert h.refused("decide", decision=decision.id, choice=["gob", "orc"]).code == (
+        "unknown_decision"
+    )
+    assert h.state.order() == ["aria", "orc", "gob"]
+    h.end_turn()
+    h.end_turn()
+    assert (h.state.round, h.state.active) == (2, "aria")
+    h.assert_replay_matches()
+
+
+@pytest.mark.rule("encounter.txt:14.1")
+def test_rule4_a_tie_at_the_top_of_the_order_is_fixed_as_round_1_starts() -> None:
+    h = EncounterHarness([make("orc", "foes", dex=2), make("gob", "foes", dex=2), make("aria")])
+    h.start(initiative=[10, 10, 3])
+    opened = h.of_type(DecisionOpened)[0].decision
+    assert h.of_type(DecisionResolved) == [
+        DecisionResolved(opened.id, ("orc", "gob"), "rules", True)
+    ]
+    assert (h.state.phase, h.state.active, h.state.pending) == ("turns", "orc", [])
+
+
+@pytest.mark.rule("encounter.txt:14.1")
 def test_rule4_tied_characters_of_one_player_are_ordered_by_that_player() -> None:
     h = EncounterHarness(
-        [make("aria", controller="alice"), make("bram", controller="alice"), make("gob", "foes")]
+        [make("gob", "foes"), make("aria", controller="alice"), make("bram", controller="alice")]
     )
-    h.start(initiative=[9, 9, 2])
+    h.start(initiative=[15, 9, 9])
+    assert h.state.active == "gob"
     (decision,) = h.state.pending
     assert decision.controller == "alice"
     bob = EncounterHarness.player("bob")
@@ -311,17 +377,23 @@ def test_rule4_tied_characters_of_one_player_are_ordered_by_that_player() -> Non
     h.send(
         "decide", EncounterHarness.player("alice"), decision=decision.id, choice=["bram", "aria"]
     )
-    assert h.state.order() == ["bram", "aria", "gob"]
+    assert h.state.order() == ["gob", "bram", "aria"]
 
 
+@pytest.mark.rule("encounter.txt:14.1")
 def test_rule4_an_unanswered_tie_keeps_list_order() -> None:
-    h = EncounterHarness([make("aria", controller="alice"), make("bram", controller="alice")])
-    h.start(initiative=[9, 9])
+    h = EncounterHarness(
+        [make("gob", "foes"), make("aria", controller="alice"), make("bram", controller="alice")]
+    )
+    h.start(initiative=[15, 9, 9])
     h.send("decision_timeout", decision=h.state.pending[0].id)
-    assert h.state.order() == ["aria", "bram"]
+    assert h.state.order() == ["gob", "aria", "bram"]
+    assert h.state.active == "gob"
+    h.end_turn()
     assert h.state.active == "aria"
 
 
+@pytest.mark.rule("encounter.txt:14.3")
 def test_rule4_still_tied_roll_d20_highest_first_and_reroll_ties() -> None:
     # Two players' characters with the same total: a roll-off, tied once, then decided.
     h = EncounterHarness([make("aria", controller="alice"), make("bram", controller="bob")])
@@ -334,12 +406,14 @@ def test_rule4_still_tied_roll_d20_highest_first_and_reroll_ties() -> None:
     assert h.state.order() == ["bram", "aria"]
 
 
+@pytest.mark.rule("encounter.txt:14.3")
 def test_rule4_pc_and_npc_with_equal_dexterity_roll_off() -> None:
     h = EncounterHarness([make("aria", dex=2), make("gob", "foes", dex=2)])
     h.start(initiative=[10, 10, 3, 12])
     assert h.state.order() == ["gob", "aria"]
 
 
+@pytest.mark.rule("encounter.txt:14.2")
 def test_rule4_dexterity_outranks_a_players_own_choice_against_npcs() -> None:
     # aria(dex 4) and bram(dex 0) are alice's; orc (dex 2) sits between them by Dexterity.
     h = EncounterHarness(
@@ -371,7 +445,7 @@ class Parry:
                 "Reaction.",
                 creature,
                 costs=("reaction",),
-                on_turn=False,
+                on_turn=None,
             ),
             CommandSpec(
                 "quick_jab", lambda ctx, cmd: None, "Bonus action.", creature, costs=("bonus",)
@@ -379,6 +453,7 @@ class Parry:
         )
 
 
+@pytest.mark.rule("encounter.txt:16.1", "encounter.txt:18.1")
 def test_rule5_one_action_per_turn() -> None:
     h = duel()
     h.send("dash", creature="aria")
@@ -386,6 +461,7 @@ def test_rule5_one_action_per_turn() -> None:
     assert h.refused("attack", creature="aria", target="gob").code == "no_action_left"
 
 
+@pytest.mark.rule("encounter.txt:19.1")
 def test_rule5_one_bonus_action_per_turn() -> None:
     h = EncounterHarness([make("aria", dex=3), make("gob", "foes")], extra_plugins=[Parry])
     h.start(initiative=[15, 10])
@@ -394,6 +470,7 @@ def test_rule5_one_bonus_action_per_turn() -> None:
     h.send("dash", creature="aria")  # the action is separate
 
 
+@pytest.mark.rule("encounter.txt:17.1", "encounter.txt:23.1", "encounter.txt:26.1")
 def test_rule5_movement_splits_around_the_action() -> None:
     h = duel()
     h.send("move", creature="aria", feet=10)
@@ -405,6 +482,7 @@ def test_rule5_movement_splits_around_the_action() -> None:
     assert refusal.message == "Moving 5 ft costs 5 ft; Aria has 0 ft left."
 
 
+@pytest.mark.rule("encounter.txt:16.1")
 def test_rule5_resources_refresh_each_turn() -> None:
     h = duel()
     h.send("dash", creature="aria")
@@ -415,16 +493,48 @@ def test_rule5_resources_refresh_each_turn() -> None:
     h.send("dash", creature="aria")
 
 
-def test_rule5_one_reaction_per_round_taken_off_turn_and_refreshed_on_own_turn() -> None:
+@pytest.mark.rule("encounter.txt:21.1")
+def test_rule5_one_reaction_per_round_on_any_turn_refreshed_on_own_turn() -> None:
     h = EncounterHarness([make("aria", dex=3), make("gob", "foes")], extra_plugins=[Parry])
     h.start(initiative=[15, 10])
-    assert h.refused("parry", creature="aria").code == "not_on_your_turn"
+    h.send("parry", creature="aria")  # on its own turn: a reaction may answer any trigger
     h.end_turn()
+    assert h.refused("parry", creature="aria").code == "no_reaction_left"
+    h.send("parry", creature="gob")  # the goblin reacts on its own turn too
+    h.end_turn()  # the goblin's turn ends; round 2 starts with aria's turn
+    assert h.state.active == "aria"
     h.send("parry", creature="aria")
     assert h.refused("parry", creature="aria").code == "no_reaction_left"
-    h.end_turn()  # the goblin's turn ends; round 2 starts with aria's turn
-    h.end_turn()
-    h.send("parry", creature="aria")
+
+
+@pytest.mark.rule("encounter.txt:21.1")
+@pytest.mark.rule("encounter.txt:21.1")
+def test_rule5_a_mover_answers_the_opportunity_attack_it_provoked_with_its_reaction() -> None:
+    h = EncounterHarness(
+        [make("aria", zone="yard"), make("gob", "foes", zone="yard")],
+        arena=mud_and_yard(),
+        extra_plugins=[Parry],
+    )
+    h.start(initiative=[15, 10])
+    h.rolls(2).send("attack", creature="aria", target="gob")  # a miss engages
+    h.send("enter", creature="aria", zones=["mud"])
+    (offer,) = h.state.pending
+    assert (offer.kind, offer.creature) == ("opportunity_attack", "gob")
+    assert h.refused("dash", creature="aria").code == "decision_pending"
+    h.send("parry", creature="aria")  # its own reaction, on its own turn, mid-move
+    assert not h.state.has_reaction("aria")
+    h.send("decide", decision=offer.id, choice=["decline"])
+    assert h.creature("aria").zone == "mud"
+
+
+def test_rule5_a_readied_attack_can_be_released_on_its_owners_own_turn() -> None:
+    h = duel()
+    h.send("ready", creature="aria", target="gob", trigger="when it flinches")
+    h.rolls(15, 3).send("release_readied", creature="aria")
+    made = h.of_type(AttackMade)[-1]
+    assert (made.attacker, made.target, made.reaction, made.hit) == ("aria", "gob", True, True)
+    assert h.creature("gob").hp == 10 - 5
+    assert not h.state.has_reaction("aria")
 
 
 def test_rule5_players_act_only_for_their_own_creatures_and_in_turn() -> None:
@@ -437,6 +547,7 @@ def test_rule5_players_act_only_for_their_own_creatures_and_in_turn() -> None:
     assert h.refused("move", ALICE, creature="aria", feet=5).code == "not_your_turn"
 
 
+@pytest.mark.rule("encounter.txt:21.1")
 def test_rule5_readied_attack_is_released_with_the_reaction() -> None:
     h = duel()
     h.send("ready", creature="aria", target="gob", trigger="when it moves")
@@ -451,6 +562,16 @@ def test_rule5_readied_attack_is_released_with_the_reaction() -> None:
 # -- rule 6: movement modes, one budget -------------------------------------------------------------
 
 
+@pytest.mark.rule("encounter.txt:23.2")
+def test_rule6_a_turn_may_end_without_moving() -> None:
+    h = duel()
+    events = h.end_turn()
+    assert [type(e) for e in events] == [TurnEnded, TurnStarted]
+    assert events[-1] == TurnStarted("gob", 1, 0)
+    assert not h.of_type(Moved)
+
+
+@pytest.mark.rule("encounter.txt:24.1", "encounter.txt:24.2", "encounter.txt:24.3")
 def test_rule6_modes_draw_on_one_budget() -> None:
     h = duel()
     h.send("move", creature="aria", feet=10)
@@ -461,6 +582,7 @@ def test_rule6_modes_draw_on_one_budget() -> None:
     assert isinstance(ev, Moved) and (ev.cost, ev.extra) == (10, ("climb without a climb speed",))
 
 
+@pytest.mark.rule("encounter.txt:24.3")
 def test_rule6_climbing_or_swimming_with_the_speed_costs_normal() -> None:
     h = EncounterHarness([make("aria", dex=3, speeds={"climb": 30, "swim": 20})])
     h.start(initiative=[10])
@@ -477,6 +599,7 @@ def test_rule6_flying_needs_a_fly_speed() -> None:
     assert (refusal.code, refusal.message) == ("cannot_move", "Aria has no flying speed.")
 
 
+@pytest.mark.rule("encounter.txt:29.1", "encounter.txt:30.2")
 def test_rule6_difficult_terrain_costs_one_extra_foot_and_never_stacks() -> None:
     h = EncounterHarness(
         [make("aria", dex=3, zone="mud"), make("gob", "foes", size=Size.TINY, zone="mud")],
@@ -496,6 +619,7 @@ def test_rule6_difficult_terrain_costs_one_extra_foot_and_never_stacks() -> None
 # -- rule 7: prone -----------------------------------------------------------------------------------
 
 
+@pytest.mark.rule("encounter.txt:32.1")
 def test_rule7_dropping_prone_is_free() -> None:
     h = duel()
     h.send("drop_prone", creature="aria")
@@ -504,6 +628,7 @@ def test_rule7_dropping_prone_is_free() -> None:
     assert h.refused("drop_prone", creature="aria").code == "already_prone"
 
 
+@pytest.mark.rule("encounter.txt:32.2")
 def test_rule7_standing_costs_half_speed() -> None:
     h = duel()
     h.send("drop_prone", creature="aria")
@@ -514,6 +639,7 @@ def test_rule7_standing_costs_half_speed() -> None:
     assert h.refused("stand", creature="aria").code == "not_prone"
 
 
+@pytest.mark.rule("encounter.txt:32.4")
 def test_rule7_cannot_stand_without_enough_movement_left() -> None:
     h = duel()
     h.send("move", creature="aria", feet=20)
@@ -523,6 +649,7 @@ def test_rule7_cannot_stand_without_enough_movement_left() -> None:
     assert refusal.message == "Standing up costs 15 ft (half of 30 ft); Aria has 10 ft left."
 
 
+@pytest.mark.rule("encounter.txt:32.1", "encounter.txt:32.4")
 def test_rule7_speed_zero_can_neither_drop_prone_nor_stand() -> None:
     h = EncounterHarness([make("aria", speed=0)])
     h.start(initiative=[10])
@@ -531,6 +658,7 @@ def test_rule7_speed_zero_can_neither_drop_prone_nor_stand() -> None:
     assert h.refused("stand", creature="aria").code == "speed_zero"
 
 
+@pytest.mark.rule("encounter.txt:33.1", "encounter.txt:33.2", "encounter.txt:33.3")
 def test_rule7_crawling_costs_double_and_triple_in_difficult_terrain() -> None:
     h = yard_duel()
     h.send("drop_prone", creature="aria")
@@ -562,6 +690,7 @@ def crowd() -> EncounterHarness:
     return h
 
 
+@pytest.mark.rule("encounter.txt:35.1")
 def test_rule8_moving_through_an_ally_or_an_incapacitated_creature() -> None:
     h = crowd()
     h.send("move", creature="aria", feet=5, through=["bram"])
@@ -571,6 +700,7 @@ def test_rule8_moving_through_an_ally_or_an_incapacitated_creature() -> None:
     assert left(h) == 20  # an incapacitated enemy's space is not difficult
 
 
+@pytest.mark.rule("encounter.txt:30.2", "encounter.txt:35.2")
 def test_rule8_an_enemy_blocks_unless_two_sizes_apart() -> None:
     h = crowd()
     refusal = h.refused("move", creature="aria", feet=5, through=["orc"])
@@ -581,12 +711,14 @@ def test_rule8_an_enemy_blocks_unless_two_sizes_apart() -> None:
     assert left(h) == 10  # each enemy space is difficult terrain
 
 
+@pytest.mark.rule("encounter.txt:36.1")
 def test_rule8_no_willingly_ending_a_move_in_an_occupied_space() -> None:
     h = crowd()
     refusal = h.refused("move", creature="aria", feet=5, end_in="bram")
     assert refusal.code == "occupied_space"
 
 
+@pytest.mark.rule("encounter.txt:36.2")
 @pytest.mark.parametrize(
     ("size", "falls"),
     [(Size.MEDIUM, True), (Size.SMALL, True), (Size.LARGE, False), (Size.TINY, False)],
@@ -604,6 +736,13 @@ def test_rule8_ending_a_turn_in_another_creatures_space(size: Size, falls: bool)
 # -- rule 9: size and space -------------------------------------------------------------------------
 
 
+@pytest.mark.rule(
+    "encounter.txt:56.2",
+    "encounter.txt:56.3",
+    "encounter.txt:57.1",
+    "encounter.txt:58.1",
+    "encounter.txt:58.2",
+)
 def test_rule9_how_many_can_surround_a_creature() -> None:
     assert max_surrounding(Size.MEDIUM, Size.MEDIUM) == 8
     assert max_surrounding(Size.MEDIUM, Size.LARGE) == 4
@@ -613,6 +752,14 @@ def test_rule9_how_many_can_surround_a_creature() -> None:
     assert not can_surround(Size.MEDIUM, [Size.LARGE] * 4 + [Size.SMALL])
 
 
+@pytest.mark.rule(
+    "encounter.txt:43.1",
+    "encounter.txt:45.1",
+    "encounter.txt:47.1",
+    "encounter.txt:49.1",
+    "encounter.txt:51.1",
+    "encounter.txt:53.1",
+)
 def test_rule9_space_by_size() -> None:
     assert [s.space for s in Size][:6] == [2.5, 5.0, 5.0, 10.0, 15.0, 20.0]
     assert can_pass_through(Size.MEDIUM, Size.TINY)
@@ -626,6 +773,7 @@ def test_rule9_space_by_size() -> None:
 # -- rule 10: squeezing --------------------------------------------------------------------------------
 
 
+@pytest.mark.rule("encounter.txt:60.3")
 def test_rule10_squeezing_costs_an_extra_foot_per_foot() -> None:
     h = yard_duel()
     # Squeezing is the state's to say (a crowded zone, or the GM), never a client flag.
@@ -643,6 +791,7 @@ def test_rule10_squeezing_costs_an_extra_foot_per_foot() -> None:
     assert left(h) == 1
 
 
+@pytest.mark.rule("encounter.txt:60.3")
 def test_rule10_a_squeezing_creature_attacks_with_disadvantage() -> None:
     h = duel()
     h.send("grant_condition", creature="aria", condition="squeezing")
@@ -653,6 +802,7 @@ def test_rule10_a_squeezing_creature_attacks_with_disadvantage() -> None:
     assert not made.hit
 
 
+@pytest.mark.rule("encounter.txt:60.4")
 def test_rule10_attacks_against_a_squeezing_creature_have_advantage() -> None:
     h = duel()
     h.send("grant_condition", creature="gob", condition="squeezing")
@@ -661,6 +811,7 @@ def test_rule10_attacks_against_a_squeezing_creature_have_advantage() -> None:
     assert (made.roll.advantage, made.roll.kept, made.hit) == ("advantage", (18,), True)
 
 
+@pytest.mark.rule("encounter.txt:60.3")
 def test_rule10_a_squeezing_creature_has_disadvantage_on_dexterity_saves() -> None:
     h = duel()
     h.send("grant_condition", creature="aria", condition="squeezing")
@@ -675,6 +826,9 @@ def test_rule10_a_squeezing_creature_has_disadvantage_on_dexterity_saves() -> No
 # -- rule 11: interaction ------------------------------------------------------------------------------
 
 
+@pytest.mark.rule(
+    "encounter.txt:20.1", "encounter.txt:62.1", "encounter.txt:67.1", "encounter.txt:67.3"
+)
 def test_rule11_one_object_with_the_interaction_a_second_costs_the_action() -> None:
     h = duel()
     h.send("interact", creature="aria", object="door")
@@ -685,12 +839,16 @@ def test_rule11_one_object_with_the_interaction_a_second_costs_the_action() -> N
     assert h.refused("interact", creature="aria", object="lever").code == "no_action_left"
 
 
+@pytest.mark.rule("encounter.txt:62.1", "encounter.txt:64.1", "encounter.txt:64.3")
 def test_rule11_communication_is_the_interaction_and_brief() -> None:
     h = duel()
     long = " ".join(["word"] * 16)
     refusal = h.refused("communicate", creature="aria", text=long)
     assert refusal.code == "invalid_params"
-    assert "at most 15 words (16 given)" in refusal.message
+    assert refusal.message == (
+        "A brief communication is at most 15 words (16 given); longer speech needs the "
+        "Influence action."
+    )
     h.send("communicate", creature="aria", text="Hold the door!")
     assert h.refused("communicate", creature="aria", text="Now!").code == "no_interaction_left"
 
@@ -698,6 +856,7 @@ def test_rule11_communication_is_the_interaction_and_brief() -> None:
 # -- rule 12: ending ------------------------------------------------------------------------------------
 
 
+@pytest.mark.rule("encounter.txt:72.1")
 def test_rule12_a_dying_creature_keeps_the_encounter_going() -> None:
     h = EncounterHarness(
         [make("aria", dex=3, hp=4), make("bram", hp=30), make("gob", "foes", hp=5)]
@@ -722,6 +881,7 @@ def test_rule12_a_dying_creature_keeps_the_encounter_going() -> None:
     h.assert_replay_matches()
 
 
+@pytest.mark.rule("encounter.txt:73.1")
 def test_rule12_a_time_sensitive_hazard_keeps_the_encounter_going() -> None:
     h = duel()
     h.send("add_hazard", id="lava", name="Rising lava")
@@ -734,6 +894,7 @@ def test_rule12_a_time_sensitive_hazard_keeps_the_encounter_going() -> None:
     assert isinstance(events[-1], EncounterEnded)
 
 
+@pytest.mark.rule("encounter.txt:71.4")
 def test_rule12_the_gm_can_end_it_anyway_or_keep_it_going() -> None:
     h = duel()
     h.send("add_hazard", id="lava", name="Rising lava")
@@ -750,6 +911,7 @@ def test_rule12_the_gm_can_end_it_anyway_or_keep_it_going() -> None:
     assert h.state.phase == "ended"
 
 
+@pytest.mark.rule("encounter.txt:71.4")
 def test_rule12_only_the_gm_ends_the_encounter() -> None:
     h = duel()
     assert h.refused("end_encounter", ALICE).code == "gm_only"
@@ -785,6 +947,7 @@ def test_attack_refusals() -> None:
     assert h.refused("attack", creature="aria", target="gob", attack="axe").code == "unknown_attack"
 
 
+@pytest.mark.rule("encounter.txt:72.1")
 def test_npc_at_zero_is_defeated_pc_is_dying() -> None:
     h = EncounterHarness([make("aria", hp=3), make("gob", "foes", hp=3)])
     h.start(initiative=[20, 1])

@@ -5,7 +5,7 @@ In-process, through the room (server/_room.py) and its visibility code: every me
 recorder; a random list of GM and player commands, rewinds and rejoins is played; then
 every recorded message is checked against the state WHEN ITS CONTENT HAPPENED (an event
 against the state right after it, anything else against the state when it was sent).
-RULINGS: "Nothing that was hidden when it happened is ever sent to a viewer in clear later",
+docs/rules.md, "Rulings": nothing hidden when it happened is ever sent to a viewer in clear later,
 and the player who controls a hidden creature still sees it.
 """
 
@@ -265,7 +265,7 @@ def test_a_player_sees_its_own_hidden_creature() -> None:
 
 
 def test_whose_hit_points_are_a_word() -> None:
-    # RULINGS "Enemy hit points": one's own and allies' numbers in full, enemies' a word.
+    # docs/rules.md, "Rulings" (enemy hit points): one's own and allies' numbers in full, enemies' a word.
     h = EncounterHarness([_creature(*r) for r in ROSTER], zones=["hall"])
     alice = Viewer(player="alice")
     nobody = Viewer(player="carol")  # a player with no creature sees as a spectator does

@@ -341,7 +341,7 @@ def _leave_position(draw: st.DrawFn, state: EncounterState, me: Creature) -> dic
 
 def _engage(draw: st.DrawFn, state: EncounterState, me: Creature) -> dict[str, Any] | None:
     # An enemy here that is up and not yet engaged with me, when I may engage at all
-    # (just arrived with my action left, or leaving a position): RULINGS, engagement.
+    # (just arrived with my action left, or leaving a position): docs/rules.md, A3.
     if not (me.position or (state.resources.entered_zone == me.zone and state.resources.actions)):
         return None
     up = [
@@ -369,7 +369,7 @@ def _area(draw: st.DrawFn, state: EncounterState, me: Creature) -> dict[str, Any
         "shape": "sphere",
         "size": 5,
         "range": 0,
-        # Every creature it can see in the area, up to its targets (arena.txt, RULINGS)
+        # Every creature it can see in the area, up to its targets (docs/rules.md, A10)
         "targets": [c.id for c in state.in_zone(me.zone or "") if c.id != me.id and not c.hidden][
             : max_targets("sphere", 5)
         ],
@@ -699,7 +699,7 @@ def check_events_one_by_one(
             actions.clear()
         if isinstance(event, ZoneEntered):
             # Every engagement and adjacency of a creature leaving its zone has ended by an
-            # event before the move (RULINGS: an engagement ends with an event); the fold's
+            # event before the move (docs/rules.md, A3: an engagement ends with an event); the fold's
             # own drop is only for logs written before that.
             pairs = [*state.engagements, *state.adjacent, *state.back_to_back]
             assert [p for p in pairs if event.creature in p] == [], f"{event} left pairs"

@@ -86,7 +86,7 @@ def test_a_natural_19_is_not_a_critical_hit() -> None:
 def test_a_late_arrival_tied_on_initiative_goes_where_rulings_say(
     late: dict[str, object], roll: int, order: list[str], index: int
 ) -> None:
-    """Mutant: the tie-break in ``insertion_index`` (initiative.py), RULINGS "Late arrivals".
+    """Mutant: the tie-break in ``insertion_index`` (initiative.py), docs/rules.md, 3 (late arrivals).
 
     Killed variants: ``new.total > e.total`` -> ``>=``; ``new.dex_mod > e.dex_mod`` ->
     ``>=``; the ``new.pc != e.pc`` clause dropped; the whole tie-break line deleted.

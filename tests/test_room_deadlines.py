@@ -1,7 +1,7 @@
 """A room's decision deadlines, on trio's mock clock (no sockets).
 
 The room loop (server/_room.py) applies a pending decision's default when its
-deadline passes (RULINGS: the reaction is not taken), and forgets the timer of a
+deadline passes (docs/rules.md, "Rulings": the reaction is not taken), and forgets the timer of a
 decision answered in time. Time here is a ``MockClock`` that jumps whenever every
 task waits, so a 30-second deadline takes no real time and is exact.
 """

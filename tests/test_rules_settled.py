@@ -1,4 +1,4 @@
-"""The rulings settled in play (RULINGS.md, second edition) and the rules that are now
+"""The rulings settled in play (docs/rules.md, "Rulings"; the second edition) and the rules that are now
 plugin decisions behind hooks, each with its exact outcome.
 
 - Engagement ends with the fight: leaving a zone, dying, defeat, surrender and escape
@@ -59,6 +59,7 @@ def first_turn(
 # -- engagement ends with the fight -----------------------------------------------------------
 
 
+@pytest.mark.rule("arena.txt:13.4")
 def test_leaving_a_zone_ends_engagements_and_adjacency_with_events() -> None:
     h = first_turn(
         [make("aria"), make("gob", "goblins"), make("bram")],
@@ -148,6 +149,7 @@ def test_a_defeated_npc_is_engaged_with_nobody() -> None:
     assert h.state.engagements == []
 
 
+@pytest.mark.rule("encounter.txt:71.2")
 @pytest.mark.parametrize(
     ("condition", "reason"), [("surrendered", "Gob surrendered"), ("escaped", "Gob escaped")]
 )
@@ -181,6 +183,7 @@ def test_an_effect_that_defeats_ends_engagements() -> None:
 # -- zone capacity counts the size weights -------------------------------------------------------
 
 
+@pytest.mark.rule("encounter.txt:60.1")
 def test_a_large_creature_cannot_enter_a_full_zone_of_capacity_two() -> None:
     h = first_turn(
         [make("ogre", size=Size.LARGE), make("bram"), make("cleo")],
@@ -194,6 +197,7 @@ def test_a_large_creature_cannot_enter_a_full_zone_of_capacity_two() -> None:
     )
 
 
+@pytest.mark.rule("encounter.txt:60.1")
 def test_a_medium_creature_can_enter_and_then_everyone_squeezes() -> None:
     h = first_turn(
         [make("aria"), make("bram"), make("cleo")],
@@ -245,6 +249,7 @@ def test_placing_counts_the_weights_too() -> None:
 # -- one prop at a time ---------------------------------------------------------------------------
 
 
+@pytest.mark.rule("arena.txt:20.1")
 def test_a_second_prop_is_refused_with_what_to_do() -> None:
     h = first_turn([make("aria", speed=60)], {"aria": "hall"})
     h.send("take_position", creature="aria", asset="table")
@@ -265,6 +270,7 @@ def test_a_second_prop_is_refused_with_what_to_do() -> None:
 # -- jumping ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.rule("encounter.txt:24.1")
 def test_a_standing_jump_covers_half_the_strength_score() -> None:
     h = first_turn([make("aria")], {"aria": "hall"})  # no Strength save listed: score 10
     refusal = h.refused("move", creature="aria", feet=6, mode="jump")
@@ -278,6 +284,7 @@ def test_a_standing_jump_covers_half_the_strength_score() -> None:
     assert left(h) == 25
 
 
+@pytest.mark.rule("encounter.txt:24.1")
 def test_a_running_jump_covers_the_strength_score_and_the_run_up_is_paid() -> None:
     h = first_turn([make("aria", saves={"str": 3})], {"aria": "hall"})  # score 16
     assert h.refused("move", creature="aria", feet=9, mode="jump").code == "cannot_move"
@@ -297,6 +304,7 @@ def test_a_short_run_up_is_a_standing_jump() -> None:
     assert events == (Moved("aria", 9, "walk", 9), Moved("aria", 8, "jump", 8))
 
 
+@pytest.mark.rule("encounter.txt:24.2")
 def test_a_jump_draws_on_the_same_budget() -> None:
     h = first_turn([make("aria", saves={"str": 5})], {"aria": "hall"})  # score 20
     h.send("move", creature="aria", feet=5)
@@ -383,7 +391,7 @@ def test_house_rules_replace_the_built_in_answers() -> None:
     ctx = h.engine.context(h.state)
     ask = h.engine.hook.zonekeep_area_max_targets
     assert ask(ctx=ctx, shape="sphere", size=30, width=5) == 9  # the house rule
-    assert ask(ctx=ctx, shape="sphere", size=5, width=5) == 2  # the table of arena.txt
+    assert ask(ctx=ctx, shape="sphere", size=5, width=5) == 2  # the arena text's table
 
 
 def test_the_next_turn_can_be_a_plugins_choice() -> None:

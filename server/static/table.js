@@ -1696,7 +1696,7 @@
 
   // -- the GM's controls -------------------------------------------------------------
 
-  /** What keeps the encounter going, in words (RULINGS 12: the dying, time-sensitive
+  /** What keeps the encounter going, in words (docs/rules.md, 12: the dying, time-sensitive
    * threats, and two sides still standing). */
   function openReasons() {
     const s = app.state;

@@ -199,7 +199,7 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
         expect(turn.locator(f"button[data-quick={quick}]")).to_be_enabled()
     # Point 8: the zones Aria can enter show their cost, as the server's `actions` reply
     # says: the cellar too, one zone further through the kitchen (her 30 ft are more than
-    # the kitchen's 15: arena.txt, Movement and Positioning).
+    # the kitchen's 15: docs/rules.md, A1).
     expect(alice.locator("#map [data-zone=kitchen].reachable .zone-cost")).to_have_text("30 ft")
     expect(alice.locator("#map [data-zone=cellar]")).to_have_class(re.compile(r"\breachable"))
     expect(alice.locator("#map [data-zone=cellar] .zone-button")).to_have_attribute(
@@ -252,7 +252,7 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     expect(alice.locator("#map [data-creature=gob] .roll-float")).to_contain_text("25 vs AC 13")
     bob.locator("#prompts [data-choice=decline]").click()
     expect(bob.locator("#prompts-panel")).to_be_hidden()
-    # Players see an enemy's hit points as a word (RULINGS, "Enemy hit points"); every
+    # Players see an enemy's hit points as a word (docs/rules.md, "Rulings"); every
     # page shows the dice on the log line (point 5): the d20 and the damage die.
     for page, hp, tracked in ((gm, "8", "8/20"), (alice, "bloodied", ""), (bob, "bloodied", "")):
         attack = page.locator("#log li[data-type=attack_made]").last

@@ -270,9 +270,9 @@ def test_the_gm_view_of_a_crowded_fight_on_a_phone(
     expect(gm.locator("#tracker .member")).to_have_count(22)
     prompt = gm.locator("#prompts .prompt[data-kind=initiative_tie]")
     expect(prompt).to_be_visible()
-    # Alice's decision (her two creatures' order): the GM may answer it, but it does
-    # not wait on the GM, so the GM's title does not call.
-    expect(gm).to_have_title("Goblin warren — zonekeep")
+    # Alice's decision (her two creatures' order) stays open during Goblin 20's turn,
+    # the first: the GM may answer it, but the GM's title calls for the goblin's turn.
+    expect(gm).to_have_title(re.compile(r"^\(!\) Goblin 20's turn"))
     gm.evaluate("window.scrollTo(0, document.body.scrollHeight)")
     _in_viewport(gm, "#prompts .prompt")
     _no_sideways_scroll(gm)
@@ -280,14 +280,16 @@ def test_the_gm_view_of_a_crowded_fight_on_a_phone(
     gm.evaluate("window.scrollTo(0, 0)")
     prompt.locator("button.confirm-order").click()
     expect(gm.locator("#prompts-panel")).to_be_hidden()
+    expect(gm.locator("#turn-panel")).to_contain_text("Your turn: Goblin 20")
+    gm.locator("#turn-panel [data-quick=end_turn]").click()
     expect(gm.locator("#turn-panel")).to_contain_text("Aria's turn (alice)")
     expect(gm).to_have_title("Goblin warren — zonekeep")  # Alice's creature
-    # The GM ends Alice's two turns for her; the first goblin's turn waits on the GM.
+    # The GM ends Alice's two turns for her; the next goblin's turn waits on the GM.
     gm.locator("#turn-panel [data-quick=end_turn]").click()
     expect(gm.locator("#tracker .whose-turn")).to_have_text(re.compile("^Sir Bartholomew"))
     gm.locator("#turn-panel [data-quick=end_turn]").click()
-    expect(gm.locator("#turn-panel")).to_contain_text("Your turn: Goblin 20")
-    expect(gm).to_have_title(re.compile(r"^\(!\) Goblin 20's turn"))
+    expect(gm.locator("#turn-panel")).to_contain_text("Your turn: Goblin 19")
+    expect(gm).to_have_title(re.compile(r"^\(!\) Goblin 19's turn"))
     gm.evaluate("window.scrollTo(0, document.body.scrollHeight)")
     _in_viewport(gm, "#turn-panel [data-quick=end_turn]")
     _no_sideways_scroll(gm)

@@ -71,7 +71,9 @@ def _no_sideways_scroll(page: Any) -> None:
 def _crowded_encounter(base: str) -> tuple[str, str, str]:
     """Twenty-two creatures: Aria and a knight with a 90-character name (both Alice's,
     tied on initiative, so Alice orders them), and twenty goblins in the cellar, set up
-    to the initiative roll through the protocol. The id, the GM's token, Alice's token."""
+    to the initiative roll through the protocol. Goblin 20 goes first, so Alice's choice
+    stays open during its turn (a tie's choice closes when the first tied creature's
+    turn starts). The id, the GM's token, Alice's token."""
     import trio
 
     from zonekeep.protocol.client import connect
@@ -84,7 +86,8 @@ def _crowded_encounter(base: str) -> tuple[str, str, str]:
 
     def goblin(n: int) -> dict[str, Any]:
         return {"id": f"g{n}", "name": f"Goblin {n}", "side": "goblins", "hp": 7,
-                "max_hp": 7, "ac": 13, "zone": "cellar", "initiative_bonus": n}  # fmt: skip
+                "max_hp": 7, "ac": 13, "zone": "cellar",
+                "initiative_bonus": 40 if n == 20 else n}  # fmt: skip
 
     async def create() -> tuple[str, str, str]:
         async with connect(base.replace("http://", "ws://") + "/ws") as gm:
@@ -106,6 +109,20 @@ def _crowded_encounter(base: str) -> tuple[str, str, str]:
     return trio.run(create)
 
 
+def _gm_ends_the_turn(base: str, encounter: str, gm_token: str) -> None:
+    """The GM ends the running turn through the protocol."""
+    import trio
+
+    from zonekeep.protocol.client import connect
+
+    async def end() -> None:
+        async with connect(base.replace("http://", "ws://") + "/ws") as gm:
+            joined = await gm.join(encounter, gm_token)
+            await gm.command(encounter, "end_turn", creature=joined["snapshot"]["active"])
+
+    trio.run(end)
+
+
 def test_a_crowded_fight_on_a_phone_and_a_laptop(browser: Any, live_server: Any) -> None:
     """Points 1, 2, 4, 16 and 20 (keyboard): the prompt and the turn stay in view in a
     22-creature fight, the phone never scrolls sideways, long names are cut to one line
@@ -114,7 +131,7 @@ def test_a_crowded_fight_on_a_phone_and_a_laptop(browser: Any, live_server: Any)
     from playwright.sync_api import expect
 
     expect.set_options(timeout=STEP_MS)
-    encounter, _gm_token, alice_token = _crowded_encounter(live_server.base)
+    encounter, gm_token, alice_token = _crowded_encounter(live_server.base)
     alice = _open(
         browser, f"{live_server.base}/table/#encounter={encounter}&token={alice_token}", LAPTOP
     )
@@ -124,9 +141,10 @@ def test_a_crowded_fight_on_a_phone_and_a_laptop(browser: Any, live_server: Any)
     expect(prompt.locator(".ordering li")).to_have_count(2)
     assert "sir" not in prompt.locator(".ordering").inner_text().split()
     expect(alice).to_have_title(re.compile(r"^\(!\) Decide"))
-    # The cellar is crowded: its goblins are one line; the tracker still lists each.
+    # The cellar is crowded: its goblins are one line (Goblin 20, whose turn it is, is
+    # drawn apart); the tracker still lists each.
     cellar = alice.locator("#map [data-zone=cellar]")
-    expect(cellar.locator(".token.group")).to_have_text(re.compile("Goblin \u00d720"))
+    expect(cellar.locator(".token.group")).to_have_text(re.compile("Goblin \u00d719"))
     expect(alice.locator("#tracker .member")).to_have_count(22)
     # The prompt is pinned: scrolled to the bottom of the page, it is still in view.
     for viewport in (LAPTOP, PHONE):
@@ -152,6 +170,7 @@ def test_a_crowded_fight_on_a_phone_and_a_laptop(browser: Any, live_server: Any)
     prompt.locator("button.confirm-order").click()
     expect(alice.locator("#prompts-panel")).to_be_hidden()
     expect(alice.locator("#log")).to_contain_text("Decided by alice: Aria, " + LONG_NAME)
+    _gm_ends_the_turn(live_server.base, encounter, gm_token)  # Goblin 20's
     turn = alice.locator("#turn-panel")
     expect(turn).to_contain_text("Your turn: Aria")
     expect(alice).to_have_title(re.compile(r"^\(!\) Aria's turn"))

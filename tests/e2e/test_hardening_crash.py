@@ -380,7 +380,7 @@ def test_an_encounter_file_with_an_option_out_of_range_is_refused() -> None:
 
 @pytest.mark.parametrize("value", [0, 4.9, 601, float("nan"), float("inf")])
 def test_the_servers_own_decision_time_is_bounded_too(value: float) -> None:
-    # The server-wide default for new encounters' decision deadlines (RULINGS: 5 to 600).
+    # The server-wide default for new encounters' decision deadlines (docs/rules.md: 5 to 600).
     with pytest.raises(ValueError, match=r"^reaction_seconds must be a number from 5 to 600"):
         ServerConfig(reaction_seconds=value)
     assert ServerConfig(reaction_seconds=5).reaction_seconds == 5

@@ -1,7 +1,7 @@
 """Hardening (issue 14, points 8 to 11): leaks of hidden information, each attack sent
 over a real socket to a real server.
 
-RULINGS ("Hidden creatures"): nothing that was hidden when it happened is ever sent to a
+docs/rules.md, "Rulings" (what players see): nothing that was hidden when it happened is ever sent to a
 viewer in clear later (resume, replay, rewind, roll-off, ``sharing_with``), and the
 player who controls a hidden creature still sees it (marked hidden) and plays its turns.
 """

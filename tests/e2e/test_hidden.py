@@ -193,7 +193,7 @@ async def test_command_naming_the_ogre_is_exactly_like_a_missing_id(
 async def test_decision_about_hidden_creature_prompts_its_controller_and_the_gm(
     make_server: MakeServer,
 ) -> None:
-    # RULINGS: the player who controls a hidden creature still sees it and plays it.
+    # docs/rules.md, "Rulings": the player who controls a hidden creature still sees it and plays it.
     running: Running = await make_server(ServerConfig(port=0), entropy=Loaded())
     roster = creatures()
     roster[3].update(controller="alice", initiative_bonus=10)  # the ogre acts first
