@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from zonekeep.plugins._decisions import resolve
 from zonekeep.sdk import (
     Command,
     CommandSpec,
     Decision,
-    DecisionResolved,
     Param,
     RuleContext,
     hookimpl,
@@ -20,22 +20,6 @@ def _pending(ctx: RuleContext, did: str) -> Decision:
     if decision is None:
         ctx.refuse("unknown_decision", f"There is no pending decision {did!r}.")
     return decision
-
-
-def resolve(
-    ctx: RuleContext,
-    decision: Decision,
-    choice: tuple[str, ...],
-    defaulted: bool,
-    by: str | None = None,
-) -> None:
-    """Close ``decision`` with ``choice`` (``defaulted``: nobody chose, its default
-    applies) and carry it out (``zonekeep_decision_resolved``). ``by``: who closed it
-    (default: the sender of the command; ``"rules"`` when a rule closed it)."""
-    ctx.emit(DecisionResolved(decision.id, choice, by or ctx.actor.id, defaulted))
-    ctx.hook.zonekeep_decision_resolved(
-        ctx=ctx, decision=decision, choice=choice, defaulted=defaulted
-    )
 
 
 def _decide(ctx: RuleContext, cmd: Command) -> None:

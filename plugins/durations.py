@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from zonekeep.plugins.gm import refuse_immunity
+from zonekeep.plugins._immunity import refuse_immunity
 from zonekeep.sdk import (
     ABILITIES,
     OPEN_PHASES,

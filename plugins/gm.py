@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from zonekeep.plugins._immunity import refuse_immunity
 from zonekeep.sdk import (
     DAMAGE_TYPES,
     DYING,
@@ -15,7 +16,6 @@ from zonekeep.sdk import (
     Command,
     CommandSpec,
     ConditionRemoved,
-    Creature,
     EngagementEnded,
     Healed,
     Note,
@@ -64,16 +64,6 @@ def _override(ctx: RuleContext, cmd: Command) -> None:
         for oid in s.adjacent_to(c.id):
             if s.creatures[oid].side != value:
                 ctx.emit(AdjacencyEnded(c.id, oid, "no longer on the same side"))
-
-
-def refuse_immunity(ctx: RuleContext, c: Creature, condition: str, force: bool) -> None:
-    """The GM gives ``condition`` to ``c``: refused (``condition_immune``) when ``c`` is
-    immune to it, unless the GM overrules the immunity explicitly (``force``)."""
-    if condition in c.condition_immunities and not force:
-        ctx.refuse(
-            "condition_immune",
-            f"{c.name} is immune to being {condition}; send force: true to overrule that.",
-        )
 
 
 def _grant(ctx: RuleContext, cmd: Command) -> None:

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from zonekeep.plugins._crowding import update_crowding
+from zonekeep.plugins._decisions import resolve
 from zonekeep.sdk import (
     GM,
     OPEN_PHASES,
@@ -176,8 +177,6 @@ def zonekeep_decision_resolved(
 def zonekeep_turn_start(ctx: RuleContext, creature: Creature) -> None:
     """A tie's choice closes when the turn reaches the first of its tied slots: the
     order is fixed as it stands (list order, when nobody chose)."""
-    from zonekeep.plugins.decisions import resolve
-
     s = ctx.state
     for decision in [d for d in s.pending if d.kind == TIE]:
         slots = [i for i, e in enumerate(s.initiative) if e.slot in decision.options]
