@@ -29,9 +29,8 @@ The tables are unqualified: they live in the first schema of the connection's
 
 from __future__ import annotations
 
-import json
+import functools
 import logging
-import secrets
 import time
 import uuid
 from collections.abc import Callable, Collection, Sequence
@@ -40,22 +39,24 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 import trio
 
-from zonekeep.sdk import Event, event_from_dict, event_to_dict
-
-from . import _metrics
 from ._config import VERSION, mask_url
-from ._store import (
-    RECORD_FIELDS,
-    EncounterRecord,
-    EncounterStatus,
-    GmKey,
-    StoredEncounter,
-    StoredGrant,
-    StoreError,
-    check_next_seq,
-    not_to_bring_back,
-    record_from_creation,
+from ._sql import (
+    Append,
+    Cursor,
+    Db,
+    Migration,
+    SqlStore,
+    check_version,
+    fetch,
+    finish_batch,
+    insert_records,
+    load_next_seqs,
+    log_tables,
+    migrate,
+    reason,
+    statements,
 )
+from ._store import StoreError
 
 if TYPE_CHECKING:
     import psycopg
@@ -89,7 +90,8 @@ _TABLES = (
     "leases",
 )
 
-_SCHEMA_1 = """
+_SCHEMA_1 = (
+    """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE schema_migrations (
     version INTEGER PRIMARY KEY,
@@ -114,26 +116,9 @@ CREATE TABLE encounters (
 );
 CREATE INDEX encounters_by_status ON encounters (status, created);
 CREATE INDEX encounters_by_creator ON encounters (creator, created);
-CREATE TABLE events (
-    encounter TEXT NOT NULL,
-    seq BIGINT NOT NULL,
-    type TEXT NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (encounter, seq)
-);
-CREATE TABLE snapshots (
-    encounter TEXT NOT NULL,
-    seq BIGINT NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (encounter, seq)
-);
-CREATE TABLE grants (
-    encounter TEXT NOT NULL,
-    token_hash TEXT NOT NULL,
-    role TEXT NOT NULL,
-    player TEXT,
-    PRIMARY KEY (encounter, token_hash)
-);
+"""
+    + log_tables("BIGINT")
+    + """
 CREATE TABLE gm_keys (
     name TEXT PRIMARY KEY,
     key_hash TEXT NOT NULL UNIQUE,
@@ -141,15 +126,7 @@ CREATE TABLE gm_keys (
 );
 CREATE TABLE changes (writer TEXT PRIMARY KEY, n BIGINT NOT NULL)
 """
-
-
-@attrs.frozen
-class Migration:
-    """The step from store version ``N`` to ``N + 1`` (``MIGRATIONS[N]``): ``apply`` runs
-    inside the one transaction of the whole upgrade, so it must not commit."""
-
-    description: str
-    apply: Callable[[psycopg.Connection[Any]], None]
+)
 
 
 _NODES_AND_LEASES = """
@@ -176,7 +153,7 @@ def _add_nodes_and_leases(conn: psycopg.Connection[Any]) -> None:
 
 
 #: Migrations from version N to N + 1, by N.
-MIGRATIONS: dict[int, Migration] = {
+MIGRATIONS: dict[int, Migration[psycopg.Connection[Any]]] = {
     1: Migration("nodes and encounter leases (several nodes)", _add_nodes_and_leases),
 }
 
@@ -211,47 +188,49 @@ class Owner:
 _T = TypeVar("_T")
 
 
-@attrs.define
-class _Append:
-    encounter: str
-    first_seq: int
-    types: list[str]
-    datas: list[str]
-    snapshot: str | None
-    finished: bool
-    record: EncounterRecord | None = None
-    #: The lease epoch the append is fenced by (a node's); ``None``: not fenced.
-    epoch: int | None = None
-    #: Set when the request was written (or failed: ``error``), or when its task is
-    #: asked to write the next batch, which holds it (``written`` still False).
-    done: trio.Event = attrs.field(factory=trio.Event)
-    written: bool = False
-    error: Exception | None = None
+class _PgDb(Db):
+    """The shared queries on a psycopg connection, counting this store's changes."""
+
+    __slots__ = ("conn", "writer")
+
+    def __init__(self, conn: psycopg.Connection[Any], writer: str) -> None:
+        self.conn = conn
+        self.writer = writer
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        return self.conn.execute(_in_pg(sql), params)
+
+    def changed(self) -> None:
+        _bump(self.conn, self.writer)
+
+    def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, Any]:
+        return f"{column} = ANY(?)", list(values)
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+@functools.cache
+def _in_pg(sql: str) -> bytes:
+    """A shared statement in psycopg's words (``%s`` for each ``?``)."""
+    return sql.replace("?", "%s").encode()
 
 
-class PostgresStore:
+class PostgresStore(SqlStore):
     """A durable :class:`~zonekeep.server._store.EventStore` in a PostgreSQL database.
 
     Open it with ``await PostgresStore.open(url)``; close it with ``await store.aclose()``.
     """
 
     def __init__(self, url: str, pool: ConnectionPool[Any], size: int) -> None:
+        import psycopg
+
+        super().__init__()
+        self._errors = (psycopg.Error, OSError)
+        self._duplicate = (psycopg.errors.UniqueViolation,)
         #: The URL with its password masked: for messages and logs.
         self.where = mask_url(url)
         self._pool = pool
         self._limiter = trio.CapacityLimiter(size)
-        self._pending: list[_Append] = []
-        self._flushing = False
-        self._next_seq: dict[str, int] = {}
         #: This store's row in ``changes`` (see :meth:`outside_changes`).
         self.writer = uuid.uuid4().hex
-        #: How many transactions and appends were written (for benchmarks).
-        self.transactions = 0
-        self.appends = 0
         #: Set by :meth:`become_node`: this node's id; then every append is fenced by the
         #: epoch of the encounter's lease (:attr:`epochs`), in the append's transaction.
         self.node: str | None = None
@@ -266,6 +245,10 @@ class PostgresStore:
     def location(self) -> str:
         """Where the store is, for the operator's messages (the password masked)."""
         return self.where
+
+    @property
+    def _fenced(self) -> bool:
+        return self.node is not None
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -299,7 +282,7 @@ class PostgresStore:
             raise
         store = cls(url, pool, size)
         try:
-            store._next_seq = await store._reading("the logs", _load_next_seqs)
+            store._next_seq = await store._reading("the logs", load_next_seqs)
         except BaseException:
             await trio.to_thread.run_sync(pool.close)
             raise
@@ -314,16 +297,8 @@ class PostgresStore:
         with self._pool.connection() as conn, conn.transaction():
             return fn(conn, *args)
 
-    async def _doing(self, what: str, fn: Callable[..., _T], *args: Any) -> _T:
-        import psycopg
-
-        try:
-            return await self._run(fn, *args)
-        except (psycopg.Error, OSError) as exc:
-            raise StoreError(f"{self.where}: could not {what}: {_reason(exc)}") from None
-
-    async def _reading(self, what: str, fn: Callable[..., _T], *args: Any) -> _T:
-        return await self._doing(f"read {what}", fn, *args)
+    async def _in_db(self, fn: Callable[..., _T], *args: Any, write: bool) -> _T:
+        return await self._run(_on_db, self.writer, write, fn, args)
 
     async def aclose(self) -> None:
         try:
@@ -334,86 +309,21 @@ class PostgresStore:
 
     # -- writing ------------------------------------------------------------------------------
 
-    async def append(
-        self,
-        encounter: str,
-        first_seq: int,
-        events: Sequence[Event],
-        *,
-        snapshot: dict[str, Any] | None = None,
-        finished: bool = False,
-    ) -> None:
-        epoch = None
-        if self.node is not None:
-            epoch = self.epochs.get(encounter)
-            if epoch is None:
-                self.fenced += 1
-                raise LeaseLost(f"{self.where}: this node holds no lease on {encounter}")
-        check_next_seq(encounter, first_seq, self._next_seq.get(encounter, 1))
-        request = _Append(
-            encounter,
-            first_seq,
-            [e.type for e in events],
-            [_dumps(event_to_dict(e)) for e in events],
-            _dumps(snapshot) if snapshot is not None else None,
-            finished,
-            record_from_creation(encounter, events[0], time.time(), finished)
-            if first_seq == 1 and events
-            else None,
-            epoch,
-        )
-        self._pending.append(request)
-        # Shielded: once queued, an append is written (or fails) before its task moves
-        # on, and a task asked to write the next batch always does so.
-        with trio.CancelScope(shield=True):
-            if self._flushing:
-                await request.done.wait()
-            if not request.written:
-                await self._write_next_batch()
-        if request.error is not None:
-            raise request.error
+    def _epoch(self, encounter: str) -> int | None:
+        if self.node is None:
+            return None
+        epoch = self.epochs.get(encounter)
+        if epoch is None:
+            self.fenced += 1
+            raise LeaseLost(f"{self.where}: this node holds no lease on {encounter}")
+        return epoch
 
-    async def _write_next_batch(self) -> None:
-        """Write every pending append in one transaction, then wake the task of the first
-        append queued meanwhile, which writes the next batch (never more than the batch
-        holding its own append, so no task is held back writing for the others)."""
-        import psycopg
+    async def _write(self, batch: list[Append]) -> Collection[Append]:
+        return await self._run(_write_batch, batch, self.writer, self.node)
 
-        self._flushing = True
-        batch: list[_Append] = []
-        try:
-            await trio.lowlevel.checkpoint()  # let the tasks ready to append join in
-            batch, self._pending = self._pending, []
-            started = time.perf_counter()
-            try:
-                fenced = await self._run(_write_batch, batch, self.writer, self.node)
-            except Exception as exc:
-                if not isinstance(exc, psycopg.Error | OSError):
-                    log.exception("writing a batch of events failed")
-                error = StoreError(f"{self.where}: could not save: {_reason(exc)}")
-                _metrics.current().store_committed(time.perf_counter() - started, error)
-                for request in batch:
-                    request.error = error
-            else:
-                _metrics.current().store_committed(time.perf_counter() - started)
-                self.transactions += 1
-                self.appends += len(batch)
-                for request in batch:
-                    if request in fenced:
-                        request.error = self._lost(request.encounter, request.epoch)
-                        continue
-                    self._next_seq[request.encounter] = request.first_seq + len(request.types)
-        finally:
-            for request in batch:
-                request.written = True
-                request.done.set()
-            if self._pending:
-                self._pending[0].done.set()
-            else:
-                self._flushing = False
-
-    def _lost(self, encounter: str, epoch: int | None) -> LeaseLost:
+    def _lost(self, request: Append) -> LeaseLost:
         """An append of ``encounter`` was refused by the fence: the lease is gone."""
+        encounter, epoch = request.encounter, request.epoch
         self.fenced += 1
         if self.epochs.get(encounter) == epoch:
             del self.epochs[encounter]
@@ -429,7 +339,7 @@ class PostgresStore:
     async def become_node(self, node: str, url: str) -> None:
         """Register this server as node ``node`` reached at ``url`` (its websocket URL),
         replacing a row of the same id (a restart), and fence every append from now on."""
-        await self._doing("register the node", _register_node, node, url)
+        await self._doing("register the node", _direct, _register_node, node, url)
         self.node = node
 
     async def leave(self) -> None:
@@ -438,14 +348,16 @@ class PostgresStore:
             return
         node, self.node = self.node, None
         self.epochs.clear()
-        await self._doing("unregister the node", _unregister_node, node)
+        await self._doing("unregister the node", _direct, _unregister_node, node)
 
     async def take_lease(self, encounter: str, seconds: float) -> Held | Owner:
         """Take ``encounter``'s lease for ``seconds`` when no other node holds a live
         one (never held, released, or expired), with an epoch above every earlier one:
         :class:`Held`. Otherwise who holds it: :class:`Owner`."""
         assert self.node is not None
-        found = await self._doing("take the lease", _take_lease, encounter, self.node, seconds)
+        found: Held | Owner = await self._doing(
+            "take the lease", _direct, _take_lease, encounter, self.node, seconds
+        )
         if isinstance(found, Held):
             self.epochs[encounter] = found.epoch
         return found
@@ -455,7 +367,9 @@ class PostgresStore:
         encounters whose lease another node took meanwhile (forgotten here)."""
         assert self.node is not None
         held = dict(self.epochs)
-        kept = await self._doing("renew the leases", _renew_leases, self.node, held, seconds)
+        kept = await self._doing(
+            "renew the leases", _direct, _renew_leases, self.node, held, seconds
+        )
         lost = [eid for eid, epoch in held.items() if eid not in kept]
         for eid in lost:
             if self.epochs.get(eid) == held[eid]:
@@ -466,149 +380,21 @@ class PostgresStore:
         """Give ``encounter``'s lease up (it was unloaded): any node may take it now."""
         epoch = self.epochs.pop(encounter, None)
         if self.node is not None and epoch is not None:
-            await self._doing("release the lease", _release_lease, encounter, self.node, epoch)
+            await self._doing(
+                "release the lease", _direct, _release_lease, encounter, self.node, epoch
+            )
 
     async def nodes(self, within: float) -> list[tuple[str, str, float]]:
         """The nodes whose heartbeat is at most ``within`` seconds old: id, websocket
         URL, seconds since their heartbeat."""
         rows = await self._reading(
             "the nodes",
-            _fetch,
+            fetch,
             f"SELECT id, url, {_NOW} - heartbeat FROM nodes "
-            f"WHERE heartbeat > {_NOW} - %s ORDER BY id",
+            f"WHERE heartbeat > {_NOW} - ? ORDER BY id",
             (within,),
         )
         return [(str(i), str(u), float(a)) for i, u, a in rows]
-
-    async def add_grant(self, encounter: str, grant: StoredGrant) -> None:
-        await self._doing("save the grant", _insert_grant, encounter, grant, self.writer)
-
-    async def remove_grants(self, encounter: str, token_hashes: Collection[str]) -> None:
-        await self._doing(
-            "revoke the grant", _delete_grants, encounter, list(token_hashes), self.writer
-        )
-
-    # -- reading ------------------------------------------------------------------------------
-
-    async def read(self, encounter: str, after: int = 0) -> list[tuple[int, Event]]:
-        rows = await self._reading("the events", _read_events, encounter, after)
-        return [(seq, event_from_dict(json.loads(data))) for seq, data in rows]
-
-    async def oldest_kept(self, encounter: str) -> int:
-        return 1
-
-    async def unfinished(self) -> list[StoredEncounter]:
-        return await self._reading("the unfinished encounters", _unfinished)
-
-    async def encounters(self) -> list[str]:
-        rows = await self._reading(
-            "the encounters", _fetch, "SELECT id FROM encounters ORDER BY created, id", ()
-        )
-        return [r[0] for r in rows]
-
-    # -- records --------------------------------------------------------------------------------
-
-    async def put_record(self, record: EncounterRecord) -> None:
-        await self._doing(f"save the record of {record.id}", _put_record, record, self.writer)
-
-    async def set_status(
-        self, encounter: str, status: EncounterStatus, *, last_activity: float | None = None
-    ) -> bool:
-        return await self._doing(
-            f"change the status of {encounter}",
-            _set_status,
-            encounter,
-            status,
-            last_activity,
-            self.writer,
-        )
-
-    async def get_record(self, encounter: str) -> EncounterRecord | None:
-        found = await self._reading("the record", _select_records, "WHERE id=%s", (encounter,))
-        return found[0] if found else None
-
-    async def records(
-        self,
-        *,
-        status: EncounterStatus | None = None,
-        creator: str | None = None,
-        ids: Sequence[str] | None = None,
-    ) -> list[EncounterRecord]:
-        if ids is not None and not ids:
-            return []
-        where: list[str] = []
-        params: list[Any] = []
-        if status is not None:
-            where.append("status=%s")
-            params.append(status)
-        if creator is not None:
-            where.append("creator=%s")
-            params.append(creator)
-        if ids is not None:
-            where.append("id = ANY(%s)")
-            params.append(list(ids))
-        clause = f"WHERE {' AND '.join(where)}" if where else ""
-        return await self._reading("the records", _select_records, clause, tuple(params))
-
-    async def load(self, encounter: str) -> StoredEncounter | None:
-        found = await self._reading("the encounter", _load, encounter)
-        if found is None:
-            return None
-        stored, next_seq = found
-        # The database is the truth for an encounter being loaded: another process may
-        # have deleted it or imported one under its id since this store appended to it.
-        # A node loads an encounter only once it took its lease: no append of this
-        # store's can still land after the read (the lease fences the older ones out).
-        if self.node is not None or (not self._flushing and not self._pending):
-            self._next_seq[encounter] = next_seq
-        return stored
-
-    async def delete(self, encounter: str) -> None:
-        await self._doing(f"delete {encounter}", _delete, encounter, self.writer)
-        self._next_seq.pop(encounter, None)
-
-    async def log_summary(self, encounter: str) -> tuple[int, int, dict[str, int]]:
-        """For the operator (``zonekeep encounters show``): how many events ``encounter``
-        has, its last seq (0: none), and its grants counted by role."""
-        return await self._reading("the log", _log_summary, encounter)
-
-    # -- GM keys ------------------------------------------------------------------------------
-
-    async def add_gm_key(self, key: GmKey) -> None:
-        import psycopg
-
-        try:
-            await self._run(_add_gm_key, key, self.writer)
-        except psycopg.errors.UniqueViolation:
-            raise ValueError(f"there is already a GM key named {key.name!r}") from None
-        except (psycopg.Error, OSError) as exc:
-            raise StoreError(f"{self.where}: could not save the GM key: {_reason(exc)}") from None
-
-    async def gm_keys(self) -> list[GmKey]:
-        rows = await self._reading(
-            "the GM keys",
-            _fetch,
-            "SELECT name, key_hash, created FROM gm_keys ORDER BY created, name",
-            (),
-        )
-        return [GmKey(name, key_hash, created) for name, key_hash, created in rows]
-
-    async def revoke_gm_key(self, name: str) -> bool:
-        return await self._doing("revoke the GM key", _revoke_gm_key, name, self.writer)
-
-    # -- the dice secret --------------------------------------------------------------------------
-
-    async def dice_secret(self) -> bytes:
-        """The store's dice secret (``meta.dice_secret``), made on first use."""
-        try:
-            return await self._doing("read the dice secret", _dice_secret)
-        except ValueError as exc:
-            raise StoreError(f"{self.where}: could not read the dice secret: {exc}") from None
-
-    async def adopt_dice_secret(self, secret: bytes) -> None:
-        """Make ``secret`` the store's dice secret (``zonekeep store copy``: the copied
-        encounters' dice stay verifiable)."""
-        await self._doing("save the dice secret", _adopt_dice_secret, secret.hex())
 
     # -- changes made by other processes --------------------------------------------------------
 
@@ -617,17 +403,11 @@ class PostgresStore:
         and GM keys: the sum of their rows in ``changes``, never moved by this store."""
         rows = await self._reading(
             "the change counts",
-            _fetch,
-            "SELECT COALESCE(SUM(n), 0) FROM changes WHERE writer <> %s",
+            fetch,
+            "SELECT COALESCE(SUM(n), 0) FROM changes WHERE writer <> ?",
             (self.writer,),
         )
         return int(rows[0][0])
-
-
-def _reason(exc: BaseException) -> str:
-    """An error's message, first line only (psycopg adds context lines)."""
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
 
 
 # -- the blocking parts (run in worker threads) ------------------------------------------------
@@ -660,9 +440,9 @@ def _open_pool(pool: ConnectionPool[Any], url: str, where: str) -> None:
         ):
             _upgrade(conn, where)
     except psycopg.OperationalError as exc:
-        raise StoreError(f"{where}: cannot connect: {_reason(exc)}") from None
+        raise StoreError(f"{where}: cannot connect: {reason(exc)}") from None
     except psycopg.Error as exc:
-        raise StoreError(f"{where}: cannot use the database: {_reason(exc)}") from None
+        raise StoreError(f"{where}: cannot use the database: {reason(exc)}") from None
     try:
         pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
     except PoolTimeout:
@@ -685,17 +465,7 @@ def _existing_tables(conn: psycopg.Connection[Any]) -> set[str]:
 def _read_version(conn: psycopg.Connection[Any], where: str) -> int:
     row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     version = int(row[0]) if row and str(row[0]).isdigit() else -1
-    if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"{where}: made by a newer zonekeep (store version {version}; this one reads up to "
-            f"{SCHEMA_VERSION}). Upgrade zonekeep; the database was left untouched."
-        )
-    if version < 1 or any(v not in MIGRATIONS for v in range(version, SCHEMA_VERSION)):
-        raise StoreError(
-            f"{where}: store version {version} is too old to migrate to {SCHEMA_VERSION}; "
-            "the database was left untouched."
-        )
-    return version
+    return check_version(version, SCHEMA_VERSION, MIGRATIONS, where, "database")
 
 
 def _upgrade(conn: psycopg.Connection[Any], where: str) -> None:
@@ -718,34 +488,16 @@ def _upgrade(conn: psycopg.Connection[Any], where: str) -> None:
                 f"({', '.join(sorted(tables))}) but is not one; it was left untouched. "
                 "Use a database (or schema) of its own."
             )
-        for statement in _SCHEMA_1.split(";"):
-            if statement.strip():
-                conn.execute(statement.encode())
+        for statement in statements(_SCHEMA_1):
+            conn.execute(statement.encode())
         conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', '1')")
         conn.execute(
             "INSERT INTO schema_migrations VALUES (1, 'a new store', %s, %s)", (now, VERSION)
         )
         log.info("%s: a new store (version 1)", where)
     version = _read_version(conn, where)
-    for v in range(version, SCHEMA_VERSION):
-        step = MIGRATIONS[v]
-        try:
-            step.apply(conn)
-        except Exception as exc:
-            raise StoreError(
-                f"{where}: migrating the store from version {v} to {v + 1} failed "
-                f"({type(exc).__name__}: {_reason(exc)}); the database was left untouched."
-            ) from exc
-        conn.execute(
-            "INSERT INTO schema_migrations VALUES (%s, %s, %s, %s)",
-            (v + 1, step.description, now, VERSION),
-        )
-        log.info("%s: store migrated to version %d (%s)", where, v + 1, step.description)
-    conn.execute("UPDATE meta SET value=%s WHERE key='schema_version'", (str(SCHEMA_VERSION),))
-
-
-def _fetch(conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...]) -> list[Any]:
-    return conn.execute(sql.encode(), params).fetchall()
+    span = (version, SCHEMA_VERSION)
+    migrate(conn, _PgDb(conn, ""), MIGRATIONS, span, where, "database", VERSION)
 
 
 def _bump(conn: psycopg.Connection[Any], writer: str) -> None:
@@ -769,45 +521,7 @@ def _retire_writer(conn: psycopg.Connection[Any], writer: str) -> None:
         )
 
 
-def _load_next_seqs(conn: psycopg.Connection[Any]) -> dict[str, int]:
-    rows = conn.execute("SELECT encounter, MAX(seq) FROM events GROUP BY encounter").fetchall()
-    return {eid: int(seq) + 1 for eid, seq in rows}
-
-
-_RECORD_COLUMNS = ", ".join((*RECORD_FIELDS, "finished"))
-_RECORD_SLOTS = ", ".join(["%s"] * (len(RECORD_FIELDS) + 1))
-
-#: Insert, or replace every column but an ``"archived"`` status (and its ``finished``
-#: mark), which only :func:`_set_status` changes.
-_PUT_RECORD = (
-    f"INSERT INTO encounters ({_RECORD_COLUMNS}) VALUES ({_RECORD_SLOTS}) "
-    "ON CONFLICT (id) DO UPDATE SET "
-    + ", ".join(f"{c}=excluded.{c}" for c in RECORD_FIELDS if c not in ("id", "status"))
-    + ", status=CASE WHEN encounters.status='archived' THEN encounters.status "
-    "ELSE excluded.status END"
-    + ", finished=CASE WHEN encounters.status='archived' THEN TRUE ELSE excluded.finished END"
-)
-
-
-def _record_row(record: EncounterRecord) -> tuple[Any, ...]:
-    return (
-        record.id,
-        record.title,
-        record.arena,
-        record.creator,
-        record.created,
-        record.last_activity,
-        record.status,
-        record.public,
-        record.phase,
-        record.round,
-        _dumps(list(record.players)),
-        record.source,
-        not_to_bring_back(record),
-    )
-
-
-def _fence(conn: psycopg.Connection[Any], batch: list[_Append], node: str) -> list[_Append]:
+def _fence(conn: psycopg.Connection[Any], batch: list[Append], node: str) -> list[Append]:
     """The appends of ``batch`` whose lease ``node`` no longer holds at their epoch. The
     leases still held are locked (``FOR SHARE``, in encounter order, as every writer of
     several leases locks them) until the transaction ends, so no other node can take one
@@ -828,27 +542,18 @@ def _fence(conn: psycopg.Connection[Any], batch: list[_Append], node: str) -> li
 
 
 def _write_batch(
-    conn: psycopg.Connection[Any], batch: list[_Append], writer: str, node: str | None = None
-) -> list[_Append]:
+    conn: psycopg.Connection[Any], batch: list[Append], writer: str, node: str | None = None
+) -> list[Append]:
     """Write ``batch`` (in the caller's transaction): the records of new encounters,
     every event in one statement, the snapshots and the finished marks. With ``node``,
     the appends whose lease is lost are left out: those are returned."""
-    fenced: list[_Append] = []
+    fenced: list[Append] = []
     if node is not None:
         fenced = _fence(conn, batch, node)
         if fenced:
             batch = [r for r in batch if r not in fenced]
-    now = time.time()
-    created = False
-    for r in batch:
-        if r.first_seq == 1:
-            record = r.record or record_from_creation(r.encounter, None, now, r.finished)
-            conn.execute(
-                f"INSERT INTO encounters ({_RECORD_COLUMNS}) VALUES ({_RECORD_SLOTS}) "
-                "ON CONFLICT (id) DO NOTHING",
-                _record_row(record),
-            )
-            created = True
+    db = _PgDb(conn, writer)
+    created = insert_records(db, batch)
     encounters = [r.encounter for r in batch for _ in r.types]
     seqs = [r.first_seq + i for r in batch for i in range(len(r.types))]
     if seqs:
@@ -862,18 +567,9 @@ def _write_batch(
                 [d for r in batch for d in r.datas],
             ),
         )
-    for r in batch:
-        if r.snapshot is not None:
-            conn.execute(
-                "INSERT INTO snapshots (encounter, seq, data) VALUES (%s, %s, %s) "
-                "ON CONFLICT (encounter, seq) DO UPDATE SET data = excluded.data",
-                (r.encounter, r.first_seq + len(r.types) - 1, r.snapshot),
-            )
-    ended = [r.encounter for r in batch if r.finished]
-    if ended:
-        conn.execute("UPDATE encounters SET finished=TRUE WHERE id = ANY(%s)", (ended,))
+    finish_batch(db, batch)
     if created:
-        _bump(conn, writer)
+        db.changed()
     return fenced
 
 
@@ -957,188 +653,24 @@ def _release_lease(conn: psycopg.Connection[Any], eid: str, node: str, epoch: in
     )
 
 
-def _insert_grant(
-    conn: psycopg.Connection[Any], encounter: str, grant: StoredGrant, writer: str
-) -> None:
-    conn.execute(
-        "INSERT INTO grants (encounter, token_hash, role, player) VALUES (%s, %s, %s, %s) "
-        "ON CONFLICT DO NOTHING",
-        (encounter, grant.token_hash, grant.role, grant.player),
-    )
-    _bump(conn, writer)
-
-
-def _delete_grants(
-    conn: psycopg.Connection[Any], encounter: str, token_hashes: list[str], writer: str
-) -> None:
-    conn.execute(
-        "DELETE FROM grants WHERE encounter=%s AND token_hash = ANY(%s)",
-        (encounter, token_hashes),
-    )
-    _bump(conn, writer)
-
-
-def _read_events(
-    conn: psycopg.Connection[Any], encounter: str, after: int
-) -> list[tuple[int, str]]:
-    return conn.execute(
-        "SELECT seq, data FROM events WHERE encounter=%s AND seq>%s ORDER BY seq",
-        (encounter, after),
-    ).fetchall()
-
-
-def _stored(conn: psycopg.Connection[Any], eid: str) -> StoredEncounter:
-    snap = conn.execute(
-        "SELECT seq, data FROM snapshots WHERE encounter=%s ORDER BY seq DESC LIMIT 1", (eid,)
-    ).fetchone()
-    grants = tuple(
-        StoredGrant(h, role, player)
-        for h, role, player in conn.execute(
-            "SELECT token_hash, role, player FROM grants WHERE encounter=%s ORDER BY token_hash",
-            (eid,),
-        ).fetchall()
-    )
-    return StoredEncounter(
-        eid, int(snap[0]) if snap else 0, json.loads(snap[1]) if snap else None, grants
-    )
-
-
 def _snapshot_reads(conn: psycopg.Connection[Any]) -> None:
     """Make the rest of this transaction read one snapshot of the database."""
     conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
 
 
-def _unfinished(conn: psycopg.Connection[Any]) -> list[StoredEncounter]:
-    _snapshot_reads(conn)
-    ids = conn.execute(
-        "SELECT id FROM encounters WHERE NOT finished ORDER BY created, id"
-    ).fetchall()
-    return [_stored(conn, eid) for (eid,) in ids]
-
-
-def _load(conn: psycopg.Connection[Any], eid: str) -> tuple[StoredEncounter, int] | None:
-    """The encounter's latest snapshot and grants, and its next seq, from one snapshot."""
-    _snapshot_reads(conn)
-    if conn.execute("SELECT 1 FROM encounters WHERE id=%s", (eid,)).fetchone() is None:
-        return None
-    last = conn.execute("SELECT MAX(seq) FROM events WHERE encounter=%s", (eid,)).fetchone()
-    return _stored(conn, eid), int(last[0] or 0) + 1 if last else 1
-
-
-def _put_record(conn: psycopg.Connection[Any], record: EncounterRecord, writer: str) -> None:
-    conn.execute(_PUT_RECORD.encode(), _record_row(record))
-    _bump(conn, writer)
-
-
-def _set_status(
+def _on_db(
     conn: psycopg.Connection[Any],
-    eid: str,
-    status: str,
-    last_activity: float | None,
     writer: str,
-) -> bool:
-    cur = conn.execute(
-        "UPDATE encounters SET status=%s, finished=(%s<>'open' OR phase='ended'), "
-        "last_activity=COALESCE(%s, last_activity) WHERE id=%s",
-        (status, status, last_activity, eid),
-    )
-    if cur.rowcount > 0:
-        _bump(conn, writer)
-        return True
-    return False
+    write: bool,
+    fn: Callable[..., _T],
+    args: tuple[Any, ...],
+) -> _T:
+    """``fn`` on the shared queries; a reading one reads one snapshot of the database."""
+    if not write:
+        _snapshot_reads(conn)
+    return fn(_PgDb(conn, writer), *args)
 
 
-def _select_records(
-    conn: psycopg.Connection[Any], where: str, params: tuple[Any, ...]
-) -> list[EncounterRecord]:
-    rows = conn.execute(
-        f"SELECT {', '.join(RECORD_FIELDS)} FROM encounters {where} ORDER BY created, id".encode(),
-        params,
-    ).fetchall()
-    return [
-        EncounterRecord(
-            id=eid,
-            title=title,
-            arena=arena,
-            creator=creator,
-            created=created,
-            last_activity=last,
-            status=status,
-            public=bool(public),
-            phase=phase,
-            round=round_,
-            players=tuple(json.loads(players)),
-            source=source,
-        )
-        for (
-            eid,
-            title,
-            arena,
-            creator,
-            created,
-            last,
-            status,
-            public,
-            phase,
-            round_,
-            players,
-            source,
-        ) in rows
-    ]
-
-
-def _delete(conn: psycopg.Connection[Any], eid: str, writer: str) -> None:
-    for table, column in (
-        ("events", "encounter"),
-        ("snapshots", "encounter"),
-        ("grants", "encounter"),
-        ("encounters", "id"),
-    ):
-        conn.execute(f"DELETE FROM {table} WHERE {column}=%s".encode(), (eid,))
-    _bump(conn, writer)
-
-
-def _log_summary(conn: psycopg.Connection[Any], eid: str) -> tuple[int, int, dict[str, int]]:
-    _snapshot_reads(conn)
-    row = conn.execute(
-        "SELECT COUNT(*), MAX(seq) FROM events WHERE encounter=%s", (eid,)
-    ).fetchone()
-    roles = conn.execute(
-        "SELECT role, COUNT(*) FROM grants WHERE encounter=%s GROUP BY role ORDER BY role",
-        (eid,),
-    ).fetchall()
-    count, last = row if row else (0, None)
-    return int(count), int(last or 0), {role: int(n) for role, n in roles}
-
-
-def _dice_secret(conn: psycopg.Connection[Any]) -> bytes:
-    """A key in ``meta``, made on first use (no new layout: the version stays)."""
-    conn.execute(
-        "INSERT INTO meta (key, value) VALUES ('dice_secret', %s) ON CONFLICT (key) DO NOTHING",
-        (secrets.token_hex(32),),
-    )
-    row = conn.execute("SELECT value FROM meta WHERE key='dice_secret'").fetchone()
-    return bytes.fromhex(str(row[0] if row else ""))
-
-
-def _adopt_dice_secret(conn: psycopg.Connection[Any], secret: str) -> None:
-    conn.execute(
-        "INSERT INTO meta (key, value) VALUES ('dice_secret', %s) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        (secret,),
-    )
-
-
-def _add_gm_key(conn: psycopg.Connection[Any], key: GmKey, writer: str) -> None:
-    conn.execute(
-        "INSERT INTO gm_keys (name, key_hash, created) VALUES (%s, %s, %s)",
-        (key.name, key.key_hash, key.created),
-    )
-    _bump(conn, writer)
-
-
-def _revoke_gm_key(conn: psycopg.Connection[Any], name: str, writer: str) -> bool:
-    if conn.execute("DELETE FROM gm_keys WHERE name=%s", (name,)).rowcount > 0:
-        _bump(conn, writer)
-        return True
-    return False
+def _direct(db: _PgDb, fn: Callable[..., _T], *args: Any) -> _T:
+    """``fn`` (one of this dialect's own, on psycopg's connection) through :meth:`_doing`."""
+    return fn(db.conn, *args)
