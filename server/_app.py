@@ -191,7 +191,8 @@ class ZonekeepServer:
             return forbidden("This origin may not open a connection to this server.")
         path = request.path.split("?", 1)[0]
         if path == "/healthz":
-            problems = self.metrics.health()
+            node = self.registry.node  # a node cut off from its store is not healthy
+            problems = self.metrics.health() + (node.health() if node is not None else [])
             return _json(
                 503 if problems else 200,
                 {

@@ -31,6 +31,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
+import socket
+import threading
 import time
 import uuid
 from collections.abc import Callable, Collection, Sequence
@@ -72,6 +75,28 @@ DEFAULT_POOL_SIZE = 4
 
 #: Seconds to wait for the database when opening the store, and for a free connection.
 CONNECT_TIMEOUT_SECONDS = 10.0
+
+#: Seconds a store call may take (unless told: :attr:`PostgresStore.call_timeout`)
+#: before it is given up and its connection shut: a database that stopped answering (a
+#: silent network cut) never hangs the server. A node's calls get at most its lease.
+CALL_TIMEOUT_SECONDS = 10.0
+
+#: The server side of the same limit: PostgreSQL cancels a statement that runs longer
+#: (``statement_timeout``; a lock waited for counts).
+STATEMENT_TIMEOUT_SECONDS = 10
+
+#: TCP keepalive, ``tcp_user_timeout`` and a connect timeout for every connection (the
+#: pool's new ones too), unless the URL sets them: a peer that vanished (its machine
+#: lost, a cut link) is found out in seconds, not the hours of the system's defaults.
+#: ``tcp_user_timeout`` is in milliseconds.
+TCP_OPTIONS = {
+    "connect_timeout": str(int(CONNECT_TIMEOUT_SECONDS)),
+    "keepalives": "1",
+    "keepalives_idle": "5",
+    "keepalives_interval": "2",
+    "keepalives_count": "3",
+    "tcp_user_timeout": "10000",
+}
 
 #: The key of the advisory lock held while a store is made or migrated.
 _MIGRATION_LOCK = 0x7A6B_0015
@@ -162,6 +187,10 @@ MIGRATIONS: dict[int, Migration[psycopg.Connection[Any]]] = {
 _NOW = "extract(epoch FROM clock_timestamp())"
 
 
+class CallTimedOut(Exception):
+    """A store call took longer than its time: given up, its connection shut."""
+
+
 class LeaseLost(StoreError):
     """This node no longer holds the lease of the encounter it appended to (another
     node took it, with a higher epoch): nothing of the append was stored."""
@@ -223,7 +252,7 @@ class PostgresStore(SqlStore):
         import psycopg
 
         super().__init__()
-        self._errors = (psycopg.Error, OSError)
+        self._errors = (psycopg.Error, OSError, CallTimedOut)
         self._duplicate = (psycopg.errors.UniqueViolation,)
         #: The URL with its password masked: for messages and logs.
         self.where = mask_url(url)
@@ -240,6 +269,8 @@ class PostgresStore(SqlStore):
         self.on_lease_lost: Callable[[str], None] | None = None
         #: Appends refused by the fence (for the metrics and the tests).
         self.fenced = 0
+        #: Seconds a call may take before it is given up (:data:`CALL_TIMEOUT_SECONDS`).
+        self.call_timeout = CALL_TIMEOUT_SECONDS
 
     @property
     def location(self) -> str:
@@ -267,7 +298,7 @@ class PostgresStore(SqlStore):
             ) from None
         size = max(1, pool_size)
         pool: ConnectionPool[Any] = ConnectionPool(
-            url,
+            _with_tcp_options(url),
             min_size=size,
             max_size=size,
             open=False,
@@ -288,17 +319,65 @@ class PostgresStore(SqlStore):
             raise
         return store
 
-    async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
+    async def _run(self, fn: Callable[..., _T], *args: Any, timeout: float | None = None) -> _T:
         """``fn(connection, *args)`` in a worker thread, in one transaction of a pooled
-        connection (committed when ``fn`` returns, rolled back when it raises)."""
-        return await trio.to_thread.run_sync(self._in_transaction, fn, args, limiter=self._limiter)
+        connection (committed when ``fn`` returns, rolled back when it raises).
 
-    def _in_transaction(self, fn: Callable[..., _T], args: tuple[Any, ...]) -> _T:
-        with self._pool.connection() as conn, conn.transaction():
-            return fn(conn, *args)
+        Given up after ``timeout`` seconds (:attr:`call_timeout` by default) with
+        :class:`CallTimedOut`: the connection's socket is shut, so the worker thread
+        fails at once and the pool replaces the connection. (A thread abandoned by a
+        cancellation from outside runs on to its end, holding its limiter token.)"""
+        call = _Call()
+        limit = self.call_timeout if timeout is None else timeout
+        with trio.move_on_after(limit):
+            return await trio.to_thread.run_sync(
+                self._in_transaction, call, fn, args, limiter=self._limiter, abandon_on_cancel=True
+            )
+        call.cut()
+        raise CallTimedOut(f"the database did not answer within {limit:g} s")
 
-    async def _in_db(self, fn: Callable[..., _T], *args: Any, write: bool) -> _T:
-        return await self._run(_on_db, self.writer, write, fn, args)
+    def _in_transaction(self, call: _Call, fn: Callable[..., _T], args: tuple[Any, ...]) -> _T:
+        with self._pool.connection() as conn:
+            call.using(conn)
+            try:
+                with conn.transaction():
+                    return fn(conn, *args)
+            finally:
+                call.using(None)
+
+    async def _in_db(
+        self, fn: Callable[..., _T], *args: Any, write: bool, timeout: float | None = None
+    ) -> _T:
+        return await self._run(_on_db, self.writer, write, fn, args, timeout=timeout)
+
+    def _outcome_unknown(self, exc: BaseException) -> bool:
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        if isinstance(exc, CallTimedOut | OSError):
+            return True
+        # A lost connection has no SQLSTATE; the server's own refusals (a timeout, a
+        # conflict) have one and roll the transaction back. No connection: nothing sent.
+        return (
+            isinstance(exc, psycopg.OperationalError)
+            and exc.sqlstate is None
+            and not isinstance(exc, PoolTimeout)
+        )
+
+    def _give_up(self, request: Append, error: StoreError) -> StoreError:
+        """The outcome of an append stays unknown (the database cannot be read): give the
+        encounter up as if its lease were lost (its members join again, and the node
+        that loads it reads the log as it is), so it never plays on from a guess."""
+        super()._give_up(request, error)
+        encounter = request.encounter
+        if self.epochs.get(encounter) == request.epoch:
+            del self.epochs[encounter]
+        if self.on_lease_lost is not None:
+            self.on_lease_lost(encounter)
+        return StoreError(
+            f"{self.where}: whether {encounter}'s last events were saved is unknown (the "
+            "database did not answer); the encounter was given up"
+        )
 
     async def aclose(self) -> None:
         try:
@@ -362,13 +441,14 @@ class PostgresStore(SqlStore):
             self.epochs[encounter] = found.epoch
         return found
 
-    async def renew_leases(self, seconds: float) -> list[str]:
-        """Renew every lease this node holds for ``seconds`` (and its heartbeat); the
-        encounters whose lease another node took meanwhile (forgotten here)."""
+    async def renew_leases(self, seconds: float, *, timeout: float | None = None) -> list[str]:
+        """Renew every lease this node holds for ``seconds`` (and its heartbeat), giving
+        up after ``timeout`` seconds; the encounters whose lease another node took
+        meanwhile (forgotten here)."""
         assert self.node is not None
         held = dict(self.epochs)
-        kept = await self._doing(
-            "renew the leases", _direct, _renew_leases, self.node, held, seconds
+        kept: set[str] = await self._doing(
+            "renew the leases", _direct, _renew_leases, self.node, held, seconds, timeout=timeout
         )
         lost = [eid for eid, epoch in held.items() if eid not in kept]
         for eid in lost:
@@ -424,7 +504,46 @@ def _configure_connection(conn: psycopg.Connection[Any]) -> None:
     conn.execute(
         f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION_SECONDS}s'".encode()
     )
+    conn.execute(f"SET statement_timeout = '{STATEMENT_TIMEOUT_SECONDS}s'".encode())
     conn.commit()
+
+
+def _with_tcp_options(url: str) -> str:
+    """``url`` as a connection string with :data:`TCP_OPTIONS` added, but those it sets
+    itself (the operator's word wins)."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    given = conninfo_to_dict(url)
+    return make_conninfo(url, **{k: v for k, v in TCP_OPTIONS.items() if k not in given})
+
+
+class _Call:
+    """The connection one store call is using, so that a call past its time can be cut
+    off from the trio thread: shutting the socket down wakes the worker thread blocked
+    on it (a silent network cut would block it for as long as the kernel waits)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._conn: psycopg.Connection[Any] | None = None
+        self._cut = False
+
+    def using(self, conn: psycopg.Connection[Any] | None) -> None:
+        with self._lock:
+            if conn is not None and self._cut:
+                raise CallTimedOut("given up before it started")
+            self._conn = conn
+
+    def cut(self) -> None:
+        with self._lock:
+            self._cut = True
+            if self._conn is None or self._conn.closed:
+                return
+            try:
+                fd = self._conn.pgconn.socket
+                with socket.socket(fileno=os.dup(fd)) as sock:
+                    sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, ValueError) as exc:  # already gone
+                log.debug("could not shut a timed-out connection down: %s", exc)
 
 
 def _open_pool(pool: ConnectionPool[Any], url: str, where: str) -> None:
@@ -435,7 +554,9 @@ def _open_pool(pool: ConnectionPool[Any], url: str, where: str) -> None:
 
     try:
         with (
-            psycopg.connect(url, connect_timeout=int(CONNECT_TIMEOUT_SECONDS)) as conn,
+            psycopg.connect(
+                _with_tcp_options(url), connect_timeout=int(CONNECT_TIMEOUT_SECONDS)
+            ) as conn,
             conn.transaction(),
         ):
             _upgrade(conn, where)
@@ -604,13 +725,15 @@ def _take_lease(conn: psycopg.Connection[Any], eid: str, node: str, seconds: flo
             f"INSERT INTO leases (encounter, node, epoch, expires) VALUES (%s, %s, 1, {_NOW} + %s) "
             "ON CONFLICT (encounter) DO UPDATE SET node = excluded.node, "
             "epoch = leases.epoch + 1, expires = excluded.expires "
-            f"WHERE leases.expires <= {_NOW} "
+            f"WHERE leases.expires <= {_NOW} OR leases.node = excluded.node "
             "OR NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = leases.node) "
             "RETURNING epoch",
             (eid, node, seconds),
         ).fetchone()
     except psycopg.errors.LockNotAvailable:
-        row = None
+        # Another node is taking it (or appending under it) right now; this transaction
+        # is aborted, so no more reading in it: the encounter is being handed over.
+        return Owner("", "", seconds)
     if row is not None:
         return Held(eid, int(row[0]))
     owner = conn.execute(
@@ -618,7 +741,7 @@ def _take_lease(conn: psycopg.Connection[Any], eid: str, node: str, seconds: flo
         "LEFT JOIN nodes n ON n.id = l.node WHERE l.encounter = %s",
         (eid,),
     ).fetchone()
-    if owner is None:  # (the lock timed out on a row being written)
+    if owner is None:  # (deleted meanwhile)
         return Owner("", "", seconds)
     return Owner(str(owner[0]), str(owner[1]), max(0.0, float(owner[2])))
 

@@ -80,6 +80,10 @@ class Db(ABC):
         """A condition ``column`` is one of ``values`` as one parameter: the clause and
         the parameter's value."""
 
+    def wait_for_writers(self, encounters: Sequence[str]) -> None:  # noqa: B027
+        """Wait until no other transaction may still be appending to ``encounters`` (one
+        whose commit this store lost track of): reading the log back after it is safe."""
+
 
 # -- the layout --------------------------------------------------------------------------------
 
@@ -234,9 +238,13 @@ class SqlStore(ABC):
         """Where the store is, for the operator's messages (never with a password)."""
 
     @abstractmethod
-    async def _in_db(self, fn: Callable[..., _T], *args: Any, write: bool) -> _T:
+    async def _in_db(
+        self, fn: Callable[..., _T], *args: Any, write: bool, timeout: float | None = None
+    ) -> _T:
         """``fn(db, *args)`` in a worker thread, in one transaction (a writing one when
-        ``write``), committed when ``fn`` returns and rolled back when it raises."""
+        ``write``), committed when ``fn`` returns and rolled back when it raises; a
+        dialect that can give up waiting does so after ``timeout`` seconds (``None``:
+        its own)."""
 
     @abstractmethod
     async def _write(self, batch: list[Append]) -> Collection[Append]:
@@ -265,9 +273,35 @@ class SqlStore(ABC):
         """Whether every append is fenced by a lease (a node's store)."""
         return False
 
-    async def _doing(self, what: str, fn: Callable[..., _T], *args: Any) -> _T:
+    def _outcome_unknown(self, exc: BaseException) -> bool:
+        """Whether a batch that failed with ``exc`` may have been committed all the same
+        (the connection was lost, or the call given up, after ``COMMIT`` may have been
+        sent): then the log is read back (:meth:`_settle`)."""
+        return False
+
+    def _give_up(self, request: Append, error: StoreError) -> StoreError:
+        """The outcome of ``request`` stays unknown: forget what this store believed of its
+        encounter (the room is given up; a load reads the truth again). The error for it."""
+        self._next_seq.pop(request.encounter, None)
+        return error
+
+    async def _settle(self, batch: list[Append]) -> tuple[list[Append], list[Append]]:
+        """After a commit whose outcome is unknown, read the log back: the appends of
+        ``batch`` found stored (committed after all), and those whose outcome stays
+        unknown (the store could not be read, or holds other events at their seqs). The
+        rest were not stored."""
+        log.warning("%s: a commit's outcome is unknown; reading the log back", self.location)
         try:
-            return await self._in_db(fn, *args, write=True)
+            return await self._in_db(_find_appends, batch, write=True)
+        except Exception as exc:
+            log.error("%s: the log could not be read back: %s", self.location, self._reason(exc))
+            return [], [r for r in batch if r.types]
+
+    async def _doing(
+        self, what: str, fn: Callable[..., _T], *args: Any, timeout: float | None = None
+    ) -> _T:
+        try:
+            return await self._in_db(fn, *args, write=True, timeout=timeout)
         except self._errors as exc:
             raise StoreError(f"{self.location}: could not {what}: {self._reason(exc)}") from None
 
@@ -338,9 +372,19 @@ class SqlStore(ABC):
                 if not isinstance(exc, self._errors):
                     log.exception("writing a batch of events failed")
                 error = StoreError(f"{self.location}: could not save: {self._reason(exc)}")
-                _metrics.current().store_committed(time.perf_counter() - started, error)
+                stored, unknown = (
+                    await self._settle(batch) if self._outcome_unknown(exc) else ([], [])
+                )
+                _metrics.current().store_committed(
+                    time.perf_counter() - started, None if stored else error
+                )
                 for request in batch:
-                    request.error = error
+                    if request in stored:
+                        self._next_seq[request.encounter] = request.last_seq + 1
+                    elif request in unknown:
+                        request.error = self._give_up(request, error)
+                    else:
+                        request.error = error
             else:
                 _metrics.current().store_committed(time.perf_counter() - started)
                 self.transactions += 1
@@ -478,6 +522,26 @@ _GM_KEYS = "SELECT name, key_hash, created FROM gm_keys ORDER BY created, name"
 
 def fetch(db: Db, sql: str, params: Sequence[Any]) -> list[Any]:
     return db.execute(sql, params).fetchall()
+
+
+def _find_appends(db: Db, batch: list[Append]) -> tuple[list[Append], list[Append]]:
+    """The appends of ``batch`` whose events are stored as they were sent, and those whose
+    seqs hold other events (see :meth:`SqlStore._settle`)."""
+    db.wait_for_writers(sorted({r.encounter for r in batch}))
+    stored, foreign = [], []
+    for r in batch:
+        if not r.types:  # a snapshot alone: nothing a client waits for
+            continue
+        rows = db.execute(
+            "SELECT data FROM events WHERE encounter=? AND seq>=? AND seq<=? ORDER BY seq",
+            (r.encounter, r.first_seq, r.last_seq),
+        ).fetchall()
+        datas = [str(data) for (data,) in rows]
+        if datas == r.datas:
+            stored.append(r)
+        elif datas:
+            foreign.append(r)
+    return stored, foreign
 
 
 def load_next_seqs(db: Db) -> dict[str, int]:

@@ -247,7 +247,9 @@ class SqliteStore(SqlStore):
     async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
         return await trio.to_thread.run_sync(fn, *args, limiter=self._limiter)
 
-    async def _in_db(self, fn: Callable[..., _T], *args: Any, write: bool) -> _T:
+    async def _in_db(
+        self, fn: Callable[..., _T], *args: Any, write: bool, timeout: float | None = None
+    ) -> _T:
         return await self._run(_in_transaction, self._conn, write, fn, args)
 
     async def aclose(self) -> None:

@@ -12,12 +12,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
+import helpers
 import pytest
 import trio
 from e2e_support import Limits, Running, ServerConfig, creatures, start_server
 from postgres_support import fresh_schema, schema_of, sql
 
 from zonekeep.protocol.client import ClientError, connect
+from zonekeep.server._nodes import HANDED_OVER
 
 LEASE = 30.0  # long: these tests never wait for a lease to run out
 
@@ -148,3 +150,32 @@ async def test_a_node_answers_metrics_of_its_own_leases(
     assert "zonekeep_node_leases 1.0" in page
     assert "zonekeep_node_leases_taken_total 1.0" in page
     assert "zonekeep_node_appends_fenced_total 0.0" in page
+
+
+async def test_a_lease_that_cannot_be_taken_in_time_is_refused_as_being_handed_over(
+    nursery: trio.Nursery, tmp_path: Path, store_url: str
+) -> None:
+    import psycopg
+    from postgres_support import POSTGRES_URL
+
+    a, b = await two_nodes(nursery, tmp_path, store_url)
+    with trio.fail_after(helpers.deadline(20)):
+        async with a.client() as gm:
+            created = await gm.create_encounter("Contested", "tavern", creatures())
+            eid = created["encounter"]
+            seat = await gm.request("create_seat", encounter=eid, player="alice")
+        # Another transaction holds the lease's row (a node taking it over, say): b's
+        # taking waits for it, up to its lock timeout, and then gives up.
+        with psycopg.connect(POSTGRES_URL) as locker:
+            locker.execute(
+                f"SELECT 1 FROM {schema_of(store_url)}.leases WHERE encounter = %s FOR UPDATE",
+                (eid,),
+            )
+            async with b.client(follow_moved=False) as alice:
+                with pytest.raises(ClientError) as info:
+                    await alice.join(eid, seat["token"])
+    # The documented refusal: not the database's words, nor its address.
+    refused = info.value
+    assert (refused.name, refused.url) == ("store_unavailable", None)
+    assert refused.message == HANDED_OVER
+    assert eid not in b.server.rooms and lease_of(store_url, eid) == ("a", 1)
