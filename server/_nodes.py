@@ -43,6 +43,7 @@ import trio
 
 from zonekeep.protocol import ProtocolError
 
+from . import _metrics
 from ._postgres import Held, PostgresStore
 from ._store import StoreError
 
@@ -195,6 +196,8 @@ class Node:
             try:
                 lost = await self.store.renew_leases(self.lease_seconds, timeout=interval)
                 self.renewed_at = started
+                # A renewal is a committed write: the store commits again (/healthz).
+                _metrics.current().store_error = None
                 await self._look_at_peers()
             except StoreError as exc:
                 self.renew_failures += 1
