@@ -185,32 +185,36 @@ class Node:
 
     async def run(self) -> None:
         """Renew the leases (and the heartbeat) every third of ``lease_seconds``, each
-        renewal given up after a third too; give up the rooms whose lease another node
-        took, and every room once no renewal succeeded for a whole lease."""
+        renewal given up after a third too, and soon again after a failure; give up the
+        rooms whose lease another node took, and every room once no renewal succeeded
+        for a whole lease."""
         interval = self.lease_seconds / 3
+        wait = interval
         while True:
-            await trio.sleep(interval)
-            if time.monotonic() - self.renewed_at >= self.lease_seconds:
-                self._give_all_up()
+            await trio.sleep(wait)
+            wait = interval / 4  # unless it succeeds: the lease is running out
             started = time.monotonic()
             try:
                 lost = await self.store.renew_leases(self.lease_seconds, timeout=interval)
                 self.renewed_at = started
+                wait = interval
                 # A renewal is a committed write: the store commits again (/healthz).
                 _metrics.current().store_error = None
                 await self._look_at_peers()
             except StoreError as exc:
                 self.renew_failures += 1
                 log.error("node %s: the leases could not be renewed: %s", self.id, exc)
-                continue
             except Exception:  # a bug: logged, and the next renewal is in a moment
                 self.renew_failures += 1
                 log.exception("node %s: renewing the leases failed", self.id)
-                continue
-            if time.monotonic() - started > interval:
-                log.warning("node %s: renewing the leases took %.1f s", self.id, interval)
-            for encounter in lost:
-                self.lost += 1
-                log.warning("encounter %s: its lease was taken by another node", encounter)
-                if self.on_lost is not None:
-                    self.on_lost(encounter)
+            else:
+                took = time.monotonic() - started
+                if took > interval:
+                    log.warning("node %s: renewing the leases took %.1f s", self.id, took)
+                for encounter in lost:
+                    self.lost += 1
+                    log.warning("encounter %s: its lease was taken by another node", encounter)
+                    if self.on_lost is not None:
+                        self.on_lost(encounter)
+            if time.monotonic() - self.renewed_at >= self.lease_seconds:
+                self._give_all_up()
