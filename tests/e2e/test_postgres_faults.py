@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Literal
@@ -65,8 +65,11 @@ class _Link:
         except OSError:
             self.close()
             return
-        threading.Thread(target=self._up, daemon=True).start()
-        threading.Thread(target=self._down, daemon=True).start()
+        for source, target, look in (
+            (self.client, self.server, self._to_database),
+            (self.server, self.client, self._to_node),
+        ):
+            threading.Thread(target=self._pump, args=(source, target, look), daemon=True).start()
 
     def _drain(self, sock: socket.socket) -> None:
         try:
@@ -75,42 +78,37 @@ class _Link:
         except OSError:
             pass
 
-    def _up(self) -> None:
-        """The node to the database, hitting the armed COMMIT."""
-        assert self.server is not None
+    def _pump(
+        self, source: socket.socket, target: socket.socket, look: Callable[[bytes], bool]
+    ) -> None:
+        """Forward ``source`` to ``target`` until either closes (nothing while the proxy
+        is silent); ``look`` sees each chunk first: ``False`` drops the link there."""
         try:
-            while data := self.client.recv(65536):
+            while data := source.recv(65536):
                 if self.proxy.silent:
                     continue
-                fault = self.proxy.armed
-                if fault is not None and fault[0] in data:
-                    self.marked = True
-                if self.marked and COMMIT in data and fault is not None:
-                    self.proxy.armed = None
-                    if fault[1] == "drop_commit":
-                        self.proxy.hit.set()
-                        self.close()
-                        return
-                    self.swallow = True
-                self.server.sendall(data)
+                if not look(data):
+                    self.proxy.hit.set()
+                    break
+                target.sendall(data)
         except OSError:
             pass
         self.close()
 
-    def _down(self) -> None:
-        """The database to the node, swallowing the armed COMMIT's reply."""
-        assert self.server is not None
-        try:
-            while data := self.server.recv(65536):
-                if self.proxy.silent:
-                    continue
-                if self.swallow:  # PostgreSQL committed; the node never hears it
-                    self.proxy.hit.set()
-                    break
-                self.client.sendall(data)
-        except OSError:
-            pass
-        self.close()
+    def _to_database(self, data: bytes) -> bool:
+        """Hit the armed COMMIT: drop it, or let it through and swallow its reply."""
+        fault = self.proxy.armed
+        if fault is not None and fault[0] in data:
+            self.marked = True
+        if self.marked and COMMIT in data and fault is not None:
+            self.proxy.armed = None
+            if fault[1] == "drop_commit":
+                return False
+            self.swallow = True
+        return True
+
+    def _to_node(self, data: bytes) -> bool:
+        return not self.swallow  # PostgreSQL committed; the node never hears it
 
     def close(self) -> None:
         for sock in (self.client, self.server):
