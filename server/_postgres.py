@@ -235,6 +235,16 @@ class _PgDb(Db):
     def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, Any]:
         return f"{column} = ANY(?)", list(values)
 
+    def wait_for_writers(self, encounters: Sequence[str]) -> None:
+        """Lock the encounters' lease rows: an append's transaction holds them ``FOR
+        SHARE`` until it ends (a lost session's, at the latest when PostgreSQL ends the
+        session: ``idle_in_transaction_session_timeout``)."""
+        self.conn.execute(f"SET LOCAL lock_timeout = '{IDLE_IN_TRANSACTION_SECONDS + 2}s'".encode())
+        self.conn.execute(
+            "SELECT 1 FROM leases WHERE encounter = ANY(%s) ORDER BY encounter FOR UPDATE",
+            (list(encounters),),
+        )
+
 
 @functools.cache
 def _in_pg(sql: str) -> bytes:
