@@ -16,7 +16,7 @@ on the database's clock):
 - It gives a lease up when it unloads the encounter, and all of them when it stops.
 - A node cut off from the database (a silent network cut, a database that stopped
   answering) never hangs while saying it is healthy: every store call is given up after
-  at most ``lease_seconds`` (a renewal after a third of it), ``/healthz`` reports the
+  at most ``lease_seconds`` (a renewal after two thirds of it), ``/healthz`` reports the
   renewals stale once none succeeded for two thirds of the lease (:meth:`Node.health`),
   and once none succeeded for a whole lease the node gives every room up (its members
   get ``encounter_closed``, ``moved``): another node may hold them by then.
@@ -185,7 +185,7 @@ class Node:
 
     async def run(self) -> None:
         """Renew the leases (and the heartbeat) every third of ``lease_seconds``, each
-        renewal given up after a third too, and soon again after a failure; give up the
+        renewal given up after two thirds of it, and soon again after a failure; give up the
         rooms whose lease another node took, and every room once no renewal succeeded
         for a whole lease."""
         interval = self.lease_seconds / 3
@@ -195,7 +195,7 @@ class Node:
             wait = interval / 4  # unless it succeeds: the lease is running out
             started = time.monotonic()
             try:
-                lost = await self.store.renew_leases(self.lease_seconds, timeout=interval)
+                lost = await self.store.renew_leases(self.lease_seconds, timeout=2 * interval)
                 self.renewed_at = started
                 wait = interval
                 # A renewal is a committed write: the store commits again (/healthz).
