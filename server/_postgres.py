@@ -1,7 +1,10 @@
 """The PostgreSQL event store: ``zonekeep serve --store postgresql://...``.
 
 The same :class:`~zonekeep.server._store.EventStore` as the SQLite store, kept in a
-PostgreSQL database that the operator runs (docs/storage.md):
+PostgreSQL database that the operator runs (docs/storage.md): the PostgreSQL dialect of
+the SQL core (``server/_sql.py``: group commit, the queries, the record logic), with
+what is PostgreSQL's own here (the pool, the layout and its migrations, the lease fence,
+the change counts, the time limits):
 
 - psycopg 3 and its connection pool (the ``postgresql`` extra; imported only when a
   PostgreSQL store is opened, so a SQLite-only server does not need it). Every blocking
@@ -22,6 +25,10 @@ PostgreSQL database that the operator runs (docs/storage.md):
   :meth:`PostgresStore.outside_changes` is the sum of the other writers' rows.
 - A URL's password is a secret: :attr:`PostgresStore.where` (used in every message) is
   the URL with it masked.
+- A database that stops answering never hangs the server: every call is given up after
+  :attr:`PostgresStore.call_timeout` (its connection shut), the connections have TCP
+  keepalive and ``statement_timeout``, and a commit whose reply was lost is settled by
+  reading the log back (``SqlStore._settle``; docs/scale-out.md).
 
 The tables are unqualified: they live in the first schema of the connection's
 ``search_path`` (``?options=-csearch_path%3Dname`` in the URL picks another one).

@@ -1,4 +1,5 @@
-"""The default event store: SQLite from the standard library, in WAL mode.
+"""The default event store: SQLite from the standard library, in WAL mode; the SQLite
+dialect of the SQL core (``server/_sql.py``: group commit, the queries, the record logic).
 
 - Group commit: appends that arrive while a transaction is being written share
   the next one, whatever encounter they belong to.
