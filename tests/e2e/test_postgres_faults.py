@@ -50,8 +50,8 @@ class _Link:
         self.proxy = proxy
         self.client = client
         self.server: socket.socket | None = None
-        #: This connection sent the armed marker: its next COMMIT is the one to hit.
-        self.marked = False
+        #: The armed marker this connection sent: its next COMMIT is the one to hit.
+        self.marked: bytes | None = None
         #: The reply to the COMMIT forwarded is to be swallowed (then the link dropped).
         self.swallow = False
 
@@ -99,8 +99,8 @@ class _Link:
         """Hit the armed COMMIT: drop it, or let it through and swallow its reply."""
         fault = self.proxy.armed
         if fault is not None and fault[0] in data:
-            self.marked = True
-        if self.marked and COMMIT in data and fault is not None:
+            self.marked = fault[0]
+        if fault is not None and self.marked == fault[0] and COMMIT in data:
             self.proxy.armed = None
             if fault[1] == "drop_commit":
                 return False
