@@ -203,6 +203,9 @@ class ZonekeepServer:
                 },
             )
         if path == "/readyz":
+            node = self.registry.node  # one that cannot renew its leases takes no joins
+            if self.ready and node is not None and node.health():
+                return _json(503, {"status": "cut off from the store"})
             if self.ready:
                 return _json(200, {"status": "ready"})
             return _json(503, {"status": "shutting down" if self._stopping else "starting"})

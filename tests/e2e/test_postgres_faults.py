@@ -294,6 +294,11 @@ async def test_a_silent_cut_is_reported_and_the_rooms_are_given_up_not_hung(
                                 await trio.sleep(0.1)
                         problems = health[-1][1]["problems"]
                         assert any("lease renewals are stale" in p for p in problems), problems
+                        status, _, body = await http_get(node.port, "/readyz")
+                        assert (status, json.loads(body)) == (
+                            503,
+                            {"status": "cut off from the store"},
+                        )
                         # ... gives the room up, telling its members ...
                         with trio.fail_after(helpers.deadline(3 * LEASE)):
                             closed = await alice.notification("encounter_closed")
@@ -317,6 +322,7 @@ async def test_a_silent_cut_is_reported_and_the_rooms_are_given_up_not_hung(
 
                     proxy.heal()
                     await until_healthy(node)
+                    assert (await http_get(node.port, "/readyz"))[0] == 200
                     joined = await gm.join(eid, token)
                     assert joined["seq"] == noted["last_seq"]
                     resumed = await gm.command(eid, "add_note", text="after the cut")
