@@ -8,6 +8,7 @@ The crash tests (SIGSTOP, kill -9) run nodes as processes: tests/e2e/test_failov
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -179,3 +180,24 @@ async def test_a_lease_that_cannot_be_taken_in_time_is_refused_as_being_handed_o
     assert (refused.name, refused.url) == ("store_unavailable", None)
     assert refused.message == HANDED_OVER
     assert eid not in b.server.rooms and lease_of(store_url, eid) == ("a", 1)
+
+
+async def test_a_node_whose_lease_renewals_are_stale_is_neither_healthy_nor_ready(
+    nursery: trio.Nursery, tmp_path: Path, store_url: str
+) -> None:
+    from test_observability import http_get
+
+    a, _ = await two_nodes(nursery, tmp_path, store_url)
+    node = a.server.registry.node
+    assert node is not None
+    port = a.server.port or 0
+    with trio.fail_after(helpers.deadline(20)):
+        assert (await http_get(port, "/healthz"))[0] == 200
+        node.renewed_at -= LEASE  # as if no renewal had succeeded for a whole lease
+        status, _, body = await http_get(port, "/healthz")
+        ready, _, ready_body = await http_get(port, "/readyz")
+    problems = json.loads(body)["problems"]
+    stale = [p for p in problems if p.startswith("lease renewals are stale: the last one")]
+    assert status == 503 and len(stale) == 1, problems
+    assert stale[0].endswith(f"(leases last {LEASE:g} s)")
+    assert (ready, json.loads(ready_body)) == (503, {"status": "cut off from the store"})
