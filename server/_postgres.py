@@ -385,7 +385,6 @@ class PostgresStore(SqlStore):
         """The outcome of an append stays unknown (the database cannot be read): give the
         encounter up as if its lease were lost (its members join again, and the node
         that loads it reads the log as it is), so it never plays on from a guess."""
-        super()._give_up(request, error)
         encounter = request.encounter
         if self.epochs.get(encounter) == request.epoch:
             del self.epochs[encounter]

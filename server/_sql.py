@@ -280,9 +280,8 @@ class SqlStore(ABC):
         return False
 
     def _give_up(self, request: Append, error: StoreError) -> StoreError:
-        """The outcome of ``request`` stays unknown: forget what this store believed of its
-        encounter (the room is given up; a load reads the truth again). The error for it."""
-        self._next_seq.pop(request.encounter, None)
+        """The outcome of ``request`` stays unknown: the error for it. A dialect whose
+        commits can end so gives the encounter up (the next load reads the truth)."""
         return error
 
     async def _settle(self, batch: list[Append]) -> tuple[list[Append], list[Append]]:
