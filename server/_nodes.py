@@ -18,8 +18,10 @@ on the database's clock):
   answering) never hangs while saying it is healthy: every store call is given up after
   at most ``lease_seconds`` (a renewal after two thirds of it), ``/healthz`` reports the
   renewals stale once none succeeded for two thirds of the lease (:meth:`Node.health`),
-  and once none succeeded for a whole lease the node gives every room up (its members
-  get ``encounter_closed``, ``moved``): another node may hold them by then.
+  and once none succeeded for a whole lease while they kept failing the node gives every
+  room up (its members get ``encounter_closed``, ``moved``): another node may hold them
+  by then. (A node that was paused tries a renewal first: it finds out whether its
+  leases are still its own.)
 
 The fence itself is in the store (``PostgresStore``): every append carries the epoch
 and is written only if the lease still has it, in the append's own transaction. So a
@@ -85,8 +87,11 @@ class Node:
         self.lost = 0
         self.renew_failures = 0
         self._started = False
-        #: When the last renewal that succeeded started (``time.monotonic()``).
+        #: When the last renewal that succeeded started (``time.monotonic()``), when the
+        #: last one failed, and when the one under way started (``None``: none).
         self.renewed_at = time.monotonic()
+        self._failed_at: float | None = None
+        self._trying_since: float | None = None
         store.call_timeout = min(store.call_timeout, lease_seconds)
 
     @property
@@ -185,15 +190,40 @@ class Node:
 
     async def run(self) -> None:
         """Renew the leases (and the heartbeat) every third of ``lease_seconds``, each
-        renewal given up after two thirds of it, and soon again after a failure; give up the
-        rooms whose lease another node took, and every room once no renewal succeeded
-        for a whole lease."""
+        renewal given up after two thirds of it, and soon again after a failure; give up
+        the rooms whose lease another node took, and every room once no renewal
+        succeeded for a whole lease (watched beside the renewals, so that a renewal
+        waiting for the store never delays it)."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._watch_renewals)
+            await self._renew()
+
+    async def _watch_renewals(self) -> None:
+        """Give every room up once no renewal succeeded for a whole lease while they kept
+        failing (or one hangs): not merely because time passed, as for a node that was
+        paused, whose next renewal tells whether its leases are still its own."""
+        while True:
+            await trio.sleep(self.lease_seconds / 12)
+            now = time.monotonic()
+            if now - self.renewed_at < self.lease_seconds:
+                continue
+            failing = self._failed_at is not None and self._failed_at > self.renewed_at
+            trying = self._trying_since
+            if failing or (trying is not None and now - trying >= 2 * self.lease_seconds / 3):
+                self._give_all_up()
+
+    def _failed(self, why: str, *, bug: bool = False) -> None:
+        self.renew_failures += 1
+        self._failed_at = time.monotonic()
+        log.error("node %s: %s", self.id, why, exc_info=bug)
+
+    async def _renew(self) -> None:
         interval = self.lease_seconds / 3
         wait = interval
         while True:
             await trio.sleep(wait)
             wait = interval / 4  # unless it succeeds: the lease is running out
-            started = time.monotonic()
+            started = self._trying_since = time.monotonic()
             try:
                 lost = await self.store.renew_leases(self.lease_seconds, timeout=2 * interval)
                 self.renewed_at = started
@@ -202,19 +232,18 @@ class Node:
                 _metrics.current().store_error = None
                 await self._look_at_peers()
             except StoreError as exc:
-                self.renew_failures += 1
-                log.error("node %s: the leases could not be renewed: %s", self.id, exc)
+                self._failed(f"the leases could not be renewed: {exc}")
+                continue
             except Exception:  # a bug: logged, and the next renewal is in a moment
-                self.renew_failures += 1
-                log.exception("node %s: renewing the leases failed", self.id)
-            else:
-                took = time.monotonic() - started
-                if took > interval:
-                    log.warning("node %s: renewing the leases took %.1f s", self.id, took)
-                for encounter in lost:
-                    self.lost += 1
-                    log.warning("encounter %s: its lease was taken by another node", encounter)
-                    if self.on_lost is not None:
-                        self.on_lost(encounter)
-            if time.monotonic() - self.renewed_at >= self.lease_seconds:
-                self._give_all_up()
+                self._failed("renewing the leases failed", bug=True)
+                continue
+            finally:
+                self._trying_since = None
+            took = time.monotonic() - started
+            if took > interval:
+                log.warning("node %s: renewing the leases took %.1f s", self.id, took)
+            for encounter in lost:
+                self.lost += 1
+                log.warning("encounter %s: its lease was taken by another node", encounter)
+                if self.on_lost is not None:
+                    self.on_lost(encounter)

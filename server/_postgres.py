@@ -288,6 +288,7 @@ class PostgresStore(SqlStore):
         self.fenced = 0
         #: Seconds a call may take before it is given up (:data:`CALL_TIMEOUT_SECONDS`).
         self.call_timeout = CALL_TIMEOUT_SECONDS
+        self._watchdog = _Watchdog()
 
     @property
     def location(self) -> str:
@@ -340,27 +341,33 @@ class PostgresStore(SqlStore):
         """``fn(connection, *args)`` in a worker thread, in one transaction of a pooled
         connection (committed when ``fn`` returns, rolled back when it raises).
 
-        Given up after ``timeout`` seconds (:attr:`call_timeout` by default) with
-        :class:`CallTimedOut`: the connection's socket is shut, so the worker thread
-        fails at once and the pool replaces the connection. (A thread abandoned by a
-        cancellation from outside runs on to its end, holding its limiter token.)"""
-        call = _Call()
+        Given up after ``timeout`` seconds (:attr:`call_timeout` by default) on the real
+        clock, with :class:`CallTimedOut`: the watchdog shuts the connection's socket, so
+        the worker thread fails at once and the pool replaces the connection. (A trio
+        deadline would not do: the thread cannot be interrupted, and a test's MockClock
+        would time a database out that answers in milliseconds.)"""
         limit = self.call_timeout if timeout is None else timeout
-        with trio.move_on_after(limit):
-            return await trio.to_thread.run_sync(
-                self._in_transaction, call, fn, args, limiter=self._limiter, abandon_on_cancel=True
-            )
-        call.cut()
-        raise CallTimedOut(f"the database did not answer within {limit:g} s")
+        return await trio.to_thread.run_sync(
+            self._in_transaction, limit, fn, args, limiter=self._limiter
+        )
 
-    def _in_transaction(self, call: _Call, fn: Callable[..., _T], args: tuple[Any, ...]) -> _T:
-        with self._pool.connection() as conn:
-            call.using(conn)
-            try:
-                with conn.transaction():
-                    return fn(conn, *args)
-            finally:
-                call.using(None)
+    def _in_transaction(self, limit: float, fn: Callable[..., _T], args: tuple[Any, ...]) -> _T:
+        call = _Call()
+        self._watchdog.watch(call, limit)
+        try:
+            with self._pool.connection(timeout=limit) as conn:
+                call.using(conn)
+                try:
+                    with conn.transaction():
+                        return fn(conn, *args)
+                finally:
+                    call.using(None)
+        except Exception as exc:
+            if call.was_cut:
+                raise CallTimedOut(f"the database did not answer within {limit:g} s") from exc
+            raise
+        finally:
+            self._watchdog.forget(call)
 
     async def _in_db(
         self, fn: Callable[..., _T], *args: Any, write: bool, timeout: float | None = None
@@ -401,6 +408,7 @@ class PostgresStore(SqlStore):
         except Exception as exc:  # closing anyway
             log.warning("%s: could not fold this store's change count: %s", self.where, exc)
         await trio.to_thread.run_sync(self._pool.close)
+        self._watchdog.close()
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -535,31 +543,74 @@ def _with_tcp_options(url: str) -> str:
 
 class _Call:
     """The connection one store call is using, so that a call past its time can be cut
-    off from the trio thread: shutting the socket down wakes the worker thread blocked
+    off from another thread: shutting the socket down wakes the worker thread blocked
     on it (a silent network cut would block it for as long as the kernel waits)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._conn: psycopg.Connection[Any] | None = None
-        self._cut = False
+        self.was_cut = False
 
     def using(self, conn: psycopg.Connection[Any] | None) -> None:
         with self._lock:
-            if conn is not None and self._cut:
+            if conn is not None and self.was_cut:
                 raise CallTimedOut("given up before it started")
             self._conn = conn
 
     def cut(self) -> None:
         with self._lock:
-            self._cut = True
+            self.was_cut = True
             if self._conn is None or self._conn.closed:
                 return
             try:
                 fd = self._conn.pgconn.socket
                 with socket.socket(fileno=os.dup(fd)) as sock:
                     sock.shutdown(socket.SHUT_RDWR)
-            except (OSError, ValueError) as exc:  # already gone
+            except Exception as exc:  # already gone (psycopg says so its own way)
                 log.debug("could not shut a timed-out connection down: %s", exc)
+
+
+class _Watchdog:
+    """One thread per store that cuts the calls past their deadline (on the real clock):
+    each call is watched from its start in the worker thread to its end."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._due: dict[_Call, float] = {}
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def watch(self, call: _Call, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        with self._changed:
+            earliest = min(self._due.values(), default=None)
+            self._due[call] = deadline
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="zonekeep-store-watchdog", daemon=True
+                )
+                self._thread.start()
+            elif earliest is None or deadline < earliest:
+                self._changed.notify()
+
+    def forget(self, call: _Call) -> None:
+        with self._changed:
+            self._due.pop(call, None)
+
+    def close(self) -> None:
+        with self._changed:
+            self._closed = True
+            self._changed.notify()
+
+    def _run(self) -> None:
+        with self._changed:
+            while not self._closed:
+                now = time.monotonic()
+                for call in [c for c, deadline in self._due.items() if deadline <= now]:
+                    del self._due[call]
+                    call.cut()
+                earliest = min(self._due.values(), default=None)
+                self._changed.wait(None if earliest is None else earliest - now)
 
 
 def _open_pool(pool: ConnectionPool[Any], url: str, where: str) -> None:
