@@ -529,6 +529,10 @@ def _configure_connection(conn: psycopg.Connection[Any]) -> None:
         f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION_SECONDS}s'".encode()
     )
     conn.execute(f"SET statement_timeout = '{STATEMENT_TIMEOUT_SECONDS}s'".encode())
+    if conn.info.server_version >= 140000:
+        # A session whose client is gone (a call given up, its socket shut) ends within
+        # a second even while it waits for a lock, rather than holding its own locks on.
+        conn.execute("SET client_connection_check_interval = '1s'")
     conn.commit()
 
 
