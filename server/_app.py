@@ -216,7 +216,8 @@ class ZonekeepServer:
             return forbidden("This origin may not open a connection to this server.")
         path = request.path.split("?", 1)[0]
         if path == "/healthz":
-            problems = self.metrics.health()
+            node = self.registry.node  # a node cut off from its store is not healthy
+            problems = self.metrics.health() + (node.health() if node is not None else [])
             return _json(
                 503 if problems else 200,
                 {
@@ -227,6 +228,9 @@ class ZonekeepServer:
                 },
             )
         if path == "/readyz":
+            node = self.registry.node  # one that cannot renew its leases takes no joins
+            if self.ready and node is not None and node.health():
+                return _json(503, {"status": "cut off from the store"})
             if self.ready:
                 return _json(200, {"status": "ready"})
             return _json(503, {"status": "shutting down" if self._stopping else "starting"})

@@ -1,7 +1,10 @@
 """The PostgreSQL event store: ``zonekeep serve --store postgresql://...``.
 
 The same :class:`~zonekeep.server._store.EventStore` as the SQLite store, kept in a
-PostgreSQL database that the operator runs (docs/storage.md):
+PostgreSQL database that the operator runs (docs/storage.md): the PostgreSQL dialect of
+the SQL core (``server/_sql.py``: group commit, the queries, the record logic), with
+what is PostgreSQL's own here (the pool, the layout and its migrations, the lease fence,
+the change counts, the time limits):
 
 - psycopg 3 and its connection pool (the ``postgresql`` extra; imported only when a
   PostgreSQL store is opened, so a SQLite-only server does not need it). Every blocking
@@ -22,6 +25,10 @@ PostgreSQL database that the operator runs (docs/storage.md):
   :meth:`PostgresStore.outside_changes` is the sum of the other writers' rows.
 - A URL's password is a secret: :attr:`PostgresStore.where` (used in every message) is
   the URL with it masked.
+- A database that stops answering never hangs the server: every call is given up after
+  :attr:`PostgresStore.call_timeout` (its connection shut), the connections have TCP
+  keepalive and ``statement_timeout``, and a commit whose reply was lost is settled by
+  reading the log back (``SqlStore._settle``; docs/scale-out.md).
 
 The tables are unqualified: they live in the first schema of the connection's
 ``search_path`` (``?options=-csearch_path%3Dname`` in the URL picks another one).
@@ -29,9 +36,11 @@ The tables are unqualified: they live in the first schema of the connection's
 
 from __future__ import annotations
 
-import json
+import functools
 import logging
-import secrets
+import os
+import socket
+import threading
 import time
 import uuid
 from collections.abc import Callable, Collection, Sequence
@@ -40,22 +49,24 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 import trio
 
-from zonekeep.sdk import Event, event_from_dict, event_to_dict
-
-from . import _metrics
 from ._config import VERSION, mask_url
-from ._store import (
-    RECORD_FIELDS,
-    EncounterRecord,
-    EncounterStatus,
-    GmKey,
-    StoredEncounter,
-    StoredGrant,
-    StoreError,
-    check_next_seq,
-    not_to_bring_back,
-    record_from_creation,
+from ._sql import (
+    Append,
+    Cursor,
+    Db,
+    Migration,
+    SqlStore,
+    check_version,
+    fetch,
+    finish_batch,
+    insert_records,
+    load_next_seqs,
+    log_tables,
+    migrate,
+    reason,
+    statements,
 )
+from ._store import StoreError
 
 if TYPE_CHECKING:
     import psycopg
@@ -71,6 +82,28 @@ DEFAULT_POOL_SIZE = 4
 
 #: Seconds to wait for the database when opening the store, and for a free connection.
 CONNECT_TIMEOUT_SECONDS = 10.0
+
+#: Seconds a store call may take (unless told: :attr:`PostgresStore.call_timeout`)
+#: before it is given up and its connection shut: a database that stopped answering (a
+#: silent network cut) never hangs the server. A node's calls get at most its lease.
+CALL_TIMEOUT_SECONDS = 10.0
+
+#: The server side of the same limit: PostgreSQL cancels a statement that runs longer
+#: (``statement_timeout``; a lock waited for counts).
+STATEMENT_TIMEOUT_SECONDS = 10
+
+#: TCP keepalive, ``tcp_user_timeout`` and a connect timeout for every connection (the
+#: pool's new ones too), unless the URL sets them: a peer that vanished (its machine
+#: lost, a cut link) is found out in seconds, not the hours of the system's defaults.
+#: ``tcp_user_timeout`` is in milliseconds.
+TCP_OPTIONS = {
+    "connect_timeout": str(int(CONNECT_TIMEOUT_SECONDS)),
+    "keepalives": "1",
+    "keepalives_idle": "5",
+    "keepalives_interval": "2",
+    "keepalives_count": "3",
+    "tcp_user_timeout": "10000",
+}
 
 #: The key of the advisory lock held while a store is made or migrated.
 _MIGRATION_LOCK = 0x7A6B_0015
@@ -89,7 +122,8 @@ _TABLES = (
     "leases",
 )
 
-_SCHEMA_1 = """
+_SCHEMA_1 = (
+    """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE schema_migrations (
     version INTEGER PRIMARY KEY,
@@ -114,26 +148,9 @@ CREATE TABLE encounters (
 );
 CREATE INDEX encounters_by_status ON encounters (status, created);
 CREATE INDEX encounters_by_creator ON encounters (creator, created);
-CREATE TABLE events (
-    encounter TEXT NOT NULL,
-    seq BIGINT NOT NULL,
-    type TEXT NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (encounter, seq)
-);
-CREATE TABLE snapshots (
-    encounter TEXT NOT NULL,
-    seq BIGINT NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (encounter, seq)
-);
-CREATE TABLE grants (
-    encounter TEXT NOT NULL,
-    token_hash TEXT NOT NULL,
-    role TEXT NOT NULL,
-    player TEXT,
-    PRIMARY KEY (encounter, token_hash)
-);
+"""
+    + log_tables("BIGINT")
+    + """
 CREATE TABLE gm_keys (
     name TEXT PRIMARY KEY,
     key_hash TEXT NOT NULL UNIQUE,
@@ -141,15 +158,7 @@ CREATE TABLE gm_keys (
 );
 CREATE TABLE changes (writer TEXT PRIMARY KEY, n BIGINT NOT NULL)
 """
-
-
-@attrs.frozen
-class Migration:
-    """The step from store version ``N`` to ``N + 1`` (``MIGRATIONS[N]``): ``apply`` runs
-    inside the one transaction of the whole upgrade, so it must not commit."""
-
-    description: str
-    apply: Callable[[psycopg.Connection[Any]], None]
+)
 
 
 _NODES_AND_LEASES = """
@@ -176,13 +185,17 @@ def _add_nodes_and_leases(conn: psycopg.Connection[Any]) -> None:
 
 
 #: Migrations from version N to N + 1, by N.
-MIGRATIONS: dict[int, Migration] = {
+MIGRATIONS: dict[int, Migration[psycopg.Connection[Any]]] = {
     1: Migration("nodes and encounter leases (several nodes)", _add_nodes_and_leases),
 }
 
 #: The database's clock in Unix seconds: every node's lease times are read from it, so
 #: the nodes' own clocks never have to agree.
 _NOW = "extract(epoch FROM clock_timestamp())"
+
+
+class CallTimedOut(Exception):
+    """A store call took longer than its time: given up, its connection shut."""
 
 
 class LeaseLost(StoreError):
@@ -211,47 +224,59 @@ class Owner:
 _T = TypeVar("_T")
 
 
-@attrs.define
-class _Append:
-    encounter: str
-    first_seq: int
-    types: list[str]
-    datas: list[str]
-    snapshot: str | None
-    finished: bool
-    record: EncounterRecord | None = None
-    #: The lease epoch the append is fenced by (a node's); ``None``: not fenced.
-    epoch: int | None = None
-    #: Set when the request was written (or failed: ``error``), or when its task is
-    #: asked to write the next batch, which holds it (``written`` still False).
-    done: trio.Event = attrs.field(factory=trio.Event)
-    written: bool = False
-    error: Exception | None = None
+class _PgDb(Db):
+    """The shared queries on a psycopg connection, counting this store's changes."""
+
+    __slots__ = ("conn", "writer")
+
+    def __init__(self, conn: psycopg.Connection[Any], writer: str) -> None:
+        self.conn = conn
+        self.writer = writer
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        return self.conn.execute(_in_pg(sql), params)
+
+    def changed(self) -> None:
+        _bump(self.conn, self.writer)
+
+    def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, Any]:
+        return f"{column} = ANY(?)", list(values)
+
+    def wait_for_writers(self, encounters: Sequence[str]) -> None:
+        """Lock the encounters' lease rows: an append's transaction holds them ``FOR
+        SHARE`` until it ends (a lost session's, at the latest when PostgreSQL ends the
+        session: ``idle_in_transaction_session_timeout``)."""
+        self.conn.execute(f"SET LOCAL lock_timeout = '{IDLE_IN_TRANSACTION_SECONDS + 2}s'".encode())
+        self.conn.execute(
+            "SELECT 1 FROM leases WHERE encounter = ANY(%s) ORDER BY encounter FOR UPDATE",
+            (list(encounters),),
+        )
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+@functools.cache
+def _in_pg(sql: str) -> bytes:
+    """A shared statement in psycopg's words (``%s`` for each ``?``)."""
+    return sql.replace("?", "%s").encode()
 
 
-class PostgresStore:
+class PostgresStore(SqlStore):
     """A durable :class:`~zonekeep.server._store.EventStore` in a PostgreSQL database.
 
     Open it with ``await PostgresStore.open(url)``; close it with ``await store.aclose()``.
     """
 
     def __init__(self, url: str, pool: ConnectionPool[Any], size: int) -> None:
+        import psycopg
+
+        super().__init__()
+        self._errors = (psycopg.Error, OSError, CallTimedOut)
+        self._duplicate = (psycopg.errors.UniqueViolation,)
         #: The URL with its password masked: for messages and logs.
         self.where = mask_url(url)
         self._pool = pool
         self._limiter = trio.CapacityLimiter(size)
-        self._pending: list[_Append] = []
-        self._flushing = False
-        self._next_seq: dict[str, int] = {}
         #: This store's row in ``changes`` (see :meth:`outside_changes`).
         self.writer = uuid.uuid4().hex
-        #: How many transactions and appends were written (for benchmarks).
-        self.transactions = 0
-        self.appends = 0
         #: Set by :meth:`become_node`: this node's id; then every append is fenced by the
         #: epoch of the encounter's lease (:attr:`epochs`), in the append's transaction.
         self.node: str | None = None
@@ -261,11 +286,18 @@ class PostgresStore:
         self.on_lease_lost: Callable[[str], None] | None = None
         #: Appends refused by the fence (for the metrics and the tests).
         self.fenced = 0
+        #: Seconds a call may take before it is given up (:data:`CALL_TIMEOUT_SECONDS`).
+        self.call_timeout = CALL_TIMEOUT_SECONDS
+        self._watchdog = _Watchdog()
 
     @property
     def location(self) -> str:
         """Where the store is, for the operator's messages (the password masked)."""
         return self.where
+
+    @property
+    def _fenced(self) -> bool:
+        return self.node is not None
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -284,7 +316,7 @@ class PostgresStore:
             ) from None
         size = max(1, pool_size)
         pool: ConnectionPool[Any] = ConnectionPool(
-            url,
+            _with_tcp_options(url),
             min_size=size,
             max_size=size,
             open=False,
@@ -299,31 +331,76 @@ class PostgresStore:
             raise
         store = cls(url, pool, size)
         try:
-            store._next_seq = await store._reading("the logs", _load_next_seqs)
+            store._next_seq = await store._reading("the logs", load_next_seqs)
         except BaseException:
             await trio.to_thread.run_sync(pool.close)
             raise
         return store
 
-    async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
+    async def _run(self, fn: Callable[..., _T], *args: Any, timeout: float | None = None) -> _T:
         """``fn(connection, *args)`` in a worker thread, in one transaction of a pooled
-        connection (committed when ``fn`` returns, rolled back when it raises)."""
-        return await trio.to_thread.run_sync(self._in_transaction, fn, args, limiter=self._limiter)
+        connection (committed when ``fn`` returns, rolled back when it raises).
 
-    def _in_transaction(self, fn: Callable[..., _T], args: tuple[Any, ...]) -> _T:
-        with self._pool.connection() as conn, conn.transaction():
-            return fn(conn, *args)
+        Given up after ``timeout`` seconds (:attr:`call_timeout` by default) on the real
+        clock, with :class:`CallTimedOut`: the watchdog shuts the connection's socket, so
+        the worker thread fails at once and the pool replaces the connection. (A trio
+        deadline would not do: the thread cannot be interrupted, and a test's MockClock
+        would time a database out that answers in milliseconds.)"""
+        limit = self.call_timeout if timeout is None else timeout
+        return await trio.to_thread.run_sync(
+            self._in_transaction, limit, fn, args, limiter=self._limiter
+        )
 
-    async def _doing(self, what: str, fn: Callable[..., _T], *args: Any) -> _T:
-        import psycopg
-
+    def _in_transaction(self, limit: float, fn: Callable[..., _T], args: tuple[Any, ...]) -> _T:
+        call = _Call()
+        self._watchdog.watch(call, limit)
         try:
-            return await self._run(fn, *args)
-        except (psycopg.Error, OSError) as exc:
-            raise StoreError(f"{self.where}: could not {what}: {_reason(exc)}") from None
+            with self._pool.connection(timeout=limit) as conn:
+                call.using(conn)
+                try:
+                    with conn.transaction():
+                        return fn(conn, *args)
+                finally:
+                    call.using(None)
+        except Exception as exc:
+            if call.was_cut:
+                raise CallTimedOut(f"the database did not answer within {limit:g} s") from exc
+            raise
+        finally:
+            self._watchdog.forget(call)
 
-    async def _reading(self, what: str, fn: Callable[..., _T], *args: Any) -> _T:
-        return await self._doing(f"read {what}", fn, *args)
+    async def _in_db(
+        self, fn: Callable[..., _T], *args: Any, write: bool, timeout: float | None = None
+    ) -> _T:
+        return await self._run(_on_db, self.writer, write, fn, args, timeout=timeout)
+
+    def _outcome_unknown(self, exc: BaseException) -> bool:
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        if isinstance(exc, CallTimedOut | OSError):
+            return True
+        # A lost connection has no SQLSTATE; the server's own refusals (a timeout, a
+        # conflict) have one and roll the transaction back. No connection: nothing sent.
+        return (
+            isinstance(exc, psycopg.OperationalError)
+            and exc.sqlstate is None
+            and not isinstance(exc, PoolTimeout)
+        )
+
+    def _give_up(self, request: Append, error: StoreError) -> StoreError:
+        """The outcome of an append stays unknown (the database cannot be read): give the
+        encounter up as if its lease were lost (its members join again, and the node
+        that loads it reads the log as it is), so it never plays on from a guess."""
+        encounter = request.encounter
+        if self.epochs.get(encounter) == request.epoch:
+            del self.epochs[encounter]
+        if self.on_lease_lost is not None:
+            self.on_lease_lost(encounter)
+        return StoreError(
+            f"{self.where}: whether {encounter}'s last events were saved is unknown (the "
+            "database did not answer); the encounter was given up"
+        )
 
     async def aclose(self) -> None:
         try:
@@ -331,89 +408,25 @@ class PostgresStore:
         except Exception as exc:  # closing anyway
             log.warning("%s: could not fold this store's change count: %s", self.where, exc)
         await trio.to_thread.run_sync(self._pool.close)
+        self._watchdog.close()
 
     # -- writing ------------------------------------------------------------------------------
 
-    async def append(
-        self,
-        encounter: str,
-        first_seq: int,
-        events: Sequence[Event],
-        *,
-        snapshot: dict[str, Any] | None = None,
-        finished: bool = False,
-    ) -> None:
-        epoch = None
-        if self.node is not None:
-            epoch = self.epochs.get(encounter)
-            if epoch is None:
-                self.fenced += 1
-                raise LeaseLost(f"{self.where}: this node holds no lease on {encounter}")
-        check_next_seq(encounter, first_seq, self._next_seq.get(encounter, 1))
-        request = _Append(
-            encounter,
-            first_seq,
-            [e.type for e in events],
-            [_dumps(event_to_dict(e)) for e in events],
-            _dumps(snapshot) if snapshot is not None else None,
-            finished,
-            record_from_creation(encounter, events[0], time.time(), finished)
-            if first_seq == 1 and events
-            else None,
-            epoch,
-        )
-        self._pending.append(request)
-        # Shielded: once queued, an append is written (or fails) before its task moves
-        # on, and a task asked to write the next batch always does so.
-        with trio.CancelScope(shield=True):
-            if self._flushing:
-                await request.done.wait()
-            if not request.written:
-                await self._write_next_batch()
-        if request.error is not None:
-            raise request.error
+    def _epoch(self, encounter: str) -> int | None:
+        if self.node is None:
+            return None
+        epoch = self.epochs.get(encounter)
+        if epoch is None:
+            self.fenced += 1
+            raise LeaseLost(f"{self.where}: this node holds no lease on {encounter}")
+        return epoch
 
-    async def _write_next_batch(self) -> None:
-        """Write every pending append in one transaction, then wake the task of the first
-        append queued meanwhile, which writes the next batch (never more than the batch
-        holding its own append, so no task is held back writing for the others)."""
-        import psycopg
+    async def _write(self, batch: list[Append]) -> Collection[Append]:
+        return await self._run(_write_batch, batch, self.writer, self.node)
 
-        self._flushing = True
-        batch: list[_Append] = []
-        try:
-            await trio.lowlevel.checkpoint()  # let the tasks ready to append join in
-            batch, self._pending = self._pending, []
-            started = time.perf_counter()
-            try:
-                fenced = await self._run(_write_batch, batch, self.writer, self.node)
-            except Exception as exc:
-                if not isinstance(exc, psycopg.Error | OSError):
-                    log.exception("writing a batch of events failed")
-                error = StoreError(f"{self.where}: could not save: {_reason(exc)}")
-                _metrics.current().store_committed(time.perf_counter() - started, error)
-                for request in batch:
-                    request.error = error
-            else:
-                _metrics.current().store_committed(time.perf_counter() - started)
-                self.transactions += 1
-                self.appends += len(batch)
-                for request in batch:
-                    if request in fenced:
-                        request.error = self._lost(request.encounter, request.epoch)
-                        continue
-                    self._next_seq[request.encounter] = request.first_seq + len(request.types)
-        finally:
-            for request in batch:
-                request.written = True
-                request.done.set()
-            if self._pending:
-                self._pending[0].done.set()
-            else:
-                self._flushing = False
-
-    def _lost(self, encounter: str, epoch: int | None) -> LeaseLost:
+    def _lost(self, request: Append) -> LeaseLost:
         """An append of ``encounter`` was refused by the fence: the lease is gone."""
+        encounter, epoch = request.encounter, request.epoch
         self.fenced += 1
         if self.epochs.get(encounter) == epoch:
             del self.epochs[encounter]
@@ -429,7 +442,7 @@ class PostgresStore:
     async def become_node(self, node: str, url: str) -> None:
         """Register this server as node ``node`` reached at ``url`` (its websocket URL),
         replacing a row of the same id (a restart), and fence every append from now on."""
-        await self._doing("register the node", _register_node, node, url)
+        await self._doing("register the node", _direct, _register_node, node, url)
         self.node = node
 
     async def leave(self) -> None:
@@ -438,24 +451,29 @@ class PostgresStore:
             return
         node, self.node = self.node, None
         self.epochs.clear()
-        await self._doing("unregister the node", _unregister_node, node)
+        await self._doing("unregister the node", _direct, _unregister_node, node)
 
     async def take_lease(self, encounter: str, seconds: float) -> Held | Owner:
         """Take ``encounter``'s lease for ``seconds`` when no other node holds a live
         one (never held, released, or expired), with an epoch above every earlier one:
         :class:`Held`. Otherwise who holds it: :class:`Owner`."""
         assert self.node is not None
-        found = await self._doing("take the lease", _take_lease, encounter, self.node, seconds)
+        found: Held | Owner = await self._doing(
+            "take the lease", _direct, _take_lease, encounter, self.node, seconds
+        )
         if isinstance(found, Held):
             self.epochs[encounter] = found.epoch
         return found
 
-    async def renew_leases(self, seconds: float) -> list[str]:
-        """Renew every lease this node holds for ``seconds`` (and its heartbeat); the
-        encounters whose lease another node took meanwhile (forgotten here)."""
+    async def renew_leases(self, seconds: float, *, timeout: float | None = None) -> list[str]:
+        """Renew every lease this node holds for ``seconds`` (and its heartbeat), giving
+        up after ``timeout`` seconds; the encounters whose lease another node took
+        meanwhile (forgotten here)."""
         assert self.node is not None
         held = dict(self.epochs)
-        kept = await self._doing("renew the leases", _renew_leases, self.node, held, seconds)
+        kept: set[str] = await self._doing(
+            "renew the leases", _direct, _renew_leases, self.node, held, seconds, timeout=timeout
+        )
         lost = [eid for eid, epoch in held.items() if eid not in kept]
         for eid in lost:
             if self.epochs.get(eid) == held[eid]:
@@ -466,149 +484,21 @@ class PostgresStore:
         """Give ``encounter``'s lease up (it was unloaded): any node may take it now."""
         epoch = self.epochs.pop(encounter, None)
         if self.node is not None and epoch is not None:
-            await self._doing("release the lease", _release_lease, encounter, self.node, epoch)
+            await self._doing(
+                "release the lease", _direct, _release_lease, encounter, self.node, epoch
+            )
 
     async def nodes(self, within: float) -> list[tuple[str, str, float]]:
         """The nodes whose heartbeat is at most ``within`` seconds old: id, websocket
         URL, seconds since their heartbeat."""
         rows = await self._reading(
             "the nodes",
-            _fetch,
+            fetch,
             f"SELECT id, url, {_NOW} - heartbeat FROM nodes "
-            f"WHERE heartbeat > {_NOW} - %s ORDER BY id",
+            f"WHERE heartbeat > {_NOW} - ? ORDER BY id",
             (within,),
         )
         return [(str(i), str(u), float(a)) for i, u, a in rows]
-
-    async def add_grant(self, encounter: str, grant: StoredGrant) -> None:
-        await self._doing("save the grant", _insert_grant, encounter, grant, self.writer)
-
-    async def remove_grants(self, encounter: str, token_hashes: Collection[str]) -> None:
-        await self._doing(
-            "revoke the grant", _delete_grants, encounter, list(token_hashes), self.writer
-        )
-
-    # -- reading ------------------------------------------------------------------------------
-
-    async def read(self, encounter: str, after: int = 0) -> list[tuple[int, Event]]:
-        rows = await self._reading("the events", _read_events, encounter, after)
-        return [(seq, event_from_dict(json.loads(data))) for seq, data in rows]
-
-    async def oldest_kept(self, encounter: str) -> int:
-        return 1
-
-    async def unfinished(self) -> list[StoredEncounter]:
-        return await self._reading("the unfinished encounters", _unfinished)
-
-    async def encounters(self) -> list[str]:
-        rows = await self._reading(
-            "the encounters", _fetch, "SELECT id FROM encounters ORDER BY created, id", ()
-        )
-        return [r[0] for r in rows]
-
-    # -- records --------------------------------------------------------------------------------
-
-    async def put_record(self, record: EncounterRecord) -> None:
-        await self._doing(f"save the record of {record.id}", _put_record, record, self.writer)
-
-    async def set_status(
-        self, encounter: str, status: EncounterStatus, *, last_activity: float | None = None
-    ) -> bool:
-        return await self._doing(
-            f"change the status of {encounter}",
-            _set_status,
-            encounter,
-            status,
-            last_activity,
-            self.writer,
-        )
-
-    async def get_record(self, encounter: str) -> EncounterRecord | None:
-        found = await self._reading("the record", _select_records, "WHERE id=%s", (encounter,))
-        return found[0] if found else None
-
-    async def records(
-        self,
-        *,
-        status: EncounterStatus | None = None,
-        creator: str | None = None,
-        ids: Sequence[str] | None = None,
-    ) -> list[EncounterRecord]:
-        if ids is not None and not ids:
-            return []
-        where: list[str] = []
-        params: list[Any] = []
-        if status is not None:
-            where.append("status=%s")
-            params.append(status)
-        if creator is not None:
-            where.append("creator=%s")
-            params.append(creator)
-        if ids is not None:
-            where.append("id = ANY(%s)")
-            params.append(list(ids))
-        clause = f"WHERE {' AND '.join(where)}" if where else ""
-        return await self._reading("the records", _select_records, clause, tuple(params))
-
-    async def load(self, encounter: str) -> StoredEncounter | None:
-        found = await self._reading("the encounter", _load, encounter)
-        if found is None:
-            return None
-        stored, next_seq = found
-        # The database is the truth for an encounter being loaded: another process may
-        # have deleted it or imported one under its id since this store appended to it.
-        # A node loads an encounter only once it took its lease: no append of this
-        # store's can still land after the read (the lease fences the older ones out).
-        if self.node is not None or (not self._flushing and not self._pending):
-            self._next_seq[encounter] = next_seq
-        return stored
-
-    async def delete(self, encounter: str) -> None:
-        await self._doing(f"delete {encounter}", _delete, encounter, self.writer)
-        self._next_seq.pop(encounter, None)
-
-    async def log_summary(self, encounter: str) -> tuple[int, int, dict[str, int]]:
-        """For the operator (``zonekeep encounters show``): how many events ``encounter``
-        has, its last seq (0: none), and its grants counted by role."""
-        return await self._reading("the log", _log_summary, encounter)
-
-    # -- GM keys ------------------------------------------------------------------------------
-
-    async def add_gm_key(self, key: GmKey) -> None:
-        import psycopg
-
-        try:
-            await self._run(_add_gm_key, key, self.writer)
-        except psycopg.errors.UniqueViolation:
-            raise ValueError(f"there is already a GM key named {key.name!r}") from None
-        except (psycopg.Error, OSError) as exc:
-            raise StoreError(f"{self.where}: could not save the GM key: {_reason(exc)}") from None
-
-    async def gm_keys(self) -> list[GmKey]:
-        rows = await self._reading(
-            "the GM keys",
-            _fetch,
-            "SELECT name, key_hash, created FROM gm_keys ORDER BY created, name",
-            (),
-        )
-        return [GmKey(name, key_hash, created) for name, key_hash, created in rows]
-
-    async def revoke_gm_key(self, name: str) -> bool:
-        return await self._doing("revoke the GM key", _revoke_gm_key, name, self.writer)
-
-    # -- the dice secret --------------------------------------------------------------------------
-
-    async def dice_secret(self) -> bytes:
-        """The store's dice secret (``meta.dice_secret``), made on first use."""
-        try:
-            return await self._doing("read the dice secret", _dice_secret)
-        except ValueError as exc:
-            raise StoreError(f"{self.where}: could not read the dice secret: {exc}") from None
-
-    async def adopt_dice_secret(self, secret: bytes) -> None:
-        """Make ``secret`` the store's dice secret (``zonekeep store copy``: the copied
-        encounters' dice stay verifiable)."""
-        await self._doing("save the dice secret", _adopt_dice_secret, secret.hex())
 
     # -- changes made by other processes --------------------------------------------------------
 
@@ -617,17 +507,11 @@ class PostgresStore:
         and GM keys: the sum of their rows in ``changes``, never moved by this store."""
         rows = await self._reading(
             "the change counts",
-            _fetch,
-            "SELECT COALESCE(SUM(n), 0) FROM changes WHERE writer <> %s",
+            fetch,
+            "SELECT COALESCE(SUM(n), 0) FROM changes WHERE writer <> ?",
             (self.writer,),
         )
         return int(rows[0][0])
-
-
-def _reason(exc: BaseException) -> str:
-    """An error's message, first line only (psycopg adds context lines)."""
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
 
 
 # -- the blocking parts (run in worker threads) ------------------------------------------------
@@ -644,7 +528,93 @@ def _configure_connection(conn: psycopg.Connection[Any]) -> None:
     conn.execute(
         f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION_SECONDS}s'".encode()
     )
+    conn.execute(f"SET statement_timeout = '{STATEMENT_TIMEOUT_SECONDS}s'".encode())
+    if conn.info.server_version >= 140000:
+        # A session whose client is gone (a call given up, its socket shut) ends within
+        # a second even while it waits for a lock, rather than holding its own locks on.
+        conn.execute("SET client_connection_check_interval = '1s'")
     conn.commit()
+
+
+def _with_tcp_options(url: str) -> str:
+    """``url`` as a connection string with :data:`TCP_OPTIONS` added, but those it sets
+    itself (the operator's word wins)."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    given = conninfo_to_dict(url)
+    return make_conninfo(url, **{k: v for k, v in TCP_OPTIONS.items() if k not in given})
+
+
+class _Call:
+    """The connection one store call is using, so that a call past its time can be cut
+    off from another thread: shutting the socket down wakes the worker thread blocked
+    on it (a silent network cut would block it for as long as the kernel waits)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._conn: psycopg.Connection[Any] | None = None
+        self.was_cut = False
+
+    def using(self, conn: psycopg.Connection[Any] | None) -> None:
+        with self._lock:
+            if conn is not None and self.was_cut:
+                raise CallTimedOut("given up before it started")
+            self._conn = conn
+
+    def cut(self) -> None:
+        with self._lock:
+            self.was_cut = True
+            if self._conn is None or self._conn.closed:
+                return
+            try:
+                fd = self._conn.pgconn.socket
+                with socket.socket(fileno=os.dup(fd)) as sock:
+                    sock.shutdown(socket.SHUT_RDWR)
+            except Exception as exc:  # already gone (psycopg says so its own way)
+                log.debug("could not shut a timed-out connection down: %s", exc)
+
+
+class _Watchdog:
+    """One thread per store that cuts the calls past their deadline (on the real clock):
+    each call is watched from its start in the worker thread to its end."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._due: dict[_Call, float] = {}
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def watch(self, call: _Call, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        with self._changed:
+            earliest = min(self._due.values(), default=None)
+            self._due[call] = deadline
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="zonekeep-store-watchdog", daemon=True
+                )
+                self._thread.start()
+            elif earliest is None or deadline < earliest:
+                self._changed.notify()
+
+    def forget(self, call: _Call) -> None:
+        with self._changed:
+            self._due.pop(call, None)
+
+    def close(self) -> None:
+        with self._changed:
+            self._closed = True
+            self._changed.notify()
+
+    def _run(self) -> None:
+        with self._changed:
+            while not self._closed:
+                now = time.monotonic()
+                for call in [c for c, deadline in self._due.items() if deadline <= now]:
+                    del self._due[call]
+                    call.cut()
+                earliest = min(self._due.values(), default=None)
+                self._changed.wait(None if earliest is None else earliest - now)
 
 
 def _open_pool(pool: ConnectionPool[Any], url: str, where: str) -> None:
@@ -655,14 +625,16 @@ def _open_pool(pool: ConnectionPool[Any], url: str, where: str) -> None:
 
     try:
         with (
-            psycopg.connect(url, connect_timeout=int(CONNECT_TIMEOUT_SECONDS)) as conn,
+            psycopg.connect(
+                _with_tcp_options(url), connect_timeout=int(CONNECT_TIMEOUT_SECONDS)
+            ) as conn,
             conn.transaction(),
         ):
             _upgrade(conn, where)
     except psycopg.OperationalError as exc:
-        raise StoreError(f"{where}: cannot connect: {_reason(exc)}") from None
+        raise StoreError(f"{where}: cannot connect: {reason(exc)}") from None
     except psycopg.Error as exc:
-        raise StoreError(f"{where}: cannot use the database: {_reason(exc)}") from None
+        raise StoreError(f"{where}: cannot use the database: {reason(exc)}") from None
     try:
         pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
     except PoolTimeout:
@@ -685,17 +657,7 @@ def _existing_tables(conn: psycopg.Connection[Any]) -> set[str]:
 def _read_version(conn: psycopg.Connection[Any], where: str) -> int:
     row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     version = int(row[0]) if row and str(row[0]).isdigit() else -1
-    if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"{where}: made by a newer zonekeep (store version {version}; this one reads up to "
-            f"{SCHEMA_VERSION}). Upgrade zonekeep; the database was left untouched."
-        )
-    if version < 1 or any(v not in MIGRATIONS for v in range(version, SCHEMA_VERSION)):
-        raise StoreError(
-            f"{where}: store version {version} is too old to migrate to {SCHEMA_VERSION}; "
-            "the database was left untouched."
-        )
-    return version
+    return check_version(version, SCHEMA_VERSION, MIGRATIONS, where, "database")
 
 
 def _upgrade(conn: psycopg.Connection[Any], where: str) -> None:
@@ -718,34 +680,16 @@ def _upgrade(conn: psycopg.Connection[Any], where: str) -> None:
                 f"({', '.join(sorted(tables))}) but is not one; it was left untouched. "
                 "Use a database (or schema) of its own."
             )
-        for statement in _SCHEMA_1.split(";"):
-            if statement.strip():
-                conn.execute(statement.encode())
+        for statement in statements(_SCHEMA_1):
+            conn.execute(statement.encode())
         conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', '1')")
         conn.execute(
             "INSERT INTO schema_migrations VALUES (1, 'a new store', %s, %s)", (now, VERSION)
         )
         log.info("%s: a new store (version 1)", where)
     version = _read_version(conn, where)
-    for v in range(version, SCHEMA_VERSION):
-        step = MIGRATIONS[v]
-        try:
-            step.apply(conn)
-        except Exception as exc:
-            raise StoreError(
-                f"{where}: migrating the store from version {v} to {v + 1} failed "
-                f"({type(exc).__name__}: {_reason(exc)}); the database was left untouched."
-            ) from exc
-        conn.execute(
-            "INSERT INTO schema_migrations VALUES (%s, %s, %s, %s)",
-            (v + 1, step.description, now, VERSION),
-        )
-        log.info("%s: store migrated to version %d (%s)", where, v + 1, step.description)
-    conn.execute("UPDATE meta SET value=%s WHERE key='schema_version'", (str(SCHEMA_VERSION),))
-
-
-def _fetch(conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...]) -> list[Any]:
-    return conn.execute(sql.encode(), params).fetchall()
+    span = (version, SCHEMA_VERSION)
+    migrate(conn, _PgDb(conn, ""), MIGRATIONS, span, where, "database", VERSION)
 
 
 def _bump(conn: psycopg.Connection[Any], writer: str) -> None:
@@ -769,45 +713,7 @@ def _retire_writer(conn: psycopg.Connection[Any], writer: str) -> None:
         )
 
 
-def _load_next_seqs(conn: psycopg.Connection[Any]) -> dict[str, int]:
-    rows = conn.execute("SELECT encounter, MAX(seq) FROM events GROUP BY encounter").fetchall()
-    return {eid: int(seq) + 1 for eid, seq in rows}
-
-
-_RECORD_COLUMNS = ", ".join((*RECORD_FIELDS, "finished"))
-_RECORD_SLOTS = ", ".join(["%s"] * (len(RECORD_FIELDS) + 1))
-
-#: Insert, or replace every column but an ``"archived"`` status (and its ``finished``
-#: mark), which only :func:`_set_status` changes.
-_PUT_RECORD = (
-    f"INSERT INTO encounters ({_RECORD_COLUMNS}) VALUES ({_RECORD_SLOTS}) "
-    "ON CONFLICT (id) DO UPDATE SET "
-    + ", ".join(f"{c}=excluded.{c}" for c in RECORD_FIELDS if c not in ("id", "status"))
-    + ", status=CASE WHEN encounters.status='archived' THEN encounters.status "
-    "ELSE excluded.status END"
-    + ", finished=CASE WHEN encounters.status='archived' THEN TRUE ELSE excluded.finished END"
-)
-
-
-def _record_row(record: EncounterRecord) -> tuple[Any, ...]:
-    return (
-        record.id,
-        record.title,
-        record.arena,
-        record.creator,
-        record.created,
-        record.last_activity,
-        record.status,
-        record.public,
-        record.phase,
-        record.round,
-        _dumps(list(record.players)),
-        record.source,
-        not_to_bring_back(record),
-    )
-
-
-def _fence(conn: psycopg.Connection[Any], batch: list[_Append], node: str) -> list[_Append]:
+def _fence(conn: psycopg.Connection[Any], batch: list[Append], node: str) -> list[Append]:
     """The appends of ``batch`` whose lease ``node`` no longer holds at their epoch. The
     leases still held are locked (``FOR SHARE``, in encounter order, as every writer of
     several leases locks them) until the transaction ends, so no other node can take one
@@ -828,27 +734,18 @@ def _fence(conn: psycopg.Connection[Any], batch: list[_Append], node: str) -> li
 
 
 def _write_batch(
-    conn: psycopg.Connection[Any], batch: list[_Append], writer: str, node: str | None = None
-) -> list[_Append]:
+    conn: psycopg.Connection[Any], batch: list[Append], writer: str, node: str | None = None
+) -> list[Append]:
     """Write ``batch`` (in the caller's transaction): the records of new encounters,
     every event in one statement, the snapshots and the finished marks. With ``node``,
     the appends whose lease is lost are left out: those are returned."""
-    fenced: list[_Append] = []
+    fenced: list[Append] = []
     if node is not None:
         fenced = _fence(conn, batch, node)
         if fenced:
             batch = [r for r in batch if r not in fenced]
-    now = time.time()
-    created = False
-    for r in batch:
-        if r.first_seq == 1:
-            record = r.record or record_from_creation(r.encounter, None, now, r.finished)
-            conn.execute(
-                f"INSERT INTO encounters ({_RECORD_COLUMNS}) VALUES ({_RECORD_SLOTS}) "
-                "ON CONFLICT (id) DO NOTHING",
-                _record_row(record),
-            )
-            created = True
+    db = _PgDb(conn, writer)
+    created = insert_records(db, batch)
     encounters = [r.encounter for r in batch for _ in r.types]
     seqs = [r.first_seq + i for r in batch for i in range(len(r.types))]
     if seqs:
@@ -862,18 +759,9 @@ def _write_batch(
                 [d for r in batch for d in r.datas],
             ),
         )
-    for r in batch:
-        if r.snapshot is not None:
-            conn.execute(
-                "INSERT INTO snapshots (encounter, seq, data) VALUES (%s, %s, %s) "
-                "ON CONFLICT (encounter, seq) DO UPDATE SET data = excluded.data",
-                (r.encounter, r.first_seq + len(r.types) - 1, r.snapshot),
-            )
-    ended = [r.encounter for r in batch if r.finished]
-    if ended:
-        conn.execute("UPDATE encounters SET finished=TRUE WHERE id = ANY(%s)", (ended,))
+    finish_batch(db, batch)
     if created:
-        _bump(conn, writer)
+        db.changed()
     return fenced
 
 
@@ -908,13 +796,15 @@ def _take_lease(conn: psycopg.Connection[Any], eid: str, node: str, seconds: flo
             f"INSERT INTO leases (encounter, node, epoch, expires) VALUES (%s, %s, 1, {_NOW} + %s) "
             "ON CONFLICT (encounter) DO UPDATE SET node = excluded.node, "
             "epoch = leases.epoch + 1, expires = excluded.expires "
-            f"WHERE leases.expires <= {_NOW} "
+            f"WHERE leases.expires <= {_NOW} OR leases.node = excluded.node "
             "OR NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = leases.node) "
             "RETURNING epoch",
             (eid, node, seconds),
         ).fetchone()
     except psycopg.errors.LockNotAvailable:
-        row = None
+        # Another node is taking it (or appending under it) right now; this transaction
+        # is aborted, so no more reading in it: the encounter is being handed over.
+        return Owner("", "", seconds)
     if row is not None:
         return Held(eid, int(row[0]))
     owner = conn.execute(
@@ -922,7 +812,7 @@ def _take_lease(conn: psycopg.Connection[Any], eid: str, node: str, seconds: flo
         "LEFT JOIN nodes n ON n.id = l.node WHERE l.encounter = %s",
         (eid,),
     ).fetchone()
-    if owner is None:  # (the lock timed out on a row being written)
+    if owner is None:  # (deleted meanwhile)
         return Owner("", "", seconds)
     return Owner(str(owner[0]), str(owner[1]), max(0.0, float(owner[2])))
 
@@ -957,188 +847,24 @@ def _release_lease(conn: psycopg.Connection[Any], eid: str, node: str, epoch: in
     )
 
 
-def _insert_grant(
-    conn: psycopg.Connection[Any], encounter: str, grant: StoredGrant, writer: str
-) -> None:
-    conn.execute(
-        "INSERT INTO grants (encounter, token_hash, role, player) VALUES (%s, %s, %s, %s) "
-        "ON CONFLICT DO NOTHING",
-        (encounter, grant.token_hash, grant.role, grant.player),
-    )
-    _bump(conn, writer)
-
-
-def _delete_grants(
-    conn: psycopg.Connection[Any], encounter: str, token_hashes: list[str], writer: str
-) -> None:
-    conn.execute(
-        "DELETE FROM grants WHERE encounter=%s AND token_hash = ANY(%s)",
-        (encounter, token_hashes),
-    )
-    _bump(conn, writer)
-
-
-def _read_events(
-    conn: psycopg.Connection[Any], encounter: str, after: int
-) -> list[tuple[int, str]]:
-    return conn.execute(
-        "SELECT seq, data FROM events WHERE encounter=%s AND seq>%s ORDER BY seq",
-        (encounter, after),
-    ).fetchall()
-
-
-def _stored(conn: psycopg.Connection[Any], eid: str) -> StoredEncounter:
-    snap = conn.execute(
-        "SELECT seq, data FROM snapshots WHERE encounter=%s ORDER BY seq DESC LIMIT 1", (eid,)
-    ).fetchone()
-    grants = tuple(
-        StoredGrant(h, role, player)
-        for h, role, player in conn.execute(
-            "SELECT token_hash, role, player FROM grants WHERE encounter=%s ORDER BY token_hash",
-            (eid,),
-        ).fetchall()
-    )
-    return StoredEncounter(
-        eid, int(snap[0]) if snap else 0, json.loads(snap[1]) if snap else None, grants
-    )
-
-
 def _snapshot_reads(conn: psycopg.Connection[Any]) -> None:
     """Make the rest of this transaction read one snapshot of the database."""
     conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
 
 
-def _unfinished(conn: psycopg.Connection[Any]) -> list[StoredEncounter]:
-    _snapshot_reads(conn)
-    ids = conn.execute(
-        "SELECT id FROM encounters WHERE NOT finished ORDER BY created, id"
-    ).fetchall()
-    return [_stored(conn, eid) for (eid,) in ids]
-
-
-def _load(conn: psycopg.Connection[Any], eid: str) -> tuple[StoredEncounter, int] | None:
-    """The encounter's latest snapshot and grants, and its next seq, from one snapshot."""
-    _snapshot_reads(conn)
-    if conn.execute("SELECT 1 FROM encounters WHERE id=%s", (eid,)).fetchone() is None:
-        return None
-    last = conn.execute("SELECT MAX(seq) FROM events WHERE encounter=%s", (eid,)).fetchone()
-    return _stored(conn, eid), int(last[0] or 0) + 1 if last else 1
-
-
-def _put_record(conn: psycopg.Connection[Any], record: EncounterRecord, writer: str) -> None:
-    conn.execute(_PUT_RECORD.encode(), _record_row(record))
-    _bump(conn, writer)
-
-
-def _set_status(
+def _on_db(
     conn: psycopg.Connection[Any],
-    eid: str,
-    status: str,
-    last_activity: float | None,
     writer: str,
-) -> bool:
-    cur = conn.execute(
-        "UPDATE encounters SET status=%s, finished=(%s<>'open' OR phase='ended'), "
-        "last_activity=COALESCE(%s, last_activity) WHERE id=%s",
-        (status, status, last_activity, eid),
-    )
-    if cur.rowcount > 0:
-        _bump(conn, writer)
-        return True
-    return False
+    write: bool,
+    fn: Callable[..., _T],
+    args: tuple[Any, ...],
+) -> _T:
+    """``fn`` on the shared queries; a reading one reads one snapshot of the database."""
+    if not write:
+        _snapshot_reads(conn)
+    return fn(_PgDb(conn, writer), *args)
 
 
-def _select_records(
-    conn: psycopg.Connection[Any], where: str, params: tuple[Any, ...]
-) -> list[EncounterRecord]:
-    rows = conn.execute(
-        f"SELECT {', '.join(RECORD_FIELDS)} FROM encounters {where} ORDER BY created, id".encode(),
-        params,
-    ).fetchall()
-    return [
-        EncounterRecord(
-            id=eid,
-            title=title,
-            arena=arena,
-            creator=creator,
-            created=created,
-            last_activity=last,
-            status=status,
-            public=bool(public),
-            phase=phase,
-            round=round_,
-            players=tuple(json.loads(players)),
-            source=source,
-        )
-        for (
-            eid,
-            title,
-            arena,
-            creator,
-            created,
-            last,
-            status,
-            public,
-            phase,
-            round_,
-            players,
-            source,
-        ) in rows
-    ]
-
-
-def _delete(conn: psycopg.Connection[Any], eid: str, writer: str) -> None:
-    for table, column in (
-        ("events", "encounter"),
-        ("snapshots", "encounter"),
-        ("grants", "encounter"),
-        ("encounters", "id"),
-    ):
-        conn.execute(f"DELETE FROM {table} WHERE {column}=%s".encode(), (eid,))
-    _bump(conn, writer)
-
-
-def _log_summary(conn: psycopg.Connection[Any], eid: str) -> tuple[int, int, dict[str, int]]:
-    _snapshot_reads(conn)
-    row = conn.execute(
-        "SELECT COUNT(*), MAX(seq) FROM events WHERE encounter=%s", (eid,)
-    ).fetchone()
-    roles = conn.execute(
-        "SELECT role, COUNT(*) FROM grants WHERE encounter=%s GROUP BY role ORDER BY role",
-        (eid,),
-    ).fetchall()
-    count, last = row if row else (0, None)
-    return int(count), int(last or 0), {role: int(n) for role, n in roles}
-
-
-def _dice_secret(conn: psycopg.Connection[Any]) -> bytes:
-    """A key in ``meta``, made on first use (no new layout: the version stays)."""
-    conn.execute(
-        "INSERT INTO meta (key, value) VALUES ('dice_secret', %s) ON CONFLICT (key) DO NOTHING",
-        (secrets.token_hex(32),),
-    )
-    row = conn.execute("SELECT value FROM meta WHERE key='dice_secret'").fetchone()
-    return bytes.fromhex(str(row[0] if row else ""))
-
-
-def _adopt_dice_secret(conn: psycopg.Connection[Any], secret: str) -> None:
-    conn.execute(
-        "INSERT INTO meta (key, value) VALUES ('dice_secret', %s) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        (secret,),
-    )
-
-
-def _add_gm_key(conn: psycopg.Connection[Any], key: GmKey, writer: str) -> None:
-    conn.execute(
-        "INSERT INTO gm_keys (name, key_hash, created) VALUES (%s, %s, %s)",
-        (key.name, key.key_hash, key.created),
-    )
-    _bump(conn, writer)
-
-
-def _revoke_gm_key(conn: psycopg.Connection[Any], name: str, writer: str) -> bool:
-    if conn.execute("DELETE FROM gm_keys WHERE name=%s", (name,)).rowcount > 0:
-        _bump(conn, writer)
-        return True
-    return False
+def _direct(db: _PgDb, fn: Callable[..., _T], *args: Any) -> _T:
+    """``fn`` (one of this dialect's own, on psycopg's connection) through :meth:`_doing`."""
+    return fn(db.conn, *args)

@@ -62,6 +62,7 @@ from ._config import ServerConfig
 from ._dice import DiceChoice, RoomDice, next_counter, parse_dice_option
 from ._encounter_file import EncounterFile
 from ._fanout import push
+from ._nodes import HANDED_OVER
 from ._plugin_data import with_server_settings
 from ._room import Grant, Job, Room
 from ._store import EncounterRecord, EventStore, StoredEncounter, StoreError
@@ -752,9 +753,14 @@ class Registry:
             record = await self.store.get_record(eid)
             stored = await self.store.load(eid)
         except StoreError as exc:
-            raise ProtocolError(
-                "store_unavailable", f"The encounter could not be read: {exc}"
-            ) from None
+            if self.node is None:
+                raise ProtocolError(
+                    "store_unavailable", f"The encounter could not be read: {exc}"
+                ) from None
+            # A node cut off from the store: the player sees the documented refusal
+            # (their client retries, through another node too), the operator the cause.
+            log.warning("encounter %s: could not be read: %s", eid, exc)
+            raise ProtocolError("store_unavailable", HANDED_OVER) from None
         if stored is None:
             raise unknown
         if record is not None and record.status != "open":

@@ -1,4 +1,5 @@
-"""The default event store: SQLite from the standard library, in WAL mode.
+"""The default event store: SQLite from the standard library, in WAL mode; the SQLite
+dialect of the SQL core (``server/_sql.py``: group commit, the queries, the record logic).
 
 - Group commit: appends that arrive while a transaction is being written share
   the next one, whatever encounter they belong to.
@@ -28,33 +29,31 @@ import functools
 import json
 import logging
 import os
-import secrets
 import sqlite3
 import time
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-import attrs
 import trio
 
-from zonekeep.sdk import Event, event_from_dict
-
-from . import _metrics
 from ._config import VERSION
-from ._store import (
-    RECORD_FIELDS,
-    EncounterRecord,
-    EncounterStatus,
-    GmKey,
-    StoredEncounter,
-    StoredGrant,
-    StoreError,
-    check_next_seq,
-    event_texts,
-    not_to_bring_back,
-    record_from_creation,
+from ._sql import (
+    Append,
+    Db,
+    Migration,
+    SqlStore,
+    check_version,
+    finish_batch,
+    insert_records,
+    load_next_seqs,
+    log_tables,
+    migrate,
+    statements,
 )
+from ._store import StoreError
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "SqliteStore"]
 
 log = logging.getLogger("zonekeep.store")
 
@@ -74,27 +73,7 @@ CREATE TABLE encounters (
     created REAL NOT NULL,
     finished INTEGER NOT NULL DEFAULT 0
 );
-CREATE TABLE events (
-    encounter TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    type TEXT NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (encounter, seq)
-) WITHOUT ROWID;
-CREATE TABLE snapshots (
-    encounter TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (encounter, seq)
-) WITHOUT ROWID;
-CREATE TABLE grants (
-    encounter TEXT NOT NULL,
-    token_hash TEXT NOT NULL,
-    role TEXT NOT NULL,
-    player TEXT,
-    PRIMARY KEY (encounter, token_hash)
-);
-"""
+""" + log_tables("INTEGER", " WITHOUT ROWID")
 
 _MIGRATIONS_TABLE = """
 CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -104,15 +83,6 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
     zonekeep TEXT
 )
 """
-
-
-@attrs.frozen
-class Migration:
-    """The step from store version ``N`` to ``N + 1`` (``MIGRATIONS[N]``): ``apply`` runs
-    inside the one transaction of the whole upgrade, so it must not commit."""
-
-    description: str
-    apply: Callable[[sqlite3.Connection], None]
 
 
 def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
@@ -215,7 +185,7 @@ def _backfill(conn: sqlite3.Connection, eid: str, finished: bool, now: float) ->
 
 
 #: Migrations from version N to N + 1, by N. They run in order, all in one transaction.
-MIGRATIONS: dict[int, Migration] = {
+MIGRATIONS: dict[int, Migration[sqlite3.Connection]] = {
     1: Migration(
         "encounter records (title, arena, creator, public, status, phase, round, players, "
         "source, last_activity) and GM keys",
@@ -227,44 +197,43 @@ Durability = Literal["full", "normal"]
 _T = TypeVar("_T")
 
 
-@attrs.define
-class _Append:
-    encounter: str
-    first_seq: int
-    rows: list[tuple[str, int, str, str]]
-    snapshot: str | None
-    finished: bool
-    #: The encounter's record, made from its first event (a first append only); stored
-    #: unless the encounter has one already.
-    record: EncounterRecord | None = None
-    #: Set when the request was written (or failed: ``error``), or when its task is
-    #: asked to write the next batch, which holds it (``written`` still False).
-    done: trio.Event = attrs.field(factory=trio.Event)
-    written: bool = False
-    error: Exception | None = None
+class _SqliteDb(Db):
+    """The shared queries on a SQLite connection."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self.conn.execute(sql, params)
+
+    def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, Any]:
+        return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(list(values))
 
 
-class SqliteStore:
+class SqliteStore(SqlStore):
     """A durable :class:`~zonekeep.server._store.EventStore` in one SQLite file.
 
     Open it with ``await SqliteStore.open(path)``; close it with ``await store.aclose()``.
     """
 
+    _errors = (sqlite3.Error,)
+    _duplicate = (sqlite3.IntegrityError,)
+
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        super().__init__()
         self.path = path
         self._conn = conn
         self._limiter = trio.CapacityLimiter(1)
-        self._pending: list[_Append] = []
-        self._flushing = False
-        self._next_seq: dict[str, int] = {}
-        #: How many transactions and appends were written (for benchmarks).
-        self.transactions = 0
-        self.appends = 0
 
     @property
     def location(self) -> str:
         """Where the store is, for the operator's messages: its file."""
         return str(self.path)
+
+    def _reason(self, exc: BaseException) -> str:
+        return str(exc)
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -274,264 +243,34 @@ class SqliteStore:
         target = Path(path)
         conn = await trio.to_thread.run_sync(_connect, target, durability)
         store = cls(target, conn)
-        seqs = await store._run(_load_next_seqs, conn)
-        store._next_seq = seqs
+        store._next_seq = await store._reading("the logs", load_next_seqs)
         return store
 
     async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
         return await trio.to_thread.run_sync(fn, *args, limiter=self._limiter)
 
+    async def _in_db(
+        self, fn: Callable[..., _T], *args: Any, write: bool, timeout: float | None = None
+    ) -> _T:
+        return await self._run(_in_transaction, self._conn, write, fn, args)
+
     async def aclose(self) -> None:
         await self._run(self._conn.close)
 
-    # -- writing ------------------------------------------------------------------------------
-
-    async def append(
-        self,
-        encounter: str,
-        first_seq: int,
-        events: Sequence[Event],
-        *,
-        snapshot: dict[str, Any] | None = None,
-        finished: bool = False,
-    ) -> None:
-        check_next_seq(encounter, first_seq, self._next_seq.get(encounter, 1))
-        texts = event_texts(events)
-        rows = [(encounter, first_seq + i, e.type, texts[i]) for i, e in enumerate(events)]
-        request = _Append(
-            encounter,
-            first_seq,
-            rows,
-            json.dumps(snapshot, separators=(",", ":"), allow_nan=False)
-            if snapshot is not None
-            else None,
-            finished,
-            record_from_creation(encounter, events[0], time.time(), finished)
-            if first_seq == 1 and events
-            else None,
-        )
-        self._pending.append(request)
-        # Shielded: once queued, an append is written (or fails) before its task moves
-        # on, and a task asked to write the next batch always does so.
-        with trio.CancelScope(shield=True):
-            if self._flushing:
-                await request.done.wait()
-            if not request.written:
-                await self._write_next_batch()
-        if request.error is not None:
-            raise request.error
-
-    async def _write_next_batch(self) -> None:
-        """Write every pending append as one batch (one transaction), then hand the
-        writing of whatever was queued meanwhile to the task of its first append.
-
-        Each task writes at most the one batch that holds its own append: a task that
-        kept writing while others kept appending would hold its own room back (its
-        events were stored, but it could not broadcast them) for as long as the server
-        stayed busy, which under saturation was seconds (docs/performance.md).
-        """
-        self._flushing = True
-        batch: list[_Append] = []
-        try:
-            # Let the other tasks that are ready to append (often just woken by the
-            # previous commit) join this transaction before it starts.
-            await trio.lowlevel.checkpoint()
-            batch, self._pending = self._pending, []
-            started = time.perf_counter()
-            try:
-                await self._run(_write_batch, self._conn, batch)
-            except Exception as exc:
-                if not isinstance(exc, sqlite3.Error):
-                    log.exception("writing a batch of events failed")
-                error = StoreError(f"{self.path}: could not save: {exc}")
-                _metrics.current().store_committed(time.perf_counter() - started, error)
-                for request in batch:
-                    request.error = error
-            else:
-                _metrics.current().store_committed(time.perf_counter() - started)
-                self.transactions += 1
-                self.appends += len(batch)
-                for request in batch:
-                    self._next_seq[request.encounter] = request.first_seq + len(request.rows)
-        finally:
-            for request in batch:
-                request.written = True
-                request.done.set()
-            if self._pending:
-                self._pending[0].done.set()  # its task writes the next batch
-            else:
-                self._flushing = False
-
-    async def add_grant(self, encounter: str, grant: StoredGrant) -> None:
-        try:
-            await self._run(_insert_grant, self._conn, encounter, grant)
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: could not save the grant: {exc}") from None
-
-    async def remove_grants(self, encounter: str, token_hashes: Collection[str]) -> None:
-        try:
-            await self._run(_delete_grants, self._conn, encounter, list(token_hashes))
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: could not revoke the grant: {exc}") from None
-
-    # -- reading ------------------------------------------------------------------------------
-
-    async def read(self, encounter: str, after: int = 0) -> list[tuple[int, Event]]:
-        rows = await self._run(_read_events, self._conn, encounter, after)
-        return [(seq, event_from_dict(json.loads(data))) for seq, data in rows]
-
-    async def oldest_kept(self, encounter: str) -> int:
-        return 1
-
-    async def unfinished(self) -> list[StoredEncounter]:
-        return await self._run(_unfinished, self._conn)
-
-    async def encounters(self) -> list[str]:
-        rows = await self._run(
-            lambda: self._conn.execute("SELECT id FROM encounters ORDER BY created").fetchall()
-        )
-        return [r[0] for r in rows]
-
-    # -- records (the lobby, lifecycle, the operator's commands) ------------------------------
-
-    async def put_record(self, record: EncounterRecord) -> None:
-        try:
-            await self._run(_put_record, self._conn, record)
-        except sqlite3.Error as exc:
-            raise StoreError(
-                f"{self.path}: could not save the record of {record.id}: {exc}"
-            ) from None
-
-    async def set_status(
-        self, encounter: str, status: EncounterStatus, *, last_activity: float | None = None
-    ) -> bool:
-        try:
-            return await self._run(_set_status, self._conn, encounter, status, last_activity)
-        except sqlite3.Error as exc:
-            raise StoreError(
-                f"{self.path}: could not change the status of {encounter}: {exc}"
-            ) from None
-
-    async def get_record(self, encounter: str) -> EncounterRecord | None:
-        found = await self._reading(
-            "the record",
-            _select_records,
-            self._conn,
-            "WHERE id=?",
-            (encounter,),
-        )
-        return found[0] if found else None
-
-    async def records(
-        self,
-        *,
-        status: EncounterStatus | None = None,
-        creator: str | None = None,
-        ids: Sequence[str] | None = None,
-    ) -> list[EncounterRecord]:
-        if ids is not None and not ids:
-            return []
-        where: list[str] = []
-        params: list[Any] = []
-        if status is not None:
-            where.append("status=?")
-            params.append(status)
-        if creator is not None:
-            where.append("creator=?")
-            params.append(creator)
-        if ids is not None:  # one parameter however many: a JSON array
-            where.append("id IN (SELECT value FROM json_each(?))")
-            params.append(json.dumps(list(ids)))
-        clause = f"WHERE {' AND '.join(where)}" if where else ""
-        return await self._reading(
-            "the records", _select_records, self._conn, clause, tuple(params)
-        )
-
-    async def load(self, encounter: str) -> StoredEncounter | None:
-        found = await self._reading("the encounter", _load, self._conn, encounter)
-        if found is None:
-            return None
-        stored, next_seq = found
-        # The file is the truth for an encounter being loaded: another process may have
-        # deleted it or imported one under its id since this store last appended to it.
-        if not self._flushing and not self._pending:
-            self._next_seq[encounter] = next_seq
-        return stored
-
-    async def delete(self, encounter: str) -> None:
-        try:
-            await self._run(_delete, self._conn, encounter)
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: could not delete {encounter}: {exc}") from None
-        self._next_seq.pop(encounter, None)
-
-    async def log_summary(self, encounter: str) -> tuple[int, int, dict[str, int]]:
-        """For the operator (``zonekeep encounters show``): how many events ``encounter``
-        has, its last seq (0: none), and its grants counted by role."""
-        return await self._reading("the log", _log_summary, self._conn, encounter)
-
-    # -- GM keys ------------------------------------------------------------------------------
-
-    async def add_gm_key(self, key: GmKey) -> None:
-        try:
-            await self._run(_add_gm_key, self._conn, key)
-        except sqlite3.IntegrityError:
-            raise ValueError(f"there is already a GM key named {key.name!r}") from None
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: could not save the GM key: {exc}") from None
-
-    async def gm_keys(self) -> list[GmKey]:
-        rows = await self._reading(
-            "the GM keys",
-            lambda: self._conn.execute(
-                "SELECT name, key_hash, created FROM gm_keys ORDER BY created, name"
-            ).fetchall(),
-        )
-        return [GmKey(name, key_hash, created) for name, key_hash, created in rows]
-
-    async def revoke_gm_key(self, name: str) -> bool:
-        try:
-            return await self._run(
-                lambda: self._conn.execute("DELETE FROM gm_keys WHERE name=?", (name,)).rowcount > 0
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: could not revoke the GM key: {exc}") from None
-
-    async def dice_secret(self) -> bytes:
-        try:
-            return await self._run(_dice_secret, self._conn)
-        except (sqlite3.Error, ValueError) as exc:
-            raise StoreError(f"{self.path}: could not read the dice secret: {exc}") from None
-
-    async def adopt_dice_secret(self, secret: bytes) -> None:
-        """Make ``secret`` the store's dice secret (``zonekeep store copy``: the copied
-        encounters' dice stay verifiable)."""
-        try:
-            await self._run(
-                lambda: self._conn.execute(
-                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('dice_secret', ?)",
-                    (secret.hex(),),
-                )
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: could not save the dice secret: {exc}") from None
+    async def _write(self, batch: list[Append]) -> Collection[Append]:
+        await self._run(_write_batch, self._conn, batch)
+        return ()
 
     # -- changes made by other processes --------------------------------------------------------
 
     async def outside_changes(self) -> int:
         """SQLite's ``data_version`` of the server's own connection: it moves when another
         connection (another process: the CLI) commits, never for this one's own writes."""
-        row = await self._reading(
-            "the data version",
-            lambda: self._conn.execute("PRAGMA data_version").fetchone(),
-        )
-        return int(row[0])
-
-    async def _reading(self, what: str, fn: Callable[..., _T], *args: Any) -> _T:
         try:
-            return await self._run(fn, *args)
+            row = await self._run(lambda: self._conn.execute("PRAGMA data_version").fetchone())
         except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: could not read {what}: {exc}") from None
+            raise StoreError(f"{self.path}: could not read the data version: {exc}") from None
+        return int(row[0])
 
 
 # -- the blocking parts (run in the worker thread) --------------------------------------------
@@ -593,17 +332,7 @@ def _read_version(conn: sqlite3.Connection, path: Path) -> int:
         )
     row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     version = int(row[0]) if row and str(row[0]).isdigit() else -1
-    if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"{path}: made by a newer zonekeep (store version {version}; this one reads up to "
-            f"{SCHEMA_VERSION}). Upgrade zonekeep; the file was left untouched."
-        )
-    if version < 1 or any(v not in MIGRATIONS for v in range(version, SCHEMA_VERSION)):
-        raise StoreError(
-            f"{path}: store version {version} is too old to migrate to {SCHEMA_VERSION}; "
-            "the file was left untouched."
-        )
-    return version
+    return check_version(version, SCHEMA_VERSION, MIGRATIONS, str(path), "file")
 
 
 def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
@@ -621,9 +350,8 @@ def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
                 raise StoreError(
                     f"{path}: this SQLite file is not a zonekeep store; it was left untouched."
                 )
-            for statement in _SCHEMA_1.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            for statement in statements(_SCHEMA_1):
+                conn.execute(statement)
             conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', '1')")
             conn.execute(_MIGRATIONS_TABLE)
             conn.execute(
@@ -637,21 +365,8 @@ def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
                 "INSERT OR IGNORE INTO schema_migrations VALUES "
                 "(1, 'the layout of zonekeep 0.1', NULL, NULL)"
             )
-        for v in range(version, SCHEMA_VERSION):
-            step = MIGRATIONS[v]
-            try:
-                step.apply(conn)
-            except Exception as exc:
-                raise StoreError(
-                    f"{path}: migrating the store from version {v} to {v + 1} failed "
-                    f"({type(exc).__name__}: {exc}); the file was left untouched."
-                ) from exc
-            conn.execute(
-                "INSERT INTO schema_migrations VALUES (?, ?, ?, ?)",
-                (v + 1, step.description, now, VERSION),
-            )
-            log.info("%s: store migrated to version %d (%s)", path, v + 1, step.description)
-        conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+        span = (version, SCHEMA_VERSION)
+        migrate(conn, _SqliteDb(conn), MIGRATIONS, span, str(path), "file", VERSION)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
@@ -659,9 +374,20 @@ def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
         raise
 
 
-def _load_next_seqs(conn: sqlite3.Connection) -> dict[str, int]:
-    rows = conn.execute("SELECT encounter, MAX(seq) FROM events GROUP BY encounter").fetchall()
-    return {eid: seq + 1 for eid, seq in rows}
+def _in_transaction(
+    conn: sqlite3.Connection, write: bool, fn: Callable[..., _T], args: tuple[Any, ...]
+) -> _T:
+    """``fn`` on the shared queries, in one transaction (``BEGIN IMMEDIATE`` for a write:
+    it waits for another process's write, up to the busy timeout, rather than failing)."""
+    conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+    try:
+        result = fn(_SqliteDb(conn), *args)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:  # SQLite may already have rolled back (disk full)
+            conn.execute("ROLLBACK")
+        raise
+    return result
 
 
 #: Rows per INSERT statement: 4 values each, under SQLite's oldest limit of 999.
@@ -684,240 +410,25 @@ def _insert_events(conn: sqlite3.Connection, rows: list[tuple[str, int, str, str
         conn.execute(_insert_events_sql(len(chunk)), [v for row in chunk for v in row])
 
 
-def _write_batch(conn: sqlite3.Connection, batch: list[_Append]) -> None:
+def _write_batch(conn: sqlite3.Connection, batch: list[Append]) -> None:
     """Write ``batch`` in one transaction. The usual batch (events of encounters that
     already exist, nothing else) is a single INSERT statement, which SQLite runs as a
     transaction of its own."""
-    rows = [row for r in batch for row in r.rows]
+    rows = [
+        (r.encounter, r.first_seq + i, kind, r.datas[i])
+        for r in batch
+        for i, kind in enumerate(r.types)
+    ]
     if len(rows) <= ROWS_PER_INSERT and all(
         r.first_seq != 1 and r.snapshot is None and not r.finished for r in batch
     ):
         if rows:
             _insert_events(conn, rows)
         return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        now = time.time()
-        for r in batch:
-            if r.first_seq == 1:
-                record = r.record or record_from_creation(r.encounter, None, now, r.finished)
-                conn.execute(
-                    f"INSERT OR IGNORE INTO encounters ({_RECORD_COLUMNS}) VALUES ({_RECORD_SLOTS})",
-                    _record_row(record),
-                )
+
+    def write(db: Db) -> None:
+        insert_records(db, batch)
         _insert_events(conn, rows)
-        for r in batch:
-            if r.snapshot is not None:
-                last = r.first_seq + len(r.rows) - 1
-                conn.execute(
-                    "INSERT OR REPLACE INTO snapshots (encounter, seq, data) VALUES (?, ?, ?)",
-                    (r.encounter, last, r.snapshot),
-                )
-            if r.finished:
-                conn.execute("UPDATE encounters SET finished=1 WHERE id=?", (r.encounter,))
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:  # SQLite may already have rolled back (disk full)
-            conn.execute("ROLLBACK")
-        raise
+        finish_batch(db, batch)
 
-
-def _delete_grants(conn: sqlite3.Connection, encounter: str, token_hashes: list[str]) -> None:
-    """Delete the grants of ``token_hashes`` in one transaction (all or none)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.executemany(
-            "DELETE FROM grants WHERE encounter=? AND token_hash=?",
-            [(encounter, h) for h in token_hashes],
-        )
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
-def _insert_grant(conn: sqlite3.Connection, encounter: str, grant: StoredGrant) -> None:
-    conn.execute(
-        "INSERT OR IGNORE INTO grants (encounter, token_hash, role, player) VALUES (?, ?, ?, ?)",
-        (encounter, grant.token_hash, grant.role, grant.player),
-    )
-
-
-def _read_events(conn: sqlite3.Connection, encounter: str, after: int) -> list[tuple[int, str]]:
-    return conn.execute(
-        "SELECT seq, data FROM events WHERE encounter=? AND seq>? ORDER BY seq", (encounter, after)
-    ).fetchall()
-
-
-def _stored(conn: sqlite3.Connection, eid: str) -> StoredEncounter:
-    snap = conn.execute(
-        "SELECT seq, data FROM snapshots WHERE encounter=? ORDER BY seq DESC LIMIT 1", (eid,)
-    ).fetchone()
-    grants = tuple(
-        StoredGrant(h, role, player)
-        for h, role, player in conn.execute(
-            "SELECT token_hash, role, player FROM grants WHERE encounter=?", (eid,)
-        ).fetchall()
-    )
-    return StoredEncounter(
-        eid, snap[0] if snap else 0, json.loads(snap[1]) if snap else None, grants
-    )
-
-
-def _unfinished(conn: sqlite3.Connection) -> list[StoredEncounter]:
-    ids = conn.execute("SELECT id FROM encounters WHERE finished=0 ORDER BY created").fetchall()
-    return [_stored(conn, eid) for (eid,) in ids]
-
-
-def _load(conn: sqlite3.Connection, eid: str) -> tuple[StoredEncounter, int] | None:
-    """The encounter's latest snapshot and grants, and its next seq, read in one read
-    transaction (so another process's write cannot fall between them)."""
-    conn.execute("BEGIN")
-    try:
-        if conn.execute("SELECT 1 FROM encounters WHERE id=?", (eid,)).fetchone() is None:
-            return None
-        last = conn.execute("SELECT MAX(seq) FROM events WHERE encounter=?", (eid,)).fetchone()
-        return _stored(conn, eid), (last[0] or 0) + 1
-    finally:
-        conn.execute("COMMIT")
-
-
-_RECORD_COLUMNS = ", ".join((*RECORD_FIELDS, "finished"))
-_RECORD_SLOTS = ", ".join("?" * (len(RECORD_FIELDS) + 1))
-
-
-def _record_row(record: EncounterRecord) -> tuple[Any, ...]:
-    """``record`` as the values of :data:`_RECORD_COLUMNS` (``finished`` last)."""
-    return (
-        record.id,
-        record.title,
-        record.arena,
-        record.creator,
-        record.created,
-        record.last_activity,
-        record.status,
-        int(record.public),
-        record.phase,
-        record.round,
-        json.dumps(list(record.players)),
-        record.source,
-        int(not_to_bring_back(record)),
-    )
-
-
-#: One statement: insert, or replace every column but an ``"archived"`` status (and its
-#: ``finished`` mark), which only :func:`_set_status` changes.
-_PUT_RECORD = (
-    f"INSERT INTO encounters ({_RECORD_COLUMNS}) VALUES ({_RECORD_SLOTS}) "
-    "ON CONFLICT (id) DO UPDATE SET "
-    + ", ".join(f"{c}=excluded.{c}" for c in RECORD_FIELDS if c not in ("id", "status"))
-    + ", status=CASE WHEN status='archived' THEN status ELSE excluded.status END"
-    + ", finished=CASE WHEN status='archived' THEN 1 ELSE excluded.finished END"
-)
-
-
-def _put_record(conn: sqlite3.Connection, record: EncounterRecord) -> None:
-    conn.execute(_PUT_RECORD, _record_row(record))
-
-
-def _set_status(
-    conn: sqlite3.Connection, eid: str, status: str, last_activity: float | None
-) -> bool:
-    return (
-        conn.execute(
-            "UPDATE encounters SET status=?, finished=(?<>'open' OR phase='ended'), "
-            "last_activity=COALESCE(?, last_activity) WHERE id=?",
-            (status, status, last_activity, eid),
-        ).rowcount
-        > 0
-    )
-
-
-def _select_records(
-    conn: sqlite3.Connection, where: str, params: tuple[Any, ...]
-) -> list[EncounterRecord]:
-    rows = conn.execute(
-        f"SELECT {', '.join(RECORD_FIELDS)} FROM encounters {where} ORDER BY created, id", params
-    ).fetchall()
-    found = []
-    for (
-        eid,
-        title,
-        arena,
-        creator,
-        created,
-        last,
-        status,
-        public,
-        phase,
-        round_,
-        players,
-        source,
-    ) in rows:
-        found.append(
-            EncounterRecord(
-                id=eid,
-                title=title,
-                arena=arena,
-                creator=creator,
-                created=created,
-                last_activity=last,
-                status=status,
-                public=bool(public),
-                phase=phase,
-                round=round_,
-                players=tuple(json.loads(players)),
-                source=source,
-            )
-        )
-    return found
-
-
-def _delete(conn: sqlite3.Connection, eid: str) -> None:
-    """Forget ``eid`` in one transaction: its events, snapshots, grants and record."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        for table, column in (
-            ("events", "encounter"),
-            ("snapshots", "encounter"),
-            ("grants", "encounter"),
-            ("encounters", "id"),
-        ):
-            conn.execute(f"DELETE FROM {table} WHERE {column}=?", (eid,))
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
-def _log_summary(conn: sqlite3.Connection, eid: str) -> tuple[int, int, dict[str, int]]:
-    conn.execute("BEGIN")
-    try:
-        count, last = conn.execute(
-            "SELECT COUNT(*), MAX(seq) FROM events WHERE encounter=?", (eid,)
-        ).fetchone()
-        roles = conn.execute(
-            "SELECT role, COUNT(*) FROM grants WHERE encounter=? GROUP BY role ORDER BY role",
-            (eid,),
-        ).fetchall()
-    finally:
-        conn.execute("COMMIT")
-    return count, last or 0, dict(roles)
-
-
-def _dice_secret(conn: sqlite3.Connection) -> bytes:
-    """The store's dice secret (``meta.dice_secret``), made on first use: a key in the
-    meta table needs no new layout, so the store version does not change."""
-    fresh = secrets.token_hex(32)
-    conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('dice_secret', ?)", (fresh,))
-    row = conn.execute("SELECT value FROM meta WHERE key='dice_secret'").fetchone()
-    return bytes.fromhex(str(row[0]))
-
-
-def _add_gm_key(conn: sqlite3.Connection, key: GmKey) -> None:
-    conn.execute(
-        "INSERT INTO gm_keys (name, key_hash, created) VALUES (?, ?, ?)",
-        (key.name, key.key_hash, key.created),
-    )
+    _in_transaction(conn, True, write, ())

@@ -21,7 +21,6 @@ SECURITY = ROOT / "docs" / "security.md"
 #: table must name its tests (``file::test``).
 AWAITING_MERGE = {
     "tests/e2e/test_hardening_game.py",
-    "tests/e2e/test_postgres_faults.py",
 }
 
 #: Tests the table names that were merged into main after this branch left it (issue 27,

@@ -19,6 +19,7 @@ from postgres_support import fresh_schema, schema_of, sql
 
 from zonekeep.sdk import EncounterCreated, EncounterOptions, RoundStarted, single_zone_arena
 from zonekeep.server._postgres import Held, LeaseLost, Owner, PostgresStore
+from zonekeep.server._store import StoreError
 
 LEASE = 30.0
 
@@ -146,3 +147,25 @@ async def test_a_restarted_node_of_the_same_id_takes_its_leases_back_at_once(url
     finally:
         await again.aclose()
         await other.aclose()
+
+
+async def test_a_call_the_database_does_not_answer_in_time_is_given_up_and_its_connection_replaced(
+    url: str,
+) -> None:
+    import psycopg
+    from postgres_support import POSTGRES_URL
+
+    a = await node(url, "a")
+    try:
+        assert await a.take_lease("e1", LEASE) == Held("e1", 1)
+        with psycopg.connect(POSTGRES_URL) as locker:  # the renewal waits for this lock
+            locker.execute(f"SELECT 1 FROM {schema_of(url)}.leases WHERE encounter='e1' FOR UPDATE")
+            with trio.fail_after(helpers.deadline(5)):
+                with pytest.raises(StoreError, match=r"did not answer within 0\.5 s"):
+                    await a.renew_leases(LEASE, timeout=helpers.deadline(0.5))
+        # Its connection was shut (the pool replaces it); the store goes on.
+        with trio.fail_after(helpers.deadline(15)):
+            assert await a.renew_leases(LEASE) == []
+            assert a.epochs == {"e1": 1}
+    finally:
+        await a.aclose()

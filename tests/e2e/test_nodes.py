@@ -8,6 +8,7 @@ The crash tests (SIGSTOP, kill -9) run nodes as processes: tests/e2e/test_failov
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from e2e_support import Limits, Running, ServerConfig, creatures, start_server
 from postgres_support import fresh_schema, schema_of, sql
 
 from zonekeep.protocol.client import ClientError, connect
+from zonekeep.server._nodes import HANDED_OVER
 
 LEASE = 30.0  # long: these tests never wait for a lease to run out
 
@@ -149,3 +151,53 @@ async def test_a_node_answers_metrics_of_its_own_leases(
     assert "zonekeep_node_leases 1.0" in page
     assert "zonekeep_node_leases_taken_total 1.0" in page
     assert "zonekeep_node_appends_fenced_total 0.0" in page
+
+
+async def test_a_lease_that_cannot_be_taken_in_time_is_refused_as_being_handed_over(
+    nursery: trio.Nursery, tmp_path: Path, store_url: str
+) -> None:
+    import psycopg
+    from postgres_support import POSTGRES_URL
+
+    a, b = await two_nodes(nursery, tmp_path, store_url)
+    with trio.fail_after(helpers.deadline(20)):
+        async with a.client() as gm:
+            created = await gm.create_encounter("Contested", "tavern", creatures())
+            eid = created["encounter"]
+            seat = await gm.request("create_seat", encounter=eid, player="alice")
+        # Another transaction holds the lease's row (a node taking it over, say): b's
+        # taking waits for it, up to its lock timeout, and then gives up.
+        with psycopg.connect(POSTGRES_URL) as locker:
+            locker.execute(
+                f"SELECT 1 FROM {schema_of(store_url)}.leases WHERE encounter = %s FOR UPDATE",
+                (eid,),
+            )
+            async with b.client(follow_moved=False) as alice:
+                with pytest.raises(ClientError) as info:
+                    await alice.join(eid, seat["token"])
+    # The documented refusal: not the database's words, nor its address.
+    refused = info.value
+    assert (refused.name, refused.url) == ("store_unavailable", None)
+    assert refused.message == HANDED_OVER
+    assert eid not in b.server.rooms and lease_of(store_url, eid) == ("a", 1)
+
+
+async def test_a_node_whose_lease_renewals_are_stale_is_neither_healthy_nor_ready(
+    nursery: trio.Nursery, tmp_path: Path, store_url: str
+) -> None:
+    from test_observability import http_get
+
+    a, _ = await two_nodes(nursery, tmp_path, store_url)
+    node = a.server.registry.node
+    assert node is not None
+    port = a.server.port or 0
+    with trio.fail_after(helpers.deadline(20)):
+        assert (await http_get(port, "/healthz"))[0] == 200
+        node.renewed_at -= LEASE  # as if no renewal had succeeded for a whole lease
+        status, _, body = await http_get(port, "/healthz")
+        ready, _, ready_body = await http_get(port, "/readyz")
+    problems = json.loads(body)["problems"]
+    stale = [p for p in problems if p.startswith("lease renewals are stale: the last one")]
+    assert status == 503 and len(stale) == 1, problems
+    assert stale[0].endswith(f"(leases last {LEASE:g} s)")
+    assert (ready, json.loads(ready_body)) == (503, {"status": "cut off from the store"})
