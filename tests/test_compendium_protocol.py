@@ -189,8 +189,9 @@ async def test_pages_count_against_the_reply_byte_budget(make_server: MakeServer
     limits = Limits(reply_bytes_burst=20_000, reply_bytes_per_second=1.0)
     running: Running = await make_server(ServerConfig(port=0, limits=limits))
     async with running.client() as client:
-        every = await ask(client, limit=50)  # a full page, tens of KB: sent, and overdraws
-        assert len(every["entries"]) == 50 <= every["total"]  # the budget
+        # A full page, tens of KB: sent, and it overdraws the budget.
+        every = await ask(client, limit=50)
+        assert len(every["entries"]) == 50 <= every["total"]
         error = await refused(client, "list_compendium", {"limit": 1})
         assert (error.code, error.name) == (5001, "rate_limited")
         assert "Retry in" in error.message
