@@ -32,7 +32,7 @@ SRD = ROOT / "sdk" / "compendium" / "srd-5.1.json"
 
 #: The issue this groundwork is for asks for every SRD creature of challenge 5 or less;
 #: 120 is the floor this file must not fall below.
-AT_LEAST = 99
+AT_LEAST = 111
 
 #: The credit the SRD's licence (CC BY 4.0) asks for, in the words the licence needs.
 LICENCE_WORDS = (
