@@ -32,7 +32,7 @@ SRD = ROOT / "sdk" / "compendium" / "srd-5.1.json"
 
 #: The issue this groundwork is for asks for every SRD creature of challenge 5 or less;
 #: 120 is the floor this file must not fall below.
-AT_LEAST = 111
+AT_LEAST = 120
 
 #: The credit the SRD's licence (CC BY 4.0) asks for, in the words the licence needs.
 LICENCE_WORDS = (
@@ -82,7 +82,7 @@ def damage_problems(entry: CompendiumEntry) -> list[str]:
     return problems
 
 
-def test_the_srd_file_holds_at_least_the_floor_of_creatures_under_unique_sorted_ids() -> None:
+def test_the_srd_file_holds_at_least_120_creatures_under_unique_sorted_ids() -> None:
     entries = raw()["entries"]
     ids = [e["id"] for e in entries]
     assert len(ids) >= AT_LEAST
