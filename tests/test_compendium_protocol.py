@@ -1,6 +1,7 @@
 """The compendium over the protocol, end to end: ``list_compendium`` (search, filters,
 paging, bad params) and ``create_encounter`` rosters naming compendium entries
-(copies forming an initiative group, overrides, an unknown id refused by name), on
+(copies forming an initiative group, overrides, an unknown id refused by name, every
+bundled entry in play), on
 servers over the in-memory transport; the operator's compendium folders and the plugins'
 ``zonekeep_compendium`` sources, a source declared twice refused at start.
 
