@@ -247,8 +247,11 @@ def test_search_by_words_type_tag_source_and_challenge() -> None:
         "srd.young-green-dragon",
         "srd.young-red-dragon",
     ]
-    # Words are found in the type too: the ogre and the troll are giants.
-    assert found.search("GIANT", type="giant") == ["srd.ogre", "srd.troll"]
+    # Words are found in the type too: the ogre and the troll are giants (no "giant" in
+    # their names), found with every other giant and nothing else.
+    giants = found.search("GIANT", type="giant")
+    assert {"srd.ogre", "srd.troll"} <= set(giants)
+    assert set(giants) == {f for f, e in found.entries.items() if e.type == "giant"}
     assert found.search("giant toad") == ["srd.giant-toad"]
     assert found.search(tag="swamp", cr_min=5, cr_max=7) == ["srd.troll", "srd.young-black-dragon"]
     assert found.search(source="other") == []

@@ -1,6 +1,7 @@
 """The compendium over the protocol, end to end: ``list_compendium`` (search, filters,
 paging, bad params) and ``create_encounter`` rosters naming compendium entries
-(copies forming an initiative group, overrides, an unknown id refused by name), on
+(copies forming an initiative group, overrides, an unknown id refused by name, every
+bundled entry in play), on
 servers over the in-memory transport; the operator's compendium folders and the plugins'
 ``zonekeep_compendium`` sources, a source declared twice refused at start.
 
@@ -38,6 +39,7 @@ from zonekeep.server import ZonekeepServer
 from zonekeep.server._cli import main
 
 MakeServer = Callable[..., Any]
+SRD = Path(__file__).resolve().parent.parent / "sdk" / "compendium" / "srd-5.1.json"
 
 
 async def ask(client: ZonekeepClient, **params: Any) -> dict[str, Any]:
@@ -189,8 +191,9 @@ async def test_pages_count_against_the_reply_byte_budget(make_server: MakeServer
     limits = Limits(reply_bytes_burst=20_000, reply_bytes_per_second=1.0)
     running: Running = await make_server(ServerConfig(port=0, limits=limits))
     async with running.client() as client:
-        every = await ask(client, limit=50)  # tens of KB: sent, and overdraws the budget
-        assert len(every["entries"]) == every["total"] >= 40
+        # A full page, tens of KB: sent, and it overdraws the budget.
+        every = await ask(client, limit=50)
+        assert len(every["entries"]) == 50 <= every["total"]
         error = await refused(client, "list_compendium", {"limit": 1})
         assert (error.code, error.name) == (5001, "rate_limited")
         assert "Retry in" in error.message
@@ -270,6 +273,56 @@ async def test_four_goblins_and_a_goblin_boss_by_reference(running: Running) -> 
     slots = {entry["slot"]: entry["members"] for entry in snapshot["initiative"]}
     assert slots["goblin"] == ["goblin-1", "goblin-2", "goblin-3", "goblin-4"]
     assert len(slots) == 4 and slots["goblin-boss-1"] == ["goblin-boss-1"]
+
+
+def rosters_of_bundled_entries(entries: dict[str, dict[str, Any]], room: int) -> list[list[str]]:
+    """The entry ids in rosters whose creatures fit in a zone with ``room`` capacity left."""
+    rosters: list[list[str]] = [[]]
+    used = 0
+    for entry_id in sorted(entries):
+        need = Size[entries[entry_id]["size"].upper()].occupancy
+        if used + need > room:
+            rosters.append([])
+            used = 0
+        rosters[-1].append(entry_id)
+        used += need
+    return rosters
+
+
+async def test_every_bundled_entry_joins_an_encounter_and_takes_its_turn(running: Running) -> None:
+    """Every SRD entry plays as it stands: named in a roster, it becomes a creature with
+    the entry's name, size, hit points, AC and attacks, placed in the tavern's common room,
+    and it gets an initiative slot. The entries go in several encounters, as many as the
+    common room (capacity 36, two heroes in it) holds at a time."""
+    entries = {e["id"]: e for e in json.loads(SRD.read_text(encoding="utf-8"))["entries"]}
+    rosters = rosters_of_bundled_entries(entries, room=36 - 2)
+    assert sum(len(r) for r in rosters) == len(entries) and len(rosters) > 1
+    async with running.client() as gm:
+        for roster in rosters:
+            refs = [{"compendium": f"srd.{i}", "zone": "common_room"} for i in roster]
+            with trio.fail_after(helpers.deadline(10)):
+                created = await gm.create_encounter("Menagerie", "tavern", [*heroes(), *refs])
+                eid = created["encounter"]
+                await gm.command(eid, "set_surprise", surprised=[])
+                await gm.command(eid, "place", positions={})
+                await gm.command(eid, "roll_initiative")
+                snapshot = (await gm.request("snapshot", encounter=eid))["snapshot"]
+            creatures = snapshot["creatures"]
+            assert sorted(creatures) == sorted(["aria", "brom", *(f"{i}-1" for i in roster)])
+            for entry_id in roster:
+                entry, creature = entries[entry_id], creatures[f"{entry_id}-1"]
+                assert (creature["name"], creature["size"], creature["ac"]) == (
+                    entry["name"],
+                    entry["size"],
+                    entry["ac"],
+                ), entry_id
+                assert creature["hp"] == creature["max_hp"] == entry["hp"]["average"], entry_id
+                assert creature["zone"] == "common_room", entry_id
+                assert [a["name"] for a in creature["attacks"]] == [
+                    a["name"] for a in entry["attacks"]
+                ], entry_id
+            slotted = [m for slot in snapshot["initiative"] for m in slot["members"]]
+            assert sorted(slotted) == sorted(creatures)
 
 
 async def test_two_references_to_one_entry_share_the_group_and_number_on(running: Running) -> None:
@@ -363,7 +416,7 @@ async def test_a_compendium_folder_adds_its_entries(
         found = await ask(gm, source="homebrew")
         assert [i["id"] for i in found["entries"]] == ["homebrew.bog-hag"]
         assert found["sources"][0]["title"] == "Our table's creatures"
-        assert (await ask(gm, tag="hag"))["total"] == 1
+        assert (await ask(gm, tag="hag", source="homebrew"))["total"] == 1  # the SRD has hags
         with trio.fail_after(helpers.deadline(5)):
             created = await gm.create_encounter(
                 "Bog",
@@ -507,7 +560,7 @@ async def test_a_plugin_contributes_entries(make_server: MakeServer) -> None:
         assert found["sources"] == [
             {"name": "fey", "title": "Fey of the plugin", "license": "", "attribution": "by us"}
         ]
-        assert (await ask(gm, type="fey"))["total"] == 1
+        assert (await ask(gm, type="fey", source="fey"))["total"] == 1  # the SRD has fey too
         with trio.fail_after(helpers.deadline(5)):
             created = await gm.create_encounter(
                 "Glade", "tavern", [*heroes(), {"compendium": "fey.sprite", "count": 2}]
