@@ -3,7 +3,9 @@
 An enemy is flanked when, in its zone, the creatures on the other side outnumber
 its own side two to one, or when two allies that are not adjacent to each other
 are both engaged with it. It does not stack. Melee attack rolls against a flanked
-creature have advantage.
+creature have advantage. A creature that cannot act (incapacitated: at 0 hit points,
+unconscious, stunned, paralyzed) counts for neither side: our ruling (docs/rules.md,
+A5), since it threatens nobody and guards nobody.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ def flanked_by(state: EncounterState, cid: str) -> str | None:
         return None
     friends = foes = 0
     for c in state.in_zone(target.zone):
+        if c.incapacitated and c.id != cid:
+            continue
         if c.side == target.side:
             friends += 1
         else:

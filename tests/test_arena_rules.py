@@ -518,6 +518,28 @@ def test_rule5_outnumbered_two_to_one_is_flanked() -> None:
     assert h.of_type(AttackMade)[-1].roll.kept == (15,)
 
 
+@pytest.mark.rule("arena.txt:4.1")
+def test_rule5_a_creature_that_cannot_act_counts_for_neither_side() -> None:
+    """Our ruling (docs/rules.md, A5): a dying ally does not make two against one, and a
+    stunned ally of the target does not keep it from being outnumbered."""
+    dying = make("bram", hp=0, conditions=["dying"])
+    h = first_turn(
+        [make("aria"), dying, make("gob", "foes")], {c: "hall" for c in ("aria", "bram", "gob")}
+    )
+    h.rolls(3, 4).send("attack", creature="aria", target="gob")  # with advantage: 4 kept
+    assert melee_roll_sources(h) == ()
+    assert h.of_type(AttackMade)[-1].roll.kept == (3,)
+    creatures = [
+        make("aria"),
+        make("bram"),
+        make("gob", "foes"),
+        make("orc", "foes", conditions=["stunned"]),
+    ]
+    h = first_turn(creatures, {c.id: "hall" for c in creatures})
+    h.rolls(3, 15, 1).send("attack", creature="aria", target="gob")
+    assert melee_roll_sources(h) == ("advantage:flanking: outnumbered 2 to 1",)
+
+
 @pytest.mark.rule("arena.txt:4.2", "arena.txt:4.3")
 def test_rule5_two_non_adjacent_allies_engaged_flank_and_it_does_not_stack() -> None:
     creatures = [make("aria"), make("bram"), make("gob", "foes"), make("orc", "foes")]

@@ -273,7 +273,9 @@ async def test_ending_not_while_a_pc_is_dying_then_when_one_side_is_defeated(
         assert {"type": "condition_applied", "creature": "bram", "condition": "dying",
                 "source": "reduced to 0 hit points", "override": False} in events  # fmt: skip
         await t.send("end_turn", creature="gob")
-        events = await t.send("attack", 15, 15, 3, creature="aria", target="gob")
+        # Bram, dying, cannot act: two against one no longer flanks (one d20, no advantage).
+        events = await t.send("attack", 15, 3, creature="aria", target="gob")
+        assert of(events, "attack_made")[0]["roll"]["advantage"] == "none"
         assert of(events, "encounter_ended") == []  # Bram is dying: the fight goes on
         assert (await t.snapshot())["phase"] == "turns"
         events = await t.send("stabilize", creature="bram")
