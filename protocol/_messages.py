@@ -1424,19 +1424,28 @@ class ListEncountersResult:
 
 @attrs.frozen
 class EncounterLinksParams:
-    """``encounter_links`` params: one of the GM's own encounters."""
+    """``encounter_links`` params: one of the GM's own encounters, and whether the GM
+    token is rotated."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    keep_gm: bool = attrs.field(
+        default=False,
+        metadata=doc(
+            "true: the GM token is not rotated: `gm_token` is one more GM token, the "
+            "earlier ones (and the tables open with them) keep working and `closed` is 0. "
+            "false: the GM token is rotated (the earlier ones are revoked)."
+        ),
+    )
 
 
 @attrs.frozen
 class EncounterLinksResult:
-    """``encounter_links`` result: a new GM token (the old one is revoked), a fresh
-    token for each seat and a spectator token."""
+    """``encounter_links`` result: a new GM token (the old ones revoked unless
+    ``keep_gm``), a fresh token for each seat and a spectator token."""
 
     encounter: str = attrs.field(metadata=doc("The encounter id.", minLength=1))
     gm_token: str = attrs.field(
-        metadata=doc("The new GM token (the only one from now on).", minLength=1)
+        metadata=doc("The new GM token (the only one from now on, unless `keep_gm`).", minLength=1)
     )
     seats: dict[str, str] = attrs.field(
         metadata=doc(

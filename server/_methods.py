@@ -887,8 +887,8 @@ class Methods:
                 f"back with 'zonekeep encounters restore {record.id}'.",
             )
         room = await self.registry.load(record.id)
-        links = await self.registry.fresh_links(room, keep=client)
-        if room.id in client.rooms and client.rooms[room.id].role == "gm":
+        links = await self.registry.fresh_links(room, keep=client, rotate_gm=not params.keep_gm)
+        if not params.keep_gm and room.id in client.rooms and client.rooms[room.id].role == "gm":
             # A GM joined to it on this connection stays, now holding the new token.
             new = room.find_grant(links.gm_token)
             assert new is not None

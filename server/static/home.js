@@ -354,6 +354,7 @@
           el("td", { class: "zk-actions" }, e.status === "open" ? [
             el("button", { type: "button", dataset: { action: "open" }, onclick: () => openEncounter(e) }, "Open"),
             el("button", { type: "button", dataset: { action: "links" }, onclick: () => freshLinks(e) }, "Fresh links"),
+            el("button", { type: "button", dataset: { action: "rotate" }, onclick: () => rotateGmLink(e) }, "New GM link…"),
             el("button", { type: "button", dataset: { action: "end" }, onclick: () => endEncounter(e) }, "End"),
             el("button", { type: "button", dataset: { action: "archive" }, onclick: () => archive(e) }, "Archive"),
           ] : null))))));
@@ -371,9 +372,10 @@
       : el("p", { class: "muted" }, "No public encounter right now."));
   }
 
-  async function links(e) {
-    const result = await home.conn.request("encounter_links", { encounter: e.id });
-    return result;
+  // keep_gm: one more GM token, every earlier one (the GM's open table) keeps working.
+  // Only "New GM link…", confirmed, rotates the GM token.
+  async function links(e, rotate = false) {
+    return home.conn.request("encounter_links", rotate ? { encounter: e.id } : { encounter: e.id, keep_gm: true });
   }
 
   async function openEncounter(e) {
@@ -386,7 +388,7 @@
     }
   }
 
-  function showLinks(title, encounter, result) {
+  function showLinks(title, encounter, result, rotated = false) {
     const list = [{ label: "GM", href: tableLink(encounter, result.gm_token), seat: "gm" }];
     for (const [player, token] of Object.entries(result.seats || {})) {
       list.push({ label: player, href: tableLink(encounter, token), seat: player });
@@ -396,13 +398,25 @@
     }
     $("home-links").replaceChildren(el("div", { class: "zk-linkbox", dataset: { encounter } },
       el("h3", {}, `Links to “${title}”`),
-      el("p", { class: "muted" }, "Send each player their own link. Earlier GM links stop working."),
+      el("p", { class: "muted" }, rotated
+        ? `A new GM link: every earlier GM link stopped working${result.closed ? `: the tables open with one were closed (${result.closed} connection${result.closed === 1 ? "" : "s"})` : ""}. Players' links keep working.`
+        : "Send each player their own link. Every earlier link, yours included, keeps working."),
       linkList(list)));
   }
 
   async function freshLinks(e) {
     try {
       showLinks(e.title, e.id, await links(e));
+    } catch (err) {
+      homeError(err.message);
+    }
+  }
+
+  async function rotateGmLink(e) {
+    if (!confirm(`Make a new GM link for “${e.title}”? Every earlier GM link stops working and `
+      + "every table open with one (yours too, on any screen) is closed. Players' and spectators' links keep working.")) return;
+    try {
+      showLinks(e.title, e.id, await links(e, true), true);
     } catch (err) {
       homeError(err.message);
     }

@@ -218,6 +218,41 @@ async def test_encounter_links_rotate_the_gm_token_and_close_the_old_gm(
         assert "token" in await lobby.request("create_spectator_link", encounter=eid)
 
 
+async def test_encounter_links_with_keep_gm_never_cost_the_gm_their_seat(
+    make_server: MakeServer,
+) -> None:
+    """The lobby's "Open" and "Fresh links" (``keep_gm``): the GM's running table stays
+    joined and its token keeps working; the new GM token works too; only a rotation
+    (without ``keep_gm``) closes the table."""
+    running: Running = await make_server()
+    key = await add_gm_key(running, "gwen")
+    async with running.client(gm_key=key) as creator, running.client(gm_key=key) as lobby:
+        created = await creator.create_encounter("Table", "tavern", creatures())
+        eid, old = created["encounter"], created["gm_token"]
+        await creator.join(eid, old)
+        kept = await lobby.request("encounter_links", encounter=eid, keep_gm=True)
+        assert kept["closed"] == 0 and kept["gm_token"] != old
+        assert sorted(kept["seats"]) == ["alice", "bob"]
+        again = await lobby.request("encounter_links", encounter=eid, keep_gm=True)
+        assert again["seats"]["alice"] != kept["seats"]["alice"]
+        # The running table still acts as the GM.
+        assert "token" in await creator.request("create_spectator_link", encounter=eid)
+        async with running.client() as other:
+            assert (await other.join(eid, old))["role"] == "gm"
+            assert (await other.join(eid, kept["gm_token"]))["role"] == "gm"
+            assert (await other.join(eid, kept["seats"]["alice"]))["player"] == "alice"
+            error = await refused(other.request("encounter_links", encounter=eid, keep_gm="yes"))
+            assert (error.code, error.name) == (1005, "invalid_params")
+        # The deliberate rotation closes every table open with an earlier GM token.
+        rotated = await lobby.encounter_links(eid)
+        assert rotated["closed"] == 1
+        assert await closed_with(creator) == (4002, "token revoked")
+        async with running.client() as late:
+            for token in (old, kept["gm_token"], again["gm_token"]):
+                error = await refused(late.join(eid, token))
+                assert (error.code, error.name) == (2000, "bad_token")
+
+
 async def test_only_the_gm_who_created_it_manages_an_encounter(make_server: MakeServer) -> None:
     running: Running = await make_server()
     gwen_key = await add_gm_key(running, "gwen")
