@@ -473,9 +473,10 @@
     try {
       localStorage.removeItem(DRAFT);
     } catch { /* nothing kept */ }
-    const links = [{ label: "GM (you)", href: tableLink(created.encounter, created.gm_token), seat: "gm" }];
+    const entry = (label, token, seat) => ({ label, href: tableLink(created.encounter, token), seat, encounter: created.encounter, token });
+    const links = [entry("GM (you)", created.gm_token, "gm")];
     for (const [player, token] of Object.entries(created.seats)) {
-      links.push({ label: player, href: tableLink(created.encounter, token), seat: player });
+      links.push(entry(player, token, player));
     }
     b.box.replaceChildren(
       el("div", { id: "builder-started", dataset: { encounter: created.encounter } },

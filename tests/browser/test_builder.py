@@ -264,7 +264,10 @@ def test_on_a_keyless_server_the_operator_makes_a_second_encounter_and_manages_t
     home.on("dialog", lambda dialog: dialog.accept())
     first = home.locator(f"#my-encounters tr[data-encounter={live_server.encounter}]")
     expect(first).to_contain_text("Brawl at the Drowned Lantern")
-    expect(home.locator("#key-form")).to_be_visible()  # a key may still be typed
+    # No key is needed here: the page says why, and the key box is folded away.
+    expect(home.locator("#home-rule")).to_contain_text("its own machine (this browser)")
+    expect(home.locator("#key-form")).to_be_hidden()
+    expect(home.locator("#key-details summary")).to_have_text("I have a GM key")
 
     home.locator("#new-encounter").click()
     home.locator("#arena-select").select_option("cliffside")
