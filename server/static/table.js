@@ -149,6 +149,69 @@
   function clearError() {
     $("error").hidden = true;
     $("error").textContent = "";
+    for (const node of document.querySelectorAll(".refusal")) node.remove();
+  }
+
+  // -- refusals beside the control that caused them, in a table's words --------------
+
+  /** The control the user last pressed (a button, or the submit of a form): a refusal
+   * of what it sent is shown beside it, not at the top of the page. */
+  document.addEventListener("click", (ev) => {
+    const control = ev.target instanceof Element ? ev.target.closest("button, [role=button], select, input") : null;
+    if (control && !control.closest(".refusal")) {
+      app.lastControl = control;
+      app.lastControlAt = Date.now();
+    }
+  }, true);
+  document.addEventListener("submit", (ev) => {
+    app.lastControl = ev.submitter || ev.target.querySelector("button[type=submit]") || ev.target;
+    app.lastControlAt = Date.now();
+  }, true);
+
+  /** The server's refusal as the table would say it: protocol words taken out. */
+  function tableWords(err) {
+    let text = err.message || "";
+    text = text.replace(/\s*Send (?:it with )?[`']?force[`']?: ?true[^.]*\.?/i, "");
+    text = text.replace(/^The encounter cannot end yet: /, "The fight is not over: ");
+    const said = {
+      not_your_turn: "It is not your turn.",
+      decision_pending: "Wait a moment: a reaction or a tie is being decided first.",
+      rate_limited: "That was too fast: wait a moment, then try again.",
+      spectator_read_only: "Spectators watch: they cannot change anything.",
+    }[err.wireName];
+    return said || text;
+  }
+
+  /** The way out of a refusal, as a button, when there is one. */
+  function wayOut(err, method, params) {
+    if (method !== "command") return null;
+    if (err.wireName === "threat_remains") {
+      return { label: "End it anyway", run: () => command(params.type, { ...params.params, force: true }) };
+    }
+    if (err.wireName === "decision_pending") {
+      return { label: "Show the prompt", run: () => $("prompts").scrollIntoView({ block: "nearest" }) };
+    }
+    if (err.wireName === "rate_limited") {
+      return { label: "Try again", run: () => command(params.type, params.params) };
+    }
+    return null;
+  }
+
+  /** Show a refusal beside ``control`` (inside its form, prompt or row), or at the top
+   * of the page when the control is gone. */
+  function showRefusal(err, method, params, control) {
+    const way = wayOut(err, method, params);
+    const box = el("div", { class: "refusal", role: "alert", dataset: { error: err.wireName || "" } },
+      el("span", {}, tableWords(err)),
+      way ? el("button", { type: "button", class: "way-out", onclick: () => { box.remove(); way.run(); } }, way.label) : null,
+      el("button", { type: "button", class: "dismiss", "aria-label": "Dismiss", onclick: () => box.remove() }, "×"));
+    if (!control || !control.isConnected || control === document.body) {
+      showError(tableWords(err));
+      return;
+    }
+    const home = control.closest("form, .prompt, .gm-row, .gm-token-row, li, .turn-actions, .zone");
+    if (home) home.append(box);
+    else control.after(box);
   }
 
   class ServerError extends Error {
@@ -184,13 +247,16 @@
     });
   }
 
-  /** Send a request; show the server's sentence if it is refused. */
+  /** Send a request; if it is refused, say why beside the control that sent it. */
   async function act(method, params) {
+    // What the user pressed just now; a request the page sends by itself has no control.
+    const control = Date.now() - (app.lastControlAt || 0) < 3000 ? app.lastControl : null;
     clearError();
     try {
       return await request(method, params);
     } catch (err) {
-      showError(err.message);
+      if (err instanceof ServerError) showRefusal(err, method, params, control);
+      else showError(err.message);
       return null;
     }
   }
@@ -1741,21 +1807,39 @@
     const surpriseBoxes = creatures.map((c) => el("input", { type: "checkbox", value: c.id }));
     const placeSelects = creatures.map((c) => el("select", { dataset: { creature: c.id }, "aria-label": `${c.name}'s zone` },
       s.arena.zones.map((z) => el("option", { value: z.id, selected: c.zone === z.id }, z.name))));
+    // Each step runs the ones before it that are still due: nobody has to press "Set
+    // surprise" when nobody is surprised, and the buttons say what they will do.
+    const STEPS = ["surprise", "positions", "initiative"];
+    const at = STEPS.indexOf(s.phase);
+    const setupTo = async (target) => {
+      const goal = STEPS.indexOf(target);
+      const at = STEPS.indexOf(app.state.phase); // now, not when the buttons were drawn
+      if (at < 0 || at > goal) return;
+      if (at <= 1 && goal >= 1 && !(await placeAnyway())) return;
+      if (at === 0 && (await command("set_surprise", { surprised: surpriseBoxes.filter((b) => b.checked).map((b) => b.value) })) === null) return;
+      if (goal === 0) return;
+      if (at <= 1 && (await command("place", { positions: Object.fromEntries(placeSelects.map((sel) => [sel.dataset.creature, sel.value])) })) === null) return;
+      if (goal === 1) return;
+      await command("roll_initiative", {});
+    };
+    const stepButton = (id, target, label, doneText) => el("button", {
+      type: "button", dataset: { setup: id }, disabled: at < 0 || at > STEPS.indexOf(target),
+      title: at > STEPS.indexOf(target) ? doneText : null, onclick: () => setupTo(target) }, label);
     const setup = el("details", { class: "setup fold", open: setupPhase },
       el("summary", {}, setupPhase ? "Setup" : "Setup (done)"),
+      el("p", { class: "muted setup-help" }, setupPhase
+        ? "Tick whoever is surprised (nobody, if you tick none), choose each creature's zone, then press "
+          + "the step you want: each one does the steps before it that are still due."
+        : "Surprise, positions and initiative are settled."),
       el("div", { class: "gm-row" }, "Surprised:", creatures.map((c, i) => el("label", {}, surpriseBoxes[i], c.name))),
       el("div", { class: "gm-row" },
-        el("button", { type: "button", dataset: { setup: "set_surprise" }, disabled: !phaseIs("surprise"),
-          onclick: () => command("set_surprise", { surprised: surpriseBoxes.filter((b) => b.checked).map((b) => b.value) }) },
-        "Set surprise")),
+        stepButton("set_surprise", "surprise", "Set surprise", "Surprise is settled.")),
       el("div", {}, creatures.map((c, i) => el("div", { class: "gm-row" }, el("label", {}, `${c.name} in `, placeSelects[i])))),
       el("div", { class: "gm-row" },
-        el("button", { type: "button", dataset: { setup: "place" }, disabled: !phaseIs("positions"),
-          onclick: () => command("place", { positions: Object.fromEntries(placeSelects.map((sel) => [sel.dataset.creature, sel.value])) }) },
-        "Place creatures"),
-        el("button", { type: "button", dataset: { setup: "roll_initiative" }, disabled: !phaseIs("initiative"),
-          onclick: () => command("roll_initiative", {}) },
-        "Roll initiative")));
+        stepButton("place", "positions", at === 0 ? "Set surprise and place creatures" : "Place creatures", "Positions are settled."),
+        stepButton("roll_initiative", "initiative", at < 2 ? "Settle the rest and roll initiative" : "Roll initiative", "Initiative is rolled.")),
+      el("p", { class: "setup-note", id: "setup-note", role: "status" }));
+    if (at >= 0 && at <= 1) noteWaitingSeats();
 
     // Seats: create_seat -> a link to hand to the player. Built once per roster, so a
     // half-typed player id and the links already made survive every other update.
@@ -1770,7 +1854,46 @@
     const gmCommands = el("details", { class: "fold more-gm" }, el("summary", {}, "More GM commands"),
       gmSpecs.map((spec) => commandForm(spec)));
 
-    root.replaceChildren(setup, seats, gmCommands);
+    const end = s.phase === "ended" ? null : el("div", { class: "gm-row" },
+      el("button", { type: "button", dataset: { gm: "end" }, class: "danger", onclick: endEncounter }, "End the encounter…"));
+    root.replaceChildren(setup, seats, gmCommands, end);
+  }
+
+  /** The seats still waiting for their character (list_seats), or [] if it cannot say. */
+  async function waitingSeats() {
+    try {
+      const found = await request("list_seats", { encounter: seat.encounter });
+      return found.seats.filter((x) => x.waiting).map((x) => x.player);
+    } catch {
+      return [];
+    }
+  }
+
+  /** Beside the setup buttons: who is shut out once the creatures are placed. */
+  async function noteWaitingSeats() {
+    const waiting = await waitingSeats();
+    const note = $("setup-note");
+    if (!note) return;
+    note.textContent = waiting.length
+      ? `Still waiting for ${waiting.join(", ")}'s character. Once the creatures are placed, the server `
+        + "takes no more characters: a latecomer has to ask you to add theirs."
+      : "";
+  }
+
+  /** Placing shuts out the seats without a character: ask first when one waits. */
+  async function placeAnyway() {
+    const waiting = await waitingSeats();
+    if (!waiting.length) return true;
+    return confirm(`${waiting.join(", ")} ${waiting.length === 1 ? "has" : "have"} not sent a character yet. `
+      + "Once the creatures are placed the server takes no more characters. Place them anyway?");
+  }
+
+  /** One confirmed button ends the encounter, saying what still keeps it going. */
+  async function endEncounter() {
+    const reasons = openReasons();
+    const why = reasons.length ? ` The fight is not over: ${reasons.join("; ")}.` : "";
+    if (!confirm(`End the encounter now for everyone?${why} Everyone sees it end.`)) return;
+    await command("end_encounter", { force: true, reason: "the GM ended the encounter" });
   }
 
   function openGmToken(cid) {
@@ -1865,9 +1988,19 @@
     const seatBoxes = creatures.map((c) => el("input", { type: "checkbox", value: c.id }));
     const links = keep ?? el("div", { class: "seat-links" });
     const linkFor = (token) => `${location.origin}${location.pathname}#encounter=${encodeURIComponent(seat.encounter)}&token=${encodeURIComponent(token)}`;
-    const addLink = (label, token) => {
-      const href = linkFor(token);
-      links.append(el("div", { class: "seat-link", dataset: { seat: label } }, `${label}: `, el("a", { href, target: "_blank", rel: "noopener" }, href)));
+    // The link under public_url or the address this page was opened on, and its QR code
+    // (table_link); this page's own address if the server cannot say.
+    const addLink = async (label, token) => {
+      let href = linkFor(token);
+      let qr = null;
+      try {
+        const made = await request("table_link", { encounter: seat.encounter, token });
+        href = made.url;
+        qr = el("img", { class: "seat-qr", src: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(made.qr_svg)}`,
+          alt: `QR code of the link for ${label}`, width: 148, height: 148 });
+      } catch { /* an older server */ }
+      links.append(el("div", { class: "seat-link", dataset: { seat: label } }, `${label}: `,
+        el("a", { href, target: "_blank", rel: "noopener" }, href), qr));
     };
     return el("details", { class: "seats fold", dataset: { roster: rosterKey } }, el("summary", {}, "Seats and links"),
       el("div", { class: "gm-row" }, playerInput),

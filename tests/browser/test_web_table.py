@@ -334,14 +334,18 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     expect(bob.locator("#tracker [data-creature=brom]")).to_contain_text("HP 5/30")
     expect(bob.locator("#map [data-creature=brom] .badge[data-condition=stable]")).to_have_count(0)
 
-    # Point 7: a refusal is shown as the server's sentence, and cleared by the next change.
+    # Point 7: a refusal is shown beside the form that sent it, in the table's words
+    # (issue 34), and cleared by the next change.
     _send(gm, "end_encounter", within="#gm", reason="Gob is beaten")
-    expect(gm.locator("#error")).to_contain_text("cannot end yet")
+    refusal = gm.locator("#gm [data-command=end_encounter] .refusal")
+    expect(refusal).to_contain_text("The fight is not over")
+    expect(refusal.get_by_role("button", name="End it anyway")).to_be_visible()
     _send(gm, "end_encounter", within="#gm", force=True)
     for page in (gm, alice, bob):
         expect(page.locator("#tracker")).to_contain_text("The encounter has ended")
         expect(page.locator("#log")).to_contain_text("The encounter ends: Gob is beaten.")
     expect(gm.locator("#error")).to_be_hidden()
+    expect(gm.locator(".refusal")).to_have_count(0)
     alice.screenshot(path=str(ARTIFACTS / "web-table-alice.png"), full_page=True)
     bob.screenshot(path=str(ARTIFACTS / "web-table-bob.png"), full_page=True)
     gm.screenshot(path=str(ARTIFACTS / "web-table-gm-ended.png"), full_page=True)
