@@ -119,6 +119,7 @@
     lines: new Map(), // seq -> {node, event} for the events shown in the log
     events: new Map(), // seq -> event: every event this page has seen (undo, undone lines)
     unresolved: new Set(), // seqs whose line named something not known yet
+    openGroups: new Set(), // "zone|side|name" of the crowded zones' groups shown open
     floats: new Map(), // creature id -> {text, until}: a roll shown briefly by the token
     gmToken: null, // the creature whose GM actions are open
     attackOpen: null, // the attack whose targets are shown
@@ -1250,7 +1251,7 @@
         role: "group",
         "aria-label": zone.name,
         onclick: (ev) => {
-          if (ev.target.closest("button, a, input, select")) return;
+          if (ev.target.closest("button, a, input, select, summary, details")) return;
           if (choice?.ok) enterZone(zone.id);
         },
       },
@@ -1258,7 +1259,7 @@
         el("span", { class: "zone-size" }, `${zone.size} ft · cap ${zone.capacity}${zone.difficult ? " · difficult" : ""}`)),
       el("div", { class: "zone-links" }, near.join(" · ")),
       assets.length ? el("ul", { class: "assets" }, assets.map((a) => el("li", { title: a.description || "" }, `${a.name} (${a.kind})`))) : null,
-      el("div", { class: "tokens" }, crowded ? compactTokens(tokens) : tokens.map(renderToken)),
+      el("div", { class: "tokens" }, crowded ? compactTokens(tokens, zone.id) : tokens.map(renderToken)),
       choice ? el("div", { class: choice.ok ? "zone-hint" : "zone-hint no" }, choice.ok ? `${me.name} can enter: ${choice.cost} ft` : choice.why) : null);
       box.style.gridColumn = String(col); // CSSOM, not a style attribute (the CSP forbids those)
       box.style.gridRow = String(row);
@@ -1346,9 +1347,11 @@
     float && float.until > Date.now() ? el("span", { class: "roll-float", role: "status" }, float.text) : null);
   }
 
-  /** A crowded zone: the creatures grouped by name ("Goblin ×9"); the active one and
-   * this seat's own stay on their own line. */
-  function compactTokens(tokens) {
+  /** A crowded zone: the creatures grouped by name ("Goblin ×9", how many still stand);
+   * the active one and this seat's own stay on their own line. A group opens (a
+   * disclosure, kept open across redraws) to every one of its creatures, each a token
+   * like any other: the GM acts on one goblin of twenty. */
+  function compactTokens(tokens, zoneId) {
     const s = app.state;
     const own = tokens.filter((c) => c.id === s.active || isMine(c.id) && app.role !== "gm");
     const rest = tokens.filter((c) => !own.includes(c));
@@ -1356,14 +1359,23 @@
     for (const c of rest) {
       const base = c.name.replace(/\s*#?\d+$/, "");
       const key = `${c.side}|${base}`;
-      if (!groups.has(key)) groups.set(key, { base, members: [] });
+      if (!groups.has(key)) groups.set(key, { key, base, members: [] });
       groups.get(key).members.push(c);
     }
-    return [...own.map(renderToken), ...[...groups.values()].map(({ base, members }) =>
-      members.length === 1 ? renderToken(members[0])
-        : el("div", { class: `token group ${tokenClasses(members[0]).replace("token ", "")}`, dataset: { group: base },
-          title: members.map((m) => `${m.name} ${hpText(m)}`).join("\n") },
-        el("span", { class: "token-line" }, sideMark(members[0]), el("span", { class: "name" }, `${base} ×${members.length}`))))];
+    return [...own.map(renderToken), ...[...groups.values()].map(({ key, base, members }) => {
+      if (members.length === 1) return renderToken(members[0]);
+      const openKey = `${zoneId}|${key}`;
+      const standing = members.filter((m) => !isOut(m)).length;
+      const counts = standing === members.length ? "" : ` (${standing} standing)`;
+      const group = el("details", { class: `token group side-${sideIndex(members[0].side) % 4}${standing ? "" : " out"}`,
+        dataset: { group: base }, open: app.openGroups.has(openKey),
+        ontoggle: (ev) => { if (ev.target.open) app.openGroups.add(openKey); else app.openGroups.delete(openKey); } },
+      el("summary", { class: "token-line", title: members.map((m) => `${m.name} ${hpText(m)}`).join("\n") },
+        el("span", { class: "group-arrow", "aria-hidden": "true" }, "▸"), sideMark(members[0]),
+        el("span", { class: "name" }, `${base} ×${members.length}`), el("span", { class: "hp" }, counts)),
+      el("div", { class: "group-members" }, members.map(renderToken)));
+      return group;
+    })];
   }
 
   function enterZone(zoneId) {
