@@ -1824,6 +1824,9 @@
     const STEPS = ["surprise", "positions", "initiative"];
     const at = STEPS.indexOf(s.phase);
     const setupTo = async (target) => {
+      // A step pressed while the last one's reply is on its way waits for it (a command
+      // in flight would drop it).
+      for (let i = 0; app.busy && i < 100; i++) await new Promise((done) => setTimeout(done, 50));
       const goal = STEPS.indexOf(target);
       const at = STEPS.indexOf(app.state.phase); // now, not when the buttons were drawn
       if (at < 0 || at > goal) return;
