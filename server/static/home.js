@@ -559,6 +559,7 @@
   function closeSeat(message) {
     if (seat.done) return;
     seat.done = true;
+    window.scrollTo({ top: 0 }); // back to the table's top, not left at the log
     if (seat.panel) {
       seat.panel.replaceChildren(el("p", { class: "zk-done" }, message));
       setTimeout(() => seat.panel?.remove(), 1500);

@@ -645,7 +645,8 @@
 
   // An enemy's hit points reach players and spectators as a word (max_hp is null then).
   function hpText(c) {
-    return typeof c.hp === "string" ? `HP ${c.hp}` : `HP ${c.hp}/${c.max_hp}`;
+    // A word ("unhurt", "bloodied") is said as it is, not as "HP unhurt".
+    return typeof c.hp === "string" ? c.hp[0].toUpperCase() + c.hp.slice(1) : `HP ${c.hp}/${c.max_hp}`;
   }
 
   function sideIndex(side) {
@@ -686,7 +687,17 @@
 
   const rollText = (r) => (r ? `${r.total}` : "?");
   const list = (ids) => (ids.length ? ids.map(name).join(", ") : "nobody");
-  const optionText = (o) => (creature(o) ? creature(o).name : String(o).replaceAll("_", " "));
+  // An option is a creature, an initiative group (said by its members' names, as the
+  // tie's prompt says it: never the group's id), or a word.
+  const optionText = (o) => {
+    if (creature(o)) return creature(o).name;
+    const members = Object.values(app.state?.creatures || {}).filter((c) => c.group === o);
+    if (members.length) {
+      const names = members.map((c) => c.name);
+      return names.length <= 3 ? names.join(", ") : `${names.slice(0, 2).join(", ")} and ${names.length - 2} more`;
+    }
+    return String(o).replaceAll("_", " ");
+  };
 
   const DESCRIBE = {
     action_taken: (e) => (e.action === "attack" || e.action === "opportunity_attack" ? null
@@ -780,7 +791,8 @@
     if (!fn && event.type.includes(".")) return pluginLine(event);
     if (!fn) return event.type.replaceAll("_", " "); // unknown event types are shown as their type
     try {
-      return fn(event);
+      // A sentence that quotes one ending in a full stop ("… a long night.") ends once.
+      return String(fn(event)).replace(/([^.])\.\.$/, "$1.");
     } catch {
       return event.type.replaceAll("_", " ");
     }
@@ -988,6 +1000,27 @@
     resolveLines();
     renderWaiting();
     renderDice();
+    renderGlance();
+  }
+
+  /** At a glance (a phone shows it at the top, in the dock; a wide screen has the
+   * tracker beside the map instead): whose turn it is or that the encounter has ended,
+   * this seat's own creatures' hit points, and the last line of the log. */
+  function renderGlance() {
+    const s = app.state;
+    const box = $("glance");
+    const phase = { surprise: "Setting up", positions: "Setting up", initiative: "Rolling initiative" }[s.phase];
+    const turn = s.phase === "ended" ? `The encounter has ended${s.ended_reason ? `: ${s.ended_reason}` : "."}`
+      : s.phase === "turns" ? `Round ${s.round} · ${s.active ? `${name(s.active)}'s turn` : "between turns"}` : phase || s.phase;
+    const mine = app.role === "player" ? Object.values(s.creatures).filter((c) => c.controller === app.player) : [];
+    const lines = [...$("log").querySelectorAll("li[data-seq] .text, li.note")];
+    const last = lines.length ? lines[lines.length - 1].textContent : "";
+    box.hidden = false;
+    box.replaceChildren(
+      el("div", { class: `glance-turn${s.phase === "ended" ? " ended" : ""}`, dataset: { glance: "turn" } }, turn),
+      mine.length ? el("div", { class: "glance-mine", dataset: { glance: "mine" } },
+        mine.map((c) => el("span", { class: "glance-hp" }, `${c.name} ${hpText(c)}`))) : null,
+      last ? el("div", { class: "glance-log muted", dataset: { glance: "log" }, title: last }, last) : null);
   }
 
   // -- attention: title, favicon and an optional sound while something waits on this seat
@@ -1045,7 +1078,7 @@
     node.hidden = false;
     node.textContent = text;
     node.className = `dice-badge dice-${kind}`;
-    node.title = title || "";
+    node.title = title || text; // cut short on a phone: the whole text on hover
   }
 
   function renderDice() {
@@ -1236,8 +1269,9 @@
       const assets = [...arena.assets, ...Object.values(s.effects || {})].filter((a) => a.zone === zone.id);
       const tokens = Object.values(s.creatures).filter((c) => c.zone === zone.id);
       const costText = choice ? (choice.ok ? `Enter: ${choice.cost} ft` : `Cannot enter: ${choice.why}`) : "";
-      // The accessible name starts with the words shown ("Kitchen 30 ft"), then says more.
-      const label = choice ? `${zone.name} ${choice.ok ? `${choice.cost} ft` : "✕"}: ${costText}` : null;
+      // The accessible name starts with the words shown ("Kitchen 30 ft"), then says
+      // more, each thing once ("Kitchen 30 ft: enter for 30 ft" said the cost twice).
+      const label = choice ? `${zone.name} ${choice.ok ? `${choice.cost} ft: ${me.name} can enter` : `✕: ${costText}`}` : null;
       const button = el("button", { type: "button", class: "zone-button", dataset: { enter: zone.id },
         "aria-label": label, title: choice ? costText : zone.description || zone.name,
         "aria-disabled": choice && !choice.ok ? "true" : null,
@@ -1823,19 +1857,32 @@
     // surprise" when nobody is surprised, and the buttons say what they will do.
     const STEPS = ["surprise", "positions", "initiative"];
     const at = STEPS.indexOf(s.phase);
-    const setupTo = async (target) => {
-      // A step pressed while the last one's reply is on its way waits for it (a command
-      // in flight would drop it).
+    // Steps pressed one after the other run one after the other (each sees the phase
+    // the last one left), and wait for a command still in flight (it would drop them).
+    const setupTo = (target) => {
+      app.setupChain = (app.setupChain || Promise.resolve()).then(() => setupStep(target)).catch(() => {});
+      return app.setupChain;
+    };
+    const setupStep = async (target) => {
       for (let i = 0; app.busy && i < 100; i++) await new Promise((done) => setTimeout(done, 50));
       const goal = STEPS.indexOf(target);
-      const at = STEPS.indexOf(app.state.phase); // now, not when the buttons were drawn
+      // Where setup is now: the state's step, or further when a step this page just sent
+      // was taken and its events are still on their way.
+      const shown = STEPS.indexOf(app.state.phase);
+      const done = app.setupDone && app.setupDone.until > Date.now() ? app.setupDone.at : -1;
+      const at = shown < 0 ? -1 : Math.max(shown, done);
       if (at < 0 || at > goal) return;
+      const step = async (type, params, next) => {
+        if ((await command(type, params)) === null) return false;
+        app.setupDone = { at: next, until: Date.now() + 5000 };
+        return true;
+      };
       if (at <= 1 && goal >= 1 && !(await placeAnyway())) return;
-      if (at === 0 && (await command("set_surprise", { surprised: surpriseBoxes.filter((b) => b.checked).map((b) => b.value) })) === null) return;
+      if (at === 0 && !(await step("set_surprise", { surprised: surpriseBoxes.filter((b) => b.checked).map((b) => b.value) }, 1))) return;
       if (goal === 0) return;
-      if (at <= 1 && (await command("place", { positions: Object.fromEntries(placeSelects.map((sel) => [sel.dataset.creature, sel.value])) })) === null) return;
+      if (at <= 1 && !(await step("place", { positions: Object.fromEntries(placeSelects.map((sel) => [sel.dataset.creature, sel.value])) }, 2))) return;
       if (goal === 1) return;
-      await command("roll_initiative", {});
+      await step("roll_initiative", {}, 3);
     };
     const stepButton = (id, target, label, doneText) => el("button", {
       type: "button", dataset: { setup: id }, disabled: at < 0 || at > STEPS.indexOf(target),

@@ -194,6 +194,11 @@ def test_a_gm_builds_an_encounter_and_two_players_bring_their_characters(
     expect(gm.locator("#log")).to_contain_text("Positions:")
     gm.locator("[data-setup=roll_initiative]").click()
     # The goblins and their boss tie (22 each, both the GM's): the GM settles the order.
+    # The goblins' group is said by its members' names, as the prompt says it, never by
+    # its id (issue 34, point 13).
+    ordering = gm.locator("#prompts .prompt .ordering li .name")
+    expect(ordering).to_have_text(["Snikt, Goblin 2 and 2 more", "Goblin Boss"])
+    expect(gm.locator("#prompts .prompt .prompt-text")).to_contain_text("Snikt, Goblin Boss")
     gm.locator("#prompts .prompt .confirm-order").click()
     expect(gm.locator("#tracker")).to_contain_text("Round 1")
     pages = {"Ana": ana, "Ben": ben}

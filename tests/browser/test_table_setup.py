@@ -125,3 +125,48 @@ def test_ending_the_encounter_is_one_confirmed_button(browser: Any, live_server:
     expect(gm.locator("#log")).to_contain_text("ended")
     expect(gm.locator("[data-gm=end]")).to_have_count(0)
     assert gm.errors == []
+
+
+def test_a_phone_player_sees_the_turn_their_hp_and_the_log_at_a_glance(
+    browser: Any, live_server: Any
+) -> None:
+    """Point 9: outside their turn, a player on a phone sees whose turn it is, their
+    creature's hit points and the log's last line without scrolling; the end of the
+    encounter is said there too, above the fold."""
+    from browser.test_web_table_views import PHONE, _in_viewport
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=STEP_MS)
+    gm = _page(
+        browser.new_context(viewport={"width": 1280, "height": 800}),
+        live_server.table_url(live_server.gm_token),
+    )
+    expect(gm.locator("#status")).to_have_text("Connected as GM")
+    gm.locator("#gm [name=player]").fill("alice")
+    gm.locator("#gm .seats input[type=checkbox][value=aria]").check()
+    gm.locator("[data-gm=create_seat]").click()
+    link = gm.locator("#gm .seat-link[data-seat=alice] a")
+    expect(link).to_be_visible()
+    alice = _page(
+        browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True),
+        link.get_attribute("href") or "",
+    )
+    expect(alice.locator("#status")).to_have_text("Connected as player alice")
+    expect(gm.locator("#glance")).to_be_hidden()  # a wide screen has the tracker
+    gm.locator("[data-setup=roll_initiative]").click()
+    expect(alice.locator("#turn-panel")).to_contain_text("Your turn: Aria")
+    alice.locator("#turn-panel [data-quick=end_turn]").click()
+    glance = alice.locator("#glance")
+    expect(glance.locator("[data-glance=turn]")).to_have_text("Round 1 \u00b7 Brom's turn")
+    expect(glance.locator("[data-glance=mine]")).to_have_text("Aria HP 24/24")
+    expect(glance.locator("[data-glance=log]")).not_to_be_empty()
+    alice.evaluate("window.scrollTo(0, 0)")
+    for part in ("turn", "mine", "log"):
+        _in_viewport(alice, f"#glance [data-glance={part}]")
+
+    gm.once("dialog", lambda dialog: dialog.accept())
+    gm.locator("[data-gm=end]").click()
+    expect(glance.locator("[data-glance=turn]")).to_contain_text("The encounter has ended")
+    alice.evaluate("window.scrollTo(0, 0)")
+    _in_viewport(alice, "#glance [data-glance=turn]")
+    assert alice.errors == [] and gm.errors == []
