@@ -512,7 +512,14 @@
     } catch (err) {
       return error(err.message);
     }
-    // This connection joined it as the GM; the GM's table link opens it in a page of its own.
+    // This connection joined it as the GM: a public encounter gets its spectator link
+    // now (create_spectator_link), then it leaves; the GM's link opens the table.
+    let watch = null;
+    if (params.public) {
+      try {
+        watch = (await b.conn.request("create_spectator_link", { encounter: created.encounter })).token;
+      } catch { /* the GM makes one at the table */ }
+    }
     b.conn.request("leave", { encounter: created.encounter }).catch(() => {});
     b.draft = emptyDraft();
     save();
@@ -524,6 +531,7 @@
     for (const [player, token] of Object.entries(created.seats)) {
       links.push(entry(player, token, player));
     }
+    if (watch) links.push(entry("spectators", watch, "spectators"));
     b.box.replaceChildren(
       el("div", { id: "builder-started", dataset: { encounter: created.encounter } },
         el("h2", {}, `“${title}” is ready`),

@@ -373,7 +373,12 @@
     const everyone = [];
     for (let offset = 0; ; offset += 100) {
       const page = await conn.request("list_encounters", { offset, limit: 100 });
-      for (const e of page.encounters) (e.mine ? mine : everyone).push(e);
+      for (const e of page.encounters) {
+        if (e.mine) mine.push(e);
+        // A public one is listed under "Public encounters" for everyone, its GM (and the
+        // operator, to whom every encounter is "mine") included.
+        if (!e.mine || e.public) everyone.push(e);
+      }
       if (offset + page.encounters.length >= page.total || !page.encounters.length) break;
     }
     const box = $("my-encounters");

@@ -288,6 +288,12 @@ def test_on_a_keyless_server_the_operator_makes_a_second_encounter_and_manages_t
     home.locator("#builder-public").check()
     home.locator("#builder-start").click()
     expect(home.locator("#builder-started [data-link=Cy] a")).to_be_visible()
+    # A public encounter gets its spectator link at Start, and the operator's own home
+    # lists it under "Public encounters" too (issue 34, point 11).
+    watch = home.locator("#builder-started [data-link=spectators] a")
+    expect(watch).to_have_attribute("href", re.compile(r"/table/#encounter=.+&token=.+"))
+    expect(home.locator("#public-encounters li")).to_have_count(1)
+    expect(home.locator("#public-encounters li")).to_contain_text("cliffside")
     rows = home.locator("#my-encounters tbody tr")
     expect(rows).to_have_count(2)
     second = rows.filter(has_text="waiting for Cy's character")
