@@ -992,7 +992,12 @@
     $("table").hidden = false;
     $("encounter-name").textContent = s.name;
     $("encounter-name").title = s.name;
+    const panel = gmTokenBox();
+    const typing = panel.contains(document.activeElement) ? document.activeElement : null;
     renderMap();
+    placeGmToken();
+    if (typing && !typing.isConnected) typing.focus();
+    else if (typing && document.activeElement !== typing) typing.focus();
     renderTracker();
     renderTurn();
     renderPrompts();
@@ -1285,9 +1290,15 @@
         role: "group",
         "aria-label": zone.name,
         onclick: (ev) => {
-          if (ev.target.closest("button, a, input, select, summary, details")) return;
+          if (ev.target.closest("button, a, input, select, summary, details, .gm-token")) return;
           if (choice?.ok) enterZone(zone.id);
         },
+        // A dragged token is dropped only where its zone button would take it.
+        ondragover: choice?.ok ? (ev) => { ev.preventDefault(); ev.dataTransfer.dropEffect = "move"; } : null,
+        ondrop: choice?.ok ? (ev) => {
+          ev.preventDefault();
+          if (ev.dataTransfer.getData("text/plain") === me?.id) enterZone(zone.id);
+        } : null,
       },
       el("div", { class: "zone-head" }, button,
         el("span", { class: "zone-size" }, `${zone.size} ft · cap ${zone.capacity}${zone.difficult ? " · difficult" : ""}`)),
@@ -1370,9 +1381,17 @@
     if (c.hidden) details.push("hidden from players");
     const float = app.floats.get(c.id);
     const tag = app.role === "gm" ? "button" : "div";
-    return el(tag, { class: tokenClasses(c), dataset: { creature: c.id },
+    // The creature whose turn this seat plays is dragged to a zone to move it there:
+    // the same move as the zone's button, with the same legality and cost.
+    const mover = myActive()?.id === c.id;
+    return el(tag, { class: tokenClasses(c) + (mover ? " draggable" : ""), dataset: { creature: c.id },
       type: tag === "button" ? "button" : null,
-      title: `${c.name} (${c.side})`,
+      title: mover ? `${c.name} (${c.side}): drag to a zone to move there` : `${c.name} (${c.side})`,
+      draggable: mover ? "true" : null,
+      ondragstart: mover ? (ev) => {
+        ev.dataTransfer.setData("text/plain", c.id);
+        ev.dataTransfer.effectAllowed = "move";
+      } : null,
 
       onclick: tag === "button" ? () => openGmToken(c.id) : null },
     el("span", { class: "token-line" }, sideMark(c), el("span", { class: "name" }, c.name), el("span", { class: "hp" }, ` ${hpText(c)}`)),
@@ -1961,29 +1980,65 @@
   function openGmToken(cid) {
     app.gmToken = app.gmToken === cid ? null : cid;
     renderGmToken();
-    if (app.gmToken) $("gm-token").scrollIntoView({ block: "nearest" });
+    placeGmToken();
+    if (app.gmToken) gmTokenBox().scrollIntoView({ block: "nearest" });
+  }
+
+  /** The token panel (kept by reference: while it sits in the map, a redraw of the map
+   * takes it out of the document until it is placed again). */
+  function gmTokenBox() {
+    app.gmTokenBox ??= document.getElementById("gm-token");
+    return app.gmTokenBox;
+  }
+
+  /** The GM's token panel opens beside its token on the map (under it, in its zone),
+   * not in the GM panel far away; closed, it goes back there. */
+  function placeGmToken() {
+    const box = gmTokenBox();
+    app.gmTokenHome ??= box.parentNode;
+    const token = app.gmToken && !box.hidden
+      ? document.querySelector(`#map .token[data-creature="${CSS.escape(app.gmToken)}"]`) : null;
+    if (!token) {
+      if (box.parentNode !== app.gmTokenHome) app.gmTokenHome.append(box);
+      return;
+    }
+    const group = token.closest("details.token.group");
+    const anchor = group && !group.open ? group : token;
+    if (anchor.nextSibling !== box) anchor.after(box);
   }
 
   /** Per-token GM actions: damage, heal, a condition from the known ones (with rounds and
    * a save), hide or reveal, take out of the fight. */
   function renderGmToken() {
-    const box = $("gm-token");
+    const box = gmTokenBox();
     const c = app.gmToken ? creature(app.gmToken) : null;
     if (!c || app.role !== "gm") {
       box.hidden = true;
       box.replaceChildren();
-      delete box.dataset.creature;
+      delete box.dataset.tokenOf;
       return;
     }
     box.hidden = false;
     // The fields are built once per creature (what the GM is typing survives every
     // event); only the state part (hit points, conditions, hidden) is redrawn.
-    if (box.dataset.creature !== c.id) {
-      box.dataset.creature = c.id;
+    if (box.dataset.tokenOf !== c.id) {
+      box.dataset.tokenOf = c.id; // not data-creature: the token beside it has that
       delete box.dataset.key;
       const id = c.id;
-      const amount = el("input", { type: "number", min: "1", step: "1", name: "amount", value: "1", "aria-label": "Hit points", class: "short" });
+      const amount = el("input", { type: "number", min: "1", step: "1", name: "amount", placeholder: "amount", "aria-label": "Hit points", class: "short" });
+      // An empty box sends nothing: it asks for the amount (it never starts at 1).
       const readAmount = () => Math.max(0, Number.parseInt(amount.value, 10) || 0);
+      const hurt = (n, params = {}) => command("damage", { creature: id, amount: n, ...params });
+      const typed = (send) => () => {
+        const n = readAmount();
+        if (!n) {
+          amount.focus();
+          amount.setAttribute("aria-invalid", "true");
+          return;
+        }
+        amount.removeAttribute("aria-invalid");
+        send(n);
+      };
       const condition = el("select", { name: "condition", "aria-label": "Condition" }, conditionOptions());
       const rounds = el("input", { type: "number", min: "1", step: "1", name: "rounds", "aria-label": "Rounds (empty: until removed)", placeholder: "rounds", class: "short" });
       const save = el("select", { name: "save", "aria-label": "Save that ends it" }, el("option", { value: "" }, "no save"), ABILITIES.map((a) => el("option", { value: a }, `${a.toUpperCase()} save`)));
@@ -1996,8 +2051,12 @@
           // The server's damage command: at 0 hit points a PC is dying and an NPC
           // defeated, and what follows from that follows (the rules decide, not the page).
           damageType,
-          el("button", { type: "button", dataset: { tokenAct: "damage" }, onclick: () => command("damage", damageType.value ? { creature: id, amount: readAmount(), damage_type: damageType.value } : { creature: id, amount: readAmount() }) }, "Damage"),
-          el("button", { type: "button", dataset: { tokenAct: "heal" }, onclick: () => command("heal", { creature: id, amount: readAmount() }) }, "Heal")),
+          el("button", { type: "button", dataset: { tokenAct: "damage" }, onclick: typed((n) => hurt(n, damageType.value ? { damage_type: damageType.value } : {})) }, "Damage"),
+          el("button", { type: "button", dataset: { tokenAct: "heal" }, onclick: typed((n) => command("heal", { creature: id, amount: n })) }, "Heal")),
+        // One tap: the common amounts, untyped damage or healing.
+        el("div", { class: "gm-row quick-hp" },
+          [1, 5, 10].map((n) => el("button", { type: "button", dataset: { quickDamage: String(n) }, "aria-label": `Damage ${n}`, onclick: () => hurt(n) }, `−${n}`)),
+          [1, 5, 10].map((n) => el("button", { type: "button", dataset: { quickHeal: String(n) }, "aria-label": `Heal ${n}`, onclick: () => command("heal", { creature: id, amount: n }) }, `+${n}`))),
         el("div", { class: "gm-row" }, condition, rounds, save, dc,
           el("button", { type: "button", dataset: { tokenAct: "condition" }, onclick: () => {
             const n = Number.parseInt(rounds.value, 10);
