@@ -1632,7 +1632,8 @@
       if (pname in fixed) continue;
       const description = p.description || properties[pname]?.description || "";
       const labelText = `${pname.replaceAll("_", " ")}${p.required ? "" : " (optional)"}: ${description}`;
-      const field = paramInput(pname, p.type, p.required, legalChoices(spec.id, pname, fixed.creature));
+      const field = paramInput(pname, p.type, p.required, legalChoices(spec.id, pname, fixed.creature),
+        { prop: properties[pname], command: spec.id, actor: fixed.creature, description });
       inputs.push(field.read);
       form.append(el("label", { class: field.check ? "param check" : "param" }, field.check ? [field.node, labelText] : [labelText, field.node]));
     }
@@ -1643,7 +1644,8 @@
 
   // Commands whose target must stand in the actor's zone (melee reach, shoving,
   // engaging); the server still decides, this only keeps the choices sensible.
-  const SAME_ZONE = new Set(["engage", "withdraw", "shove", "shove_into", "move_adjacent", "ready"]);
+  // (A readied attack waits for a creature to come: any foe may be its target.)
+  const SAME_ZONE = new Set(["engage", "withdraw", "shove", "shove_into", "move_adjacent"]);
 
   /** The creatures or zones worth offering for one parameter, or null for all. */
   function legalChoices(commandId, pname, actorId) {
@@ -1665,11 +1667,71 @@
     return null;
   }
 
-  function paramInput(pname, type, required, legal = null) {
+  /** What a text parameter names, as [value, text] pairs from the snapshot (an attack,
+   * an asset, a hazard, an effect, a note, a decision...), or null when it is free text
+   * (a note's words, a reason). Nothing the server already knows is typed. */
+  function knownValues(pname, type, context) {
+    const s = app.state;
+    const actor = context.actor ? s.creatures[context.actor] : null;
+    const enumValues = context.prop?.enum || context.prop?.items?.enum;
+    if (enumValues) return enumValues.map((v) => [v, String(v).replaceAll("_", " ")]);
+    const inZone = (items) => (actor ? items.filter((a) => a.zone === actor.zone) : items);
+    const assets = () => inZone([...s.arena.assets, ...Object.values(s.effects || {})]).map((a) => [a.id, `${a.name} (${zoneName(a.zone)})`]);
+    const attacks = () => {
+      const owners = actor ? [actor] : Object.values(s.creatures);
+      return [...new Set(owners.flatMap((c) => (c.attacks || []).map((a) => a.name)))].map((n) => [n, n]);
+    };
+    if (pname === "attack") return attacks();
+    if (["asset", "object", "brazier", "position"].includes(pname)) return assets();
+    if (context.command === "remove_hazard" && pname === "id") return Object.values(s.hazards || {}).map((h) => [h.id, h.name]);
+    if (pname === "effect") return Object.values(s.condition_effects || {}).map((e) => [e.id, `${name(e.creature)}: ${e.condition}`]);
+    if (pname === "note") return Object.entries(s.notes || {}).map(([id, n]) => [id, String(n.text || id).slice(0, 60)]);
+    if (pname === "decision") return s.pending.map((d) => [d.id, d.prompt]);
+    if (pname === "damage_type") return DAMAGE_TYPES.map((t) => [t, t]);
+    if (pname === "mode") return ["walk", "climb", "swim", "fly", "burrow"].map((m) => [m, m]);
+    if (pname === "group") return [...new Set(Object.values(s.creatures).map((c) => c.group).filter(Boolean))].map((g) => [g, optionText(g)]);
+    if (pname === "field") return ["hp", "max_hp", "ac", "zone", "side", "controller", "hidden", "pc", "name"].map((f) => [f, f.replaceAll("_", " ")]);
+    if (pname === "conditions") return conditionChoices().map((c) => [c.id, c.id]);
+    if (pname === "parent") return Object.values(s.condition_effects || {}).map((e) => [e.id, `${name(e.creature)}: ${e.condition}`]);
+    // Words the server takes from a short list its description gives ("cone, cube,
+    // sphere, cylinder or line"; "start_of_turn or end_of_turn: ..."): a picker.
+    const listed = /^([a-z_]+(?:, [a-z_]+)*(?:,)? or [a-z_]+)(?::|$)/.exec(context.description || "");
+    if (listed) return listed[1].split(/, | or |,/).map((w) => w.trim()).filter(Boolean).map((w) => [w, w.replaceAll("_", " ")]);
+    return null;
+  }
+
+  function paramInput(pname, type, required, legal = null, context = {}) {
     const s = app.state;
     const creatures = legal && type === "creature" ? legal : Object.values(s.creatures);
     const opt = (value, text) => el("option", { value }, text);
     const emptyOption = required ? null : opt("", "—");
+    const known = type === "string" || type === "strings" ? knownValues(pname, type, context) : null;
+    if (known && type === "string") {
+      const node = el("select", { name: pname }, emptyOption, known.length ? known.map(([v, t]) => opt(v, t)) : opt("", "none here"));
+      return { node, read: () => [pname, node.value || undefined] };
+    }
+    if (known && type === "strings") {
+      const boxes = known.map(([v]) => el("input", { type: "checkbox", value: v }));
+      const node = el("span", { class: "choices", dataset: { name: pname } }, known.map(([, t], i) => el("label", {}, boxes[i], t)));
+      return { node, read: () => {
+        const chosen = boxes.filter((b) => b.checked).map((b) => b.value);
+        return [pname, chosen.length || required ? chosen : undefined];
+      } };
+    }
+    if (type === "strings" && pname === "zones") {
+      // A path, zone by zone: pickers, in order (the first one the next zone, and so on).
+      const picks = [0, 1, 2].map((i) => el("select", { name: `${pname}-${i}`, "aria-label": i ? `then zone ${i + 1}` : "zone" },
+        opt("", i ? "— (stop)" : "—"), s.arena.zones.filter((z) => i || !legal || legal.includes(z.id)).map((z) => opt(z.id, z.name))));
+      const node = el("span", { class: "choices", dataset: { name: pname } }, picks.map((p, i) => [i ? " then " : "", p]));
+      return { node, read: () => {
+        const chosen = [];
+        for (const p of picks) {
+          if (!p.value) break;
+          chosen.push(p.value);
+        }
+        return [pname, chosen.length || required ? chosen : undefined];
+      } };
+    }
     if (pname === "condition") {
       const node = el("select", { name: pname }, conditionOptions());
       return { node, read: () => [pname, node.value] };
@@ -2105,7 +2167,10 @@
   }
 
   function seatsSection(creatures, rosterKey, keep) {
-    const playerInput = el("input", { type: "text", name: "player", placeholder: "player id, e.g. alice", "aria-label": "Player id" });
+    // A seat's player: one already at the table (a fresh link for them) or a new name.
+    const players = [...new Set(creatures.map((c) => c.controller).filter((p) => p && p !== "gm"))];
+    const playerInput = el("input", { type: "text", name: "player", list: "seat-players", placeholder: "Player's name", "aria-label": "Player's name (one at the table, or a new seat)" });
+    const playerList = el("datalist", { id: "seat-players" }, players.map((p) => el("option", { value: p })));
     const seatBoxes = creatures.map((c) => el("input", { type: "checkbox", value: c.id }));
     const links = keep ?? el("div", { class: "seat-links" });
     const linkFor = (token) => `${location.origin}${location.pathname}#encounter=${encodeURIComponent(seat.encounter)}&token=${encodeURIComponent(token)}`;
@@ -2124,7 +2189,7 @@
         el("a", { href, target: "_blank", rel: "noopener" }, href), qr));
     };
     return el("details", { class: "seats fold", dataset: { roster: rosterKey } }, el("summary", {}, "Seats and links"),
-      el("div", { class: "gm-row" }, playerInput),
+      el("div", { class: "gm-row" }, playerInput, playerList),
       el("div", { class: "gm-row" }, "Creatures:", creatures.map((c, i) => el("label", {}, seatBoxes[i], c.name))),
       el("div", { class: "gm-row" },
         el("button", { type: "button", dataset: { gm: "create_seat" }, onclick: async () => {
