@@ -685,7 +685,24 @@
   // ---------------------------------------------------------------------------------
   // Events in plain words, with their dice
 
-  const rollText = (r) => (r ? `${r.total}` : "?");
+  const rollText = (r) => (r ? `${r.total}${whyText(r)}` : "?");
+  /** Why a roll had advantage, disadvantage or an expertise die, in words, from the
+   * roll's sources ("advantage:flanking: …", "disadvantage:squeezing"). */
+  function whyText(r) {
+    const sources = r.sources || [];
+    if (!sources.length) return "";
+    const said = { advantage: [], disadvantage: [], expertise: [] };
+    for (const src of sources) {
+      const at = src.indexOf(":");
+      const kind = at < 0 ? "" : src.slice(0, at);
+      if (kind in said) said[kind].push(src.slice(at + 1).trim());
+    }
+    const parts = Object.entries(said).filter(([, why]) => why.length).map(([kind, why]) => `${kind}: ${why.join(", ")}`);
+    return parts.length ? ` (${parts.join("; ")})` : "";
+  }
+  /** Why a hit was critical: a natural 20, or a helpless target attacked from close by. */
+  const criticalWhy = (e) => (e.roll?.kept?.length === 1 && e.roll.kept[0] === 20 ? "a natural 20"
+    : `${name(e.target)} cannot defend itself and is attacked from close by`);
   const list = (ids) => (ids.length ? ids.map(name).join(", ") : "nobody");
   // An option is a creature, an initiative group (said by its members' names, as the
   // tie's prompt says it: never the group's id), or a word.
@@ -704,7 +721,7 @@
       : `${name(e.creature)} uses ${e.action.replaceAll("_", " ")} (${e.cost}).`),
     adjacency_ended: (e) => `${name(e.creature)} is no longer beside ${name(e.ally)}.`,
     adjacency_taken: (e) => `${name(e.creature)} stands ${e.back_to_back ? "back-to-back with" : "beside"} ${name(e.ally)}.`,
-    attack_made: (e) => `${name(e.attacker)} attacks ${name(e.target)} with ${e.attack}${e.reaction ? " (opportunity attack)" : ""}: ${rollText(e.roll)} against AC ${e.target_ac}, ${e.critical ? "a critical hit" : e.hit ? "a hit" : "a miss"}.`,
+    attack_made: (e) => `${name(e.attacker)} attacks ${name(e.target)} with ${e.attack}${e.reaction ? " (opportunity attack)" : ""}: ${rollText(e.roll)} against AC ${e.target_ac}, ${e.critical ? `a critical hit (${criticalWhy(e)})` : e.hit ? "a hit" : "a miss"}.`,
     communicated: (e) => `${name(e.creature)} says: “${e.text}”`,
     condition_applied: (e) => `${name(e.creature)} is ${e.condition}.`,
     condition_effect_applied: (e) => `${name(e.effect.creature)} is ${e.effect.condition}${e.effect.rounds ? ` for ${e.effect.rounds} round(s)` : ""}.`,
@@ -1589,7 +1606,7 @@
         onclick: async () => {
           const done = await command("attack", { creature: c.id, target: t, attack: open.name });
           if (done) app.attackOpen = null;
-        } }, name(t)))) : null;
+        } }, name(t), creature(t)?.side === c.side ? " (ally)" : null))) : null;
     keepFocus($("quick"), () => $("quick").replaceChildren(...[el("div", { class: "quick" }, big), targets].filter(Boolean)));
     // "More": every other command as a form, rebuilt when the turn changes or anyone moves.
     const where = Object.values(s.creatures).map((x) => `${x.id}:${x.zone}:${isOut(x)}`).join(",");
