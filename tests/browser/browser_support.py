@@ -113,3 +113,45 @@ def qr_of(text: str) -> list[list[bool]]:
 
     code = segno.make(text, error="m", micro=False)
     return [[bool(bit) for bit in row] for row in code.matrix_iter(border=4)]
+
+
+#: How long one step of a browser test may wait, in milliseconds.
+STEP_MS = 15_000
+LAPTOP_SIZE = {"width": 1280, "height": 800}
+
+
+def open_page(context: Any, url: str) -> Any:
+    """A page of ``context`` at ``url``; its uncaught script errors in ``page.errors``."""
+    page = context.new_page()
+    page.set_default_timeout(STEP_MS)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors
+    page.goto(url)
+    return page
+
+
+def gm_table(browser: Any, url: str, *, rolled: bool = False) -> Any:
+    """The GM's table at ``url`` on a 1280x800 laptop, connected; with ``rolled``, setup
+    done in one step ("Settle the rest and roll initiative") and round 1 begun."""
+    from playwright.sync_api import expect
+
+    gm = open_page(browser.new_context(viewport=LAPTOP_SIZE), url)
+    expect(gm.locator("#status")).to_have_text("Connected as GM")
+    if rolled:
+        gm.locator("[data-setup=roll_initiative]").click()
+        expect(gm.locator("#tracker")).to_contain_text("Round 1")
+    return gm
+
+
+def decline_next_dialog(page: Any) -> list[str]:
+    """Dismiss the page's next dialog (a confirm answered "Cancel"); the list it returns
+    gets the dialog's message."""
+    asked: list[str] = []
+
+    def decline(dialog: Any) -> None:
+        asked.append(dialog.message)
+        dialog.dismiss()
+
+    page.once("dialog", decline)
+    return asked

@@ -19,13 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser.browser_support import MaxDice, server_in_thread
+from browser.browser_support import STEP_MS, MaxDice, open_page, server_in_thread
 
 from zonekeep.server._app import ZonekeepServer
 from zonekeep.server._store import GmKey
-
-STEP_MS = 15_000
-
 
 KEY = "gm-key-of-gwen-" + "7" * 24
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,14 +41,7 @@ def keyed_server(tmp_path: Path) -> Iterator[str]:
         yield base
 
 
-def _page(context: Any, url: str) -> Any:
-    page = context.new_page()
-    page.set_default_timeout(STEP_MS)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
-    page.goto(url)
-    return page
+_page = open_page
 
 
 def _fill_character_by_hand(page: Any) -> None:

@@ -7,18 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from browser.test_builder import STEP_MS, _page
+from browser.browser_support import STEP_MS, gm_table
 
 
 def test_the_command_forms_are_pickers(browser: Any, live_server: Any) -> None:
     from playwright.sync_api import expect
 
     expect.set_options(timeout=STEP_MS)
-    gm = _page(
-        browser.new_context(viewport={"width": 1280, "height": 800}),
-        live_server.table_url(live_server.gm_token),
-    )
-    expect(gm.locator("#status")).to_have_text("Connected as GM")
+    gm = gm_table(browser, live_server.table_url(live_server.gm_token))
     gm.locator("[data-setup=roll_initiative]").click()
     expect(gm.locator("#turn-panel")).to_contain_text("Aria")
     more = gm.locator("#commands")

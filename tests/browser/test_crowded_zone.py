@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from browser.test_builder import STEP_MS, _page
+from browser.browser_support import STEP_MS
+from browser.test_builder import _page
 from browser.test_web_table_views import LAPTOP, _crowded_encounter
 
 

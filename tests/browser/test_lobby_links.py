@@ -13,8 +13,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from browser.browser_support import MaxDice, lan_address, qr_matrix, qr_of, server_in_thread
-from browser.test_builder import KEY, STEP_MS, _page
+from browser.browser_support import (
+    STEP_MS,
+    MaxDice,
+    decline_next_dialog,
+    lan_address,
+    qr_matrix,
+    qr_of,
+    server_in_thread,
+)
+from browser.test_builder import KEY, _page
 
 from zonekeep.server._app import ZonekeepServer
 from zonekeep.server._store import GmKey
@@ -52,13 +60,7 @@ def test_open_and_fresh_links_keep_the_gms_table_and_rotation_is_confirmed(
     expect(table.locator("#no-link")).to_be_hidden()
 
     # A rotation asks first; declined, nothing changes.
-    asked: list[str] = []
-
-    def decline(dialog: Any) -> None:
-        asked.append(dialog.message)
-        dialog.dismiss()
-
-    lobby.once("dialog", decline)
+    asked = decline_next_dialog(lobby)
     row.locator("[data-action=rotate]").click()
     expect(box).not_to_contain_text("A new GM link")
     assert len(asked) == 1 and "Every earlier GM link stops working" in asked[0]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from browser.test_builder import STEP_MS, _page
+from browser.browser_support import STEP_MS, decline_next_dialog, gm_table
+from browser.test_builder import _page
 
 
 def test_setup_runs_the_steps_due_and_warns_about_waiting_seats(
@@ -20,11 +21,7 @@ def test_setup_runs_the_steps_due_and_warns_about_waiting_seats(
     from playwright.sync_api import expect
 
     expect.set_options(timeout=STEP_MS)
-    gm = _page(
-        browser.new_context(viewport={"width": 1280, "height": 800}),
-        live_server.table_url(live_server.gm_token),
-    )
-    expect(gm.locator("#status")).to_have_text("Connected as GM")
+    gm = gm_table(browser, live_server.table_url(live_server.gm_token))
     setup = gm.locator("#gm .setup")
     expect(setup.locator(".setup-help")).to_contain_text("nobody, if you tick none")
     place = setup.locator("[data-setup=place]")
@@ -42,13 +39,7 @@ def test_setup_runs_the_steps_due_and_warns_about_waiting_seats(
     expect(gm.locator("#log")).to_contain_text("Nobody is surprised.")
     note = gm.locator("#setup-note")
     expect(note).to_contain_text("Still waiting for dana's character")
-    asked: list[str] = []
-
-    def decline(dialog: Any) -> None:
-        asked.append(dialog.message)
-        dialog.dismiss()
-
-    gm.once("dialog", decline)
+    asked = decline_next_dialog(gm)
     gm.locator("[data-setup=roll_initiative]").click()
     expect(gm.locator("[data-setup=roll_initiative]")).to_be_enabled()
     assert len(asked) == 1 and "dana has not sent a character yet" in asked[0]
@@ -66,13 +57,7 @@ def test_a_refusal_sits_beside_its_control_with_the_way_out(browser: Any, live_s
     from playwright.sync_api import expect
 
     expect.set_options(timeout=STEP_MS)
-    gm = _page(
-        browser.new_context(viewport={"width": 1280, "height": 800}),
-        live_server.table_url(live_server.gm_token),
-    )
-    expect(gm.locator("#status")).to_have_text("Connected as GM")
-    gm.locator("[data-setup=roll_initiative]").click()
-    expect(gm.locator("#tracker")).to_contain_text("Round 1")
+    gm = gm_table(browser, live_server.table_url(live_server.gm_token), rolled=True)
 
     # Ending while both sides stand is refused: beside the form's Send button, in the
     # table's words (no "force: true"), with "End it anyway".
@@ -102,20 +87,8 @@ def test_ending_the_encounter_is_one_confirmed_button(browser: Any, live_server:
     from playwright.sync_api import expect
 
     expect.set_options(timeout=STEP_MS)
-    gm = _page(
-        browser.new_context(viewport={"width": 1280, "height": 800}),
-        live_server.table_url(live_server.gm_token),
-    )
-    expect(gm.locator("#status")).to_have_text("Connected as GM")
-    gm.locator("[data-setup=roll_initiative]").click()
-    expect(gm.locator("#tracker")).to_contain_text("Round 1")
-    asked: list[str] = []
-
-    def decline(dialog: Any) -> None:
-        asked.append(dialog.message)
-        dialog.dismiss()
-
-    gm.once("dialog", decline)
+    gm = gm_table(browser, live_server.table_url(live_server.gm_token), rolled=True)
+    asked = decline_next_dialog(gm)
     gm.locator("[data-gm=end]").click()
     expect(gm.locator("[data-gm=end]")).to_be_enabled()
     assert len(asked) == 1 and "The fight is not over" in asked[0]
@@ -137,11 +110,7 @@ def test_a_phone_player_sees_the_turn_their_hp_and_the_log_at_a_glance(
     from playwright.sync_api import expect
 
     expect.set_options(timeout=STEP_MS)
-    gm = _page(
-        browser.new_context(viewport={"width": 1280, "height": 800}),
-        live_server.table_url(live_server.gm_token),
-    )
-    expect(gm.locator("#status")).to_have_text("Connected as GM")
+    gm = gm_table(browser, live_server.table_url(live_server.gm_token))
     gm.locator("#gm [name=player]").fill("alice")
     gm.locator("#gm .seats input[type=checkbox][value=aria]").check()
     gm.locator("[data-gm=create_seat]").click()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from browser.test_builder import STEP_MS, _page
+from browser.browser_support import STEP_MS, gm_table
 
 
 def test_the_token_panel_opens_beside_the_token_with_one_tap_hp(
@@ -16,13 +16,7 @@ def test_the_token_panel_opens_beside_the_token_with_one_tap_hp(
     from playwright.sync_api import expect
 
     expect.set_options(timeout=STEP_MS)
-    gm = _page(
-        browser.new_context(viewport={"width": 1280, "height": 800}),
-        live_server.table_url(live_server.gm_token),
-    )
-    expect(gm.locator("#status")).to_have_text("Connected as GM")
-    gm.locator("[data-setup=roll_initiative]").click()
-    expect(gm.locator("#tracker")).to_contain_text("Round 1")
+    gm = gm_table(browser, live_server.table_url(live_server.gm_token), rolled=True)
     token = gm.locator("#map button.token[data-creature=gob]")
     token.click()
     panel = gm.locator("#gm-token")
@@ -58,11 +52,7 @@ def test_dragging_the_active_token_to_a_zone_moves_it(browser: Any, live_server:
     from playwright.sync_api import expect
 
     expect.set_options(timeout=STEP_MS)
-    gm = _page(
-        browser.new_context(viewport={"width": 1280, "height": 800}),
-        live_server.table_url(live_server.gm_token),
-    )
-    expect(gm.locator("#status")).to_have_text("Connected as GM")
+    gm = gm_table(browser, live_server.table_url(live_server.gm_token))
     gm.locator("[data-setup=roll_initiative]").click()
     # Aria (the GM plays her: no seat yet) moves first.
     expect(gm.locator("#turn-panel")).to_contain_text("Aria")
