@@ -1575,6 +1575,14 @@
     } else {
       res.replaceChildren();
     }
+    // The mover sees that play waits for others' reactions (an opportunity attack...).
+    const me = app.role === "gm" ? "gm" : app.player;
+    const others = (s.pending || []).filter((d) => d.controller !== me);
+    if (others.length) {
+      res.append(el("p", { class: "turn-waits", role: "status" },
+        `Play waits for ${others.length === 1 ? "a reaction" : `${others.length} reactions`}: `,
+        others.map((d) => d.prompt).join(" ")));
+    }
     // Big buttons for the common actions; each unavailable one disabled, the reason on hover.
     const attackWhy = unavailableWhy("attack", c);
     const attacks = attackChoices(c);

@@ -241,6 +241,10 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
         assert 0 < seconds <= 120
         expect(page).to_have_title(re.compile(r"^\(!\) Decide"))
     expect(gm.locator("#prompts .prompt")).to_have_count(2)  # the GM may answer any decision
+    # The mover's controls say that play waits for the players' reactions (issue 34).
+    waits = gm.locator("#turn-panel .turn-waits")
+    expect(waits).to_contain_text("Play waits for 2 reactions")
+    expect(waits).to_contain_text("Aria may make an opportunity attack against Gob")
     alice.screenshot(path=str(ARTIFACTS / "web-table-alice-prompt.png"))
 
     expect(alice.locator("#favicon")).to_have_attribute("href", re.compile("b3261e"))
@@ -250,6 +254,7 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     expect(alice.locator("#map [data-creature=gob] .roll-float")).to_contain_text("25 vs AC 13")
     bob.locator("#prompts [data-choice=decline]").click()
     expect(bob.locator("#prompts-panel")).to_be_hidden()
+    expect(waits).to_have_count(0)
     # Players see an enemy's hit points as a word (RULINGS, "Enemy hit points"); every
     # page shows the dice on the log line (point 5): the d20 and the damage die.
     for page, hp, tracked in ((gm, "8", "8/20"), (alice, "bloodied", ""), (bob, "bloodied", "")):
