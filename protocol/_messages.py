@@ -1100,6 +1100,71 @@ class ListSeatsResult:
 
 
 @attrs.frozen
+class TableHomeParams:
+    """``table_home`` params: none (an empty object, or no ``params`` at all)."""
+
+
+@attrs.frozen
+class TableHomeResult:
+    """``table_home`` result: the web table's address for this connection, and whether
+    (and how) it may create encounters."""
+
+    url: str = attrs.field(
+        metadata=doc(
+            "The web table's home page: `<public_url>table/` when the operator set "
+            "`public_url`, else at the address this connection reached the server at (its "
+            "handshake's `Host`), `http://192.168.1.20:8765/table/`.",
+            minLength=1,
+        )
+    )
+    may_create: bool = attrs.field(
+        metadata=doc(
+            "Whether this connection may create encounters now (its GM key, an open "
+            "server, or the server's own machine on a server with no key at all)."
+        )
+    )
+    how: str = attrs.field(
+        metadata=doc(
+            "One sentence, for a person: who may create encounters on this server and, "
+            "when this connection may not, how to get the right (a GM key from the "
+            "operator, or the server's own machine)."
+        )
+    )
+
+
+@attrs.frozen
+class TableLinkParams:
+    """``table_link`` params: an encounter and one of its tokens, to make a link of."""
+
+    encounter: str = attrs.field(metadata=doc("The encounter id.", minLength=1, maxLength=100))
+    token: str = attrs.field(
+        metadata=doc(
+            "A token of the encounter (any role). The server puts it in the link as it is "
+            "and does not check it.",
+            minLength=1,
+            maxLength=200,
+        )
+    )
+
+
+@attrs.frozen
+class TableLinkResult:
+    """``table_link`` result: the web-table link and its QR code."""
+
+    url: str = attrs.field(
+        metadata=doc("The web-table link, `<table_home's url>#encounter=…&token=…`.", minLength=1)
+    )
+    qr_svg: str = attrs.field(
+        metadata=doc(
+            "The link as a QR code (error correction M), an SVG document: black modules "
+            "on white with a quiet zone of four modules, to show as an image a phone "
+            "can scan.",
+            minLength=1,
+        )
+    )
+
+
+@attrs.frozen
 class EncounterOptionsParams:
     """``encounter_options`` params: none (an empty object, or no ``params`` at all)."""
 
@@ -1423,19 +1488,28 @@ class ListEncountersResult:
 
 @attrs.frozen
 class EncounterLinksParams:
-    """``encounter_links`` params: one of the GM's own encounters."""
+    """``encounter_links`` params: one of the GM's own encounters, and whether the GM
+    token is rotated."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    keep_gm: bool = attrs.field(
+        default=False,
+        metadata=doc(
+            "true: the GM token is not rotated: `gm_token` is one more GM token, the "
+            "earlier ones (and the tables open with them) keep working and `closed` is 0. "
+            "false: the GM token is rotated (the earlier ones are revoked)."
+        ),
+    )
 
 
 @attrs.frozen
 class EncounterLinksResult:
-    """``encounter_links`` result: a new GM token (the old one is revoked), a fresh
-    token for each seat and a spectator token."""
+    """``encounter_links`` result: a new GM token (the old ones revoked unless
+    ``keep_gm``), a fresh token for each seat and a spectator token."""
 
     encounter: str = attrs.field(metadata=doc("The encounter id.", minLength=1))
     gm_token: str = attrs.field(
-        metadata=doc("The new GM token (the only one from now on).", minLength=1)
+        metadata=doc("The new GM token (the only one from now on, unless `keep_gm`).", minLength=1)
     )
     seats: dict[str, str] = attrs.field(
         metadata=doc(
@@ -2008,6 +2082,8 @@ METHODS: dict[str, tuple[type[Any], type[Any]]] = {
     "submit_character": (SubmitCharacterParams, SubmitCharacterResult),
     "encounter_options": (EncounterOptionsParams, EncounterOptionsResult),
     "list_seats": (ListSeatsParams, ListSeatsResult),
+    "table_home": (TableHomeParams, TableHomeResult),
+    "table_link": (TableLinkParams, TableLinkResult),
     "contribute_dice": (ContributeDiceParams, ContributeDiceResult),
     "rotate_dice": (RotateDiceParams, RotateDiceResult),
 }

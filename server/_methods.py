@@ -90,6 +90,10 @@ from zonekeep.protocol import (
     SnapshotResult,
     SubmitCharacterParams,
     SubmitCharacterResult,
+    TableHomeParams,
+    TableHomeResult,
+    TableLinkParams,
+    TableLinkResult,
     ZoneOption,
     parse_params,
     parse_request,
@@ -114,6 +118,7 @@ from . import _metrics
 from ._config import Limits
 from ._dice import check_contribution
 from ._fanout import Member, Subscriber, push
+from ._home import creation_rule, table_home_url, table_link
 from ._plugin_data import setting_infos, settings_schema
 from ._registry import Registry, is_loopback
 from ._room import Grant, Job, Room
@@ -494,6 +499,19 @@ class Methods:
         _gm_only(member, "list the seats")
         players = sorted({g.player for g in room.grants if g.role == "player" and g.player})
         return ListSeatsResult([self._seat(room, player) for player in players])
+
+    async def m_table_home(self, client: Client, params: TableHomeParams) -> TableHomeResult:
+        config = self.registry.config
+        keyless = await self.registry.keyless()
+        may, how = creation_rule(config, client.gm, client.loopback, keyless)
+        return TableHomeResult(table_home_url(config, _host_of(client)), may, how)
+
+    async def m_table_link(self, client: Client, params: TableLinkParams) -> TableLinkResult:
+        if len(params.encounter) > 100 or len(params.token) > 200:
+            raise ProtocolError("invalid_params", "That encounter id or token is too long.")
+        base = table_home_url(self.registry.config, _host_of(client))
+        url, svg = table_link(base, params.encounter, params.token)
+        return TableLinkResult(url, svg)
 
     def _seat(self, room: Room, player: str) -> SeatInfo:
         """A seat of a loaded encounter: its connections, whether it waits for a character."""
@@ -887,8 +905,8 @@ class Methods:
                 f"back with 'zonekeep encounters restore {record.id}'.",
             )
         room = await self.registry.load(record.id)
-        links = await self.registry.fresh_links(room, keep=client)
-        if room.id in client.rooms and client.rooms[room.id].role == "gm":
+        links = await self.registry.fresh_links(room, keep=client, rotate_gm=not params.keep_gm)
+        if not params.keep_gm and room.id in client.rooms and client.rooms[room.id].role == "gm":
             # A GM joined to it on this connection stays, now holding the new token.
             new = room.find_grant(links.gm_token)
             assert new is not None
@@ -1046,6 +1064,13 @@ def _gm_only(member: Member, what: str) -> None:
         raise ProtocolError("spectator_read_only", "Spectators can watch but not change anything.")
     if member.role != "gm":
         raise ProtocolError("gm_only", f"Only the GM can {what}.")
+
+
+def _host_of(client: Client) -> str | None:
+    """The ``Host`` of the client's websocket handshake (the address its page was opened
+    on), when its connection has one."""
+    host = getattr(client.subscriber, "host", None)
+    return host if isinstance(host, str) else None
 
 
 class Client:

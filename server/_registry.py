@@ -577,11 +577,12 @@ class Registry:
 
     # -- links and tokens ---------------------------------------------------------------------
 
-    async def fresh_links(self, room: Room, keep: Any = None) -> Links:
-        """``encounter_links``: a new GM token (the old ones revoked, their connections
-        but ``keep`` closed), a fresh token for each seat (every player with a seat or a
-        creature) and a new spectator token."""
-        old = {g.token_hash for g in room.grants if g.role == "gm"}
+    async def fresh_links(self, room: Room, keep: Any = None, rotate_gm: bool = True) -> Links:
+        """``encounter_links``: a new GM token (with ``rotate_gm``, the old ones revoked,
+        their connections but ``keep`` closed; else the old ones keep working), a fresh
+        token for each seat (every player with a seat or a creature) and a new spectator
+        token."""
+        old = {g.token_hash for g in room.grants if g.role == "gm"} if rotate_gm else set()
         gm_token = await room.grant("gm")  # stored before the old ones go
         await self.revoke(room, old)
         closed = self.close_holders(room, old, keep) if self.close_holders is not None else 0

@@ -107,6 +107,10 @@ from zonekeep.protocol import (
     SnapshotResult,
     SubmitCharacterParams,
     SubmitCharacterResult,
+    TableHomeParams,
+    TableHomeResult,
+    TableLinkParams,
+    TableLinkResult,
     TurnTimerNotification,
     ZoneOption,
     _generate,
@@ -324,6 +328,8 @@ def params_samples() -> dict[str, list[Any]]:
         ],
         "encounter_options": [EncounterOptionsParams()],
         "list_seats": [ListSeatsParams("e1")],
+        "table_home": [TableHomeParams()],
+        "table_link": [TableLinkParams("e1", "tok")],
         "contribute_dice": [ContributeDiceParams("e1", "lucky-socks")],
         "rotate_dice": [RotateDiceParams("e1")],
     }
@@ -470,6 +476,8 @@ def result_samples() -> dict[str, list[Any]]:
             ),
         ],
         "list_seats": [ListSeatsResult([SeatInfo("ana", 1, False)]), ListSeatsResult([])],
+        "table_home": [TableHomeResult("http://10.0.0.2:8765/table/", False, "Ask for a key.")],
+        "table_link": [TableLinkResult("http://10.0.0.2:8765/table/#encounter=e1", "<svg/>")],
         "contribute_dice": [ContributeDiceResult(7)],
         "rotate_dice": [RotateDiceResult(9, "ab" * 32)],
     }

@@ -147,18 +147,41 @@
   function preview(arena) {
     const { el } = window.zonekeepHome;
     const names = new Map(arena.zones.map((z) => [z.id, z.name || z.id]));
-    const linksOf = (id) => (arena.links || []).filter((l) => l.a === id || l.b === id).map((l) => {
-      const other = l.a === id ? l.b : l.a;
-      const how = [l.direction, l.blocks_sight ? "blocks sight" : null, l.difficult ? "difficult" : null].filter(Boolean).join(", ");
-      return `↔ ${names.get(other) || other}${how ? ` (${how})` : ""}`;
-    });
+    // Each neighbour once, from this zone's side ("Common room below" on the balcony),
+    // as the table's map says it.
+    const linksOf = (id) => {
+      const found = new Map();
+      for (const l of arena.links || []) {
+        let other = null;
+        let dir = l.direction || "beside";
+        if (l.a === id) other = l.b;
+        else if (l.b === id) {
+          other = l.a;
+          if (dir !== "beside") dir = dir === "above" ? "below" : "above";
+        }
+        if (other === null) continue;
+        if (!found.has(other)) found.set(other, { dir, modes: new Set(), sight: false, difficult: false });
+        const f = found.get(other);
+        f.modes.add(l.mode || "walk");
+        f.sight = f.sight || !l.blocks_sight;
+        f.difficult = f.difficult || Boolean(l.difficult);
+      }
+      return [...found].map(([other, f]) => {
+        const modes = [...f.modes];
+        const how = [modes.length === 1 && modes[0] === "walk" ? null : modes.join(" or "),
+          f.sight ? null : "no line of sight", f.difficult ? "difficult" : null].filter(Boolean);
+        return `${names.get(other) || other} ${f.dir}${how.length ? ` (${how.join(", ")})` : ""}`;
+      });
+    };
+    const sizeText = (size) => (typeof size === "number" ? `${size} ft`
+      : typeof size === "string" && size ? size[0].toUpperCase() + size.slice(1) : "");
     const assets = (id) => (arena.assets || []).filter((a) => a.zone === id).map((a) => `${a.name || a.id} (${a.kind || "asset"})`);
     return el("div", { class: "map zk-preview", dataset: { arena: arena.id } }, arena.zones.map((z) =>
       el("div", { class: `zone${z.difficult ? " difficult" : ""}`, dataset: { zone: z.id } },
         el("div", { class: "zone-head" },
           el("span", { class: "zone-name" }, z.name || z.id),
-          el("span", { class: "zone-size" }, String(z.size ?? ""))),
-        el("div", { class: "zone-links" }, linksOf(z.id).map((t) => el("div", {}, t))),
+          el("span", { class: "zone-size" }, sizeText(z.size))),
+        el("div", { class: "zone-links" }, linksOf(z.id).join(" · ")),
         assets(z.id).length ? el("ul", { class: "assets" }, assets(z.id).map((t) => el("li", {}, t))) : null)));
   }
 
@@ -183,7 +206,7 @@
       el("div", { id: "arena-problems", class: "error", role: "alert", hidden: true }),
       chosen
         ? el("div", {}, el("p", { class: "muted", id: "arena-chosen" },
-          `${chosen.name || chosen.id}${b.draft.upload ? ` — uploaded from ${b.draft.upload.file}` : ""}: ${chosen.description || ""}`), preview(chosen))
+          `${chosen.name || chosen.id}${b.draft.upload ? ` — uploaded from ${b.draft.upload.file}` : ""}${chosen.description ? `: ${chosen.description}` : ""}`), preview(chosen))
         : el("p", { class: "muted" }, "No arena chosen yet."));
   }
 
@@ -280,26 +303,42 @@
       box.replaceChildren(el("p", { class: "muted" }, "No creatures yet: search the compendium above."));
       return;
     }
-    box.replaceChildren(...b.draft.groups.map((g, gi) => el("fieldset", { class: "zk-group", dataset: { group: g.id, index: gi } },
-      el("legend", {}, `${g.name} × ${g.copies.length}`),
-      el("div", { class: "zk-row" },
-        el("label", { class: "zk-field" }, el("span", {}, "Side"),
-          el("input", { value: g.side, name: "side", oninput: (ev) => { g.side = ev.target.value; save(); } })),
-        el("button", { type: "button", class: "zk-remove", onclick: () => {
-          b.draft.groups.splice(gi, 1);
-          save();
-          renderRoster();
-        } }, "Remove")),
-      el("table", { class: "zk-copies" },
-        el("thead", {}, el("tr", {}, ["Name", "HP", "AC", "Starting zone", "Hidden"].map((h) => el("th", {}, h)))),
-        el("tbody", {}, g.copies.map((c, ci) => el("tr", { dataset: { copy: ci } },
-          el("td", {}, el("input", { name: "name", value: c.name, oninput: (ev) => { c.name = ev.target.value; save(); } })),
-          el("td", {}, el("input", { name: "hp", type: "number", min: 1, value: c.hp ?? "", oninput: (ev) => { c.hp = ev.target.value === "" ? null : Number(ev.target.value); save(); } })),
-          el("td", {}, el("input", { name: "ac", type: "number", min: 1, value: c.ac ?? "", oninput: (ev) => { c.ac = ev.target.value === "" ? null : Number(ev.target.value); save(); } })),
-          el("td", {}, el("select", { name: "zone", onchange: (ev) => { c.zone = ev.target.value || null; save(); } },
-            el("option", { value: "" }, "— the GM places it —"),
-            zones.map((z) => el("option", { value: z.id, selected: z.id === c.zone }, z.name)))),
-          el("td", {}, el("input", { name: "hidden", type: "checkbox", checked: c.hidden, onchange: (ev) => { c.hidden = ev.target.checked; save(); } })))))))));
+    const SIDES = [["enemies", "enemies (against the players)"], ["party", "party (beside the players)"], ["neutral", "neutral"]];
+    box.replaceChildren(...b.draft.groups.map((g, gi) => {
+      const sides = SIDES.some(([v]) => v === g.side) ? SIDES : [...SIDES, [g.side, g.side]];
+      const who = (ci) => `${g.name}, copy ${ci + 1}`;
+      return el("fieldset", { class: "zk-group", dataset: { group: g.id, index: gi } },
+        el("legend", {}, `${g.name} × ${g.copies.length}`),
+        el("div", { class: "zk-row" },
+          el("label", { class: "zk-field" }, el("span", {}, "Side"),
+            el("select", { name: "side", onchange: (ev) => { g.side = ev.target.value; save(); } },
+              sides.map(([v, text]) => el("option", { value: v, selected: v === g.side }, text)))),
+          el("label", { class: "zk-field" }, el("span", {}, "Place them all in"),
+            el("select", { name: "group_zone", onchange: (ev) => {
+              if (ev.target.value === "-") return;
+              for (const c of g.copies) c.zone = ev.target.value || null;
+              save();
+              renderRoster();
+            } },
+            el("option", { value: "-" }, "— zone by zone —"),
+            el("option", { value: "" }, "— the GM places them —"),
+            zones.map((z) => el("option", { value: z.id }, z.name)))),
+          el("button", { type: "button", class: "zk-remove", onclick: () => {
+            b.draft.groups.splice(gi, 1);
+            save();
+            renderRoster();
+          } }, `Remove ${g.name}`)),
+        el("div", { class: "zk-scroll" }, el("table", { class: "zk-copies" },
+          el("thead", {}, el("tr", {}, ["Name", "HP", "AC", "Starting zone", "Hidden"].map((h) => el("th", { scope: "col" }, h)))),
+          el("tbody", {}, g.copies.map((c, ci) => el("tr", { dataset: { copy: ci } },
+            el("td", {}, el("input", { name: "name", value: c.name, "aria-label": `${who(ci)}: name`, oninput: (ev) => { c.name = ev.target.value; save(); } })),
+            el("td", {}, el("input", { name: "hp", type: "number", min: 1, value: c.hp ?? "", "aria-label": `${who(ci)}: hit points`, oninput: (ev) => { c.hp = ev.target.value === "" ? null : Number(ev.target.value); save(); } })),
+            el("td", {}, el("input", { name: "ac", type: "number", min: 1, value: c.ac ?? "", "aria-label": `${who(ci)}: Armor Class`, oninput: (ev) => { c.ac = ev.target.value === "" ? null : Number(ev.target.value); save(); } })),
+            el("td", {}, el("select", { name: "zone", "aria-label": `${who(ci)}: starting zone`, onchange: (ev) => { c.zone = ev.target.value || null; save(); } },
+              el("option", { value: "" }, "— the GM places it —"),
+              zones.map((z) => el("option", { value: z.id, selected: z.id === c.zone }, z.name)))),
+            el("td", {}, el("input", { name: "hidden", type: "checkbox", checked: c.hidden, "aria-label": `${who(ci)}: hidden from the players`, onchange: (ev) => { c.hidden = ev.target.checked; save(); } }))))))));
+    }));
   }
 
   // -- seats ----------------------------------------------------------------------------
@@ -325,7 +364,7 @@
       el("p", { class: "muted" }, "Each player gets a link and fills in their character there."),
       el("ul", { class: "zk-seatlist" }, b.draft.seats.map((s, i) => el("li", { dataset: { seat: s.player } },
         el("strong", {}, s.player), " starts in ",
-        el("select", { name: "zone", onchange: (ev) => { s.zone = ev.target.value || null; save(); } },
+        el("select", { name: "zone", "aria-label": `${s.player}'s character starts in`, onchange: (ev) => { s.zone = ev.target.value || null; save(); } },
           zones.map((z) => el("option", { value: z.id, selected: z.id === s.zone }, z.name))),
         " ",
         el("button", { type: "button", class: "zk-remove", onclick: () => {
@@ -337,6 +376,13 @@
   }
 
   // -- options, from their schema -------------------------------------------------------
+
+  /** An option's name for a person: its schema's title, else its id in words. */
+  function optionTitle(name, prop) {
+    if (prop.title) return prop.title;
+    const words = name.replaceAll("_", " ");
+    return words[0].toUpperCase() + words.slice(1);
+  }
 
   function renderOptions() {
     const { el } = window.zonekeepHome;
@@ -371,7 +417,7 @@
       const fallback = prop.default === null ? "none" : String(prop.default);
       return el("label", { class: "zk-option", dataset: { option: name } },
         input,
-        el("span", {}, el("code", {}, name), range ? ` (${range})` : "", ` — ${prop.description || ""} Default: ${fallback}.`));
+        el("span", {}, el("strong", {}, optionTitle(name, prop)), range ? ` (${range})` : "", ` — ${prop.description || ""} Default: ${fallback}.`));
     });
     box.replaceChildren(...rows.filter(Boolean), ...pluginSettings(b.schema.properties.settings));
   }
@@ -466,17 +512,26 @@
     } catch (err) {
       return error(err.message);
     }
-    // This connection joined it as the GM; the GM's table link opens it in a page of its own.
+    // This connection joined it as the GM: a public encounter gets its spectator link
+    // now (create_spectator_link), then it leaves; the GM's link opens the table.
+    let watch = null;
+    if (params.public) {
+      try {
+        watch = (await b.conn.request("create_spectator_link", { encounter: created.encounter })).token;
+      } catch { /* the GM makes one at the table */ }
+    }
     b.conn.request("leave", { encounter: created.encounter }).catch(() => {});
     b.draft = emptyDraft();
     save();
     try {
       localStorage.removeItem(DRAFT);
     } catch { /* nothing kept */ }
-    const links = [{ label: "GM (you)", href: tableLink(created.encounter, created.gm_token), seat: "gm" }];
+    const entry = (label, token, seat) => ({ label, href: tableLink(created.encounter, token), seat, encounter: created.encounter, token });
+    const links = [entry("GM (you)", created.gm_token, "gm")];
     for (const [player, token] of Object.entries(created.seats)) {
-      links.push({ label: player, href: tableLink(created.encounter, token), seat: player });
+      links.push(entry(player, token, player));
     }
+    if (watch) links.push(entry("spectators", watch, "spectators"));
     b.box.replaceChildren(
       el("div", { id: "builder-started", dataset: { encounter: created.encounter } },
         el("h2", {}, `“${title}” is ready`),

@@ -138,9 +138,26 @@
     }
   }
 
+  // The web table's address for links: the server's answer to table_home (public_url,
+  // else the address this page was opened on), else this page's own address.
   function tableLink(encounter, token) {
     const params = new URLSearchParams({ encounter, token });
-    return `${location.origin}${location.pathname}#${params.toString()}`;
+    const base = home.base || `${location.origin}${location.pathname}`;
+    return `${base}#${params.toString()}`;
+  }
+
+  /** A seat link's QR code, rendered by the server (table_link), as an image a phone scans. */
+  function qrCode(link) {
+    const figure = el("figure", { class: "zk-qr", dataset: { qr: link.seat } },
+      el("figcaption", {}, `Scan for ${link.label}`));
+    if (!home.conn || !link.token) return null;
+    home.conn.request("table_link", { encounter: link.encounter, token: link.token }).then((result) => {
+      figure.prepend(el("img", {
+        src: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(result.qr_svg)}`,
+        alt: `QR code of the link for ${link.label}`, width: 148, height: 148, dataset: { url: result.url },
+      }));
+    }).catch(() => figure.remove());
+    return figure;
   }
 
   async function copyText(text, button) {
@@ -153,15 +170,18 @@
     setTimeout(() => { button.textContent = "Copy"; }, 2000);
   }
 
-  /** A list of links, each with a Copy button. links: [{label, href, seat}] */
+  /** A list of links, each with a Copy button, and for a player or the spectators a QR
+   * code. links: [{label, href, seat, encounter, token}] */
   function linkList(links) {
     return el("ul", { class: "zk-links" }, links.map((link) =>
       el("li", { dataset: { link: link.seat } },
-        el("span", { class: "zk-link-label" }, link.label),
-        " ",
-        el("a", { href: link.href, target: "_blank", rel: "noopener" }, link.href),
-        " ",
-        el("button", { type: "button", onclick: (ev) => copyText(link.href, ev.target) }, "Copy"))));
+        el("div", { class: "zk-link-row" },
+          el("span", { class: "zk-link-label" }, link.label),
+          " ",
+          el("a", { href: link.href, target: "_blank", rel: "noopener" }, link.href),
+          " ",
+          el("button", { type: "button", onclick: (ev) => copyText(link.href, ev.target) }, "Copy")),
+        link.seat === "gm" ? null : qrCode(link))));
   }
 
   // Exported to builder.js.
@@ -170,7 +190,7 @@
   // ---------------------------------------------------------------------------------
   // The GM's home: the key, the lobby, public encounters, "New encounter".
 
-  const home = { conn: null, key: null, root: null };
+  const home = { conn: null, key: null, root: null, base: null, info: null };
 
   function storedKey() {
     try {
@@ -251,6 +271,12 @@
     try {
       const welcome = await home.conn.open(home.key);
       setStatus(welcome.gm ? `GM ${welcome.gm}` : "Connected", "online");
+      try {
+        home.info = await home.conn.request("table_home");
+        home.base = home.info.url;
+      } catch {
+        home.info = null; // an older server: links from this page's address
+      }
       renderKey(welcome.gm);
       homeError("");
       await refreshLobby();
@@ -281,31 +307,44 @@
   function renderKey(gm) {
     const box = $("home-key");
     box.replaceChildren();
+    const refused = Boolean(home.info && !home.info.may_create && !gm);
+    $("new-encounter").disabled = refused;
+    $("new-encounter").title = refused ? home.info.how : "";
     if (gm) {
       box.append(el("div", { class: "zk-head" },
         el("span", {}, "Signed in with the GM key of ", el("strong", { id: "gm-name" }, gm), " (kept in this browser)."),
         el("button", { type: "button", id: "forget-key", onclick: () => forgetKey() }, "Forget key")));
       return;
     }
+    const info = home.info;
+    const form = el("form", { id: "key-form", onsubmit: (ev) => {
+      ev.preventDefault();
+      const key = new FormData(ev.target).get("gm_key").trim();
+      if (!key) return;
+      try {
+        localStorage.setItem(KEY_STORE, key);
+      } catch { /* kept for this page only */ }
+      home.key = key;
+      connectHome();
+    } },
+    el("label", { for: "gm-key-input" }, "GM key "),
+    el("input", { id: "gm-key-input", name: "gm_key", type: "password", autocomplete: "off" }),
+    " ",
+    el("button", { type: "submit" }, "Use key"),
+    el("p", { class: "muted" }, "A key you type is kept in this browser only; “Forget key” removes it."));
+    if (info && info.may_create) {
+      // No key needed here: say why; the key box stays folded away.
+      box.append(el("p", { id: "home-rule" }, info.how),
+        el("details", { id: "key-details" }, el("summary", {}, "I have a GM key"), form));
+      return;
+    }
     box.append(
       el("h2", {}, "GM key"),
-      el("p", { class: "muted" },
-        "Type the GM key your server's operator gave you: this browser keeps it. Without one you "
+      el("p", { id: "home-rule" }, info ? info.how
+        : "Type the GM key your server's operator gave you: this browser keeps it. Without one you "
         + "can create encounters only on an open server (or from the server's own machine when "
         + "it has no key at all)."),
-      el("form", { id: "key-form", onsubmit: (ev) => {
-        ev.preventDefault();
-        const key = new FormData(ev.target).get("gm_key").trim();
-        if (!key) return;
-        try {
-          localStorage.setItem(KEY_STORE, key);
-        } catch { /* kept for this page only */ }
-        home.key = key;
-        connectHome();
-      } },
-      el("input", { name: "gm_key", type: "password", autocomplete: "off", placeholder: "GM key", "aria-label": "GM key" }),
-      " ",
-      el("button", { type: "submit" }, "Use key")));
+      form);
   }
 
   let lobbyTimer = null;
@@ -334,7 +373,12 @@
     const everyone = [];
     for (let offset = 0; ; offset += 100) {
       const page = await conn.request("list_encounters", { offset, limit: 100 });
-      for (const e of page.encounters) (e.mine ? mine : everyone).push(e);
+      for (const e of page.encounters) {
+        if (e.mine) mine.push(e);
+        // A public one is listed under "Public encounters" for everyone, its GM (and the
+        // operator, to whom every encounter is "mine") included.
+        if (!e.mine || e.public) everyone.push(e);
+      }
       if (offset + page.encounters.length >= page.total || !page.encounters.length) break;
     }
     const box = $("my-encounters");
@@ -354,6 +398,7 @@
           el("td", { class: "zk-actions" }, e.status === "open" ? [
             el("button", { type: "button", dataset: { action: "open" }, onclick: () => openEncounter(e) }, "Open"),
             el("button", { type: "button", dataset: { action: "links" }, onclick: () => freshLinks(e) }, "Fresh links"),
+            el("button", { type: "button", dataset: { action: "rotate" }, onclick: () => rotateGmLink(e) }, "New GM link…"),
             el("button", { type: "button", dataset: { action: "end" }, onclick: () => endEncounter(e) }, "End"),
             el("button", { type: "button", dataset: { action: "archive" }, onclick: () => archive(e) }, "Archive"),
           ] : null))))));
@@ -371,9 +416,10 @@
       : el("p", { class: "muted" }, "No public encounter right now."));
   }
 
-  async function links(e) {
-    const result = await home.conn.request("encounter_links", { encounter: e.id });
-    return result;
+  // keep_gm: one more GM token, every earlier one (the GM's open table) keeps working.
+  // Only "New GM link…", confirmed, rotates the GM token.
+  async function links(e, rotate = false) {
+    return home.conn.request("encounter_links", rotate ? { encounter: e.id } : { encounter: e.id, keep_gm: true });
   }
 
   async function openEncounter(e) {
@@ -386,23 +432,32 @@
     }
   }
 
-  function showLinks(title, encounter, result) {
-    const list = [{ label: "GM", href: tableLink(encounter, result.gm_token), seat: "gm" }];
-    for (const [player, token] of Object.entries(result.seats || {})) {
-      list.push({ label: player, href: tableLink(encounter, token), seat: player });
-    }
-    if (result.spectator_token) {
-      list.push({ label: "spectators", href: tableLink(encounter, result.spectator_token), seat: "spectators" });
-    }
+  function showLinks(title, encounter, result, rotated = false) {
+    const entry = (label, token, seat) => ({ label, href: tableLink(encounter, token), seat, encounter, token });
+    const list = [entry("GM", result.gm_token, "gm")];
+    for (const [player, token] of Object.entries(result.seats || {})) list.push(entry(player, token, player));
+    if (result.spectator_token) list.push(entry("spectators", result.spectator_token, "spectators"));
     $("home-links").replaceChildren(el("div", { class: "zk-linkbox", dataset: { encounter } },
       el("h3", {}, `Links to “${title}”`),
-      el("p", { class: "muted" }, "Send each player their own link. Earlier GM links stop working."),
+      el("p", { class: "muted" }, rotated
+        ? `A new GM link: every earlier GM link stopped working${result.closed ? `: the tables open with one were closed (${result.closed} connection${result.closed === 1 ? "" : "s"})` : ""}. Players' links keep working.`
+        : "Send each player their own link. Every earlier link, yours included, keeps working."),
       linkList(list)));
   }
 
   async function freshLinks(e) {
     try {
       showLinks(e.title, e.id, await links(e));
+    } catch (err) {
+      homeError(err.message);
+    }
+  }
+
+  async function rotateGmLink(e) {
+    if (!confirm(`Make a new GM link for “${e.title}”? Every earlier GM link stops working and `
+      + "every table open with one (yours too, on any screen) is closed. Players' and spectators' links keep working.")) return;
+    try {
+      showLinks(e.title, e.id, await links(e, true), true);
     } catch (err) {
       homeError(err.message);
     }
@@ -509,6 +564,7 @@
   function closeSeat(message) {
     if (seat.done) return;
     seat.done = true;
+    window.scrollTo({ top: 0 }); // back to the table's top, not left at the log
     if (seat.panel) {
       seat.panel.replaceChildren(el("p", { class: "zk-done" }, message));
       setTimeout(() => seat.panel?.remove(), 1500);

@@ -119,6 +119,7 @@
     lines: new Map(), // seq -> {node, event} for the events shown in the log
     events: new Map(), // seq -> event: every event this page has seen (undo, undone lines)
     unresolved: new Set(), // seqs whose line named something not known yet
+    openGroups: new Set(), // "zone|side|name" of the crowded zones' groups shown open
     floats: new Map(), // creature id -> {text, until}: a roll shown briefly by the token
     gmToken: null, // the creature whose GM actions are open
     attackOpen: null, // the attack whose targets are shown
@@ -149,6 +150,69 @@
   function clearError() {
     $("error").hidden = true;
     $("error").textContent = "";
+    for (const node of document.querySelectorAll(".refusal")) node.remove();
+  }
+
+  // -- refusals beside the control that caused them, in a table's words --------------
+
+  /** The control the user last pressed (a button, or the submit of a form): a refusal
+   * of what it sent is shown beside it, not at the top of the page. */
+  document.addEventListener("click", (ev) => {
+    const control = ev.target instanceof Element ? ev.target.closest("button, [role=button], select, input") : null;
+    if (control && !control.closest(".refusal")) {
+      app.lastControl = control;
+      app.lastControlAt = Date.now();
+    }
+  }, true);
+  document.addEventListener("submit", (ev) => {
+    app.lastControl = ev.submitter || ev.target.querySelector("button[type=submit]") || ev.target;
+    app.lastControlAt = Date.now();
+  }, true);
+
+  /** The server's refusal as the table would say it: protocol words taken out. */
+  function tableWords(err) {
+    let text = err.message || "";
+    text = text.replace(/\s*Send (?:it with )?[`']?force[`']?: ?true[^.]*\.?/i, "");
+    text = text.replace(/^The encounter cannot end yet: /, "The fight is not over: ");
+    const said = {
+      not_your_turn: "It is not your turn.",
+      decision_pending: "Wait a moment: a reaction or a tie is being decided first.",
+      rate_limited: "That was too fast: wait a moment, then try again.",
+      spectator_read_only: "Spectators watch: they cannot change anything.",
+    }[err.wireName];
+    return said || text;
+  }
+
+  /** The way out of a refusal, as a button, when there is one. */
+  function wayOut(err, method, params) {
+    if (method !== "command") return null;
+    if (err.wireName === "threat_remains") {
+      return { label: "End it anyway", run: () => command(params.type, { ...params.params, force: true }) };
+    }
+    if (err.wireName === "decision_pending") {
+      return { label: "Show the prompt", run: () => $("prompts").scrollIntoView({ block: "nearest" }) };
+    }
+    if (err.wireName === "rate_limited") {
+      return { label: "Try again", run: () => command(params.type, params.params) };
+    }
+    return null;
+  }
+
+  /** Show a refusal beside ``control`` (inside its form, prompt or row), or at the top
+   * of the page when the control is gone. */
+  function showRefusal(err, method, params, control) {
+    const way = wayOut(err, method, params);
+    const box = el("div", { class: "refusal", role: "alert", dataset: { error: err.wireName || "" } },
+      el("span", {}, tableWords(err)),
+      way ? el("button", { type: "button", class: "way-out", onclick: () => { box.remove(); way.run(); } }, way.label) : null,
+      el("button", { type: "button", class: "dismiss", "aria-label": "Dismiss", onclick: () => box.remove() }, "×"));
+    if (!control || !control.isConnected || control === document.body) {
+      showError(tableWords(err));
+      return;
+    }
+    const home = control.closest("form, .prompt, .gm-row, .gm-token-row, li, .turn-actions, .zone");
+    if (home) home.append(box);
+    else control.after(box);
   }
 
   class ServerError extends Error {
@@ -184,13 +248,16 @@
     });
   }
 
-  /** Send a request; show the server's sentence if it is refused. */
+  /** Send a request; if it is refused, say why beside the control that sent it. */
   async function act(method, params) {
+    // What the user pressed just now; a request the page sends by itself has no control.
+    const control = Date.now() - (app.lastControlAt || 0) < 3000 ? app.lastControl : null;
     clearError();
     try {
       return await request(method, params);
     } catch (err) {
-      showError(err.message);
+      if (err instanceof ServerError) showRefusal(err, method, params, control);
+      else showError(err.message);
       return null;
     }
   }
@@ -578,7 +645,8 @@
 
   // An enemy's hit points reach players and spectators as a word (max_hp is null then).
   function hpText(c) {
-    return typeof c.hp === "string" ? `HP ${c.hp}` : `HP ${c.hp}/${c.max_hp}`;
+    // A word ("unhurt", "bloodied") is said as it is, not as "HP unhurt".
+    return typeof c.hp === "string" ? c.hp[0].toUpperCase() + c.hp.slice(1) : `HP ${c.hp}/${c.max_hp}`;
   }
 
   function sideIndex(side) {
@@ -617,16 +685,43 @@
   // ---------------------------------------------------------------------------------
   // Events in plain words, with their dice
 
-  const rollText = (r) => (r ? `${r.total}` : "?");
+  const rollText = (r) => (r ? `${r.total}${whyText(r)}` : "?");
+  /** Why a roll had advantage, disadvantage or an expertise die, in words, from the
+   * roll's sources ("advantage:flanking: …", "disadvantage:squeezing"). */
+  function whyText(r) {
+    const sources = r.sources || [];
+    if (!sources.length) return "";
+    const said = { advantage: [], disadvantage: [], expertise: [] };
+    for (const src of sources) {
+      const at = src.indexOf(":");
+      const kind = at < 0 ? "" : src.slice(0, at);
+      if (kind in said) said[kind].push(src.slice(at + 1).trim());
+    }
+    const parts = Object.entries(said).filter(([, why]) => why.length).map(([kind, why]) => `${kind}: ${why.join(", ")}`);
+    return parts.length ? ` (${parts.join("; ")})` : "";
+  }
+  /** Why a hit was critical: a natural 20, or a helpless target attacked from close by. */
+  const criticalWhy = (e) => (e.roll?.kept?.length === 1 && e.roll.kept[0] === 20 ? "a natural 20"
+    : `${name(e.target)} cannot defend itself and is attacked from close by`);
   const list = (ids) => (ids.length ? ids.map(name).join(", ") : "nobody");
-  const optionText = (o) => (creature(o) ? creature(o).name : String(o).replaceAll("_", " "));
+  // An option is a creature, an initiative group (said by its members' names, as the
+  // tie's prompt says it: never the group's id), or a word.
+  const optionText = (o) => {
+    if (creature(o)) return creature(o).name;
+    const members = Object.values(app.state?.creatures || {}).filter((c) => c.group === o);
+    if (members.length) {
+      const names = members.map((c) => c.name);
+      return names.length <= 3 ? names.join(", ") : `${names.slice(0, 2).join(", ")} and ${names.length - 2} more`;
+    }
+    return String(o).replaceAll("_", " ");
+  };
 
   const DESCRIBE = {
     action_taken: (e) => (e.action === "attack" || e.action === "opportunity_attack" ? null
       : `${name(e.creature)} uses ${e.action.replaceAll("_", " ")} (${e.cost}).`),
     adjacency_ended: (e) => `${name(e.creature)} is no longer beside ${name(e.ally)}.`,
     adjacency_taken: (e) => `${name(e.creature)} stands ${e.back_to_back ? "back-to-back with" : "beside"} ${name(e.ally)}.`,
-    attack_made: (e) => `${name(e.attacker)} attacks ${name(e.target)} with ${e.attack}${e.reaction ? " (opportunity attack)" : ""}: ${rollText(e.roll)} against AC ${e.target_ac}, ${e.critical ? "a critical hit" : e.hit ? "a hit" : "a miss"}.`,
+    attack_made: (e) => `${name(e.attacker)} attacks ${name(e.target)} with ${e.attack}${e.reaction ? " (opportunity attack)" : ""}: ${rollText(e.roll)} against AC ${e.target_ac}, ${e.critical ? `a critical hit (${criticalWhy(e)})` : e.hit ? "a hit" : "a miss"}.`,
     communicated: (e) => `${name(e.creature)} says: “${e.text}”`,
     condition_applied: (e) => `${name(e.creature)} is ${e.condition}.`,
     condition_effect_applied: (e) => `${name(e.effect.creature)} is ${e.effect.condition}${e.effect.rounds ? ` for ${e.effect.rounds} round(s)` : ""}.`,
@@ -713,7 +808,8 @@
     if (!fn && event.type.includes(".")) return pluginLine(event);
     if (!fn) return event.type.replaceAll("_", " "); // unknown event types are shown as their type
     try {
-      return fn(event);
+      // A sentence that quotes one ending in a full stop ("… a long night.") ends once.
+      return String(fn(event)).replace(/([^.])\.\.$/, "$1.");
     } catch {
       return event.type.replaceAll("_", " ");
     }
@@ -913,7 +1009,12 @@
     $("table").hidden = false;
     $("encounter-name").textContent = s.name;
     $("encounter-name").title = s.name;
+    const panel = gmTokenBox();
+    const typing = panel.contains(document.activeElement) ? document.activeElement : null;
     renderMap();
+    placeGmToken();
+    if (typing && !typing.isConnected) typing.focus();
+    else if (typing && document.activeElement !== typing) typing.focus();
     renderTracker();
     renderTurn();
     renderPrompts();
@@ -921,6 +1022,27 @@
     resolveLines();
     renderWaiting();
     renderDice();
+    renderGlance();
+  }
+
+  /** At a glance (a phone shows it at the top, in the dock; a wide screen has the
+   * tracker beside the map instead): whose turn it is or that the encounter has ended,
+   * this seat's own creatures' hit points, and the last line of the log. */
+  function renderGlance() {
+    const s = app.state;
+    const box = $("glance");
+    const phase = { surprise: "Setting up", positions: "Setting up", initiative: "Rolling initiative" }[s.phase];
+    const turn = s.phase === "ended" ? `The encounter has ended${s.ended_reason ? `: ${s.ended_reason}` : "."}`
+      : s.phase === "turns" ? `Round ${s.round} · ${s.active ? `${name(s.active)}'s turn` : "between turns"}` : phase || s.phase;
+    const mine = app.role === "player" ? Object.values(s.creatures).filter((c) => c.controller === app.player) : [];
+    const lines = [...$("log").querySelectorAll("li[data-seq] .text, li.note")];
+    const last = lines.length ? lines[lines.length - 1].textContent : "";
+    box.hidden = false;
+    box.replaceChildren(
+      el("div", { class: `glance-turn${s.phase === "ended" ? " ended" : ""}`, dataset: { glance: "turn" } }, turn),
+      mine.length ? el("div", { class: "glance-mine", dataset: { glance: "mine" } },
+        mine.map((c) => el("span", { class: "glance-hp" }, `${c.name} ${hpText(c)}`))) : null,
+      last ? el("div", { class: "glance-log muted", dataset: { glance: "log" }, title: last }, last) : null);
   }
 
   // -- attention: title, favicon and an optional sound while something waits on this seat
@@ -978,7 +1100,7 @@
     node.hidden = false;
     node.textContent = text;
     node.className = `dice-badge dice-${kind}`;
-    node.title = title || "";
+    node.title = title || text; // cut short on a phone: the whole text on hover
   }
 
   function renderDice() {
@@ -1169,8 +1291,9 @@
       const assets = [...arena.assets, ...Object.values(s.effects || {})].filter((a) => a.zone === zone.id);
       const tokens = Object.values(s.creatures).filter((c) => c.zone === zone.id);
       const costText = choice ? (choice.ok ? `Enter: ${choice.cost} ft` : `Cannot enter: ${choice.why}`) : "";
-      // The accessible name starts with the words shown ("Kitchen 30 ft"), then says more.
-      const label = choice ? `${zone.name} ${choice.ok ? `${choice.cost} ft` : "✕"}: ${costText}` : null;
+      // The accessible name starts with the words shown ("Kitchen 30 ft"), then says
+      // more, each thing once ("Kitchen 30 ft: enter for 30 ft" said the cost twice).
+      const label = choice ? `${zone.name} ${choice.ok ? `${choice.cost} ft: ${me.name} can enter` : `✕: ${costText}`}` : null;
       const button = el("button", { type: "button", class: "zone-button", dataset: { enter: zone.id },
         "aria-label": label, title: choice ? costText : zone.description || zone.name,
         "aria-disabled": choice && !choice.ok ? "true" : null,
@@ -1184,15 +1307,21 @@
         role: "group",
         "aria-label": zone.name,
         onclick: (ev) => {
-          if (ev.target.closest("button, a, input, select")) return;
+          if (ev.target.closest("button, a, input, select, summary, details, .gm-token")) return;
           if (choice?.ok) enterZone(zone.id);
         },
+        // A dragged token is dropped only where its zone button would take it.
+        ondragover: choice?.ok ? (ev) => { ev.preventDefault(); ev.dataTransfer.dropEffect = "move"; } : null,
+        ondrop: choice?.ok ? (ev) => {
+          ev.preventDefault();
+          if (ev.dataTransfer.getData("text/plain") === me?.id) enterZone(zone.id);
+        } : null,
       },
       el("div", { class: "zone-head" }, button,
         el("span", { class: "zone-size" }, `${zone.size} ft · cap ${zone.capacity}${zone.difficult ? " · difficult" : ""}`)),
       el("div", { class: "zone-links" }, near.join(" · ")),
       assets.length ? el("ul", { class: "assets" }, assets.map((a) => el("li", { title: a.description || "" }, `${a.name} (${a.kind})`))) : null,
-      el("div", { class: "tokens" }, crowded ? compactTokens(tokens) : tokens.map(renderToken)),
+      el("div", { class: "tokens" }, crowded ? compactTokens(tokens, zone.id) : tokens.map(renderToken)),
       choice ? el("div", { class: choice.ok ? "zone-hint" : "zone-hint no" }, choice.ok ? `${me.name} can enter: ${choice.cost} ft` : choice.why) : null);
       box.style.gridColumn = String(col); // CSSOM, not a style attribute (the CSP forbids those)
       box.style.gridRow = String(row);
@@ -1269,9 +1398,17 @@
     if (c.hidden) details.push("hidden from players");
     const float = app.floats.get(c.id);
     const tag = app.role === "gm" ? "button" : "div";
-    return el(tag, { class: tokenClasses(c), dataset: { creature: c.id },
+    // The creature whose turn this seat plays is dragged to a zone to move it there:
+    // the same move as the zone's button, with the same legality and cost.
+    const mover = myActive()?.id === c.id;
+    return el(tag, { class: tokenClasses(c) + (mover ? " draggable" : ""), dataset: { creature: c.id },
       type: tag === "button" ? "button" : null,
-      title: `${c.name} (${c.side})`,
+      title: mover ? `${c.name} (${c.side}): drag to a zone to move there` : `${c.name} (${c.side})`,
+      draggable: mover ? "true" : null,
+      ondragstart: mover ? (ev) => {
+        ev.dataTransfer.setData("text/plain", c.id);
+        ev.dataTransfer.effectAllowed = "move";
+      } : null,
 
       onclick: tag === "button" ? () => openGmToken(c.id) : null },
     el("span", { class: "token-line" }, sideMark(c), el("span", { class: "name" }, c.name), el("span", { class: "hp" }, ` ${hpText(c)}`)),
@@ -1280,9 +1417,11 @@
     float && float.until > Date.now() ? el("span", { class: "roll-float", role: "status" }, float.text) : null);
   }
 
-  /** A crowded zone: the creatures grouped by name ("Goblin ×9"); the active one and
-   * this seat's own stay on their own line. */
-  function compactTokens(tokens) {
+  /** A crowded zone: the creatures grouped by name ("Goblin ×9", how many still stand);
+   * the active one and this seat's own stay on their own line. A group opens (a
+   * disclosure, kept open across redraws) to every one of its creatures, each a token
+   * like any other: the GM acts on one goblin of twenty. */
+  function compactTokens(tokens, zoneId) {
     const s = app.state;
     const own = tokens.filter((c) => c.id === s.active || isMine(c.id) && app.role !== "gm");
     const rest = tokens.filter((c) => !own.includes(c));
@@ -1290,14 +1429,23 @@
     for (const c of rest) {
       const base = c.name.replace(/\s*#?\d+$/, "");
       const key = `${c.side}|${base}`;
-      if (!groups.has(key)) groups.set(key, { base, members: [] });
+      if (!groups.has(key)) groups.set(key, { key, base, members: [] });
       groups.get(key).members.push(c);
     }
-    return [...own.map(renderToken), ...[...groups.values()].map(({ base, members }) =>
-      members.length === 1 ? renderToken(members[0])
-        : el("div", { class: `token group ${tokenClasses(members[0]).replace("token ", "")}`, dataset: { group: base },
-          title: members.map((m) => `${m.name} ${hpText(m)}`).join("\n") },
-        el("span", { class: "token-line" }, sideMark(members[0]), el("span", { class: "name" }, `${base} ×${members.length}`))))];
+    return [...own.map(renderToken), ...[...groups.values()].map(({ key, base, members }) => {
+      if (members.length === 1) return renderToken(members[0]);
+      const openKey = `${zoneId}|${key}`;
+      const standing = members.filter((m) => !isOut(m)).length;
+      const counts = standing === members.length ? "" : ` (${standing} standing)`;
+      const group = el("details", { class: `token group side-${sideIndex(members[0].side) % 4}${standing ? "" : " out"}`,
+        dataset: { group: base }, open: app.openGroups.has(openKey),
+        ontoggle: (ev) => { if (ev.target.open) app.openGroups.add(openKey); else app.openGroups.delete(openKey); } },
+      el("summary", { class: "token-line", title: members.map((m) => `${m.name} ${hpText(m)}`).join("\n") },
+        el("span", { class: "group-arrow", "aria-hidden": "true" }, "▸"), sideMark(members[0]),
+        el("span", { class: "name" }, `${base} ×${members.length}`), el("span", { class: "hp" }, counts)),
+      el("div", { class: "group-members" }, members.map(renderToken)));
+      return group;
+    })];
   }
 
   function enterZone(zoneId) {
@@ -1427,6 +1575,14 @@
     } else {
       res.replaceChildren();
     }
+    // The mover sees that play waits for others' reactions (an opportunity attack...).
+    const me = app.role === "gm" ? "gm" : app.player;
+    const others = (s.pending || []).filter((d) => d.controller !== me);
+    if (others.length) {
+      res.append(el("p", { class: "turn-waits", role: "status" },
+        `Play waits for ${others.length === 1 ? "a reaction" : `${others.length} reactions`}: `,
+        others.map((d) => d.prompt).join(" ")));
+    }
     // Big buttons for the common actions; each unavailable one disabled, the reason on hover.
     const attackWhy = unavailableWhy("attack", c);
     const attacks = attackChoices(c);
@@ -1458,7 +1614,7 @@
         onclick: async () => {
           const done = await command("attack", { creature: c.id, target: t, attack: open.name });
           if (done) app.attackOpen = null;
-        } }, name(t)))) : null;
+        } }, name(t), creature(t)?.side === c.side ? " (ally)" : null))) : null;
     keepFocus($("quick"), () => $("quick").replaceChildren(...[el("div", { class: "quick" }, big), targets].filter(Boolean)));
     // "More": every other command as a form, rebuilt when the turn changes or anyone moves.
     const where = Object.values(s.creatures).map((x) => `${x.id}:${x.zone}:${isOut(x)}`).join(",");
@@ -1501,7 +1657,8 @@
       if (pname in fixed) continue;
       const description = p.description || properties[pname]?.description || "";
       const labelText = `${pname.replaceAll("_", " ")}${p.required ? "" : " (optional)"}: ${description}`;
-      const field = paramInput(pname, p.type, p.required, legalChoices(spec.id, pname, fixed.creature));
+      const field = paramInput(pname, p.type, p.required, legalChoices(spec.id, pname, fixed.creature),
+        { prop: properties[pname], command: spec.id, actor: fixed.creature, description });
       inputs.push(field.read);
       form.append(el("label", { class: field.check ? "param check" : "param" }, field.check ? [field.node, labelText] : [labelText, field.node]));
     }
@@ -1512,7 +1669,8 @@
 
   // Commands whose target must stand in the actor's zone (melee reach, shoving,
   // engaging); the server still decides, this only keeps the choices sensible.
-  const SAME_ZONE = new Set(["engage", "withdraw", "shove", "shove_into", "move_adjacent", "ready"]);
+  // (A readied attack waits for a creature to come: any foe may be its target.)
+  const SAME_ZONE = new Set(["engage", "withdraw", "shove", "shove_into", "move_adjacent"]);
 
   /** The creatures or zones worth offering for one parameter, or null for all. */
   function legalChoices(commandId, pname, actorId) {
@@ -1534,11 +1692,71 @@
     return null;
   }
 
-  function paramInput(pname, type, required, legal = null) {
+  /** What a text parameter names, as [value, text] pairs from the snapshot (an attack,
+   * an asset, a hazard, an effect, a note, a decision...), or null when it is free text
+   * (a note's words, a reason). Nothing the server already knows is typed. */
+  function knownValues(pname, type, context) {
+    const s = app.state;
+    const actor = context.actor ? s.creatures[context.actor] : null;
+    const enumValues = context.prop?.enum || context.prop?.items?.enum;
+    if (enumValues) return enumValues.map((v) => [v, String(v).replaceAll("_", " ")]);
+    const inZone = (items) => (actor ? items.filter((a) => a.zone === actor.zone) : items);
+    const assets = () => inZone([...s.arena.assets, ...Object.values(s.effects || {})]).map((a) => [a.id, `${a.name} (${zoneName(a.zone)})`]);
+    const attacks = () => {
+      const owners = actor ? [actor] : Object.values(s.creatures);
+      return [...new Set(owners.flatMap((c) => (c.attacks || []).map((a) => a.name)))].map((n) => [n, n]);
+    };
+    if (pname === "attack") return attacks();
+    if (["asset", "object", "brazier", "position"].includes(pname)) return assets();
+    if (context.command === "remove_hazard" && pname === "id") return Object.values(s.hazards || {}).map((h) => [h.id, h.name]);
+    if (pname === "effect") return Object.values(s.condition_effects || {}).map((e) => [e.id, `${name(e.creature)}: ${e.condition}`]);
+    if (pname === "note") return Object.entries(s.notes || {}).map(([id, n]) => [id, String(n.text || id).slice(0, 60)]);
+    if (pname === "decision") return s.pending.map((d) => [d.id, d.prompt]);
+    if (pname === "damage_type") return DAMAGE_TYPES.map((t) => [t, t]);
+    if (pname === "mode") return ["walk", "climb", "swim", "fly", "burrow"].map((m) => [m, m]);
+    if (pname === "group") return [...new Set(Object.values(s.creatures).map((c) => c.group).filter(Boolean))].map((g) => [g, optionText(g)]);
+    if (pname === "field") return ["hp", "max_hp", "ac", "zone", "side", "controller", "hidden", "pc", "name"].map((f) => [f, f.replaceAll("_", " ")]);
+    if (pname === "conditions") return conditionChoices().map((c) => [c.id, c.id]);
+    if (pname === "parent") return Object.values(s.condition_effects || {}).map((e) => [e.id, `${name(e.creature)}: ${e.condition}`]);
+    // Words the server takes from a short list its description gives ("cone, cube,
+    // sphere, cylinder or line"; "start_of_turn or end_of_turn: ..."): a picker.
+    const listed = /^([a-z_]+(?:, [a-z_]+)*(?:,)? or [a-z_]+)(?::|$)/.exec(context.description || "");
+    if (listed) return listed[1].split(/, | or |,/).map((w) => w.trim()).filter(Boolean).map((w) => [w, w.replaceAll("_", " ")]);
+    return null;
+  }
+
+  function paramInput(pname, type, required, legal = null, context = {}) {
     const s = app.state;
     const creatures = legal && type === "creature" ? legal : Object.values(s.creatures);
     const opt = (value, text) => el("option", { value }, text);
     const emptyOption = required ? null : opt("", "—");
+    const known = type === "string" || type === "strings" ? knownValues(pname, type, context) : null;
+    if (known && type === "string") {
+      const node = el("select", { name: pname }, emptyOption, known.length ? known.map(([v, t]) => opt(v, t)) : opt("", "none here"));
+      return { node, read: () => [pname, node.value || undefined] };
+    }
+    if (known && type === "strings") {
+      const boxes = known.map(([v]) => el("input", { type: "checkbox", value: v }));
+      const node = el("span", { class: "choices", dataset: { name: pname } }, known.map(([, t], i) => el("label", {}, boxes[i], t)));
+      return { node, read: () => {
+        const chosen = boxes.filter((b) => b.checked).map((b) => b.value);
+        return [pname, chosen.length || required ? chosen : undefined];
+      } };
+    }
+    if (type === "strings" && pname === "zones") {
+      // A path, zone by zone: pickers, in order (the first one the next zone, and so on).
+      const picks = [0, 1, 2].map((i) => el("select", { name: `${pname}-${i}`, "aria-label": i ? `then zone ${i + 1}` : "zone" },
+        opt("", i ? "— (stop)" : "—"), s.arena.zones.filter((z) => i || !legal || legal.includes(z.id)).map((z) => opt(z.id, z.name))));
+      const node = el("span", { class: "choices", dataset: { name: pname } }, picks.map((p, i) => [i ? " then " : "", p]));
+      return { node, read: () => {
+        const chosen = [];
+        for (const p of picks) {
+          if (!p.value) break;
+          chosen.push(p.value);
+        }
+        return [pname, chosen.length || required ? chosen : undefined];
+      } };
+    }
     if (pname === "condition") {
       const node = el("select", { name: pname }, conditionOptions());
       return { node, read: () => [pname, node.value] };
@@ -1741,21 +1959,55 @@
     const surpriseBoxes = creatures.map((c) => el("input", { type: "checkbox", value: c.id }));
     const placeSelects = creatures.map((c) => el("select", { dataset: { creature: c.id }, "aria-label": `${c.name}'s zone` },
       s.arena.zones.map((z) => el("option", { value: z.id, selected: c.zone === z.id }, z.name))));
+    // Each step runs the ones before it that are still due: nobody has to press "Set
+    // surprise" when nobody is surprised, and the buttons say what they will do.
+    const STEPS = ["surprise", "positions", "initiative"];
+    const at = STEPS.indexOf(s.phase);
+    // Steps pressed one after the other run one after the other (each sees the phase
+    // the last one left), and wait for a command still in flight (it would drop them).
+    const setupTo = (target) => {
+      app.setupChain = (app.setupChain || Promise.resolve()).then(() => setupStep(target)).catch(() => {});
+      return app.setupChain;
+    };
+    const setupStep = async (target) => {
+      for (let i = 0; app.busy && i < 100; i++) await new Promise((done) => setTimeout(done, 50));
+      const goal = STEPS.indexOf(target);
+      // Where setup is now: the state's step, or further when a step this page just sent
+      // was taken and its events are still on their way.
+      const shown = STEPS.indexOf(app.state.phase);
+      const done = app.setupDone && app.setupDone.until > Date.now() ? app.setupDone.at : -1;
+      const at = shown < 0 ? -1 : Math.max(shown, done);
+      if (at < 0 || at > goal) return;
+      const step = async (type, params, next) => {
+        if ((await command(type, params)) === null) return false;
+        app.setupDone = { at: next, until: Date.now() + 5000 };
+        return true;
+      };
+      if (at <= 1 && goal >= 1 && !(await placeAnyway())) return;
+      if (at === 0 && !(await step("set_surprise", { surprised: surpriseBoxes.filter((b) => b.checked).map((b) => b.value) }, 1))) return;
+      if (goal === 0) return;
+      if (at <= 1 && !(await step("place", { positions: Object.fromEntries(placeSelects.map((sel) => [sel.dataset.creature, sel.value])) }, 2))) return;
+      if (goal === 1) return;
+      await step("roll_initiative", {}, 3);
+    };
+    const stepButton = (id, target, label, doneText) => el("button", {
+      type: "button", dataset: { setup: id }, disabled: at < 0 || at > STEPS.indexOf(target),
+      title: at > STEPS.indexOf(target) ? doneText : null, onclick: () => setupTo(target) }, label);
     const setup = el("details", { class: "setup fold", open: setupPhase },
       el("summary", {}, setupPhase ? "Setup" : "Setup (done)"),
+      el("p", { class: "muted setup-help" }, setupPhase
+        ? "Tick whoever is surprised (nobody, if you tick none), choose each creature's zone, then press "
+          + "the step you want: each one does the steps before it that are still due."
+        : "Surprise, positions and initiative are settled."),
       el("div", { class: "gm-row" }, "Surprised:", creatures.map((c, i) => el("label", {}, surpriseBoxes[i], c.name))),
       el("div", { class: "gm-row" },
-        el("button", { type: "button", dataset: { setup: "set_surprise" }, disabled: !phaseIs("surprise"),
-          onclick: () => command("set_surprise", { surprised: surpriseBoxes.filter((b) => b.checked).map((b) => b.value) }) },
-        "Set surprise")),
+        stepButton("set_surprise", "surprise", "Set surprise", "Surprise is settled.")),
       el("div", {}, creatures.map((c, i) => el("div", { class: "gm-row" }, el("label", {}, `${c.name} in `, placeSelects[i])))),
       el("div", { class: "gm-row" },
-        el("button", { type: "button", dataset: { setup: "place" }, disabled: !phaseIs("positions"),
-          onclick: () => command("place", { positions: Object.fromEntries(placeSelects.map((sel) => [sel.dataset.creature, sel.value])) }) },
-        "Place creatures"),
-        el("button", { type: "button", dataset: { setup: "roll_initiative" }, disabled: !phaseIs("initiative"),
-          onclick: () => command("roll_initiative", {}) },
-        "Roll initiative")));
+        stepButton("place", "positions", at === 0 ? "Set surprise and place creatures" : "Place creatures", "Positions are settled."),
+        stepButton("roll_initiative", "initiative", at < 2 ? "Settle the rest and roll initiative" : "Roll initiative", "Initiative is rolled.")),
+      el("p", { class: "setup-note", id: "setup-note", role: "status" }));
+    if (at >= 0 && at <= 1) noteWaitingSeats();
 
     // Seats: create_seat -> a link to hand to the player. Built once per roster, so a
     // half-typed player id and the links already made survive every other update.
@@ -1770,35 +2022,110 @@
     const gmCommands = el("details", { class: "fold more-gm" }, el("summary", {}, "More GM commands"),
       gmSpecs.map((spec) => commandForm(spec)));
 
-    root.replaceChildren(setup, seats, gmCommands);
+    const end = s.phase === "ended" ? null : el("div", { class: "gm-row" },
+      el("button", { type: "button", dataset: { gm: "end" }, class: "danger", onclick: endEncounter }, "End the encounter…"));
+    root.replaceChildren(setup, seats, gmCommands, end);
+  }
+
+  /** The seats still waiting for their character (list_seats), or [] if it cannot say. */
+  async function waitingSeats() {
+    try {
+      const found = await request("list_seats", { encounter: seat.encounter });
+      return found.seats.filter((x) => x.waiting).map((x) => x.player);
+    } catch {
+      return [];
+    }
+  }
+
+  /** Beside the setup buttons: who is shut out once the creatures are placed. */
+  async function noteWaitingSeats() {
+    const waiting = await waitingSeats();
+    const note = $("setup-note");
+    if (!note) return;
+    note.textContent = waiting.length
+      ? `Still waiting for ${waiting.join(", ")}'s character. Once the creatures are placed, the server `
+        + "takes no more characters: a latecomer has to ask you to add theirs."
+      : "";
+  }
+
+  /** Placing shuts out the seats without a character: ask first when one waits. */
+  async function placeAnyway() {
+    const waiting = await waitingSeats();
+    if (!waiting.length) return true;
+    return confirm(`${waiting.join(", ")} ${waiting.length === 1 ? "has" : "have"} not sent a character yet. `
+      + "Once the creatures are placed the server takes no more characters. Place them anyway?");
+  }
+
+  /** One confirmed button ends the encounter, saying what still keeps it going. */
+  async function endEncounter() {
+    const reasons = openReasons();
+    const why = reasons.length ? ` The fight is not over: ${reasons.join("; ")}.` : "";
+    if (!confirm(`End the encounter now for everyone?${why} Everyone sees it end.`)) return;
+    await command("end_encounter", { force: true, reason: "the GM ended the encounter" });
   }
 
   function openGmToken(cid) {
     app.gmToken = app.gmToken === cid ? null : cid;
     renderGmToken();
-    if (app.gmToken) $("gm-token").scrollIntoView({ block: "nearest" });
+    placeGmToken();
+    if (app.gmToken) gmTokenBox().scrollIntoView({ block: "nearest" });
+  }
+
+  /** The token panel (kept by reference: while it sits in the map, a redraw of the map
+   * takes it out of the document until it is placed again). */
+  function gmTokenBox() {
+    app.gmTokenBox ??= document.getElementById("gm-token");
+    return app.gmTokenBox;
+  }
+
+  /** The GM's token panel opens beside its token on the map (under it, in its zone),
+   * not in the GM panel far away; closed, it goes back there. */
+  function placeGmToken() {
+    const box = gmTokenBox();
+    app.gmTokenHome ??= box.parentNode;
+    const token = app.gmToken && !box.hidden
+      ? document.querySelector(`#map .token[data-creature="${CSS.escape(app.gmToken)}"]`) : null;
+    if (!token) {
+      if (box.parentNode !== app.gmTokenHome) app.gmTokenHome.append(box);
+      return;
+    }
+    const group = token.closest("details.token.group");
+    const anchor = group && !group.open ? group : token;
+    if (anchor.nextSibling !== box) anchor.after(box);
   }
 
   /** Per-token GM actions: damage, heal, a condition from the known ones (with rounds and
    * a save), hide or reveal, take out of the fight. */
   function renderGmToken() {
-    const box = $("gm-token");
+    const box = gmTokenBox();
     const c = app.gmToken ? creature(app.gmToken) : null;
     if (!c || app.role !== "gm") {
       box.hidden = true;
       box.replaceChildren();
-      delete box.dataset.creature;
+      delete box.dataset.tokenOf;
       return;
     }
     box.hidden = false;
     // The fields are built once per creature (what the GM is typing survives every
     // event); only the state part (hit points, conditions, hidden) is redrawn.
-    if (box.dataset.creature !== c.id) {
-      box.dataset.creature = c.id;
+    if (box.dataset.tokenOf !== c.id) {
+      box.dataset.tokenOf = c.id; // not data-creature: the token beside it has that
       delete box.dataset.key;
       const id = c.id;
-      const amount = el("input", { type: "number", min: "1", step: "1", name: "amount", value: "1", "aria-label": "Hit points", class: "short" });
+      const amount = el("input", { type: "number", min: "1", step: "1", name: "amount", placeholder: "amount", "aria-label": "Hit points", class: "short" });
+      // An empty box sends nothing: it asks for the amount (it never starts at 1).
       const readAmount = () => Math.max(0, Number.parseInt(amount.value, 10) || 0);
+      const hurt = (n, params = {}) => command("damage", { creature: id, amount: n, ...params });
+      const typed = (send) => () => {
+        const n = readAmount();
+        if (!n) {
+          amount.focus();
+          amount.setAttribute("aria-invalid", "true");
+          return;
+        }
+        amount.removeAttribute("aria-invalid");
+        send(n);
+      };
       const condition = el("select", { name: "condition", "aria-label": "Condition" }, conditionOptions());
       const rounds = el("input", { type: "number", min: "1", step: "1", name: "rounds", "aria-label": "Rounds (empty: until removed)", placeholder: "rounds", class: "short" });
       const save = el("select", { name: "save", "aria-label": "Save that ends it" }, el("option", { value: "" }, "no save"), ABILITIES.map((a) => el("option", { value: a }, `${a.toUpperCase()} save`)));
@@ -1811,8 +2138,12 @@
           // The server's damage command: at 0 hit points a PC is dying and an NPC
           // defeated, and what follows from that follows (the rules decide, not the page).
           damageType,
-          el("button", { type: "button", dataset: { tokenAct: "damage" }, onclick: () => command("damage", damageType.value ? { creature: id, amount: readAmount(), damage_type: damageType.value } : { creature: id, amount: readAmount() }) }, "Damage"),
-          el("button", { type: "button", dataset: { tokenAct: "heal" }, onclick: () => command("heal", { creature: id, amount: readAmount() }) }, "Heal")),
+          el("button", { type: "button", dataset: { tokenAct: "damage" }, onclick: typed((n) => hurt(n, damageType.value ? { damage_type: damageType.value } : {})) }, "Damage"),
+          el("button", { type: "button", dataset: { tokenAct: "heal" }, onclick: typed((n) => command("heal", { creature: id, amount: n })) }, "Heal")),
+        // One tap: the common amounts, untyped damage or healing.
+        el("div", { class: "gm-row quick-hp" },
+          [1, 5, 10].map((n) => el("button", { type: "button", dataset: { quickDamage: String(n) }, "aria-label": `Damage ${n}`, onclick: () => hurt(n) }, `−${n}`)),
+          [1, 5, 10].map((n) => el("button", { type: "button", dataset: { quickHeal: String(n) }, "aria-label": `Heal ${n}`, onclick: () => command("heal", { creature: id, amount: n }) }, `+${n}`))),
         el("div", { class: "gm-row" }, condition, rounds, save, dc,
           el("button", { type: "button", dataset: { tokenAct: "condition" }, onclick: () => {
             const n = Number.parseInt(rounds.value, 10);
@@ -1861,16 +2192,29 @@
   }
 
   function seatsSection(creatures, rosterKey, keep) {
-    const playerInput = el("input", { type: "text", name: "player", placeholder: "player id, e.g. alice", "aria-label": "Player id" });
+    // A seat's player: one already at the table (a fresh link for them) or a new name.
+    const players = [...new Set(creatures.map((c) => c.controller).filter((p) => p && p !== "gm"))];
+    const playerInput = el("input", { type: "text", name: "player", list: "seat-players", placeholder: "Player's name", "aria-label": "Player's name (one at the table, or a new seat)" });
+    const playerList = el("datalist", { id: "seat-players" }, players.map((p) => el("option", { value: p })));
     const seatBoxes = creatures.map((c) => el("input", { type: "checkbox", value: c.id }));
     const links = keep ?? el("div", { class: "seat-links" });
     const linkFor = (token) => `${location.origin}${location.pathname}#encounter=${encodeURIComponent(seat.encounter)}&token=${encodeURIComponent(token)}`;
-    const addLink = (label, token) => {
-      const href = linkFor(token);
-      links.append(el("div", { class: "seat-link", dataset: { seat: label } }, `${label}: `, el("a", { href, target: "_blank", rel: "noopener" }, href)));
+    // The link under public_url or the address this page was opened on, and its QR code
+    // (table_link); this page's own address if the server cannot say.
+    const addLink = async (label, token) => {
+      let href = linkFor(token);
+      let qr = null;
+      try {
+        const made = await request("table_link", { encounter: seat.encounter, token });
+        href = made.url;
+        qr = el("img", { class: "seat-qr", src: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(made.qr_svg)}`,
+          alt: `QR code of the link for ${label}`, width: 148, height: 148 });
+      } catch { /* an older server */ }
+      links.append(el("div", { class: "seat-link", dataset: { seat: label } }, `${label}: `,
+        el("a", { href, target: "_blank", rel: "noopener" }, href), qr));
     };
     return el("details", { class: "seats fold", dataset: { roster: rosterKey } }, el("summary", {}, "Seats and links"),
-      el("div", { class: "gm-row" }, playerInput),
+      el("div", { class: "gm-row" }, playerInput, playerList),
       el("div", { class: "gm-row" }, "Creatures:", creatures.map((c, i) => el("label", {}, seatBoxes[i], c.name))),
       el("div", { class: "gm-row" },
         el("button", { type: "button", dataset: { gm: "create_seat" }, onclick: async () => {

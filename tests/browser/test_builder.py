@@ -18,15 +18,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import helpers
 import pytest
-from browser.browser_support import MaxDice, server_in_thread
+from browser.browser_support import STEP_MS, MaxDice, open_page, server_in_thread
 
 from zonekeep.server._app import ZonekeepServer
 from zonekeep.server._store import GmKey
-
-STEP_MS = helpers.deadline(15_000)
-
 
 KEY = "gm-key-of-gwen-" + "7" * 24
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,14 +41,7 @@ def keyed_server(tmp_path: Path) -> Iterator[str]:
         yield base
 
 
-def _page(context: Any, url: str) -> Any:
-    page = context.new_page()
-    page.set_default_timeout(STEP_MS)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
-    page.goto(url)
-    return page
+_page = open_page
 
 
 def _fill_character_by_hand(page: Any) -> None:
@@ -195,6 +184,11 @@ def test_a_gm_builds_an_encounter_and_two_players_bring_their_characters(
     expect(gm.locator("#log")).to_contain_text("Positions:")
     gm.locator("[data-setup=roll_initiative]").click()
     # The goblins and their boss tie (22 each, both the GM's): the GM settles the order.
+    # The goblins' group is said by its members' names, as the prompt says it, never by
+    # its id (issue 34, point 13).
+    ordering = gm.locator("#prompts .prompt .ordering li .name")
+    expect(ordering).to_have_text(["Snikt, Goblin 2 and 2 more", "Goblin Boss"])
+    expect(gm.locator("#prompts .prompt .prompt-text")).to_contain_text("Snikt, Goblin Boss")
     gm.locator("#prompts .prompt .confirm-order").click()
     expect(gm.locator("#tracker")).to_contain_text("Round 1")
     pages = {"Ana": ana, "Ben": ben}
@@ -265,7 +259,10 @@ def test_on_a_keyless_server_the_operator_makes_a_second_encounter_and_manages_t
     home.on("dialog", lambda dialog: dialog.accept())
     first = home.locator(f"#my-encounters tr[data-encounter={live_server.encounter}]")
     expect(first).to_contain_text("Brawl at the Drowned Lantern")
-    expect(home.locator("#key-form")).to_be_visible()  # a key may still be typed
+    # No key is needed here: the page says why, and the key box is folded away.
+    expect(home.locator("#home-rule")).to_contain_text("its own machine (this browser)")
+    expect(home.locator("#key-form")).to_be_hidden()
+    expect(home.locator("#key-details summary")).to_have_text("I have a GM key")
 
     home.locator("#new-encounter").click()
     home.locator("#arena-select").select_option("cliffside")
@@ -281,6 +278,12 @@ def test_on_a_keyless_server_the_operator_makes_a_second_encounter_and_manages_t
     home.locator("#builder-public").check()
     home.locator("#builder-start").click()
     expect(home.locator("#builder-started [data-link=Cy] a")).to_be_visible()
+    # A public encounter gets its spectator link at Start, and the operator's own home
+    # lists it under "Public encounters" too (issue 34, point 11).
+    watch = home.locator("#builder-started [data-link=spectators] a")
+    expect(watch).to_have_attribute("href", re.compile(r"/table/#encounter=.+&token=.+"))
+    expect(home.locator("#public-encounters li")).to_have_count(1)
+    expect(home.locator("#public-encounters li")).to_contain_text("cliffside")
     rows = home.locator("#my-encounters tbody tr")
     expect(rows).to_have_count(2)
     second = rows.filter(has_text="waiting for Cy's character")

@@ -203,7 +203,7 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     expect(alice.locator("#map [data-zone=kitchen].reachable .zone-cost")).to_have_text("30 ft")
     expect(alice.locator("#map [data-zone=cellar]")).to_have_class(re.compile(r"\breachable"))
     expect(alice.locator("#map [data-zone=cellar] .zone-button")).to_have_attribute(
-        "aria-label", re.compile("^Cellar 30 ft: Enter: 30 ft")
+        "aria-label", "Cellar 30 ft: Aria can enter"
     )
     # Point 18: a double click sends one move.
     alice.locator("#map [data-zone=kitchen] .zone-button").dblclick()
@@ -243,6 +243,10 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
         assert 0 < seconds <= 120
         expect(page).to_have_title(re.compile(r"^\(!\) Decide"))
     expect(gm.locator("#prompts .prompt")).to_have_count(2)  # the GM may answer any decision
+    # The mover's controls say that play waits for the players' reactions (issue 34).
+    waits = gm.locator("#turn-panel .turn-waits")
+    expect(waits).to_contain_text("Play waits for 2 reactions")
+    expect(waits).to_contain_text("Aria may make an opportunity attack against Gob")
     alice.screenshot(path=str(ARTIFACTS / "web-table-alice-prompt.png"))
 
     expect(alice.locator("#favicon")).to_have_attribute("href", re.compile("b3261e"))
@@ -252,6 +256,7 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     expect(alice.locator("#map [data-creature=gob] .roll-float")).to_contain_text("25 vs AC 13")
     bob.locator("#prompts [data-choice=decline]").click()
     expect(bob.locator("#prompts-panel")).to_be_hidden()
+    expect(waits).to_have_count(0)
     # Players see an enemy's hit points as a word (docs/rules.md, "Rulings"); every
     # page shows the dice on the log line (point 5): the d20 and the damage die.
     for page, hp, tracked in ((gm, "8", "8/20"), (alice, "bloodied", ""), (bob, "bloodied", "")):
@@ -263,7 +268,9 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
         expect(damage).to_contain_text(f"Gob takes 12 piercing damage (HP {hp}).")
         expect(damage.locator(".roll[data-roll=damage] .die")).to_have_text(["6", "6"])
         expect(page.locator("#log")).to_contain_text("Gob enters Cellar from Kitchen.")
-        expect(page.locator("#tracker [data-creature=gob]")).to_contain_text(f"HP {tracked or hp}")
+        # A player sees the enemy's hit points as a word ("Bloodied", not "HP bloodied").
+        said = f"HP {tracked}" if tracked else hp.capitalize()
+        expect(page.locator("#tracker [data-creature=gob]")).to_contain_text(said)
         expect(page.locator("#map [data-zone=cellar] [data-creature=gob]")).to_be_visible()
         expect(page.locator("#log")).to_contain_text("Decided by alice: attack.")
     expect(gm.locator("#prompts-panel")).to_be_hidden()
@@ -281,7 +288,9 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     turn.locator(".targets button[data-target=gob]").click()
     for page, hp, tracked in ((gm, "0", "0/20"), (alice, "down", ""), (bob, "down", "")):
         expect(page.locator("#log")).to_contain_text(f"Gob takes 12 piercing damage (HP {hp}).")
-        expect(page.locator("#tracker [data-creature=gob]")).to_contain_text(f"HP {tracked or hp}")
+        # A player sees the enemy's hit points as a word ("Bloodied", not "HP bloodied").
+        said = f"HP {tracked}" if tracked else hp.capitalize()
+        expect(page.locator("#tracker [data-creature=gob]")).to_contain_text(said)
     # Point 12: the action is spent: Dash is disabled with the reason on hover.
     expect(turn.locator("button[data-quick=dash]")).to_be_disabled()
     expect(turn.locator("button[data-quick=dash]")).to_have_attribute("title", re.compile("action"))
@@ -292,8 +301,8 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     expect(gm.locator("#log li[data-type=damaged] .rewind-here").last).to_be_visible()
     expect(alice.locator("#log .rewind-here")).to_have_count(0)
     gm.locator("#undo").click()
-    for page, tracked in ((gm, "8/20"), (alice, "bloodied"), (bob, "bloodied")):
-        expect(page.locator("#tracker [data-creature=gob]")).to_contain_text(f"HP {tracked}")
+    for page, tracked in ((gm, "HP 8/20"), (alice, "Bloodied"), (bob, "Bloodied")):
+        expect(page.locator("#tracker [data-creature=gob]")).to_contain_text(tracked)
         expect(page.locator("#log li[data-type=damaged].undone")).to_have_count(1)
         expect(page.locator("#log li[data-type=rewound]")).to_be_visible()
     # Point 10: a reload brings the recent log back (Aria's moves and the rewind).
@@ -336,14 +345,18 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     expect(bob.locator("#tracker [data-creature=brom]")).to_contain_text("HP 5/30")
     expect(bob.locator("#map [data-creature=brom] .badge[data-condition=stable]")).to_have_count(0)
 
-    # Point 7: a refusal is shown as the server's sentence, and cleared by the next change.
+    # Point 7: a refusal is shown beside the form that sent it, in the table's words
+    # (issue 34), and cleared by the next change.
     _send(gm, "end_encounter", within="#gm", reason="Gob is beaten")
-    expect(gm.locator("#error")).to_contain_text("cannot end yet")
+    refusal = gm.locator("#gm [data-command=end_encounter] .refusal")
+    expect(refusal).to_contain_text("The fight is not over")
+    expect(refusal.get_by_role("button", name="End it anyway")).to_be_visible()
     _send(gm, "end_encounter", within="#gm", force=True)
     for page in (gm, alice, bob):
         expect(page.locator("#tracker")).to_contain_text("The encounter has ended")
         expect(page.locator("#log")).to_contain_text("The encounter ends: Gob is beaten.")
     expect(gm.locator("#error")).to_be_hidden()
+    expect(gm.locator(".refusal")).to_have_count(0)
     alice.screenshot(path=str(ARTIFACTS / "web-table-alice.png"), full_page=True)
     bob.screenshot(path=str(ARTIFACTS / "web-table-bob.png"), full_page=True)
     gm.screenshot(path=str(ARTIFACTS / "web-table-gm-ended.png"), full_page=True)

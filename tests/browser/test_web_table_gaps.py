@@ -162,6 +162,10 @@ def test_links_dice_blocked_moves_rewind_and_token_actions(browser: Any, live_se
         expect(to_hit.locator(".die.dropped")).to_have_count(1)
         expect(to_hit.locator(".adv")).to_have_text("advantage")
         expect(to_hit).to_contain_text("+ 5 = 25")
+        # Issue 34, point 8: the line says why (the target is prone) and why the hit is
+        # critical (a natural 20: every die shows its highest face here).
+        expect(attack).to_contain_text("(advantage: target prone)")
+        expect(attack).to_contain_text("a critical hit (a natural 20)")
         damage = page.locator("#log li[data-type=damaged]").last
         expect(damage.locator(".roll[data-roll=damage] .die")).to_have_text(["6", "6"])
     expect(gm.locator("#tracker [data-creature=nib]")).to_contain_text("HP 18/30")

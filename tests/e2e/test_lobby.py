@@ -13,10 +13,12 @@ from typing import Any
 import helpers
 import pytest
 import trio
+from browser.browser_support import lan_address, qr_matrix, qr_of
 from e2e_support import Limits, Running, ServerConfig, creatures
 from lobby_support import add_gm_key, closed_with, from_outside, refused
 
 from zonekeep.protocol import CreateEncounterParams, ProtocolError
+from zonekeep.protocol.client import connect
 from zonekeep.server._registry import is_loopback
 
 MakeServer = Callable[..., Any]
@@ -219,6 +221,41 @@ async def test_encounter_links_rotate_the_gm_token_and_close_the_old_gm(
         assert "token" in await lobby.request("create_spectator_link", encounter=eid)
 
 
+async def test_encounter_links_with_keep_gm_never_cost_the_gm_their_seat(
+    make_server: MakeServer,
+) -> None:
+    """The lobby's "Open" and "Fresh links" (``keep_gm``): the GM's running table stays
+    joined and its token keeps working; the new GM token works too; only a rotation
+    (without ``keep_gm``) closes the table."""
+    running: Running = await make_server()
+    key = await add_gm_key(running, "gwen")
+    async with running.client(gm_key=key) as creator, running.client(gm_key=key) as lobby:
+        created = await creator.create_encounter("Table", "tavern", creatures())
+        eid, old = created["encounter"], created["gm_token"]
+        await creator.join(eid, old)
+        kept = await lobby.request("encounter_links", encounter=eid, keep_gm=True)
+        assert kept["closed"] == 0 and kept["gm_token"] != old
+        assert sorted(kept["seats"]) == ["alice", "bob"]
+        again = await lobby.request("encounter_links", encounter=eid, keep_gm=True)
+        assert again["seats"]["alice"] != kept["seats"]["alice"]
+        # The running table still acts as the GM.
+        assert "token" in await creator.request("create_spectator_link", encounter=eid)
+        async with running.client() as other:
+            assert (await other.join(eid, old))["role"] == "gm"
+            assert (await other.join(eid, kept["gm_token"]))["role"] == "gm"
+            assert (await other.join(eid, kept["seats"]["alice"]))["player"] == "alice"
+            error = await refused(other.request("encounter_links", encounter=eid, keep_gm="yes"))
+            assert (error.code, error.name) == (1005, "invalid_params")
+        # The deliberate rotation closes every table open with an earlier GM token.
+        rotated = await lobby.encounter_links(eid)
+        assert rotated["closed"] == 1
+        assert await closed_with(creator) == (4002, "token revoked")
+        async with running.client() as late:
+            for token in (old, kept["gm_token"], again["gm_token"]):
+                error = await refused(late.join(eid, token))
+                assert (error.code, error.name) == (2000, "bad_token")
+
+
 async def test_only_the_gm_who_created_it_manages_an_encounter(make_server: MakeServer) -> None:
     running: Running = await make_server()
     gwen_key = await add_gm_key(running, "gwen")
@@ -358,3 +395,63 @@ async def test_with_no_key_the_loopback_operator_sees_and_manages_everything(
         assert (await nobody.list_encounters())["encounters"] == []
         error = await refused(nobody.archive_encounter(eid))
         assert error.name == "gm_key_required"
+
+
+# -- the web table's home: where phones reach it, who may create, QR codes ---------------------
+
+
+async def test_table_home_says_where_phones_reach_it_and_who_may_create(
+    make_server: MakeServer,
+) -> None:
+    """A keyless server listening on every address: the operator's own machine may create
+    (and its links are its own address); a laptop or phone that reaches it on the
+    network is told, before building anything, that it may not and how to get a key, and
+    its links and QR codes carry the address it reached the server at."""
+    lan = lan_address()
+    running: Running = await make_server(ServerConfig(host="0.0.0.0", port=0))
+    port = running.server.port
+    async with running.client() as operator:
+        home = await operator.request("table_home")
+        assert home["url"] == f"http://127.0.0.1:{port}/table/"
+        assert home["may_create"] is True
+        assert "its own machine (this browser) may create" in home["how"]
+    async with connect(f"ws://{lan}:{port}/ws") as phone:
+        home = await phone.request("table_home")
+        assert home["url"] == f"http://{lan}:{port}/table/"
+        assert home["may_create"] is False
+        assert "zonekeep gm add NAME" in home["how"] and "only its own machine" in home["how"]
+        # What the home says is what creating does.
+        error = await refused(phone.create_encounter("Nope", "tavern", creatures()))
+        assert error.name == "gm_key_required"
+        link = await phone.request("table_link", encounter="e1-ab", token="t0k&en")
+        url = f"http://{lan}:{port}/table/#encounter=e1-ab&token=t0k%26en"
+        assert link["url"] == url
+        assert link["qr_svg"].startswith("<svg")
+        assert qr_matrix(link["qr_svg"]) == qr_of(url)
+        for encounter, token in (("e" * 101, "t"), ("e1", "t" * 201)):
+            error = await refused(phone.request("table_link", encounter=encounter, token=token))
+            assert (error.code, error.name) == (1005, "invalid_params")
+        error = await refused(phone.request("table_link", encounter="e1"))
+        assert error.name == "invalid_params"
+    key = await add_gm_key(running, "gwen")
+    async with connect(f"ws://{lan}:{port}/ws", gm_key=key) as gwen:
+        home = await gwen.request("table_home")
+        assert (home["may_create"], home["url"]) == (True, f"http://{lan}:{port}/table/")
+        assert "gwen's GM key" in home["how"]
+    async with running.client() as anyone:
+        home = await anyone.request("table_home")
+        assert home["may_create"] is False
+        assert home["how"].startswith("Creating encounters on this server needs a GM key")
+
+
+async def test_links_use_public_url_whatever_address_the_page_was_opened_on(
+    make_server: MakeServer,
+) -> None:
+    running: Running = await make_server(
+        ServerConfig(port=0, public_url="https://tables.example.org/zk")
+    )
+    async with running.client() as client:
+        home = await client.request("table_home")
+        assert home["url"] == "https://tables.example.org/zk/table/"
+        link = await client.request("table_link", encounter="e2", token="abc")
+        assert link["url"] == "https://tables.example.org/zk/table/#encounter=e2&token=abc"
