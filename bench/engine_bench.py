@@ -379,6 +379,8 @@ def check_copy(state: EncounterState) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     engine = Engine()
+    if args.budget:  # every plugin call timed, as the server's are
+        engine.set_hook_budget(args.budget, 3)
     figures: dict[str, Any] = {}
 
     # 1. The loop.
@@ -562,6 +564,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument(
         "--loop-only", action="store_true", help="time the loop only (no micro timings)"
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="time every plugin call against this budget, as the server does (0: untimed)",
     )
     args = parser.parse_args(argv)
     figures = run(args)

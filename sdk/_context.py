@@ -213,8 +213,8 @@ class RuleContext:
             if not self._observing:
                 observers = self.hook.zonekeep_event_applied
                 # No observer (the usual case): nothing to call, no observer context to
-                # make. (pluggy's implementations, on its HookCaller and on SafeHooks'.)
-                if getattr(observers, "_hookimpls", True):
+                # make.
+                if observers.implemented():
                     self._observing = True
                     try:
                         observers(ctx=ObserverContext(self), event=event)

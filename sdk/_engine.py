@@ -15,7 +15,6 @@ from time import perf_counter
 from typing import Any, TypeVar
 
 import attrs
-import pluggy
 
 from . import _hookspecs
 from ._actors import SYSTEM_ACTOR, Actor
@@ -37,6 +36,7 @@ from ._events import ActionTaken, EncounterCreated, EncounterEnded, Event, Plugi
 from ._isolation import (
     PASS_THROUGH,
     Budget,
+    HookManager,
     PluginFailure,
     SafeHooks,
     declared_commands,
@@ -103,14 +103,14 @@ def _loaded(plugins: Iterable[object] | None) -> list[LoadedPlugin]:
     return builtin_plugins() if plugins is None else [as_loaded(p) for p in plugins]
 
 
-def make_plugin_manager(plugins: Iterable[object] | None = None) -> pluggy.PluginManager:
+def make_plugin_manager(plugins: Iterable[object] | None = None) -> HookManager:
     """A plugin manager with zonekeep's hookspecs and ``plugins`` registered.
 
     ``None`` means :data:`zonekeep.plugins.default_plugins`. Items may be plugin
     objects or :class:`~zonekeep.sdk.engine.LoadedPlugin` (from
     :func:`~zonekeep.sdk.engine.discover`), registered under their names.
     """
-    pm = pluggy.PluginManager(_hookspecs.PROJECT)
+    pm = HookManager(_hookspecs.PROJECT)
     pm.add_hookspecs(_hookspecs)
     for loaded in _loaded(plugins):
         pm.register(loaded.plugin, name=loaded.name)

@@ -17,9 +17,13 @@ documented in docs/plugins.md, "When a plugin fails"):
   (:class:`~zonekeep.sdk.engine.PluginLoadError` naming the plugin).
 
 Calls follow pluggy's order exactly: the implementations of
-``HookCaller.get_hookimpls()`` in reverse (the last registered first; ``tryfirst``
-ones before, ``trylast`` ones after), a first-result hook stopping at the first
-answer other than ``None``. Hook wrappers are not supported (the engine refuses
+``HookCaller.get_hookimpls()`` (pluggy's public API) in reverse (the last registered
+first; ``tryfirst`` ones before, ``trylast`` ones after), a first-result hook stopping
+at the first answer other than ``None``. Each hook plans its calls once and keeps the
+plan until :class:`HookManager` (the engine's plugin manager) says a plugin came or
+went; the call itself is one plain loop, :meth:`SafeHookCaller.__call__`, for every
+hook and every kind of call (no generated code: issue 28 measured the loop against the
+former generated ``__call__`` with ``bench/engine_bench.py``, see docs/performance.md). Hook wrappers are not supported (the engine refuses
 them at start). A :class:`~zonekeep.sdk.Refusal` is the rules' normal way to say no
 and passes through unchanged, as does a :class:`PluginFailure` raised further down.
 Nothing else does: the harness (:mod:`zonekeep.sdk.testing`) itself turns a failure
@@ -41,9 +45,9 @@ from __future__ import annotations
 
 import logging
 import operator
-import sys
 from collections.abc import Callable, Iterable
 from time import perf_counter
+from types import ModuleType
 from typing import Any
 
 import attrs
@@ -307,13 +311,46 @@ def describe(error: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-#: One implementation as :meth:`SafeHookCaller.__call__` calls it (see ``_current``).
-_Planned = tuple[Callable[..., Any], str | None, tuple[str, ...], tuple[str, ...], str]
+class HookManager(pluggy.PluginManager):
+    """pluggy's plugin manager, telling the hooks' callers when their implementations
+    change: every :meth:`register`, :meth:`unregister` (and so ``set_blocked``) and
+    :meth:`add_hookspecs` drops the call plans they keep (:meth:`SafeHookCaller.forget`),
+    so a call never runs a stale list and never rebuilds a current one."""
+
+    def __init__(self, project_name: str) -> None:
+        super().__init__(project_name)
+        self._listeners: list[Callable[[], None]] = []
+
+    def listen(self, forget: Callable[[], None]) -> None:
+        """Call ``forget`` whenever the implementations of any hook may have changed."""
+        self._listeners.append(forget)
+
+    def _changed(self) -> None:
+        for forget in self._listeners:
+            forget()
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        try:
+            return super().register(plugin, name)
+        finally:
+            self._changed()
+
+    def unregister(self, plugin: object | None = None, name: str | None = None) -> Any | None:
+        try:
+            return super().unregister(plugin, name)
+        finally:
+            self._changed()
+
+    def add_hookspecs(self, module_or_class: ModuleType | type) -> None:
+        try:
+            super().add_hookspecs(module_or_class)
+        finally:
+            self._changed()
 
 
 def _argument_getter(argnames: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
     """A function giving the positional arguments named ``argnames`` out of the call's
-    keyword arguments, as a tuple (``KeyError`` for a missing one, as before)."""
+    keyword arguments, as a tuple (``KeyError`` for a missing one)."""
     if not argnames:
         return lambda kwargs: ()
     if len(argnames) == 1:
@@ -323,246 +360,139 @@ def _argument_getter(argnames: tuple[str, ...]) -> Callable[[dict[str, Any]], tu
     return getter
 
 
+#: One implementation, as :meth:`SafeHookCaller.__call__` calls it: the function, the
+#: names of its first and second arguments when it takes one or two and no keyword
+#: arguments (the usual case, called without building a tuple; ``None`` otherwise), a
+#: getter of its positional arguments, its keyword argument names, the plugin's name.
+_Planned = tuple[
+    Callable[..., Any],
+    str | None,
+    str | None,
+    Callable[[dict[str, Any]], tuple[Any, ...]],
+    tuple[str, ...],
+    str,
+]
+
 #: The contexts whose state names the plugins switched off (a tuple: the fastest check).
 _CONTEXTS = (RuleContext, ObserverContext)
 
 
 class SafeHookCaller:
-    """One hook, called implementation by implementation under the hook's policy."""
+    """One hook, called implementation by implementation under the hook's policy.
+
+    The implementations are pluggy's own (``HookCaller.get_hookimpls()``), planned once
+    and kept until the :class:`HookManager` says they changed."""
 
     def __init__(self, name: str, caller: pluggy.HookCaller, budget: Budget | None = None) -> None:
-        # A class of its own, whose __call__ is the function written for the hook's
-        # current implementations (see _compile): called without a further call level.
-        self.__class__ = type(type(self).__name__, (type(self),), {"__module__": __name__})
         self.name = name
         self._caller = caller
-        #: pluggy's list of the implementations (edited in place as plugins come and go):
-        #: empty when no plugin implements the hook, as for pluggy's own HookCaller.
-        self._hookimpls = caller._hookimpls
         self._budget = budget or Budget()
         spec = caller.spec
         self._firstresult = bool(spec.opts.get("firstresult")) if spec is not None else False
         self._policy = policy(name)
         self._skip = self._policy == "skip"
         self._check = CONTRIBUTIONS.get(name) or TRIGGER_ANSWERS.get(name)
-        #: The implementations last seen, and what calling them needs, in call order.
-        self._seen: list[pluggy.HookImpl] | None = None
-        self._plan: tuple[_Planned, ...] = ()
-        #: The same, as :meth:`__call__` uses it: (function, the name of its one
-        #: argument or None, a getter of its positional arguments, its keyword argument
-        #: names, the plugin's name).
-        self._calls: tuple[
-            tuple[
-                Callable[..., Any],
-                str | None,
-                Callable[[dict[str, Any]], tuple[Any, ...]],
-                tuple[str, ...],
-                str,
-            ],
-            ...,
-        ] = ()
+        #: What to call, in call order; ``None`` until planned (again).
+        self._calls: tuple[_Planned, ...] | None = None
 
     def __getattr__(self, attr: str) -> Any:
         # get_hookimpls(), spec, ... as on pluggy's HookCaller.
         return getattr(self._caller, attr)
 
-    def _current(self) -> tuple[_Planned, ...]:
-        """What to call, last registered first: rebuilt only when the implementations
-        changed (a plugin registered or unregistered since the last call).
+    def forget(self) -> None:
+        """The implementations may have changed: plan again at the next call."""
+        self._calls = None
+        spec = self._caller.spec  # add_hookspecs may have given the hook its spec
+        self._firstresult = bool(spec.opts.get("firstresult")) if spec is not None else False
 
-        Each entry is the function, the name of its one argument when it takes exactly
-        one (the usual case, called without building a list), its positional and
-        keyword argument names, and the plugin's name."""
-        impls = self._caller._hookimpls  # compared without a copy; pluggy edits it in place
-        if impls != self._seen:  # compares the HookImpl objects by identity
-            self._rebuild(impls)
-        return self._plan
-
-    def _rebuild(self, impls: list[pluggy.HookImpl]) -> None:
-        self._plan = tuple(
-            (
-                impl.function,
-                impl.argnames[0] if len(impl.argnames) == 1 and not impl.kwargnames else None,
-                tuple(impl.argnames),
-                tuple(impl.kwargnames),
-                impl.plugin_name,
+    def _plan(self) -> tuple[_Planned, ...]:
+        """The implementations in pluggy's call order: ``get_hookimpls()`` reversed (the
+        last registered first; ``tryfirst`` ones before, ``trylast`` ones after)."""
+        planned: list[_Planned] = []
+        for impl in reversed(self._caller.get_hookimpls()):
+            names = tuple(impl.argnames)
+            plain = len(names) in (1, 2) and not impl.kwargnames
+            planned.append(
+                (
+                    impl.function,
+                    names[0] if plain else None,
+                    names[1] if plain and len(names) == 2 else None,
+                    _argument_getter(names),
+                    tuple(impl.kwargnames),
+                    impl.plugin_name,
+                )
             )
-            for impl in reversed(impls)
-        )
-        self._calls = tuple(
-            (function, single, _argument_getter(argnames), kwargnames, plugin_name)
-            for function, single, argnames, kwargnames, plugin_name in self._plan
-        )
-        self._hookimpls = self._caller._hookimpls  # the list the written function watches
-        type(self).__call__ = self._compile()  # type: ignore[method-assign]
-        self._seen = list(impls)
-
-    def _compile(self) -> Callable[..., Any]:
-        """:meth:`__call__` written for the current implementations, as this hook's own
-        class runs it: while they are still those, the same calls, in the same order,
-        with the same timing against the budget (when one is set), policy, checks,
-        skipped plugins and results as the loop of :meth:`_call`, without a loop over
-        the plan; once they changed, that method (which writes it anew)."""
-        skip, first = self._skip, self._firstresult
-        namespace: dict[str, Any] = {
-            "_CONTEXTS": _CONTEXTS,
-            "_PASS": PASS_THROUGH,
-            "_is_failure": is_plugin_failure,
-            "_record": _record,
-            "_Failure": PluginFailure,
-            "_WrongShape": WrongShape,
-            "_check": self._check,
-            "_hook": self.name,
-            "_seen": list(self._caller._hookimpls),
-            "_clock": sys.modules[__name__],  # perf_counter looked up when called, as _call does
-        }
-
-        def failed(indent: str, i: int) -> list[str]:
-            if skip:
-                return [f"{indent}_record(kwargs, _n{i}, _hook, exc)", f"{indent}value = None"]
-            return [f"{indent}raise _Failure(_n{i}, _hook, exc) from exc"]
-
-        def body(timed: bool) -> list[str]:
-            found: list[str] = []
-            for i, (function, _single, argnames, kwargnames, plugin_name) in enumerate(self._plan):
-                namespace[f"_f{i}"] = function
-                namespace[f"_n{i}"] = plugin_name
-                namespace[f"_k{i}"] = kwargnames
-                args = ", ".join(f"kwargs[{a!r}]" for a in argnames)
-                if kwargnames:
-                    extra = f"**{{k: kwargs[k] for k in _k{i} if k in kwargs}}"
-                    args = f"{args}, {extra}" if args else extra
-                timing = [f"            self._timed(start, budget, ctx, _n{i})"] if timed else []
-                found += [
-                    f"        if not (disabled and _n{i} in disabled):",
-                    *(["            start = _clock.perf_counter()"] if timed else []),
-                    "            try:",
-                    f"                value = _f{i}({args})",
-                    "            except _PASS:",
-                    *[f"    {line}" for line in timing],
-                    "                raise",
-                    "            except BaseException as exc:",
-                    "                if not _is_failure(exc):",
-                    "                    raise",
-                    *[f"    {line}" for line in timing],
-                    *failed("                ", i),
-                ]
-                if timed:
-                    found += [
-                        "            else:",
-                        "                took = _clock.perf_counter() - start",
-                        "                if took > budget:",
-                        f"                    self._budget.overran(ctx, _n{i}, _hook, took)",
-                    ]
-                found.append("            if value is not None:")
-                indent = "                "
-                if self._check is not None:
-                    found += [
-                        f"{indent}try:",
-                        f"{indent}    value = _check(value)",
-                        f"{indent}except _WrongShape as exc:",
-                        *failed(indent + "    ", i),
-                        f"{indent}if value is not None:",
-                    ]
-                    indent += "    "
-                found.append(f"{indent}return value" if first else f"{indent}results.append(value)")
-            return found or ["        pass"]
-
-        lines = [
-            "def __call__(self, **kwargs):",
-            "    if self._hookimpls != _seen:",
-            "        return self._call(kwargs)",
-            "    budget = self._budget.seconds",
-            "    ctx = kwargs.get('ctx')",
-            "    disabled = ctx.state.disabled_plugins if isinstance(ctx, _CONTEXTS) else ()",
-            *([] if first else ["    results = []"]),
-            "    if budget is None:",
-            *body(False),
-            "    else:",
-            *body(True),
-            "    return None" if first else "    return results",
-        ]
-        exec("\n".join(lines), namespace)  # generated from plugin names and argument names
-        call: Callable[..., Any] = namespace["__call__"]
-        return call
+        self._calls = tuple(planned)
+        return self._calls
 
     def implemented(self) -> bool:
         """Whether any plugin implements this hook now."""
-        impls = self._caller._hookimpls
-        if impls != self._seen:
-            self._rebuild(impls)
-        return bool(self._plan)
-
-    def __call__(self, **kwargs: Any) -> Any:
-        # Replaced on this hook's own class by the function _compile writes.
-        return self._call(kwargs)
-
-    def _call(self, kwargs: dict[str, Any]) -> Any:
-        """The implementations changed (or none was seen yet): plan and write the call
-        again, and make it (the written function)."""
-        impls = self._caller._hookimpls
-        if impls != self._seen:  # compares the HookImpl objects by identity
-            self._rebuild(impls)
-            return type(self).__call__(self, **kwargs)
-        return self._loop(kwargs)
-
-    def _loop(self, kwargs: dict[str, Any]) -> Any:
-        """The call as a loop over the plan: what the function :meth:`_compile` writes
-        does, step for step (the tests hold them to the same answers)."""
         calls = self._calls
-        firstresult = self._firstresult
+        return bool(self._plan() if calls is None else calls)
+
+    def __call__(self, _pipe: str | None = None, **kwargs: Any) -> Any:
+        """The one call logic: each implementation in order, unless its plugin is switched
+        off in the context's encounter; timed against the budget (when one is set); its
+        failure (or wrong answer) skipped and recorded, or turned into
+        :class:`PluginFailure`, by the hook's policy; its answer returned (a first-result
+        hook's first answer other than ``None``), collected (every other hook's, a list),
+        or handed on (:meth:`pipe`: ``_pipe`` names the keyword argument each answer
+        replaces; no hook argument starts with ``_``)."""
+        calls = self._calls
+        if calls is None:
+            calls = self._plan()
+        first = self._firstresult
         if not calls:  # no plugin implements it (an observer or a lifecycle hook, often)
-            return None if firstresult else []
+            return kwargs[_pipe] if _pipe is not None else None if first else []
         ctx = kwargs.get("ctx")
         disabled = ctx.state.disabled_plugins if isinstance(ctx, _CONTEXTS) else ()
         budget = self._budget.seconds
         check = self._check
         results: list[object] = []
         start = 0.0
-        for function, single, args, kwargnames, plugin_name in calls:
-            if disabled and plugin_name in disabled:
+        for function, one, two, args, kwargnames, plugin in calls:
+            if disabled and plugin in disabled:
                 continue
             if budget is not None:
                 start = perf_counter()
             try:
-                if single is not None:
-                    value = function(kwargs[single])
+                if one is not None:
+                    value = (
+                        function(kwargs[one]) if two is None else function(kwargs[one], kwargs[two])
+                    )
                 elif kwargnames:
-                    extra = {k: kwargs[k] for k in kwargnames if k in kwargs}
-                    value = function(*args(kwargs), **extra)
+                    value = function(
+                        *args(kwargs), **{k: kwargs[k] for k in kwargnames if k in kwargs}
+                    )
                 else:
                     value = function(*args(kwargs))
+                if value is not None and check is not None:
+                    value = check(value)
+                    if _pipe is not None and value is not None:
+                        _same_target(value, kwargs[_pipe])
             except PASS_THROUGH:
-                self._timed(start, budget, ctx, plugin_name)
+                if budget is not None:
+                    self._timed(start, budget, ctx, plugin)
                 raise
             except BaseException as exc:
                 if not is_plugin_failure(exc):
                     raise
-                self._timed(start, budget, ctx, plugin_name)
+                if budget is not None:
+                    self._timed(start, budget, ctx, plugin)
                 if self._skip:
-                    _record(kwargs, plugin_name, self.name, exc)
+                    _record(kwargs, plugin, self.name, exc)
                     continue
-                raise PluginFailure(plugin_name, self.name, exc) from exc
-            if budget is not None:
-                took = perf_counter() - start
-                if took > budget:
-                    self._budget.overran(ctx, plugin_name, self.name, took)
-            if value is None:  # every check lets None through as None
-                continue
-            if check is not None:
-                try:
-                    value = check(value)
-                except WrongShape as exc:
-                    if self._skip:
-                        _record(kwargs, plugin_name, self.name, exc)
-                        continue
-                    raise PluginFailure(plugin_name, self.name, exc) from exc
-                if value is None:
-                    continue
-            if firstresult:
-                return value
-            results.append(value)
-        return None if firstresult else results
+                raise PluginFailure(plugin, self.name, exc) from exc
+            if budget is not None and perf_counter() - start > budget:
+                self._timed(start, budget, ctx, plugin)
+            if value is not None:  # every check lets None through as None
+                if _pipe is not None:
+                    kwargs[_pipe] = value
+                elif first:
+                    return value
+                else:
+                    results.append(value)
+        return kwargs[_pipe] if _pipe is not None else None if first else results
 
     def pipe(self, key: str, **kwargs: Any) -> Any:
         """Call the implementations in order, each with ``kwargs[key]`` as the one before
@@ -570,51 +500,24 @@ class SafeHookCaller:
         pipeline hook (``zonekeep_modify_damage``). A failing implementation, or one
         whose answer is of the wrong shape or concerns another ``target``, is skipped
         and recorded as a contribution hook's is."""
-        ctx = kwargs.get("ctx")
-        disabled = ctx.state.disabled_plugins if isinstance(ctx, RuleContext) else ()
-        budget = self._budget.seconds
-        for function, _single, argnames, kwargnames, plugin_name in self._current():
-            if disabled and plugin_name in disabled:
-                continue
-            before = kwargs[key]
-            args = [kwargs[a] for a in argnames]
-            extra = {k: kwargs[k] for k in kwargnames if k in kwargs} if kwargnames else {}
-            start = perf_counter()
-            try:
-                value = function(*args, **extra)
-                if value is not None and self._check is not None:
-                    value = self._check(value)
-                if value is not None and getattr(value, "target", None) != getattr(
-                    before, "target", None
-                ):
-                    raise WrongShape(
-                        f"returned {_short(value)}; expected the same target's Damage or None"
-                    )
-            except PASS_THROUGH:
-                self._timed(start, budget, ctx, plugin_name)
-                raise
-            except BaseException as exc:
-                if not is_plugin_failure(exc):
-                    raise
-                self._timed(start, budget, ctx, plugin_name)
-                _record(kwargs, plugin_name, self.name, exc)
-                continue
-            self._timed(start, budget, ctx, plugin_name)
-            if value is not None:
-                kwargs[key] = value
-        return kwargs[key]
+        return self(key, **kwargs)
 
-    def _timed(self, start: float, budget: float | None, ctx: object, plugin: str) -> None:
-        if budget is not None:
-            took = perf_counter() - start
-            if took > budget:
-                self._budget.overran(ctx, plugin, self.name, took)
+    def _timed(self, start: float, budget: float, ctx: object, plugin: str) -> None:
+        took = perf_counter() - start
+        if took > budget:
+            self._budget.overran(ctx, plugin, self.name, took)
+
+
+def _same_target(value: object, before: object) -> None:
+    """A pipeline's answer must concern the same ``target`` as what it was handed."""
+    if getattr(value, "target", None) != getattr(before, "target", None):
+        raise WrongShape(f"returned {_short(value)}; expected the same target's Damage or None")
 
 
 class SafeHooks:
     """Like ``pluggy.PluginManager.hook``, with every call isolated per implementation."""
 
-    def __init__(self, pm: pluggy.PluginManager, budget: Budget | None = None) -> None:
+    def __init__(self, pm: HookManager, budget: Budget | None = None) -> None:
         self._pm = pm
         self._callers: dict[str, SafeHookCaller] = {}
         #: The time budget every call is held to (shared by all the hooks).
@@ -632,6 +535,7 @@ class SafeHooks:
         caller = self._callers.get(name)
         if caller is None:
             caller = SafeHookCaller(name, getattr(self._pm.hook, name), self.budget)
+            self._pm.listen(caller.forget)
             self._callers[name] = caller
             # Later look-ups find it in the instance dict, without __getattr__.
             self.__dict__[name] = caller
