@@ -34,31 +34,37 @@ included (:func:`is_plugin_failure`): only ``KeyboardInterrupt`` (the operator's
 Ctrl-C, which the event loop may deliver while plugin code runs), ``GeneratorExit``
 and the event loop's own cancellation pass through untouched.
 
-Every call is timed (:class:`Budget`): one that takes longer than the budget is
-reported to the GM (``plugin_overran``), and a plugin that overruns it ``limit``
-times in one encounter is switched off there (``plugin_disabled``): its
-implementations are skipped from then on (see docs/plugins.md, "Plugins must not
-block").
+When the host sets a time budget (:class:`Budget`), every call is timed for the
+host: one that takes longer is logged and noted, and the host hands the engine its
+decision as a command (:meth:`Budget.report`): ``plugin_overran`` reported to the GM
+and, once a plugin overran ``limit`` times in one encounter, ``plugin_disabled``: its
+implementations are skipped there from then on (see docs/plugins.md, "Plugins must
+not block"). Nothing timed changes what the engine decides.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import math
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from time import perf_counter
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
 
-from ._commands import CommandSpec
+from ._actors import SYSTEM_ACTOR
+from ._commands import Command, CommandSpec
 from ._context import ObserverContext, RollModifier, RuleContext
 from ._damage import Damage
 from ._errors import Refusal
-from ._events import PluginDisabled, PluginOverran
 from ._loading import PluginLoadError
+
+if TYPE_CHECKING:
+    from ._state import EncounterState
 
 log = logging.getLogger("zonekeep.plugins")
 
@@ -112,72 +118,93 @@ def is_plugin_failure(error: BaseException) -> bool:
     return True
 
 
+#: A plugin call over the time budget: ``(plugin, hook, seconds)``.
+Overrun = tuple[str, str, float]
+
+#: The host's command that hands the engine its decision on plugin calls over the time
+#: budget (:meth:`Budget.report`): accepted from the system actor only, never listed.
+REPORT_OVERRUNS = "report_plugin_overruns"
+
+
 @attrs.define
 class Budget:
-    """The time a single call of plugin code may take, and how often it may overrun.
+    """The host's time budget for one call of plugin code, and its decisions about it.
 
-    ``seconds`` is the budget for one call (``None``: calls are not timed against
-    anything) and ``limit`` how many overruns a plugin may have in one encounter
-    before it is switched off there (0: never). ``exempt`` names plugins that are only
-    logged, never reported nor switched off (the built-ins: the rules themselves).
-    The engine starts with no budget; the server sets its configured one.
+    ``seconds`` is the budget for one call (``None``: calls are not timed) and ``limit``
+    how many overruns a plugin may have in one encounter before it is switched off there
+    (0: never). ``exempt`` names plugins that are only logged, never reported nor
+    switched off (the built-ins: the rules themselves). The engine starts with no
+    budget; the server sets its configured one (``Engine.set_hook_budget``).
+
+    The engine's hooks time each call for the host and nothing else: a call over the
+    budget is logged and noted in the list of the host's :meth:`watch`, and never
+    changes what the engine decides. The host then hands the engine its decision
+    (``plugin_overran``, and ``plugin_disabled`` at the limit) as a command,
+    :meth:`report`, so ``Engine.handle`` depends only on the state, the command and the
+    dice, and a log folds alike on any machine.
     """
 
     seconds: float | None = None
     limit: int = 3
     exempt: frozenset[str] = frozenset()
+    _seen: list[Overrun] | None = attrs.field(default=None, init=False, repr=False)
 
-    def overran(self, ctx: object, plugin: str, hook: str, took: float) -> None:
-        """Note that ``plugin``'s call of ``hook`` took ``took`` seconds, over budget.
-
-        Logged always, and kept in the context's ``overruns``; on a command's context
-        also reported (:meth:`record`). A read-only context cannot record events: the
-        engine reports its overruns in the command that the check was for, or hands
-        them to its caller (a refused command, an ``actions`` question), which reports
-        them with :meth:`Engine.report_overruns`.
-        """
+    def note(self, plugin: str, hook: str, took: float) -> None:
+        """``plugin``'s call of ``hook`` took ``took`` seconds, over the budget: logged,
+        and kept for the host while it watches (:meth:`watch`)."""
         assert self.seconds is not None
-        if isinstance(ctx, ObserverContext):  # an observer's overrun counts on its command
-            ctx = ctx._parent
-        ms, budget_ms = round(took * 1000), round(self.seconds * 1000)
         log.warning(
             "plugin %r took %d ms in %s (the budget is %d ms): plugins must not block",
             plugin,
-            ms,
+            round(took * 1000),
             hook,
-            budget_ms,
+            round(self.seconds * 1000),
         )
-        if isinstance(ctx, RuleContext):
-            # Kept on the context too: a command refused afterwards loses its events, and
-            # the engine hands the overruns to its caller to report (Engine.handle).
-            ctx.overruns.append((plugin, hook, took))
-            if ctx.read_only:
-                return
-        self.record(ctx, plugin, hook, took)
+        if self._seen is not None:
+            self._seen.append((plugin, hook, took))
 
-    def record(self, ctx: object, plugin: str, hook: str, took: float) -> None:
-        """Report an overrun already logged on a command's context ``ctx``: the
-        ``plugin_overran`` event and, at the limit, ``plugin_disabled``."""
-        if not isinstance(ctx, RuleContext) or ctx.read_only or plugin in self.exempt:
-            return
-        assert self.seconds is not None
-        ms, budget_ms = round(took * 1000), round(self.seconds * 1000)
-        ctx.emit(PluginOverran(plugin, hook, ms, budget_ms))
-        state = ctx.state
-        if (
-            self.limit > 0
-            and plugin not in state.disabled_plugins
-            and state.plugin_overruns.get(plugin, 0) >= self.limit
-        ):
-            log.warning("plugin %r is disabled for encounter %r", plugin, state.id)
-            ctx.emit(
-                PluginDisabled(
-                    plugin,
-                    f"Plugin {plugin!r} took longer than {budget_ms} ms "
-                    f"{state.plugin_overruns[plugin]} times; it is switched off for the "
-                    "rest of this encounter.",
-                )
-            )
+    @contextlib.contextmanager
+    def watch(self) -> Iterator[list[Overrun]]:
+        """Collect the plugin calls over the budget made inside the ``with`` block (the
+        engine calls the host makes for one encounter), in the list it gives. A watch
+        inside another one passes its calls on to the outer list too."""
+        outer, self._seen = self._seen, []
+        seen = self._seen
+        try:
+            yield seen
+        finally:
+            self._seen = outer
+            if outer is not None:
+                outer.extend(seen)
+
+    def report(self, state: EncounterState, overruns: Sequence[Overrun]) -> Command | None:
+        """The host's decision on ``overruns`` (seen while it watched) in the encounter at
+        ``state``, as the command that hands it to the engine (``None``: nothing to
+        report). Calls of the :attr:`exempt` plugins are left out. A plugin whose
+        overruns in the encounter, these included, reach :attr:`limit` is switched off,
+        unless it already is."""
+        if self.seconds is None:
+            return None
+        reported = [o for o in overruns if o[0] not in self.exempt]
+        if not reported:
+            return None
+        counts = dict(state.plugin_overruns)
+        disable: list[str] = []
+        for plugin, _hook, _took in reported:
+            counts[plugin] = counts.get(plugin, 0) + 1
+            if (
+                self.limit > 0
+                and counts[plugin] >= self.limit
+                and plugin not in state.disabled_plugins
+                and plugin not in disable
+            ):
+                disable.append(plugin)
+        budget_ms = round(self.seconds * 1000)
+        found = [
+            {"plugin": plugin, "hook": hook, "ms": round(took * 1000), "budget_ms": budget_ms}
+            for plugin, hook, took in reported
+        ]
+        return Command(REPORT_OVERRUNS, {"overruns": found, "disable": disable}, SYSTEM_ACTOR)
 
 
 class WrongShape(TypeError):
@@ -362,16 +389,24 @@ def _argument_getter(argnames: tuple[str, ...]) -> Callable[[dict[str, Any]], tu
 
 #: One implementation, as :meth:`SafeHookCaller.__call__` calls it: the function, the
 #: names of its first and second arguments when it takes one or two and no keyword
-#: arguments (the usual case, called without building a tuple; ``None`` otherwise), a
-#: getter of its positional arguments, its keyword argument names, the plugin's name.
-_Planned = tuple[
-    Callable[..., Any],
-    str | None,
-    str | None,
-    Callable[[dict[str, Any]], tuple[Any, ...]],
-    tuple[str, ...],
-    str,
-]
+#: arguments (the usual case, called without building a tuple; ``""``: no second one),
+#: and the plugin's name. For any other signature the first name is ``""`` and the
+#: second is a function of the call's keyword arguments that calls the implementation.
+_Planned = tuple[Callable[..., Any], str, Any, str]
+
+
+def _invoker(
+    function: Callable[..., Any], argnames: tuple[str, ...], kwargnames: tuple[str, ...]
+) -> Callable[[dict[str, Any]], Any]:
+    """A function calling ``function`` with its positional arguments ``argnames`` and its
+    keyword arguments ``kwargnames`` (those given) out of a call's keyword arguments."""
+    args = _argument_getter(argnames)
+
+    def invoke(kwargs: dict[str, Any]) -> Any:
+        return function(*args(kwargs), **{k: kwargs[k] for k in kwargnames if k in kwargs})
+
+    return invoke
+
 
 #: The contexts whose state names the plugins switched off (a tuple: the fastest check).
 _CONTEXTS = (RuleContext, ObserverContext)
@@ -392,43 +427,36 @@ class SafeHookCaller:
         self._policy = policy(name)
         self._skip = self._policy == "skip"
         self._check = CONTRIBUTIONS.get(name) or TRIGGER_ANSWERS.get(name)
-        #: What to call, in call order; ``None`` until planned (again).
-        self._calls: tuple[_Planned, ...] | None = None
+        #: What to call, in call order (empty: no plugin implements the hook now).
+        self.plan: tuple[_Planned, ...] = ()
+        self.forget()
 
-    def __getattr__(self, attr: str) -> Any:
-        # get_hookimpls(), spec, ... as on pluggy's HookCaller.
-        return getattr(self._caller, attr)
+    # No __getattr__ passing the rest on to pluggy's HookCaller: a class with one loses
+    # CPython's fast attribute reads, and every call reads a few (issue 28's bench).
+    def get_hookimpls(self) -> list[pluggy.HookImpl]:
+        """The implementations, in pluggy's registration order (pluggy's public API)."""
+        return self._caller.get_hookimpls()
 
     def forget(self) -> None:
-        """The implementations may have changed: plan again at the next call."""
-        self._calls = None
+        """The implementations may have changed: plan the calls again, in pluggy's call
+        order: ``get_hookimpls()`` reversed (the last registered first; ``tryfirst`` ones
+        before, ``trylast`` ones after)."""
         spec = self._caller.spec  # add_hookspecs may have given the hook its spec
         self._firstresult = bool(spec.opts.get("firstresult")) if spec is not None else False
-
-    def _plan(self) -> tuple[_Planned, ...]:
-        """The implementations in pluggy's call order: ``get_hookimpls()`` reversed (the
-        last registered first; ``tryfirst`` ones before, ``trylast`` ones after)."""
         planned: list[_Planned] = []
         for impl in reversed(self._caller.get_hookimpls()):
-            names = tuple(impl.argnames)
-            plain = len(names) in (1, 2) and not impl.kwargnames
-            planned.append(
-                (
-                    impl.function,
-                    names[0] if plain else None,
-                    names[1] if plain and len(names) == 2 else None,
-                    _argument_getter(names),
-                    tuple(impl.kwargnames),
-                    impl.plugin_name,
-                )
-            )
-        self._calls = tuple(planned)
-        return self._calls
+            names, function = tuple(impl.argnames), impl.function
+            if len(names) in (1, 2) and not impl.kwargnames:
+                second = names[1] if len(names) == 2 else ""
+                planned.append((function, names[0], second, impl.plugin_name))
+            else:
+                invoke = _invoker(function, names, tuple(impl.kwargnames))
+                planned.append((function, "", invoke, impl.plugin_name))
+        self.plan = tuple(planned)
 
     def implemented(self) -> bool:
-        """Whether any plugin implements this hook now."""
-        calls = self._calls
-        return bool(self._plan() if calls is None else calls)
+        """Whether any plugin implements this hook now (as ``bool(self.plan)``)."""
+        return bool(self.plan)
 
     def __call__(self, _pipe: str | None = None, **kwargs: Any) -> Any:
         """The one call logic: each implementation in order, unless its plugin is switched
@@ -438,53 +466,48 @@ class SafeHookCaller:
         hook's first answer other than ``None``), collected (every other hook's, a list),
         or handed on (:meth:`pipe`: ``_pipe`` names the keyword argument each answer
         replaces; no hook argument starts with ``_``)."""
-        calls = self._calls
-        if calls is None:
-            calls = self._plan()
+        calls = self.plan
         first = self._firstresult
         if not calls:  # no plugin implements it (an observer or a lifecycle hook, often)
             return kwargs[_pipe] if _pipe is not None else None if first else []
         ctx = kwargs.get("ctx")
         disabled = ctx.state.disabled_plugins if isinstance(ctx, _CONTEXTS) else ()
         budget = self._budget.seconds
+        # Untimed, the clock is float() (always 0.0) and nothing is over an infinite
+        # budget: one path either way, without a test of the budget per call.
+        clock, limit = (float, math.inf) if budget is None else (perf_counter, budget)
         check = self._check
         results: list[object] = []
-        start = 0.0
-        for function, one, two, args, kwargnames, plugin in calls:
+        for function, one, two, plugin in calls:
             if disabled and plugin in disabled:
                 continue
-            if budget is not None:
-                start = perf_counter()
+            start = clock()
             try:
-                if one is not None:
-                    value = (
-                        function(kwargs[one]) if two is None else function(kwargs[one], kwargs[two])
-                    )
-                elif kwargnames:
-                    value = function(
-                        *args(kwargs), **{k: kwargs[k] for k in kwargnames if k in kwargs}
-                    )
+                if not two:  # one argument, the usual case
+                    value = function(kwargs[one])
+                elif one:
+                    value = function(kwargs[one], kwargs[two])
                 else:
-                    value = function(*args(kwargs))
+                    value = two(kwargs)
                 if value is not None and check is not None:
                     value = check(value)
                     if _pipe is not None and value is not None:
                         _same_target(value, kwargs[_pipe])
             except PASS_THROUGH:
-                if budget is not None:
-                    self._timed(start, budget, ctx, plugin)
+                if (took := clock() - start) > limit:
+                    self._budget.note(plugin, self.name, took)
                 raise
             except BaseException as exc:
                 if not is_plugin_failure(exc):
                     raise
-                if budget is not None:
-                    self._timed(start, budget, ctx, plugin)
+                if (took := clock() - start) > limit:
+                    self._budget.note(plugin, self.name, took)
                 if self._skip:
                     _record(kwargs, plugin, self.name, exc)
                     continue
                 raise PluginFailure(plugin, self.name, exc) from exc
-            if budget is not None and perf_counter() - start > budget:
-                self._timed(start, budget, ctx, plugin)
+            if (took := clock() - start) > limit:
+                self._budget.note(plugin, self.name, took)
             if value is not None:  # every check lets None through as None
                 if _pipe is not None:
                     kwargs[_pipe] = value
@@ -501,11 +524,6 @@ class SafeHookCaller:
         whose answer is of the wrong shape or concerns another ``target``, is skipped
         and recorded as a contribution hook's is."""
         return self(key, **kwargs)
-
-    def _timed(self, start: float, budget: float, ctx: object, plugin: str) -> None:
-        took = perf_counter() - start
-        if took > budget:
-            self._budget.overran(ctx, plugin, self.name, took)
 
 
 def _same_target(value: object, before: object) -> None:
