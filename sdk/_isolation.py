@@ -388,11 +388,11 @@ def _argument_getter(argnames: tuple[str, ...]) -> Callable[[dict[str, Any]], tu
 
 
 #: One implementation, as :meth:`SafeHookCaller.__call__` calls it: the function, the
-#: names of its first and second arguments when it takes one or two and no keyword
-#: arguments (the usual case, called without building a tuple; ``""``: no second one),
-#: and the plugin's name. For any other signature the first name is ``""`` and the
-#: second is a function of the call's keyword arguments that calls the implementation.
-_Planned = tuple[Callable[..., Any], str, Any, str]
+#: names of its arguments when it takes one to three and no keyword arguments (the usual
+#: case, called without building a tuple; ``""`` past the last one), and the plugin's
+#: name. For any other signature the names are ``""``, ``"*"`` and a function of the
+#: call's keyword arguments that calls the implementation with its own.
+_Planned = tuple[Callable[..., Any], str, str, Any, str]
 
 
 def _invoker(
@@ -401,6 +401,8 @@ def _invoker(
     """A function calling ``function`` with its positional arguments ``argnames`` and its
     keyword arguments ``kwargnames`` (those given) out of a call's keyword arguments."""
     args = _argument_getter(argnames)
+    if not kwargnames:
+        return lambda kwargs: function(*args(kwargs))
 
     def invoke(kwargs: dict[str, Any]) -> Any:
         return function(*args(kwargs), **{k: kwargs[k] for k in kwargnames if k in kwargs})
@@ -446,12 +448,12 @@ class SafeHookCaller:
         planned: list[_Planned] = []
         for impl in reversed(self._caller.get_hookimpls()):
             names, function = tuple(impl.argnames), impl.function
-            if len(names) in (1, 2) and not impl.kwargnames:
-                second = names[1] if len(names) == 2 else ""
-                planned.append((function, names[0], second, impl.plugin_name))
+            if 1 <= len(names) <= 3 and not impl.kwargnames:
+                a, b, c = (*names, "", "")[:3]
+                planned.append((function, a, b, c, impl.plugin_name))
             else:
                 invoke = _invoker(function, names, tuple(impl.kwargnames))
-                planned.append((function, "", invoke, impl.plugin_name))
+                planned.append((function, "", "*", invoke, impl.plugin_name))
         self.plan = tuple(planned)
 
     def implemented(self) -> bool:
@@ -478,17 +480,19 @@ class SafeHookCaller:
         clock, limit = (float, math.inf) if budget is None else (perf_counter, budget)
         check = self._check
         results: list[object] = []
-        for function, one, two, plugin in calls:
+        for function, a, b, c, plugin in calls:
             if disabled and plugin in disabled:
                 continue
             start = clock()
             try:
-                if not two:  # one argument, the usual case
-                    value = function(kwargs[one])
-                elif one:
-                    value = function(kwargs[one], kwargs[two])
-                else:
-                    value = two(kwargs)
+                if not b:  # one argument, the usual case
+                    value = function(kwargs[a])
+                elif not c:
+                    value = function(kwargs[a], kwargs[b])
+                elif a:
+                    value = function(kwargs[a], kwargs[b], kwargs[c])
+                else:  # any other signature
+                    value = c(kwargs)
                 if value is not None and check is not None:
                     value = check(value)
                     if _pipe is not None and value is not None:
