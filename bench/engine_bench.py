@@ -90,12 +90,14 @@ from zonekeep.sdk import (
     Event,
     RandomEntropy,
     Refusal,
-    event_to_dict,
     load_arena,
     movement_left,
-    state_to_dict,
 )
 
+try:
+    from zonekeep.sdk.host import event_to_dict, state_to_dict
+except ImportError:  # a checkout from before zonekeep.sdk.host (--code)
+    from zonekeep.sdk import event_to_dict, state_to_dict  # type: ignore[attr-defined,no-redef]
 try:
     from zonekeep.sdk.engine import Engine
 except ImportError:  # a checkout from before the engine moved to the SDK (--code)

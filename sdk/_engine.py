@@ -340,7 +340,7 @@ class Engine:
 
     def settings_problems(self, given: object, path: str = "options.settings") -> list[str]:
         """Every problem of ``given`` as plugin settings (``{plugin: {id: value}}``),
-        as ``"<path>.<plugin>.<id>: sentence"`` (see :func:`zonekeep.sdk.settings_problems`)."""
+        as ``"<path>.<plugin>.<id>: sentence"`` (see :func:`zonekeep.sdk.host.settings_problems`)."""
         return [
             f"{where}: {message}"
             for where, message in _settings_problems(given, self.settings, path)

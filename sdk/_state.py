@@ -486,7 +486,7 @@ def apply_event(
     ``catalog`` (the engine's ``Engine.catalog``); without a catalog, or when its
     plugin is not installed, it is kept in the log but changes nothing but ``seq``.
     ``strict`` (an event being emitted) raises
-    :class:`~zonekeep.sdk.CustomEventError` when its reducer fails, instead of
+    :class:`~zonekeep.sdk.host.CustomEventError` when its reducer fails, instead of
     logging it. Raises ``KeyError`` for an event class that has no reducer.
     """
     if type(event) is ev.PluginEvent:

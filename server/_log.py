@@ -59,7 +59,6 @@ from zonekeep.sdk import (
     NoteAdded,
     NoteRemoved,
     OverrideApplied,
-    PluginCatalog,
     PluginEvent,
     PositionLeft,
     PositionsEstablished,
@@ -81,6 +80,7 @@ from zonekeep.sdk import (
     TurnStarted,
     ZoneEntered,
 )
+from zonekeep.sdk.host import PluginCatalog
 
 
 def _roll(r: RollRecord) -> str:

@@ -95,20 +95,14 @@ from zonekeep.protocol import (
     parse_request,
     wire,
 )
-from zonekeep.sdk import (
-    DYING,
-    GM_ACTOR,
-    Actor,
-    ArenaError,
-    Command,
-    EncounterState,
+from zonekeep.sdk import DYING, GM_ACTOR, Actor, ArenaError, Command, EncounterState, parse_arena
+from zonekeep.sdk.engine import ActionDetail as EngineDetail
+from zonekeep.sdk.host import (
     character_creature,
     character_problems,
     creature_to_dict,
-    parse_arena,
     parse_character,
 )
-from zonekeep.sdk.engine import ActionDetail as EngineDetail
 
 from . import _metrics
 from ._config import Limits

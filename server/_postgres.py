@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 import trio
 
-from zonekeep.sdk import Event, event_from_dict, event_to_dict
+from zonekeep.sdk import Event
+from zonekeep.sdk.host import event_from_dict, event_to_dict
 
 from . import _metrics
 from ._config import VERSION, mask_url

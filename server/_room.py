@@ -43,15 +43,17 @@ from zonekeep.sdk import (
     RandomEntropy,
     Refusal,
     Rewound,
+    replay,
+)
+from zonekeep.sdk.engine import Engine, Overrun, PluginFailure, describe, working_copy
+from zonekeep.sdk.host import (
     apply_event,
     clamp_options,
     event_to_dict,
-    replay,
     replay_steps,
     state_to_dict,
     undone_counters,
 )
-from zonekeep.sdk.engine import Engine, Overrun, PluginFailure, describe, working_copy
 
 from . import _log, _metrics
 from ._dice import RoomDice

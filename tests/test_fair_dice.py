@@ -23,17 +23,15 @@ from helpers import missing_component
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zonekeep.sdk import (
+from zonekeep.sdk import RandomEntropy, die, roll
+from zonekeep.sdk.host import (
     EMPTY_MIX,
     CountedEntropy,
-    RandomEntropy,
     VerifyFailure,
     commitment,
     dice_in,
-    die,
     event_to_dict,
     next_mix,
-    roll,
     valid_seed,
     verify_log,
 )

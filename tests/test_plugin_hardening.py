@@ -28,12 +28,12 @@ from zonekeep.sdk import (
     RuleContext,
     ScriptedEntropy,
     hookimpl,
-    state_to_dict,
 )
 from zonekeep.sdk._isolation import is_plugin_failure
 from zonekeep.sdk._loading import IN_PROCESS, LoadedPlugin
 from zonekeep.sdk._state import replay
 from zonekeep.sdk.engine import REPORT_OVERRUNS, Budget, PluginFailure
+from zonekeep.sdk.host import state_to_dict
 from zonekeep.sdk.testing import EncounterHarness
 
 #: What trio's Cancelled looks like to the sdk (which does not import trio).

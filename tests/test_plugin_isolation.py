@@ -37,11 +37,11 @@ from zonekeep.sdk import (
     RuleContext,
     _hookspecs,
     hookimpl,
-    state_to_dict,
 )
 from zonekeep.sdk._isolation import CONTRIBUTIONS, STARTUP_HOOKS, TRIGGER_ANSWERS, policy
 from zonekeep.sdk._loading import IN_PROCESS, LoadedPlugin, PluginLoadError
 from zonekeep.sdk.engine import Engine, PluginFailure
+from zonekeep.sdk.host import state_to_dict
 from zonekeep.sdk.testing import EncounterHarness
 
 RAISE = object()
@@ -565,7 +565,7 @@ def test_a_failing_command_declaration_stops_the_start(answer: object) -> None:
 def test_a_failing_condition_declaration_stops_the_start() -> None:
     if "zonekeep_conditions" not in hookspecs():
         pytest.skip("no zonekeep_conditions hook")
-    from zonekeep.sdk import declared_conditions
+    from zonekeep.sdk.host import declared_conditions
 
     faulty = Faulty("zonekeep_conditions")
     faulty.armed = True
