@@ -90,12 +90,14 @@ from zonekeep.sdk import (
     Event,
     RandomEntropy,
     Refusal,
-    event_to_dict,
     load_arena,
     movement_left,
-    state_to_dict,
 )
 
+try:
+    from zonekeep.sdk.host import event_to_dict, state_to_dict
+except ImportError:  # a checkout from before zonekeep.sdk.host (--code)
+    from zonekeep.sdk import event_to_dict, state_to_dict  # type: ignore[attr-defined,no-redef]
 try:
     from zonekeep.sdk.engine import Engine
 except ImportError:  # a checkout from before the engine moved to the SDK (--code)
@@ -379,6 +381,8 @@ def check_copy(state: EncounterState) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     engine = Engine()
+    if args.budget:  # every plugin call timed, as the server's are
+        engine.set_hook_budget(args.budget, 3)
     figures: dict[str, Any] = {}
 
     # 1. The loop.
@@ -562,6 +566,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument(
         "--loop-only", action="store_true", help="time the loop only (no micro timings)"
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="time every plugin call against this budget, as the server does (0: untimed)",
     )
     args = parser.parse_args(argv)
     figures = run(args)

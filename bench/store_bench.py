@@ -45,7 +45,8 @@ from typing import Any
 import attrs
 import trio
 
-from zonekeep.sdk import Creature, EncounterCreated, Event, state_to_dict
+from zonekeep.sdk import Creature, EncounterCreated, Event
+from zonekeep.sdk.host import state_to_dict
 from zonekeep.sdk.testing import EncounterHarness
 from zonekeep.server import ServerConfig, ZonekeepServer
 from zonekeep.server._sqlite import SqliteStore

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from zonekeep.sdk import RULE_ERRORS
+from zonekeep.sdk.host import RULE_ERRORS
 
 PROTOCOL_ERRORS: dict[str, int] = {
     "parse_error": 1000,
@@ -60,7 +60,7 @@ RANGE_MEANINGS: dict[str, str] = {
     "protocol": "the message itself is wrong, or went to the wrong node",
     "authentication": "tokens, GM keys and server keys",
     "permission": "the sender may not do this",
-    "rules": "the engine refused the command (`zonekeep.sdk.RULE_ERRORS`)",
+    "rules": "the engine refused the command (`zonekeep.sdk.host.RULE_ERRORS`)",
     "limits": "a limit was exceeded",
     "server": "the server failed",
 }

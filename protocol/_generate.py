@@ -37,19 +37,21 @@ import attrs
 
 from zonekeep.sdk import (
     ABILITIES,
-    CHALLENGE_RATINGS,
-    COMPENDIUM_RANGES,
     DAMAGE_TYPES,
-    EVENT_TYPES,
     NAMED_ZONE_SIZES,
-    RULE_ERRORS,
     Arena,
-    CharacterSheet,
     CompendiumSource,
     EncounterState,
     ForcedEffect,
     SaveEffect,
     Size,
+)
+from zonekeep.sdk.host import (
+    CHALLENGE_RATINGS,
+    COMPENDIUM_RANGES,
+    EVENT_TYPES,
+    RULE_ERRORS,
+    CharacterSheet,
     converter,
 )
 
@@ -458,7 +460,7 @@ def snapshot_schema() -> str:
     return _document(
         "snapshot.schema.json",
         "zonekeep snapshot",
-        "The state of an encounter as one seat may see it (zonekeep.sdk.state_to_dict of "
+        "The state of an encounter as one seat may see it (zonekeep.sdk.host.state_to_dict of "
         "the attrs class EncounterState, filtered for players and spectators).",
         body,
     )
@@ -853,7 +855,7 @@ def character_schema() -> str:
         "character.schema.json",
         "zonekeep character",
         "A player character file: what a player fills in for their seat (docs/characters.md). "
-        "zonekeep.sdk.parse_character checks it, with the same ranges.",
+        "zonekeep.sdk.host.parse_character checks it, with the same ranges.",
     )
 
 
@@ -1262,7 +1264,8 @@ DICE_VECTORS: list[tuple[str, tuple[str, ...], int, int]] = [
 
 def dice_vectors_table() -> str:
     """SPEC.md's dice vectors, computed by the construction (``zonekeep.sdk.die``)."""
-    from zonekeep.sdk import EMPTY_MIX, die, next_mix
+    from zonekeep.sdk import die
+    from zonekeep.sdk.host import EMPTY_MIX, next_mix
 
     rows = ["| seed | contributions mixed in | counter | sides | face |", "|---|---|---|---|---|"]
     for seed, contributions, counter, sides in DICE_VECTORS:

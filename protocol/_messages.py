@@ -26,7 +26,8 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_unstructure_fn
 
-from zonekeep.sdk import Cost, json_kind, strict_containers
+from zonekeep.sdk import Cost
+from zonekeep.sdk.host import json_kind, strict_containers
 
 from ._errors import ProtocolError
 

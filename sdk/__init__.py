@@ -1,58 +1,48 @@
 """zonekeep.sdk: everything a plugin author imports.
 
-The hookspecs and ``hookimpl``, the rules data types, the context a hook receives,
-dice, refusals, and the event fold.
+The hookspecs' ``hookimpl``, the rules data types, the context a hook receives, dice,
+refusals, the events and the event fold. Every name is listed in
+docs/writing-plugins.md, section 15. What only a host needs (serializers, loaders, the
+fair dice's verifier, the collection of the plugins' declarations) is in
+:mod:`zonekeep.sdk.host`; the engine and plugin loading in :mod:`zonekeep.sdk.engine`.
 """
 
-from ._actors import GM_ACTOR, SYSTEM_ACTOR, Actor
+from ._actors import (
+    GM_ACTOR,
+    SYSTEM_ACTOR,
+    Actor,
+)
 from ._arena import (
     NAMED_ZONE_SIZES,
     Arena,
     ArenaError,
-    ArenaProblem,
     Asset,
     ForcedEffect,
     Link,
     PositionEffect,
     SaveEffect,
     Zone,
-    asset_data_problems,
     load_arena,
     parse_arena,
-    single_zone_arena,
 )
-from ._commands import Command, CommandSpec, Cost, Param, Requirement
+from ._commands import (
+    Command,
+    CommandSpec,
+    Cost,
+    Param,
+    Requirement,
+)
 from ._compendium import (
-    CHALLENGE_RATINGS,
-    COMPENDIUM_RANGES,
     CREATURE_TYPES,
-    CharacterSheet,
-    Compendium,
     CompendiumEntry,
-    CompendiumError,
     CompendiumSource,
-    HitPoints,
-    bundled_compendium_files,
-    character_creature,
-    character_problems,
-    entry_creatures,
-    entry_problems,
-    expand_roster,
-    load_compendium_file,
-    parse_character,
     parse_compendium_source,
-    proficiency_bonus,
-    roster_reference,
-    source_problems,
 )
 from ._conditions import (
     CONDITION_DURATIONS,
-    AssetTagConflict,
     AssetTagSpec,
     ConditionConflict,
     ConditionSpec,
-    declared_asset_tags,
-    declared_conditions,
 )
 from ._context import (
     MoveRequest,
@@ -63,16 +53,17 @@ from ._context import (
     RuleContext,
 )
 from ._custom import (
-    AmbiguousId,
-    CustomEventError,
     EventTypeSpec,
-    PluginCatalog,
     Reducer,
     StateSpec,
     Visibility,
-    qualify,
 )
-from ._damage import DAMAGE_STEP_KINDS, Damage, DamageStep, defend
+from ._damage import (
+    DAMAGE_STEP_KINDS,
+    Damage,
+    DamageStep,
+    defend,
+)
 from ._dice import (
     DiceError,
     Entropy,
@@ -105,9 +96,11 @@ from ._effects import (
     take_position,
     zone_room,
 )
-from ._errors import RULE_ERRORS, Refusal, refuse
+from ._errors import (
+    Refusal,
+    refuse,
+)
 from ._events import (
-    EVENT_TYPES,
     ActionTaken,
     AdjacencyEnded,
     AdjacencyTaken,
@@ -181,24 +174,17 @@ from ._events import (
     TurnSkipped,
     TurnStarted,
     ZoneEntered,
-    event_type,
     plugin_event,
 )
 from ._fairdice import (
-    EMPTY_MIX,
-    CountedEntropy,
-    VerifyFailure,
-    VerifyReport,
-    commitment,
-    dice_in,
     die,
     draw,
-    next_mix,
-    undone_counters,
-    valid_seed,
-    verify_log,
 )
-from ._flow import advance, end_turn, start_round
+from ._flow import (
+    advance,
+    end_turn,
+    start_round,
+)
 from ._geometry import (
     AREA_SHAPES,
     AreaShape,
@@ -209,33 +195,17 @@ from ._geometry import (
     path_distance,
     sight_path,
 )
-from ._hookspecs import hookimpl, hookspec
-from ._json import json_kind, strict_containers, strict_scalar
-from ._plugin import (
-    SDK_VERSION,
-    PluginInfo,
-    VersionRangeError,
-    parse_range,
-    parse_version,
-    version_in_range,
+from ._hookspecs import (
+    hookimpl,
 )
-from ._schema import SCHEMA_KEYWORDS, check_schema, schema_problems
-from ._schema import validate as validate_json
+from ._plugin import (
+    PluginInfo,
+)
 from ._serial import (
-    converter,
     creature_from_dict,
-    creature_to_dict,
-    describe_errors,
-    event_from_dict,
-    event_to_dict,
-    state_to_dict,
 )
 from ._settings import (
-    SettingsError,
     SettingSpec,
-    declared_settings,
-    effective_settings,
-    settings_problems,
 )
 from ._state import (
     OPEN_PHASES,
@@ -245,10 +215,8 @@ from ._state import (
     EncounterState,
     Phase,
     TurnResources,
-    apply_event,
     movement_left,
     replay,
-    replay_steps,
 )
 from ._types import (
     DEFEATED,
@@ -271,9 +239,7 @@ from ._types import (
     Size,
     can_pass_through,
     can_surround,
-    clamp_options,
     max_surrounding,
-    option_problems,
 )
 from ._vocabulary import (
     ABILITIES,
@@ -288,8 +254,6 @@ from ._vocabulary import (
 __all__ = [
     "ABILITIES",
     "AREA_SHAPES",
-    "CHALLENGE_RATINGS",
-    "COMPENDIUM_RANGES",
     "CONDITION_DURATIONS",
     "CREATURE_TYPES",
     "DAMAGE_STEP_KINDS",
@@ -297,9 +261,7 @@ __all__ = [
     "DEFEATED",
     "DODGING",
     "DYING",
-    "EMPTY_MIX",
     "ESCAPED",
-    "EVENT_TYPES",
     "GM",
     "GM_ACTOR",
     "INCAPACITATED",
@@ -313,9 +275,6 @@ __all__ = [
     "PARALYZED",
     "PHASES",
     "PRONE",
-    "RULE_ERRORS",
-    "SCHEMA_KEYWORDS",
-    "SDK_VERSION",
     "SQUEEZING",
     "STABLE",
     "STUNNED",
@@ -327,23 +286,17 @@ __all__ = [
     "Actor",
     "AdjacencyEnded",
     "AdjacencyTaken",
-    "AmbiguousId",
     "AreaShape",
     "Arena",
     "ArenaError",
-    "ArenaProblem",
     "Asset",
-    "AssetTagConflict",
     "AssetTagSpec",
     "Attack",
     "AttackMade",
-    "CharacterSheet",
     "Command",
     "CommandSpec",
     "Communicated",
-    "Compendium",
     "CompendiumEntry",
-    "CompendiumError",
     "CompendiumSource",
     "ConditionApplied",
     "ConditionConflict",
@@ -356,10 +309,8 @@ __all__ = [
     "ConditionSpec",
     "ContestRolled",
     "Cost",
-    "CountedEntropy",
     "Creature",
     "CreatureAdded",
-    "CustomEventError",
     "Damage",
     "DamageStep",
     "Damaged",
@@ -392,7 +343,6 @@ __all__ = [
     "HazardAdded",
     "HazardRemoved",
     "Healed",
-    "HitPoints",
     "InitiativeEntry",
     "InitiativeRolled",
     "Interacted",
@@ -413,7 +363,6 @@ __all__ = [
     "OverrideApplied",
     "Param",
     "Phase",
-    "PluginCatalog",
     "PluginDisabled",
     "PluginErrorRecorded",
     "PluginEvent",
@@ -443,7 +392,6 @@ __all__ = [
     "ScriptExhausted",
     "ScriptedEntropy",
     "SettingSpec",
-    "SettingsError",
     "Size",
     "SpaceShared",
     "Sprinted",
@@ -455,101 +403,52 @@ __all__ = [
     "TurnResources",
     "TurnSkipped",
     "TurnStarted",
-    "VerifyFailure",
-    "VerifyReport",
-    "VersionRangeError",
     "Visibility",
     "Zone",
     "ZoneEntered",
     "advance",
     "apply_condition",
     "apply_damage",
-    "apply_event",
     "apply_timed_condition",
-    "asset_data_problems",
     "asset_save",
-    "bundled_compendium_files",
     "can_pass_through",
     "can_surround",
     "change_zone",
-    "character_creature",
-    "character_problems",
     "check_area",
-    "check_schema",
-    "clamp_options",
     "combine_advantage",
-    "commitment",
-    "converter",
     "creature_from_dict",
-    "creature_to_dict",
-    "declared_asset_tags",
-    "declared_conditions",
-    "declared_settings",
     "defend",
-    "describe_errors",
     "describe_path",
     "describe_step",
-    "dice_in",
     "die",
     "draw",
-    "effective_settings",
     "end_turn",
-    "entry_creatures",
-    "entry_problems",
-    "event_from_dict",
-    "event_to_dict",
-    "event_type",
-    "expand_roster",
     "expertise_die",
     "force_move",
     "forcer_dc",
     "held_assets",
     "hookimpl",
-    "hookspec",
-    "json_kind",
     "largest_dimension",
     "leave_position",
     "line_of_sight",
     "load_arena",
-    "load_compendium_file",
     "max_surrounding",
     "movement_left",
-    "next_mix",
-    "option_problems",
     "parse_arena",
-    "parse_character",
     "parse_compendium_source",
     "parse_dice",
-    "parse_range",
-    "parse_version",
     "path_distance",
     "plugin_event",
-    "proficiency_bonus",
-    "qualify",
     "reactions_pending",
     "refuse",
     "replay",
-    "replay_steps",
     "roll",
-    "roster_reference",
     "run_maneuver",
     "saving_throw",
-    "schema_problems",
-    "settings_problems",
     "sight_path",
-    "single_zone_arena",
-    "source_problems",
     "spend_half_speed",
     "start_maneuver",
     "start_round",
-    "state_to_dict",
-    "strict_containers",
-    "strict_scalar",
     "take_position",
-    "undone_counters",
-    "valid_seed",
-    "validate_json",
-    "verify_log",
-    "version_in_range",
     "zone_room",
 ]

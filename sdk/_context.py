@@ -159,8 +159,6 @@ class RuleContext:
         #: The skipped plugin contributions seen by a read-only context.
         self.plugin_errors: list[PluginErrorRecorded] = []
         self._failed: set[tuple[str, str]] = set()
-        #: Calls over the time budget seen in this context: (plugin, hook, seconds).
-        self.overruns: list[tuple[str, str, float]] = []
         #: The engine's plugin namespaces, event types and state specs (``None`` for a
         #: context made without an engine).
         self.catalog: PluginCatalog | None = getattr(hook, "catalog", None)
@@ -213,8 +211,8 @@ class RuleContext:
             if not self._observing:
                 observers = self.hook.zonekeep_event_applied
                 # No observer (the usual case): nothing to call, no observer context to
-                # make. (pluggy's implementations, on its HookCaller and on SafeHooks'.)
-                if getattr(observers, "_hookimpls", True):
+                # make.
+                if observers.plan:
                     self._observing = True
                     try:
                         observers(ctx=ObserverContext(self), event=event)

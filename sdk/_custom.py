@@ -58,7 +58,7 @@ class EventTypeSpec:
     - ``id``: its name (``"brazier_kicked"``); the engine puts it in the plugin's
       namespace (``"hazards.brazier_kicked"``), the event's wire ``type``.
     - ``schema``: a JSON Schema for the payload (an object; see
-      :data:`~zonekeep.sdk.SCHEMA_KEYWORDS` for the keywords you may use). An event
+      :data:`~zonekeep.sdk.host.SCHEMA_KEYWORDS` for the keywords you may use). An event
       whose payload breaks it is never emitted: the emitting hook fails (a contained
       plugin error), the log stays clean.
     - ``reducer``: ``reducer(state, data)`` folds the payload into the plugin's state

@@ -31,9 +31,6 @@ if TYPE_CHECKING:
     from ._state import EncounterState
     from ._types import Attack, Creature
 
-#: Overruns seen on the way: (plugin, hook, seconds).
-Overruns = list[tuple[str, str, float]]
-
 
 class _Outcome(Protocol):
     @property
@@ -56,15 +53,12 @@ class _Engine(Protocol):
         spec: CommandSpec,
         creature_id: str,
         actor: Actor,
-        unreported: Overruns | None = None,
     ) -> Refusal | None: ...
 
-    def refusal_for(
-        self, state: EncounterState, command: Command, unreported: Overruns | None = None
-    ) -> Refusal | None: ...
+    def refusal_for(self, state: EncounterState, command: Command) -> Refusal | None: ...
 
     def trial(
-        self, state: EncounterState, command: Command, unreported: Overruns | None = None
+        self, state: EncounterState, command: Command
     ) -> tuple[_Outcome | None, Refusal | None]: ...
 
 
@@ -177,13 +171,11 @@ class _Trials:
         state: EncounterState,
         creature: Creature,
         actor: Actor,
-        unreported: Overruns | None,
     ) -> None:
         self.engine = engine
         self.state = state
         self.creature = creature
         self.actor = actor
-        self.unreported = unreported
         #: The refusals of the trials since :meth:`unanimous` was last asked.
         self.refused: list[Refusal] = []
 
@@ -193,7 +185,7 @@ class _Trials:
     def outcome(self, spec: CommandSpec, params: Mapping[str, Any]) -> _Outcome | None:
         """The outcome of the command with ``params``, or ``None`` if it is refused."""
         command = Command(spec.id, {"creature": self.creature.id, **params}, self.actor)
-        outcome, refusal = self.engine.trial(self.state, command, self.unreported)
+        outcome, refusal = self.engine.trial(self.state, command)
         if refusal is not None:
             self.refused.append(refusal)
         return outcome
@@ -271,12 +263,11 @@ def action_details(
     state: EncounterState,
     creature_id: str,
     actor: Actor,
-    unreported: Overruns | None = None,
 ) -> list[ActionDetail]:
     """Every creature command of ``engine`` for ``creature_id`` as ``actor`` sees it now
     (see :meth:`Engine.action_details <zonekeep.sdk.engine.Engine.action_details>`)."""
     creature = state.creatures[creature_id]
-    trials = _Trials(engine, state, creature, actor, unreported)
+    trials = _Trials(engine, state, creature, actor)
     found = []
     for spec in engine.commands.values():
         if spec.who != "creature":
@@ -284,9 +275,9 @@ def action_details(
         if _needs_nothing_else(spec):
             # Nothing else to choose: the rules decide the command itself.
             command = Command(spec.id, {"creature": creature_id}, actor)
-            refusal = engine.refusal_for(state, command, unreported)
+            refusal = engine.refusal_for(state, command)
         else:
-            refusal = engine.command_refusal(state, spec, creature_id, actor, unreported)
+            refusal = engine.command_refusal(state, spec, creature_id, actor)
         available = refusal is None
         detail = ActionDetail(
             spec.id,

@@ -15,7 +15,6 @@ from time import perf_counter
 from typing import Any, TypeVar
 
 import attrs
-import pluggy
 
 from . import _hookspecs
 from ._actors import SYSTEM_ACTOR, Actor
@@ -33,10 +32,20 @@ from ._details import ActionDetail, OnesEntropy, plugin_refusal
 from ._details import action_details as _action_details
 from ._dice import Entropy, RandomEntropy
 from ._errors import Refusal
-from ._events import ActionTaken, EncounterCreated, EncounterEnded, Event, PluginErrorRecorded
+from ._events import (
+    ActionTaken,
+    EncounterCreated,
+    EncounterEnded,
+    Event,
+    PluginDisabled,
+    PluginErrorRecorded,
+    PluginOverran,
+)
 from ._isolation import (
     PASS_THROUGH,
+    REPORT_OVERRUNS,
     Budget,
+    HookManager,
     PluginFailure,
     SafeHooks,
     declared_commands,
@@ -103,14 +112,14 @@ def _loaded(plugins: Iterable[object] | None) -> list[LoadedPlugin]:
     return builtin_plugins() if plugins is None else [as_loaded(p) for p in plugins]
 
 
-def make_plugin_manager(plugins: Iterable[object] | None = None) -> pluggy.PluginManager:
+def make_plugin_manager(plugins: Iterable[object] | None = None) -> HookManager:
     """A plugin manager with zonekeep's hookspecs and ``plugins`` registered.
 
     ``None`` means :data:`zonekeep.plugins.default_plugins`. Items may be plugin
     objects or :class:`~zonekeep.sdk.engine.LoadedPlugin` (from
     :func:`~zonekeep.sdk.engine.discover`), registered under their names.
     """
-    pm = pluggy.PluginManager(_hookspecs.PROJECT)
+    pm = HookManager(_hookspecs.PROJECT)
     pm.add_hookspecs(_hookspecs)
     for loaded in _loaded(plugins):
         pm.register(loaded.plugin, name=loaded.name)
@@ -331,7 +340,7 @@ class Engine:
 
     def settings_problems(self, given: object, path: str = "options.settings") -> list[str]:
         """Every problem of ``given`` as plugin settings (``{plugin: {id: value}}``),
-        as ``"<path>.<plugin>.<id>: sentence"`` (see :func:`zonekeep.sdk.settings_problems`)."""
+        as ``"<path>.<plugin>.<id>: sentence"`` (see :func:`zonekeep.sdk.host.settings_problems`)."""
         return [
             f"{where}: {message}"
             for where, message in _settings_problems(given, self.settings, path)
@@ -468,13 +477,11 @@ class Engine:
         state: EncounterState,
         command: Command,
         plugin_errors: list[PluginErrorRecorded] | None = None,
-        overruns: list[tuple[str, str, float]] | None = None,
     ) -> CommandSpec:
         """Every check that does not need the handler: raises :class:`Refusal` or returns the spec.
 
         Raises :class:`PluginFailure` when plugin code run by the checks fails; the
-        skipped plugin contributions are added to ``plugin_errors`` when given, and the
-        plugin calls over the time budget, ``(plugin, hook, seconds)``, to ``overruns``.
+        skipped plugin contributions are added to ``plugin_errors`` when given.
         """
         name = command.type
         spec = self.commands.get(name) if type(name) is str else None  # a full id: itself
@@ -487,7 +494,7 @@ class Engine:
         if type(command.params) is not dict and not isinstance(command.params, Mapping):
             raise Refusal("invalid_params", "A command's parameters must be an object.")
         _check_params(spec, command.params)
-        self._check_rules(state, spec, command, plugin_errors, overruns)
+        self._check_rules(state, spec, command, plugin_errors)
         return spec
 
     def _check_rules(
@@ -496,7 +503,6 @@ class Engine:
         spec: CommandSpec,
         command: Command,
         plugin_errors: list[PluginErrorRecorded] | None = None,
-        overruns: list[tuple[str, str, float]] | None = None,
     ) -> None:
         actor = command.actor
         if actor.role == "spectator":
@@ -529,7 +535,7 @@ class Engine:
                     "decision_pending",
                     f"Waiting for reactions to {mover}'s move before anyone acts.",
                 )
-            self._check_creature(state, spec, command, plugin_errors, overruns)
+            self._check_creature(state, spec, command, plugin_errors)
 
     def _check_creature(
         self,
@@ -537,23 +543,8 @@ class Engine:
         spec: CommandSpec,
         command: Command,
         plugin_errors: list[PluginErrorRecorded] | None,
-        overruns: list[tuple[str, str, float]] | None = None,
     ) -> None:
         ctx = RuleContext(state, _SYSTEM_ENTROPY, self.hook, read_only=True)  # self.context()
-        try:
-            self._check_creature_in(ctx, spec, command, plugin_errors)
-        finally:
-            if overruns is not None:
-                overruns.extend(ctx.overruns)
-
-    def _check_creature_in(
-        self,
-        ctx: RuleContext,
-        spec: CommandSpec,
-        command: Command,
-        plugin_errors: list[PluginErrorRecorded] | None,
-    ) -> None:
-        state = ctx.state
         creature = ctx.creature(command.params.get("creature"))
         if not command.actor.controls(creature):
             raise Refusal(
@@ -574,7 +565,7 @@ class Engine:
         # The documented order (docs/plugins.md, "The order of a command's checks"):
         # ``requires`` before the cost, the more specific answer ("nothing readied").
         if spec.requires is not None:
-            unmet = self._requires(spec, state, creature, ctx)
+            unmet = self._requires(spec, state, creature)
             if unmet is not None:
                 raise Refusal(*unmet)
         self.pay(state, creature, spec)
@@ -585,28 +576,21 @@ class Engine:
             raise refusal
 
     def _requires(
-        self, spec: CommandSpec, state: EncounterState, creature: Creature, ctx: RuleContext
+        self, spec: CommandSpec, state: EncounterState, creature: Creature
     ) -> tuple[str, str] | None:
         """``spec.requires`` (plugin code): a failure refuses the command (:class:`PluginFailure`)."""
         assert spec.requires is not None
         return self._plugin_code(
-            spec, "the 'requires' check", _checked_requires, spec.requires, state, creature, ctx=ctx
+            spec, "the 'requires' check", _checked_requires, spec.requires, state, creature
         )
 
-    def _plugin_code(
-        self,
-        spec: CommandSpec,
-        what: str,
-        fn: Callable[..., _T],
-        *args: Any,
-        ctx: RuleContext | None = None,
-    ) -> _T:
+    def _plugin_code(self, spec: CommandSpec, what: str, fn: Callable[..., _T], *args: Any) -> _T:
         """Call plugin code of command ``spec`` (``what`` names it in the error): an
         exception from it (``SystemExit`` included, see
         :func:`~zonekeep.sdk._isolation.is_plugin_failure`) becomes a
         :class:`PluginFailure` of the plugin that owns the command; refusals and
-        cancellation pass through. The call is timed against the budget; ``ctx`` is
-        the command's context, where an overrun is recorded."""
+        cancellation pass through. The call is timed for the host when it set a budget
+        (:class:`~zonekeep.sdk._isolation.Budget`)."""
         owner = self.command_owners.get(spec.id, "?")
         budget = self.hook.budget.seconds
         start = 0.0 if budget is None else perf_counter()
@@ -627,7 +611,7 @@ class Engine:
             if budget is not None:
                 took = perf_counter() - start
                 if took > budget:
-                    self.hook.budget.overran(ctx, owner, "zonekeep_commands", took)
+                    self.hook.budget.note(owner, "zonekeep_commands", took)
 
     def pay(self, state: EncounterState, creature: Creature, spec: CommandSpec) -> str:
         """The cost ``creature`` would pay for ``spec`` now, or a refusal naming the lack."""
@@ -648,72 +632,61 @@ class Engine:
         raise Refusal(code, f"{creature.name} {text}.")
 
     def handle(
-        self,
-        state: EncounterState,
-        command: Command,
-        entropy: Entropy | None = None,
-        unreported: list[tuple[str, str, float]] | None = None,
+        self, state: EncounterState, command: Command, entropy: Entropy | None = None
     ) -> Outcome:
-        """Decide ``command`` against ``state``.
+        """Decide ``command`` against ``state`` with ``entropy``'s dice.
 
         Returns the events and the new state, or raises :class:`Refusal` (or
-        :class:`PluginFailure`). ``state`` itself is never changed. When the command is
-        not accepted, the plugin calls that went over the time budget on the way,
-        ``(plugin, hook, seconds)``, are added to ``unreported`` (when given): an
-        accepted command reports them in its own events, a refused one cannot, so its
-        caller reports them with :meth:`report_overruns`.
+        :class:`PluginFailure`). ``state`` itself is never changed, and the outcome
+        depends on the state, the command and the dice only: plugin calls over the
+        host's time budget are the host's to report (:class:`Budget`), with the
+        system actor's :data:`REPORT_OVERRUNS` command.
         """
-        overruns: list[tuple[str, str, float]] = []  # in the checks (read-only contexts)
-        made: list[RuleContext] = []  # the command's own context, once made
-        try:
-            return self._handle(state, command, entropy, overruns, made.append)
-        except BaseException:
-            if unreported is not None:
-                unreported.extend(overruns)
-                for ctx in made:
-                    unreported.extend(ctx.overruns)
-            raise
-
-    def report_overruns(
-        self, state: EncounterState, overruns: Sequence[tuple[str, str, float]]
-    ) -> Outcome:
-        """The events that report ``overruns`` (plugin calls over the time budget seen
-        in a refused command or a question), as the server itself: ``plugin_overran``
-        for each and, at the limit, ``plugin_disabled``. ``state`` is not changed."""
-        ctx = RuleContext(state.copy(), RandomEntropy(), self.hook, SYSTEM_ACTOR)
-        for plugin, hook, took in overruns:
-            self.hook.budget.record(ctx, plugin, hook, took)
-        return Outcome(tuple(ctx.events), ctx.state)
-
-    def _handle(
-        self,
-        state: EncounterState,
-        command: Command,
-        entropy: Entropy | None,
-        overruns: list[tuple[str, str, float]],
-        made: Callable[[RuleContext], None],
-    ) -> Outcome:
+        if command.type == REPORT_OVERRUNS and command.actor.role == "system":
+            return self._report_overruns(state, command, entropy)
         skipped: list[PluginErrorRecorded] = []
-        spec = self.check(state, command, skipped, overruns)
+        spec = self.check(state, command, skipped)
         command = _without_nulls(command)
         if command.type != spec.id:  # a short name: the handler sees the full id
             command = attrs.evolve(command, type=spec.id)
         ctx = RuleContext(working_copy(state), entropy or RandomEntropy(), self.hook, command.actor)
-        made(ctx)
         if skipped:
             for error in skipped:
                 ctx.plugin_failed(error.plugin, error.hook, error.error)
-        if overruns:
-            for plugin, hook, took in overruns:  # seen by the checks: reported here
-                self.hook.budget.record(ctx, plugin, hook, took)
         if spec.who == "creature":
             creature = ctx.state.creatures[command.params["creature"]]
             cost = self.pay(ctx.state, creature, spec)
             ctx.paid = cost
             if cost not in ("free", "movement"):
                 ctx.emit(ActionTaken(creature.id, spec.id, cost))
-        self._plugin_code(spec, "the handler", spec.handler, ctx, command, ctx=ctx)
+        self._plugin_code(spec, "the handler", spec.handler, ctx, command)
         self._check_end(ctx)
+        return Outcome(tuple(ctx.events), ctx.state)
+
+    def _report_overruns(
+        self, state: EncounterState, command: Command, entropy: Entropy | None
+    ) -> Outcome:
+        """The host's decision on plugin calls over its time budget
+        (:meth:`Budget.report`): a ``plugin_overran`` event for each call, in order, then
+        ``plugin_disabled`` for each plugin the host switches off that is not off yet."""
+        overruns, disable = _overrun_params(command.params)
+        ctx = RuleContext(working_copy(state), entropy or RandomEntropy(), self.hook, SYSTEM_ACTOR)
+        budgets: dict[str, int] = {}
+        for plugin, hook, ms, budget_ms in overruns:
+            ctx.emit(PluginOverran(plugin, hook, ms, budget_ms))
+            budgets[plugin] = budget_ms
+        for plugin in disable:
+            if plugin in ctx.state.disabled_plugins:
+                continue
+            log.warning("plugin %r is disabled for encounter %r", plugin, state.id)
+            times = ctx.state.plugin_overruns.get(plugin, 0)
+            ctx.emit(
+                PluginDisabled(
+                    plugin,
+                    f"Plugin {plugin!r} took longer than {budgets.get(plugin, 0)} ms "
+                    f"{times} times; it is switched off for the rest of this encounter.",
+                )
+            )
         return Outcome(tuple(ctx.events), ctx.state)
 
     def _check_end(self, ctx: RuleContext) -> None:
@@ -725,43 +698,22 @@ class Engine:
             return
         ctx.emit(EncounterEnded(reason, "rules"))
 
-    def available_actions(
-        self,
-        state: EncounterState,
-        creature_id: str,
-        actor: Actor,
-        unreported: list[tuple[str, str, float]] | None = None,
-    ) -> list[str]:
+    def available_actions(self, state: EncounterState, creature_id: str, actor: Actor) -> list[str]:
         """The creature commands ``actor`` could send for ``creature_id`` right now: the
         available ones of :meth:`action_details`, parameters checked too (a command that
         takes nothing but ``creature`` is decided whole; one whose every value is refused
         for the same reason is not offered). :meth:`refusal_for` checks one command with
-        its parameters. The plugin calls over the time budget on the way are added to
-        ``unreported`` (when given), for the caller to report with
-        :meth:`report_overruns`."""
-        return [
-            d.id for d in self.action_details(state, creature_id, actor, unreported) if d.available
-        ]
+        its parameters."""
+        return [d.id for d in self.action_details(state, creature_id, actor) if d.available]
 
     def command_refusal(
-        self,
-        state: EncounterState,
-        spec: CommandSpec,
-        creature_id: str,
-        actor: Actor,
-        unreported: list[tuple[str, str, float]] | None = None,
+        self, state: EncounterState, spec: CommandSpec, creature_id: str, actor: Actor
     ) -> Refusal | None:
         """The refusal any well-formed ``spec`` command for ``creature_id`` from ``actor``
         gets now whatever its other parameters, or ``None``. A plugin whose check fails
         makes it a ``plugin_error`` refusal (and a warning in the log)."""
         try:
-            self._check_rules(
-                state,
-                spec,
-                Command(spec.id, {"creature": creature_id}, actor),
-                None,
-                unreported,
-            )
+            self._check_rules(state, spec, Command(spec.id, {"creature": creature_id}, actor))
         except Refusal as refusal:
             return refusal
         except PluginFailure as failure:  # its check failed: not offered
@@ -769,70 +721,35 @@ class Engine:
             return plugin_refusal(failure.plugin, spec.id)
         return None
 
-    def refusal_for(
-        self,
-        state: EncounterState,
-        command: Command,
-        unreported: list[tuple[str, str, float]] | None = None,
-    ) -> Refusal | None:
+    def refusal_for(self, state: EncounterState, command: Command) -> Refusal | None:
         """What sending ``command`` now would get: its :class:`Refusal`, or ``None`` when
         the rules accept it. The command is decided against a copy of ``state`` with
         dice that all come up 1, and its events are thrown away; a plugin failure
-        counts as a ``plugin_error`` refusal. The plugin calls over the time budget,
-        accepted or not, are added to ``unreported``."""
-        return self._trial(state, command, unreported)[1]
+        counts as a ``plugin_error`` refusal."""
+        return self.trial(state, command)[1]
 
     def trial(
-        self,
-        state: EncounterState,
-        command: Command,
-        unreported: list[tuple[str, str, float]] | None = None,
+        self, state: EncounterState, command: Command
     ) -> tuple[Outcome | None, Refusal | None]:
         """The outcome ``command`` would have now, or the refusal it would get (see
         :meth:`refusal_for`): nothing is stored, ``state`` is not changed."""
-        return self._trial(state, command, unreported)
-
-    def _trial(
-        self,
-        state: EncounterState,
-        command: Command,
-        unreported: list[tuple[str, str, float]] | None,
-    ) -> tuple[Outcome | None, Refusal | None]:
-        overruns: list[tuple[str, str, float]] = []
-        made: list[RuleContext] = []
         try:
-            return self._handle(state, command, OnesEntropy(), overruns, made.append), None
+            return self.handle(state, command, OnesEntropy()), None
         except Refusal as refusal:
             return None, refusal
         except PluginFailure as failure:
             log.warning("%s", failure)
             return None, plugin_refusal(failure.plugin, command.type)
-        finally:  # accepted or not, its events are thrown away: the caller reports them
-            if unreported is not None:
-                unreported.extend(overruns)
-                for ctx in made:
-                    unreported.extend(ctx.overruns)
 
-    def ending(
-        self, state: EncounterState, unreported: list[tuple[str, str, float]] | None = None
-    ) -> tuple[str | None, list[str]]:
+    def ending(self, state: EncounterState) -> tuple[str | None, list[str]]:
         """Why the rules consider the fight over (``None`` while it goes on), and what
         keeps the encounter open (``zonekeep_end_blockers``: a dying creature, a
-        time-sensitive hazard), as sentences. Overruns go to ``unreported``."""
+        time-sensitive hazard), as sentences."""
         ctx = self.context(state)
-        try:
-            over = self.hook.zonekeep_encounter_over(ctx=ctx)
-            return over, ctx.end_blockers()
-        finally:
-            if unreported is not None:
-                unreported.extend(ctx.overruns)
+        return self.hook.zonekeep_encounter_over(ctx=ctx), ctx.end_blockers()
 
     def action_details(
-        self,
-        state: EncounterState,
-        creature_id: str,
-        actor: Actor,
-        unreported: list[tuple[str, str, float]] | None = None,
+        self, state: EncounterState, creature_id: str, actor: Actor
     ) -> list[ActionDetail]:
         """Every creature command for ``creature_id`` as ``actor`` may use it now: whether
         it is available, the refusal (code and sentence) when it is not, and where the
@@ -841,7 +758,37 @@ class Engine:
         their cost, the assets it can take position at (see :mod:`._details`).
 
         Nothing is filtered for a viewer: the caller drops what its viewer may not see."""
-        return _action_details(self, state, creature_id, actor, unreported)
+        return _action_details(self, state, creature_id, actor)
+
+
+def _overrun_params(params: Mapping[str, Any]) -> tuple[list[tuple[str, str, int, int]], list[str]]:
+    """The ``overruns`` and ``disable`` of a :data:`REPORT_OVERRUNS` command, checked
+    (the host builds it, :meth:`Budget.report`; a wrong one is refused, nothing changes)."""
+    overruns = params.get("overruns")
+    disable = params.get("disable", [])
+    found: list[tuple[str, str, int, int]] = []
+    ok = isinstance(overruns, list) and isinstance(disable, list)
+    for item in overruns if isinstance(overruns, list) else ():
+        values = (
+            tuple(item.get(k) for k in ("plugin", "hook", "ms", "budget_ms"))
+            if isinstance(item, dict)
+            else ()
+        )
+        if (
+            len(values) != 4
+            or not all(isinstance(v, str) for v in values[:2])
+            or not all(type(v) is int for v in values[2:])
+        ):
+            ok = False
+            break
+        found.append(values)  # type: ignore[arg-type]
+    if not ok or not all(isinstance(p, str) for p in disable):
+        raise Refusal(
+            "invalid_params",
+            f"'{REPORT_OVERRUNS}' takes overruns (a list of plugin, hook, ms, budget_ms) "
+            "and disable (a list of plugin names).",
+        )
+    return found, list(disable)
 
 
 #: The names of the fields ``__init__`` takes, per attrs class (``None``: not an attrs

@@ -196,10 +196,163 @@ class VerifyReport:
 
 @attrs.define
 class _Epoch:
+    """One seed's stretch of the log: its mode and commitment, the seed once known, and
+    the dice drawn under it not yet checked, ``(seq, counter, sides, value, mix)``."""
+
     mode: str
     commitment: str
     seed: str | None
     pending: list[tuple[int, int, int, int, bytes]] = attrs.field(factory=list)
+
+    def first_pending(self, message: str) -> VerifyFailure:
+        """A failure naming the lowest counter still pending (and its event)."""
+        first = min(self.pending, key=lambda p: p[1]) if self.pending else (None, None)
+        seq, counter, *_ = first
+        return VerifyFailure(message, counter, seq)
+
+    def settle(self) -> int:
+        """Check every pending die against the construction under the known seed; the
+        number checked. Raises :class:`VerifyFailure` for the first that differs."""
+        assert self.seed is not None
+        for seq, counter, sides, value, mix in self.pending:
+            wanted = die(self.seed, mix, counter, sides)
+            if wanted != value:
+                raise VerifyFailure(
+                    f"recorded {value} on a d{sides}; the construction gives {wanted}", counter, seq
+                )
+        checked = len(self.pending)
+        self.pending.clear()
+        return checked
+
+
+class _Verifier:
+    """:func:`verify_log`'s pass over a log: one step per kind of event, each checking
+    only what that event claims, in the order the log makes the claims."""
+
+    def __init__(self) -> None:
+        self.epoch: _Epoch | None = None  # the current seed's stretch
+        self.mix = EMPTY_MIX  # the contributions so far
+        self.seen: set[int] = set()  # every counter drawn
+        self.rolls = self.seeds = self.contributions = 0
+        self.timeline: list[tuple[int, list[int]]] = []  # (seq, counters) still live
+        self.undone: list[tuple[int, tuple[int, ...]]] = []
+        self.last_seq = 0
+
+    def step(self, seq: int, event: Mapping[str, Any]) -> None:
+        self.last_seq = seq
+        kind = event.get("type")
+        if kind == "dice_committed":
+            self.committed(seq, event)
+        elif kind == "dice_contributed":
+            self.contributed(seq, event)
+        elif kind == "dice_revealed":
+            self.revealed(seq, event)
+        elif kind == "rewound":
+            self.rewound(seq, event)
+        else:
+            self.rolled(seq, event)
+
+    def committed(self, seq: int, event: Mapping[str, Any]) -> None:
+        """A new seed: the one before (fair) must be revealed first; a seeded one is
+        published with its commitment, which must be its SHA-256."""
+        if self.epoch is not None and self.epoch.mode == "fair" and self.epoch.pending:
+            raise self.epoch.first_pending("a new seed was committed before this one was revealed")
+        mode, digest, seed = event.get("mode"), event.get("commitment"), event.get("seed")
+        if mode not in ("fair", "seeded") or not isinstance(digest, str):
+            raise VerifyFailure("a malformed dice_committed event", None, seq)
+        if mode == "seeded":
+            if not isinstance(seed, str) or commitment(seed) != digest:
+                raise VerifyFailure("the seeded commitment is not the seed's", None, seq)
+            self.seeds += 1
+        self.epoch = _Epoch(mode, digest, seed if mode == "seeded" else None)
+
+    def contributed(self, seq: int, event: Mapping[str, Any]) -> None:
+        """A contribution: well formed, and mixed into every die drawn after it."""
+        value = event.get("value")
+        if not valid_seed(value):
+            raise VerifyFailure("a malformed contribution", None, seq)
+        self.mix = next_mix(self.mix, str(value))
+        self.contributions += 1
+
+    def revealed(self, seq: int, event: Mapping[str, Any]) -> None:
+        """A fair seed revealed: it must be the one committed to; then every die drawn
+        under it is checked."""
+        epoch, seed = self.epoch, event.get("seed")
+        if epoch is None or epoch.mode != "fair" or epoch.seed is not None:
+            raise VerifyFailure("a seed was revealed with no fair commitment open", None, seq)
+        if not isinstance(seed, str) or commitment(seed) != epoch.commitment:
+            counter = epoch.pending[0][1] if epoch.pending else None
+            raise VerifyFailure("the revealed seed does not match its commitment", counter, seq)
+        epoch.seed = seed
+        self.rolls += epoch.settle()
+        self.seeds += 1
+
+    def rewound(self, seq: int, event: Mapping[str, Any]) -> None:
+        """A GM rewind: the rolls after ``to_seq`` leave the live timeline, and the rolls
+        it says it undid (``undone_rolls``) must be exactly those."""
+        to_seq = event.get("to_seq")
+        if not isinstance(to_seq, int):
+            raise VerifyFailure("a malformed rewound event", None, seq)
+        gone = tuple(c for s, cs in self.timeline if s > to_seq for c in cs)
+        self.timeline = [(s, cs) for s, cs in self.timeline if s <= to_seq]
+        claimed = event.get("undone_rolls")
+        if self.epoch is not None and claimed is not None and list(claimed) != list(gone):
+            raise VerifyFailure(
+                f"the rewind says it undid rolls {list(claimed)}, but it undid {list(gone)}",
+                gone[0] if gone else None,
+                seq,
+            )
+        self.undone.append((seq, gone))
+
+    def rolled(self, seq: int, event: Mapping[str, Any]) -> None:
+        """Any other event, with the dice it records: each a new counter and a face the
+        die has, drawn under the current seed and mix (checked at once when the seed is
+        known, seeded; else when it is revealed)."""
+        try:
+            found = dice_in(event)
+        except VerifyFailure as exc:
+            exc.seq = seq
+            raise
+        if not found:
+            return
+        epoch = self.epoch
+        if epoch is None:
+            raise VerifyFailure("dice were rolled before any commitment", found[0][0], seq)
+        for counter, sides, value in found:
+            if counter in self.seen or counter < 0:
+                raise VerifyFailure(
+                    "this counter was used before (a die drawn twice)", counter, seq
+                )
+            if sides < 1 or not 1 <= value <= sides:
+                raise VerifyFailure(f"{value} cannot come up on a d{sides}", counter, seq)
+            self.seen.add(counter)
+            epoch.pending.append((seq, counter, sides, value, self.mix))
+        self.timeline.append((seq, [c for c, _, _ in found]))
+        if epoch.seed is not None:  # seeded: checked at once
+            self.rolls += epoch.settle()
+
+    def report(self) -> VerifyReport:
+        """At the end of the log: no counter skipped, every seed revealed."""
+        missing = next((c for c in range(len(self.seen)) if c not in self.seen), None)
+        if missing is not None:
+            raise VerifyFailure(
+                "this roll is missing from the log (the counter skips it: rolls cut out, or "
+                "drawn and not recorded)",
+                missing,
+            )
+        epoch = self.epoch
+        if epoch is not None and epoch.pending:
+            raise epoch.first_pending(
+                f"the seed was never revealed (the log ends at event {self.last_seq}: the "
+                "encounter has not ended, or the log is truncated)"
+            )
+        return VerifyReport(
+            rolls=self.rolls,
+            mode=epoch.mode if epoch is not None else "none",
+            seeds=self.seeds,
+            contributions=self.contributions,
+            undone=tuple(self.undone),
+        )
 
 
 def verify_log(events: Iterable[tuple[int, Mapping[str, Any]]]) -> VerifyReport:
@@ -208,128 +361,15 @@ def verify_log(events: Iterable[tuple[int, Mapping[str, Any]]]) -> VerifyReport:
     Raises :class:`VerifyFailure` for the first problem: a commitment that is not the
     SHA-256 of its revealed seed, a die that is not the construction's, a counter used
     twice or skipped (the counters of a whole log are 0, 1, 2 ... each once, in any
-    order inside a command's events), dice under a seed never revealed (a missing reveal, a truncated
-    log), a malformed dice event. A log without dice events (test entropy) verifies
-    nothing and says so with ``mode == "none"``.
+    order inside a command's events), dice under a seed never revealed (a missing
+    reveal, a truncated log), a rewind that misstates the rolls it undid, a malformed
+    dice event. A log without dice events (test entropy) verifies nothing and says so
+    with ``mode == "none"``. Each kind of event is one step of :class:`_Verifier`.
     """
-    epoch: _Epoch | None = None
-    mix = EMPTY_MIX
-    seen: set[int] = set()
-    rolls = seeds = contributions = 0
-    timeline: list[tuple[int, list[int]]] = []  # (seq, counters) of the live events
-    undone: list[tuple[int, tuple[int, ...]]] = []
-    last_seq = 0
+    verifier = _Verifier()
     for seq, event in events:
-        last_seq = seq
-        kind = event.get("type")
-        if kind == "dice_committed":
-            if epoch is not None and epoch.mode == "fair" and epoch.pending:
-                raise _first_pending(epoch, "a new seed was committed before this one was revealed")
-            mode = event.get("mode")
-            digest = event.get("commitment")
-            seed = event.get("seed")
-            if mode not in ("fair", "seeded") or not isinstance(digest, str):
-                raise VerifyFailure("a malformed dice_committed event", None, seq)
-            if mode == "seeded":
-                if not isinstance(seed, str) or commitment(seed) != digest:
-                    raise VerifyFailure("the seeded commitment is not the seed's", None, seq)
-                seeds += 1
-            epoch = _Epoch(mode, digest, seed if mode == "seeded" else None)
-            continue
-        if kind == "dice_contributed":
-            value = event.get("value")
-            if not valid_seed(value):
-                raise VerifyFailure("a malformed contribution", None, seq)
-            mix = next_mix(mix, str(value))
-            contributions += 1
-            continue
-        if kind == "dice_revealed":
-            seed = event.get("seed")
-            if epoch is None or epoch.mode != "fair" or epoch.seed is not None:
-                raise VerifyFailure("a seed was revealed with no fair commitment open", None, seq)
-            if not isinstance(seed, str) or commitment(seed) != epoch.commitment:
-                counter = epoch.pending[0][1] if epoch.pending else None
-                raise VerifyFailure("the revealed seed does not match its commitment", counter, seq)
-            epoch.seed = seed
-            _check(epoch)
-            rolls += len(epoch.pending)
-            epoch.pending.clear()
-            seeds += 1
-            continue
-        if kind == "rewound":
-            to_seq = event.get("to_seq")
-            if not isinstance(to_seq, int):
-                raise VerifyFailure("a malformed rewound event", None, seq)
-            gone = tuple(c for s, cs in timeline if s > to_seq for c in cs)
-            timeline = [(s, cs) for s, cs in timeline if s <= to_seq]
-            claimed = event.get("undone_rolls")
-            if epoch is not None and claimed is not None and list(claimed) != list(gone):
-                raise VerifyFailure(
-                    f"the rewind says it undid rolls {list(claimed)}, but it undid {list(gone)}",
-                    gone[0] if gone else None,
-                    seq,
-                )
-            undone.append((seq, gone))
-            continue
-        try:
-            found = dice_in(event)
-        except VerifyFailure as exc:
-            exc.seq = seq
-            raise
-        if not found:
-            continue
-        if epoch is None:
-            raise VerifyFailure("dice were rolled before any commitment", found[0][0], seq)
-        for counter, sides, value in found:
-            if counter in seen or counter < 0:
-                raise VerifyFailure(
-                    "this counter was used before (a die drawn twice)", counter, seq
-                )
-            if sides < 1 or not 1 <= value <= sides:
-                raise VerifyFailure(f"{value} cannot come up on a d{sides}", counter, seq)
-            seen.add(counter)
-            epoch.pending.append((seq, counter, sides, value, mix))
-        timeline.append((seq, [c for c, _, _ in found]))
-        if epoch.seed is not None:  # seeded: checked at once
-            _check(epoch)
-            rolls += len(epoch.pending)
-            epoch.pending.clear()
-    missing = next((c for c in range(len(seen)) if c not in seen), None)
-    if missing is not None:
-        raise VerifyFailure(
-            "this roll is missing from the log (the counter skips it: rolls cut out, or "
-            "drawn and not recorded)",
-            missing,
-        )
-    if epoch is not None and epoch.pending:
-        raise _first_pending(
-            epoch,
-            f"the seed was never revealed (the log ends at event {last_seq}: the encounter "
-            "has not ended, or the log is truncated)",
-        )
-    return VerifyReport(
-        rolls=rolls,
-        mode=epoch.mode if epoch is not None else "none",
-        seeds=seeds,
-        contributions=contributions,
-        undone=tuple(undone),
-    )
-
-
-def _first_pending(epoch: _Epoch, message: str) -> VerifyFailure:
-    first = min(epoch.pending, key=lambda p: p[1]) if epoch.pending else (None, None)
-    seq, counter, *_ = first
-    return VerifyFailure(message, counter, seq)
-
-
-def _check(epoch: _Epoch) -> None:
-    assert epoch.seed is not None
-    for seq, counter, sides, value, mix in epoch.pending:
-        wanted = die(epoch.seed, mix, counter, sides)
-        if wanted != value:
-            raise VerifyFailure(
-                f"recorded {value} on a d{sides}; the construction gives {wanted}", counter, seq
-            )
+        verifier.step(seq, event)
+    return verifier.report()
 
 
 def undone_counters(log: Sequence[tuple[int, Mapping[str, Any]]], to_seq: int) -> tuple[int, ...]:

@@ -49,7 +49,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
 def zonekeep_conditions() -> Iterable[ConditionSpec]:
     """Declare the conditions this plugin gives a meaning to (``"restrained"``, ...).
 
-    Called once, when the engine is built (see :func:`zonekeep.sdk.declared_conditions`).
+    Called once, when the engine is built (see :func:`zonekeep.sdk.host.declared_conditions`).
     A condition nobody declares is still allowed on a creature: a label the GM reads.
 
     :return: the :class:`ConditionSpec` objects, their ids put in the plugin's
@@ -62,7 +62,7 @@ def zonekeep_conditions() -> Iterable[ConditionSpec]:
 def zonekeep_asset_tags() -> Iterable[AssetTagSpec]:
     """Declare the asset tags this plugin gives behaviour to (``"collapsing_floor"``).
 
-    Called once, when the engine is built (see :func:`zonekeep.sdk.declared_asset_tags`).
+    Called once, when the engine is built (see :func:`zonekeep.sdk.host.declared_asset_tags`).
     Arena files put tags on assets; a tag nobody declares does nothing. A tag whose
     spec has a ``data_schema`` takes fields in the asset's ``data``, which the arena
     loader checks against it (docs/arenas.md, "Asset data"); hooks read ``asset.data``.
@@ -114,7 +114,7 @@ def zonekeep_settings() -> Iterable[SettingSpec]:
     """Declare the settings this plugin lets the operator and the GM choose
     (``"burn_die"``), each with a JSON Schema of its value and a default.
 
-    Called once, when the engine is built (see :func:`zonekeep.sdk.declared_settings`).
+    Called once, when the engine is built (see :func:`zonekeep.sdk.host.declared_settings`).
     Settings are keyed by the plugin's name: the operator sets them server-wide
     (``plugin_settings`` in the server's config), the GM per encounter
     (``options.settings`` of ``create_encounter``); rules read the effective value with

@@ -17,9 +17,13 @@ documented in docs/plugins.md, "When a plugin fails"):
   (:class:`~zonekeep.sdk.engine.PluginLoadError` naming the plugin).
 
 Calls follow pluggy's order exactly: the implementations of
-``HookCaller.get_hookimpls()`` in reverse (the last registered first; ``tryfirst``
-ones before, ``trylast`` ones after), a first-result hook stopping at the first
-answer other than ``None``. Hook wrappers are not supported (the engine refuses
+``HookCaller.get_hookimpls()`` (pluggy's public API) in reverse (the last registered
+first; ``tryfirst`` ones before, ``trylast`` ones after), a first-result hook stopping
+at the first answer other than ``None``. Each hook plans its calls once and keeps the
+plan until :class:`HookManager` (the engine's plugin manager) says a plugin came or
+went; the call itself is one plain loop, :meth:`SafeHookCaller.__call__`, for every
+hook and every kind of call (no generated code: issue 28 measured the loop against the
+former generated ``__call__`` with ``bench/engine_bench.py``, see docs/performance.md). Hook wrappers are not supported (the engine refuses
 them at start). A :class:`~zonekeep.sdk.Refusal` is the rules' normal way to say no
 and passes through unchanged, as does a :class:`PluginFailure` raised further down.
 Nothing else does: the harness (:mod:`zonekeep.sdk.testing`) itself turns a failure
@@ -30,31 +34,37 @@ included (:func:`is_plugin_failure`): only ``KeyboardInterrupt`` (the operator's
 Ctrl-C, which the event loop may deliver while plugin code runs), ``GeneratorExit``
 and the event loop's own cancellation pass through untouched.
 
-Every call is timed (:class:`Budget`): one that takes longer than the budget is
-reported to the GM (``plugin_overran``), and a plugin that overruns it ``limit``
-times in one encounter is switched off there (``plugin_disabled``): its
-implementations are skipped from then on (see docs/plugins.md, "Plugins must not
-block").
+When the host sets a time budget (:class:`Budget`), every call is timed for the
+host: one that takes longer is logged and noted, and the host hands the engine its
+decision as a command (:meth:`Budget.report`): ``plugin_overran`` reported to the GM
+and, once a plugin overran ``limit`` times in one encounter, ``plugin_disabled``: its
+implementations are skipped there from then on (see docs/plugins.md, "Plugins must
+not block"). Nothing timed changes what the engine decides.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import math
 import operator
-import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from time import perf_counter
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
 
-from ._commands import CommandSpec
+from ._actors import SYSTEM_ACTOR
+from ._commands import Command, CommandSpec
 from ._context import ObserverContext, RollModifier, RuleContext
 from ._damage import Damage
 from ._errors import Refusal
-from ._events import PluginDisabled, PluginOverran
 from ._loading import PluginLoadError
+
+if TYPE_CHECKING:
+    from ._state import EncounterState
 
 log = logging.getLogger("zonekeep.plugins")
 
@@ -108,72 +118,93 @@ def is_plugin_failure(error: BaseException) -> bool:
     return True
 
 
+#: A plugin call over the time budget: ``(plugin, hook, seconds)``.
+Overrun = tuple[str, str, float]
+
+#: The host's command that hands the engine its decision on plugin calls over the time
+#: budget (:meth:`Budget.report`): accepted from the system actor only, never listed.
+REPORT_OVERRUNS = "report_plugin_overruns"
+
+
 @attrs.define
 class Budget:
-    """The time a single call of plugin code may take, and how often it may overrun.
+    """The host's time budget for one call of plugin code, and its decisions about it.
 
-    ``seconds`` is the budget for one call (``None``: calls are not timed against
-    anything) and ``limit`` how many overruns a plugin may have in one encounter
-    before it is switched off there (0: never). ``exempt`` names plugins that are only
-    logged, never reported nor switched off (the built-ins: the rules themselves).
-    The engine starts with no budget; the server sets its configured one.
+    ``seconds`` is the budget for one call (``None``: calls are not timed) and ``limit``
+    how many overruns a plugin may have in one encounter before it is switched off there
+    (0: never). ``exempt`` names plugins that are only logged, never reported nor
+    switched off (the built-ins: the rules themselves). The engine starts with no
+    budget; the server sets its configured one (``Engine.set_hook_budget``).
+
+    The engine's hooks time each call for the host and nothing else: a call over the
+    budget is logged and noted in the list of the host's :meth:`watch`, and never
+    changes what the engine decides. The host then hands the engine its decision
+    (``plugin_overran``, and ``plugin_disabled`` at the limit) as a command,
+    :meth:`report`, so ``Engine.handle`` depends only on the state, the command and the
+    dice, and a log folds alike on any machine.
     """
 
     seconds: float | None = None
     limit: int = 3
     exempt: frozenset[str] = frozenset()
+    _seen: list[Overrun] | None = attrs.field(default=None, init=False, repr=False)
 
-    def overran(self, ctx: object, plugin: str, hook: str, took: float) -> None:
-        """Note that ``plugin``'s call of ``hook`` took ``took`` seconds, over budget.
-
-        Logged always, and kept in the context's ``overruns``; on a command's context
-        also reported (:meth:`record`). A read-only context cannot record events: the
-        engine reports its overruns in the command that the check was for, or hands
-        them to its caller (a refused command, an ``actions`` question), which reports
-        them with :meth:`Engine.report_overruns`.
-        """
+    def note(self, plugin: str, hook: str, took: float) -> None:
+        """``plugin``'s call of ``hook`` took ``took`` seconds, over the budget: logged,
+        and kept for the host while it watches (:meth:`watch`)."""
         assert self.seconds is not None
-        if isinstance(ctx, ObserverContext):  # an observer's overrun counts on its command
-            ctx = ctx._parent
-        ms, budget_ms = round(took * 1000), round(self.seconds * 1000)
         log.warning(
             "plugin %r took %d ms in %s (the budget is %d ms): plugins must not block",
             plugin,
-            ms,
+            round(took * 1000),
             hook,
-            budget_ms,
+            round(self.seconds * 1000),
         )
-        if isinstance(ctx, RuleContext):
-            # Kept on the context too: a command refused afterwards loses its events, and
-            # the engine hands the overruns to its caller to report (Engine.handle).
-            ctx.overruns.append((plugin, hook, took))
-            if ctx.read_only:
-                return
-        self.record(ctx, plugin, hook, took)
+        if self._seen is not None:
+            self._seen.append((plugin, hook, took))
 
-    def record(self, ctx: object, plugin: str, hook: str, took: float) -> None:
-        """Report an overrun already logged on a command's context ``ctx``: the
-        ``plugin_overran`` event and, at the limit, ``plugin_disabled``."""
-        if not isinstance(ctx, RuleContext) or ctx.read_only or plugin in self.exempt:
-            return
-        assert self.seconds is not None
-        ms, budget_ms = round(took * 1000), round(self.seconds * 1000)
-        ctx.emit(PluginOverran(plugin, hook, ms, budget_ms))
-        state = ctx.state
-        if (
-            self.limit > 0
-            and plugin not in state.disabled_plugins
-            and state.plugin_overruns.get(plugin, 0) >= self.limit
-        ):
-            log.warning("plugin %r is disabled for encounter %r", plugin, state.id)
-            ctx.emit(
-                PluginDisabled(
-                    plugin,
-                    f"Plugin {plugin!r} took longer than {budget_ms} ms "
-                    f"{state.plugin_overruns[plugin]} times; it is switched off for the "
-                    "rest of this encounter.",
-                )
-            )
+    @contextlib.contextmanager
+    def watch(self) -> Iterator[list[Overrun]]:
+        """Collect the plugin calls over the budget made inside the ``with`` block (the
+        engine calls the host makes for one encounter), in the list it gives. A watch
+        inside another one passes its calls on to the outer list too."""
+        outer, self._seen = self._seen, []
+        seen = self._seen
+        try:
+            yield seen
+        finally:
+            self._seen = outer
+            if outer is not None:
+                outer.extend(seen)
+
+    def report(self, state: EncounterState, overruns: Sequence[Overrun]) -> Command | None:
+        """The host's decision on ``overruns`` (seen while it watched) in the encounter at
+        ``state``, as the command that hands it to the engine (``None``: nothing to
+        report). Calls of the :attr:`exempt` plugins are left out. A plugin whose
+        overruns in the encounter, these included, reach :attr:`limit` is switched off,
+        unless it already is."""
+        if self.seconds is None:
+            return None
+        reported = [o for o in overruns if o[0] not in self.exempt]
+        if not reported:
+            return None
+        counts = dict(state.plugin_overruns)
+        disable: list[str] = []
+        for plugin, _hook, _took in reported:
+            counts[plugin] = counts.get(plugin, 0) + 1
+            if (
+                self.limit > 0
+                and counts[plugin] >= self.limit
+                and plugin not in state.disabled_plugins
+                and plugin not in disable
+            ):
+                disable.append(plugin)
+        budget_ms = round(self.seconds * 1000)
+        found = [
+            {"plugin": plugin, "hook": hook, "ms": round(took * 1000), "budget_ms": budget_ms}
+            for plugin, hook, took in reported
+        ]
+        return Command(REPORT_OVERRUNS, {"overruns": found, "disable": disable}, SYSTEM_ACTOR)
 
 
 class WrongShape(TypeError):
@@ -307,13 +338,46 @@ def describe(error: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-#: One implementation as :meth:`SafeHookCaller.__call__` calls it (see ``_current``).
-_Planned = tuple[Callable[..., Any], str | None, tuple[str, ...], tuple[str, ...], str]
+class HookManager(pluggy.PluginManager):
+    """pluggy's plugin manager, telling the hooks' callers when their implementations
+    change: every :meth:`register`, :meth:`unregister` (and so ``set_blocked``) and
+    :meth:`add_hookspecs` drops the call plans they keep (:meth:`SafeHookCaller.forget`),
+    so a call never runs a stale list and never rebuilds a current one."""
+
+    def __init__(self, project_name: str) -> None:
+        super().__init__(project_name)
+        self._listeners: list[Callable[[], None]] = []
+
+    def listen(self, forget: Callable[[], None]) -> None:
+        """Call ``forget`` whenever the implementations of any hook may have changed."""
+        self._listeners.append(forget)
+
+    def _changed(self) -> None:
+        for forget in self._listeners:
+            forget()
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        try:
+            return super().register(plugin, name)
+        finally:
+            self._changed()
+
+    def unregister(self, plugin: object | None = None, name: str | None = None) -> Any | None:
+        try:
+            return super().unregister(plugin, name)
+        finally:
+            self._changed()
+
+    def add_hookspecs(self, module_or_class: ModuleType | type) -> None:
+        try:
+            super().add_hookspecs(module_or_class)
+        finally:
+            self._changed()
 
 
 def _argument_getter(argnames: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
     """A function giving the positional arguments named ``argnames`` out of the call's
-    keyword arguments, as a tuple (``KeyError`` for a missing one, as before)."""
+    keyword arguments, as a tuple (``KeyError`` for a missing one)."""
     if not argnames:
         return lambda kwargs: ()
     if len(argnames) == 1:
@@ -323,246 +387,139 @@ def _argument_getter(argnames: tuple[str, ...]) -> Callable[[dict[str, Any]], tu
     return getter
 
 
+#: One implementation, as :meth:`SafeHookCaller.__call__` calls it: the function, the
+#: names of its arguments when it takes one to three and no keyword arguments (the usual
+#: case, called without building a tuple; ``""`` past the last one), and the plugin's
+#: name. For any other signature the names are ``""``, ``"*"`` and a function of the
+#: call's keyword arguments that calls the implementation with its own.
+_Planned = tuple[Callable[..., Any], str, str, Any, str]
+
+
+def _invoker(
+    function: Callable[..., Any], argnames: tuple[str, ...], kwargnames: tuple[str, ...]
+) -> Callable[[dict[str, Any]], Any]:
+    """A function calling ``function`` with its positional arguments ``argnames`` and its
+    keyword arguments ``kwargnames`` (those given) out of a call's keyword arguments."""
+    args = _argument_getter(argnames)
+    if not kwargnames:
+        return lambda kwargs: function(*args(kwargs))
+
+    def invoke(kwargs: dict[str, Any]) -> Any:
+        return function(*args(kwargs), **{k: kwargs[k] for k in kwargnames if k in kwargs})
+
+    return invoke
+
+
 #: The contexts whose state names the plugins switched off (a tuple: the fastest check).
 _CONTEXTS = (RuleContext, ObserverContext)
 
 
 class SafeHookCaller:
-    """One hook, called implementation by implementation under the hook's policy."""
+    """One hook, called implementation by implementation under the hook's policy.
+
+    The implementations are pluggy's own (``HookCaller.get_hookimpls()``), planned once
+    and kept until the :class:`HookManager` says they changed."""
 
     def __init__(self, name: str, caller: pluggy.HookCaller, budget: Budget | None = None) -> None:
-        # A class of its own, whose __call__ is the function written for the hook's
-        # current implementations (see _compile): called without a further call level.
-        self.__class__ = type(type(self).__name__, (type(self),), {"__module__": __name__})
         self.name = name
         self._caller = caller
-        #: pluggy's list of the implementations (edited in place as plugins come and go):
-        #: empty when no plugin implements the hook, as for pluggy's own HookCaller.
-        self._hookimpls = caller._hookimpls
         self._budget = budget or Budget()
         spec = caller.spec
         self._firstresult = bool(spec.opts.get("firstresult")) if spec is not None else False
         self._policy = policy(name)
         self._skip = self._policy == "skip"
         self._check = CONTRIBUTIONS.get(name) or TRIGGER_ANSWERS.get(name)
-        #: The implementations last seen, and what calling them needs, in call order.
-        self._seen: list[pluggy.HookImpl] | None = None
-        self._plan: tuple[_Planned, ...] = ()
-        #: The same, as :meth:`__call__` uses it: (function, the name of its one
-        #: argument or None, a getter of its positional arguments, its keyword argument
-        #: names, the plugin's name).
-        self._calls: tuple[
-            tuple[
-                Callable[..., Any],
-                str | None,
-                Callable[[dict[str, Any]], tuple[Any, ...]],
-                tuple[str, ...],
-                str,
-            ],
-            ...,
-        ] = ()
+        #: What to call, in call order (empty: no plugin implements the hook now).
+        self.plan: tuple[_Planned, ...] = ()
+        self.forget()
 
-    def __getattr__(self, attr: str) -> Any:
-        # get_hookimpls(), spec, ... as on pluggy's HookCaller.
-        return getattr(self._caller, attr)
+    # No __getattr__ passing the rest on to pluggy's HookCaller: a class with one loses
+    # CPython's fast attribute reads, and every call reads a few (issue 28's bench).
+    def get_hookimpls(self) -> list[pluggy.HookImpl]:
+        """The implementations, in pluggy's registration order (pluggy's public API)."""
+        return self._caller.get_hookimpls()
 
-    def _current(self) -> tuple[_Planned, ...]:
-        """What to call, last registered first: rebuilt only when the implementations
-        changed (a plugin registered or unregistered since the last call).
-
-        Each entry is the function, the name of its one argument when it takes exactly
-        one (the usual case, called without building a list), its positional and
-        keyword argument names, and the plugin's name."""
-        impls = self._caller._hookimpls  # compared without a copy; pluggy edits it in place
-        if impls != self._seen:  # compares the HookImpl objects by identity
-            self._rebuild(impls)
-        return self._plan
-
-    def _rebuild(self, impls: list[pluggy.HookImpl]) -> None:
-        self._plan = tuple(
-            (
-                impl.function,
-                impl.argnames[0] if len(impl.argnames) == 1 and not impl.kwargnames else None,
-                tuple(impl.argnames),
-                tuple(impl.kwargnames),
-                impl.plugin_name,
-            )
-            for impl in reversed(impls)
-        )
-        self._calls = tuple(
-            (function, single, _argument_getter(argnames), kwargnames, plugin_name)
-            for function, single, argnames, kwargnames, plugin_name in self._plan
-        )
-        self._hookimpls = self._caller._hookimpls  # the list the written function watches
-        type(self).__call__ = self._compile()  # type: ignore[method-assign]
-        self._seen = list(impls)
-
-    def _compile(self) -> Callable[..., Any]:
-        """:meth:`__call__` written for the current implementations, as this hook's own
-        class runs it: while they are still those, the same calls, in the same order,
-        with the same timing against the budget (when one is set), policy, checks,
-        skipped plugins and results as the loop of :meth:`_call`, without a loop over
-        the plan; once they changed, that method (which writes it anew)."""
-        skip, first = self._skip, self._firstresult
-        namespace: dict[str, Any] = {
-            "_CONTEXTS": _CONTEXTS,
-            "_PASS": PASS_THROUGH,
-            "_is_failure": is_plugin_failure,
-            "_record": _record,
-            "_Failure": PluginFailure,
-            "_WrongShape": WrongShape,
-            "_check": self._check,
-            "_hook": self.name,
-            "_seen": list(self._caller._hookimpls),
-            "_clock": sys.modules[__name__],  # perf_counter looked up when called, as _call does
-        }
-
-        def failed(indent: str, i: int) -> list[str]:
-            if skip:
-                return [f"{indent}_record(kwargs, _n{i}, _hook, exc)", f"{indent}value = None"]
-            return [f"{indent}raise _Failure(_n{i}, _hook, exc) from exc"]
-
-        def body(timed: bool) -> list[str]:
-            found: list[str] = []
-            for i, (function, _single, argnames, kwargnames, plugin_name) in enumerate(self._plan):
-                namespace[f"_f{i}"] = function
-                namespace[f"_n{i}"] = plugin_name
-                namespace[f"_k{i}"] = kwargnames
-                args = ", ".join(f"kwargs[{a!r}]" for a in argnames)
-                if kwargnames:
-                    extra = f"**{{k: kwargs[k] for k in _k{i} if k in kwargs}}"
-                    args = f"{args}, {extra}" if args else extra
-                timing = [f"            self._timed(start, budget, ctx, _n{i})"] if timed else []
-                found += [
-                    f"        if not (disabled and _n{i} in disabled):",
-                    *(["            start = _clock.perf_counter()"] if timed else []),
-                    "            try:",
-                    f"                value = _f{i}({args})",
-                    "            except _PASS:",
-                    *[f"    {line}" for line in timing],
-                    "                raise",
-                    "            except BaseException as exc:",
-                    "                if not _is_failure(exc):",
-                    "                    raise",
-                    *[f"    {line}" for line in timing],
-                    *failed("                ", i),
-                ]
-                if timed:
-                    found += [
-                        "            else:",
-                        "                took = _clock.perf_counter() - start",
-                        "                if took > budget:",
-                        f"                    self._budget.overran(ctx, _n{i}, _hook, took)",
-                    ]
-                found.append("            if value is not None:")
-                indent = "                "
-                if self._check is not None:
-                    found += [
-                        f"{indent}try:",
-                        f"{indent}    value = _check(value)",
-                        f"{indent}except _WrongShape as exc:",
-                        *failed(indent + "    ", i),
-                        f"{indent}if value is not None:",
-                    ]
-                    indent += "    "
-                found.append(f"{indent}return value" if first else f"{indent}results.append(value)")
-            return found or ["        pass"]
-
-        lines = [
-            "def __call__(self, **kwargs):",
-            "    if self._hookimpls != _seen:",
-            "        return self._call(kwargs)",
-            "    budget = self._budget.seconds",
-            "    ctx = kwargs.get('ctx')",
-            "    disabled = ctx.state.disabled_plugins if isinstance(ctx, _CONTEXTS) else ()",
-            *([] if first else ["    results = []"]),
-            "    if budget is None:",
-            *body(False),
-            "    else:",
-            *body(True),
-            "    return None" if first else "    return results",
-        ]
-        exec("\n".join(lines), namespace)  # generated from plugin names and argument names
-        call: Callable[..., Any] = namespace["__call__"]
-        return call
+    def forget(self) -> None:
+        """The implementations may have changed: plan the calls again, in pluggy's call
+        order: ``get_hookimpls()`` reversed (the last registered first; ``tryfirst`` ones
+        before, ``trylast`` ones after)."""
+        spec = self._caller.spec  # add_hookspecs may have given the hook its spec
+        self._firstresult = bool(spec.opts.get("firstresult")) if spec is not None else False
+        planned: list[_Planned] = []
+        for impl in reversed(self._caller.get_hookimpls()):
+            names, function = tuple(impl.argnames), impl.function
+            if 1 <= len(names) <= 3 and not impl.kwargnames:
+                a, b, c = (*names, "", "")[:3]
+                planned.append((function, a, b, c, impl.plugin_name))
+            else:
+                invoke = _invoker(function, names, tuple(impl.kwargnames))
+                planned.append((function, "", "*", invoke, impl.plugin_name))
+        self.plan = tuple(planned)
 
     def implemented(self) -> bool:
-        """Whether any plugin implements this hook now."""
-        impls = self._caller._hookimpls
-        if impls != self._seen:
-            self._rebuild(impls)
-        return bool(self._plan)
+        """Whether any plugin implements this hook now (as ``bool(self.plan)``)."""
+        return bool(self.plan)
 
-    def __call__(self, **kwargs: Any) -> Any:
-        # Replaced on this hook's own class by the function _compile writes.
-        return self._call(kwargs)
-
-    def _call(self, kwargs: dict[str, Any]) -> Any:
-        """The implementations changed (or none was seen yet): plan and write the call
-        again, and make it (the written function)."""
-        impls = self._caller._hookimpls
-        if impls != self._seen:  # compares the HookImpl objects by identity
-            self._rebuild(impls)
-            return type(self).__call__(self, **kwargs)
-        return self._loop(kwargs)
-
-    def _loop(self, kwargs: dict[str, Any]) -> Any:
-        """The call as a loop over the plan: what the function :meth:`_compile` writes
-        does, step for step (the tests hold them to the same answers)."""
-        calls = self._calls
-        firstresult = self._firstresult
+    def __call__(self, _pipe: str | None = None, **kwargs: Any) -> Any:
+        """The one call logic: each implementation in order, unless its plugin is switched
+        off in the context's encounter; timed against the budget (when one is set); its
+        failure (or wrong answer) skipped and recorded, or turned into
+        :class:`PluginFailure`, by the hook's policy; its answer returned (a first-result
+        hook's first answer other than ``None``), collected (every other hook's, a list),
+        or handed on (:meth:`pipe`: ``_pipe`` names the keyword argument each answer
+        replaces; no hook argument starts with ``_``)."""
+        calls = self.plan
+        first = self._firstresult
         if not calls:  # no plugin implements it (an observer or a lifecycle hook, often)
-            return None if firstresult else []
+            return kwargs[_pipe] if _pipe is not None else None if first else []
         ctx = kwargs.get("ctx")
         disabled = ctx.state.disabled_plugins if isinstance(ctx, _CONTEXTS) else ()
         budget = self._budget.seconds
+        # Untimed, the clock is float() (always 0.0) and nothing is over an infinite
+        # budget: one path either way, without a test of the budget per call.
+        clock, limit = (float, math.inf) if budget is None else (perf_counter, budget)
         check = self._check
         results: list[object] = []
-        start = 0.0
-        for function, single, args, kwargnames, plugin_name in calls:
-            if disabled and plugin_name in disabled:
+        for function, a, b, c, plugin in calls:
+            if disabled and plugin in disabled:
                 continue
-            if budget is not None:
-                start = perf_counter()
+            start = clock()
             try:
-                if single is not None:
-                    value = function(kwargs[single])
-                elif kwargnames:
-                    extra = {k: kwargs[k] for k in kwargnames if k in kwargs}
-                    value = function(*args(kwargs), **extra)
-                else:
-                    value = function(*args(kwargs))
+                if not b:  # one argument, the usual case
+                    value = function(kwargs[a])
+                elif not c:
+                    value = function(kwargs[a], kwargs[b])
+                elif a:
+                    value = function(kwargs[a], kwargs[b], kwargs[c])
+                else:  # any other signature
+                    value = c(kwargs)
+                if value is not None and check is not None:
+                    value = check(value)
+                    if _pipe is not None and value is not None:
+                        _same_target(value, kwargs[_pipe])
             except PASS_THROUGH:
-                self._timed(start, budget, ctx, plugin_name)
+                if (took := clock() - start) > limit:
+                    self._budget.note(plugin, self.name, took)
                 raise
             except BaseException as exc:
                 if not is_plugin_failure(exc):
                     raise
-                self._timed(start, budget, ctx, plugin_name)
+                if (took := clock() - start) > limit:
+                    self._budget.note(plugin, self.name, took)
                 if self._skip:
-                    _record(kwargs, plugin_name, self.name, exc)
+                    _record(kwargs, plugin, self.name, exc)
                     continue
-                raise PluginFailure(plugin_name, self.name, exc) from exc
-            if budget is not None:
-                took = perf_counter() - start
-                if took > budget:
-                    self._budget.overran(ctx, plugin_name, self.name, took)
-            if value is None:  # every check lets None through as None
-                continue
-            if check is not None:
-                try:
-                    value = check(value)
-                except WrongShape as exc:
-                    if self._skip:
-                        _record(kwargs, plugin_name, self.name, exc)
-                        continue
-                    raise PluginFailure(plugin_name, self.name, exc) from exc
-                if value is None:
-                    continue
-            if firstresult:
-                return value
-            results.append(value)
-        return None if firstresult else results
+                raise PluginFailure(plugin, self.name, exc) from exc
+            if (took := clock() - start) > limit:
+                self._budget.note(plugin, self.name, took)
+            if value is not None:  # every check lets None through as None
+                if _pipe is not None:
+                    kwargs[_pipe] = value
+                elif first:
+                    return value
+                else:
+                    results.append(value)
+        return kwargs[_pipe] if _pipe is not None else None if first else results
 
     def pipe(self, key: str, **kwargs: Any) -> Any:
         """Call the implementations in order, each with ``kwargs[key]`` as the one before
@@ -570,51 +527,19 @@ class SafeHookCaller:
         pipeline hook (``zonekeep_modify_damage``). A failing implementation, or one
         whose answer is of the wrong shape or concerns another ``target``, is skipped
         and recorded as a contribution hook's is."""
-        ctx = kwargs.get("ctx")
-        disabled = ctx.state.disabled_plugins if isinstance(ctx, RuleContext) else ()
-        budget = self._budget.seconds
-        for function, _single, argnames, kwargnames, plugin_name in self._current():
-            if disabled and plugin_name in disabled:
-                continue
-            before = kwargs[key]
-            args = [kwargs[a] for a in argnames]
-            extra = {k: kwargs[k] for k in kwargnames if k in kwargs} if kwargnames else {}
-            start = perf_counter()
-            try:
-                value = function(*args, **extra)
-                if value is not None and self._check is not None:
-                    value = self._check(value)
-                if value is not None and getattr(value, "target", None) != getattr(
-                    before, "target", None
-                ):
-                    raise WrongShape(
-                        f"returned {_short(value)}; expected the same target's Damage or None"
-                    )
-            except PASS_THROUGH:
-                self._timed(start, budget, ctx, plugin_name)
-                raise
-            except BaseException as exc:
-                if not is_plugin_failure(exc):
-                    raise
-                self._timed(start, budget, ctx, plugin_name)
-                _record(kwargs, plugin_name, self.name, exc)
-                continue
-            self._timed(start, budget, ctx, plugin_name)
-            if value is not None:
-                kwargs[key] = value
-        return kwargs[key]
+        return self(key, **kwargs)
 
-    def _timed(self, start: float, budget: float | None, ctx: object, plugin: str) -> None:
-        if budget is not None:
-            took = perf_counter() - start
-            if took > budget:
-                self._budget.overran(ctx, plugin, self.name, took)
+
+def _same_target(value: object, before: object) -> None:
+    """A pipeline's answer must concern the same ``target`` as what it was handed."""
+    if getattr(value, "target", None) != getattr(before, "target", None):
+        raise WrongShape(f"returned {_short(value)}; expected the same target's Damage or None")
 
 
 class SafeHooks:
     """Like ``pluggy.PluginManager.hook``, with every call isolated per implementation."""
 
-    def __init__(self, pm: pluggy.PluginManager, budget: Budget | None = None) -> None:
+    def __init__(self, pm: HookManager, budget: Budget | None = None) -> None:
         self._pm = pm
         self._callers: dict[str, SafeHookCaller] = {}
         #: The time budget every call is held to (shared by all the hooks).
@@ -632,6 +557,7 @@ class SafeHooks:
         caller = self._callers.get(name)
         if caller is None:
             caller = SafeHookCaller(name, getattr(self._pm.hook, name), self.budget)
+            self._pm.listen(caller.forget)
             self._callers[name] = caller
             # Later look-ups find it in the instance dict, without __getattr__.
             self.__dict__[name] = caller

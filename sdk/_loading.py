@@ -10,7 +10,7 @@ Third-party plugins are found as pytest finds ``pytest11`` plugins: through the
 The entry point's name is the plugin's name and its value the module (or object)
 pluggy registers. That module must declare ``ZONEKEEP_PLUGIN``, a
 :class:`zonekeep.sdk.PluginInfo` of the same name whose ``sdk`` range includes
-:data:`zonekeep.sdk.SDK_VERSION`; otherwise the server refuses to start, and
+:data:`zonekeep.sdk.host.SDK_VERSION`; otherwise the server refuses to start, and
 :class:`PluginLoadError` lists every problem at once.
 
 Built-in plugins (:data:`zonekeep.plugins.default_plugins`) are named

@@ -8,7 +8,7 @@ both drive the same engine.
 
 from ._details import ActionDetail, AttackChoice, ZoneChoice, attack_label
 from ._engine import Engine, Outcome, PluginConflict, describe_plugins, make_plugin_manager
-from ._isolation import PluginFailure, describe
+from ._isolation import REPORT_OVERRUNS, Budget, Overrun, PluginFailure, describe
 from ._loading import (
     BUILT_IN,
     ENTRY_POINT_GROUP,
@@ -27,11 +27,14 @@ __all__ = [
     "BUILT_IN",
     "ENTRY_POINT_GROUP",
     "IN_PROCESS",
+    "REPORT_OVERRUNS",
     "ActionDetail",
     "AttackChoice",
+    "Budget",
     "Engine",
     "LoadedPlugin",
     "Outcome",
+    "Overrun",
     "PluginConflict",
     "PluginFailure",
     "PluginLoadError",

@@ -27,6 +27,7 @@ from ._dice import ScriptedEntropy
 from ._engine import Engine
 from ._errors import Refusal
 from ._events import Event, PluginEvent
+from ._isolation import Overrun
 from ._loading import load_default_plugins
 from ._serial import state_to_dict
 from ._state import EncounterState, replay
@@ -86,16 +87,33 @@ class EncounterHarness:
         raised instead, whatever the engine made of it: the engine treats an exception
         inside a plugin's hook as that plugin's failure (refusing the command, or
         skipping the plugin's answer), but here it means the test scripted too few rolls.
+
+        With a time budget set (``engine.set_hook_budget``), the harness is the host
+        that times plugin calls, as the server is: the calls over it are reported right
+        after the command, accepted or not (``plugin_overran``, ``plugin_disabled`` at
+        the limit), and those events follow the command's own in what this returns.
         """
         self.dice.exhausted = None
         try:
-            outcome = self.engine.handle(self.state, command, self.dice)
+            with self.engine.hook.budget.watch() as overruns:
+                outcome = self.engine.handle(self.state, command, self.dice)
         except Exception:
+            self._report(overruns)
             if self.dice.exhausted is not None:
                 raise self.dice.exhausted from None
             raise
         if self.dice.exhausted is not None:
             raise self.dice.exhausted
+        self.state = outcome.state
+        self.events.extend(outcome.events)
+        return outcome.events + self._report(overruns)
+
+    def _report(self, overruns: Sequence[Overrun]) -> tuple[Event, ...]:
+        """Hand the engine the host's decision on ``overruns`` (see ``Budget.report``)."""
+        report = self.engine.hook.budget.report(self.state, overruns)
+        if report is None:
+            return ()
+        outcome = self.engine.handle(self.state, report, self.dice)
         self.state = outcome.state
         self.events.extend(outcome.events)
         return outcome.events

@@ -13,16 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from zonekeep.sdk import (
-    ArenaError,
-    CompendiumError,
-    EncounterState,
-    Event,
-    RandomEntropy,
-    event_to_dict,
-    state_to_dict,
-)
+from zonekeep.sdk import ArenaError, EncounterState, Event, RandomEntropy
 from zonekeep.sdk.engine import Engine, PluginConflict, PluginLoadError, describe_plugins
+from zonekeep.sdk.host import CompendiumError, event_to_dict, state_to_dict
 
 from ._admin import add_admin_commands
 from ._bundled import find_example

@@ -14,16 +14,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from zonekeep.sdk import (
+from zonekeep.sdk import CompendiumSource, parse_compendium_source
+from zonekeep.sdk.engine import Engine
+from zonekeep.sdk.host import (
     Compendium,
     CompendiumError,
-    CompendiumSource,
     bundled_compendium_files,
     load_compendium_file,
-    parse_compendium_source,
     source_problems,
 )
-from zonekeep.sdk.engine import Engine
 
 from ._config import ServerConfig
 

@@ -33,7 +33,6 @@ import attrs
 
 from zonekeep.protocol import ProtocolError
 from zonekeep.sdk import (
-    CountedEntropy,
     DiceCommitted,
     DiceContributed,
     DiceDrawn,
@@ -41,6 +40,9 @@ from zonekeep.sdk import (
     DiceState,
     EncounterState,
     Event,
+)
+from zonekeep.sdk.host import (
+    CountedEntropy,
     VerifyFailure,
     commitment,
     dice_in,
@@ -173,7 +175,7 @@ class RoomDice:
         payloads: Sequence[dict[str, Any]] | None = None,
     ) -> list[Event]:
         """The dice events that follow ``events`` (which led to ``state``); ``payloads``
-        are their :func:`~zonekeep.sdk.event_to_dict`, when the caller has them."""
+        are their :func:`~zonekeep.sdk.host.event_to_dict`, when the caller has them."""
         extra: list[Event] = []
         drawn = self.entropy.take_draws()
         if payloads is None:

@@ -31,14 +31,11 @@ from zonekeep.sdk import (
     Creature,
     EncounterOptions,
     Hazard,
-    converter,
     creature_from_dict,
-    describe_errors,
     load_arena,
-    option_problems,
-    single_zone_arena,
 )
 from zonekeep.sdk.engine import Engine
+from zonekeep.sdk.host import converter, describe_errors, option_problems, single_zone_arena
 
 _KEYS = {
     "name",

@@ -28,15 +28,11 @@ from typing import Any, TextIO
 import attrs
 
 from zonekeep.protocol import validate_server_message
-from zonekeep.sdk import (
-    EncounterCreated,
-    EncounterState,
-    Event,
+from zonekeep.sdk import EncounterCreated, EncounterState, Event, Rewound, replay
+from zonekeep.sdk.host import (
     PluginCatalog,
-    Rewound,
     event_from_dict,
     event_to_dict,
-    replay,
     replay_steps,
     state_to_dict,
 )

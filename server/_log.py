@@ -60,7 +60,6 @@ from zonekeep.sdk import (
     NoteAdded,
     NoteRemoved,
     OverrideApplied,
-    PluginCatalog,
     PluginEvent,
     PositionLeft,
     PositionsEstablished,
@@ -82,6 +81,7 @@ from zonekeep.sdk import (
     TurnStarted,
     ZoneEntered,
 )
+from zonekeep.sdk.host import PluginCatalog
 
 
 def _roll(r: RollRecord) -> str:

@@ -99,20 +99,14 @@ from zonekeep.protocol import (
     parse_request,
     wire,
 )
-from zonekeep.sdk import (
-    DYING,
-    GM_ACTOR,
-    Actor,
-    ArenaError,
-    Command,
-    EncounterState,
+from zonekeep.sdk import DYING, GM_ACTOR, Actor, ArenaError, Command, EncounterState, parse_arena
+from zonekeep.sdk.engine import ActionDetail as EngineDetail
+from zonekeep.sdk.host import (
     character_creature,
     character_problems,
     creature_to_dict,
-    parse_arena,
     parse_character,
 )
-from zonekeep.sdk.engine import ActionDetail as EngineDetail
 
 from . import _metrics
 from ._config import Limits
@@ -785,16 +779,15 @@ class Methods:
         cached = self.details_cache.get(key)
         if cached is not None and cached[0] is room.state:
             return cached[1], cached[2]
-        unreported: list[tuple[str, str, float]] = []
-        found = room.engine.action_details(room.state, cid, member.actor, unreported)
-        ending = None
-        if member.role == "gm":
-            over, blockers = room.engine.ending(room.state, unreported)
-            dying = [c.id for c in room.state.creatures.values() if DYING in c.conditions]
-            ending = EndingInfo(over=over, blockers=blockers, dying=dying)
-        room.note_overruns(unreported)
+        with room.timing_plugins() as overruns:
+            found = room.engine.action_details(room.state, cid, member.actor)
+            ending = None
+            if member.role == "gm":
+                over, blockers = room.engine.ending(room.state)
+                dying = [c.id for c in room.state.creatures.values() if DYING in c.conditions]
+                ending = EndingInfo(over=over, blockers=blockers, dying=dying)
         self.details_cache.pop(key, None)
-        if unreported:  # a plugin overran: asked again, it runs (and is counted) again
+        if overruns:  # a plugin overran: asked again, it runs (and is counted) again
             return found, ending
         while len(self.details_cache) >= DETAILS_KEPT:
             del self.details_cache[next(iter(self.details_cache))]  # the oldest

@@ -12,8 +12,9 @@ from typing import Any
 import attrs
 
 from zonekeep.protocol import AssetTagInfo, SettingInfo
-from zonekeep.sdk import EncounterOptions, effective_settings
+from zonekeep.sdk import EncounterOptions
 from zonekeep.sdk.engine import Engine
+from zonekeep.sdk.host import effective_settings
 
 from ._config import ServerConfig
 

@@ -31,6 +31,7 @@ import cattrs
 import trio
 
 import zonekeep.sdk as sdk
+import zonekeep.sdk.host as host
 from zonekeep.protocol import (
     CreateEncounterParams,
     EncounterClosedNotification,
@@ -42,20 +43,22 @@ from zonekeep.sdk import (
     Arena,
     ArenaError,
     Command,
-    Compendium,
     EncounterOptions,
     Entropy,
     Refusal,
+    load_arena,
+    parse_arena,
+)
+from zonekeep.sdk.engine import Engine
+from zonekeep.sdk.host import (
+    Compendium,
     clamp_options,
     converter,
     describe_errors,
     expand_roster,
-    load_arena,
     option_problems,
-    parse_arena,
     state_to_dict,
 )
-from zonekeep.sdk.engine import Engine
 
 from ._compendium import build_compendium
 from ._config import ServerConfig
@@ -369,7 +372,7 @@ class Registry:
         room_dice = await self._dice_for(eid, dice)
         if room_dice is not None:
             committed = room_dice.first_commitment(dice or DiceChoice())
-            sdk.apply_event(outcome.state, committed, self.engine.catalog)
+            host.apply_event(outcome.state, committed, self.engine.catalog)
             events.append(committed)
         room = self._new_room(eid, outcome.state, room_dice)
         now = self.clock()
@@ -843,7 +846,7 @@ class Registry:
                 dice.owed = True
                 dice.resume(state.dice)
                 return dice
-            sdk.apply_event(state, event, self.engine.catalog)
+            host.apply_event(state, event, self.engine.catalog)
         return dice
 
     async def _rebuild(self, stored: Any) -> sdk.EncounterState | None:
@@ -851,7 +854,7 @@ class Registry:
         if stored.snapshot is not None and not any(isinstance(e, sdk.Rewound) for _, e in tail):
             state: sdk.EncounterState = converter.structure(stored.snapshot, sdk.EncounterState)
             for _, event in tail:
-                sdk.apply_event(state, event, self.engine.catalog)
+                host.apply_event(state, event, self.engine.catalog)
             return state
         everything = [e for _, e in await self.store.read(stored.id)]
         if not everything:

@@ -15,7 +15,7 @@ import hmac
 import logging
 import math
 import secrets
-from collections.abc import Awaitable, Callable, Sequence, Set
+from collections.abc import Awaitable, Callable, Iterator, Sequence, Set
 from typing import Any
 
 import attrs
@@ -43,15 +43,17 @@ from zonekeep.sdk import (
     RandomEntropy,
     Refusal,
     Rewound,
+    replay,
+)
+from zonekeep.sdk.engine import Engine, Overrun, PluginFailure, describe, working_copy
+from zonekeep.sdk.host import (
     apply_event,
     clamp_options,
     event_to_dict,
-    replay,
     replay_steps,
     state_to_dict,
     undone_counters,
 )
-from zonekeep.sdk.engine import Engine, PluginFailure, describe, working_copy
 
 from . import _log, _metrics
 from ._dice import RoomDice
@@ -182,7 +184,7 @@ class Room:
         self.members: list[Member] = []
         self.deadlines: dict[str, float] = {}
         #: Plugin calls over the time budget not yet reported (see note_overruns).
-        self._overruns: list[tuple[str, str, float]] = []
+        self._overruns: list[Overrun] = []
         #: The turn timer: (creature, round, when), if the encounter has one.
         self.turn_deadline: tuple[str, int, float] | None = None
         self.crashed: str | None = None
@@ -515,18 +517,36 @@ class Room:
         except ProtocolError as err:  # the state moved on; nothing to apply
             log.info("encounter %s: %s not applied: %s", self.id, command.type, err.message)
 
-    def note_overruns(self, overruns: Sequence[tuple[str, str, float]]) -> None:
-        """Plugin calls over the time budget in a command that was not accepted, or in
-        a question (``actions``): the loop reports them next (``plugin_overran``, and
-        ``plugin_disabled`` at the limit), as the server, so that a plugin that keeps
-        blocking is switched off whatever makes it run."""
+    @contextlib.contextmanager
+    def timing_plugins(self) -> Iterator[list[Overrun]]:
+        """Time the plugin calls of the engine calls made inside (for this encounter: a
+        command, a question such as ``actions``) against the server's budget; the list
+        it gives holds the calls over it, and the loop reports them next
+        (:meth:`note_overruns`), whatever made them run."""
+        with self.engine.hook.budget.watch() as overruns:
+            try:
+                yield overruns
+            finally:
+                self.note_overruns(overruns)
+
+    def note_overruns(self, overruns: Sequence[Overrun]) -> None:
+        """Plugin calls over the time budget: the loop reports them next
+        (``plugin_overran``, and ``plugin_disabled`` at the limit), so that a plugin
+        that keeps blocking is switched off whatever makes it run."""
         if overruns:
             self._overruns.extend(overruns)
             self._wake()
 
     async def _report_overruns(self) -> None:
+        """The server measured, so the server decides (``Budget.report``) and hands the
+        decision to the engine as a command: the log folds alike on any machine. The
+        report itself is not timed (a plugin slow to observe it would be reported
+        again and again)."""
         overruns, self._overruns = self._overruns, []
-        outcome = self.engine.report_overruns(self.state, overruns)
+        report = self.engine.hook.budget.report(self.state, overruns)
+        if report is None:
+            return
+        outcome = self.engine.handle(self.state, report, RandomEntropy())  # rolls nothing
         if outcome.events:
             await self._accept(outcome.events, outcome.state)
 
@@ -577,24 +597,22 @@ class Room:
         ``encounter_error`` notification.
         """
         command, swaps = self.mask(command, member)
-        unreported: list[tuple[str, str, float]] = []
         mark = self.dice.mark() if self.dice is not None else 0
         try:
             try:
-                outcome = self.engine.handle(self.state, command, self.entropy, unreported)
+                with self.timing_plugins():
+                    outcome = self.engine.handle(self.state, command, self.entropy)
             except BaseException:
                 # A refused command's dice were never seen: the counter takes them back.
                 if self.dice is not None:
                     self.dice.give_back(mark)
                 raise
         except Refusal as refusal:
-            self.note_overruns(unreported)
             message = refusal.message
             for fake, real in swaps.items():
                 message = message.replace(fake, real)
             raise ProtocolError.from_refusal(refusal.code, self.scrub(message, member)) from None
         except PluginFailure as failure:  # one plugin failed: refused, reported, state unchanged
-            self.note_overruns(unreported)
             _metrics.current().plugin_failures[failure.plugin] += 1
             log.error(
                 "encounter %s: command %s: %s", self.id, command.type, failure, exc_info=failure
@@ -613,7 +631,6 @@ class Room:
                 "nothing changed.",
             ) from None
         except Exception as exc:  # a bug or a plugin: contained, reported, state unchanged
-            self.note_overruns(unreported)
             log.exception("encounter %s: command %s crashed", self.id, command.type)
             self.notify_gm(
                 EncounterErrorNotification(

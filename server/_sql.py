@@ -30,7 +30,8 @@ from typing import Any, Generic, Protocol, TypeVar
 import attrs
 import trio
 
-from zonekeep.sdk import Event, event_from_dict
+from zonekeep.sdk import Event
+from zonekeep.sdk.host import event_from_dict
 
 from . import _metrics
 from ._store import (

@@ -18,7 +18,8 @@ from typing import Any, Literal, Protocol
 
 import attrs
 
-from zonekeep.sdk import EncounterCreated, Event, event_to_dict
+from zonekeep.sdk import EncounterCreated, Event
+from zonekeep.sdk.host import event_to_dict
 
 
 class StoreError(RuntimeError):
@@ -410,7 +411,7 @@ class InMemoryStore:
 class EncodedEvents(list[Event]):
     """Events together with their JSON texts, encoded once by the room for the store and
     for every member who sees them unchanged (``texts[i]`` is ``events[i]``'s
-    :func:`~zonekeep.sdk.event_to_dict` as compact ASCII JSON, as :func:`event_texts`
+    :func:`~zonekeep.sdk.host.event_to_dict` as compact ASCII JSON, as :func:`event_texts`
     writes it). A store receives them as any other sequence of events."""
 
     def __init__(
@@ -422,7 +423,7 @@ class EncodedEvents(list[Event]):
 
 
 def event_json(payload: dict[str, Any]) -> str:
-    """An event's payload (:func:`~zonekeep.sdk.event_to_dict`) as stored: compact ASCII
+    """An event's payload (:func:`~zonekeep.sdk.host.event_to_dict`) as stored: compact ASCII
     JSON, no NaN."""
     return json.dumps(payload, separators=(",", ":"), allow_nan=False)
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import attrs
 
-from zonekeep.sdk import GM, EncounterState, PluginCatalog, state_to_dict
+from zonekeep.sdk import GM, EncounterState
+from zonekeep.sdk.host import PluginCatalog, state_to_dict
 
 HIDDEN_EVENT: dict[str, Any] = {"type": "hidden"}
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
-import zonekeep.sdk as sdk
+import zonekeep.sdk.host as host
 from zonekeep.protocol import (
     PROTOCOL_VERSION,
     Capabilities,
@@ -18,8 +18,9 @@ from zonekeep.protocol import (
     PluginStateInfo,
     ServerInfo,
 )
-from zonekeep.sdk import EncounterOptions, converter
+from zonekeep.sdk import EncounterOptions
 from zonekeep.sdk.engine import Engine
+from zonekeep.sdk.host import converter
 
 from ._config import VERSION, ServerConfig
 from ._plugin_data import asset_tag_infos, server_settings, setting_infos
@@ -75,7 +76,7 @@ class Welcome:
                 options=converter.unstructure(
                     EncounterOptions(settings=server_settings(self.config, engine))
                 ),
-                event_types=sorted([*sdk.EVENT_TYPES, *engine.catalog.events]),
+                event_types=sorted([*host.EVENT_TYPES, *engine.catalog.events]),
                 arenas=arenas,
                 plugin_events=plugin_events(engine),
                 plugin_state=plugin_state(engine),

@@ -14,7 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from zonekeep.sdk import EMPTY_MIX, CountedEntropy, commitment, die, next_mix
+from zonekeep.sdk import die
+from zonekeep.sdk.host import EMPTY_MIX, CountedEntropy, commitment, next_mix
 
 VECTORS = Path(__file__).parent / "fixtures" / "dice_vectors.json"
 

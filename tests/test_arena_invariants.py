@@ -46,11 +46,11 @@ from zonekeep.sdk import (
     Size,
     ZoneEntered,
     load_arena,
-    state_to_dict,
 )
 from zonekeep.sdk._geometry import AREA_SHAPES
 from zonekeep.sdk._state import OVERRIDE_FIELDS, EncounterState, replay
 from zonekeep.sdk.engine import Engine
+from zonekeep.sdk.host import state_to_dict
 from zonekeep.sdk.testing import EncounterHarness
 
 ENGINE = Engine()

@@ -11,8 +11,9 @@ import helpers
 import pytest
 from helpers import banner_lines, example_plugin, serve_argv
 
-from zonekeep.sdk import RandomEntropy, event_from_dict, replay, state_to_dict
+from zonekeep.sdk import RandomEntropy, replay
 from zonekeep.sdk.engine import Engine
+from zonekeep.sdk.host import event_from_dict, state_to_dict
 from zonekeep.server._cli import main
 from zonekeep.server._encounter_file import EncounterFileError, load_encounter, parse_encounter
 from zonekeep.server._play import open_table, play_to_end

@@ -15,26 +15,22 @@ import jsonschema
 import pytest
 
 from zonekeep.protocol import ROSTER_REFERENCE_KEYS, schema
-from zonekeep.sdk import (
-    ABILITIES,
+from zonekeep.sdk import ABILITIES, DAMAGE_TYPES, Size, creature_from_dict, parse_compendium_source
+from zonekeep.sdk._compendium import REFERENCE_KEYS, dice_average
+from zonekeep.sdk.host import (
     CHALLENGE_RATINGS,
-    DAMAGE_TYPES,
     Compendium,
     CompendiumError,
-    Size,
     bundled_compendium_files,
     character_creature,
     character_problems,
-    creature_from_dict,
     entry_creatures,
     expand_roster,
     load_compendium_file,
     parse_character,
-    parse_compendium_source,
     proficiency_bonus,
     roster_reference,
 )
-from zonekeep.sdk._compendium import REFERENCE_KEYS, dice_average
 
 ROOT = Path(__file__).resolve().parent.parent
 SRD = ROOT / "sdk" / "compendium" / "srd-5.1.json"
@@ -101,7 +97,7 @@ def test_every_entry_fits_the_schema_and_the_rules_ranges(entry_id: str) -> None
         assert bonus >= parsed.abilities[save] + proficiency_bonus(parsed.challenge) - 1
     # ... and it makes a valid roster creature.
     (creature,) = entry_creatures(parsed)
-    from zonekeep.sdk import creature_to_dict
+    from zonekeep.sdk.host import creature_to_dict
 
     assert creature_from_dict(creature_to_dict(creature)) == creature
 

@@ -25,16 +25,9 @@ from e2e_support import Limits, Running, ServerConfig
 
 from zonekeep.plugins import load_default_plugins
 from zonekeep.protocol.client import ClientError, ZonekeepClient
-from zonekeep.sdk import (
-    Attack,
-    CompendiumEntry,
-    CompendiumError,
-    CompendiumSource,
-    HitPoints,
-    Size,
-    hookimpl,
-)
+from zonekeep.sdk import Attack, CompendiumEntry, CompendiumSource, Size, hookimpl
 from zonekeep.sdk.engine import Engine
+from zonekeep.sdk.host import CompendiumError, HitPoints
 from zonekeep.server import ZonekeepServer
 from zonekeep.server._cli import main
 

@@ -24,12 +24,11 @@ from zonekeep.sdk import (
     SaveMade,
     TurnEnded,
     TurnStarted,
-    declared_conditions,
     hookimpl,
-    state_to_dict,
 )
 from zonekeep.sdk._serial import event_from_dict, event_to_dict
 from zonekeep.sdk.engine import Engine
+from zonekeep.sdk.host import declared_conditions, state_to_dict
 from zonekeep.sdk.testing import EncounterHarness
 
 ALICE = EncounterHarness.player("player-aria")

@@ -24,11 +24,9 @@ from zonekeep.sdk import (
     OverrideApplied,
     PluginErrorRecorded,
     RuleContext,
-    bundled_compendium_files,
-    entry_creatures,
     hookimpl,
-    load_compendium_file,
 )
+from zonekeep.sdk.host import bundled_compendium_files, entry_creatures, load_compendium_file
 from zonekeep.sdk.testing import EncounterHarness
 
 

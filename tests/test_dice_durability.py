@@ -14,7 +14,8 @@ import trio
 from test_durability import roster, validated, zonekeep_serve
 
 from zonekeep.protocol.client import ZonekeepClient, connect
-from zonekeep.sdk import EMPTY_MIX, commitment, dice_in, die
+from zonekeep.sdk import die
+from zonekeep.sdk.host import EMPTY_MIX, commitment, dice_in
 from zonekeep.server._cli import main as cli
 
 __all__ = ["validated"]  # the fixture of test_durability: every message is validated

@@ -16,17 +16,9 @@ import trio
 
 from zonekeep.protocol import validate_server_message
 from zonekeep.protocol.client import ClientError, connect
-from zonekeep.sdk import (
-    ConditionApplied,
-    CreatureAdded,
-    Event,
-    RandomEntropy,
-    Rewound,
-    event_to_dict,
-    replay,
-    state_to_dict,
-)
+from zonekeep.sdk import ConditionApplied, CreatureAdded, Event, RandomEntropy, Rewound, replay
 from zonekeep.sdk.engine import Engine
+from zonekeep.sdk.host import event_to_dict, state_to_dict
 from zonekeep.server import ServerConfig, ZonekeepServer
 from zonekeep.server._cli import main
 from zonekeep.server._encounter_file import load_encounter

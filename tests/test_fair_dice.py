@@ -4,34 +4,35 @@ JavaScript verifiers alike, and the rolls of the rules carrying their counters."
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import hmac
 import json
 import math
+import re
 import shutil
 import subprocess
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import helpers
 import pytest
-from dice_vectors import VECTORS, vectors
+from dice_vectors import VECTORS, fair_log, seeded_log, vectors
 from helpers import missing_component
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zonekeep.sdk import (
+from zonekeep.sdk import RandomEntropy, die, roll
+from zonekeep.sdk.host import (
     EMPTY_MIX,
     CountedEntropy,
-    RandomEntropy,
     VerifyFailure,
     commitment,
     dice_in,
-    die,
     event_to_dict,
     next_mix,
-    roll,
     valid_seed,
     verify_log,
 )
@@ -242,3 +243,195 @@ def test_spec_md_shows_the_vectors_of_the_shared_file() -> None:
     spec = (ROOT / "protocol" / "SPEC.md").read_text()
     for case in data["dice"]:
         assert f"| {case['counter']} | {case['sides']} | {case['face']} |" in spec
+
+
+# -- the verifier's reject paths: rejecting is its whole job ---------------------------------------
+
+
+Edit = Callable[[dict[int, dict[str, Any]]], None]
+
+
+def _edit(log: list[list[Any]], edit: Edit) -> list[tuple[int, dict[str, Any]]]:
+    """``log`` with ``edit`` applied to its events (by seq), as ``verify_log`` reads it."""
+    events = {seq: copy.deepcopy(event) for seq, event in log}
+    edit(events)
+    return sorted(events.items())
+
+
+def _set(seq: int, **changes: Any) -> Edit:
+    return lambda events: events[seq].update(changes)
+
+
+def _roll(seq: int, **changes: Any) -> Edit:
+    return lambda events: events[seq]["roll"].update(changes)
+
+
+def _plain(seq: int) -> Edit:
+    """Event ``seq`` becomes one without dice (a note): as if it were cut out."""
+    return lambda events: events.__setitem__(seq, {"type": "note_added"})
+
+
+def _both(first: Edit, second: Edit) -> Edit:
+    def edit(events: dict[int, dict[str, Any]]) -> None:
+        first(events)
+        second(events)
+
+    return edit
+
+
+def _forge_seeded(events: dict[int, dict[str, Any]]) -> None:
+    """A seeded log whose seed and commitment were both replaced: they agree, the dice
+    under them do not."""
+    events[2].update(seed="table-8", commitment=commitment("table-8"))
+
+
+def _reveal_again(events: dict[int, dict[str, Any]]) -> None:
+    events[4] = {"type": "dice_revealed", "seed": "table-7", "commitment": commitment("table-7")}
+
+
+FAIR_REJECTS: list[tuple[str, Edit, str, int | None, int | None]] = [
+    # A forged seed: another one revealed than the one committed to.
+    (
+        "forged seed",
+        _set(9, seed="3e" * 32),
+        "the revealed seed does not match its commitment",
+        0,
+        9,
+    ),
+    # A bad contribution: malformed, or not the one the dice were drawn under.
+    ("malformed contribution", _set(3, value="lucky socks"), "a malformed contribution", None, 3),
+    ("empty contribution", _set(3, value=""), "a malformed contribution", None, 3),
+    (
+        "other contribution",
+        _set(3, value="lucky-sock"),
+        r"recorded 15 on a d20; the construction gives \d+",
+        0,
+        4,
+    ),
+    # A rewind mismatch: the rolls it says it undid are not the ones after its seq.
+    (
+        "rewind claims fewer",
+        _set(7, undone_rolls=[4]),
+        r"says it undid rolls \[4\], but it undid \[4, 5\]",
+        4,
+        7,
+    ),
+    (
+        "rewind claims others",
+        _set(7, undone_rolls=[2, 3]),
+        r"undid rolls \[2, 3\], but it undid \[4, 5\]",
+        4,
+        7,
+    ),
+    (
+        "rewind to elsewhere",
+        _set(7, to_seq=3),
+        r"undid rolls \[4, 5\], but it undid \[0, 1, 2, 3, 4, 5\]",
+        0,
+        7,
+    ),
+    ("malformed rewind", _set(7, to_seq="5"), "a malformed rewound event", None, 7),
+    # The dice themselves.
+    ("tampered die", _roll(4, dice=[14], kept=[14]), "recorded 14 on a d20", 0, 4),
+    ("a die drawn twice", _set(8, draws=[[3, 8, 4]]), r"used before \(a die drawn twice\)", 3, 8),
+    ("a negative counter", _set(8, draws=[[-1, 8, 4]]), "used before", -1, 8),
+    ("a face off the die", _set(8, draws=[[6, 8, 9]]), "9 cannot come up on a d8", 6, 8),
+    ("a die of no sides", _set(8, draws=[[6, 0, 0]]), "0 cannot come up on a d0", 6, 8),
+    ("draws without dice", _roll(6, draws=[[4, 6]]), "draws and dice do not pair up", 4, 6),
+    ("a draw not a list", _set(8, draws=[[6]]), r"a draw is not a list of numbers: \[6\]", None, 8),
+    (
+        "a die not a number",
+        _set(8, draws=[[6, 8, "4"]]),
+        "a die is not a whole number: '4'",
+        None,
+        8,
+    ),
+    (
+        "a die that is a bool",
+        _set(8, draws=[[6, 8, True]]),
+        "a die is not a whole number: True",
+        None,
+        8,
+    ),
+    # The order of the log.
+    ("dice before a commitment", _plain(2), "dice were rolled before any commitment", 0, 4),
+    ("a second seed before the reveal", _plain(9), "committed before this one was revealed", 0, 4),
+    ("a roll cut out", _both(_plain(6), _plain(7)), "this roll is missing from the log", 4, None),
+    (
+        "a roll cut out, its rewind kept",
+        _plain(6),
+        r"undid rolls \[4, 5\], but it undid \[\]",
+        None,
+        7,
+    ),
+    ("a malformed commitment", _set(2, mode="loaded"), "a malformed dice_committed event", None, 2),
+    (
+        "a commitment not a string",
+        _set(2, commitment=None),
+        "a malformed dice_committed event",
+        None,
+        2,
+    ),
+    ("a reveal never made", _plain(14), r"never revealed \(the log ends at event 14", 7, 12),
+]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message", "counter", "seq"),
+    [pytest.param(*case[1:], id=case[0]) for case in FAIR_REJECTS],
+)
+def test_the_verifier_rejects_a_forged_fair_log(
+    edit: Edit, message: str, counter: int | None, seq: int | None
+) -> None:
+    """Each forgery of the fair log is refused with the first problem: its words, the
+    roll it names and the event it is in."""
+    assert verify_log(_edit(fair_log(), lambda events: None)).rolls == 8  # untouched: fine
+    with pytest.raises(VerifyFailure) as failed:
+        verify_log(_edit(fair_log(), edit))
+    assert re.search(message, failed.value.message), failed.value.message
+    assert (failed.value.counter, failed.value.seq) == (counter, seq)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message", "counter", "seq"),
+    [
+        pytest.param(
+            _set(2, seed="table-8"),
+            "the seeded commitment is not the seed's",
+            None,
+            2,
+            id="forged seed",
+        ),
+        pytest.param(
+            _forge_seeded,
+            r"recorded \d+ on a d20; the construction gives \d+",
+            0,
+            3,
+            id="forged seed and commitment",
+        ),
+        pytest.param(
+            _set(2, seed=None), "the seeded commitment is not the seed's", None, 2, id="no seed"
+        ),
+        pytest.param(
+            _reveal_again,
+            "revealed with no fair commitment open",
+            None,
+            4,
+            id="a reveal of a seeded seed",
+        ),
+    ],
+)
+def test_the_verifier_rejects_a_forged_seeded_log(
+    edit: Edit, message: str, counter: int | None, seq: int | None
+) -> None:
+    assert verify_log(_edit(seeded_log(), lambda events: None)).mode == "seeded"
+    with pytest.raises(VerifyFailure) as failed:
+        verify_log(_edit(seeded_log(), edit))
+    assert re.search(message, failed.value.message), failed.value.message
+    assert (failed.value.counter, failed.value.seq) == (counter, seq)
+
+
+def test_a_verify_failure_names_the_roll_and_the_event() -> None:
+    assert str(VerifyFailure("bad", 3, 7)) == "roll #3, event 7: bad"
+    assert str(VerifyFailure("bad", None, 7)) == "event 7: bad"
+    assert str(VerifyFailure("bad", None)) == "bad"

@@ -20,15 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from zonekeep.protocol import ProtocolError, wire
-from zonekeep.sdk import (
-    Actor,
-    Attack,
-    Command,
-    Creature,
-    EncounterState,
-    RandomEntropy,
-    replay_steps,
-)
+from zonekeep.sdk import Actor, Attack, Command, Creature, EncounterState, RandomEntropy
+from zonekeep.sdk.host import replay_steps
 from zonekeep.sdk.testing import EncounterHarness
 from zonekeep.server._fanout import Member, Role
 from zonekeep.server._methods import _detail_for

@@ -37,7 +37,6 @@ from zonekeep.plugins.areas import max_targets
 from zonekeep.sdk import (
     GM,
     GM_ACTOR,
-    RULE_ERRORS,
     SYSTEM_ACTOR,
     ActionTaken,
     Actor,
@@ -60,6 +59,7 @@ from zonekeep.sdk._serial import event_from_dict, event_to_dict, state_to_dict
 from zonekeep.sdk._state import OVERRIDE_FIELDS, EncounterState, apply_event, movement_left, replay
 from zonekeep.sdk._types import MOVE_MODES
 from zonekeep.sdk.engine import Engine
+from zonekeep.sdk.host import RULE_ERRORS
 
 ENGINE = Engine()
 COMMANDS = sorted(ENGINE.commands)

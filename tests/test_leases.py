@@ -17,7 +17,8 @@ import pytest
 import trio
 from postgres_support import fresh_schema, schema_of, sql
 
-from zonekeep.sdk import EncounterCreated, EncounterOptions, RoundStarted, single_zone_arena
+from zonekeep.sdk import EncounterCreated, EncounterOptions, RoundStarted
+from zonekeep.sdk.host import single_zone_arena
 from zonekeep.server._postgres import Held, LeaseLost, Owner, PostgresStore
 from zonekeep.server._store import StoreError
 

@@ -21,8 +21,8 @@ from e2e_support import Boom, Loaded, Running, ServerConfig, creatures, start_se
 from zonekeep.plugins import load_default_plugins
 from zonekeep.protocol import PROTOCOL_VERSION
 from zonekeep.protocol.client import ClientError, ZonekeepClient
-from zonekeep.sdk import EVENT_TYPES
 from zonekeep.sdk.engine import Engine
+from zonekeep.sdk.host import EVENT_TYPES
 
 MakeServer = Callable[..., Any]
 

@@ -12,17 +12,24 @@ import pytest
 from helpers import make
 
 from zonekeep.sdk import (
+    ActionTaken,
     Arena,
     Attack,
     AttackMade,
+    ConditionApplied,
     CreatureAdded,
+    Damage,
     Damaged,
+    DamageStep,
+    InitiativeRolled,
     Link,
     OverrideApplied,
     SaveMade,
     ScriptedEntropy,
     Zone,
+    hookimpl,
 )
+from zonekeep.sdk.engine import IN_PROCESS, LoadedPlugin
 from zonekeep.sdk.testing import EncounterHarness
 
 BOW = Attack("bow", "ranged", 4, "1d8", "piercing", reach=0, range=30, long_range=120)
@@ -211,3 +218,100 @@ def test_the_gm_cannot_set_negative_hit_points(field: str) -> None:
         "gm", "aria", field, 0
     )
     assert getattr(h.creature("aria"), field) == 0
+
+
+# -- issue 28: four mutants that lived -----------------------------------------------------------
+
+
+def test_a_tie_between_pcs_is_rolled_off_whatever_their_dexterity() -> None:
+    """Mutant: ``mixed = any(pc) and not all(pc)`` -> ``mixed = any(pc)`` (initiative.py,
+    ``resolve_ties``): PCs tied only with PCs would go by Dexterity tiers, the higher
+    modifier first and no roll-off, where the rules roll off between the players."""
+    h = EncounterHarness(
+        [
+            make("aria", controller="alice", dex=3, pc=True),
+            make("bran", controller="bob", dex=0, pc=True),
+            make("gob", "foes"),
+        ]
+    )
+    # Aria 10 + 3 and Bran 13 + 0 tie at 13; the goblin 5. The roll-off: Alice 4, Bob 18.
+    h.start(initiative=[10, 13, 5, 4, 18])
+    (rolled,) = h.of_type(InitiativeRolled)
+    assert [(e.members, e.total) for e in rolled.entries] == [
+        (("bran",), 13),
+        (("aria",), 13),
+        (("gob",), 5),
+    ]
+    assert [(r.contenders, r.rolls) for r in rolled.rolloffs] == [(("alice", "bob"), (4, 18))]
+    assert h.state.active == "bran"
+    assert h.dice.remaining == ()
+
+
+def test_a_ranged_hit_from_the_same_zone_on_a_dying_creature_is_not_critical() -> None:
+    """Mutant: the ``attack.kind == "melee"`` check dropped from ``_helpless_and_close``
+    (combat.py): a bow shot from the dying creature's own zone would be a critical hit,
+    which only a melee attack from there (or one by a creature engaged with it) is."""
+    h = EncounterHarness(
+        [make("aria", attacks=[BOW]), make("gob", "foes", pc=True, hp=0, conditions=["dying"])]
+    )
+    h.start(initiative=[15, 10])
+    # Advantage against the dying goblin (unconscious) keeps the 10: 14 hits AC 12; 1d8: 5.
+    events = h.rolls(4, 10, 5).send("attack", creature="aria", target="gob", attack="bow")
+    (made,) = [e for e in events if isinstance(e, AttackMade)]
+    assert (made.roll.advantage, made.roll.kept, made.hit, made.critical) == (
+        "advantage",
+        (10,),
+        True,
+        False,
+    )
+    (hurt,) = [e for e in events if isinstance(e, Damaged)]
+    assert hurt.roll is not None and (hurt.amount, hurt.roll.dice) == (5, (5,))  # one d8
+    assert h.dice.remaining == ()
+
+
+class _Ward:
+    """Reduces every damage by ``by`` (a negative ``by``: a plugin's arithmetic gone wrong)."""
+
+    def __init__(self, by: int) -> None:
+        self.by = by
+
+    @hookimpl
+    def zonekeep_modify_damage(self, damage: Damage) -> Damage:
+        return damage.reduce(self.by, "ward")
+
+
+@pytest.mark.parametrize(("by", "amount"), [(-3, 5), (0, 5), (2, 3), (9, 0)])
+def test_reducing_damage_by_a_negative_amount_adds_nothing(by: int, amount: int) -> None:
+    """Mutant: ``max(0, self.amount - max(0, amount))`` -> ``max(0, self.amount - amount)``
+    (``Damage.reduce``, sdk/_damage.py): reducing by -3 would add 3 damage."""
+    h = EncounterHarness(
+        [make("aria"), make("gob", "foes")],
+        extra_plugins=[LoadedPlugin("ward", "1", IN_PROCESS, _Ward(by))],
+    )
+    h.start(initiative=[15, 10])
+    h.rolls(15, 3).send("attack", creature="aria", target="gob")  # 19 hits; 1d6+2 = 5
+    (hurt,) = h.of_type(Damaged)
+    assert (hurt.amount, hurt.hp, hurt.raw) == (amount, 20 - amount, 5)
+    assert hurt.steps == (DamageStep("reduce", "ward", amount, "slashing"),)
+    assert Damage("gob", 5).add(-3, "rider").amount == 5  # nor does adding take any away
+
+
+def test_a_dying_creature_hit_again_is_not_made_dying_again() -> None:
+    """Mutant: ``DYING not in now.conditions`` dropped from ``damage`` (sdk/_effects.py):
+    a dying hero hit again would get a second ``condition_applied`` of ``dying``."""
+    h = EncounterHarness(
+        [make("aria", attacks=[BOW]), make("gob", "foes", pc=True, hp=0, conditions=["dying"])],
+        arena=Arena(
+            id="two",
+            name="Two rooms",
+            zones=(Zone("hall", "Hall", 30), Zone("yard", "Yard", 30)),
+            links=(Link("hall", "yard", "beside"),),
+        ),
+    )
+    h.start(positions={"aria": "hall", "gob": "yard"}, initiative=[15, 10])
+    events = h.rolls(4, 10, 5).send("attack", creature="aria", target="gob", attack="bow")
+    assert [type(e) for e in events] == [ActionTaken, AttackMade, Damaged]
+    assert (events[2].amount, events[2].hp) == (5, 0)  # type: ignore[attr-defined]
+    assert h.creature("gob").conditions == ["dying"]
+    assert [e.condition for e in h.of_type(ConditionApplied)] == []
+    h.assert_replay_matches()

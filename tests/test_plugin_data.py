@@ -26,14 +26,12 @@ from zonekeep.sdk import (
     Refusal,
     RuleContext,
     SettingSpec,
-    check_schema,
-    converter,
     hookimpl,
     load_arena,
     parse_arena,
-    schema_problems,
 )
 from zonekeep.sdk.engine import Engine, PluginLoadError
+from zonekeep.sdk.host import check_schema, converter, schema_problems
 from zonekeep.sdk.testing import EncounterHarness
 from zonekeep.server import ServerConfig
 from zonekeep.server._cli import main

@@ -18,14 +18,7 @@ from pathlib import Path
 import pytest
 from helpers import example_plugin
 
-from zonekeep.sdk import (
-    SDK_VERSION,
-    PluginInfo,
-    Refusal,
-    VersionRangeError,
-    parse_version,
-    version_in_range,
-)
+from zonekeep.sdk import PluginInfo, Refusal
 from zonekeep.sdk.engine import (
     BUILT_IN,
     Engine,
@@ -36,6 +29,7 @@ from zonekeep.sdk.engine import (
     discover,
     zonekeep_version,
 )
+from zonekeep.sdk.host import SDK_VERSION, VersionRangeError, parse_version, version_in_range
 from zonekeep.server import ServerConfig, ZonekeepServer, load_config
 
 MakeDist = Callable[..., Path]

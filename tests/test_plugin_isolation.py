@@ -37,11 +37,11 @@ from zonekeep.sdk import (
     RuleContext,
     _hookspecs,
     hookimpl,
-    state_to_dict,
 )
 from zonekeep.sdk._isolation import CONTRIBUTIONS, STARTUP_HOOKS, TRIGGER_ANSWERS, policy
 from zonekeep.sdk._loading import IN_PROCESS, LoadedPlugin, PluginLoadError
 from zonekeep.sdk.engine import Engine, PluginFailure
+from zonekeep.sdk.host import state_to_dict
 from zonekeep.sdk.testing import EncounterHarness
 
 RAISE = object()
@@ -565,7 +565,7 @@ def test_a_failing_command_declaration_stops_the_start(answer: object) -> None:
 def test_a_failing_condition_declaration_stops_the_start() -> None:
     if "zonekeep_conditions" not in hookspecs():
         pytest.skip("no zonekeep_conditions hook")
-    from zonekeep.sdk import declared_conditions
+    from zonekeep.sdk.host import declared_conditions
 
     faulty = Faulty("zonekeep_conditions")
     faulty.armed = True
@@ -580,10 +580,9 @@ def test_a_plugin_error_event_is_plain_data() -> None:
 
 
 def test_a_hook_is_called_alike_with_and_without_a_time_budget() -> None:
-    """A hook runs through a function written for its implementations
-    (``SafeHookCaller._compile``); with and without a time budget it answers, skips
-    contributions, records plugin errors, leaves switched-off plugins out and refuses (a
-    trigger hook's failure) exactly as the plain loop over the plan (``_loop``) does."""
+    """With and without a time budget a hook answers, skips contributions, records plugin
+    errors, leaves switched-off plugins out and refuses (a trigger hook's failure) alike:
+    one call logic (``SafeHookCaller._run``) times a call or not, nothing else."""
 
     def modifier(source: str) -> Any:
         @hookimpl
@@ -600,7 +599,7 @@ def test_a_hook_is_called_alike_with_and_without_a_time_budget() -> None:
     def zonekeep_turn_start(ctx: RuleContext, creature: Any) -> None:
         raise RuntimeError("a trigger fails")
 
-    def run(budget: float | None, loop: bool) -> tuple[Any, ...]:
+    def run(budget: float | None) -> tuple[Any, ...]:
         plugins: list[Any] = [
             *load_default_plugins(),
             *(LoadedPlugin(n, "1", IN_PROCESS, modifier(n)) for n in ("a", "raises", "wrong", "b")),
@@ -617,27 +616,55 @@ def test_a_hook_is_called_alike_with_and_without_a_time_budget() -> None:
         state = engine.create("e", [make("aria", "party"), make("orc", "foes")]).state
         state.disabled_plugins.append("off")
         ctx = RuleContext(state, None, engine.hook)  # type: ignore[arg-type]
-        modifiers = engine.hook.zonekeep_roll_modifiers
-        turn_start = engine.hook.zonekeep_turn_start
-
-        def call(caller: Any, **kwargs: Any) -> Any:
-            return caller._loop({"ctx": ctx, **kwargs}) if loop else caller(ctx=ctx, **kwargs)
-
-        modifiers._rebuild(modifiers._caller._hookimpls)  # planned, as a first call would
-        turn_start._rebuild(turn_start._caller._hookimpls)
-        found = call(modifiers, roll=RollRequest("attack", "aria"))
+        found = engine.hook.zonekeep_roll_modifiers(ctx=ctx, roll=RollRequest("attack", "aria"))
         with pytest.raises(PluginFailure) as failure:
-            call(turn_start, creature=state.creatures["aria"])
+            engine.hook.zonekeep_turn_start(ctx=ctx, creature=state.creatures["aria"])
         return (
             found,
             [(type(e).__name__, getattr(e, "plugin", None)) for e in ctx.events],
             (failure.value.plugin, failure.value.hook),
         )
 
-    untimed = run(None, False)
-    assert untimed == run(None, True) == run(3600.0, False) == run(3600.0, True)
+    untimed = run(None)
+    assert untimed == run(3600.0)
     sources = [m.source for batch in untimed[0] for m in batch]
-    assert "a" in sources and "b" in sources and "off" not in sources
-    assert ("PluginErrorRecorded", "raises") in untimed[1]
-    assert ("PluginErrorRecorded", "wrong") in untimed[1]
+    assert sources == ["b", "a"]  # the last registered first; "off" is switched off
+    assert [e for e in untimed[1] if e[0] == "PluginErrorRecorded"] == [
+        ("PluginErrorRecorded", "wrong"),
+        ("PluginErrorRecorded", "raises"),
+    ]
     assert untimed[2] == ("t", "zonekeep_turn_start")
+
+
+def test_registering_and_unregistering_a_plugin_is_seen_by_the_next_call() -> None:
+    """The hooks keep what to call between calls; the plugin manager drops it whenever a
+    plugin comes or goes, so the next call runs exactly pluggy's implementations."""
+
+    def modifier(source: str) -> Any:
+        class M:
+            @staticmethod
+            @hookimpl
+            def zonekeep_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Any:
+                return [RollModifier("advantage", source)]
+
+        return M
+
+    engine = Engine([*load_default_plugins(), LoadedPlugin("a", "1", IN_PROCESS, modifier("a"))])
+    ctx = engine.context(table().state)
+    roll = RollRequest("check", "aria")
+
+    def sources() -> list[str]:
+        return [
+            m.source
+            for batch in engine.hook.zonekeep_roll_modifiers(ctx=ctx, roll=roll)
+            for m in batch
+        ]
+
+    assert sources() == ["a"]
+    late = modifier("late")
+    engine.pm.register(late, name="late")
+    assert sources() == ["late", "a"]
+    engine.pm.unregister(name="a")
+    assert sources() == ["late"]
+    engine.pm.set_blocked("late")
+    assert sources() == []

@@ -24,14 +24,12 @@ from zonekeep.sdk import (
     PluginInfo,
     Rewound,
     StateSpec,
-    event_from_dict,
-    event_to_dict,
     hookimpl,
     plugin_event,
     replay,
-    state_to_dict,
 )
 from zonekeep.sdk.engine import Engine, PluginFailure, PluginLoadError
+from zonekeep.sdk.host import event_from_dict, event_to_dict, state_to_dict
 from zonekeep.sdk.testing import EncounterHarness
 from zonekeep.server._visibility import Viewer, event_for, snapshot_for
 

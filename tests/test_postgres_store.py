@@ -17,7 +17,8 @@ import pytest
 import trio
 from postgres_support import POSTGRES_URL, fresh_schema, needs_postgres, schema_of, sql
 
-from zonekeep.sdk import EncounterCreated, EncounterOptions, RoundStarted, single_zone_arena
+from zonekeep.sdk import EncounterCreated, EncounterOptions, RoundStarted
+from zonekeep.sdk.host import single_zone_arena
 from zonekeep.server._admin import copy_store
 from zonekeep.server._cli import main
 from zonekeep.server._config import (

@@ -18,7 +18,7 @@ from zonekeep.protocol import (
     Limits,
     _generate,
 )
-from zonekeep.sdk import EVENT_TYPES, RULE_ERRORS
+from zonekeep.sdk.host import EVENT_TYPES, RULE_ERRORS
 
 pytestmark = pytest.mark.docs
 

@@ -21,7 +21,8 @@ import pytest
 
 from zonekeep import protocol
 from zonekeep.protocol import _generate
-from zonekeep.sdk import EVENT_TYPES, Arena, EncounterState
+from zonekeep.sdk import Arena, EncounterState
+from zonekeep.sdk.host import EVENT_TYPES
 
 ROOT = Path(__file__).resolve().parent.parent
 

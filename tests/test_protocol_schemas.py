@@ -126,16 +126,8 @@ from zonekeep.protocol import (
     validate_server_message,
     wire,
 )
-from zonekeep.sdk import (
-    EVENT_TYPES,
-    Attack,
-    Creature,
-    Decision,
-    EncounterOptions,
-    Event,
-    event_to_dict,
-    state_to_dict,
-)
+from zonekeep.sdk import Attack, Creature, Decision, EncounterOptions, Event
+from zonekeep.sdk.host import EVENT_TYPES, event_to_dict, state_to_dict
 from zonekeep.sdk.testing import EncounterHarness
 
 # -- real data from a short encounter ----------------------------------------------------------

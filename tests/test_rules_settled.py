@@ -40,9 +40,9 @@ from zonekeep.sdk import (
     TurnSkipped,
     TurnStarted,
     ZoneEntered,
-    apply_event,
     hookimpl,
 )
+from zonekeep.sdk.host import apply_event
 from zonekeep.sdk.testing import EncounterHarness
 
 

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from zonekeep.sdk import (
-    EVENT_TYPES,
     Attack,
     ConditionPrevented,
     Creature,
@@ -23,7 +22,6 @@ from zonekeep.sdk import (
     PluginOverran,
     Rewound,
     Size,
-    commitment,
 )
 from zonekeep.sdk._serial import (
     creature_from_dict,
@@ -33,6 +31,7 @@ from zonekeep.sdk._serial import (
     state_to_dict,
 )
 from zonekeep.sdk._state import replay, replay_steps
+from zonekeep.sdk.host import EVENT_TYPES, commitment
 from zonekeep.sdk.testing import EncounterHarness
 
 #: Event types built by hand because no command of the built-in rules produces them.
@@ -471,7 +470,7 @@ def test_replay_refuses_a_rewind_to_a_later_event() -> None:
 
 
 def test_apply_event_refuses_a_rewind_without_its_log() -> None:
-    from zonekeep.sdk import apply_event
+    from zonekeep.sdk.host import apply_event
 
     state = replay(played()[:5])
     with pytest.raises(ValueError, match="needs the log before it"):

@@ -78,8 +78,9 @@ def test_an_event_encoded_once_gives_the_same_notification_text() -> None:
     sees it unchanged) and splices it into the notification: the text must be exactly
     what encoding the whole notification gives, and the stored text what the store
     wrote before."""
-    from zonekeep.sdk import NoteAdded, event_to_dict
+    from zonekeep.sdk import NoteAdded
     from zonekeep.sdk._events import Note
+    from zonekeep.sdk.host import event_to_dict
     from zonekeep.server._store import EncodedEvents, event_json, event_texts
     from zonekeep.server._wire import event_notification_text
 

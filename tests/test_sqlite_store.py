@@ -22,7 +22,8 @@ import trio
 import trio.testing
 from postgres_support import fresh_schema, schema_of, sql
 
-from zonekeep.sdk import Event, Note, NoteAdded, RoundStarted, event_to_dict
+from zonekeep.sdk import Event, Note, NoteAdded, RoundStarted
+from zonekeep.sdk.host import event_to_dict
 from zonekeep.server._postgres import PostgresStore
 from zonekeep.server._sqlite import SCHEMA_VERSION, SqliteStore
 from zonekeep.server._store import StoredGrant, StoreError

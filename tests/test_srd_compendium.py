@@ -16,16 +16,14 @@ from typing import Any
 import jsonschema
 
 from zonekeep.protocol import schema
-from zonekeep.sdk import (
+from zonekeep.sdk import CompendiumEntry, parse_compendium_source, parse_dice
+from zonekeep.sdk._compendium import dice_average, entry_problems
+from zonekeep.sdk.host import (
     Compendium,
-    CompendiumEntry,
     bundled_compendium_files,
     load_compendium_file,
-    parse_compendium_source,
-    parse_dice,
     proficiency_bonus,
 )
-from zonekeep.sdk._compendium import dice_average, entry_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 SRD = ROOT / "sdk" / "compendium" / "srd-5.1.json"

@@ -16,12 +16,11 @@ from zonekeep.sdk import (
     EncounterState,
     RandomEntropy,
     Refusal,
-    apply_event,
     load_arena,
-    state_to_dict,
 )
 from zonekeep.sdk._state import working_copy
 from zonekeep.sdk.engine import Engine
+from zonekeep.sdk.host import apply_event, state_to_dict
 
 TAVERN = Path(__file__).resolve().parent.parent / "examples" / "arenas" / "tavern.json"
 

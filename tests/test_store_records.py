@@ -22,7 +22,8 @@ import trio
 import trio.testing
 from postgres_support import fresh_schema
 
-from zonekeep.sdk import EncounterCreated, EncounterOptions, Event, RoundStarted, single_zone_arena
+from zonekeep.sdk import EncounterCreated, EncounterOptions, Event, RoundStarted
+from zonekeep.sdk.host import single_zone_arena
 from zonekeep.server._postgres import PostgresStore
 from zonekeep.server._sqlite import SqliteStore
 from zonekeep.server._store import (

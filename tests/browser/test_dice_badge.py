@@ -98,7 +98,7 @@ def test_a_fair_encounter_played_to_its_end_is_verified_in_the_page(
         if snap["phase"] != "ended":
             await client.command(eid, "end_encounter", force=True)
         joined = await client.join(eid, gm_token, last_seq=0)
-        from zonekeep.sdk import dice_in
+        from zonekeep.sdk.host import dice_in
 
         return sum(len(dice_in(e)) for e in joined["events"])
 

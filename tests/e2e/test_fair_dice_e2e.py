@@ -16,7 +16,8 @@ import trio
 from e2e_support import Limits, Running, ServerConfig, creatures, sturdy_goblin_roster
 
 from zonekeep.protocol.client import ClientError, ZonekeepClient
-from zonekeep.sdk import EMPTY_MIX, commitment, dice_in, die, next_mix
+from zonekeep.sdk import die
+from zonekeep.sdk.host import EMPTY_MIX, commitment, dice_in, next_mix
 from zonekeep.server._cli import main as cli
 
 MakeServer = Callable[..., Any]

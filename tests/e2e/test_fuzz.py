@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from zonekeep.protocol import METHODS
 from zonekeep.protocol._errors import PROTOCOL_ERRORS, rule_error_number
 from zonekeep.protocol.client import ZonekeepClient
-from zonekeep.sdk import RULE_ERRORS
+from zonekeep.sdk.host import RULE_ERRORS
 
 MakeServer = Callable[..., Any]
 WAIT = helpers.deadline(5)

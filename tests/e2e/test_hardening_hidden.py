@@ -18,7 +18,7 @@ import trio
 from e2e_support import Limits, Loaded, Running, ServerConfig, creatures
 
 from zonekeep.protocol.client import ClientError, ZonekeepClient
-from zonekeep.sdk import event_from_dict, replay_steps
+from zonekeep.sdk.host import event_from_dict, replay_steps
 
 MakeServer = Callable[..., Any]
 

@@ -1,0 +1,180 @@
+"""zonekeep.sdk.host: what only a host needs (the server, the protocol, tools, tests).
+
+A plugin imports :mod:`zonekeep.sdk`; a program that runs encounters (the server, the
+in-process harness, an exporter, a verifier) also imports this module, as trio's
+programs reach for ``trio.lowlevel``: the serializers of events and states, the
+compendium and character loaders, the fair dice's construction and verifier, the
+collection of the plugins' declarations and settings, and the plumbing of the state's
+fold. :mod:`zonekeep.sdk.engine` holds the engine itself and plugin loading. Every
+name is listed in docs/plugins.md, "The SDK's names".
+"""
+
+from ._arena import (
+    ArenaProblem,
+    asset_data_problems,
+    single_zone_arena,
+)
+from ._compendium import (
+    CHALLENGE_RATINGS,
+    COMPENDIUM_RANGES,
+    CharacterSheet,
+    Compendium,
+    CompendiumError,
+    HitPoints,
+    bundled_compendium_files,
+    character_creature,
+    character_problems,
+    entry_creatures,
+    entry_problems,
+    expand_roster,
+    load_compendium_file,
+    parse_character,
+    proficiency_bonus,
+    roster_reference,
+    source_problems,
+)
+from ._conditions import (
+    AssetTagConflict,
+    declared_asset_tags,
+    declared_conditions,
+)
+from ._custom import (
+    AmbiguousId,
+    CustomEventError,
+    PluginCatalog,
+    qualify,
+)
+from ._errors import (
+    RULE_ERRORS,
+)
+from ._events import (
+    EVENT_TYPES,
+    event_type,
+)
+from ._fairdice import (
+    EMPTY_MIX,
+    CountedEntropy,
+    VerifyFailure,
+    VerifyReport,
+    commitment,
+    dice_in,
+    next_mix,
+    undone_counters,
+    valid_seed,
+    verify_log,
+)
+from ._hookspecs import (
+    hookspec,
+)
+from ._json import (
+    json_kind,
+    strict_containers,
+    strict_scalar,
+)
+from ._plugin import (
+    SDK_VERSION,
+    VersionRangeError,
+    parse_range,
+    parse_version,
+    version_in_range,
+)
+from ._schema import (
+    SCHEMA_KEYWORDS,
+    check_schema,
+    schema_problems,
+)
+from ._schema import (
+    validate as validate_json,
+)
+from ._serial import (
+    converter,
+    creature_to_dict,
+    describe_errors,
+    event_from_dict,
+    event_to_dict,
+    state_to_dict,
+)
+from ._settings import (
+    SettingsError,
+    declared_settings,
+    effective_settings,
+    settings_problems,
+)
+from ._state import (
+    apply_event,
+    replay_steps,
+)
+from ._types import (
+    clamp_options,
+    option_problems,
+)
+
+__all__ = [
+    "CHALLENGE_RATINGS",
+    "COMPENDIUM_RANGES",
+    "EMPTY_MIX",
+    "EVENT_TYPES",
+    "RULE_ERRORS",
+    "SCHEMA_KEYWORDS",
+    "SDK_VERSION",
+    "AmbiguousId",
+    "ArenaProblem",
+    "AssetTagConflict",
+    "CharacterSheet",
+    "Compendium",
+    "CompendiumError",
+    "CountedEntropy",
+    "CustomEventError",
+    "HitPoints",
+    "PluginCatalog",
+    "SettingsError",
+    "VerifyFailure",
+    "VerifyReport",
+    "VersionRangeError",
+    "apply_event",
+    "asset_data_problems",
+    "bundled_compendium_files",
+    "character_creature",
+    "character_problems",
+    "check_schema",
+    "clamp_options",
+    "commitment",
+    "converter",
+    "creature_to_dict",
+    "declared_asset_tags",
+    "declared_conditions",
+    "declared_settings",
+    "describe_errors",
+    "dice_in",
+    "effective_settings",
+    "entry_creatures",
+    "entry_problems",
+    "event_from_dict",
+    "event_to_dict",
+    "event_type",
+    "expand_roster",
+    "hookspec",
+    "json_kind",
+    "load_compendium_file",
+    "next_mix",
+    "option_problems",
+    "parse_character",
+    "parse_range",
+    "parse_version",
+    "proficiency_bonus",
+    "qualify",
+    "replay_steps",
+    "roster_reference",
+    "schema_problems",
+    "settings_problems",
+    "single_zone_arena",
+    "source_problems",
+    "state_to_dict",
+    "strict_containers",
+    "strict_scalar",
+    "undone_counters",
+    "valid_seed",
+    "validate_json",
+    "verify_log",
+    "version_in_range",
+]
