@@ -61,7 +61,8 @@ def test_open_and_fresh_links_keep_the_gms_table_and_rotation_is_confirmed(
 
     # A rotation asks first; declined, nothing changes.
     asked = decline_next_dialog(lobby)
-    row.locator("[data-action=rotate]").click()
+    with lobby.expect_event("dialog"):
+        row.locator("[data-action=rotate]").click()
     expect(box).not_to_contain_text("A new GM link")
     assert len(asked) == 1 and "Every earlier GM link stops working" in asked[0]
     assert "yours too" in asked[0]

@@ -40,7 +40,9 @@ def test_setup_runs_the_steps_due_and_warns_about_waiting_seats(
     note = gm.locator("#setup-note")
     expect(note).to_contain_text("Still waiting for dana's character")
     asked = decline_next_dialog(gm)
-    gm.locator("[data-setup=roll_initiative]").click()
+    # The page asks the server who is still waiting before it asks: wait for the dialog.
+    with gm.expect_event("dialog"):
+        gm.locator("[data-setup=roll_initiative]").click()
     expect(gm.locator("[data-setup=roll_initiative]")).to_be_enabled()
     assert len(asked) == 1 and "dana has not sent a character yet" in asked[0]
     assert "Positions:" not in (gm.locator("#log").text_content() or "")
@@ -89,7 +91,8 @@ def test_ending_the_encounter_is_one_confirmed_button(browser: Any, live_server:
     expect.set_options(timeout=STEP_MS)
     gm = gm_table(browser, live_server.table_url(live_server.gm_token), rolled=True)
     asked = decline_next_dialog(gm)
-    gm.locator("[data-gm=end]").click()
+    with gm.expect_event("dialog"):
+        gm.locator("[data-gm=end]").click()
     expect(gm.locator("[data-gm=end]")).to_be_enabled()
     assert len(asked) == 1 and "The fight is not over" in asked[0]
     assert "still stand" in asked[0]
