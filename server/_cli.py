@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zonekeep.sdk import (
     ArenaError,
@@ -34,12 +34,23 @@ from ._config import (
     to_toml,
 )
 from ._encounter_file import EncounterFileError, load_encounter
-from ._links import PublicUrlError, listen_address, server_links
+from ._links import (
+    ExampleTokens,
+    PublicUrlError,
+    listen_address,
+    load_example_tokens,
+    save_example_tokens,
+    server_links,
+)
 from ._log import describe
 from ._play import open_table, play_to_end
 from ._plugin_data import plugin_settings_problems
 from ._registry import ArenaLibraryError, plugin_arenas
 from ._store import StoreError
+
+if TYPE_CHECKING:
+    from ._app import ZonekeepServer
+    from ._room import Role, Room
 
 
 def _play(args: argparse.Namespace) -> int:
@@ -204,16 +215,20 @@ def _serve(args: argparse.Namespace) -> int:
             room, gm_token, reused = await running.registry.reuse_or_open_file(
                 spec, Path(args.example)
             )
-            print(f"\nEncounter '{spec.name}' is {'back' if reused else 'ready'}: {room.id}")
-            print(f"  GM token:         {gm_token}")
-            print(f"    web table:      {links.table_link(room.id, gm_token)}")
             players = sorted({c.controller for c in spec.creatures if c.controller != "gm"})
+            kept_in = None if config.store == "memory" else config.data_dir
+            tokens = await _example_tokens(
+                running, room, gm_token, players, kept_in, args.new_links and reused
+            )
+            print(f"\nEncounter '{spec.name}' is {'back' if reused else 'ready'}: {room.id}")
+            print(f"  GM token:         {tokens.gm}")
+            print(f"    web table:      {links.table_link(room.id, tokens.gm)}")
             for player in players:
                 names = ", ".join(c.name for c in spec.creatures if c.controller == player)
-                token = await room.grant("player", player)
+                token = tokens.seats[player]
                 print(f"  seat {player + ':':<12} {token}   ({names})")
                 print(f"    web table:      {links.table_link(room.id, token)}")
-            spectator = await room.grant("spectator")
+            spectator = tokens.spectator or ""
             print(f"  spectators:       {spectator}")
             print(f"    web table:      {links.table_link(room.id, spectator)}")
             print(
@@ -234,6 +249,39 @@ def _serve(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+async def _example_tokens(
+    running: ZonekeepServer,
+    room: Room,
+    gm_token: str | None,
+    players: list[str],
+    kept_in: Path | None,
+    new_links: bool,
+) -> ExampleTokens:
+    """The tokens ``serve --example`` prints for ``room``: the ones it printed before
+    (kept in ``kept_in``) while they still open their seats, a new one for each that
+    does not (never revoking any), or, with ``new_links``, fresh links as
+    ``encounter_links`` gives them (the old GM tokens revoked)."""
+    if new_links:
+        fresh = await running.registry.fresh_links(room)
+        tokens = ExampleTokens(fresh.gm_token, dict(fresh.seats), fresh.spectator_token)
+    else:
+        saved = load_example_tokens(kept_in, room.id) if kept_in is not None else None
+
+        async def kept(token: str | None, role: Role, player: str | None = None) -> str:
+            grant = room.find_grant(token) if token else None
+            if token and grant is not None and (grant.role, grant.player) == (role, player):
+                return token
+            return await room.grant(role, player)
+
+        gm = gm_token or await kept(saved.gm if saved else None, "gm")
+        seats = {p: await kept(saved.seats.get(p) if saved else None, "player", p) for p in players}
+        spectator = await kept(saved.spectator if saved else None, "spectator")
+        tokens = ExampleTokens(gm, seats, spectator)
+    if kept_in is not None:
+        save_example_tokens(kept_in, room.id, tokens)
+    return tokens
 
 
 def _data_dir(args: argparse.Namespace) -> Path:
@@ -468,7 +516,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--example",
         default=None,
         help="open this encounter file (or bundled example, such as goblin-ambush) at start "
-        "and print its tokens",
+        "and print its tokens (after a restart: the same encounter and the same tokens)",
+    )
+    serve.add_argument(
+        "--new-links",
+        action="store_true",
+        help="with --example: print fresh links to the reused encounter, revoking its old "
+        "GM tokens (as the GM's encounter_links)",
     )
     serve.add_argument(
         "--data-dir",
