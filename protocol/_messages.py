@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
 import attrs
 import cattrs
-from cattrs.gen import make_dict_unstructure_fn
+from cattrs.gen import make_dict_unstructure_fn, override
 
 from zonekeep.sdk import Cost, json_kind, strict_containers
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from zonekeep.sdk import CommandSpec, ConditionSpec
 
 #: The protocol version this package describes ("MAJOR.MINOR").
-PROTOCOL_VERSION = "1.4"
+PROTOCOL_VERSION = "1.5"
 
 Role = Literal["gm", "player", "spectator"]
 Who = Literal["creature", "gm", "any"]
@@ -116,6 +116,33 @@ def _history(_: object, attribute: attrs.Attribute[int | None], value: int | Non
 def _not_empty(_: object, attribute: attrs.Attribute[str], value: str) -> None:
     if not value:
         raise ValueError(f"'{attribute.name}' must not be empty")
+
+
+#: An idempotency key: 1-64 printable ASCII characters, no spaces (SPEC.md, "Idempotency").
+IDEMPOTENCY_KEY_PATTERN = "^[!-~]{1,64}$"
+_IDEMPOTENCY_KEY = re.compile(r"[!-~]{1,64}")
+
+
+def _idempotency_key(_: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is not None and not _IDEMPOTENCY_KEY.fullmatch(value):
+        raise ValueError(
+            f"'{attribute.name}' must be 1 to 64 printable ASCII characters without spaces"
+        )
+
+
+def idempotency_key_field() -> Any:
+    """The optional ``idempotency_key`` of a request that changes an encounter's state."""
+    return attrs.field(
+        default=None,
+        validator=_idempotency_key,
+        metadata=doc(
+            "A key the client chose for this request (1-64 printable ASCII characters, no "
+            "spaces): a repeat with the same key from the same seat, on any connection and "
+            "after a restart, gets the first answer and changes nothing. See "
+            "[Idempotency](#idempotency). Since 1.5.",
+            keywords={"pattern": IDEMPOTENCY_KEY_PATTERN},
+        ),
+    )
 
 
 # -- field documentation ---------------------------------------------------------------------
@@ -556,7 +583,7 @@ class HelloResult:
     """``hello`` result: the server's protocol version, identity, capabilities and limits."""
 
     protocol: str = attrs.field(
-        metadata=doc('The server\'s version, `"1.4"`.', pattern=r"^1\.[0-9]+$")
+        metadata=doc('The server\'s version, `"1.5"`.', pattern=r"^1\.[0-9]+$")
     )
     server: ServerInfo = attrs.field(metadata=doc("Who the server is."))
     capabilities: Capabilities = attrs.field(metadata=doc("What the server can do."))
@@ -1071,6 +1098,7 @@ class SubmitCharacterParams:
             "fill); the GM names a waiting seat's player id."
         ),
     )
+    idempotency_key: str | None = idempotency_key_field()
 
 
 @attrs.frozen
@@ -1499,6 +1527,7 @@ class ContributeDiceParams:
             keywords={"pattern": _SEED_PATTERN},
         )
     )
+    idempotency_key: str | None = idempotency_key_field()
 
 
 @attrs.frozen
@@ -1513,6 +1542,7 @@ class RotateDiceParams:
     """``rotate_dice`` params (GM): reveal the fair dice's seed now and commit a new one."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    idempotency_key: str | None = idempotency_key_field()
 
 
 @attrs.frozen
@@ -1546,6 +1576,7 @@ class CommandParams:
             "The command's parameters, as its entry in `capabilities.commands` describes."
         ),
     )
+    idempotency_key: str | None = idempotency_key_field()
 
 
 @attrs.frozen
@@ -1757,6 +1788,7 @@ class RewindParams:
             minimum=1,
         ),
     )
+    idempotency_key: str | None = idempotency_key_field()
 
 
 @attrs.frozen
@@ -1787,6 +1819,16 @@ class EventNotification:
             schema=_EVENT,
             type_text="[Event](#events)",
         )
+    )
+    idempotency_key: str | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "The `idempotency_key` of the request that caused this event: only in the "
+            "events a keyed request caused, and only to the connections of the seat that "
+            "sent it (its GM, or its player); absent otherwise. Since 1.5.",
+            keywords={"pattern": IDEMPOTENCY_KEY_PATTERN},
+        )
+        | {"added_later": True, "null": False},
     )
 
 
@@ -2092,6 +2134,13 @@ for _cls in _PARAMS_CLASSES:
 #: An error's ``url`` is there only for ``moved``.
 wire.register_unstructure_hook(
     ErrorBody, make_dict_unstructure_fn(ErrorBody, wire, _cattrs_omit_if_default=True)
+)
+#: An event's ``idempotency_key`` is there only for the seat whose keyed request caused it.
+wire.register_unstructure_hook(
+    EventNotification,
+    make_dict_unstructure_fn(
+        EventNotification, wire, idempotency_key=override(omit_if_default=True)
+    ),
 )
 
 
@@ -2536,4 +2585,8 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`settings` (`create_encounter`, the snapshot's `options`), `encounter_options`' "
     "`settings` and its schema's per-plugin `settings`; several nodes: the error `moved` (1010) and the error's `url`, the "
     "`encounter_closed` reason `moved`",
+    "1.5": "the protocol for client authors: idempotency keys (the `idempotency_key` of "
+    "`command`, `rewind`, `contribute_dice`, `rotate_dice` and `submit_character`, and of "
+    "the `event` notifications a keyed request caused, sent to its seat) and the error "
+    "`idempotency_key_reused` (1011)",
 }

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 import trio
 
-from zonekeep.sdk import Event, event_from_dict, event_to_dict
+from zonekeep.sdk import Event, event_from_dict
 
 from . import _metrics
 from ._config import VERSION, mask_url
@@ -53,8 +53,10 @@ from ._store import (
     StoredGrant,
     StoreError,
     check_next_seq,
+    event_texts,
     not_to_bring_back,
     record_from_creation,
+    stored_request,
 )
 
 if TYPE_CHECKING:
@@ -354,7 +356,7 @@ class PostgresStore:
             encounter,
             first_seq,
             [e.type for e in events],
-            [_dumps(event_to_dict(e)) for e in events],
+            event_texts(events),
             _dumps(snapshot) if snapshot is not None else None,
             finished,
             record_from_creation(encounter, events[0], time.time(), finished)
@@ -489,6 +491,10 @@ class PostgresStore:
         )
 
     # -- reading ------------------------------------------------------------------------------
+
+    async def stored_requests(self, encounter: str) -> list[dict[str, Any]]:
+        rows = await self._reading("the idempotency keys", _read_requests, encounter)
+        return [r for r in (stored_request(data) for (data,) in rows) if r is not None]
 
     async def read(self, encounter: str, after: int = 0) -> list[tuple[int, Event]]:
         rows = await self._reading("the events", _read_events, encounter, after)
@@ -976,6 +982,15 @@ def _delete_grants(
         (encounter, token_hashes),
     )
     _bump(conn, writer)
+
+
+def _read_requests(conn: psycopg.Connection[Any], encounter: str) -> list[tuple[str]]:
+    """The stored texts of ``encounter``'s events that hold a keyed request's record."""
+    rows: list[tuple[str]] = conn.execute(
+        "SELECT data FROM events WHERE encounter=%s AND strpos(data, %s) > 0 ORDER BY seq",
+        (encounter, '"_request":'),
+    ).fetchall()
+    return rows
 
 
 def _read_events(

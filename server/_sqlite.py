@@ -53,6 +53,7 @@ from ._store import (
     event_texts,
     not_to_bring_back,
     record_from_creation,
+    stored_request,
 )
 
 log = logging.getLogger("zonekeep.store")
@@ -374,6 +375,10 @@ class SqliteStore:
             raise StoreError(f"{self.path}: could not revoke the grant: {exc}") from None
 
     # -- reading ------------------------------------------------------------------------------
+
+    async def stored_requests(self, encounter: str) -> list[dict[str, Any]]:
+        rows = await self._run(_read_requests, self._conn, encounter)
+        return [r for r in (stored_request(data) for (data,) in rows) if r is not None]
 
     async def read(self, encounter: str, after: int = 0) -> list[tuple[int, Event]]:
         rows = await self._run(_read_events, self._conn, encounter, after)
@@ -730,6 +735,15 @@ def _insert_grant(conn: sqlite3.Connection, encounter: str, grant: StoredGrant) 
         "INSERT OR IGNORE INTO grants (encounter, token_hash, role, player) VALUES (?, ?, ?, ?)",
         (encounter, grant.token_hash, grant.role, grant.player),
     )
+
+
+def _read_requests(conn: sqlite3.Connection, encounter: str) -> list[tuple[str]]:
+    """The stored texts of ``encounter``'s events that hold a keyed request's record."""
+    rows: list[tuple[str]] = conn.execute(
+        "SELECT data FROM events WHERE encounter=? AND instr(data, ?) > 0 ORDER BY seq",
+        (encounter, '"_request":'),
+    ).fetchall()
+    return rows
 
 
 def _read_events(conn: sqlite3.Connection, encounter: str, after: int) -> list[tuple[int, str]]:

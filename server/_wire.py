@@ -105,12 +105,18 @@ def notification_text(params: Any) -> str:
     return encode_message(data(params))
 
 
-def event_notification_text(encounter: str, seq: int, event_json: str) -> str:
+def event_notification_text(
+    encounter: str, seq: int, event_json: str, idempotency_key: str | None = None
+) -> str:
     """The ``event`` notification of an event whose payload is already serialized
     (``event_json``, as :func:`encode_message` writes it): the same text as
     ``notification_text(EventNotification(encounter, seq, payload))``, without encoding
-    the payload again for every view that sees it unchanged."""
-    return f'{_EVENT_HEAD}{encode_message(encounter)},"seq":{int(seq)},"event":{event_json}}}}}'
+    the payload again for every view that sees it unchanged. ``idempotency_key``: the
+    key of the request that caused it, for the seat that sent it (absent when None)."""
+    head = f'{_EVENT_HEAD}{encode_message(encounter)},"seq":{int(seq)},"event":{event_json}'
+    if idempotency_key is None:
+        return f"{head}}}}}"
+    return f'{head},"idempotency_key":{encode_message(idempotency_key)}}}}}'
 
 
 def response_text(request_id: RequestId, result: Any) -> str:
