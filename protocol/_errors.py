@@ -155,6 +155,26 @@ ERROR_MEANINGS: dict[int, str] = {
     6003: "The server could not save the change (its disk is full or read-only); nothing changed and nothing was broadcast.",  # store_unavailable
 }
 
+#: The errors after which the same request, sent again unchanged, may succeed once time
+#: has passed (SPEC.md, "Retrying"); every other error is refused again until the client
+#: changes something (its params, the state it waits for, its connection).
+RETRYABLE = frozenset(
+    {
+        "moved",
+        "decision_pending",
+        "rate_limited",
+        "too_many_connections",
+        "quota_exceeded",
+        "server_full",
+        "store_unavailable",
+    }
+)
+
+#: ``retry_after_ms`` of the errors that get a fixed one: ``moved`` (at once, at the
+#: error's ``url``) and ``store_unavailable`` (a second: a full or read-only disk, a
+#: database restarting, a lease being handed over).
+RETRY_AFTER_MS: dict[str, int] = {"moved": 0, "store_unavailable": 1000}
+
 #: WebSocket close codes the server uses: (code, reason, when).
 CLOSE_CODES: list[tuple[int, str, str]] = [
     (1000, "", "Normal closure (the client closed, or the server answered a client's close)."),
@@ -162,7 +182,8 @@ CLOSE_CODES: list[tuple[int, str, str]] = [
     (
         1008,
         "rate limit abuse",
-        "More than `rate_burst` (40) messages were refused with `rate_limited` within 10 seconds.",
+        "More than `abuse_refusals` (40) messages were refused with `rate_limited` within "
+        "`abuse_window_seconds` (10) seconds (both announced in `hello`'s `limits`).",
     ),
     (1009, "", "A frame was larger than 4 \u00d7 `max_message_bytes`."),
     (
@@ -224,7 +245,13 @@ class ProtocolError(Exception):
     """
 
     def __init__(
-        self, name: str, message: str, *, code: int | None = None, url: str | None = None
+        self,
+        name: str,
+        message: str,
+        *,
+        code: int | None = None,
+        url: str | None = None,
+        retry_after_ms: int | None = None,
     ) -> None:
         super().__init__(f"{name}: {message}")
         self.name = name
@@ -233,6 +260,15 @@ class ProtocolError(Exception):
         self.request_id: int | str | None = None
         #: Only for ``moved``: the websocket URL of the node that serves the encounter.
         self.url = url
+        #: When waiting helps: the milliseconds to wait before a retry (SPEC.md, "Retrying").
+        self.retry_after_ms = (
+            RETRY_AFTER_MS.get(name) if retry_after_ms is None else max(0, retry_after_ms)
+        )
+
+    @property
+    def retryable(self) -> bool:
+        """Whether the same request, sent again unchanged, may succeed later."""
+        return self.name in RETRYABLE
 
     @classmethod
     def from_refusal(cls, code: str, message: str) -> ProtocolError:
@@ -240,7 +276,15 @@ class ProtocolError(Exception):
         return cls(code, message, code=rule_error_number(code))
 
     def to_wire(self) -> dict[str, object]:
-        wire: dict[str, object] = {"code": self.code, "name": self.name, "message": self.message}
+        data: dict[str, object] = {"retryable": self.retryable}
+        if self.retry_after_ms is not None:
+            data["retry_after_ms"] = self.retry_after_ms
+        wire: dict[str, object] = {
+            "code": self.code,
+            "name": self.name,
+            "message": self.message,
+            "data": data,
+        }
         if self.url is not None:
             wire["url"] = self.url
         return wire

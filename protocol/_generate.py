@@ -1109,8 +1109,9 @@ def errors_table() -> str:
     rows = []
     for code in sorted(names):
         kind = next(k for k, (lo, hi) in _errors.RANGES.items() if lo <= code <= hi)
-        rows.append([str(code), names[code], kind, _errors.ERROR_MEANINGS[code]])
-    return _table(["code", "name", "range", "when"], rows)
+        retry = "yes" if names[code] in _errors.RETRYABLE else "no"
+        rows.append([str(code), names[code], kind, retry, _errors.ERROR_MEANINGS[code]])
+    return _table(["code", "name", "range", "retryable", "when"], rows)
 
 
 def close_codes_table() -> str:

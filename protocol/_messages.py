@@ -512,18 +512,25 @@ class Limits:
     rate_per_second: float = attrs.field(
         default=20.0,
         metadata=doc(
-            "Messages a client may send per second on average (a token bucket refilled at "
-            "this rate).",
+            "Messages a client may send per second on average: a token bucket of "
+            "`rate_burst` tokens, full when the connection opens, refilled continuously at "
+            "this rate (never above `rate_burst`), as the server reads each frame. A frame "
+            "takes one token. A client that sends at most `rate_burst` + `rate_per_second` "
+            "\u00d7 t frames in any t seconds (as the server reads them) is never refused: "
+            "for example `rate_burst` at once, then one every 1 / `rate_per_second` "
+            "seconds.",
             exclusiveMinimum=0,
         ),
     )
     rate_burst: int = attrs.field(
         default=40,
         metadata=doc(
-            "The bucket's size: up to this many messages at once. A message that finds the "
-            "bucket empty is refused with `rate_limited` (5001, with the request's id when it can be read) and not handled. "
-            "More than 40 refused messages within 10 seconds close the connection with 1008 "
-            "(`rate limit abuse`).",
+            "The bucket's size: up to this many messages at once. A frame that finds less "
+            "than one token in the bucket is refused with `rate_limited` (5001, with the "
+            "request's id when it can be read, and `retry_after_ms`: when the bucket holds "
+            "a token again), takes no token and is not handled. More than "
+            "`abuse_refusals` refused frames within `abuse_window_seconds` close the "
+            "connection with 1008 (`rate limit abuse`).",
             minimum=1,
         ),
     )
@@ -569,6 +576,59 @@ class Limits:
             "The default time a decision (a prompt) waits before its default applies; an "
             "encounter's `options.reaction_seconds` overrides it, and each `prompt` carries "
             "the time left.",
+            exclusiveMinimum=0,
+        ),
+    )
+    abuse_refusals: int = attrs.field(
+        default=40,
+        metadata=doc(
+            "More messages than this refused with `rate_limited` within "
+            "`abuse_window_seconds` close the connection with 1008 (`rate limit abuse`). "
+            "Since 1.5.",
+            minimum=1,
+        ),
+    )
+    abuse_window_seconds: float = attrs.field(
+        default=10.0,
+        metadata=doc(
+            "The window, in seconds, over which `abuse_refusals` are counted. Since 1.5.",
+            exclusiveMinimum=0,
+        ),
+    )
+    max_connections_per_token: int = attrs.field(
+        default=4,
+        metadata=doc(
+            "Connections joined to one encounter with the same token (the GM's, a seat's "
+            "or a spectator link); another `join` with it is refused with "
+            "`too_many_connections` (5002). Since 1.5.",
+            minimum=1,
+        ),
+    )
+    max_spectators_per_encounter: int = attrs.field(
+        default=16,
+        metadata=doc(
+            "Spectator connections joined to one encounter (counted apart from "
+            "`max_connections_per_encounter`); another is refused with "
+            "`too_many_connections` (5002). Since 1.5.",
+            minimum=1,
+        ),
+    )
+    reply_bytes_burst: int = attrs.field(
+        default=4_000_000,
+        metadata=doc(
+            "Bytes of `snapshot`, `join`, `list_encounters`, `list_compendium` and "
+            "`list_arenas` replies one connection may be sent at once (a second budget, "
+            "refilled at `reply_bytes_per_second`). A reply is sent whole while the budget "
+            "is above 0, and may overdraw it; while it is at or below 0 those requests are "
+            "refused with `rate_limited`, whose `retry_after_ms` says when it is above 0 "
+            "again. Since 1.5.",
+            minimum=1,
+        ),
+    )
+    reply_bytes_per_second: float = attrs.field(
+        default=200_000.0,
+        metadata=doc(
+            "Bytes a second at which `reply_bytes_burst` refills. Since 1.5.",
             exclusiveMinimum=0,
         ),
     )
@@ -1972,6 +2032,29 @@ class Response:
 
 
 @attrs.frozen
+class ErrorData:
+    """What a client needs to decide whether to send a refused request again (since 1.5)."""
+
+    retryable: bool = attrs.field(
+        metadata=doc(
+            "Whether the same request, sent again unchanged, may succeed once time has "
+            "passed (see [Retrying](#retrying)); `false`: it would be refused again until "
+            "the client changes something."
+        )
+    )
+    retry_after_ms: int | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "When waiting helps: the milliseconds to wait before sending it again (a "
+            "retry sooner is refused again, or wasted). Absent when the server cannot "
+            "tell.",
+            minimum=0,
+        )
+        | {"added_later": True, "null": False},
+    )
+
+
+@attrs.frozen
 class ErrorBody:
     """An error: the stable machine ``name``, its ``code`` number, a sentence for a person."""
 
@@ -1987,6 +2070,12 @@ class ErrorBody:
         metadata=doc(
             "One or more sentences for a person. Its wording may change at any time.",
             minLength=1,
+        )
+    )
+    data: ErrorData = attrs.field(
+        metadata=doc(
+            "Whether to retry, and when: `retryable`, and `retry_after_ms` where waiting "
+            "helps. Since 1.5."
         )
     )
     url: str | None = attrs.field(
@@ -2131,10 +2220,12 @@ for _cls in _PARAMS_CLASSES:
     wire.register_unstructure_hook(
         _cls, make_dict_unstructure_fn(_cls, wire, _cattrs_omit_if_default=True)
     )
-#: An error's ``url`` is there only for ``moved``.
-wire.register_unstructure_hook(
-    ErrorBody, make_dict_unstructure_fn(ErrorBody, wire, _cattrs_omit_if_default=True)
-)
+#: An error's ``url`` is there only for ``moved``; its data's ``retry_after_ms`` only
+#: where waiting helps.
+for _cls in (ErrorData, ErrorBody):
+    wire.register_unstructure_hook(
+        _cls, make_dict_unstructure_fn(_cls, wire, _cattrs_omit_if_default=True)
+    )
 #: An event's ``idempotency_key`` is there only for the seat whose keyed request caused it.
 wire.register_unstructure_hook(
     EventNotification,
@@ -2333,7 +2424,14 @@ def make_response(request_id: RequestId, result: Any) -> Response:
 def make_error_response(request_id: RequestId | None, error: ProtocolError) -> ErrorResponse:
     """The error reply for ``error``."""
     return ErrorResponse(
-        id=request_id, error=ErrorBody(error.code, error.name, error.message, error.url)
+        id=request_id,
+        error=ErrorBody(
+            error.code,
+            error.name,
+            error.message,
+            ErrorData(error.retryable, error.retry_after_ms),
+            error.url,
+        ),
     )
 
 
@@ -2588,5 +2686,10 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "1.5": "the protocol for client authors: idempotency keys (the `idempotency_key` of "
     "`command`, `rewind`, `contribute_dice`, `rotate_dice` and `submit_character`, and of "
     "the `event` notifications a keyed request caused, sent to its seat) and the error "
-    "`idempotency_key_reused` (1011)",
+    "`idempotency_key_reused` (1011); retrying: every error's `data` (`retryable`, "
+    "`retry_after_ms`), the `retryable` column of the error table; `hello`'s `limits` "
+    "`abuse_refusals`, `abuse_window_seconds`, `max_connections_per_token`, "
+    "`max_spectators_per_encounter`, `reply_bytes_burst` and `reply_bytes_per_second`, and "
+    "the token bucket's exact rule (a client at exactly the announced rate is never "
+    "refused)",
 }

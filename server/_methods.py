@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import math
 import re
 import tomllib
 from collections.abc import Callable, Sequence
@@ -151,8 +152,16 @@ class Encoded:
     json: str
 
 
+#: What a token bucket forgives of a token (SPEC.md, "Limits"): the rounding of the
+#: clock's floating-point seconds, so that a client at exactly the announced rate (one
+#: message every ``1 / rate`` seconds after a full burst) is never refused.
+TOKEN_SLACK = 1e-6
+
+
 class TokenBucket:
-    """``rate`` tokens a second, up to ``burst``; time comes from trio's clock."""
+    """``rate`` tokens a second, up to ``burst``, full at the start; time comes from
+    trio's clock, read when each message is. A message takes one token; one that finds
+    less than one (:data:`TOKEN_SLACK` forgiven) is refused."""
 
     def __init__(self, rate: float, burst: int) -> None:
         self.rate = rate
@@ -164,10 +173,18 @@ class TokenBucket:
         now = trio.current_time()
         self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
-        if self.tokens >= 1:
-            self.tokens -= 1
+        if self.tokens >= 1 - TOKEN_SLACK:
+            self.tokens = max(0.0, self.tokens - 1)
             return True
         return False
+
+    def wait_ms(self) -> int | None:
+        """The milliseconds until the bucket holds a token again (after a refusal);
+        None when it never refills (a rate of 0)."""
+        if self.rate <= 0:
+            return None
+        missing = max(0.0, 1 - TOKEN_SLACK - self.tokens)
+        return math.ceil(missing / self.rate * 1000)
 
 
 class ByteBudget:
@@ -191,11 +208,14 @@ class ByteBudget:
         """Refuse (``rate_limited``, with the seconds to wait) while the budget is spent."""
         self._refill()
         if self.bytes <= 0:
-            wait = -self.bytes / self.rate + 0.001 if self.rate > 0 else float("inf")
+            # The budget is above 0 again after this many milliseconds (not before).
+            wait_ms = math.floor(-self.bytes / self.rate * 1000) + 1 if self.rate > 0 else None
+            when = f"Retry in {wait_ms / 1000:.1f} seconds." if wait_ms is not None else ""
             raise ProtocolError(
                 "rate_limited",
                 f"Too many bytes of snapshots and replays: at most {self.burst} at once and "
-                f"{self.rate:g} a second. Retry in {wait:.1f} seconds.",
+                f"{self.rate:g} a second. {when}".rstrip(),
+                retry_after_ms=wait_ms,
             )
 
     def spend(self, count: int) -> None:
@@ -1208,6 +1228,7 @@ class Client:
                     "rate_limited",
                     f"Too many messages: at most {limits.rate_per_second:g} a second "
                     f"(bursts of {limits.rate_burst}). This one was ignored.",
+                    retry_after_ms=self.bucket.wait_ms(),
                 ),
             )
             return

@@ -309,6 +309,7 @@ class Registry:
                 "quota_exceeded",
                 f"Quota encounters_per_hour: you created {len(recent)} encounters in the "
                 f"last hour; the next one can be created in {wait} seconds.",
+                retry_after_ms=wait * 1000,
             )
         mine = await self.store.records(status="open", creator=creator)
         if len(mine) >= limits.open_encounters:

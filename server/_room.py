@@ -637,7 +637,12 @@ class Room:
             message = refusal.message
             for fake, real in swaps.items():
                 message = message.replace(fake, real)
-            raise ProtocolError.from_refusal(refusal.code, self.scrub(message, member)) from None
+            error = ProtocolError.from_refusal(refusal.code, self.scrub(message, member))
+            if refusal.code == "decision_pending" and self.deadlines:
+                # Waiting helps: the decision is answered, or its default applies, by then.
+                left = min(self.deadlines.values()) - trio.current_time()
+                error.retry_after_ms = math.ceil(max(0.0, left) * 1000)
+            raise error from None
         except PluginFailure as failure:  # one plugin failed: refused, reported, state unchanged
             self.note_overruns(unreported)
             _metrics.current().plugin_failures[failure.plugin] += 1

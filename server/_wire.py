@@ -34,12 +34,24 @@ def _compile_fields(cls: type) -> Callable[[Any], dict[str, Any]]:
     """A function returning the fields of a ``cls`` as a dict, in declaration order,
     written out for the class (as attrs and cattrs write their own functions): it is
     called for every message the server sends."""
-    names = [a.name for a in attrs.fields(cls)]
-    body = ", ".join(f"{name!r}: obj.{name}" for name in names)
+    body = _fields_body(cls)
     namespace: dict[str, Any] = {}
     exec(f"def fields(obj):\n    return {{{body}}}\n", namespace)
     function: Callable[[Any], dict[str, Any]] = namespace["fields"]
     return function
+
+
+def _fields_body(cls: type) -> str:
+    """The inside of a dict display of a ``cls``'s fields (``obj``'s), in order; a field
+    left out when it is None (metadata ``"null": False``, such as an event's
+    ``idempotency_key``) is there only when it is not."""
+    parts = []
+    for a in attrs.fields(cls):
+        if a.metadata.get("null") is False:
+            parts.append(f"**({{}} if obj.{a.name} is None else {{{a.name!r}: obj.{a.name}}})")
+        else:
+            parts.append(f"{a.name!r}: obj.{a.name}")
+    return ", ".join(parts)
 
 
 def fields_of(obj: Any) -> dict[str, Any]:
@@ -87,7 +99,7 @@ def _compile_notification(cls: type) -> Callable[[Any], dict[str, Any]]:
     method = _METHOD_OF.get(cls)
     if method is None:
         raise TypeError(f"{cls.__name__} is not a notification params class")
-    params = ", ".join(f"{a.name!r}: obj.{a.name}" for a in attrs.fields(cls))
+    params = _fields_body(cls)
     values = {"method": repr(method), "params": f"{{{params}}}"}
     body = ", ".join(f"{a.name!r}: {values[a.name]}" for a in attrs.fields(Notification))
     namespace: dict[str, Any] = {}
