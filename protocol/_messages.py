@@ -674,7 +674,8 @@ _ROSTER_CREATURE: dict[str, Any] = {
         "name": {"type": "string"},
         "side": {"type": "string"},
     },
-    "not": {"required": ["compendium"]},
+    # (no "compendium": that is a reference; ajv's strict mode wants it defined here)
+    "not": {"properties": {"compendium": True}, "required": ["compendium"]},
     "additionalProperties": True,
 }
 _ROSTER_WORD = {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]*$"}
@@ -2466,22 +2467,31 @@ def encode(obj: Any) -> str:
 SCHEMA_BASE = "https://zonekeep.invalid/protocol/"
 
 
-def schema_names() -> list[str]:
-    """The file names of every schema in ``zonekeep.protocol`` (sorted)."""
+def _schema_folder(strict: bool) -> Any:
     folder = resources.files("zonekeep.protocol") / "schemas"
+    return folder / "strict" if strict else folder
+
+
+def schema_names(*, strict: bool = True) -> list[str]:
+    """The file names of every schema in ``zonekeep.protocol`` (sorted)."""
+    folder = _schema_folder(strict)
     return sorted(p.name for p in folder.iterdir() if p.name.endswith(".schema.json"))
 
 
 @cache
-def _schema_text(filename: str) -> str:
-    return (resources.files("zonekeep.protocol") / "schemas" / filename).read_text("utf-8")
+def _schema_text(filename: str, strict: bool = True) -> str:
+    text: str = (_schema_folder(strict) / filename).read_text("utf-8")
+    return text
 
 
-def schema(name: str) -> dict[str, Any]:
-    """A schema by name: ``"join.params"``, ``"event_payload"`` or a full file name."""
+def schema(name: str, *, strict: bool = True) -> dict[str, Any]:
+    """A schema by name: ``"join.params"``, ``"event_payload"`` or a full file name.
+    ``strict`` (the default): the strict schema (``schemas/strict/``), exactly what this
+    server sends; else the published one (``schemas/``), which accepts what a client
+    must ignore (unknown fields, event types and notification methods)."""
     filename = name if name.endswith(".json") else f"{name}.schema.json"
     try:
-        loaded: dict[str, Any] = json.loads(_schema_text(filename))  # a fresh copy each time
+        loaded: dict[str, Any] = json.loads(_schema_text(filename, strict))  # a fresh copy
     except FileNotFoundError:
         raise KeyError(f"no schema called {name!r}") from None
     return loaded
@@ -2492,15 +2502,17 @@ def _validators() -> dict[str, Any]:
     jsonschema: Any = importlib.import_module("jsonschema")
     referencing: Any = importlib.import_module("referencing")
 
+    # The strict schemas: what this server sends, exactly (``schemas/strict/``).
+    base = SCHEMA_BASE + "strict/"
     schemas = {n: schema(n) for n in schema_names()}
     registry = referencing.Registry().with_resources(
-        (SCHEMA_BASE + n, referencing.Resource.from_contents(s)) for n, s in schemas.items()
+        (base + n, referencing.Resource.from_contents(s)) for n, s in schemas.items()
     )
     found: dict[str, Any] = {
         n: jsonschema.Draft202012Validator(s, registry=registry) for n, s in schemas.items()
     }
     found["response"] = jsonschema.Draft202012Validator(
-        {"$ref": SCHEMA_BASE + "server_message.schema.json#/$defs/response"}, registry=registry
+        {"$ref": base + "server_message.schema.json#/$defs/response"}, registry=registry
     )
     return found
 
@@ -2691,5 +2703,7 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`abuse_refusals`, `abuse_window_seconds`, `max_connections_per_token`, "
     "`max_spectators_per_encounter`, `reply_bytes_burst` and `reply_bytes_per_second`, and "
     "the token bucket's exact rule (a client at exactly the announced rate is never "
-    "refused)",
+    "refused); open published schemas (`schemas/`: unknown fields, event types and "
+    "notification methods accepted) beside the strict ones (`schemas/strict/`), all "
+    "compiling in ajv's strict mode",
 }

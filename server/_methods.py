@@ -1021,7 +1021,7 @@ def options_schema() -> dict[str, Any]:
     if not _OPTIONS_SCHEMA:
         text = (
             resources.files("zonekeep.protocol")
-            .joinpath("schemas/event_payload.schema.json")
+            .joinpath("schemas/strict/event_payload.schema.json")
             .read_text(encoding="utf-8")
         )
         _OPTIONS_SCHEMA.update(json.loads(text)["$defs"]["EncounterOptions"])
