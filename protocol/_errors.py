@@ -110,7 +110,7 @@ ERROR_MEANINGS: dict[int, str] = {
     4017: "An enemy's space is in the way.",  # blocked_by_creature
     4018: "The move would end in another creature's space.",  # occupied_space
     4019: "The creature has no attack with that name.",  # unknown_attack
-    4020: "The target cannot be chosen (itself, already out of the fight, not an enemy ...).",  # invalid_target
+    4020: "The target cannot be chosen for that command (itself where that is not allowed, already out of the fight, hidden from the attacker ...); allies are legal targets of an attack.",  # invalid_target
     4021: "No pending decision has that id.",  # unknown_decision
     4022: "The engine's code for 3003; on the wire it is reported as 3003.",  # not_your_decision
     4023: "The choice is not one of the decision's options (or not an ordering of all of them).",  # invalid_choice

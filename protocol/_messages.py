@@ -1474,7 +1474,13 @@ class EncounterInfo:
 
     id: str = attrs.field(metadata=doc("The encounter id, for `join`.", minLength=1))
     title: str = attrs.field(metadata=doc("The encounter's name."))
-    arena: str = attrs.field(metadata=doc("The arena's name."))
+    arena: str = attrs.field(
+        metadata=doc(
+            "The arena, for a person: the name `create_encounter` was given for a "
+            'bundled or library arena (`"tavern"`), else an inline arena\'s `name`. '
+            "It is not the arena's `id` (the snapshot's `arena.id` is)."
+        )
+    )
     status: Literal["open", "archived"] = attrs.field(
         metadata=doc(
             "`open` (may be joined; it is loaded on its first join) or `archived` (ended, "
@@ -1482,7 +1488,10 @@ class EncounterInfo:
         )
     )
     phase: str = attrs.field(
-        metadata=doc('The encounter\'s step (`"setup"`, `"turns"`, `"ended"` ...).')
+        metadata=doc(
+            "The encounter's step, as the snapshot's `phase`: `\"surprise\"`, "
+            '`"positions"`, `"initiative"`, `"turns"` or `"ended"`.'
+        )
     )
     round: int = attrs.field(metadata=doc("The round (0 before the first).", minimum=0))
     seats: list[SeatInfo] = attrs.field(metadata=doc("The players' seats, by player id."))
@@ -1899,7 +1908,14 @@ class DecisionInfo:
 
     id: str = attrs.field(metadata=doc("The decision id, to send in the `decide` command."))
     kind: str = attrs.field(
-        metadata=doc('What the decision is for, e.g. `"initiative_tie"`, `"reaction"`.')
+        metadata=doc(
+            'What the decision is for: `"opportunity_attack"` (`options` `attack` and '
+            '`decline`, for `creature`) or `"initiative_tie"` (an `ordering` of the '
+            "tied initiative slots: `options` are slot ids, `InitiativeEntry.slot` of the "
+            "snapshot's `initiative`, while `prompt` names their creatures). A plugin MAY "
+            "open decisions of other kinds: a client shows `prompt` and `options` as they "
+            "are. See [Decisions](#decisions)."
+        )
     )
     controller: str = attrs.field(
         metadata=doc('Who may answer: `"gm"` or a player id (the GM may always answer).')
@@ -2670,7 +2686,7 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "errors `encounter_archived`, `bad_gm_key`, `gm_key_required`, `not_your_encounter`, "
     "`server_full` (a full server answered `too_many_connections` before) and the close "
     "code 4003; the creature compendium: `list_compendium` and roster references in "
-    "`create_encounter`; verifiable dice: `create_encounter`'s `dice` option (fair or "
+    "`create_encounter`; verifiable dice ([Dice](#dice)): `create_encounter`'s `dice` option (fair or "
     "seeded), `join`'s `client_seed`, `contribute_dice`, `rotate_dice`, the `dice` of the "
     "snapshot, the `dice_committed`, `dice_contributed`, `dice_revealed` and `dice_drawn` "
     "events, the `draws` of rolls and roll-offs and the `undone_rolls` of `rewound`; `actions`' "
@@ -2705,5 +2721,7 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "the token bucket's exact rule (a client at exactly the announced rate is never "
     "refused); open published schemas (`schemas/`: unknown fields, event types and "
     "notification methods accepted) beside the strict ones (`schemas/strict/`), all "
-    "compiling in ajv's strict mode",
+    "compiling in ajv's strict mode; SPEC.md's loose ends tied (decision kinds, error "
+    "precedence, the `snapshot` notification to the GM after a rewind, deadlines while "
+    "the server is down)",
 }
