@@ -1337,7 +1337,32 @@ def tables() -> dict[str, Callable[[], str]]:
         "roster references": roster_references_table,
         "dice vectors": dice_vectors_table,
         "schema files": schema_files_table,
+        "fold rules": fold_rules_table,
     }
+
+
+def fold_rules_table() -> str:
+    """What each event changes in the snapshot, read from the rules' reducers
+    (``protocol/_folds.py``)."""
+    from ._folds import fold_rules
+
+    rows = []
+    for name, keys in fold_rules().items():
+        if name == "rewound":
+            changes = (
+                "the whole state goes back to how it was after event `to_seq` "
+                "(a fold cannot do that: wait for the `snapshot` that follows)"
+            )
+        elif name == "hidden":
+            changes = "nothing (an event this seat may not see)"
+        elif not keys:
+            changes = "nothing: it records what happened (rolls, words)"
+        else:
+            changes = ", ".join(f"`{k}`" for k in keys)
+        rows.append([f"`{name}`", changes])
+    rows.append(["`hidden`", "nothing (an event this seat may not see)"])
+    rows.append(["a plugin's (`<plugin>.<name>`)", "`plugin_state`, as its plugin folds it"])
+    return _table(["event", "changes in the snapshot (besides `seq`)"], rows)
 
 
 #: SPEC.md's dice vectors: (seed, contributions before the die, counter, sides).

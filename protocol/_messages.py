@@ -2723,5 +2723,7 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "notification methods accepted) beside the strict ones (`schemas/strict/`), all "
     "compiling in ajv's strict mode; SPEC.md's loose ends tied (decision kinds, error "
     "precedence, the `snapshot` notification to the GM after a rewind, deadlines while "
-    "the server is down)",
+    "the server is down); fold rules per event (SPEC.md, Keeping state from events, "
+    "read from the rules' reducers) and the reference fold of the GM's view "
+    "(`zonekeep.protocol.fold`)",
 }
