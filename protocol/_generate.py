@@ -55,6 +55,7 @@ from zonekeep.sdk import (
 
 from . import _errors
 from . import _messages as m
+from ._asyncapi import asyncapi_text
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -1412,7 +1413,9 @@ def fill_spec(text: str) -> str:
 
 def generated_files(root: Path = ROOT) -> dict[str, str]:
     """Path relative to the repository root -> the text the generator writes there."""
-    files = {f"protocol/schemas/{name}": text for name, text in all_schema_files().items()}
+    schemas = all_schema_files()
+    files = {f"protocol/schemas/{name}": text for name, text in schemas.items()}
+    files["protocol/asyncapi.yaml"] = asyncapi_text(schemas)
     spec = (root / "protocol" / "SPEC.md").read_text(encoding="utf-8")
     files["protocol/SPEC.md"] = fill_spec(spec)
     return files

@@ -36,6 +36,7 @@ def test_every_generated_file_is_current() -> None:
 def _copy_of_the_generated_files(tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "protocol" / "schemas", tmp_path / "protocol" / "schemas")
     shutil.copy(ROOT / "protocol" / "SPEC.md", tmp_path / "protocol" / "SPEC.md")
+    shutil.copy(ROOT / "protocol" / "asyncapi.yaml", tmp_path / "protocol" / "asyncapi.yaml")
     return tmp_path
 
 
