@@ -2725,5 +2725,6 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "precedence, the `snapshot` notification to the GM after a rewind, deadlines while "
     "the server is down); fold rules per event (SPEC.md, Keeping state from events, "
     "read from the rules' reducers) and the reference fold of the GM's view "
-    "(`zonekeep.protocol.fold`); `asyncapi.yaml`, the AsyncAPI 3.0 document",
+    "(`zonekeep.protocol.fold`); `asyncapi.yaml`, the AsyncAPI 3.0 document; the "
+    "conformance kit: `zonekeep proxy --check` (docs/clients.md)",
 }

@@ -49,6 +49,8 @@ from ._registry import ArenaLibraryError, plugin_arenas
 from ._store import StoreError
 
 if TYPE_CHECKING:
+    from zonekeep.protocol.conformance import Problem
+
     from ._app import ZonekeepServer
     from ._room import Role, Room
 
@@ -282,6 +284,55 @@ async def _example_tokens(
     if kept_in is not None:
         save_example_tokens(kept_in, room.id, tokens)
     return tokens
+
+
+def _proxy(args: argparse.Namespace) -> int:
+    """``zonekeep proxy``: pass a client's frames to a server and back; with ``--check``,
+    report every client message that breaks the schemas or the protocol."""
+    import signal
+
+    import trio
+
+    from ._proxy import Proxy
+
+    report_file = open(args.report, "w", encoding="utf-8") if args.report else None  # noqa: SIM115
+
+    def report(problem: Problem) -> None:
+        if not args.check:
+            return
+        print(f"zonekeep proxy: {problem.rule}: {problem.message}", file=sys.stderr, flush=True)
+        if report_file is not None:
+            report_file.write(problem.to_json() + "\n")
+            report_file.flush()
+
+    proxy = Proxy(args.upstream, report)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(proxy.run, args.host, args.port)
+            print(
+                f"zonekeep proxy on ws://{listen_address(args.host, port)}/ws -> {args.upstream}"
+                + ("  (checking the client's messages)" if args.check else ""),
+                flush=True,
+            )
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    nursery.cancel_scope.cancel()
+                    break
+
+    try:
+        trio.run(main)
+    except OSError as exc:
+        print(f"zonekeep proxy: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if report_file is not None:
+            report_file.close()
+    found = proxy.checker.problems
+    if args.check:
+        print(f"zonekeep proxy: {len(found)} problem(s) in the client's messages", flush=True)
+        return 1 if found else 0
+    return 0
 
 
 def _data_dir(args: argparse.Namespace) -> Path:
@@ -632,6 +683,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify_cmd.add_argument("file", help="an exported log (JSON Lines)")
     verify_cmd.set_defaults(func=_verify)
+    proxy = sub.add_parser(
+        "proxy",
+        help="a websocket proxy between a client and a server; --check reports every "
+        "client message that breaks the schemas or the protocol (docs/clients.md)",
+    )
+    proxy.add_argument(
+        "--upstream",
+        required=True,
+        help="the server's websocket URL, e.g. ws://127.0.0.1:8765/ws",
+    )
+    proxy.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    proxy.add_argument("--port", type=int, default=8766, help="port (0 picks a free one)")
+    proxy.add_argument(
+        "--check",
+        action="store_true",
+        help="report each problem (standard error), and exit 1 at the end if there was one",
+    )
+    proxy.add_argument(
+        "--report", default=None, help="also write the problems to this file (JSON Lines)"
+    )
+    proxy.set_defaults(func=_proxy)
     add_admin_commands(sub)  # zonekeep gm ..., zonekeep encounters ...
     return parser
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 import select
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers import missing_component
+from helpers import deadline, missing_component
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENT_DIR = ROOT / "examples" / "clients" / "node"
@@ -94,6 +95,64 @@ def test_node_client_plays_against_a_real_server(tmp_path: Path) -> None:
     finally:
         server.kill()
         server.wait(timeout=10)
+        if server.stdout is not None:
+            server.stdout.close()
+
+
+def test_node_client_keeps_the_protocol_through_zonekeep_proxy_check(tmp_path: Path) -> None:
+    """The conformance kit's proxy (``zonekeep proxy --check``) between the Node.js client
+    and a real server: the client plays as before, and the proxy finds nothing wrong in
+    what it sent (and exits 0 when stopped)."""
+    node = _node()
+    log = tmp_path / "server.log"
+    report = tmp_path / "problems.jsonl"
+    with log.open("w") as log_file:
+        server = subprocess.Popen(
+            [sys.executable, "-c", SERVER, str(tmp_path / "server")],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=log_file,
+            text=True,
+        )
+    proxy = None
+    try:
+        port = _wait_for_port(server, log)
+        proxy = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "zonekeep.server._cli", "proxy", "--check"),
+                *("--upstream", f"ws://127.0.0.1:{port}/ws", "--port", "0"),
+                *("--report", str(report)),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proxy.stdout is not None
+        ready, _, _ = select.select([proxy.stdout], [], [], deadline(20))
+        banner = proxy.stdout.readline() if ready else ""
+        found = re.search(r"on ws://127\.0\.0\.1:(\d+)/ws", banner)
+        assert found, banner
+        client = subprocess.run(
+            [node, "client.mjs", f"ws://127.0.0.1:{found.group(1)}/ws"],
+            cwd=CLIENT_DIR,
+            capture_output=True,
+            text=True,
+            timeout=deadline(60),
+        )
+        output = f"stdout:\n{client.stdout}\nstderr:\n{client.stderr}"
+        assert client.returncode == 0, output
+        assert SUMMARY.search(client.stdout), output
+        proxy.send_signal(signal.SIGINT)
+        out, err = proxy.communicate(timeout=deadline(20))
+        assert report.read_text() == "", err
+        assert "0 problem(s) in the client's messages" in out, out + err
+        assert proxy.returncode == 0, out + err
+    finally:
+        for process in (proxy, server):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait(timeout=10)
         if server.stdout is not None:
             server.stdout.close()
 
