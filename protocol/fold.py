@@ -1,4 +1,5 @@
-"""A reference fold of the GM's view (SPEC.md, "Keeping state from events").
+"""Reference folds (SPEC.md, "Keeping state from events"): the GM's view, and a
+player's or a spectator's.
 
 :class:`GmFold` keeps an encounter's state from the GM's snapshot and the ``event`` and
 ``snapshot`` notifications that follow, with the rules' own reducers
@@ -7,9 +8,12 @@ send. A ``rewound`` event leaves it invalid (:attr:`GmFold.valid` false) until t
 ``snapshot`` notification that follows. Plugin events change ``plugin_state`` as their
 plugin folds them: give the plugins' catalog (``Engine.catalog``) to fold them too.
 
-A player's or a spectator's snapshot shows some fields in words (an enemy's ``hp``) and
-leaves hidden things out, so the rules' reducers cannot run on it; such a client folds
-by the table of SPEC.md and takes the next snapshot for what its events do not carry.
+:class:`SeatFold` does the same for a player's or a spectator's view, whose snapshot
+and events show an enemy's hit points as a word (``max_hp`` null): it folds with the
+same reducers, keeping each word beside the state. It is exact while no creature is
+hidden from the seat; a hidden creature's events reach the seat as ``hidden`` (they
+change nothing but ``seq``), and the ``snapshot`` notification the server sends when
+what the seat may see changes brings the state back in line.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 
 from zonekeep.sdk import EncounterState, apply_event, converter, event_from_dict, state_to_dict
 
-__all__ = ["FoldGap", "GmFold"]
+__all__ = ["FoldGap", "GmFold", "SeatFold"]
 
 
 class FoldGap(ValueError):
@@ -69,3 +73,70 @@ class GmFold:
             self.event(params["seq"], params["event"])
         elif message.get("method") == "snapshot":
             self.replace(params["seq"], params["snapshot"])
+
+
+class SeatFold(GmFold):
+    """A player's or a spectator's state, kept from events (see the module's docstring)."""
+
+    def __init__(self, snapshot: dict[str, Any], seq: int, catalog: Any = None) -> None:
+        #: Creature id -> its hit points as this seat sees them (a word).
+        self.words: dict[str, str] = {}
+        super().__init__(self._numbers(snapshot), seq, catalog)
+
+    def _numbers(self, snapshot: dict[str, Any]) -> dict[str, Any]:
+        """``snapshot`` with the words kept aside and numbers in their place."""
+        data: dict[str, Any] = json.loads(json.dumps(snapshot))
+        for cid, creature in data.get("creatures", {}).items():
+            self._take_word(cid, creature)
+        return data
+
+    def _take_word(self, cid: str, creature: dict[str, Any]) -> None:
+        if isinstance(creature.get("hp"), str):
+            self.words[cid] = creature["hp"]
+            creature["hp"] = 0
+        if creature.get("max_hp") is None and cid in self.words:
+            creature["max_hp"] = 0
+
+    @property
+    def snapshot(self) -> dict[str, Any]:
+        data = super().snapshot
+        for cid, word in self.words.items():
+            creature = data["creatures"].get(cid)
+            if creature is not None:
+                creature["hp"], creature["max_hp"] = word, None
+        return data
+
+    def event(self, seq: int, event: dict[str, Any]) -> None:
+        if event.get("type") == "hidden":  # an event this seat may not see
+            self._skip(seq)
+            return
+        event = json.loads(json.dumps(event))
+        kind = event.get("type")
+        if kind in ("damaged", "healed") and isinstance(event.get("hp"), str):
+            self.words[event["creature"]] = event["hp"]
+            event["hp"] = 0
+        elif kind == "override_applied" and event.get("field") == "hp":
+            if isinstance(event.get("value"), str):
+                self.words[event["creature"]] = event["value"]
+                event["value"] = 0
+            else:
+                self.words.pop(event["creature"], None)
+        elif kind == "encounter_created":
+            for creature in event.get("creatures", []):
+                self._take_word(creature["id"], creature)
+        elif kind == "creature_added":
+            creature = event.get("creature") or {}
+            self._take_word(creature.get("id", ""), creature)
+        super().event(seq, event)
+
+    def _skip(self, seq: int) -> None:
+        if seq <= self.seq:
+            return
+        if seq != self.seq + 1:
+            raise FoldGap(f"event {seq} after {self.seq}: events {self.seq + 1}.. are missing")
+        self.seq = seq
+        self._state.seq = seq
+
+    def replace(self, seq: int, snapshot: dict[str, Any]) -> None:
+        self.words = {}
+        super().replace(seq, self._numbers(snapshot))

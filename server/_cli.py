@@ -293,25 +293,46 @@ def _proxy(args: argparse.Namespace) -> int:
 
     import trio
 
-    from ._proxy import Proxy
+    from ._proxy import Proxy, SessionPlayer, read_session
 
+    if (args.upstream is None) == (args.play is None):
+        print(
+            "zonekeep proxy: give --upstream URL or --play SESSION (one of them)", file=sys.stderr
+        )
+        return 2
     report_file = open(args.report, "w", encoding="utf-8") if args.report else None  # noqa: SIM115
+    record_file = open(args.record, "w", encoding="utf-8") if args.record else None  # noqa: SIM115
 
     def report(problem: Problem) -> None:
-        if not args.check:
+        if not args.check and args.play is None:
             return
         print(f"zonekeep proxy: {problem.rule}: {problem.message}", file=sys.stderr, flush=True)
         if report_file is not None:
             report_file.write(problem.to_json() + "\n")
             report_file.flush()
 
-    proxy = Proxy(args.upstream, report)
+    def record(entry: dict[str, Any]) -> None:
+        if record_file is not None:
+            record_file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            record_file.flush()
+
+    player = None
+    if args.play is not None:
+        try:
+            entries = read_session(Path(args.play).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            print(f"zonekeep proxy: cannot read the session {args.play}: {exc}", file=sys.stderr)
+            return 2
+        player = SessionPlayer(entries, report)
+    proxy = Proxy(args.upstream or "", report, record)
+    run = player.run if player is not None else proxy.run
+    target = f"the recorded session {args.play}" if args.play else args.upstream
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
-            port = await nursery.start(proxy.run, args.host, args.port)
+            port = await nursery.start(run, args.host, args.port)
             print(
-                f"zonekeep proxy on ws://{listen_address(args.host, port)}/ws -> {args.upstream}"
+                f"zonekeep proxy on ws://{listen_address(args.host, port)}/ws -> {target}"
                 + ("  (checking the client's messages)" if args.check else ""),
                 flush=True,
             )
@@ -326,10 +347,11 @@ def _proxy(args: argparse.Namespace) -> int:
         print(f"zonekeep proxy: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 1
     finally:
-        if report_file is not None:
-            report_file.close()
-    found = proxy.checker.problems
-    if args.check:
+        for opened in (report_file, record_file):
+            if opened is not None:
+                opened.close()
+    found = player.problems if player is not None else proxy.checker.problems
+    if args.check or player is not None:
         print(f"zonekeep proxy: {len(found)} problem(s) in the client's messages", flush=True)
         return 1 if found else 0
     return 0
@@ -690,9 +712,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     proxy.add_argument(
         "--upstream",
-        required=True,
+        default=None,
         help="the server's websocket URL, e.g. ws://127.0.0.1:8765/ws",
     )
+    proxy.add_argument(
+        "--play",
+        default=None,
+        metavar="SESSION",
+        help="no server: play this recorded session back as a fake server (JSON Lines, "
+        "as --record writes; protocol/conformance/sessions/)",
+    )
+    proxy.add_argument("--record", default=None, help="write the session to this file (JSON Lines)")
     proxy.add_argument("--host", default="127.0.0.1", help="address to listen on")
     proxy.add_argument("--port", type=int, default=8766, help="port (0 picks a free one)")
     proxy.add_argument(

@@ -8,6 +8,7 @@ missing.
 
 from __future__ import annotations
 
+import json
 import re
 import select
 import shutil
@@ -99,13 +100,54 @@ def test_node_client_plays_against_a_real_server(tmp_path: Path) -> None:
             server.stdout.close()
 
 
-def test_node_client_keeps_the_protocol_through_zonekeep_proxy_check(tmp_path: Path) -> None:
-    """The conformance kit's proxy (``zonekeep proxy --check``) between the Node.js client
-    and a real server: the client plays as before, and the proxy finds nothing wrong in
-    what it sent (and exits 0 when stopped)."""
+def _start_proxy(*options: str) -> tuple[subprocess.Popen[str], str]:
+    """``zonekeep proxy`` with ``options`` on a free port; the process and its URL."""
+    proxy = subprocess.Popen(
+        [sys.executable, "-m", "zonekeep.server._cli", "proxy", "--port", "0", *options],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proxy.stdout is not None
+    ready, _, _ = select.select([proxy.stdout], [], [], deadline(20))
+    banner = proxy.stdout.readline() if ready else ""
+    found = re.search(r"on (ws://127\.0\.0\.1:\d+/ws)", banner)
+    if found is None:
+        proxy.kill()
+        _, err = proxy.communicate(timeout=10)
+        pytest.fail(f"zonekeep proxy did not start: {banner!r} {err}")
+    return proxy, found.group(1)
+
+
+def _stop(proxy: subprocess.Popen[str]) -> tuple[str, str]:
+    proxy.send_signal(signal.SIGINT)
+    return proxy.communicate(timeout=deadline(20))
+
+
+def _play(node: str, url: str) -> str:
+    client = subprocess.run(
+        [node, "client.mjs", url],
+        cwd=CLIENT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=deadline(60),
+    )
+    output = f"stdout:\n{client.stdout}\nstderr:\n{client.stderr}"
+    assert client.returncode == 0, output
+    assert SUMMARY.search(client.stdout), output
+    return client.stdout
+
+
+def test_node_client_runs_through_the_conformance_kit(tmp_path: Path) -> None:
+    """The conformance kit (docs/clients.md) with the Node.js client: through
+    ``zonekeep proxy --check`` to a real server, the proxy finds nothing wrong in what
+    it sent, and records the session; then ``zonekeep proxy --play`` plays that
+    session back as a fake server, and the client plays the same game against it."""
     node = _node()
     log = tmp_path / "server.log"
     report = tmp_path / "problems.jsonl"
+    session = tmp_path / "session.jsonl"
     with log.open("w") as log_file:
         server = subprocess.Popen(
             [sys.executable, "-c", SERVER, str(tmp_path / "server")],
@@ -114,43 +156,43 @@ def test_node_client_keeps_the_protocol_through_zonekeep_proxy_check(tmp_path: P
             stderr=log_file,
             text=True,
         )
-    proxy = None
+    processes: list[subprocess.Popen[str]] = [server]
     try:
         port = _wait_for_port(server, log)
-        proxy = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "zonekeep.server._cli", "proxy", "--check"),
-                *("--upstream", f"ws://127.0.0.1:{port}/ws", "--port", "0"),
-                *("--report", str(report)),
-            ],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        proxy, url = _start_proxy(
+            "--check",
+            "--upstream",
+            f"ws://127.0.0.1:{port}/ws",
+            "--report",
+            str(report),
+            "--record",
+            str(session),
         )
-        assert proxy.stdout is not None
-        ready, _, _ = select.select([proxy.stdout], [], [], deadline(20))
-        banner = proxy.stdout.readline() if ready else ""
-        found = re.search(r"on ws://127\.0\.0\.1:(\d+)/ws", banner)
-        assert found, banner
-        client = subprocess.run(
-            [node, "client.mjs", f"ws://127.0.0.1:{found.group(1)}/ws"],
-            cwd=CLIENT_DIR,
-            capture_output=True,
-            text=True,
-            timeout=deadline(60),
-        )
-        output = f"stdout:\n{client.stdout}\nstderr:\n{client.stderr}"
-        assert client.returncode == 0, output
-        assert SUMMARY.search(client.stdout), output
-        proxy.send_signal(signal.SIGINT)
-        out, err = proxy.communicate(timeout=deadline(20))
+        processes.append(proxy)
+        live = _play(node, url)
+        out, err = _stop(proxy)
         assert report.read_text() == "", err
         assert "0 problem(s) in the client's messages" in out, out + err
         assert proxy.returncode == 0, out + err
+        entries = [json.loads(line) for line in session.read_text().splitlines()]
+        assert {e["connection"] for e in entries} == {1, 2}  # the GM's and alice's
+        assert any(e.get("from") == "client" for e in entries)
+
+        server.kill()  # the fake server alone from here
+        player, url = _start_proxy("--play", str(session))
+        processes.append(player)
+        try:
+            replayed = _play(node, url)
+        except AssertionError:
+            _, err = _stop(player)
+            raise AssertionError(f"the fake server said:\n{err}") from None
+        out, err = _stop(player)
+        assert "0 problem(s)" in out, out + err
+        assert player.returncode == 0, out + err
+        assert replayed.splitlines()[-1] == live.splitlines()[-1]  # the same game
     finally:
-        for process in (proxy, server):
-            if process is not None and process.poll() is None:
+        for process in processes:
+            if process.poll() is None:
                 process.kill()
                 process.wait(timeout=10)
         if server.stdout is not None:
