@@ -2726,5 +2726,6 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "the server is down); fold rules per event (SPEC.md, Keeping state from events, "
     "read from the rules' reducers) and the reference fold of the GM's view "
     "(`zonekeep.protocol.fold`); `asyncapi.yaml`, the AsyncAPI 3.0 document; the "
-    "conformance kit: `zonekeep proxy --check` (docs/clients.md)",
+    "conformance kit: `zonekeep proxy --check`, `--record` and `--play`, and the "
+    "recorded sessions of `conformance/sessions/` (docs/clients.md)",
 }
