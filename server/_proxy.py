@@ -36,6 +36,21 @@ log = logging.getLogger("zonekeep.proxy")
 MAX_FRAME = 16 * 2**20
 
 
+async def _listen(
+    handler: Callable[[ServerConnection], Any],
+    host: str,
+    port: int,
+    task_status: trio.TaskStatus[int],
+) -> None:
+    """Serve websockets with ``handler`` on ``host:port`` (0: a free port) until
+    cancelled; reports the port it listens on."""
+    async with trio.open_nursery() as nursery:
+        server = await nursery.start(
+            functools.partial(serve, handler, port, host=host, compression=None, max_size=MAX_FRAME)
+        )
+        task_status.started(server.listeners[0].socket.getsockname()[1])
+
+
 def _data(frame: str | bytes) -> Any:
     """A frame as recorded: its JSON data, else its text."""
     text = frame.decode("utf-8", "replace") if isinstance(frame, bytes) else frame
@@ -67,7 +82,6 @@ class Proxy:
         self.report = report
         #: Called with each entry of the session (see the module's docstring).
         self.record = record
-        self.port: int | None = None
         self._ids = itertools.count(1)
         self._closed: set[int] = set()
 
@@ -132,14 +146,7 @@ class Proxy:
         self, host: str, port: int, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
     ) -> None:
         """Listen on ``host:port`` (0: a free port) until cancelled; reports the port."""
-        async with trio.open_nursery() as nursery:
-            server = await nursery.start(
-                functools.partial(
-                    serve, self.handle, port, host=host, compression=None, max_size=MAX_FRAME
-                )
-            )
-            self.port = server.listeners[0].socket.getsockname()[1]
-            task_status.started(self.port)
+        await _listen(self.handle, host, port, task_status)
 
 
 def read_session(text: str) -> list[dict[str, Any]]:
@@ -165,7 +172,6 @@ class SessionPlayer:
         self.entries = list(entries)
         self.report = report
         self.problems: list[Problem] = []
-        self.port: int | None = None
         self._ids = itertools.count(1)
         #: One event per entry the client sent, set when it came.
         self._came = {
@@ -248,11 +254,4 @@ class SessionPlayer:
         self, host: str, port: int, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
     ) -> None:
         """Listen on ``host:port`` (0: a free port) until cancelled; reports the port."""
-        async with trio.open_nursery() as nursery:
-            server = await nursery.start(
-                functools.partial(
-                    serve, self.handle, port, host=host, compression=None, max_size=MAX_FRAME
-                )
-            )
-            self.port = server.listeners[0].socket.getsockname()[1]
-            task_status.started(self.port)
+        await _listen(self.handle, host, port, task_status)

@@ -15,6 +15,8 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -69,8 +71,10 @@ def _wait_for_port(server: subprocess.Popen[str], log: Path, timeout: float = 20
     return int(line)
 
 
-def test_node_client_plays_against_a_real_server(tmp_path: Path) -> None:
-    node = _node()
+@contextmanager
+def serving(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """A server in a subprocess (its store and log under ``tmp_path``), and its port;
+    killed at the end."""
     log = tmp_path / "server.log"
     with log.open("w") as log_file:
         server = subprocess.Popen(
@@ -81,7 +85,18 @@ def test_node_client_plays_against_a_real_server(tmp_path: Path) -> None:
             text=True,
         )
     try:
-        port = _wait_for_port(server, log)
+        yield server, _wait_for_port(server, log)
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait(timeout=10)
+        if server.stdout is not None:
+            server.stdout.close()
+
+
+def test_node_client_plays_against_a_real_server(tmp_path: Path) -> None:
+    node = _node()
+    with serving(tmp_path) as (_, port):
         client = subprocess.run(
             [node, "client.mjs", f"ws://127.0.0.1:{port}/ws"],
             cwd=CLIENT_DIR,
@@ -93,11 +108,6 @@ def test_node_client_plays_against_a_real_server(tmp_path: Path) -> None:
         assert client.returncode == 0, output
         assert SUMMARY.search(client.stdout), output
         assert "warning:" not in client.stderr, output
-    finally:
-        server.kill()
-        server.wait(timeout=10)
-        if server.stdout is not None:
-            server.stdout.close()
 
 
 def _start_proxy(*options: str) -> tuple[subprocess.Popen[str], str]:
@@ -145,32 +155,18 @@ def test_node_client_runs_through_the_conformance_kit(tmp_path: Path) -> None:
     it sent, and records the session; then ``zonekeep proxy --play`` plays that
     session back as a fake server, and the client plays the same game against it."""
     node = _node()
-    log = tmp_path / "server.log"
     report = tmp_path / "problems.jsonl"
     session = tmp_path / "session.jsonl"
-    with log.open("w") as log_file:
-        server = subprocess.Popen(
-            [sys.executable, "-c", SERVER, str(tmp_path / "server")],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=log_file,
-            text=True,
-        )
-    processes: list[subprocess.Popen[str]] = [server]
+    processes: list[subprocess.Popen[str]] = []
     try:
-        port = _wait_for_port(server, log)
-        proxy, url = _start_proxy(
-            "--check",
-            "--upstream",
-            f"ws://127.0.0.1:{port}/ws",
-            "--report",
-            str(report),
-            "--record",
-            str(session),
-        )
-        processes.append(proxy)
-        live = _play(node, url)
-        out, err = _stop(proxy)
+        with serving(tmp_path) as (_, port):
+            proxy, url = _start_proxy(
+                *("--check", "--upstream", f"ws://127.0.0.1:{port}/ws"),
+                *("--report", str(report), "--record", str(session)),
+            )
+            processes.append(proxy)
+            live = _play(node, url)
+            out, err = _stop(proxy)
         assert report.read_text() == "", err
         assert "0 problem(s) in the client's messages" in out, out + err
         assert proxy.returncode == 0, out + err
@@ -178,7 +174,7 @@ def test_node_client_runs_through_the_conformance_kit(tmp_path: Path) -> None:
         assert {e["connection"] for e in entries} == {1, 2}  # the GM's and alice's
         assert any(e.get("from") == "client" for e in entries)
 
-        server.kill()  # the fake server alone from here
+        # The server is gone: the fake server alone from here.
         player, url = _start_proxy("--play", str(session))
         processes.append(player)
         try:
@@ -195,8 +191,6 @@ def test_node_client_runs_through_the_conformance_kit(tmp_path: Path) -> None:
             if process.poll() is None:
                 process.kill()
                 process.wait(timeout=10)
-        if server.stdout is not None:
-            server.stdout.close()
 
 
 # Two nodes on one PostgreSQL store (its URL the argument), each printing its port.

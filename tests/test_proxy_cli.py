@@ -5,16 +5,11 @@ stopped after one."""
 from __future__ import annotations
 
 import json
-import re
-import select
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import trio
 from helpers import deadline
-from test_node_client import ROOT, SERVER, _wait_for_port
+from test_node_client import _start_proxy, _stop, serving
 from websockets.trio.client import connect as ws_connect
 
 
@@ -27,47 +22,21 @@ async def _ping_before_hello(url: str) -> dict[str, object]:
 
 
 def test_the_proxy_reports_a_broken_message_and_exits_1(tmp_path: Path) -> None:
-    log = tmp_path / "server.log"
     report = tmp_path / "problems.jsonl"
-    with log.open("w") as log_file:
-        server = subprocess.Popen(
-            [sys.executable, "-c", SERVER, str(tmp_path / "server")],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=log_file,
-            text=True,
+    with serving(tmp_path) as (_, port):
+        proxy, url = _start_proxy(
+            "--check", "--upstream", f"ws://127.0.0.1:{port}/ws", "--report", str(report)
         )
-    proxy = None
-    try:
-        port = _wait_for_port(server, log)
-        proxy = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "zonekeep.server._cli", "proxy", "--check"),
-                *("--upstream", f"ws://127.0.0.1:{port}/ws", "--port", "0"),
-                *("--report", str(report)),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert proxy.stdout is not None
-        ready, _, _ = select.select([proxy.stdout], [], [], deadline(20))
-        banner = proxy.stdout.readline() if ready else ""
-        found = re.search(r"on ws://127\.0\.0\.1:(\d+)/ws -> ws://", banner)
-        assert found, banner
-        reply = trio.run(_ping_before_hello, f"ws://127.0.0.1:{found.group(1)}/ws")
-        assert reply["error"]["name"] == "hello_required"  # type: ignore[index]
-        proxy.send_signal(signal.SIGINT)
-        out, err = proxy.communicate(timeout=deadline(20))
-        assert proxy.returncode == 1, out + err
-        assert "zonekeep proxy: before_hello: 'ping' sent before 'hello' was answered." in err
-        assert "1 problem(s) in the client's messages" in out
-        (line,) = report.read_text().splitlines()
-        assert json.loads(line)["rule"] == "before_hello"
-    finally:
-        for process in (proxy, server):
-            if process is not None and process.poll() is None:
-                process.kill()
-                process.wait(timeout=10)
-        if server.stdout is not None:
-            server.stdout.close()
+        try:
+            reply = trio.run(_ping_before_hello, url)
+            assert reply["error"]["name"] == "hello_required"  # type: ignore[index]
+            out, err = _stop(proxy)
+        finally:
+            if proxy.poll() is None:
+                proxy.kill()
+                proxy.wait(timeout=10)
+    assert proxy.returncode == 1, out + err
+    assert "zonekeep proxy: before_hello: 'ping' sent before 'hello' was answered." in err
+    assert "1 problem(s) in the client's messages" in out
+    (line,) = report.read_text().splitlines()
+    assert json.loads(line)["rule"] == "before_hello"

@@ -15,6 +15,7 @@ import trio.testing
 from e2e_support import Loaded, Running, ServerConfig, sturdy_goblin_roster
 from helpers import deadline
 from lobby_support import refused
+from prompt_support import to_a_prompt
 from websockets.trio.client import ClientConnection
 from websockets.trio.client import connect as ws_connect
 
@@ -115,16 +116,7 @@ async def test_an_answer_after_the_prompts_deadline_is_reported(
     proxy, url = await proxied(nursery, running)
     async with running.client() as gm, connect(url) as alice:
         with trio.fail_after(deadline(10)):
-            eid = (await gm.create_encounter("Late", "tavern", sturdy_goblin_roster()))["encounter"]
-            seat = await gm.request("create_seat", encounter=eid, player="alice")
-            await gm.command(eid, "set_surprise", surprised=[])
-            await gm.command(eid, "place", positions={})
-            await gm.command(eid, "roll_initiative")
-            await alice.join(eid, seat["token"])
-            await alice.command(eid, "attack", creature="aria", target="gob")
-            await alice.command(eid, "end_turn", creature="aria")
-            await gm.command(eid, "enter", creature="gob", zones=["bar"])
-            prompt = await alice.notification("prompt")
+            eid, prompt = await to_a_prompt(gm, alice)
         decision = prompt["decision"]["id"]
         mock_clock.jump(29)  # in time: not reported
         with trio.fail_after(deadline(10)):

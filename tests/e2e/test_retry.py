@@ -15,6 +15,7 @@ import trio.testing
 from e2e_support import Loaded, Running, ServerConfig, sturdy_goblin_roster
 from helpers import deadline
 from lobby_support import refused
+from prompt_support import to_a_prompt
 
 from zonekeep.protocol import DEFAULT_LIMITS
 from zonekeep.server._config import Limits
@@ -117,18 +118,7 @@ async def test_decision_pending_says_when_the_decision_is_settled(
     )
     async with running.client() as gm, running.client() as alice:
         with trio.fail_after(deadline(10)):
-            eid = (await gm.create_encounter("Prompt", "tavern", sturdy_goblin_roster()))[
-                "encounter"
-            ]
-            seat = await gm.request("create_seat", encounter=eid, player="alice")
-            await gm.command(eid, "set_surprise", surprised=[])
-            await gm.command(eid, "place", positions={})
-            await gm.command(eid, "roll_initiative")
-            await alice.join(eid, seat["token"])
-            await alice.command(eid, "attack", creature="aria", target="gob")
-            await alice.command(eid, "end_turn", creature="aria")
-            await gm.command(eid, "enter", creature="gob", zones=["bar"])
-            await alice.notification("prompt")  # aria may take an opportunity attack
+            eid, _ = await to_a_prompt(gm, alice)  # aria may take an opportunity attack
             error = await refused(gm.command(eid, "dodge", creature="gob"))
             assert (error.name, error.data) == (
                 "decision_pending",
