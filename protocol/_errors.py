@@ -20,6 +20,7 @@ PROTOCOL_ERRORS: dict[str, int] = {
     "not_joined": 1008,
     "encounter_archived": 1009,
     "moved": 1010,
+    "idempotency_key_reused": 1011,
     "bad_token": 2000,
     "server_key_required": 2001,
     "bad_server_key": 2002,
@@ -78,6 +79,7 @@ ERROR_MEANINGS: dict[int, str] = {
     1008: "The connection has not joined that encounter (or has left it).",  # not_joined
     1009: "The encounter is archived (it ended, or was archived by its GM, the operator or the archiving sweep): it cannot be joined or changed. The server's operator can bring it back with `zonekeep encounters restore ID`.",  # encounter_archived
     1010: "Another node of this server serves that encounter (it holds the encounter's lease): the error's `url` is that node's websocket URL. Connect there, say `hello` and send the request again; a client follows it without asking its user. Since 1.4.",  # moved
+    1011: "The request's `idempotency_key` was used before by the same seat for another request (another method or other params); nothing was done. Choose a new key for every new request. Since 1.5.",  # idempotency_key_reused
     2000: "`join`'s token does not open that encounter.",  # bad_token
     2001: "The server requires a key to create encounters and none was given.",  # server_key_required
     2002: "The server key given is wrong.",  # bad_server_key
@@ -108,7 +110,7 @@ ERROR_MEANINGS: dict[int, str] = {
     4017: "An enemy's space is in the way.",  # blocked_by_creature
     4018: "The move would end in another creature's space.",  # occupied_space
     4019: "The creature has no attack with that name.",  # unknown_attack
-    4020: "The target cannot be chosen (itself, already out of the fight, not an enemy ...).",  # invalid_target
+    4020: "The target cannot be chosen for that command (itself where that is not allowed, already out of the fight, hidden from the attacker ...); allies are legal targets of an attack.",  # invalid_target
     4021: "No pending decision has that id.",  # unknown_decision
     4022: "The engine's code for 3003; on the wire it is reported as 3003.",  # not_your_decision
     4023: "The choice is not one of the decision's options (or not an ordering of all of them).",  # invalid_choice
@@ -153,6 +155,26 @@ ERROR_MEANINGS: dict[int, str] = {
     6003: "The server could not save the change (its disk is full or read-only); nothing changed and nothing was broadcast.",  # store_unavailable
 }
 
+#: The errors after which the same request, sent again unchanged, may succeed once time
+#: has passed (SPEC.md, "Retrying"); every other error is refused again until the client
+#: changes something (its params, the state it waits for, its connection).
+RETRYABLE = frozenset(
+    {
+        "moved",
+        "decision_pending",
+        "rate_limited",
+        "too_many_connections",
+        "quota_exceeded",
+        "server_full",
+        "store_unavailable",
+    }
+)
+
+#: ``retry_after_ms`` of the errors that get a fixed one: ``moved`` (at once, at the
+#: error's ``url``) and ``store_unavailable`` (a second: a full or read-only disk, a
+#: database restarting, a lease being handed over).
+RETRY_AFTER_MS: dict[str, int] = {"moved": 0, "store_unavailable": 1000}
+
 #: WebSocket close codes the server uses: (code, reason, when).
 CLOSE_CODES: list[tuple[int, str, str]] = [
     (1000, "", "Normal closure (the client closed, or the server answered a client's close)."),
@@ -160,7 +182,8 @@ CLOSE_CODES: list[tuple[int, str, str]] = [
     (
         1008,
         "rate limit abuse",
-        "More than `rate_burst` (40) messages were refused with `rate_limited` within 10 seconds.",
+        "More than `abuse_refusals` (40) messages were refused with `rate_limited` within "
+        "`abuse_window_seconds` (10) seconds (both announced in `hello`'s `limits`).",
     ),
     (1009, "", "A frame was larger than 4 \u00d7 `max_message_bytes`."),
     (
@@ -222,7 +245,13 @@ class ProtocolError(Exception):
     """
 
     def __init__(
-        self, name: str, message: str, *, code: int | None = None, url: str | None = None
+        self,
+        name: str,
+        message: str,
+        *,
+        code: int | None = None,
+        url: str | None = None,
+        retry_after_ms: int | None = None,
     ) -> None:
         super().__init__(f"{name}: {message}")
         self.name = name
@@ -231,6 +260,15 @@ class ProtocolError(Exception):
         self.request_id: int | str | None = None
         #: Only for ``moved``: the websocket URL of the node that serves the encounter.
         self.url = url
+        #: When waiting helps: the milliseconds to wait before a retry (SPEC.md, "Retrying").
+        self.retry_after_ms = (
+            RETRY_AFTER_MS.get(name) if retry_after_ms is None else max(0, retry_after_ms)
+        )
+
+    @property
+    def retryable(self) -> bool:
+        """Whether the same request, sent again unchanged, may succeed later."""
+        return self.name in RETRYABLE
 
     @classmethod
     def from_refusal(cls, code: str, message: str) -> ProtocolError:
@@ -238,7 +276,15 @@ class ProtocolError(Exception):
         return cls(code, message, code=rule_error_number(code))
 
     def to_wire(self) -> dict[str, object]:
-        wire: dict[str, object] = {"code": self.code, "name": self.name, "message": self.message}
+        data: dict[str, object] = {"retryable": self.retryable}
+        if self.retry_after_ms is not None:
+            data["retry_after_ms"] = self.retry_after_ms
+        wire: dict[str, object] = {
+            "code": self.code,
+            "name": self.name,
+            "message": self.message,
+            "data": data,
+        }
         if self.url is not None:
             wire["url"] = self.url
         return wire

@@ -57,6 +57,7 @@ from zonekeep.sdk.host import (
 
 from . import _errors
 from . import _messages as m
+from ._asyncapi import asyncapi_text
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -565,10 +566,16 @@ _ARENA_FIELDS: dict[str, dict[str, Any]] = {
 _SAVE_RULES = [
     {
         "if": {"required": ["damage"], "properties": {"damage": {"type": "string"}}},
-        "then": {"required": ["damage_type"], "properties": {"damage_type": {"minLength": 1}}},
+        "then": {
+            "required": ["damage_type"],
+            "properties": {"damage_type": {"type": "string", "minLength": 1}},
+        },
     },
     {
-        "if": {"required": ["damage_type"], "properties": {"damage_type": {"minLength": 1}}},
+        "if": {
+            "required": ["damage_type"],
+            "properties": {"damage_type": {"type": "string", "minLength": 1}},
+        },
         "then": {"required": ["damage"], "properties": {"damage": {"type": "string"}}},
     },
 ]
@@ -621,6 +628,8 @@ def _six(key: str, doc_text: str, *, all_six: bool) -> dict[str, Any]:
     }
     if all_six:
         schema["required"] = list(ABILITIES)
+        # (ajv's strict mode wants a required property defined)
+        schema["properties"] = {a: {"type": "integer", **_range(key)} for a in ABILITIES}
     return {"doc": doc_text, "schema": schema, "null": False}
 
 
@@ -631,6 +640,7 @@ _SPEEDS = {
     "schema": {
         "type": "object",
         "required": ["walk"],
+        "properties": {"walk": {"type": "integer", "multipleOf": 5, **_range("speed")}},
         "propertyNames": {"enum": ["walk", "climb", "swim", "fly", "burrow"]},
         "additionalProperties": {"type": "integer", "multipleOf": 5, **_range("speed")},
     },
@@ -825,7 +835,10 @@ def _file_schema(cls: type, filename: str, title: str, description: str) -> str:
     attack["allOf"] = [
         {
             "if": {"required": ["kind"], "properties": {"kind": {"const": "ranged"}}},
-            "then": {"required": ["range"], "properties": {"range": {"minimum": 1}}},
+            "then": {
+                "required": ["range"],
+                "properties": {"range": {"type": "integer", "minimum": 1}},
+            },
         }
     ]
     return _document(filename, title, description, _with_defs(top, builder))
@@ -859,8 +872,90 @@ def character_schema() -> str:
     )
 
 
+#: The folder (under ``protocol/schemas/``) of the strict schemas: what this server sends,
+#: exactly (its own tests check every message against them).
+STRICT = "strict"
+
+#: What the published schemas say of themselves.
+OPEN_NOTE = (
+    " Published (open): it accepts what a client must ignore (SPEC.md, Versioning): "
+    "unknown fields, event types and notification methods. The strict schema of "
+    "protocol/schemas/strict/ has the same constraints and refuses them."
+)
+STRICT_NOTE = (
+    " Strict: what this version of the server sends, exactly (unknown fields, event types "
+    "and notification methods refused), for the server's own tests; a client validates "
+    "with the published schema of protocol/schemas/."
+)
+
+
+def _is_client_side(name: str) -> bool:
+    """Whether ``name`` describes what a client sends (the server refuses unknown
+    fields there, so its published schema stays closed)."""
+    return name.endswith(".params.schema.json") or name == "request.schema.json"
+
+
+def _opened(node: Any) -> Any:
+    """``node`` (a schema) with every ``"additionalProperties": false`` left out."""
+    if isinstance(node, dict):
+        return {
+            k: _opened(v)
+            for k, v in node.items()
+            if not (k == "additionalProperties" and v is False)
+        }
+    if isinstance(node, list):
+        return [_opened(v) for v in node]
+    return node
+
+
+def published_schema(name: str, strict_text: str) -> str:
+    """The published (open) schema ``name`` from its strict text: a server message's
+    schema accepts unknown fields, ``event_payload`` unknown event types and
+    ``server_message`` unknown notification methods; a client message's schema is the
+    strict one (the server refuses unknown params)."""
+    schema = json.loads(strict_text)
+    if _is_client_side(name):
+        return strict_text
+    schema = _opened(schema)
+    schema["$comment"] = MARK + OPEN_NOTE
+    if name == "event_payload.schema.json":
+        # An unknown type is an event of a later version: the known ones keep their shape.
+        schema["properties"]["type"] = {"type": "string", "minLength": 1}
+    if name == "server_message.schema.json":
+        known = sorted(m.NOTIFICATIONS)
+        schema["oneOf"].append(
+            {
+                "description": "A notification of a later version (clients ignore it).",
+                "type": "object",
+                "required": ["method"],
+                "properties": {"method": {"type": "string", "not": {"enum": known}}},
+            }
+        )
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def strict_schema(name: str, text: str) -> str:
+    """The strict schema ``name`` (under ``strict/``: its ``$id`` there, so that its
+    relative references find the strict ones)."""
+    schema = json.loads(text)
+    schema["$id"] = f"{m.SCHEMA_BASE}{STRICT}/{name}"
+    schema["$comment"] = MARK + STRICT_NOTE
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def all_schema_files() -> dict[str, str]:
+    """Path under ``protocol/schemas/`` -> text: the published schemas and, under
+    ``strict/``, the strict ones, both from :func:`schema_files`."""
+    found: dict[str, str] = {}
+    for name, text in schema_files().items():
+        found[name] = published_schema(name, text)
+        found[f"{STRICT}/{name}"] = strict_schema(name, text)
+    return found
+
+
 def schema_files() -> dict[str, str]:
-    """File name (in ``protocol/schemas/``) -> its generated text."""
+    """File name (in ``protocol/schemas/``) -> its generated text, as the classes make
+    it (closed: :func:`all_schema_files` makes the published and strict files of it)."""
     files = {
         "request.schema.json": request_schema_file(),
         "error.schema.json": error_schema_file(),
@@ -1111,8 +1206,9 @@ def errors_table() -> str:
     rows = []
     for code in sorted(names):
         kind = next(k for k, (lo, hi) in _errors.RANGES.items() if lo <= code <= hi)
-        rows.append([str(code), names[code], kind, _errors.ERROR_MEANINGS[code]])
-    return _table(["code", "name", "range", "when"], rows)
+        retry = "yes" if names[code] in _errors.RETRYABLE else "no"
+        rows.append([str(code), names[code], kind, retry, _errors.ERROR_MEANINGS[code]])
+    return _table(["code", "name", "range", "retryable", "when"], rows)
 
 
 def close_codes_table() -> str:
@@ -1244,7 +1340,32 @@ def tables() -> dict[str, Callable[[], str]]:
         "roster references": roster_references_table,
         "dice vectors": dice_vectors_table,
         "schema files": schema_files_table,
+        "fold rules": fold_rules_table,
     }
+
+
+def fold_rules_table() -> str:
+    """What each event changes in the snapshot, read from the rules' reducers
+    (``protocol/_folds.py``)."""
+    from ._folds import fold_rules
+
+    rows = []
+    for name, keys in fold_rules().items():
+        if name == "rewound":
+            changes = (
+                "the whole state goes back to how it was after event `to_seq` "
+                "(a fold cannot do that: wait for the `snapshot` that follows)"
+            )
+        elif name == "hidden":
+            changes = "nothing (an event this seat may not see)"
+        elif not keys:
+            changes = "nothing: it records what happened (rolls, words)"
+        else:
+            changes = ", ".join(f"`{k}`" for k in keys)
+        rows.append([f"`{name}`", changes])
+    rows.append(["`hidden`", "nothing (an event this seat may not see)"])
+    rows.append(["a plugin's (`<plugin>.<name>`)", "`plugin_state`, as its plugin folds it"])
+    return _table(["event", "changes in the snapshot (besides `seq`)"], rows)
 
 
 #: SPEC.md's dice vectors: (seed, contributions before the die, counter, sides).
@@ -1295,7 +1416,9 @@ def fill_spec(text: str) -> str:
 
 def generated_files(root: Path = ROOT) -> dict[str, str]:
     """Path relative to the repository root -> the text the generator writes there."""
-    files = {f"protocol/schemas/{name}": text for name, text in schema_files().items()}
+    schemas = all_schema_files()
+    files = {f"protocol/schemas/{name}": text for name, text in schemas.items()}
+    files["protocol/asyncapi.yaml"] = asyncapi_text(schemas)
     spec = (root / "protocol" / "SPEC.md").read_text(encoding="utf-8")
     files["protocol/SPEC.md"] = fill_spec(spec)
     return files
@@ -1310,7 +1433,7 @@ def stale_files(root: Path = ROOT) -> list[str]:
         for rel, text in fresh.items()
         if not (root / rel).exists() or (root / rel).read_text(encoding="utf-8") != text
     ]
-    for path in sorted((root / "protocol" / "schemas").glob("*.json")):
+    for path in sorted((root / "protocol" / "schemas").glob("**/*.json")):
         rel = path.relative_to(root).as_posix()
         if rel not in fresh:
             stale.append(rel)
@@ -1330,6 +1453,7 @@ def main(argv: Sequence[str] | None = None, root: Path = ROOT) -> int:
             continue
         path = root / rel
         if rel in fresh:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(fresh[rel], encoding="utf-8")
             print(f"wrote: {rel}")
         else:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
 import attrs
 import cattrs
-from cattrs.gen import make_dict_unstructure_fn
+from cattrs.gen import make_dict_unstructure_fn, override
 
 from zonekeep.sdk import Cost
 from zonekeep.sdk.host import json_kind, strict_containers
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from zonekeep.sdk import CommandSpec, ConditionSpec
 
 #: The protocol version this package describes ("MAJOR.MINOR").
-PROTOCOL_VERSION = "1.4"
+PROTOCOL_VERSION = "1.5"
 
 Role = Literal["gm", "player", "spectator"]
 Who = Literal["creature", "gm", "any"]
@@ -116,6 +116,33 @@ def _history(_: object, attribute: attrs.Attribute[int | None], value: int | Non
 def _not_empty(_: object, attribute: attrs.Attribute[str], value: str) -> None:
     if not value:
         raise ValueError(f"'{attribute.name}' must not be empty")
+
+
+#: An idempotency key: 1-64 printable ASCII characters, no spaces (SPEC.md, "Idempotency").
+IDEMPOTENCY_KEY_PATTERN = "^[!-~]{1,64}$"
+_IDEMPOTENCY_KEY = re.compile(r"[!-~]{1,64}")
+
+
+def _idempotency_key(_: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is not None and not _IDEMPOTENCY_KEY.fullmatch(value):
+        raise ValueError(
+            f"'{attribute.name}' must be 1 to 64 printable ASCII characters without spaces"
+        )
+
+
+def idempotency_key_field() -> Any:
+    """The optional ``idempotency_key`` of a request that changes an encounter's state."""
+    return attrs.field(
+        default=None,
+        validator=_idempotency_key,
+        metadata=doc(
+            "A key the client chose for this request (1-64 printable ASCII characters, no "
+            "spaces): a repeat with the same key from the same seat, on any connection and "
+            "after a restart, gets the first answer and changes nothing. See "
+            "[Idempotency](#idempotency). Since 1.5.",
+            keywords={"pattern": IDEMPOTENCY_KEY_PATTERN},
+        ),
+    )
 
 
 # -- field documentation ---------------------------------------------------------------------
@@ -485,18 +512,25 @@ class Limits:
     rate_per_second: float = attrs.field(
         default=20.0,
         metadata=doc(
-            "Messages a client may send per second on average (a token bucket refilled at "
-            "this rate).",
+            "Messages a client may send per second on average: a token bucket of "
+            "`rate_burst` tokens, full when the connection opens, refilled continuously at "
+            "this rate (never above `rate_burst`), as the server reads each frame. A frame "
+            "takes one token. A client that sends at most `rate_burst` + `rate_per_second` "
+            "\u00d7 t frames in any t seconds (as the server reads them) is never refused: "
+            "for example `rate_burst` at once, then one every 1 / `rate_per_second` "
+            "seconds.",
             exclusiveMinimum=0,
         ),
     )
     rate_burst: int = attrs.field(
         default=40,
         metadata=doc(
-            "The bucket's size: up to this many messages at once. A message that finds the "
-            "bucket empty is refused with `rate_limited` (5001, with the request's id when it can be read) and not handled. "
-            "More than 40 refused messages within 10 seconds close the connection with 1008 "
-            "(`rate limit abuse`).",
+            "The bucket's size: up to this many messages at once. A frame that finds less "
+            "than one token in the bucket is refused with `rate_limited` (5001, with the "
+            "request's id when it can be read, and `retry_after_ms`: when the bucket holds "
+            "a token again), takes no token and is not handled. More than "
+            "`abuse_refusals` refused frames within `abuse_window_seconds` close the "
+            "connection with 1008 (`rate limit abuse`).",
             minimum=1,
         ),
     )
@@ -545,6 +579,59 @@ class Limits:
             exclusiveMinimum=0,
         ),
     )
+    abuse_refusals: int = attrs.field(
+        default=40,
+        metadata=doc(
+            "More messages than this refused with `rate_limited` within "
+            "`abuse_window_seconds` close the connection with 1008 (`rate limit abuse`). "
+            "Since 1.5.",
+            minimum=1,
+        ),
+    )
+    abuse_window_seconds: float = attrs.field(
+        default=10.0,
+        metadata=doc(
+            "The window, in seconds, over which `abuse_refusals` are counted. Since 1.5.",
+            exclusiveMinimum=0,
+        ),
+    )
+    max_connections_per_token: int = attrs.field(
+        default=4,
+        metadata=doc(
+            "Connections joined to one encounter with the same token (the GM's, a seat's "
+            "or a spectator link); another `join` with it is refused with "
+            "`too_many_connections` (5002). Since 1.5.",
+            minimum=1,
+        ),
+    )
+    max_spectators_per_encounter: int = attrs.field(
+        default=16,
+        metadata=doc(
+            "Spectator connections joined to one encounter (counted apart from "
+            "`max_connections_per_encounter`); another is refused with "
+            "`too_many_connections` (5002). Since 1.5.",
+            minimum=1,
+        ),
+    )
+    reply_bytes_burst: int = attrs.field(
+        default=4_000_000,
+        metadata=doc(
+            "Bytes of `snapshot`, `join`, `list_encounters`, `list_compendium` and "
+            "`list_arenas` replies one connection may be sent at once (a second budget, "
+            "refilled at `reply_bytes_per_second`). A reply is sent whole while the budget "
+            "is above 0, and may overdraw it; while it is at or below 0 those requests are "
+            "refused with `rate_limited`, whose `retry_after_ms` says when it is above 0 "
+            "again. Since 1.5.",
+            minimum=1,
+        ),
+    )
+    reply_bytes_per_second: float = attrs.field(
+        default=200_000.0,
+        metadata=doc(
+            "Bytes a second at which `reply_bytes_burst` refills. Since 1.5.",
+            exclusiveMinimum=0,
+        ),
+    )
 
 
 #: The limits a server applies unless its operator changes them.
@@ -556,7 +643,7 @@ class HelloResult:
     """``hello`` result: the server's protocol version, identity, capabilities and limits."""
 
     protocol: str = attrs.field(
-        metadata=doc('The server\'s version, `"1.4"`.', pattern=r"^1\.[0-9]+$")
+        metadata=doc('The server\'s version, `"1.5"`.', pattern=r"^1\.[0-9]+$")
     )
     server: ServerInfo = attrs.field(metadata=doc("Who the server is."))
     capabilities: Capabilities = attrs.field(metadata=doc("What the server can do."))
@@ -587,7 +674,8 @@ _ROSTER_CREATURE: dict[str, Any] = {
         "name": {"type": "string"},
         "side": {"type": "string"},
     },
-    "not": {"required": ["compendium"]},
+    # (no "compendium": that is a reference; ajv's strict mode wants it defined here)
+    "not": {"properties": {"compendium": True}, "required": ["compendium"]},
     "additionalProperties": True,
 }
 _ROSTER_WORD = {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]*$"}
@@ -1071,6 +1159,7 @@ class SubmitCharacterParams:
             "fill); the GM names a waiting seat's player id."
         ),
     )
+    idempotency_key: str | None = idempotency_key_field()
 
 
 @attrs.frozen
@@ -1450,7 +1539,13 @@ class EncounterInfo:
 
     id: str = attrs.field(metadata=doc("The encounter id, for `join`.", minLength=1))
     title: str = attrs.field(metadata=doc("The encounter's name."))
-    arena: str = attrs.field(metadata=doc("The arena's name."))
+    arena: str = attrs.field(
+        metadata=doc(
+            "The arena, for a person: the name `create_encounter` was given for a "
+            'bundled or library arena (`"tavern"`), else an inline arena\'s `name`. '
+            "It is not the arena's `id` (the snapshot's `arena.id` is)."
+        )
+    )
     status: Literal["open", "archived"] = attrs.field(
         metadata=doc(
             "`open` (may be joined; it is loaded on its first join) or `archived` (ended, "
@@ -1458,7 +1553,10 @@ class EncounterInfo:
         )
     )
     phase: str = attrs.field(
-        metadata=doc('The encounter\'s step (`"setup"`, `"turns"`, `"ended"` ...).')
+        metadata=doc(
+            "The encounter's step, as the snapshot's `phase`: `\"surprise\"`, "
+            '`"positions"`, `"initiative"`, `"turns"` or `"ended"`.'
+        )
     )
     round: int = attrs.field(metadata=doc("The round (0 before the first).", minimum=0))
     seats: list[SeatInfo] = attrs.field(metadata=doc("The players' seats, by player id."))
@@ -1573,6 +1671,7 @@ class ContributeDiceParams:
             keywords={"pattern": _SEED_PATTERN},
         )
     )
+    idempotency_key: str | None = idempotency_key_field()
 
 
 @attrs.frozen
@@ -1587,6 +1686,7 @@ class RotateDiceParams:
     """``rotate_dice`` params (GM): reveal the fair dice's seed now and commit a new one."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    idempotency_key: str | None = idempotency_key_field()
 
 
 @attrs.frozen
@@ -1620,6 +1720,7 @@ class CommandParams:
             "The command's parameters, as its entry in `capabilities.commands` describes."
         ),
     )
+    idempotency_key: str | None = idempotency_key_field()
 
 
 @attrs.frozen
@@ -1831,6 +1932,7 @@ class RewindParams:
             minimum=1,
         ),
     )
+    idempotency_key: str | None = idempotency_key_field()
 
 
 @attrs.frozen
@@ -1862,6 +1964,16 @@ class EventNotification:
             type_text="[Event](#events)",
         )
     )
+    idempotency_key: str | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "The `idempotency_key` of the request that caused this event: only in the "
+            "events a keyed request caused, and only to the connections of the seat that "
+            "sent it (its GM, or its player); absent otherwise. Since 1.5.",
+            keywords={"pattern": IDEMPOTENCY_KEY_PATTERN},
+        )
+        | {"added_later": True, "null": False},
+    )
 
 
 @attrs.frozen
@@ -1870,7 +1982,14 @@ class DecisionInfo:
 
     id: str = attrs.field(metadata=doc("The decision id, to send in the `decide` command."))
     kind: str = attrs.field(
-        metadata=doc('What the decision is for, e.g. `"initiative_tie"`, `"reaction"`.')
+        metadata=doc(
+            'What the decision is for: `"opportunity_attack"` (`options` `attack` and '
+            '`decline`, for `creature`) or `"initiative_tie"` (an `ordering` of the '
+            "tied initiative slots: `options` are slot ids, `InitiativeEntry.slot` of the "
+            "snapshot's `initiative`, while `prompt` names their creatures). A plugin MAY "
+            "open decisions of other kinds: a client shows `prompt` and `options` as they "
+            "are. See [Decisions](#decisions)."
+        )
     )
     controller: str = attrs.field(
         metadata=doc('Who may answer: `"gm"` or a player id (the GM may always answer).')
@@ -2004,6 +2123,29 @@ class Response:
 
 
 @attrs.frozen
+class ErrorData:
+    """What a client needs to decide whether to send a refused request again (since 1.5)."""
+
+    retryable: bool = attrs.field(
+        metadata=doc(
+            "Whether the same request, sent again unchanged, may succeed once time has "
+            "passed (see [Retrying](#retrying)); `false`: it would be refused again until "
+            "the client changes something."
+        )
+    )
+    retry_after_ms: int | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "When waiting helps: the milliseconds to wait before sending it again (a "
+            "retry sooner is refused again, or wasted). Absent when the server cannot "
+            "tell.",
+            minimum=0,
+        )
+        | {"added_later": True, "null": False},
+    )
+
+
+@attrs.frozen
 class ErrorBody:
     """An error: the stable machine ``name``, its ``code`` number, a sentence for a person."""
 
@@ -2019,6 +2161,12 @@ class ErrorBody:
         metadata=doc(
             "One or more sentences for a person. Its wording may change at any time.",
             minLength=1,
+        )
+    )
+    data: ErrorData = attrs.field(
+        metadata=doc(
+            "Whether to retry, and when: `retryable`, and `retry_after_ms` where waiting "
+            "helps. Since 1.5."
         )
     )
     url: str | None = attrs.field(
@@ -2165,9 +2313,18 @@ for _cls in _PARAMS_CLASSES:
     wire.register_unstructure_hook(
         _cls, make_dict_unstructure_fn(_cls, wire, _cattrs_omit_if_default=True)
     )
-#: An error's ``url`` is there only for ``moved``.
+#: An error's ``url`` is there only for ``moved``; its data's ``retry_after_ms`` only
+#: where waiting helps.
+for _cls in (ErrorData, ErrorBody):
+    wire.register_unstructure_hook(
+        _cls, make_dict_unstructure_fn(_cls, wire, _cattrs_omit_if_default=True)
+    )
+#: An event's ``idempotency_key`` is there only for the seat whose keyed request caused it.
 wire.register_unstructure_hook(
-    ErrorBody, make_dict_unstructure_fn(ErrorBody, wire, _cattrs_omit_if_default=True)
+    EventNotification,
+    make_dict_unstructure_fn(
+        EventNotification, wire, idempotency_key=override(omit_if_default=True)
+    ),
 )
 
 
@@ -2360,7 +2517,14 @@ def make_response(request_id: RequestId, result: Any) -> Response:
 def make_error_response(request_id: RequestId | None, error: ProtocolError) -> ErrorResponse:
     """The error reply for ``error``."""
     return ErrorResponse(
-        id=request_id, error=ErrorBody(error.code, error.name, error.message, error.url)
+        id=request_id,
+        error=ErrorBody(
+            error.code,
+            error.name,
+            error.message,
+            ErrorData(error.retryable, error.retry_after_ms),
+            error.url,
+        ),
     )
 
 
@@ -2395,22 +2559,31 @@ def encode(obj: Any) -> str:
 SCHEMA_BASE = "https://zonekeep.invalid/protocol/"
 
 
-def schema_names() -> list[str]:
-    """The file names of every schema in ``zonekeep.protocol`` (sorted)."""
+def _schema_folder(strict: bool) -> Any:
     folder = resources.files("zonekeep.protocol") / "schemas"
+    return folder / "strict" if strict else folder
+
+
+def schema_names(*, strict: bool = True) -> list[str]:
+    """The file names of every schema in ``zonekeep.protocol`` (sorted)."""
+    folder = _schema_folder(strict)
     return sorted(p.name for p in folder.iterdir() if p.name.endswith(".schema.json"))
 
 
 @cache
-def _schema_text(filename: str) -> str:
-    return (resources.files("zonekeep.protocol") / "schemas" / filename).read_text("utf-8")
+def _schema_text(filename: str, strict: bool = True) -> str:
+    text: str = (_schema_folder(strict) / filename).read_text("utf-8")
+    return text
 
 
-def schema(name: str) -> dict[str, Any]:
-    """A schema by name: ``"join.params"``, ``"event_payload"`` or a full file name."""
+def schema(name: str, *, strict: bool = True) -> dict[str, Any]:
+    """A schema by name: ``"join.params"``, ``"event_payload"`` or a full file name.
+    ``strict`` (the default): the strict schema (``schemas/strict/``), exactly what this
+    server sends; else the published one (``schemas/``), which accepts what a client
+    must ignore (unknown fields, event types and notification methods)."""
     filename = name if name.endswith(".json") else f"{name}.schema.json"
     try:
-        loaded: dict[str, Any] = json.loads(_schema_text(filename))  # a fresh copy each time
+        loaded: dict[str, Any] = json.loads(_schema_text(filename, strict))  # a fresh copy
     except FileNotFoundError:
         raise KeyError(f"no schema called {name!r}") from None
     return loaded
@@ -2431,15 +2604,17 @@ def _validators() -> dict[str, Any]:
 
     jsonschema = _jsonschema()
 
+    # The strict schemas: what this server sends, exactly (``schemas/strict/``).
+    base = SCHEMA_BASE + "strict/"
     schemas = {n: schema(n) for n in schema_names()}
     registry = referencing.Registry().with_resources(
-        (SCHEMA_BASE + n, referencing.Resource.from_contents(s)) for n, s in schemas.items()
+        (base + n, referencing.Resource.from_contents(s)) for n, s in schemas.items()
     )
     found: dict[str, Any] = {
         n: jsonschema.Draft202012Validator(s, registry=registry) for n, s in schemas.items()
     }
     found["response"] = jsonschema.Draft202012Validator(
-        {"$ref": SCHEMA_BASE + "server_message.schema.json#/$defs/response"}, registry=registry
+        {"$ref": base + "server_message.schema.json#/$defs/response"}, registry=registry
     )
     return found
 
@@ -2596,7 +2771,7 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "errors `encounter_archived`, `bad_gm_key`, `gm_key_required`, `not_your_encounter`, "
     "`server_full` (a full server answered `too_many_connections` before) and the close "
     "code 4003; the creature compendium: `list_compendium` and roster references in "
-    "`create_encounter`; verifiable dice: `create_encounter`'s `dice` option (fair or "
+    "`create_encounter`; verifiable dice ([Dice](#dice)): `create_encounter`'s `dice` option (fair or "
     "seeded), `join`'s `client_seed`, `contribute_dice`, `rotate_dice`, the `dice` of the "
     "snapshot, the `dice_committed`, `dice_contributed`, `dice_revealed` and `dice_drawn` "
     "events, the `draws` of rolls and roll-offs and the `undone_rolls` of `rewound`; `actions`' "
@@ -2621,4 +2796,21 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`settings` (`create_encounter`, the snapshot's `options`), `encounter_options`' "
     "`settings` and its schema's per-plugin `settings`; several nodes: the error `moved` (1010) and the error's `url`, the "
     "`encounter_closed` reason `moved`",
+    "1.5": "the protocol for client authors: idempotency keys (the `idempotency_key` of "
+    "`command`, `rewind`, `contribute_dice`, `rotate_dice` and `submit_character`, and of "
+    "the `event` notifications a keyed request caused, sent to its seat) and the error "
+    "`idempotency_key_reused` (1011); retrying: every error's `data` (`retryable`, "
+    "`retry_after_ms`), the `retryable` column of the error table; `hello`'s `limits` "
+    "`abuse_refusals`, `abuse_window_seconds`, `max_connections_per_token`, "
+    "`max_spectators_per_encounter`, `reply_bytes_burst` and `reply_bytes_per_second`, and "
+    "the token bucket's exact rule (a client at exactly the announced rate is never "
+    "refused); open published schemas (`schemas/`: unknown fields, event types and "
+    "notification methods accepted) beside the strict ones (`schemas/strict/`), all "
+    "compiling in ajv's strict mode; SPEC.md's loose ends tied (decision kinds, error "
+    "precedence, the `snapshot` notification to the GM after a rewind, deadlines while "
+    "the server is down); fold rules per event (SPEC.md, Keeping state from events, "
+    "read from the rules' reducers) and the reference fold of the GM's view "
+    "(`zonekeep.protocol.fold`); `asyncapi.yaml`, the AsyncAPI 3.0 document; the "
+    "conformance kit: `zonekeep proxy --check`, `--record` and `--play`, and the "
+    "recorded sessions of `conformance/sessions/` (docs/clients.md)",
 }

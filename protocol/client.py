@@ -94,14 +94,34 @@ log = logging.getLogger("zonekeep.client")
 
 class ClientError(Exception):
     """An error reply from the server (with or without the request's id); ``url`` is
-    the node to go to, for ``moved``."""
+    the node to go to, for ``moved``; ``data`` says whether to retry and when (protocol
+    1.5: ``retryable``, ``retry_after_ms``)."""
 
-    def __init__(self, code: int, name: str, message: str, url: str | None = None) -> None:
+    def __init__(
+        self,
+        code: int,
+        name: str,
+        message: str,
+        url: str | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(f"{code} {name}: {message}")
         self.code = code
         self.name = name
         self.message = message
         self.url = url
+        self.data: dict[str, Any] = data or {}
+
+    @property
+    def retryable(self) -> bool:
+        """Whether the same request, sent again unchanged, may succeed later."""
+        return bool(self.data.get("retryable", False))
+
+    @property
+    def retry_after_ms(self) -> int | None:
+        """The milliseconds to wait before a retry, when the server says."""
+        value = self.data.get("retry_after_ms")
+        return value if isinstance(value, int) else None
 
 
 @attrs.define
@@ -491,7 +511,9 @@ class ZonekeepClient:
         assert frame.reply is not None
         if "error" in frame.reply:
             err = frame.reply["error"]
-            raise ClientError(err["code"], err["name"], err["message"], err.get("url"))
+            raise ClientError(
+                err["code"], err["name"], err["message"], err.get("url"), err.get("data")
+            )
         result: dict[str, Any] = frame.reply["result"]
         return result
 

@@ -104,6 +104,7 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
     """The event that :func:`event_to_dict` produced. Raises ``ValueError`` if unknown."""
     fields = dict(data)
     name = fields.pop("type", None)
+    fields.pop("_request", None)  # the server's record of the keyed request (not the event's)
     cls = EVENT_TYPES.get(str(name))
     if cls is None and is_plugin_event_type(name):
         return _plugin_event(str(name), fields)

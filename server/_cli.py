@@ -11,7 +11,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zonekeep.sdk import ArenaError, EncounterState, Event, RandomEntropy
 from zonekeep.sdk.engine import Engine, PluginConflict, PluginLoadError, describe_plugins
@@ -32,12 +32,25 @@ from ._config import (
     to_toml,
 )
 from ._encounter_file import EncounterFileError, load_encounter
-from ._links import PublicUrlError, listen_address, server_links
+from ._links import (
+    ExampleTokens,
+    PublicUrlError,
+    listen_address,
+    load_example_tokens,
+    save_example_tokens,
+    server_links,
+)
 from ._log import describe
 from ._play import open_table, play_to_end
 from ._plugin_data import plugin_settings_problems
 from ._registry import ArenaLibraryError, plugin_arenas
 from ._store import StoreError
+
+if TYPE_CHECKING:
+    from zonekeep.protocol.conformance import Problem
+
+    from ._app import ZonekeepServer
+    from ._room import Role, Room
 
 
 def _play(args: argparse.Namespace) -> int:
@@ -202,16 +215,20 @@ def _serve(args: argparse.Namespace) -> int:
             room, gm_token, reused = await running.registry.reuse_or_open_file(
                 spec, Path(args.example)
             )
-            print(f"\nEncounter '{spec.name}' is {'back' if reused else 'ready'}: {room.id}")
-            print(f"  GM token:         {gm_token}")
-            print(f"    web table:      {links.table_link(room.id, gm_token)}")
             players = sorted({c.controller for c in spec.creatures if c.controller != "gm"})
+            kept_in = None if config.store == "memory" else config.data_dir
+            tokens = await _example_tokens(
+                running, room, gm_token, players, kept_in, args.new_links and reused
+            )
+            print(f"\nEncounter '{spec.name}' is {'back' if reused else 'ready'}: {room.id}")
+            print(f"  GM token:         {tokens.gm}")
+            print(f"    web table:      {links.table_link(room.id, tokens.gm)}")
             for player in players:
                 names = ", ".join(c.name for c in spec.creatures if c.controller == player)
-                token = await room.grant("player", player)
+                token = tokens.seats[player]
                 print(f"  seat {player + ':':<12} {token}   ({names})")
                 print(f"    web table:      {links.table_link(room.id, token)}")
-            spectator = await room.grant("spectator")
+            spectator = tokens.spectator or ""
             print(f"  spectators:       {spectator}")
             print(f"    web table:      {links.table_link(room.id, spectator)}")
             print(
@@ -264,6 +281,110 @@ def _start_failure(exc: BaseException, config: ServerConfig, *, listening: bool)
 
 class _NoDataDir(Exception):
     """The config names no SQLite data directory (problems printed, exit 2)."""
+
+
+async def _example_tokens(
+    running: ZonekeepServer,
+    room: Room,
+    gm_token: str | None,
+    players: list[str],
+    kept_in: Path | None,
+    new_links: bool,
+) -> ExampleTokens:
+    """The tokens ``serve --example`` prints for ``room``: the ones it printed before
+    (kept in ``kept_in``) while they still open their seats, a new one for each that
+    does not (never revoking any), or, with ``new_links``, fresh links as
+    ``encounter_links`` gives them (the old GM tokens revoked)."""
+    if new_links:
+        fresh = await running.registry.fresh_links(room)
+        tokens = ExampleTokens(fresh.gm_token, dict(fresh.seats), fresh.spectator_token)
+    else:
+        saved = load_example_tokens(kept_in, room.id) if kept_in is not None else None
+
+        async def kept(token: str | None, role: Role, player: str | None = None) -> str:
+            grant = room.find_grant(token) if token else None
+            if token and grant is not None and (grant.role, grant.player) == (role, player):
+                return token
+            return await room.grant(role, player)
+
+        gm = gm_token or await kept(saved.gm if saved else None, "gm")
+        seats = {p: await kept(saved.seats.get(p) if saved else None, "player", p) for p in players}
+        spectator = await kept(saved.spectator if saved else None, "spectator")
+        tokens = ExampleTokens(gm, seats, spectator)
+    if kept_in is not None:
+        save_example_tokens(kept_in, room.id, tokens)
+    return tokens
+
+
+def _proxy(args: argparse.Namespace) -> int:
+    """``zonekeep proxy``: pass a client's frames to a server and back; with ``--check``,
+    report every client message that breaks the schemas or the protocol."""
+    import signal
+
+    import trio
+
+    from ._proxy import Proxy, SessionPlayer, read_session
+
+    if (args.upstream is None) == (args.play is None):
+        print(
+            "zonekeep proxy: give --upstream URL or --play SESSION (one of them)", file=sys.stderr
+        )
+        return 2
+    report_file = open(args.report, "w", encoding="utf-8") if args.report else None  # noqa: SIM115
+    record_file = open(args.record, "w", encoding="utf-8") if args.record else None  # noqa: SIM115
+
+    def report(problem: Problem) -> None:
+        if not args.check and args.play is None:
+            return
+        print(f"zonekeep proxy: {problem.rule}: {problem.message}", file=sys.stderr, flush=True)
+        if report_file is not None:
+            report_file.write(problem.to_json() + "\n")
+            report_file.flush()
+
+    def record(entry: dict[str, Any]) -> None:
+        if record_file is not None:
+            record_file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            record_file.flush()
+
+    player = None
+    if args.play is not None:
+        try:
+            entries = read_session(Path(args.play).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            print(f"zonekeep proxy: cannot read the session {args.play}: {exc}", file=sys.stderr)
+            return 2
+        player = SessionPlayer(entries, report)
+    proxy = Proxy(args.upstream or "", report, record)
+    run = player.run if player is not None else proxy.run
+    target = f"the recorded session {args.play}" if args.play else args.upstream
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(run, args.host, args.port)
+            print(
+                f"zonekeep proxy on ws://{listen_address(args.host, port)}/ws -> {target}"
+                + ("  (checking the client's messages)" if args.check else ""),
+                flush=True,
+            )
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    nursery.cancel_scope.cancel()
+                    break
+
+    try:
+        trio.run(main)
+    except OSError as exc:
+        print(f"zonekeep proxy: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        for opened in (report_file, record_file):
+            if opened is not None:
+                opened.close()
+    found = player.problems if player is not None else proxy.checker.problems
+    if args.check or player is not None:
+        print(f"zonekeep proxy: {len(found)} problem(s) in the client's messages", flush=True)
+        return 1 if found else 0
+    return 0
 
 
 def _data_dir(args: argparse.Namespace) -> Path:
@@ -592,7 +713,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--example",
         default=None,
         help="open this encounter file (or bundled example, such as goblin-ambush) at start "
-        "and print its tokens",
+        "and print its tokens (after a restart: the same encounter and the same tokens)",
+    )
+    serve.add_argument(
+        "--new-links",
+        action="store_true",
+        help="with --example: print fresh links to the reused encounter, revoking its old "
+        "GM tokens (as the GM's encounter_links)",
     )
     serve.add_argument(
         "--data-dir",
@@ -731,6 +858,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify_cmd.add_argument("file", help="an exported log (JSON Lines)")
     verify_cmd.set_defaults(func=_verify)
+    proxy = sub.add_parser(
+        "proxy",
+        help="a websocket proxy between a client and a server; --check reports every "
+        "client message that breaks the schemas or the protocol (docs/clients.md)",
+    )
+    proxy.add_argument(
+        "--upstream",
+        default=None,
+        help="the server's websocket URL, e.g. ws://127.0.0.1:8765/ws",
+    )
+    proxy.add_argument(
+        "--play",
+        default=None,
+        metavar="SESSION",
+        help="no server: play this recorded session back as a fake server (JSON Lines, "
+        "as --record writes; protocol/conformance/sessions/)",
+    )
+    proxy.add_argument("--record", default=None, help="write the session to this file (JSON Lines)")
+    proxy.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    proxy.add_argument("--port", type=int, default=8766, help="port (0 picks a free one)")
+    proxy.add_argument(
+        "--check",
+        action="store_true",
+        help="report each problem (standard error), and exit 1 at the end if there was one",
+    )
+    proxy.add_argument(
+        "--report", default=None, help="also write the problems to this file (JSON Lines)"
+    )
+    proxy.set_defaults(func=_proxy)
     add_admin_commands(sub)  # zonekeep gm ..., zonekeep encounters ...
     return parser
 

@@ -265,6 +265,12 @@ class Limits:
             idle_timeout_seconds=self.idle_timeout_seconds,
             outgoing_queue=self.outgoing_queue,
             reaction_seconds=reaction_seconds,
+            abuse_refusals=self.abuse_refusals,
+            abuse_window_seconds=self.abuse_window_seconds,
+            max_connections_per_token=self.max_connections_per_token,
+            max_spectators_per_encounter=self.max_spectators_per_encounter,
+            reply_bytes_burst=self.reply_bytes_burst,
+            reply_bytes_per_second=self.reply_bytes_per_second,
         )
 
 

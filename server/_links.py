@@ -9,7 +9,10 @@ gives ``ws``; a path in ``public_url`` is the prefix the proxy maps to the serve
 
 from __future__ import annotations
 
+import json
+import os
 import socket
+from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import attrs
@@ -85,3 +88,61 @@ def server_links(public_url: str | None, host: str, port: int) -> Links:
     if public_url:
         return public_links(public_url)
     return listening_links(host, port)
+
+
+# -- the tokens ``zonekeep serve --example`` printed ------------------------------------------
+
+#: The file in the data directory that keeps the tokens ``serve --example`` printed.
+EXAMPLE_TOKENS_FILE = "example-tokens.json"
+
+
+@attrs.frozen
+class ExampleTokens:
+    """The tokens ``zonekeep serve --example`` printed for one encounter.
+
+    The store keeps only tokens' hashes, so the operator's command keeps the tokens it
+    showed in a file of its own (``example-tokens.json`` in the data directory, readable
+    by its owner only): a restart prints the same links, and the GM and the players who
+    hold them keep their seats. Tokens end only when the GM takes them back.
+    """
+
+    gm: str
+    seats: dict[str, str] = attrs.field(factory=dict)
+    spectator: str | None = None
+
+
+def load_example_tokens(data_dir: Path, encounter: str) -> ExampleTokens | None:
+    """The tokens kept for ``encounter``, or None (no file, none kept, or unreadable)."""
+    try:
+        kept = json.loads((data_dir / EXAMPLE_TOKENS_FILE).read_text("utf-8"))
+        entry = kept[encounter]
+        seats = entry.get("seats", {})
+        spectator = entry.get("spectator")
+        if not (
+            isinstance(entry["gm"], str)
+            and isinstance(seats, dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in seats.items())
+            and (spectator is None or isinstance(spectator, str))
+        ):
+            return None
+        return ExampleTokens(entry["gm"], dict(seats), spectator)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def save_example_tokens(data_dir: Path, encounter: str, tokens: ExampleTokens) -> None:
+    """Keep ``tokens`` for ``encounter`` (the file replaced whole, mode 0600)."""
+    path = data_dir / EXAMPLE_TOKENS_FILE
+    try:
+        kept = json.loads(path.read_text("utf-8"))
+        if not isinstance(kept, dict):
+            kept = {}
+    except (OSError, ValueError):
+        kept = {}
+    kept[encounter] = attrs.asdict(tokens)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".tmp")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(kept, out, indent=1, sort_keys=True)
+    os.replace(partial, path)

@@ -13,9 +13,10 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import math
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
@@ -99,7 +100,17 @@ from zonekeep.protocol import (
     parse_request,
     wire,
 )
-from zonekeep.sdk import DYING, GM_ACTOR, Actor, ArenaError, Command, EncounterState, parse_arena
+from zonekeep.sdk import (
+    DYING,
+    GM_ACTOR,
+    Actor,
+    ArenaError,
+    Command,
+    DiceCommitted,
+    EncounterState,
+    Event,
+    parse_arena,
+)
 from zonekeep.sdk.engine import ActionDetail as EngineDetail
 from zonekeep.sdk.host import (
     character_creature,
@@ -113,6 +124,7 @@ from ._config import Limits
 from ._dice import check_contribution
 from ._fanout import Member, Subscriber, push
 from ._home import creation_rule, table_home_url, table_link
+from ._idempotency import Answer, Keyed, fingerprint, seat_of
 from ._plugin_data import setting_infos, settings_schema
 from ._registry import Registry, is_loopback
 from ._room import Grant, Job, Room
@@ -147,8 +159,16 @@ class Encoded:
     json: str
 
 
+#: What a token bucket forgives of a token (SPEC.md, "Limits"): the rounding of the
+#: clock's floating-point seconds, so that a client at exactly the announced rate (one
+#: message every ``1 / rate`` seconds after a full burst) is never refused.
+TOKEN_SLACK = 1e-6
+
+
 class TokenBucket:
-    """``rate`` tokens a second, up to ``burst``; time comes from trio's clock."""
+    """``rate`` tokens a second, up to ``burst``, full at the start; time comes from
+    trio's clock, read when each message is. A message takes one token; one that finds
+    less than one (:data:`TOKEN_SLACK` forgiven) is refused."""
 
     def __init__(self, rate: float, burst: int) -> None:
         self.rate = rate
@@ -160,10 +180,18 @@ class TokenBucket:
         now = trio.current_time()
         self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
-        if self.tokens >= 1:
-            self.tokens -= 1
+        if self.tokens >= 1 - TOKEN_SLACK:
+            self.tokens = max(0.0, self.tokens - 1)
             return True
         return False
+
+    def wait_ms(self) -> int | None:
+        """The milliseconds until the bucket holds a token again (after a refusal);
+        None when it never refills (a rate of 0)."""
+        if self.rate <= 0:
+            return None
+        missing = max(0.0, 1 - TOKEN_SLACK - self.tokens)
+        return math.ceil(missing / self.rate * 1000)
 
 
 class ByteBudget:
@@ -187,11 +215,14 @@ class ByteBudget:
         """Refuse (``rate_limited``, with the seconds to wait) while the budget is spent."""
         self._refill()
         if self.bytes <= 0:
-            wait = -self.bytes / self.rate + 0.001 if self.rate > 0 else float("inf")
+            # The budget is above 0 again after this many milliseconds (not before).
+            wait_ms = math.floor(-self.bytes / self.rate * 1000) + 1 if self.rate > 0 else None
+            when = f"Retry in {wait_ms / 1000:.1f} seconds." if wait_ms is not None else ""
             raise ProtocolError(
                 "rate_limited",
                 f"Too many bytes of snapshots and replays: at most {self.burst} at once and "
-                f"{self.rate:g} a second. Retry in {wait:.1f} seconds.",
+                f"{self.rate:g} a second. {when}".rstrip(),
+                retry_after_ms=wait_ms,
             )
 
     def spend(self, count: int) -> None:
@@ -441,7 +472,7 @@ class Methods:
 
     async def m_submit_character(
         self, client: Client, params: SubmitCharacterParams
-    ) -> SubmitCharacterResult:
+    ) -> SubmitCharacterResult | Encoded:
         room, member = self._room(client, params.encounter)
         if member.role == "spectator":
             _gm_only(member, "send a character")  # spectator_read_only
@@ -454,6 +485,11 @@ class Methods:
             player = member.player
         if player is None:
             raise ProtocolError("invalid_params", "Name the seat's 'player'.")
+        keyed = _keyed(member, "submit_character", params, lambda first, events: {})
+        if keyed is not None:
+            first = await room.first_answer(keyed)
+            if first is not None:
+                return Encoded(encode_message(first))
         if not any(g.role == "player" and g.player == player for g in room.grants):
             raise ProtocolError("invalid_params", f"There is no seat for {player!r}.")
         state = room.state
@@ -481,9 +517,21 @@ class Methods:
         creature = character_creature(sheet, cid, controller=player)
         zone = self.seat_zones.get((room.id, player))
         creature.zone = zone if zone in state.zones else state.zones[0]
-        job = Job(GM_ACTOR, Command("add_creature", {"creature": creature_to_dict(creature)}), None)
-        await _submit(room, job)
+        seat = player
+
+        def answer(first: int, events: Sequence[Event]) -> dict[str, Any]:
+            return _data(SubmitCharacterResult(cid, seat, first + len(events) - 1))
+
+        job = Job(
+            GM_ACTOR,
+            Command("add_creature", {"creature": creature_to_dict(creature)}),
+            None,
+            keyed=None if keyed is None else attrs.evolve(keyed, answer=answer),
+        )
+        repeated = await _submit(room, job)
         await self.registry.touch(room)
+        if isinstance(repeated, Encoded):
+            return repeated
         self.seat_zones.pop((room.id, player), None)
         log.info("character sent for seat %s", player, extra={"encounter": room.id})
         return SubmitCharacterResult(creature=cid, player=player, seq=room.state.seq)
@@ -623,7 +671,7 @@ class Methods:
 
     async def m_contribute_dice(
         self, client: Client, params: ContributeDiceParams
-    ) -> ContributeDiceResult:
+    ) -> ContributeDiceResult | Encoded:
         room, member = self._room(client, params.encounter)
         room.capability_check(member, "contribute_dice")
         value = check_contribution(params.value)
@@ -632,16 +680,39 @@ class Methods:
             Command("contribute_dice", {"value": value}, member.actor),
             member,
             "contribute_dice",
+            keyed=_keyed(
+                member,
+                "contribute_dice",
+                params,
+                lambda first, _: _data(ContributeDiceResult(seq=first)),
+            ),
         )
         result = await _submit(room, job)
+        if isinstance(result, Encoded):
+            return result
         assert isinstance(result, CommandResult)
         return ContributeDiceResult(seq=result.first_seq)
 
-    async def m_rotate_dice(self, client: Client, params: RotateDiceParams) -> RotateDiceResult:
+    async def m_rotate_dice(
+        self, client: Client, params: RotateDiceParams
+    ) -> RotateDiceResult | Encoded:
         room, member = self._room(client, params.encounter)
         _gm_only(member, "rotate the dice's seed")
-        job = Job(member.actor, Command("rotate_dice", {}, member.actor), member, "rotate_dice")
+
+        def answer(first: int, events: Sequence[Event]) -> dict[str, Any]:
+            commitment = next(e for e in reversed(events) if isinstance(e, DiceCommitted))
+            return _data(RotateDiceResult(first + len(events) - 1, commitment.commitment))
+
+        job = Job(
+            member.actor,
+            Command("rotate_dice", {}, member.actor),
+            member,
+            "rotate_dice",
+            keyed=_keyed(member, "rotate_dice", params, answer),
+        )
         result = await _submit(room, job)
+        if isinstance(result, Encoded):
+            return result
         assert isinstance(result, CommandResult)
         assert room.state.dice is not None
         return RotateDiceResult(seq=result.last_seq, commitment=room.state.dice.commitment)
@@ -737,13 +808,18 @@ class Methods:
         self.holders[new.token_hash] = {client}
         return RotateGmTokenResult(token=token, closed=closed)
 
-    async def m_command(self, client: Client, params: CommandParams) -> CommandResult:
+    async def m_command(self, client: Client, params: CommandParams) -> CommandResult | Encoded:
         room, member = self._room(client, params.encounter)
         kind = params.type
         room.capability_check(member, kind)
-        job = Job(member.actor, Command(kind, params.params, member.actor), member)
+        job = Job(
+            member.actor,
+            Command(kind, params.params, member.actor),
+            member,
+            keyed=_keyed(member, "command", params, _command_answer),
+        )
         result = await _submit(room, job)
-        assert isinstance(result, CommandResult)
+        assert isinstance(result, CommandResult | Encoded)
         await self.registry.touch(room)
         return result
 
@@ -805,7 +881,7 @@ class Methods:
         client.drop_token(room.id)
         return LeaveResult()
 
-    async def m_rewind(self, client: Client, params: RewindParams) -> RewindResult:
+    async def m_rewind(self, client: Client, params: RewindParams) -> RewindResult | Encoded:
         room, member = self._room(client, params.encounter)
         _gm_only(member, "rewind the encounter")
         job = Job(
@@ -813,9 +889,10 @@ class Methods:
             Command("rewind", {"to_seq": params.to_seq}, member.actor),
             member,
             "rewind",
+            keyed=_keyed(member, "rewind", params, lambda first, _: _data(RewindResult(first))),
         )
         result = await _submit(room, job)
-        assert isinstance(result, RewindResult)
+        assert isinstance(result, RewindResult | Encoded)
         return result
 
     async def m_ping(self, client: Client, params: PingParams) -> PingResult:
@@ -963,7 +1040,7 @@ def options_schema() -> dict[str, Any]:
     if not _OPTIONS_SCHEMA:
         text = (
             resources.files("zonekeep.protocol")
-            .joinpath("schemas/event_payload.schema.json")
+            .joinpath("schemas/strict/event_payload.schema.json")
             .read_text(encoding="utf-8")
         )
         _OPTIONS_SCHEMA.update(json.loads(text)["$defs"]["EncounterOptions"])
@@ -1044,12 +1121,41 @@ def _sliced(result: JoinResult, parts: list[str]) -> Encoded:
     return Encoded(f'{head}"events":[{",".join(parts)}]{tail}')
 
 
-async def _submit(room: Room, job: Job) -> CommandResult | RewindResult:
+async def _submit(room: Room, job: Job) -> CommandResult | RewindResult | Encoded:
+    """``job``'s result, or the first answer (:class:`Encoded`) when it repeats a keyed
+    request; its error raised."""
     done = await room.submit(job)
     if done.error is not None:
         raise done.error
+    if done.replayed is not None:
+        return Encoded(encode_message(done.replayed))
     assert done.result is not None
     return done.result
+
+
+def _data(result: object) -> dict[str, Any]:
+    """A result object as the plain JSON data of its reply."""
+    data: dict[str, Any] = json.loads(encode_message(result))
+    return data
+
+
+def _command_answer(first: int, events: Sequence[Event]) -> dict[str, Any]:
+    return _data(CommandResult(first_seq=first, last_seq=first + len(events) - 1))
+
+
+def _keyed(member: Member, method: str, params: Any, answer: Answer) -> Keyed | None:
+    """The idempotency key of a request (``params.idempotency_key``) from ``member``'s
+    seat, or None when it has none."""
+    key: str | None = params.idempotency_key
+    if key is None:
+        return None
+    return Keyed(
+        seat_of(member.role, member.player),
+        key,
+        method,
+        fingerprint(method, attrs.asdict(params)),
+        answer,
+    )
 
 
 def _gm_only(member: Member, what: str) -> None:
@@ -1148,6 +1254,7 @@ class Client:
                     "rate_limited",
                     f"Too many messages: at most {limits.rate_per_second:g} a second "
                     f"(bursts of {limits.rate_burst}). This one was ignored.",
+                    retry_after_ms=self.bucket.wait_ms(),
                 ),
             )
             return

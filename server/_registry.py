@@ -313,6 +313,7 @@ class Registry:
                 "quota_exceeded",
                 f"Quota encounters_per_hour: you created {len(recent)} encounters in the "
                 f"last hour; the next one can be created in {wait} seconds.",
+                retry_after_ms=wait * 1000,
             )
         mine = await self.store.records(status="open", creator=creator)
         if len(mine) >= limits.open_encounters:
@@ -555,11 +556,13 @@ class Registry:
                 raise job.error
         return room, token
 
-    async def reuse_or_open_file(self, spec: EncounterFile, source: Path) -> tuple[Room, str, bool]:
+    async def reuse_or_open_file(
+        self, spec: EncounterFile, source: Path
+    ) -> tuple[Room, str | None, bool]:
         """``zonekeep serve --example FILE``: the unfinished encounter created from
-        ``source`` (resolved) earlier, loaded, with its GM token rotated (tokens are
-        stored hashed, so a fresh one is the only one that can be shown), or a new one
-        from ``spec``. Returns the room, a GM token, and whether it was reused."""
+        ``source`` (resolved) earlier, loaded, its tokens untouched (they end only when
+        the GM takes them back), or a new one from ``spec``. Returns the room, the new
+        encounter's GM token (None for a reused one), and whether it was reused."""
         path = str(source.resolve())
         for record in reversed(await self.store.records(status="open")):
             if record.source != path:
@@ -569,12 +572,7 @@ class Registry:
             except ProtocolError as exc:
                 log.warning("encounter %s (from %s) not reused: %s", record.id, path, exc.message)
                 continue
-            old = {g.token_hash for g in room.grants if g.role == "gm"}
-            token = await room.grant("gm")
-            await self.revoke(room, old)
-            if self.close_holders is not None:
-                self.close_holders(room, old, None)
-            return room, token, True
+            return room, None, True
         room, token = await self.open_encounter_file(spec, source=path)
         return room, token, False
 

@@ -58,6 +58,7 @@ from zonekeep.sdk.host import (
 from . import _log, _metrics
 from ._dice import RoomDice
 from ._fanout import Member, Role, Subscriber, fan_out, push
+from ._idempotency import Keyed, KeyIndex, view_of_seat
 from ._store import EncodedEvents, EncounterRecord, EventStore, StoredGrant, StoreError
 from ._visibility import (
     Viewer,
@@ -121,6 +122,10 @@ class Job:
     #: When the job was made (trio's clock) and for which client (for metrics and logs).
     received: float = attrs.field(factory=trio.current_time)
     client: str | None = attrs.field(factory=_log.current_client)
+    #: The request's idempotency key (``server/_idempotency.py``), if it has one.
+    keyed: Keyed | None = None
+    #: The first answer to the key, when this job repeats a keyed request (nothing done).
+    replayed: dict[str, Any] | None = None
 
 
 #: Events folded between two checkpoints when a filtered replay is built.
@@ -192,6 +197,9 @@ class Room:
         self.snapshot_every = 200
         #: The seq of the last snapshot this room stored (-1: none yet, or not known).
         self.snapshot_seq = -1
+        #: The idempotency keys of its seats, and the keyed job being handled.
+        self.keys = KeyIndex()
+        self._keyed: Keyed | None = None
         #: The inbox: jobs, or ``None`` to wake the loop when a deadline changed.
         self._inbox_send, self._inbox = trio.open_memory_channel[Job | None](64)
         #: What the store keeps about it for the lobby and the lifecycle (kept up to date
@@ -446,8 +454,13 @@ class Room:
                 continue
             seq = self.state.seq
             _log.client_var.set(job.client)
+            self._keyed = job.keyed
             try:
-                if job.kind == "rewind":
+                if job.keyed is not None and await self._repeated(job):
+                    pass
+                elif job.kind == "key_probe":
+                    pass  # a new key: the request goes on (``first_answer``)
+                elif job.kind == "rewind":
                     job.result = await self.rewind(int(job.command.params["to_seq"]), "gm")
                 elif job.kind == "contribute_dice":
                     job.result = await self.contribute(job.actor.id, job.command.params["value"])
@@ -466,8 +479,40 @@ class Room:
                     f"The server failed while handling '{job.command.type}'. The game goes "
                     "on; the GM has been told.",
                 )
+            self._keyed = None
             job.done.set()
             _log.client_var.set(None)  # what the clock does next is nobody's
+
+    async def first_answer(self, keyed: Keyed) -> dict[str, Any] | None:
+        """The first answer to ``keyed`` if its seat used its key before, else None; for
+        a request that checks the state before it reaches the loop (a repeat must get
+        its first answer, not the refusal the changed state would give)."""
+        probe = Job(SYSTEM_ACTOR, Command("key_probe"), None, "key_probe", keyed=keyed)
+        await self.submit(probe)
+        if probe.error is not None:
+            raise probe.error
+        return probe.replayed
+
+    async def _repeated(self, job: Job) -> bool:
+        """Whether ``job`` repeats a keyed request: then its first answer is the job's
+        ``replayed`` and nothing is done. The first keyed job after a load reads the
+        keys stored in the log."""
+        assert job.keyed is not None
+        if not self.keys.loaded:
+            try:
+                records = await self.store.stored_requests(self.id)
+            except StoreError as exc:
+                log.error("encounter %s: %s", self.id, exc)
+                raise ProtocolError(
+                    "store_unavailable",
+                    "The server could not read this encounter's idempotency keys, so "
+                    "nothing changed. Send the request again later.",
+                ) from None
+            for record in records:
+                self.keys.remember(record)
+            self.keys.loaded = True
+        job.replayed = self.keys.answer(job.keyed)
+        return job.replayed is not None
 
     def _contain(self, what: str, exc: Exception, *, moved: bool) -> None:
         """One job (or the clock's turn) failed with ``exc``: log it with the encounter's
@@ -611,7 +656,12 @@ class Room:
             message = refusal.message
             for fake, real in swaps.items():
                 message = message.replace(fake, real)
-            raise ProtocolError.from_refusal(refusal.code, self.scrub(message, member)) from None
+            error = ProtocolError.from_refusal(refusal.code, self.scrub(message, member))
+            if refusal.code == "decision_pending" and self.deadlines:
+                # Waiting helps: the decision is answered, or its default applies, by then.
+                left = min(self.deadlines.values()) - trio.current_time()
+                error.retry_after_ms = math.ceil(max(0.0, left) * 1000)
+            raise error from None
         except PluginFailure as failure:  # one plugin failed: refused, reported, state unchanged
             _metrics.current().plugin_failures[failure.plugin] += 1
             log.error(
@@ -731,12 +781,21 @@ class Room:
         anything else happens; a failure refuses the command with nothing changed."""
         every = self.snapshot_every
         snapshot = state_to_dict(after) if after.seq // every > self.state.seq // every else None
+        record = None
+        if self._keyed is not None and events:
+            # The key's record goes with the first event (its ``_request``, in the store
+            # only), so that a restart keeps it.
+            record = self._keyed.record(first, events)
+            coded = encoded(events)
+            events = EncodedEvents(coded, coded.payloads, coded.texts, record)
         try:
             await self.store.append(
                 self.id, first, events, snapshot=snapshot, finished=after.phase == "ended"
             )
             if snapshot is not None:
                 self.snapshot_seq = after.seq
+            if record is not None:
+                self.keys.remember(record)
         except StoreError as exc:
             log.error("encounter %s: %s", self.id, exc)
             raise ProtocolError(
@@ -803,6 +862,9 @@ class Room:
         coded = encoded(events)
         payloads, jsons = coded.payloads, coded.texts
         overridden = any(isinstance(e, OverrideApplied) and e.field == "hidden" for e in events)
+        # A keyed request's events carry its key to the connections of the seat that sent it.
+        keyed = self._keyed
+        keyed_view = view_of_seat(keyed.seat) if keyed is not None else None
 
         def texts(view: Viewer) -> list[str]:
             found = []
@@ -824,7 +886,8 @@ class Room:
                 )
                 # An event the view sees unchanged reuses the text encoded for the store.
                 text = jsons[offset] if shown is payload else encode_message(shown)
-                found.append(event_notification_text(self.id, first + offset, text))
+                key = keyed.key if keyed is not None and view == keyed_view else None
+                found.append(event_notification_text(self.id, first + offset, text, key))
             if not view.full and (overridden or hidden_ids(before, view) - hidden(state)):
                 found.append(notification_text(self._snapshot_params(view)))
             return found

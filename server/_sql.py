@@ -46,6 +46,7 @@ from ._store import (
     event_texts,
     not_to_bring_back,
     record_from_creation,
+    stored_request,
 )
 
 log = logging.getLogger("zonekeep.store")
@@ -411,6 +412,10 @@ class SqlStore(ABC):
 
     # -- reading ------------------------------------------------------------------------------
 
+    async def stored_requests(self, encounter: str) -> list[dict[str, Any]]:
+        rows = await self._reading("the idempotency keys", _read_requests, encounter)
+        return [r for r in (stored_request(str(data)) for (data,) in rows) if r is not None]
+
     async def read(self, encounter: str, after: int = 0) -> list[tuple[int, Event]]:
         rows = await self._reading("the events", _read_events, encounter, after)
         return [(int(seq), event_from_dict(json.loads(data))) for seq, data in rows]
@@ -562,6 +567,17 @@ def _delete_grants(db: Db, encounter: str, token_hashes: list[str]) -> None:
     clause, value = db.one_of("token_hash", token_hashes)
     db.execute(f"DELETE FROM grants WHERE encounter=? AND {clause}", (encounter, value))
     db.changed()
+
+
+def _read_requests(db: Db, encounter: str) -> list[tuple[str]]:
+    """The stored texts of ``encounter``'s events that may hold a keyed request's record
+    (``LIKE``'s ``_`` matches any character: a few more rows, which
+    :func:`stored_request` leaves out)."""
+    rows: list[tuple[str]] = db.execute(
+        "SELECT data FROM events WHERE encounter=? AND data LIKE ? ORDER BY seq",
+        (encounter, '%"_request":%'),
+    ).fetchall()
+    return rows
 
 
 def _read_events(db: Db, encounter: str, after: int) -> list[tuple[int, str]]:

@@ -114,6 +114,11 @@ class EventStore(Protocol):
 
     async def add_grant(self, encounter: str, grant: StoredGrant) -> None: ...
 
+    async def stored_requests(self, encounter: str) -> list[dict[str, Any]]:
+        """The records of the keyed requests stored with ``encounter``'s events (their
+        ``_request`` members), oldest first. Raises :class:`StoreError` on failure."""
+        ...
+
     async def remove_grants(self, encounter: str, token_hashes: Collection[str]) -> None:
         """Durably forget the grants of ``token_hashes`` (revoked tokens): they open
         nothing from now on, after a restart too. Raises :class:`StoreError` on failure."""
@@ -249,6 +254,7 @@ class _Log:
     snapshot: tuple[int, dict[str, Any]] | None = None
     finished: bool = False
     record: EncounterRecord | None = None
+    requests: list[dict[str, Any]] = attrs.field(factory=list)
 
 
 class InMemoryStore:
@@ -291,6 +297,8 @@ class InMemoryStore:
     ) -> None:
         self.append_now(encounter, first_seq, events)
         log = self._logs[encounter]
+        if isinstance(events, EncodedEvents) and events.request is not None and events:
+            log.requests.append(events.request)
         if snapshot is not None:
             log.snapshot = (first_seq + len(events) - 1, snapshot)
         log.finished = log.finished or finished
@@ -312,6 +320,10 @@ class InMemoryStore:
         start = max(after + 1, log.first)
         end = log.first + len(log.events)
         return [(seq, log.events[seq - log.first]) for seq in range(start, end)]
+
+    async def stored_requests(self, encounter: str) -> list[dict[str, Any]]:
+        log = self._logs.get(encounter)
+        return list(log.requests) if log is not None else []
 
     async def read(self, encounter: str, after: int = 0) -> list[tuple[int, Event]]:
         return self.read_now(encounter, after)
@@ -415,11 +427,18 @@ class EncodedEvents(list[Event]):
     writes it). A store receives them as any other sequence of events."""
 
     def __init__(
-        self, events: Sequence[Event], payloads: Sequence[dict[str, Any]], texts: Sequence[str]
+        self,
+        events: Sequence[Event],
+        payloads: Sequence[dict[str, Any]],
+        texts: Sequence[str],
+        request: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(events)
         self.payloads = list(payloads)
         self.texts = list(texts)
+        #: The record of the keyed request that caused them (``server/_idempotency.py``),
+        #: stored with the first of them as its ``_request`` member.
+        self.request = request
 
 
 def event_json(payload: dict[str, Any]) -> str:
@@ -432,5 +451,30 @@ def event_texts(events: Sequence[Event]) -> list[str]:
     """The stored JSON text of each of ``events``: the room's own encoding when it
     handed :class:`EncodedEvents` over, else encoded here."""
     if isinstance(events, EncodedEvents):
+        if events.request is not None and events.texts:
+            return [with_request(events.texts[0], events.request), *events.texts[1:]]
         return events.texts
     return [event_json(event_to_dict(e)) for e in events]
+
+
+#: The member of a stored event's JSON that holds the record of the keyed request that
+#: caused it (only on the first of its events; ``server/_idempotency.py``). The event
+#: readers (``zonekeep.sdk.event_from_dict``) leave it out.
+REQUEST_MEMBER = "_request"
+
+
+def with_request(text: str, record: dict[str, Any]) -> str:
+    """A stored event's JSON text (an object) with ``record`` as its ``_request``."""
+    return f'{text[:-1]},"{REQUEST_MEMBER}":{event_json(record)}}}'
+
+
+def stored_request(text: str) -> dict[str, Any] | None:
+    """The ``_request`` record of a stored event's JSON text, if it has one."""
+    if REQUEST_MEMBER not in text:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    record = data.get(REQUEST_MEMBER) if isinstance(data, dict) else None
+    return record if isinstance(record, dict) else None

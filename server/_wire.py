@@ -34,12 +34,24 @@ def _compile_fields(cls: type) -> Callable[[Any], dict[str, Any]]:
     """A function returning the fields of a ``cls`` as a dict, in declaration order,
     written out for the class (as attrs and cattrs write their own functions): it is
     called for every message the server sends."""
-    names = [a.name for a in attrs.fields(cls)]
-    body = ", ".join(f"{name!r}: obj.{name}" for name in names)
+    body = _fields_body(cls)
     namespace: dict[str, Any] = {}
     exec(f"def fields(obj):\n    return {{{body}}}\n", namespace)
     function: Callable[[Any], dict[str, Any]] = namespace["fields"]
     return function
+
+
+def _fields_body(cls: type) -> str:
+    """The inside of a dict display of a ``cls``'s fields (``obj``'s), in order; a field
+    left out when it is None (metadata ``"null": False``, such as an event's
+    ``idempotency_key``) is there only when it is not."""
+    parts = []
+    for a in attrs.fields(cls):
+        if a.metadata.get("null") is False:
+            parts.append(f"**({{}} if obj.{a.name} is None else {{{a.name!r}: obj.{a.name}}})")
+        else:
+            parts.append(f"{a.name!r}: obj.{a.name}")
+    return ", ".join(parts)
 
 
 def fields_of(obj: Any) -> dict[str, Any]:
@@ -87,7 +99,7 @@ def _compile_notification(cls: type) -> Callable[[Any], dict[str, Any]]:
     method = _METHOD_OF.get(cls)
     if method is None:
         raise TypeError(f"{cls.__name__} is not a notification params class")
-    params = ", ".join(f"{a.name!r}: obj.{a.name}" for a in attrs.fields(cls))
+    params = _fields_body(cls)
     values = {"method": repr(method), "params": f"{{{params}}}"}
     body = ", ".join(f"{a.name!r}: {values[a.name]}" for a in attrs.fields(Notification))
     namespace: dict[str, Any] = {}
@@ -105,12 +117,18 @@ def notification_text(params: Any) -> str:
     return encode_message(data(params))
 
 
-def event_notification_text(encounter: str, seq: int, event_json: str) -> str:
+def event_notification_text(
+    encounter: str, seq: int, event_json: str, idempotency_key: str | None = None
+) -> str:
     """The ``event`` notification of an event whose payload is already serialized
     (``event_json``, as :func:`encode_message` writes it): the same text as
     ``notification_text(EventNotification(encounter, seq, payload))``, without encoding
-    the payload again for every view that sees it unchanged."""
-    return f'{_EVENT_HEAD}{encode_message(encounter)},"seq":{int(seq)},"event":{event_json}}}}}'
+    the payload again for every view that sees it unchanged. ``idempotency_key``: the
+    key of the request that caused it, for the seat that sent it (absent when None)."""
+    head = f'{_EVENT_HEAD}{encode_message(encounter)},"seq":{int(seq)},"event":{event_json}'
+    if idempotency_key is None:
+        return f"{head}}}}}"
+    return f'{head},"idempotency_key":{encode_message(idempotency_key)}}}}}'
 
 
 def response_text(request_id: RequestId, result: Any) -> str:

@@ -74,7 +74,7 @@ async def test_hello_announces_version_capabilities_and_limits(running: Running)
     async with running.client(hello=False) as client:
         with trio.fail_after(helpers.deadline(5)):
             welcome = await client.hello("methods-test", "9.9")
-    assert welcome["protocol"] == PROTOCOL_VERSION == "1.4"
+    assert welcome["protocol"] == PROTOCOL_VERSION == "1.5"
     assert welcome["server"]["name"] == "zonekeep"
     caps = welcome["capabilities"]
     engine = Engine()
@@ -122,6 +122,12 @@ async def test_hello_announces_version_capabilities_and_limits(running: Running)
         "idle_timeout_seconds": 300,
         "outgoing_queue": 256,
         "reaction_seconds": 30,
+        "abuse_refusals": 40,
+        "abuse_window_seconds": 10,
+        "max_connections_per_token": 4,
+        "max_spectators_per_encounter": 16,
+        "reply_bytes_burst": 4_000_000,
+        "reply_bytes_per_second": 200_000,
     }
 
 

@@ -8,16 +8,20 @@ missing.
 
 from __future__ import annotations
 
+import json
 import re
 import select
 import shutil
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import helpers
 import pytest
-from helpers import missing_component
+from helpers import deadline, missing_component
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENT_DIR = ROOT / "examples" / "clients" / "node"
@@ -68,8 +72,10 @@ def _wait_for_port(server: subprocess.Popen[str], log: Path, timeout: float = 20
     return int(line)
 
 
-def test_node_client_plays_against_a_real_server(tmp_path: Path) -> None:
-    node = _node()
+@contextmanager
+def serving(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """A server in a subprocess (its store and log under ``tmp_path``), and its port;
+    killed at the end."""
     log = tmp_path / "server.log"
     with log.open("w") as log_file:
         server = subprocess.Popen(
@@ -80,7 +86,18 @@ def test_node_client_plays_against_a_real_server(tmp_path: Path) -> None:
             text=True,
         )
     try:
-        port = _wait_for_port(server, log)
+        yield server, _wait_for_port(server, log)
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait(timeout=helpers.deadline(10))
+        if server.stdout is not None:
+            server.stdout.close()
+
+
+def test_node_client_plays_against_a_real_server(tmp_path: Path) -> None:
+    node = _node()
+    with serving(tmp_path) as (_, port):
         client = subprocess.run(
             [node, "client.mjs", f"ws://127.0.0.1:{port}/ws"],
             cwd=CLIENT_DIR,
@@ -92,11 +109,89 @@ def test_node_client_plays_against_a_real_server(tmp_path: Path) -> None:
         assert client.returncode == 0, output
         assert SUMMARY.search(client.stdout), output
         assert "warning:" not in client.stderr, output
+
+
+def _start_proxy(*options: str) -> tuple[subprocess.Popen[str], str]:
+    """``zonekeep proxy`` with ``options`` on a free port; the process and its URL."""
+    proxy = subprocess.Popen(
+        [sys.executable, "-m", "zonekeep.server._cli", "proxy", "--port", "0", *options],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proxy.stdout is not None
+    ready, _, _ = select.select([proxy.stdout], [], [], deadline(20))
+    banner = proxy.stdout.readline() if ready else ""
+    found = re.search(r"on (ws://127\.0\.0\.1:\d+/ws)", banner)
+    if found is None:
+        proxy.kill()
+        _, err = proxy.communicate(timeout=helpers.deadline(10))
+        pytest.fail(f"zonekeep proxy did not start: {banner!r} {err}")
+    return proxy, found.group(1)
+
+
+def _stop(proxy: subprocess.Popen[str]) -> tuple[str, str]:
+    proxy.send_signal(signal.SIGINT)
+    return proxy.communicate(timeout=deadline(20))
+
+
+def _play(node: str, url: str) -> str:
+    client = subprocess.run(
+        [node, "client.mjs", url],
+        cwd=CLIENT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=deadline(60),
+    )
+    output = f"stdout:\n{client.stdout}\nstderr:\n{client.stderr}"
+    assert client.returncode == 0, output
+    assert SUMMARY.search(client.stdout), output
+    return client.stdout
+
+
+def test_node_client_runs_through_the_conformance_kit(tmp_path: Path) -> None:
+    """The conformance kit (docs/clients.md) with the Node.js client: through
+    ``zonekeep proxy --check`` to a real server, the proxy finds nothing wrong in what
+    it sent, and records the session; then ``zonekeep proxy --play`` plays that
+    session back as a fake server, and the client plays the same game against it."""
+    node = _node()
+    report = tmp_path / "problems.jsonl"
+    session = tmp_path / "session.jsonl"
+    processes: list[subprocess.Popen[str]] = []
+    try:
+        with serving(tmp_path) as (_, port):
+            proxy, url = _start_proxy(
+                *("--check", "--upstream", f"ws://127.0.0.1:{port}/ws"),
+                *("--report", str(report), "--record", str(session)),
+            )
+            processes.append(proxy)
+            live = _play(node, url)
+            out, err = _stop(proxy)
+        assert report.read_text() == "", err
+        assert "0 problem(s) in the client's messages" in out, out + err
+        assert proxy.returncode == 0, out + err
+        entries = [json.loads(line) for line in session.read_text().splitlines()]
+        assert {e["connection"] for e in entries} == {1, 2}  # the GM's and alice's
+        assert any(e.get("from") == "client" for e in entries)
+
+        # The server is gone: the fake server alone from here.
+        player, url = _start_proxy("--play", str(session))
+        processes.append(player)
+        try:
+            replayed = _play(node, url)
+        except AssertionError:
+            _, err = _stop(player)
+            raise AssertionError(f"the fake server said:\n{err}") from None
+        out, err = _stop(player)
+        assert "0 problem(s)" in out, out + err
+        assert player.returncode == 0, out + err
+        assert replayed.splitlines()[-1] == live.splitlines()[-1]  # the same game
     finally:
-        server.kill()
-        server.wait(timeout=helpers.deadline(10))
-        if server.stdout is not None:
-            server.stdout.close()
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=helpers.deadline(10))
 
 
 # Two nodes on one PostgreSQL store (its URL the argument), each printing its port.

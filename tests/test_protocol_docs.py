@@ -18,6 +18,7 @@ from zonekeep.protocol import (
     Limits,
     _generate,
 )
+from zonekeep.protocol._errors import RETRYABLE
 from zonekeep.sdk.host import EVENT_TYPES, RULE_ERRORS
 
 pytestmark = pytest.mark.docs
@@ -110,9 +111,17 @@ def error_table() -> list[tuple[int, str, str]]:
     body = sections("##")["Error codes"]
     rows = []
     for cells in table_rows(body):
-        if cells[0].isdigit() and len(cells) == 4:
+        if cells[0].isdigit() and len(cells) == 5:
             rows.append((int(cells[0]), cells[1], cells[2]))
     return rows
+
+
+def test_error_table_says_which_errors_are_retryable() -> None:
+    body = sections("##")["Error codes"]
+    said = {c[1]: c[3] for c in table_rows(body) if c[0].isdigit() and len(c) == 5}
+    assert said["rate_limited"] == said["decision_pending"] == said["store_unavailable"] == "yes"
+    assert said["invalid_params"] == said["bad_token"] == said["not_your_turn"] == "no"
+    assert {n for n, v in said.items() if v == "yes"} == set(RETRYABLE)
 
 
 def test_error_table_lists_every_protocol_error_with_its_number() -> None:

@@ -99,7 +99,12 @@ async def test_hello_first_then_the_welcome(table: Table) -> None:
     assert out.take() == [
         {
             "id": 1,
-            "error": {"code": 1003, "name": "hello_required", "message": "Send 'hello' first."},
+            "error": {
+                "code": 1003,
+                "name": "hello_required",
+                "message": "Send 'hello' first.",
+                "data": {"retryable": False},
+            },
         }
     ]
     await call(client, "h", "hello", **HELLO)
@@ -166,10 +171,16 @@ async def test_a_rate_limited_request_is_answered_with_its_id() -> None:
         await client.handle("not json")
         too_large = json.dumps({"id": 43, "method": "ping"}) + " " * 100  # not even read
         await client.handle(too_large)
-        assert out.take() == [
-            {"id": 41, "error": {"code": 5001, "name": "rate_limited", "message": message}},
-            {"id": None, "error": {"code": 5001, "name": "rate_limited", "message": message}},
-            {"id": None, "error": {"code": 5001, "name": "rate_limited", "message": message}},
+        refused = out.take()
+        # The bucket gains a token in about 1000 seconds (0.001 a second).
+        waits = [r["error"]["data"].pop("retry_after_ms") for r in refused]
+        assert all(999_000 < w <= 1_000_000 for w in waits), waits
+        error = {"code": 5001, "name": "rate_limited", "message": message}
+        error["data"] = {"retryable": True}
+        assert refused == [
+            {"id": 41, "error": error},
+            {"id": None, "error": error},
+            {"id": None, "error": error},
         ]
         assert out.closed is None
         await call(client, 42, "ping")  # the fourth refusal in the window: abuse

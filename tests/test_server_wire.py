@@ -60,9 +60,13 @@ def test_replies_and_errors() -> None:
     assert encoded_response_text("a", encode_message(CommandResult(1, 0))) == plain(
         {"id": "a", "result": {"first_seq": 1, "last_seq": 0}}
     )
-    error = ProtocolError("rate_limited", "Slow down.")
+    error = ProtocolError("rate_limited", "Slow down.", retry_after_ms=250)
+    data = {"retryable": True, "retry_after_ms": 250}
     assert error_text(None, error) == plain(
-        {"id": None, "error": {"code": 5001, "name": "rate_limited", "message": "Slow down."}}
+        {
+            "id": None,
+            "error": {"code": 5001, "name": "rate_limited", "message": "Slow down.", "data": data},
+        }
     )
 
 

@@ -194,6 +194,9 @@ async def test_a_rate_limited_request_gets_its_own_id_back(make_server: MakeServ
         for frame, expected in sent:
             await client.send_raw(frame)
             answer = await reply(client)
+            # About 1000 seconds until the bucket (0.001 a second) holds a token again.
+            wait = answer["error"]["data"].pop("retry_after_ms")
+            assert 990_000 < wait <= 1_000_000, wait
             assert answer == {
                 "id": expected,
                 "error": {
@@ -201,6 +204,7 @@ async def test_a_rate_limited_request_gets_its_own_id_back(make_server: MakeServ
                     "name": "rate_limited",
                     "message": "Too many messages: at most 0.001 a second (bursts of 2). "
                     "This one was ignored.",
+                    "data": {"retryable": True},
                 },
             }
 

@@ -129,6 +129,13 @@ class Connection {
       if ("error" in message) {
         pending.reject(new ServerError(this.label, pending.method, message.error));
       } else {
+        const replayed = Array.isArray(message.result.events); // (a resume: the caller applies them)
+        if ((pending.method === "join" && !replayed) || pending.method === "create_encounter") {
+          // Live events follow from the reply's seq + 1, and may come in the same read as
+          // the reply: take the seq now, before they are dispatched (a promise's
+          // continuation would run after them).
+          this.lastSeq = message.result.seq;
+        }
         pending.resolve(message.result);
       }
       return;
@@ -418,7 +425,8 @@ async function main(url, playerUrl) {
     creatures: ROSTER,
   });
   const eid = created.encounter;
-  gm.lastSeq = created.seq; // encounter_created (seq 1) comes in the snapshot, not as an event
+  // (gm.lastSeq is the reply's seq, taken when it came: encounter_created, seq 1, is in
+  // the snapshot, not an event)
   const table = new Table(created.snapshot);
   gm.on("event", (event) => table.apply(event));
   console.log(`created encounter ${eid} as ${created.role}`);
@@ -436,7 +444,7 @@ async function main(url, playerUrl) {
   if (joined.role !== "player" || joined.player !== "alice") {
     fail(`alice joined as ${joined.role}/${joined.player}, expected player/alice`);
   }
-  alice.lastSeq = joined.seq;
+  // (alice.lastSeq is the join's seq, taken when its reply came, before the events after it)
   // A `snapshot` notification replaces the seat's state; its seq is the new baseline.
   alice.on("snapshot", ({ seq }) => { alice.lastSeq = seq; });
   console.log(`alice joined as ${joined.role} at seq ${joined.seq}`);
