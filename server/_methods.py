@@ -14,6 +14,7 @@ import copy
 import json
 import logging
 import re
+import secrets
 import tomllib
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -232,6 +233,8 @@ class Methods:
         self.clients: set[Client] = set()
         #: (encounter, player) -> the zone a seat's character starts in (create_encounter).
         self.seat_zones: dict[tuple[str, str], str] = {}
+        #: (encounter, player) of the characters being added (``submit_character``).
+        self.submitting: set[tuple[str, str]] = set()
         #: The last ``actions`` details per (encounter, creature, actor), with the state
         #: they were found in (see ``_details``).
         self.details_cache: dict[
@@ -458,7 +461,9 @@ class Methods:
         if not any(g.role == "player" and g.player == player for g in room.grants):
             raise ProtocolError("invalid_params", f"There is no seat for {player!r}.")
         state = room.state
-        if any(c.controller == player for c in state.creatures.values()):
+        if any(c.controller == player for c in state.creatures.values()) or (
+            (room.id, player) in self.submitting
+        ):
             raise ProtocolError(
                 "invalid_params", f"{player}'s seat already has its character in the encounter."
             )
@@ -473,21 +478,21 @@ class Methods:
             listed = "; ".join(f"{p.path}: {p.message}" if p.path else p.message for p in problems)
             raise ProtocolError("invalid_params", f"That character is not valid: {listed}.")
         sheet = parse_character(params.character)
-        taken = set(state.creatures) | {c.group for c in state.creatures.values() if c.group}
-        base = re.sub(r"[^a-z0-9]+", "-", sheet.name.lower()).strip("-") or "pc"
-        cid, n = base, 1
-        while cid in taken:
-            n += 1
-            cid = f"{base}-{n}"
-        creature = character_creature(sheet, cid, controller=player)
+        creature = character_creature(sheet, character_id(sheet.name, state), controller=player)
         zone = self.seat_zones.get((room.id, player))
         creature.zone = zone if zone in state.zones else state.zones[0]
         job = Job(GM_ACTOR, Command("add_creature", {"creature": creature_to_dict(creature)}), None)
-        await _submit(room, job)
+        # One character per seat: from here until its event is applied, another request
+        # for this seat (four connections sending at once) is refused like a second one.
+        self.submitting.add((room.id, player))
+        try:
+            await _submit(room, job)
+        finally:
+            self.submitting.discard((room.id, player))
         await self.registry.touch(room)
         self.seat_zones.pop((room.id, player), None)
         log.info("character sent for seat %s", player, extra={"encounter": room.id})
-        return SubmitCharacterResult(creature=cid, player=player, seq=room.state.seq)
+        return SubmitCharacterResult(creature=creature.id, player=player, seq=room.state.seq)
 
     async def m_list_seats(self, client: Client, params: ListSeatsParams) -> ListSeatsResult:
         room, member = self._room(client, params.encounter)
@@ -963,6 +968,19 @@ def _text_problem(message: str, kind: str) -> ProblemInfo:
     """A file text that does not parse: the problem at its line when the parser says."""
     found = re.search(r"line (\d+)", message)
     return ProblemInfo(f"line {found.group(1)}" if found else "", f"invalid {kind}: {message}")
+
+
+def character_id(name: str, state: EncounterState) -> str:
+    """A new creature id for a character named ``name``: its name's letters and digits
+    (at most 40) and a random suffix, ``aria-3f9c1e``. It never depends on which ids the
+    encounter holds (a suffix counting them would say that a hidden ``aria`` exists); a
+    suffix already taken, one chance in millions, is drawn again."""
+    base = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40].strip("-") or "pc"
+    taken = set(state.creatures) | {c.group for c in state.creatures.values() if c.group}
+    while True:
+        cid = f"{base}-{secrets.token_hex(3)}"
+        if cid not in taken:
+            return cid
 
 
 def _character_problems(data: object) -> list[ProblemInfo]:
