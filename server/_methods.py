@@ -117,7 +117,7 @@ from ._dice import check_contribution
 from ._fanout import Member, Subscriber, push
 from ._plugin_data import setting_infos, settings_schema
 from ._registry import Registry
-from ._room import Grant, Job, Room
+from ._room import FoldWork, Grant, Job, Room
 from ._store import EncounterRecord
 from ._wire import encode_message, encoded_response_text, error_text, response_text
 
@@ -139,6 +139,9 @@ DETAILS_KEPT = 256
 
 #: The methods whose replies count against a connection's reply byte budget.
 BUDGETED = frozenset({"snapshot", "join", "list_encounters", "list_compendium", "list_arenas"})
+#: What folding one event for a player's or spectator's resume costs in that budget (in
+#: bytes): the CPU of a fold is counted with the bytes of the reply (SPEC.md, "join").
+FOLD_BYTES = 256
 
 
 @attrs.frozen
@@ -542,14 +545,17 @@ class Methods:
         # room's seq did not move, then the seat is admitted and the reply sent with no
         # checkpoint in between, so every live event after it is newer than its seq.
         seat = Member(client.subscriber, grant.role, grant.player)  # its view, not yet here
+        work = FoldWork()
         for _ in range(_JOIN_READS):
             seq = room.state.seq
-            reply = await self._join_reply(room, seat, last_seq, params.history)
+            reply = await self._join_reply(room, seat, last_seq, params.history, work)
             if room.state.seq == seq:
                 break
         else:  # the room kept moving under the reads: a snapshot needs none
             seq = room.state.seq
             reply = (None, None, None)
+        # The events folded for a filtered view are paid for like the reply's bytes.
+        client.reply_budget.spend(work.folded * FOLD_BYTES)
         member = self._admit(client, room, grant)
         client.rooms[room.id] = member
         who = f"{member.role} {member.player}" if member.player else member.role
@@ -571,21 +577,26 @@ class Methods:
         return result
 
     async def _join_reply(
-        self, room: Room, seat: Member, last_seq: int | None, want_history: int | None
+        self,
+        room: Room,
+        seat: Member,
+        last_seq: int | None,
+        want_history: int | None,
+        work: FoldWork,
     ) -> tuple[list[Any] | None, list[Any] | None, list[str] | None]:
         """A join's reads: the events after ``last_seq`` as ``seat`` may see them (or
         ``None`` when a snapshot must do), the recent ``history`` for a fresh page, each
         up to the room's seq when the reads began, and a long replay's events already
         serialized in slices (:func:`_slices`; ``None`` for a short one)."""
         upto = room.state.seq
-        events = await room.events_since(seat, last_seq) if last_seq is not None else None
+        events = await room.events_since(seat, last_seq, work) if last_seq is not None else None
         history = None
         if events is None and want_history is not None:
             # The recent log for a fresh page, filtered for this seat like a resume.
-            since = await room.events_since(seat, max(0, upto - want_history))
+            since = await room.events_since(seat, max(0, upto - want_history), work)
             if since is None and seat.full_view:  # trimmed: what is still kept
                 kept = await room.store.oldest_kept(room.id)
-                since = await room.events_since(seat, kept - 1)
+                since = await room.events_since(seat, kept - 1, work)
             history = [e["event"] for e in since if e["seq"] <= upto] if since is not None else None
         if events is None:
             return None, history, None

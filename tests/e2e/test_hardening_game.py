@@ -23,11 +23,13 @@ from typing import Any
 
 import pytest
 import trio
-from e2e_support import Loaded, Running, creatures, sturdy_goblin_roster
+from e2e_support import Limits, Loaded, Running, ServerConfig, creatures, sturdy_goblin_roster
 from helpers import deadline
 from lobby_support import refused
 
 from zonekeep.protocol.client import ZonekeepClient
+from zonekeep.sdk import event_to_dict, replay_steps
+from zonekeep.server._visibility import Viewer, event_for
 
 ROOT = Path(__file__).parents[2]
 ARIA: dict[str, Any] = json.loads((ROOT / "examples" / "characters" / "aria.json").read_text())
@@ -49,6 +51,141 @@ async def seat_encounter(
         "Hardening", "tavern", roster, seats=[{"player": p} for p in players]
     )
     return created["encounter"], created["seats"]
+
+
+# -- 4. a resume costs what it missed, and is paid for ----------------------------------------
+
+FAST = Limits(rate_per_second=1000.0, rate_burst=1000)
+
+
+class ReadCounter:
+    """Counts the events ``store.read`` hands the server for one encounter."""
+
+    def __init__(self, running: Running, eid: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.events = 0
+        store = running.server.store
+        read = store.read
+
+        async def counted(encounter: str, after_seq: int = 0) -> Any:
+            found = await read(encounter, after_seq)
+            if encounter == eid:
+                self.events += len(found)
+            return found
+
+        monkeypatch.setattr(store, "read", counted)
+
+
+async def notes(gm: ZonekeepClient, eid: str, count: int, *, hidden: bool = False) -> int:
+    """``count`` notes by the GM, one event each; the seq of the last."""
+    seq = 0
+    for n in range(count):
+        seq = (await gm.command(eid, "add_note", text=f"note {n}", hidden=hidden))["last_seq"]
+    return seq
+
+
+def reference(log: list[tuple[int, Any]], catalog: Any, view: Viewer, after: int) -> list[Any]:
+    """The events after ``after`` as ``view`` may see them, each filtered with the state
+    folded from the start of the log: the resume as the server used to build it."""
+    steps = zip(log, replay_steps((e for _, e in log), catalog), strict=True)
+    return [
+        event_for(event_to_dict(e), state, view, catalog)
+        for (seq, e), state in steps
+        if seq > after
+    ]
+
+
+async def test_a_resume_folds_what_it_missed_not_the_whole_log(
+    make_server: MakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    running: Running = await make_server(ServerConfig(port=0, limits=FAST, durability="normal"))
+    async with running.client() as gm, running.client() as alice, running.client() as watcher:
+        with trio.fail_after(deadline(30)):
+            created = await gm.create_encounter("Resume", "tavern", creatures())
+            eid = created["encounter"]
+            seat = await gm.request("create_seat", encounter=eid, player="alice")
+            link = await gm.request("create_spectator_link", encounter=eid)
+            await gm.command(eid, "set_surprise", surprised=[])
+            await gm.command(eid, "place", positions={})
+            await gm.command(eid, "roll_initiative")
+            seq = await notes(gm, eid, 150 - running.server.rooms[eid].state.seq)
+        assert seq == 150
+        room = running.server.rooms[eid]
+        reads = ReadCounter(running, eid, monkeypatch)
+        for client, token in ((alice, seat["token"]), (watcher, link["token"])):
+            # Nothing missed: nothing read, nothing folded (it used to be all 150 events).
+            with trio.fail_after(deadline(5)):
+                joined = await client.join(eid, token, last_seq=seq)
+            assert (joined["seq"], joined["events"]) == (seq, [])
+            assert reads.events == 0
+            assert room.folded == 0
+        # Three events missed: folded from the state the room kept at seq 128 (the
+        # first of its block of 128 seqs), not from the start.
+        with trio.fail_after(deadline(5)):
+            await gm.command(eid, "add_note", text="The ogre waits.", hidden=True)
+            await gm.command(eid, "add_note", text="Rain.")
+            await gm.command(eid, "override", creature="ogre", field="hp", value=50)
+        async with running.client() as again:
+            with trio.fail_after(deadline(5)):
+                resumed = await again.join(eid, seat["token"], last_seq=seq)
+        assert [e["type"] for e in resumed["events"]] == ["hidden", "note_added", "hidden"]
+        assert reads.events == 153 - 128
+        assert room.folded == 153 - 128
+
+        async def same_as_the_whole_fold(*afters: int) -> None:
+            log = await running.server.store.read(eid)
+            catalog = running.server.engine.catalog
+            for token, view in ((seat["token"], Viewer(player="alice")), (link["token"], Viewer())):
+                for after in afters:
+                    async with running.client() as client:
+                        with trio.fail_after(deadline(5)):
+                            got = await client.join(eid, token, last_seq=after)
+                    assert got["events"] == reference(log, catalog, view, after), (view, after)
+                    assert got["seq"] == log[-1][0]
+
+        # Every resume is the one the whole log's fold gives, across a rewind to after
+        # the kept state (folded from it) and one to before it (from the start).
+        with trio.fail_after(deadline(5)):
+            await gm.request("rewind", encounter=eid, to_seq=152)
+            await gm.command(eid, "add_note", text="Thunder.")  # 155
+        await same_as_the_whole_fold(0, 127, 128, 140, 151, 152, 153, 154)
+        with trio.fail_after(deadline(5)):
+            await gm.request("rewind", encounter=eid, to_seq=60)
+            await notes(gm, eid, 2)  # 158
+        await same_as_the_whole_fold(0, 59, 60, 128, 152, 154, 155, 156, 157)
+
+
+async def test_a_flood_of_resumes_is_refused_once_their_folds_spent_the_budget(
+    make_server: MakeServer,
+) -> None:
+    limits = Limits(
+        rate_per_second=1000.0,
+        rate_burst=1000,
+        reply_bytes_burst=30_000,
+        reply_bytes_per_second=1.0,
+    )
+    running: Running = await make_server(ServerConfig(port=0, limits=limits, durability="normal"))
+    async with running.client() as gm, running.client() as stranger:
+        with trio.fail_after(deadline(30)):
+            created = await gm.create_encounter("Public", "tavern", creatures(), public=True)
+            eid = created["encounter"]
+            seq = await notes(gm, eid, 150, hidden=True)
+        room = running.server.rooms[eid]
+        # No token: a public encounter's spectator. Each replay from the start is a
+        # short reply (every event hidden, 17 bytes) but folds the whole log.
+        with trio.fail_after(deadline(5)):
+            first = await stranger.join(eid, None, last_seq=0)
+        assert len(first["events"]) == seq
+        assert len(json.dumps(first)) < 12_000  # the bytes alone would allow two more
+        with trio.fail_after(deadline(5)):
+            error = await refused(stranger.join(eid, None, last_seq=0))
+        assert (error.code, error.name) == (5001, "rate_limited")
+        assert room.folded == seq
+        assert error.message.startswith("Too many bytes of snapshots and replays")
+        assert room.folded == seq  # refused before anything was read or folded
+        # A connection of its own has its own budget; the GM's is not touched.
+        with trio.fail_after(deadline(5)):
+            again = await gm.join(eid, created["gm_token"], last_seq=0)
+        assert len(again["events"]) == seq
 
 
 # -- 5. one character per seat, whatever the race --------------------------------------------
