@@ -381,3 +381,25 @@ async def test_a_players_area_effect_with_a_huge_number_is_refused_at_the_parser
         assert running.server.rooms[eid].state.seq == seq
         assert [n["method"] for n in gm.pending_notifications()] == []
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+
+
+async def test_a_roster_creature_with_a_huge_number_in_its_damage_is_refused(
+    running: Running, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)
+    gob = sturdy_goblin_roster()[2]
+    async with running.client() as gm:
+        for damage in HUGE:
+            brute = {**gob, "id": "brute", "attacks": [{**gob["attacks"][0], "damage": damage}]}
+            with trio.fail_after(deadline(5)):
+                error = await refused(gm.create_encounter("Brutes", "tavern", [brute]))
+            assert (error.code, error.name) == (4000, "invalid_params")
+            assert "creatures[0].attacks[0].damage: " in error.message
+            assert len(error.message) < 300
+        with trio.fail_after(deadline(5)):
+            eid = (await gm.create_encounter("Brutes", "tavern", [gob]))["encounter"]
+            seq = running.server.rooms[eid].state.seq
+            error = await refused(gm.command(eid, "add_creature", creature=brute))
+        assert (error.code, error.name) == (4000, "invalid_params")
+        assert running.server.rooms[eid].state.seq == seq
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
