@@ -15,7 +15,7 @@ import hmac
 import logging
 import math
 import secrets
-from collections.abc import Awaitable, Callable, Iterator, Sequence, Set
+from collections.abc import Awaitable, Callable, Sequence, Set
 from typing import Any
 
 import attrs
@@ -40,7 +40,6 @@ from zonekeep.sdk import (
     Entropy,
     Event,
     OverrideApplied,
-    PluginCatalog,
     RandomEntropy,
     Refusal,
     Rewound,
@@ -48,6 +47,7 @@ from zonekeep.sdk import (
     clamp_options,
     event_to_dict,
     replay,
+    replay_steps,
     state_to_dict,
     undone_counters,
 )
@@ -165,29 +165,6 @@ def _swap(value: Any, key: str, hidden: Set[str], secret: Set[str], swaps: dict[
         swaps.setdefault(value, f"{value}#{secrets.token_hex(4)}")
         return swaps[value]
     return value
-
-
-def _steps_from(
-    start: EncounterState, log_: Sequence[tuple[int, Event]], catalog: PluginCatalog
-) -> Iterator[EncounterState]:
-    """The state after each event of ``log_`` (the events after ``start.seq``, in order),
-    folded from ``start`` as :func:`~zonekeep.sdk.replay_steps` folds from an empty state:
-    changed in place from one step to the next, ``start`` itself never. Every ``rewound``
-    event of ``log_`` must go back to ``start.seq`` or later."""
-    targets = {e.to_seq for _, e in log_ if isinstance(e, Rewound)}
-    kept: dict[int, EncounterState] = {start.seq: start} if start.seq in targets else {}
-    state = working_copy(start)
-    for seq, event in log_:
-        if isinstance(event, Rewound):
-            dice = state.dice
-            state = kept[event.to_seq].copy()
-            state.seq = seq
-            state.dice = dice
-        else:
-            apply_event(state, event, catalog)
-        if seq in targets:
-            kept[seq] = state.copy()
-        yield state
 
 
 def new_token() -> str:
@@ -373,7 +350,7 @@ class Room:
             start, log_ = None, await self.store.read(self.id)
         found = []
         catalog = self.engine.catalog
-        steps = _steps_from(EncounterState() if start is None else start, log_, catalog)
+        steps = replay_steps((e for _, e in log_), catalog, start)
         for done, ((seq, e), state) in enumerate(zip(log_, steps, strict=True), 1):
             if done % _FOLD_SLICE == 0:
                 # A long log is folded in slices: other rooms run in between.

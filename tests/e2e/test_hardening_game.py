@@ -23,7 +23,15 @@ from typing import Any
 
 import pytest
 import trio
-from e2e_support import Limits, Loaded, Running, ServerConfig, creatures, sturdy_goblin_roster
+from e2e_support import (
+    Limits,
+    Loaded,
+    Running,
+    ServerConfig,
+    creatures,
+    sturdy_goblin_roster,
+    thunderclap,
+)
 from helpers import deadline
 from lobby_support import refused
 
@@ -359,20 +367,11 @@ async def test_a_players_area_effect_with_a_huge_number_is_refused_at_the_parser
         assert state.active == "aria"
         seq = state.seq
         gm.pending_notifications()
-        spell = {
-            "creature": "aria",
-            "zone": "common_room",
-            "shape": "sphere",
-            "size": 10,
-            "range": 0,
-            "targets": ["gob", "bram"],
-            "save": "dex",
-            "damage_type": "thunder",
-            "name": "Thunderclap",
-        }
         for damage in HUGE:
             with trio.fail_after(deadline(5)):
-                error = await refused(alice.command(eid, "area_effect", **spell, damage=damage))
+                error = await refused(
+                    alice.command(eid, "area_effect", **thunderclap(damage=damage))
+                )
             assert (error.code, error.name) == (4000, "invalid_params"), error
             assert error.message.startswith("The damage is not dice: ")
             assert len(error.message) < 200
