@@ -106,6 +106,10 @@ COMPENDIUM_RANGES: Final[dict[str, tuple[int, int]]] = {
     "dc": (1, 30),
     "sense": (0, 300),
     "proficiency_bonus": (2, 9),
+    # An attack's damage dice, NdS+M: N, S and M (a flat damage is M alone, at least 1).
+    "damage_dice": (1, 20),
+    "damage_die": (2, 20),
+    "damage_modifier": (-5, 20),
 }
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -205,10 +209,7 @@ def _attack_problems(attack: Attack, where: str) -> list[str]:
     if not attack.name.strip():
         problems.append(f"{where}.name: must not be empty")
     _in_range(problems, f"{where}.bonus", "attack_bonus", attack.bonus)
-    try:
-        parse_dice(attack.damage)
-    except DiceError as exc:
-        problems.append(f"{where}.damage: {exc}")
+    problems += _damage_problems(attack.damage, f"{where}.damage")
     if attack.damage_type not in DAMAGE_TYPES:
         problems.append(f"{where}.damage_type: {attack.damage_type!r} is not a damage type")
     if attack.kind not in ("melee", "ranged"):
@@ -224,6 +225,30 @@ def _attack_problems(attack: Attack, where: str) -> list[str]:
         _in_range(problems, f"{where}.long_range", "range", attack.long_range)
         if attack.long_range and attack.long_range < attack.range:
             problems.append(f"{where}.long_range: shorter than the normal range")
+    return problems
+
+
+def _damage_problems(expr: str, where: str) -> list[str]:
+    """An attack's damage: dice (:func:`parse_dice`, which bounds every expression), then
+    the ranges of an attack's dice, die and modifier, like every other number of a sheet."""
+    try:
+        dice = parse_dice(expr)
+    except DiceError as exc:
+        return [f"{where}: {exc}"]
+    problems: list[str] = []
+    if dice.count == 0:
+        if dice.modifier < 1:
+            problems.append(f"{where}: a flat damage is at least 1, not {dice.modifier}")
+        _in_range(problems, where, "damage_modifier", dice.modifier)
+        return problems
+    for key, value, what in (
+        ("damage_dice", dice.count, "number of dice"),
+        ("damage_die", dice.sides, "die's sides"),
+        ("damage_modifier", dice.modifier, "modifier"),
+    ):
+        low, high = COMPENDIUM_RANGES[key]
+        if not low <= value <= high:
+            problems.append(f"{where}: the {what} ({value}) must be from {low} to {high}")
     return problems
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Iterable
-from typing import Literal, Protocol
+from typing import Literal, Protocol, cast
 
 import attrs
 
@@ -19,8 +19,19 @@ from ._fairdice import draw
 
 Advantage = Literal["none", "advantage", "disadvantage"]
 
-_EXPR = re.compile(r"^\s*(?:(\d*)d(\d+))?\s*(?:([+-])\s*(\d+))?\s*$")
-_FLAT = re.compile(r"^\s*([+-]?\d+)\s*$")
+# ASCII digits only (``\d`` would take any script's digits), on a text of at most
+# MAX_DICE_CHARS characters: int() never sees a long string of digits.
+_EXPR = re.compile(r"^\s*(?:([0-9]*)d([0-9]+))?\s*(?:([+-])\s*([0-9]+))?\s*$", re.ASCII)
+_FLAT = re.compile(r"^\s*([+-]?[0-9]+)\s*$", re.ASCII)
+
+#: The bounds of every dice expression, wherever it comes from (a sheet, a command, a
+#: plugin's setting): at most ``MAX_DICE_COUNT`` dice of at most ``MAX_DIE_SIZE`` sides,
+#: a modifier (or a flat number) from ``-MAX_DICE_MODIFIER`` to ``MAX_DICE_MODIFIER``,
+#: and at most ``MAX_DICE_CHARS`` characters of text, spaces included.
+MAX_DICE_COUNT = 100
+MAX_DIE_SIZE = 1000
+MAX_DICE_MODIFIER = 1000
+MAX_DICE_CHARS = 40
 
 #: Expertise die sizes by the number of sources: one gives d4, two d6, three or more d8.
 EXPERTISE_DICE = (0, 4, 6, 8)
@@ -125,18 +136,34 @@ _PARSED_MAX = 1024
 
 
 def _parse_dice(expr: str) -> DiceExpr:
+    if not isinstance(cast(object, expr), str):  # from a plugin, or a hostile payload
+        raise DiceError(f"a dice expression is text like '2d6+3', not {type(expr).__name__}")
+    if len(expr) > MAX_DICE_CHARS:
+        # Not quoted back: the text may be thousands of characters long.
+        raise DiceError(
+            f"a dice expression is at most {MAX_DICE_CHARS} characters, not {len(expr)}"
+        )
     flat = _FLAT.match(expr)
     if flat:
-        return DiceExpr(0, 0, int(flat.group(1)))
+        return DiceExpr(0, 0, _modifier(expr, int(flat.group(1))))
     m = _EXPR.match(expr)
     if not m or m.group(2) is None:
         raise DiceError(f"{expr!r} is not a dice expression like '2d6+3'")
     count = int(m.group(1) or 1)
     sides = int(m.group(2))
-    if count < 1 or count > 100 or sides < 2 or sides > 1000:
+    if not (1 <= count <= MAX_DICE_COUNT and 2 <= sides <= MAX_DIE_SIZE):
         raise DiceError(f"{expr!r} asks for an unreasonable number or size of dice")
     mod = int(m.group(4) or 0) * (-1 if m.group(3) == "-" else 1)
-    return DiceExpr(count, sides, mod)
+    return DiceExpr(count, sides, _modifier(expr, mod))
+
+
+def _modifier(expr: str, value: int) -> int:
+    if abs(value) > MAX_DICE_MODIFIER:
+        raise DiceError(
+            f"{expr!r} adds too much: a modifier or a flat number is from "
+            f"-{MAX_DICE_MODIFIER} to {MAX_DICE_MODIFIER}"
+        )
+    return value
 
 
 @attrs.frozen

@@ -34,6 +34,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
+from ._dice import DiceError, parse_dice
+
 __all__ = [
     "MAX_PROBLEMS",
     "SCHEMA_KEYWORDS",
@@ -222,6 +224,11 @@ def _check(
             add(f"must be at most {schema['maxLength']} characters long")
         if schema.get("format") == "dice" and not _DICE_RE.fullmatch(value):
             add(f"bad dice expression {_shown(value)}; expected e.g. '2d6', 'd8+1' or '5'")
+        elif schema.get("format") == "dice":
+            try:  # the shape is right: the parser's bounds (digits, sizes, modifier)
+                parse_dice(value)
+            except DiceError as exc:
+                add(f"bad dice expression: {exc}")
     if isinstance(value, Mapping):
         _check_object(value, schema, path, found)
     if isinstance(value, list | tuple):

@@ -12,6 +12,7 @@ from typing import Any
 import cattrs
 from cattrs.gen import make_dict_structure_fn
 
+from ._dice import DiceError, parse_dice
 from ._events import EVENT_TYPES, Event, PluginEvent
 from ._json import strict_containers, strict_scalar
 from ._state import EncounterState
@@ -84,6 +85,11 @@ def creature_from_dict(data: object, path: str = "creature") -> Creature:
         for i, attack in enumerate(creature.attacks)
         if attack.damage_type and attack.damage_type not in DAMAGE_TYPES
     ]
+    for i, attack in enumerate(creature.attacks):
+        try:  # the dice parser's bounds, here rather than at the first attack's roll
+            parse_dice(attack.damage)
+        except DiceError as exc:
+            problems.append(f"{path}.attacks[{i}].damage: {exc}")
     if problems:
         raise ValueError("; ".join(problems))
     return creature

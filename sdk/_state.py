@@ -514,7 +514,9 @@ def replay(events: Iterable[ev.Event], catalog: PluginCatalog | None = None) -> 
 
 
 def replay_steps(
-    events: Iterable[ev.Event], catalog: PluginCatalog | None = None
+    events: Iterable[ev.Event],
+    catalog: PluginCatalog | None = None,
+    start: EncounterState | None = None,
 ) -> Iterator[EncounterState]:
     """Fold ``events`` as :func:`replay` does, yielding the state after each one.
 
@@ -522,13 +524,16 @@ def replay_steps(
     yields a new one): copy it to keep it. One pass over the log whatever the number
     of rewinds: the state after each event that some rewind goes back to is kept
     (copied) on the way. Raises ``ValueError`` for a rewind to a seq that is not an
-    earlier event.
+    earlier event. ``start``, when given, is the state after event ``start.seq`` (never
+    changed here) and ``events`` the ones after it: a rewind must then go back to
+    ``start.seq`` or later (``KeyError`` otherwise).
     """
     log = list(events)
     targets = {e.to_seq for e in log if isinstance(e, ev.Rewound)}
-    state = EncounterState()
-    kept: dict[int, EncounterState] = {0: state.copy()} if 0 in targets else {}
-    for seq, event in enumerate(log, 1):
+    base = 0 if start is None else start.seq
+    state = EncounterState() if start is None else working_copy(start)
+    kept: dict[int, EncounterState] = {base: state.copy()} if base in targets else {}
+    for seq, event in enumerate(log, base + 1):
         if isinstance(event, ev.Rewound):
             if not 0 <= event.to_seq < seq:
                 raise ValueError(

@@ -15,6 +15,7 @@ import json
 import logging
 import math
 import re
+import secrets
 import tomllib
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -127,7 +128,7 @@ from ._home import creation_rule, table_home_url, table_link
 from ._idempotency import Answer, Keyed, fingerprint, seat_of
 from ._plugin_data import setting_infos, settings_schema
 from ._registry import Registry, is_loopback
-from ._room import Grant, Job, Room
+from ._room import FoldWork, Grant, Job, Room
 from ._store import EncounterRecord
 from ._wire import encode_message, encoded_response_text, error_text, response_text
 
@@ -149,6 +150,9 @@ DETAILS_KEPT = 256
 
 #: The methods whose replies count against a connection's reply byte budget.
 BUDGETED = frozenset({"snapshot", "join", "list_encounters", "list_compendium", "list_arenas"})
+#: What folding one event for a player's or spectator's resume costs in that budget (in
+#: bytes): the CPU of a fold is counted with the bytes of the reply (SPEC.md, "join").
+FOLD_BYTES = 256
 
 
 @attrs.frozen
@@ -262,6 +266,8 @@ class Methods:
         self.clients: set[Client] = set()
         #: (encounter, player) -> the zone a seat's character starts in (create_encounter).
         self.seat_zones: dict[tuple[str, str], str] = {}
+        #: (encounter, player) of the characters being added (``submit_character``).
+        self.submitting: set[tuple[str, str]] = set()
         #: The last ``actions`` details per (encounter, creature, actor), with the state
         #: they were found in (see ``_details``).
         self.details_cache: dict[
@@ -493,7 +499,9 @@ class Methods:
         if not any(g.role == "player" and g.player == player for g in room.grants):
             raise ProtocolError("invalid_params", f"There is no seat for {player!r}.")
         state = room.state
-        if any(c.controller == player for c in state.creatures.values()):
+        if any(c.controller == player for c in state.creatures.values()) or (
+            (room.id, player) in self.submitting
+        ):
             raise ProtocolError(
                 "invalid_params", f"{player}'s seat already has its character in the encounter."
             )
@@ -508,12 +516,7 @@ class Methods:
             listed = "; ".join(f"{p.path}: {p.message}" if p.path else p.message for p in problems)
             raise ProtocolError("invalid_params", f"That character is not valid: {listed}.")
         sheet = parse_character(params.character)
-        taken = set(state.creatures) | {c.group for c in state.creatures.values() if c.group}
-        base = re.sub(r"[^a-z0-9]+", "-", sheet.name.lower()).strip("-") or "pc"
-        cid, n = base, 1
-        while cid in taken:
-            n += 1
-            cid = f"{base}-{n}"
+        cid = character_id(sheet.name, state)
         creature = character_creature(sheet, cid, controller=player)
         zone = self.seat_zones.get((room.id, player))
         creature.zone = zone if zone in state.zones else state.zones[0]
@@ -528,13 +531,19 @@ class Methods:
             None,
             keyed=None if keyed is None else attrs.evolve(keyed, answer=answer),
         )
-        repeated = await _submit(room, job)
+        # One character per seat: from here until its event is applied, another request
+        # for this seat (four connections sending at once) is refused like a second one.
+        self.submitting.add((room.id, player))
+        try:
+            repeated = await _submit(room, job)
+        finally:
+            self.submitting.discard((room.id, player))
         await self.registry.touch(room)
         if isinstance(repeated, Encoded):
             return repeated
         self.seat_zones.pop((room.id, player), None)
         log.info("character sent for seat %s", player, extra={"encounter": room.id})
-        return SubmitCharacterResult(creature=cid, player=player, seq=room.state.seq)
+        return SubmitCharacterResult(creature=creature.id, player=player, seq=room.state.seq)
 
     async def m_list_seats(self, client: Client, params: ListSeatsParams) -> ListSeatsResult:
         room, member = self._room(client, params.encounter)
@@ -597,14 +606,17 @@ class Methods:
         # room's seq did not move, then the seat is admitted and the reply sent with no
         # checkpoint in between, so every live event after it is newer than its seq.
         seat = Member(client.subscriber, grant.role, grant.player)  # its view, not yet here
+        work = FoldWork()
         for _ in range(_JOIN_READS):
             seq = room.state.seq
-            reply = await self._join_reply(room, seat, last_seq, params.history)
+            reply = await self._join_reply(room, seat, last_seq, params.history, work)
             if room.state.seq == seq:
                 break
         else:  # the room kept moving under the reads: a snapshot needs none
             seq = room.state.seq
             reply = (None, None, None)
+        # The events folded for a filtered view are paid for like the reply's bytes.
+        client.reply_budget.spend(work.folded * FOLD_BYTES)
         member = self._admit(client, room, grant)
         client.rooms[room.id] = member
         who = f"{member.role} {member.player}" if member.player else member.role
@@ -626,21 +638,26 @@ class Methods:
         return result
 
     async def _join_reply(
-        self, room: Room, seat: Member, last_seq: int | None, want_history: int | None
+        self,
+        room: Room,
+        seat: Member,
+        last_seq: int | None,
+        want_history: int | None,
+        work: FoldWork,
     ) -> tuple[list[Any] | None, list[Any] | None, list[str] | None]:
         """A join's reads: the events after ``last_seq`` as ``seat`` may see them (or
         ``None`` when a snapshot must do), the recent ``history`` for a fresh page, each
         up to the room's seq when the reads began, and a long replay's events already
         serialized in slices (:func:`_slices`; ``None`` for a short one)."""
         upto = room.state.seq
-        events = await room.events_since(seat, last_seq) if last_seq is not None else None
+        events = await room.events_since(seat, last_seq, work) if last_seq is not None else None
         history = None
         if events is None and want_history is not None:
             # The recent log for a fresh page, filtered for this seat like a resume.
-            since = await room.events_since(seat, max(0, upto - want_history))
+            since = await room.events_since(seat, max(0, upto - want_history), work)
             if since is None and seat.full_view:  # trimmed: what is still kept
                 kept = await room.store.oldest_kept(room.id)
-                since = await room.events_since(seat, kept - 1)
+                since = await room.events_since(seat, kept - 1, work)
             history = [e["event"] for e in since if e["seq"] <= upto] if since is not None else None
         if events is None:
             return None, history, None
@@ -1051,6 +1068,19 @@ def _text_problem(message: str, kind: str) -> ProblemInfo:
     """A file text that does not parse: the problem at its line when the parser says."""
     found = re.search(r"line (\d+)", message)
     return ProblemInfo(f"line {found.group(1)}" if found else "", f"invalid {kind}: {message}")
+
+
+def character_id(name: str, state: EncounterState) -> str:
+    """A new creature id for a character named ``name``: its name's letters and digits
+    (at most 40) and a random suffix, ``aria-3f9c1e``. It never depends on which ids the
+    encounter holds (a suffix counting them would say that a hidden ``aria`` exists); a
+    suffix already taken, one chance in millions, is drawn again."""
+    base = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40].strip("-") or "pc"
+    taken = set(state.creatures) | {c.group for c in state.creatures.values() if c.group}
+    while True:
+        cid = f"{base}-{secrets.token_hex(3)}"
+        if cid not in taken:
+            return cid
 
 
 def _character_problems(data: object) -> list[ProblemInfo]:

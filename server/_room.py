@@ -131,6 +131,24 @@ class Job:
 #: Events folded between two checkpoints when a filtered replay is built.
 _FOLD_SLICE = 256
 
+#: A room keeps the state after one event in each block of this many seqs (the first of
+#: the block it saw: after a command, or on a refold), so that a player's or spectator's
+#: resume folds the log from the newest kept state at or before what it saw last, not
+#: from the start: at most this many events more than it missed.
+FOLD_ANCHOR_EVERY = 128
+#: How many of those states a room keeps, the newest (the memory of a few states); a
+#: resume from before the oldest folds the log from its start (and keeps states again).
+FOLD_ANCHORS_KEPT = 4
+
+
+@attrs.define
+class FoldWork:
+    """What the resumes of one request cost the room: the events folded (each applied to
+    a state) to filter the log for a player or spectator."""
+
+    folded: int = 0
+
+
 #: A marker command (compared by identity): its turn means every earlier job is done.
 _DRAIN = Command("drain")
 
@@ -217,6 +235,13 @@ class Room:
         self.closed = False
         #: The room loop's cancel scope (set by the registry that runs it).
         self.cancel_scope: trio.CancelScope | None = None
+        #: States the filtered resumes fold from (see FOLD_ANCHOR_EVERY), by block: each
+        #: exactly the state after its seq, never changed (a room's state is replaced,
+        #: never changed in place; a state a fold made is copied).
+        self._anchors: dict[int, EncounterState] = {}
+        #: Events folded for the resumes of players and spectators, all told.
+        self.folded = 0
+        self._anchor(state)
 
     # -- seats --------------------------------------------------------------------------
 
@@ -296,18 +321,26 @@ class Room:
         """The creatures ``member`` may not see now."""
         return hidden_ids(self.state, view_of(member))
 
-    async def events_since(self, member: Member, last_seq: int) -> list[dict[str, Any]] | None:
+    async def events_since(
+        self, member: Member, last_seq: int, work: FoldWork | None = None
+    ) -> list[dict[str, Any]] | None:
         """The events after ``last_seq`` as ``member`` may see them, or ``None`` if trimmed.
 
-        Each event is filtered with the state right after it happened (the log is
-        folded from the start): what was hidden then stays hidden, even after a reveal
-        or a rewind. A seat with a filtered view gets ``None`` (a snapshot) when the
-        start of the log was trimmed, since that fold is then impossible.
+        Each event is filtered with the state right after it happened: what was hidden
+        then stays hidden, even after a reveal or a rewind. For a player or spectator
+        that state is folded from the newest state the room kept at or before
+        ``last_seq`` (:data:`FOLD_ANCHOR_EVERY`), or from the start of the log when it
+        kept none; nothing is read when nothing was missed. The events folded are
+        added to ``work`` (the connection's budget pays for them). A seat with a
+        filtered view gets ``None`` (a snapshot) when the start of the log was trimmed,
+        since that fold is then impossible.
         """
+        view = view_of(member)
+        if not view.full and last_seq >= self.state.seq:
+            return []  # nothing missed: no read, no fold
         oldest = await self.store.oldest_kept(self.id)
         if last_seq + 1 < oldest:
             return None
-        view = view_of(member)
         if view.full:
             return [
                 {"encounter": self.id, "seq": seq, "event": event_to_dict(e)}
@@ -315,22 +348,50 @@ class Room:
             ]
         if oldest > 1:
             return None
-        log_ = await self.store.read(self.id)
+        start = max(
+            (s for s in self._anchors.values() if s.seq <= last_seq),
+            key=lambda s: s.seq,
+            default=None,
+        )
+        log_ = await self.store.read(self.id, 0 if start is None else start.seq)
+        if start is not None and any(
+            isinstance(e, Rewound) and e.to_seq < start.seq for _, e in log_
+        ):  # a rewind to before the kept state: only the whole log knows that state
+            start, log_ = None, await self.store.read(self.id)
         found = []
-        steps = zip(log_, replay_steps((e for _, e in log_), self.engine.catalog), strict=True)
-        for done, ((seq, e), state) in enumerate(steps, 1):
+        catalog = self.engine.catalog
+        steps = replay_steps((e for _, e in log_), catalog, start)
+        for done, ((seq, e), state) in enumerate(zip(log_, steps, strict=True), 1):
             if done % _FOLD_SLICE == 0:
                 # A long log is folded in slices: other rooms run in between.
                 await trio.lowlevel.checkpoint()
+            if state.seq // FOLD_ANCHOR_EVERY not in self._anchors:
+                self._anchor(state, copy=True)
             if seq > last_seq:
                 found.append(
                     {
                         "encounter": self.id,
                         "seq": seq,
-                        "event": event_for(event_to_dict(e), state, view, self.engine.catalog),
+                        "event": event_for(event_to_dict(e), state, view, catalog),
                     }
                 )
+        self.folded += len(log_)
+        if work is not None:
+            work.folded += len(log_)
         return found
+
+    def _anchor(self, state: EncounterState, *, copy: bool = False) -> None:
+        """Keep ``state`` (exactly the state after ``state.seq``; ``copy``: one a fold
+        goes on changing) if it is the first of its block, among the newest
+        :data:`FOLD_ANCHORS_KEPT` blocks."""
+        block = state.seq // FOLD_ANCHOR_EVERY
+        if block in self._anchors or block <= self.state.seq // FOLD_ANCHOR_EVERY - (
+            FOLD_ANCHORS_KEPT
+        ):
+            return
+        self._anchors[block] = state.copy() if copy else state
+        while len(self._anchors) > FOLD_ANCHORS_KEPT:
+            del self._anchors[min(self._anchors)]
 
     def prompts_for(self, member: Member, now: float | None = None) -> list[PromptNotification]:
         """The pending decisions ``member`` may answer, with the seconds left at ``now``
@@ -766,6 +827,7 @@ class Room:
         _metrics.current().plugin_events(events)
         before = self.state
         self.state = after
+        self._anchor(after)
         self._broadcast(first, events, before)
         if snapshots:
             fan_out(

@@ -71,6 +71,44 @@ def test_parse_dice_unreasonable(text: str) -> None:
     assert str(info.value) == f"{text!r} asks for an unreasonable number or size of dice"
 
 
+@pytest.mark.parametrize(
+    "text", ["1d4+99999999999999999999", "1d6+1001", "d8-1001", "1001", "-1001"]
+)
+def test_parse_dice_refuses_a_modifier_past_its_bound(text: str) -> None:
+    with pytest.raises(DiceError) as info:
+        parse_dice(text)
+    assert str(info.value) == (
+        f"{text!r} adds too much: a modifier or a flat number is from -1000 to 1000"
+    )
+
+
+@pytest.mark.parametrize("text", ["1d6+1000", "100d1000-1000", "1000", "-1000"])
+def test_parse_dice_takes_a_modifier_at_its_bound(text: str) -> None:
+    assert abs(parse_dice(text).modifier) == 1000
+
+
+def test_parse_dice_refuses_huge_dice_counts_without_converting_thousands_of_digits() -> None:
+    with pytest.raises(DiceError, match="unreasonable number or size of dice"):
+        parse_dice("99999999999d6")
+    # Past 4,300 digits int() itself raises a ValueError that is not a DiceError: the
+    # length is refused before any conversion, and the text is not quoted back.
+    for text in ("1d4+" + "9" * 5000, "9" * 5000 + "d6", "9" * 5000, " " * 41 + "d6"):
+        with pytest.raises(DiceError) as info:
+            parse_dice(text)
+        assert str(info.value) == (f"a dice expression is at most 40 characters, not {len(text)}")
+
+
+@pytest.mark.parametrize("text", ["\u0661d6", "1d\u0666", "1d6+\uff13", "\u0663"])
+def test_parse_dice_takes_ascii_digits_only(text: str) -> None:
+    with pytest.raises(DiceError, match="is not a dice expression"):
+        parse_dice(text)
+
+
+def test_parse_dice_refuses_what_is_not_text() -> None:
+    with pytest.raises(DiceError, match="is text like '2d6\\+3', not int"):
+        parse_dice(7)  # type: ignore[arg-type]
+
+
 def test_dice_error_is_a_value_error() -> None:
     with pytest.raises(ValueError, match=re.escape("'nope' is not a dice expression")):
         parse_dice("nope")

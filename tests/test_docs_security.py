@@ -16,19 +16,6 @@ pytestmark = pytest.mark.docs
 ROOT = Path(__file__).resolve().parent.parent
 SECURITY = ROOT / "docs" / "security.md"
 
-#: Test files of issue 27 written on other branches at the same time as the table: the
-#: table names them without a test until they are merged. Once such a file exists, the
-#: table must name its tests (``file::test``).
-AWAITING_MERGE = {
-    "tests/e2e/test_hardening_game.py",
-}
-
-#: Tests the table names that were merged into main after this branch left it (issue 27,
-#: points 1, 2, 3, 9 and 10): missing here, present once merged. The check below fails
-#: as soon as one of them exists, so that this list is emptied at the merge and every
-#: name is checked from then on.
-NOT_YET_MERGED: set[str] = set()
-
 REFERENCE = re.compile(r"`(tests/[\w/]+\.py)(?:::(\w+))?`")
 
 
@@ -65,22 +52,12 @@ def test_every_test_the_threat_model_names_exists() -> None:
     missing = []
     for path, names in sorted(named.items()):
         file = ROOT / path
-        source = file.read_text(encoding="utf-8") if file.exists() else None
-        if source is None and path not in AWAITING_MERGE and not names <= _pending(path):
+        if not file.exists():
             missing.append(path)
-        if source is not None and path in AWAITING_MERGE and not names:
-            missing.append(f"{path}: merged, so name its tests (file::test) in the table")
-        for name in sorted(names):
-            found = source is not None and _defines(source, name)
-            if not found and f"{path}::{name}" not in NOT_YET_MERGED:
-                missing.append(f"{path}::{name}")
-            if found and f"{path}::{name}" in NOT_YET_MERGED:
-                missing.append(f"{path}::{name}: merged, so remove it from NOT_YET_MERGED")
+            continue
+        source = file.read_text(encoding="utf-8")
+        missing += [f"{path}::{name}" for name in sorted(names) if not _defines(source, name)]
     assert missing == []
-
-
-def _pending(path: str) -> set[str]:
-    return {ref.split("::", 1)[1] for ref in NOT_YET_MERGED if ref.startswith(path + "::")}
 
 
 def _defines(source: str, name: str) -> bool:

@@ -218,7 +218,8 @@ async def test_a_join_reply_comes_before_every_live_event_after_it(resume: bool)
         note = {"type": "add_note", "params": {"text": "x"}}
 
         store.held = True
-        join = {"last_seq": 1} if resume else {"history": 50}
+        # (From seq 0: a resume that missed nothing reads nothing, so it would not wait.)
+        join = {"last_seq": 0} if resume else {"history": 50}
         nursery.start_soon(lambda: call(alice, 3, "join", encounter=eid, token=token, **join))
         await store.reading.wait()  # the join is reading the log
         await call(gm, 4, "command", encounter=eid, **note)  # seq 2
@@ -235,7 +236,11 @@ async def test_a_join_reply_comes_before_every_live_event_after_it(resume: bool)
     reply = messages[0]["result"]
     assert reply["seq"] == 3
     if resume:
-        assert [e["type"] for e in reply["events"]] == ["note_added", "note_added"]
+        assert [e["type"] for e in reply["events"]] == [
+            "encounter_created",
+            "note_added",
+            "note_added",
+        ]
     else:
         assert [e["type"] for e in reply["history"]][-2:] == ["note_added", "note_added"]
     assert [m["params"]["seq"] for m in messages[1:] if m.get("method") == "event"] == [4]

@@ -98,6 +98,24 @@ def sturdy_goblin_roster() -> list[dict[str, Any]]:
     return found
 
 
+def thunderclap(**params: Any) -> dict[str, Any]:
+    """Aria's area effect in the tavern's common room (a 10-ft sphere around her taking
+    the goblin and Bram, a Dex save, 1d6 thunder damage), with ``params`` over it."""
+    return {
+        "creature": "aria",
+        "zone": "common_room",
+        "shape": "sphere",
+        "size": 10,
+        "range": 0,
+        "targets": ["gob", "bram"],
+        "save": "dex",
+        "damage": "1d6",
+        "damage_type": "thunder",
+        "name": "Thunderclap",
+        **params,
+    }
+
+
 class Loaded:
     """Entropy whose every die shows its highest face: initiative follows the dexterity
     bonuses (Aria 23, Goblin 22, Bram 21, then the ogre) and every attack is a critical hit."""
@@ -213,4 +231,5 @@ __all__ = [
     "parse_response",
     "start_server",
     "sturdy_goblin_roster",
+    "thunderclap",
 ]

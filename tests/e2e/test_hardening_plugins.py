@@ -23,7 +23,7 @@ from typing import Any
 import helpers
 import pytest
 import trio
-from e2e_support import Loaded, Running, ServerConfig, creatures
+from e2e_support import Loaded, Running, ServerConfig, creatures, thunderclap
 
 from zonekeep.plugins import load_default_plugins
 from zonekeep.protocol.client import ClientError, ZonekeepClient
@@ -120,18 +120,7 @@ async def test_a_players_area_effect_saves_against_the_casters_own_dc(
     async with running.client() as gm, running.client() as alice:
         eid = await seated(running, gm, alice, roster)
         before = await state(gm, eid)
-        spell: dict[str, Any] = {
-            "creature": "aria",
-            "zone": "common_room",
-            "shape": "sphere",
-            "size": 10,
-            "range": 0,
-            "targets": ["gob", "bram"],
-            "save": "dex",
-            "damage": "1d6",
-            "damage_type": "thunder",
-            "name": "Thunderclap",
-        }
+        spell = thunderclap()
         with pytest.raises(ClientError) as info, trio.fail_after(helpers.deadline(5)):
             await alice.command(eid, "area_effect", **spell, dc=30)
         assert (info.value.code, info.value.name) == (4000, "invalid_params")
