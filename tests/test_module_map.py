@@ -39,7 +39,7 @@ def test_the_map_lists_every_server_module_once_with_its_imports() -> None:
     on_disk = sorted(p.stem for p in (ROOT / "server").glob("*.py") if p.stem != "__init__")
     assert sorted(listed) == on_disk and len(listed) == len(set(listed))
     row = next(line for line in made.splitlines() if line.startswith("| `_nodes.py`"))
-    assert row.endswith("| `_postgres`, `_store` |")
+    assert row.endswith("| `_metrics`, `_postgres`, `_store` |")
     # Each module's imports come before it in the list.
     for i, name in enumerate(listed):
         line = next(x for x in made.splitlines() if x.startswith(f"| `{name}.py`"))
@@ -64,7 +64,7 @@ def _serve_options() -> set[str]:
 def test_the_serve_synopses_name_every_option() -> None:
     """README's and docs/server.md's ``zonekeep serve [...]`` lines list all its flags."""
     options = _serve_options()
-    assert len(options) == 13
+    assert len(options) == 14
     for doc in ("README.md", "docs/server.md"):
         text = (ROOT / doc).read_text()
         start = text.index("zonekeep serve [")
