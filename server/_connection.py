@@ -28,6 +28,7 @@ hands on (``Connection.address``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import http
 import ipaddress
 import logging
@@ -230,6 +231,7 @@ class Connection:
         limits: Limits,
         flusher: Flusher | None,
         address: str | None = None,
+        write_now: Callable[[bytes], int] | None = None,
     ) -> None:
         self.stream = stream
         self.protocol = protocol
@@ -261,14 +263,17 @@ class Connection:
         self._ping_queued = False
         #: The silence after which the next ping goes out (see :data:`PING_SPREAD`).
         self._ping_after = self._draw_ping_after()
-        #: Output state: the socket for fast-path writes (None: always the writer),
-        #: whether the writer task is writing, how many items wait in the outbox,
-        #: bytes a fast-path write left over, whether a flush is scheduled.
-        self._fd: int | None = (
-            stream.socket.fileno()
-            if isinstance(stream, trio.SocketStream) and flusher is not None
-            else None
-        )
+        #: Output state: the non-blocking write of the fast path (``os.write`` on the
+        #: socket, or ``write_now`` when given, e.g. an in-memory sink for the cost gate;
+        #: None: always the writer task), whether the writer task is writing, how many
+        #: items wait in the outbox, bytes a fast-path write left over, whether a flush
+        #: is scheduled.
+        self._write_now: Callable[[bytes], int] | None = None
+        if flusher is not None:
+            if write_now is not None:
+                self._write_now = write_now
+            elif isinstance(stream, trio.SocketStream):
+                self._write_now = functools.partial(os.write, stream.socket.fileno())
         self._writer_busy = False
         self._outbox_count = 0
         self._unsent = b""
@@ -292,7 +297,7 @@ class Connection:
         flusher: a socket it can write to, nothing queued for the writer task, which is
         not writing either (a frame framed now would overtake those)."""
         return (
-            self._fd is not None
+            self._write_now is not None
             and not self._writer_busy
             and not self._outbox_count
             and self.protocol.state is OPEN
@@ -343,14 +348,14 @@ class Connection:
         if self._writer_busy or self._outbox_count or self._send_lock.locked():
             self._to_outbox(FLUSH)  # someone is writing: the writer goes after them
             return
-        if self.protocol.state is not OPEN or self._fd is None:
+        if self.protocol.state is not OPEN or self._write_now is None:
             return  # the closing handshake writes what is left
         chunks = self.protocol.data_to_send()
         if not chunks:
             return
         data = b"".join(chunks)  # one chunk comes back as it is, not copied
         try:
-            written = os.write(self._fd, data)
+            written = self._write_now(data)
         except BlockingIOError:
             written = 0
         except OSError:
