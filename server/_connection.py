@@ -35,7 +35,7 @@ import logging
 import os
 import random
 from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
-from typing import Final
+from typing import Final, Protocol
 
 import trio
 from websockets.frames import Frame, Opcode
@@ -91,6 +91,30 @@ FLUSH: Final = " "
 
 #: Handles one received message: its text, or bytes for a binary message.
 MessageHandler = Callable[[str | bytes], Awaitable[None]]
+
+_TEXT_FIN: Final = 0x81  # FIN and the text opcode (RFC 6455, 5.2)
+
+
+def text_frame(payload: bytes) -> bytes:
+    """One unmasked, unfragmented websocket text frame around ``payload`` (RFC 6455,
+    5.2): what a server sends, with no extension (compression is off). Built here
+    rather than by the protocol object so that the same bytes can be written to every
+    connection that gets the same message (server frames are not masked)."""
+    n = len(payload)
+    if n < 126:
+        return bytes((_TEXT_FIN, n)) + payload
+    if n < 65536:
+        return bytes((_TEXT_FIN, 126)) + n.to_bytes(2, "big") + payload
+    return bytes((_TEXT_FIN, 127)) + n.to_bytes(8, "big") + payload
+
+
+class Batch(Protocol):
+    """Messages for several connections at once (``_fanout.Batch``): their texts, in
+    order, and their frames as bytes, built by the first connection that needs them and
+    reused by the others (``framed``, None until then)."""
+
+    texts: Sequence[str]
+    framed: bytes | None
 
 
 class Flusher:
@@ -278,6 +302,9 @@ class Connection:
         self._outbox_count = 0
         self._unsent = b""
         self._flush_pending = False
+        #: Frames the fast path built, waiting for the flusher (in order; they go out
+        #: before what the protocol object holds: pings, pongs, the close frame).
+        self._framed: list[bytes] = []
 
     # -- the subscriber interface ---------------------------------------------------------
 
@@ -287,10 +314,25 @@ class Connection:
         if self.close_code is not None:
             return
         if self._fast_path_free():
-            self.protocol.send_text(text.encode())
+            self._framed.append(text_frame(text.encode()))
             self._schedule_flush()
             return
         self._to_outbox(text)
+
+    def push_batch(self, batch: Batch) -> None:
+        """Send every message of ``batch``, as :meth:`push_text` does each; on the fast
+        path, as the frames the batch holds (built once for every connection)."""
+        if self.close_code is not None:
+            return
+        if self._fast_path_free():
+            data = batch.framed
+            if data is None:
+                data = batch.framed = b"".join([text_frame(t.encode()) for t in batch.texts])
+            self._framed.append(data)
+            self._schedule_flush()
+            return
+        for text in batch.texts:
+            self._to_outbox(text)
 
     def _fast_path_free(self) -> bool:
         """Whether a frame may be put in the protocol's output now, to be written by the
@@ -350,7 +392,7 @@ class Connection:
             return
         if self.protocol.state is not OPEN or self._write_now is None:
             return  # the closing handshake writes what is left
-        chunks = self.protocol.data_to_send()
+        chunks = self._take_output()
         if not chunks:
             return
         data = b"".join(chunks)  # one chunk comes back as it is, not copied
@@ -365,6 +407,18 @@ class Connection:
         if written < len(data):
             self._unsent = data[written:]
             self._to_outbox(FLUSH)
+
+    def _take_output(self) -> list[bytes]:
+        """What is to be written now, in order: the fast path's frames, then what the
+        protocol object has to send (frames the writer task framed, pings, pongs, the
+        close frame, and ``b""`` last for the end of the stream)."""
+        chunks = self.protocol.data_to_send()
+        framed = self._framed
+        if framed:
+            self._framed = []
+            framed += chunks
+            return framed
+        return chunks
 
     async def _writer(self) -> None:
         """Send what is queued. Everything already waiting when the writer wakes goes
@@ -420,7 +474,7 @@ class Connection:
                 unsent, self._unsent = self._unsent, b""
                 await self.stream.send_all(unsent)
                 self.metrics.bytes_sent += len(unsent)
-            chunks = self.protocol.data_to_send()
+            chunks = self._take_output()
             if not chunks:
                 return
             if chunks[-1] == b"":  # the end of the stream (never a frame: frames have headers)
