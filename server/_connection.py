@@ -275,7 +275,6 @@ class Connection:
         self.on_close: Callable[[], None] = lambda: None
         self._closed_called = False
         self._cancel = trio.CancelScope()
-        self._recv_scope = trio.CancelScope()
         self.stopping = False
         self._busy = False
         #: When the client last sent a message; when it last showed it is there (a
@@ -359,7 +358,7 @@ class Connection:
             return
         self.close_code = code
         self.close_reason = reason
-        self._recv_scope.cancel()
+        self._in_recv.close()  # the reader stops waiting; what is queued is dropped
         self._out_send.close()
         self._cancel.deadline = trio.current_time() + WRITE_GRACE
         self._closed()  # broadcasts stop reaching it at once
@@ -625,7 +624,7 @@ class Connection:
         self.push_text(closing_text)
         self.stopping = True
         if not self._busy:
-            self._recv_scope.cancel()
+            self._in_recv.close()  # the reader stops waiting for a next message
 
     async def serve(self, handle: MessageHandler) -> None:
         """Hand every message received to ``handle``, one at a time, until either side
@@ -666,18 +665,22 @@ class Connection:
                 return
         await self._stream_closed.wait()
 
+    def _done_reading(self) -> bool:
+        return self.stopping or self.close_code is not None
+
     async def _reader(self, handle: MessageHandler) -> None:
         """Read and handle messages one at a time. Idleness is checked by :meth:`tick`,
-        not by a timeout around every read."""
-        while not self.stopping and self.close_code is None:
-            self._recv_scope = trio.CancelScope()
-            with self._recv_scope:
-                try:
-                    raw = await self._in_recv.receive()
-                except (trio.EndOfChannel, trio.ClosedResourceError):
-                    return
-            if self._recv_scope.cancel_called:
+        not by a timeout around every read; :meth:`close` and :meth:`begin_shutdown`
+        stop the wait for the next message by closing the channel it comes from (no
+        cancel scope for every message)."""
+        receive = self._in_recv.receive
+        while not self._done_reading():
+            try:
+                raw = await receive()
+            except (trio.EndOfChannel, trio.ClosedResourceError):
                 return
+            if self._done_reading():
+                return  # closed while this message was on its way: dropped
             self.last_message = self.last_alive = trio.current_time()
             self._busy = True
             try:

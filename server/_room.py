@@ -413,6 +413,7 @@ class Room:
         self._update_prompts()  # decisions already pending (a restored encounter) get deadlines
         self._update_turn_timer()
         task_status.started()
+        receive = self._inbox.receive
         while True:
             if self._overruns:
                 seq = self.state.seq
@@ -425,9 +426,13 @@ class Room:
                 deadline = min(deadline, self.turn_deadline[2])
             job: Job | None = None
             woken = False
-            with trio.move_on_at(deadline):
-                job = await self._inbox.receive()
+            if deadline == math.inf:  # the usual case: no cancel scope for every job
+                job = await receive()
                 woken = job is None
+            else:
+                with trio.move_on_at(deadline):
+                    job = await receive()
+                    woken = job is None
             if woken:
                 continue
             if job is None:
