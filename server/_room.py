@@ -10,6 +10,7 @@ connections or requests.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import hmac
 import logging
@@ -58,6 +59,8 @@ from ._dice import RoomDice
 from ._fanout import Member, Role, Subscriber, fan_out, push
 from ._store import EncodedEvents, EncounterRecord, EventStore, StoredGrant, StoreError
 from ._visibility import (
+    GM_VIEW,
+    SPECTATOR_VIEW,
     Viewer,
     event_for,
     hidden_ids,
@@ -130,10 +133,19 @@ _DRAIN = Command("drain")
 
 def view_of(member: Member | None) -> Viewer:
     """What ``member`` may see: everything (the GM, or the room itself when ``None``),
-    or what a player (its own hidden creatures included) or a spectator may."""
-    if member is None or member.full_view:
-        return Viewer(full=True)
-    return Viewer(player=member.player if member.role == "player" else None)
+    or what a player (its own hidden creatures included) or a spectator may. The same
+    (frozen) viewer each time for the GM and the spectators: a broadcast asks for every
+    member's."""
+    if member is None or member.role == "gm":
+        return GM_VIEW
+    if member.role == "player":
+        return _player_view(member.player)
+    return SPECTATOR_VIEW
+
+
+@functools.lru_cache(maxsize=1024)
+def _player_view(player: str | None) -> Viewer:
+    return Viewer(player=player)
 
 
 def _swap(value: Any, key: str, hidden: Set[str], secret: Set[str], swaps: dict[str, str]) -> Any:
