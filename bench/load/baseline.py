@@ -38,7 +38,7 @@ import os
 import random
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 
 import trio
 from websockets.frames import Frame, Opcode
@@ -74,8 +74,8 @@ def padded(head: bytes, size: int) -> bytes:
 class Conn:
     """One open websocket: its socket, protocol and unsent bytes."""
 
-    __slots__ = ("draining", "fd", "group", "last_heard", "nursery", "ping_after", "protocol",
-                 "stream", "unsent")  # fmt: skip
+    __slots__ = ("draining", "fd", "group", "group_name", "last_heard", "nursery", "ping_after",
+                 "protocol", "stream", "unsent")  # fmt: skip
 
     def __init__(
         self, stream: trio.SocketStream, protocol: ServerProtocol, nursery: trio.Nursery
@@ -87,6 +87,7 @@ class Conn:
         self.unsent = bytearray()
         self.draining = False
         self.group: set[Conn] | None = None
+        self.group_name = ""
         self.last_heard = trio.current_time()
         self.ping_after = draw_ping_after()
 
@@ -130,7 +131,7 @@ class Baseline:
         self.groups: dict[str, set[Conn]] = {}
         self.conns: set[Conn] = set()
 
-    def command(self, conn: Conn, payload: bytes) -> None:
+    def command(self, conn: Conn, payload: bytes) -> Awaitable[None] | None:
         """One command frame: the frames zonekeep would send, written once per member."""
         head = payload[: payload.index(b"\n")].split()
         first, reply = int(head[0]), int(head[1])
@@ -194,8 +195,13 @@ class Baseline:
                         name = str(json.loads(payload)["group"])
                         conn.group = self.groups.setdefault(name, set())
                         conn.group.add(conn)
+                        conn.group_name = name
                     else:
-                        self.command(conn, payload)
+                        # (the same-work server's command is a coroutine: run to its end
+                        # before the next frame is read)
+                        waited = self.command(conn, payload)
+                        if waited is not None:
+                            await waited
             conn.flush_protocol()
             if protocol.state is State.CLOSED:
                 return

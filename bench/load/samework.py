@@ -37,14 +37,12 @@ import json
 import signal
 import sqlite3
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
 from typing import Any
 
 import trio
 from baseline import Baseline, Conn, text_frame
-from websockets.frames import Frame, Opcode
-from websockets.protocol import State
 
 #: The padding of an event is computed, not measured: the event
 #: ``{"s": N, "type": T, "params": P, "p": "x..."}`` is this many characters longer
@@ -106,32 +104,11 @@ class SameWork(Baseline):
     def __init__(self, store: Store) -> None:
         super().__init__()
         self.store = store
-        self.names: dict[int, str] = {}
 
-    async def read(self, conn: Conn) -> None:
-        """As the baseline's reader, but a command is run to its end (its append
-        awaited) before the next frame is read."""
-        protocol = conn.protocol
-        while True:
-            data = await conn.stream.receive_some()
-            if not data:
-                return
-            conn.last_heard = trio.current_time()
-            protocol.receive_data(data)
-            for event in protocol.events_received():
-                if not isinstance(event, Frame) or event.opcode is not Opcode.TEXT:
-                    continue
-                payload = event.data
-                if conn.group is None:
-                    name = str(json.loads(payload)["group"])
-                    conn.group = self.groups.setdefault(name, set())
-                    conn.group.add(conn)
-                    self.names[id(conn.group)] = name
-                else:
-                    await self.run_command(conn, bytes(payload))
-            conn.flush_protocol()
-            if protocol.state is State.CLOSED:
-                return
+    def command(self, conn: Conn, payload: bytes) -> Awaitable[None]:
+        """One command frame, run to its end (its append awaited) before the baseline's
+        reader reads the next frame."""
+        return self.run_command(conn, payload)
 
     async def run_command(self, conn: Conn, payload: bytes) -> None:
         head, _, body = payload.partition(b"\n")
@@ -141,7 +118,7 @@ class SameWork(Baseline):
         base = len(body) - len(request.pop("pad", "")) + EVENT_OVER_REQUEST
         group = conn.group
         assert group is not None
-        name = self.names[id(group)]
+        name = conn.group_name
         texts = []
         for i, size in enumerate(fields[2:]):
             seq = first + i
