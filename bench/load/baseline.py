@@ -38,7 +38,7 @@ import os
 import random
 import signal
 import sys
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import trio
 from websockets.frames import Frame, Opcode
@@ -227,18 +227,31 @@ class Baseline:
                         conn.flush_protocol()
 
 
-async def main_async(host: str, port: int) -> None:
-    baseline = Baseline()
+async def serve(
+    server: Baseline,
+    host: str,
+    port: int,
+    name: str,
+    *tasks: Callable[[], Awaitable[None]],
+) -> None:
+    """Serve with ``server`` (and its ``tasks``) until SIGINT or SIGTERM; the first line
+    on standard output says where it listens."""
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             listeners = await trio.open_tcp_listeners(port, host=host)
             bound = listeners[0].socket.getsockname()[1]
-            nursery.start_soon(baseline.sweep)
-            await nursery.start(trio.serve_listeners, baseline.handle, listeners)
-            print(f"baseline listening on ws://{host}:{bound}/", flush=True)
+            nursery.start_soon(server.sweep)
+            for task in tasks:
+                nursery.start_soon(task)
+            await nursery.start(trio.serve_listeners, server.handle, listeners)
+            print(f"{name} listening on ws://{host}:{bound}/", flush=True)
             async for _sig in signals:
                 nursery.cancel_scope.cancel()
                 break
+
+
+async def main_async(host: str, port: int) -> None:
+    await serve(Baseline(), host, port, "baseline")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import signal
 import sqlite3
 import sys
 from collections.abc import Awaitable, Sequence
@@ -42,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from baseline import Baseline, Conn, text_frame
+from baseline import Baseline, Conn, serve, text_frame
 
 #: The padding of an event is computed, not measured: the event
 #: ``{"s": N, "type": T, "params": P, "p": "x..."}`` is this many characters longer
@@ -138,18 +137,7 @@ class SameWork(Baseline):
 async def main_async(host: str, port: int, data_dir: Path, durability: str) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     store = Store(data_dir / "samework.sqlite3", durability)
-    server = SameWork(store)
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with trio.open_nursery() as nursery:
-            listeners = await trio.open_tcp_listeners(port, host=host)
-            bound = listeners[0].socket.getsockname()[1]
-            nursery.start_soon(server.sweep)
-            nursery.start_soon(store.writer)
-            await nursery.start(trio.serve_listeners, server.handle, listeners)
-            print(f"samework listening on ws://{host}:{bound}/", flush=True)
-            async for _sig in signals:
-                nursery.cancel_scope.cancel()
-                break
+    await serve(SameWork(store), host, port, "samework", store.writer)
     store.conn.close()
 
 
