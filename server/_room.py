@@ -210,6 +210,9 @@ class Room:
         self._queued = 0
         self._running = False
         self._lot = trio.lowlevel.ParkingLot()
+        #: The shielded scope of a job running in its sender's task: cancelled when the
+        #: loop is (the room unloaded, the server stopped), as the loop's own job would be.
+        self._here: trio.CancelScope | None = None
         #: What the store keeps about it for the lobby and the lifecycle (kept up to date
         #: by the registry); ``None`` for a room made without a registry.
         self.record: EncounterRecord | None = None
@@ -433,17 +436,25 @@ class Room:
     async def _run_here(self, job: Job) -> None:
         """Run ``job`` in the caller's task, as the loop would: shielded, so that a
         client that goes away cannot stop a command half way (the loop's jobs are not
-        cancelled with their sender either)."""
+        cancelled with their sender either), but cancelled with the loop (a store that
+        hangs does not hold up the server's stop)."""
         self._running = True
         self.last_busy = trio.current_time()
         token = _log.encounter_var.set(self.id)
+        scope = self._here = trio.CancelScope(shield=True)
         try:
-            with trio.CancelScope(shield=True):
+            with scope:
                 await self._run_job(job)
         finally:
+            self._here = None
             _log.encounter_var.reset(token)
             self._running = False
             self._lot.unpark_all()  # the loop, if it took a job meanwhile
+        if scope.cancelled_caught and job.error is None:
+            job.result = None
+            job.error = ProtocolError(
+                "unknown_encounter", f"Encounter {self.id!r} has just left this server."
+            )
 
     async def _take_turn(self) -> None:
         """(The loop) wait until no job runs in its sender's task, then hold the room."""
@@ -463,6 +474,13 @@ class Room:
         self._update_prompts()  # decisions already pending (a restored encounter) get deadlines
         self._update_turn_timer()
         task_status.started()
+        try:
+            await self._loop()
+        finally:
+            if self._here is not None:
+                self._here.cancel()  # a job running in its sender's task stops with us
+
+    async def _loop(self) -> None:
         receive = self._inbox.receive
         while True:
             if self._overruns:

@@ -131,3 +131,37 @@ async def test_a_job_run_in_its_senders_task_survives_the_sender_going_away() ->
     with trio.fail_after(deadline(5)):
         job = await room.submit(note("next"))
     assert job.error is None and list(room.state.notes.values())[-1].text == "next"
+
+
+async def test_a_job_run_in_its_senders_task_stops_with_the_rooms_loop() -> None:
+    """A store that never answers does not hold up the server's stop: when the loop is
+    cancelled (the room unloaded, the server stopping), so is a job running in its
+    sender's task, as the loop's own job would be; nothing changed."""
+    room, store = held_room()
+    store.hold = True
+    before = room.state.seq
+    jobs: list[Job] = []
+
+    async def send() -> None:
+        jobs.append(await room.submit(note("never stored")))
+
+    with trio.fail_after(deadline(5)):
+        async with trio.open_nursery() as nursery:
+            loop = trio.CancelScope()
+
+            async def run_loop() -> None:
+                with loop:
+                    await room.run()
+
+            nursery.start_soon(run_loop)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(send)
+            await trio.testing.wait_all_tasks_blocked()
+            assert store.entered == 1
+            loop.cancel()
+            await trio.testing.wait_all_tasks_blocked()
+            store.release.set()  # (too late to matter, unless the job outlived the loop)
+    (job,) = jobs
+    assert job.result is None and job.error is not None
+    assert job.error.name == "unknown_encounter"
+    assert room.state.seq == before
