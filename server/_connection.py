@@ -37,13 +37,14 @@ its query string.
 from __future__ import annotations
 
 import contextlib
+import functools
 import http
 import ipaddress
 import logging
 import os
 import random
 from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
-from typing import Final
+from typing import Final, Protocol
 
 import trio
 from websockets.frames import Frame, Opcode
@@ -100,6 +101,30 @@ FLUSH: Final = " "
 
 #: Handles one received message: its text, or bytes for a binary message.
 MessageHandler = Callable[[str | bytes], Awaitable[None]]
+
+_TEXT_FIN: Final = 0x81  # FIN and the text opcode (RFC 6455, 5.2)
+
+
+def text_frame(payload: bytes) -> bytes:
+    """One unmasked, unfragmented websocket text frame around ``payload`` (RFC 6455,
+    5.2): what a server sends, with no extension (compression is off). Built here
+    rather than by the protocol object so that the same bytes can be written to every
+    connection that gets the same message (server frames are not masked)."""
+    n = len(payload)
+    if n < 126:
+        return bytes((_TEXT_FIN, n)) + payload
+    if n < 65536:
+        return bytes((_TEXT_FIN, 126)) + n.to_bytes(2, "big") + payload
+    return bytes((_TEXT_FIN, 127)) + n.to_bytes(8, "big") + payload
+
+
+class Batch(Protocol):
+    """Messages for several connections at once (``_fanout.Batch``): their texts, in
+    order, and their frames as bytes, built by the first connection that needs them and
+    reused by the others (``framed``, None until then)."""
+
+    texts: Sequence[str]
+    framed: bytes | None
 
 
 class Flusher:
@@ -271,6 +296,7 @@ class Connection:
         limits: Limits,
         flusher: Flusher | None,
         address: str | None = None,
+        write_now: Callable[[bytes], int] | None = None,
     ) -> None:
         self.stream = stream
         self.protocol = protocol
@@ -293,7 +319,6 @@ class Connection:
         self.on_close: Callable[[], None] = lambda: None
         self._closed_called = False
         self._cancel = trio.CancelScope()
-        self._recv_scope = trio.CancelScope()
         self.stopping = False
         self._busy = False
         #: When the client last sent a message; when it last showed it is there (a
@@ -305,18 +330,24 @@ class Connection:
         self._ping_queued = False
         #: The silence after which the next ping goes out (see :data:`PING_SPREAD`).
         self._ping_after = self._draw_ping_after()
-        #: Output state: the socket for fast-path writes (None: always the writer),
-        #: whether the writer task is writing, how many items wait in the outbox,
-        #: bytes a fast-path write left over, whether a flush is scheduled.
-        self._fd: int | None = (
-            stream.socket.fileno()
-            if isinstance(stream, trio.SocketStream) and flusher is not None
-            else None
-        )
+        #: Output state: the non-blocking write of the fast path (``os.write`` on the
+        #: socket, or ``write_now`` when given, e.g. an in-memory sink for the cost gate;
+        #: None: always the writer task), whether the writer task is writing, how many
+        #: items wait in the outbox, bytes a fast-path write left over, whether a flush
+        #: is scheduled.
+        self._write_now: Callable[[bytes], int] | None = None
+        if flusher is not None:
+            if write_now is not None:
+                self._write_now = write_now
+            elif isinstance(stream, trio.SocketStream):
+                self._write_now = functools.partial(os.write, stream.socket.fileno())
         self._writer_busy = False
         self._outbox_count = 0
         self._unsent = b""
         self._flush_pending = False
+        #: Frames the fast path built, waiting for the flusher (in order; they go out
+        #: before what the protocol object holds: pings, pongs, the close frame).
+        self._framed: list[bytes] = []
 
     # -- the subscriber interface ---------------------------------------------------------
 
@@ -326,17 +357,32 @@ class Connection:
         if self.close_code is not None:
             return
         if self._fast_path_free():
-            self.protocol.send_text(text.encode())
+            self._framed.append(text_frame(text.encode()))
             self._schedule_flush()
             return
         self._to_outbox(text)
+
+    def push_batch(self, batch: Batch) -> None:
+        """Send every message of ``batch``, as :meth:`push_text` does each; on the fast
+        path, as the frames the batch holds (built once for every connection)."""
+        if self.close_code is not None:
+            return
+        if self._fast_path_free():
+            data = batch.framed
+            if data is None:
+                data = batch.framed = b"".join([text_frame(t.encode()) for t in batch.texts])
+            self._framed.append(data)
+            self._schedule_flush()
+            return
+        for text in batch.texts:
+            self._to_outbox(text)
 
     def _fast_path_free(self) -> bool:
         """Whether a frame may be put in the protocol's output now, to be written by the
         flusher: a socket it can write to, nothing queued for the writer task, which is
         not writing either (a frame framed now would overtake those)."""
         return (
-            self._fd is not None
+            self._write_now is not None
             and not self._writer_busy
             and not self._outbox_count
             and self.protocol.state is OPEN
@@ -356,7 +402,7 @@ class Connection:
             return
         self.close_code = code
         self.close_reason = reason
-        self._recv_scope.cancel()
+        self._in_recv.close()  # the reader stops waiting; what is queued is dropped
         self._out_send.close()
         self._cancel.deadline = trio.current_time() + WRITE_GRACE
         self._closed()  # broadcasts stop reaching it at once
@@ -387,14 +433,14 @@ class Connection:
         if self._writer_busy or self._outbox_count or self._send_lock.locked():
             self._to_outbox(FLUSH)  # someone is writing: the writer goes after them
             return
-        if self.protocol.state is not OPEN or self._fd is None:
+        if self.protocol.state is not OPEN or self._write_now is None:
             return  # the closing handshake writes what is left
-        chunks = self.protocol.data_to_send()
+        chunks = self._take_output()
         if not chunks:
             return
         data = b"".join(chunks)  # one chunk comes back as it is, not copied
         try:
-            written = os.write(self._fd, data)
+            written = self._write_now(data)
         except BlockingIOError:
             written = 0
         except OSError:
@@ -404,6 +450,18 @@ class Connection:
         if written < len(data):
             self._unsent = data[written:]
             self._to_outbox(FLUSH)
+
+    def _take_output(self) -> list[bytes]:
+        """What is to be written now, in order: the fast path's frames, then what the
+        protocol object has to send (frames the writer task framed, pings, pongs, the
+        close frame, and ``b""`` last for the end of the stream)."""
+        chunks = self.protocol.data_to_send()
+        framed = self._framed
+        if framed:
+            self._framed = []
+            framed += chunks
+            return framed
+        return chunks
 
     async def _writer(self) -> None:
         """Send what is queued. Everything already waiting when the writer wakes goes
@@ -459,7 +517,7 @@ class Connection:
                 unsent, self._unsent = self._unsent, b""
                 await self.stream.send_all(unsent)
                 self.metrics.bytes_sent += len(unsent)
-            chunks = self.protocol.data_to_send()
+            chunks = self._take_output()
             if not chunks:
                 return
             if chunks[-1] == b"":  # the end of the stream (never a frame: frames have headers)
@@ -610,7 +668,7 @@ class Connection:
         self.push_text(closing_text)
         self.stopping = True
         if not self._busy:
-            self._recv_scope.cancel()
+            self._in_recv.close()  # the reader stops waiting for a next message
 
     async def serve(self, handle: MessageHandler) -> None:
         """Hand every message received to ``handle``, one at a time, until either side
@@ -651,18 +709,22 @@ class Connection:
                 return
         await self._stream_closed.wait()
 
+    def _done_reading(self) -> bool:
+        return self.stopping or self.close_code is not None
+
     async def _reader(self, handle: MessageHandler) -> None:
         """Read and handle messages one at a time. Idleness is checked by :meth:`tick`,
-        not by a timeout around every read."""
-        while not self.stopping and self.close_code is None:
-            self._recv_scope = trio.CancelScope()
-            with self._recv_scope:
-                try:
-                    raw = await self._in_recv.receive()
-                except (trio.EndOfChannel, trio.ClosedResourceError):
-                    return
-            if self._recv_scope.cancel_called:
+        not by a timeout around every read; :meth:`close` and :meth:`begin_shutdown`
+        stop the wait for the next message by closing the channel it comes from (no
+        cancel scope for every message)."""
+        receive = self._in_recv.receive
+        while not self._done_reading():
+            try:
+                raw = await receive()
+            except (trio.EndOfChannel, trio.ClosedResourceError):
                 return
+            if self._done_reading():
+                return  # closed while this message was on its way: dropped
             self.last_message = self.last_alive = trio.current_time()
             self._busy = True
             try:

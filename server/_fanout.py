@@ -27,7 +27,8 @@ class Subscriber(Protocol):
 
     ``push_text`` queues one message, already serialized (by ``_wire``), to be sent in
     order after the ones queued before it; it never blocks, and does nothing once the
-    subscriber is closed. ``close`` stops the subscriber with a websocket close
+    subscriber is closed. A subscriber may also take a :class:`Batch` at once
+    (``push_batch``, as a connection does): :func:`fan_out` then hands it that. ``close`` stops the subscriber with a websocket close
     ``code`` and ``reason``: nothing queued after it is sent.
     """
 
@@ -65,6 +66,18 @@ def push(subscriber: Subscriber, params: object) -> None:
     subscriber.push_text(notification_text(params))
 
 
+class Batch:
+    """Messages sent together to several subscribers: their texts, and (``framed``)
+    their websocket frames as bytes, built by the first connection that writes them and
+    reused by every other one (``_connection.Connection.push_batch``)."""
+
+    __slots__ = ("framed", "texts")
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.texts = texts
+        self.framed: bytes | None = None
+
+
 def fan_out(
     members: Iterable[Member],
     view_of: Callable[[Member], _View],
@@ -72,13 +85,23 @@ def fan_out(
 ) -> None:
     """Send each member the messages ``texts(view_of(member))``, in order; ``texts`` is
     called at most once per distinct view (the GM's, each player's, the spectators'),
-    and only for views some member has."""
-    views: dict[_View, Sequence[str]] = {}
+    and only for views some member has. Views that come to the same texts (nothing
+    hidden from either) share one :class:`Batch`, so their frames are built once."""
+    views: dict[_View, Batch] = {}
+    same: dict[tuple[str, ...], Batch] = {}
     for member in list(members):
         view = view_of(member)
-        found = views.get(view)
-        if found is None:
-            found = views[view] = texts(view)
-        push_text = member.subscriber.push_text
-        for text in found:
-            push_text(text)
+        batch = views.get(view)
+        if batch is None:
+            found = tuple(texts(view))
+            batch = same.get(found)
+            if batch is None:
+                batch = same[found] = Batch(found)
+            views[view] = batch
+        subscriber = member.subscriber
+        push_batch = getattr(subscriber, "push_batch", None)
+        if push_batch is not None:
+            push_batch(batch)
+        else:  # a subscriber that takes one text at a time (a test's recorder)
+            for text in batch.texts:
+                subscriber.push_text(text)

@@ -48,14 +48,18 @@ log = logging.getLogger("zonekeep.gc")
 
 #: The older generations' thresholds while the upkeep runs: never reached.
 NEVER = 2**30
+#: The youngest generation's threshold while the upkeep runs (CPython's default is
+#: 700): its own collections are for a burst of allocations between two rounds only.
+#: At 700 they came many times a round under load, and every object that outlived one
+#: was looked at again by the round's collection of the middle generation.
+YOUNG_BURST = 20_000
 
 
 def _young_only() -> tuple[int, int, int]:
-    """Leave only CPython's automatic collections of the youngest generation on
-    (a burst of allocations between two rounds still triggers them); return the
-    thresholds to restore."""
+    """Leave only CPython's automatic collections of the youngest generation on, for
+    bursts (:data:`YOUNG_BURST`); return the thresholds to restore."""
     before = gc.get_threshold()
-    gc.set_threshold(before[0], NEVER, NEVER)
+    gc.set_threshold(max(before[0], YOUNG_BURST), NEVER, NEVER)
     return before
 
 

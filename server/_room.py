@@ -10,6 +10,7 @@ connections or requests.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import hmac
 import logging
@@ -61,6 +62,8 @@ from ._fanout import Member, Role, Subscriber, fan_out, push
 from ._idempotency import Keyed, KeyIndex, view_of_seat
 from ._store import EncodedEvents, EncounterRecord, EventStore, StoredGrant, StoreError
 from ._visibility import (
+    GM_VIEW,
+    SPECTATOR_VIEW,
     Viewer,
     event_for,
     hidden_ids,
@@ -155,10 +158,19 @@ _DRAIN = Command("drain")
 
 def view_of(member: Member | None) -> Viewer:
     """What ``member`` may see: everything (the GM, or the room itself when ``None``),
-    or what a player (its own hidden creatures included) or a spectator may."""
-    if member is None or member.full_view:
-        return Viewer(full=True)
-    return Viewer(player=member.player if member.role == "player" else None)
+    or what a player (its own hidden creatures included) or a spectator may. The same
+    (frozen) viewer each time for the GM and the spectators: a broadcast asks for every
+    member's."""
+    if member is None or member.role == "gm":
+        return GM_VIEW
+    if member.role == "player":
+        return _player_view(member.player)
+    return SPECTATOR_VIEW
+
+
+@functools.lru_cache(maxsize=1024)
+def _player_view(player: str | None) -> Viewer:
+    return Viewer(player=player)
 
 
 def _swap(value: Any, key: str, hidden: Set[str], secret: Set[str], swaps: dict[str, str]) -> Any:
@@ -220,6 +232,15 @@ class Room:
         self._keyed: Keyed | None = None
         #: The inbox: jobs, or ``None`` to wake the loop when a deadline changed.
         self._inbox_send, self._inbox = trio.open_memory_channel[Job | None](64)
+        #: Jobs sent to the loop and not finished yet; whether a job (or the clock's
+        #: turn) is being run, by the loop or by its sender's task (see :meth:`submit`);
+        #: where the loop waits for a job run by its sender's task to finish.
+        self._queued = 0
+        self._running = False
+        self._lot = trio.lowlevel.ParkingLot()
+        #: The shielded scope of a job running in its sender's task: cancelled when the
+        #: loop is (the room unloaded, the server stopped), as the loop's own job would be.
+        self._here: trio.CancelScope | None = None
         #: What the store keeps about it for the lobby and the lifecycle (kept up to date
         #: by the registry); ``None`` for a room made without a registry.
         self.record: EncounterRecord | None = None
@@ -459,7 +480,10 @@ class Room:
     # -- the loop -------------------------------------------------------------------------
 
     async def submit(self, job: Job) -> Job:
-        """Queue ``job`` for the room's loop and wait for its answer."""
+        """Run ``job`` and return it with its answer: at once, in the caller's task,
+        when the room is idle (no job running and none queued: the usual case, which
+        saves two task switches and the inbox); otherwise queued for the room's loop,
+        after the jobs before it. Jobs run one at a time either way, in order."""
         if self.closed and job.command is not _DRAIN:
             raise ProtocolError(
                 "unknown_encounter", f"Encounter {self.id!r} has just left this server."
@@ -468,9 +492,46 @@ class Room:
             raise ProtocolError(
                 "encounter_crashed", f"Encounter {self.id!r} stopped: {self.crashed}"
             )
-        await self._inbox_send.send(job)
+        if not self._running and not self._queued and job.command is not _DRAIN:
+            await self._run_here(job)
+            return job
+        self._queued += 1
+        try:
+            await self._inbox_send.send(job)
+        except BaseException:
+            self._queued -= 1  # never queued
+            raise
         await job.done.wait()
         return job
+
+    async def _run_here(self, job: Job) -> None:
+        """Run ``job`` in the caller's task, as the loop would: shielded, so that a
+        client that goes away cannot stop a command half way (the loop's jobs are not
+        cancelled with their sender either), but cancelled with the loop (a store that
+        hangs does not hold up the server's stop)."""
+        self._running = True
+        self.last_busy = trio.current_time()
+        token = _log.encounter_var.set(self.id)
+        scope = self._here = trio.CancelScope(shield=True)
+        try:
+            with scope:
+                await self._run_job(job)
+        finally:
+            self._here = None
+            _log.encounter_var.reset(token)
+            self._running = False
+            self._lot.unpark_all()  # the loop, if it took a job meanwhile
+        if scope.cancelled_caught and job.error is None:
+            job.result = None
+            job.error = ProtocolError(
+                "unknown_encounter", f"Encounter {self.id!r} has just left this server."
+            )
+
+    async def _take_turn(self) -> None:
+        """(The loop) wait until no job runs in its sender's task, then hold the room."""
+        while self._running:
+            await self._lot.park()
+        self._running = True
 
     async def drain(self) -> None:
         """Wait until every job queued before this call has been handled."""
@@ -484,65 +545,91 @@ class Room:
         self._update_prompts()  # decisions already pending (a restored encounter) get deadlines
         self._update_turn_timer()
         task_status.started()
+        try:
+            await self._loop()
+        finally:
+            if self._here is not None:
+                self._here.cancel()  # a job running in its sender's task stops with us
+
+    async def _loop(self) -> None:
+        receive = self._inbox.receive
         while True:
             if self._overruns:
+                await self._take_turn()
                 seq = self.state.seq
                 try:
                     await self._report_overruns()
                 except Exception as exc:  # a bug: reported, and the loop goes on
                     self._contain("the report of slow plugins", exc, moved=self.state.seq != seq)
+                finally:
+                    self._running = False
             deadline = min(self.deadlines.values(), default=math.inf)
             if self.turn_deadline is not None:
                 deadline = min(deadline, self.turn_deadline[2])
             job: Job | None = None
             woken = False
-            with trio.move_on_at(deadline):
-                job = await self._inbox.receive()
+            if deadline == math.inf:  # the usual case: no cancel scope for every job
+                job = await receive()
                 woken = job is None
+            else:
+                with trio.move_on_at(deadline):
+                    job = await receive()
+                    woken = job is None
             if woken:
                 continue
-            if job is None:
-                self.last_busy = trio.current_time()  # a timer ran out: idle from now
-                seq = self.state.seq
-                try:
-                    await self._expire(trio.current_time())
-                except Exception as exc:  # a bug: reported, and the loop goes on
-                    self._contain("the clock", exc, moved=self.state.seq != seq)
-                continue
-            self.last_busy = trio.current_time()
-            if job.command is _DRAIN:
-                job.done.set()
-                continue
-            seq = self.state.seq
-            _log.client_var.set(job.client)
-            self._keyed = job.keyed
+            await self._take_turn()
             try:
-                if job.keyed is not None and await self._repeated(job):
-                    pass
-                elif job.kind == "key_probe":
-                    pass  # a new key: the request goes on (``first_answer``)
-                elif job.kind == "rewind":
-                    job.result = await self.rewind(int(job.command.params["to_seq"]), "gm")
-                elif job.kind == "contribute_dice":
-                    job.result = await self.contribute(job.actor.id, job.command.params["value"])
-                elif job.kind == "rotate_dice":
-                    job.result = await self.rotate_dice()
-                else:
-                    job.result = await self.apply(job.command, job.member)
-                _metrics.current().command_latency.observe(trio.current_time() - job.received)
-            except ProtocolError as exc:
-                job.error = exc
-            except Exception as exc:  # a bug anywhere (masking, rules, store, fan-out)
-                self._contain(f"'{job.command.type}'", exc, moved=self.state.seq != seq)
-                job.result = None
-                job.error = ProtocolError(
-                    "internal_error",
-                    f"The server failed while handling '{job.command.type}'. The game goes "
-                    "on; the GM has been told.",
-                )
-            self._keyed = None
-            job.done.set()
-            _log.client_var.set(None)  # what the clock does next is nobody's
+                if job is None:
+                    self.last_busy = trio.current_time()  # a timer ran out: idle from now
+                    seq = self.state.seq
+                    try:
+                        await self._expire(trio.current_time())
+                    except Exception as exc:  # a bug: reported, and the loop goes on
+                        self._contain("the clock", exc, moved=self.state.seq != seq)
+                    continue
+                self.last_busy = trio.current_time()
+                if job.command is _DRAIN:
+                    job.done.set()
+                    continue
+                _log.client_var.set(job.client)
+                await self._run_job(job)
+                _log.client_var.set(None)  # what the clock does next is nobody's
+            finally:
+                self._running = False
+                if job is not None:
+                    self._queued -= 1
+
+    async def _run_job(self, job: Job) -> None:
+        """Run one job (a command, a rewind, dice): its answer or error goes in the job,
+        a bug is contained (the GM is told, the game goes on); then ``job.done`` is set."""
+        seq = self.state.seq
+        self._keyed = job.keyed
+        try:
+            if job.keyed is not None and await self._repeated(job):
+                pass
+            elif job.kind == "key_probe":
+                pass  # a new key: the request goes on (``first_answer``)
+            elif job.kind == "rewind":
+                job.result = await self.rewind(int(job.command.params["to_seq"]), "gm")
+            elif job.kind == "contribute_dice":
+                job.result = await self.contribute(job.actor.id, job.command.params["value"])
+            elif job.kind == "rotate_dice":
+                job.result = await self.rotate_dice()
+            else:
+                job.result = await self.apply(job.command, job.member)
+            _metrics.current().command_latency.observe(trio.current_time() - job.received)
+        except ProtocolError as exc:
+            job.error = exc
+        except Exception as exc:  # a bug anywhere (masking, rules, store, fan-out)
+            self._contain(f"'{job.command.type}'", exc, moved=self.state.seq != seq)
+            job.result = None
+            job.error = ProtocolError(
+                "internal_error",
+                f"The server failed while handling '{job.command.type}'. The game goes "
+                "on; the GM has been told.",
+            )
+        self._keyed = None
+        job.done.set()
 
     async def first_answer(self, keyed: Keyed) -> dict[str, Any] | None:
         """The first answer to ``keyed`` if its seat used its key before, else None; for

@@ -12,7 +12,6 @@ an attrs object is turned into a mapping of its fields only when the encoder mee
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -26,44 +25,36 @@ from zonekeep.protocol import (
     Response,
 )
 
-#: Per message class: a function that returns an instance's fields as a dict.
-_FIELDS: dict[type, Callable[[Any], dict[str, Any]]] = {}
-
-
-def _compile_fields(cls: type) -> Callable[[Any], dict[str, Any]]:
-    """A function returning the fields of a ``cls`` as a dict, in declaration order,
-    written out for the class (as attrs and cattrs write their own functions): it is
-    called for every message the server sends."""
-    body = _fields_body(cls)
-    namespace: dict[str, Any] = {}
-    exec(f"def fields(obj):\n    return {{{body}}}\n", namespace)
-    function: Callable[[Any], dict[str, Any]] = namespace["fields"]
-    return function
-
-
-def _fields_body(cls: type) -> str:
-    """The inside of a dict display of a ``cls``'s fields (``obj``'s), in order; a field
-    left out when it is None (metadata ``"null": False``, such as an event's
-    ``idempotency_key``) is there only when it is not."""
-    parts = []
-    for a in attrs.fields(cls):
-        if a.metadata.get("null") is False:
-            parts.append(f"**({{}} if obj.{a.name} is None else {{{a.name!r}: obj.{a.name}}})")
-        else:
-            parts.append(f"{a.name!r}: obj.{a.name}")
-    return ", ".join(parts)
+#: Per message class: the names of its fields, in declaration order, and those left out
+#: when they are None.
+_FIELD_NAMES: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
 def fields_of(obj: Any) -> dict[str, Any]:
     """``obj``'s fields in declaration order, one level deep (nested message objects
-    stay objects: the encoder turns them into mappings when it meets them)."""
+    stay objects: the encoder turns them into mappings when it meets them). A field
+    whose metadata says ``"null": False`` (an event's ``idempotency_key``) is left out
+    when it is None.
+
+    Plain code, not a function generated per class: bench/wire_bench.py measured what
+    generated code would save here at well under 1% of a command's CPU
+    (docs/performance.md, "Generated code in the serializer")."""
     cls = type(obj)
-    fields = _FIELDS.get(cls)
-    if fields is None:
+    plan = _FIELD_NAMES.get(cls)
+    if plan is None:
         if not attrs.has(cls):
             raise TypeError(f"{cls.__name__} is not a protocol message class")
-        fields = _FIELDS[cls] = _compile_fields(cls)
-    return fields(obj)
+        fields = attrs.fields(cls)
+        plan = _FIELD_NAMES[cls] = (
+            tuple(a.name for a in fields),
+            tuple(a.name for a in fields if a.metadata.get("null") is False),
+        )
+    names, optional = plan
+    data = {name: getattr(obj, name) for name in names}
+    for name in optional:
+        if data[name] is None:
+            del data[name]
+    return data
 
 
 #: Serializes a wire message: compact JSON, ASCII only; protocol message objects are
@@ -86,35 +77,14 @@ def notification(params: Any) -> Notification:
     return Notification(method=method, params=fields_of(params))
 
 
-#: Per notification params class: a function giving the data of its whole
-#: notification, as ``fields_of(notification(params))`` does.
-_NOTIFICATION_DATA: dict[type, Callable[[Any], dict[str, Any]]] = {}
-
-
-def _compile_notification(cls: type) -> Callable[[Any], dict[str, Any]]:
-    """The data of a :class:`~zonekeep.protocol.Notification` (its fields, in order)
-    around a ``cls``, written out for the class: every event a room sends, for each
-    view, goes through it, and building the envelope object first cost more than the
-    rest of the serialization."""
-    method = _METHOD_OF.get(cls)
-    if method is None:
-        raise TypeError(f"{cls.__name__} is not a notification params class")
-    params = _fields_body(cls)
-    values = {"method": repr(method), "params": f"{{{params}}}"}
-    body = ", ".join(f"{a.name!r}: {values[a.name]}" for a in attrs.fields(Notification))
-    namespace: dict[str, Any] = {}
-    exec(f"def data(obj):\n    return {{{body}}}\n", namespace)
-    function: Callable[[Any], dict[str, Any]] = namespace["data"]
-    return function
-
-
 def notification_text(params: Any) -> str:
     """``params`` (a notification params object) as the text of its notification: the
-    same text as ``encode_message(notification(params))``."""
-    data = _NOTIFICATION_DATA.get(type(params))
-    if data is None:
-        data = _NOTIFICATION_DATA[type(params)] = _compile_notification(type(params))
-    return encode_message(data(params))
+    same text as ``encode_message(notification(params))``, without building the
+    envelope object (the data of its fields, in their order: ``method``, ``params``)."""
+    method = _METHOD_OF.get(type(params))
+    if method is None:
+        raise TypeError(f"{type(params).__name__} is not a notification params class")
+    return encode_message({"method": method, "params": fields_of(params)})
 
 
 def event_notification_text(

@@ -1,7 +1,8 @@
 """The load benchmark's runner (bench/load/run.py) still runs, and fails when it must.
 
 Not a timing test: nothing here depends on how fast anything is. A tiny run of the
-real runner (a zonekeep server process, the fair baseline, one generator process)
+real runner (a zonekeep server process, the same-work server, the fair baseline, one
+generator process)
 must finish, print its report and exit 0 with nothing lost; the same runner told to
 ignore some of the events it receives (``--simulate-drop``, as if they were lost)
 must report the loss and exit 1.
@@ -43,7 +44,8 @@ def test_tiny_run_reports_and_passes(tmp_path: Path) -> None:
     out = done.stdout
     assert "OK: nothing refused, timed out, lost or out of order." in out
     # The report: both servers' columns, the ratio, percentiles with their counts, load.
-    assert "| closed loop" in out and "zonekeep/baseline" in out
+    assert "| closed loop" in out and "zonekeep/baseline" in out and "zonekeep/samework" in out
+    assert "server CPU per command, us" in out
     assert "all M got it p99 ms" in out and " t0 d0 r0 o0 c0)" in out
     assert "load average before -> after" in out
     assert (tmp_path / "out.json").is_file()

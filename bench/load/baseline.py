@@ -38,7 +38,7 @@ import os
 import random
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import trio
 from websockets.frames import Frame, Opcode
@@ -74,8 +74,8 @@ def padded(head: bytes, size: int) -> bytes:
 class Conn:
     """One open websocket: its socket, protocol and unsent bytes."""
 
-    __slots__ = ("draining", "fd", "group", "last_heard", "nursery", "ping_after", "protocol",
-                 "stream", "unsent")  # fmt: skip
+    __slots__ = ("draining", "fd", "group", "group_name", "last_heard", "nursery", "ping_after",
+                 "protocol", "stream", "unsent")  # fmt: skip
 
     def __init__(
         self, stream: trio.SocketStream, protocol: ServerProtocol, nursery: trio.Nursery
@@ -87,6 +87,7 @@ class Conn:
         self.unsent = bytearray()
         self.draining = False
         self.group: set[Conn] | None = None
+        self.group_name = ""
         self.last_heard = trio.current_time()
         self.ping_after = draw_ping_after()
 
@@ -130,7 +131,7 @@ class Baseline:
         self.groups: dict[str, set[Conn]] = {}
         self.conns: set[Conn] = set()
 
-    def command(self, conn: Conn, payload: bytes) -> None:
+    def command(self, conn: Conn, payload: bytes) -> Awaitable[None] | None:
         """One command frame: the frames zonekeep would send, written once per member."""
         head = payload[: payload.index(b"\n")].split()
         first, reply = int(head[0]), int(head[1])
@@ -194,8 +195,13 @@ class Baseline:
                         name = str(json.loads(payload)["group"])
                         conn.group = self.groups.setdefault(name, set())
                         conn.group.add(conn)
+                        conn.group_name = name
                     else:
-                        self.command(conn, payload)
+                        # (the same-work server's command is a coroutine: run to its end
+                        # before the next frame is read)
+                        waited = self.command(conn, payload)
+                        if waited is not None:
+                            await waited
             conn.flush_protocol()
             if protocol.state is State.CLOSED:
                 return
@@ -221,18 +227,31 @@ class Baseline:
                         conn.flush_protocol()
 
 
-async def main_async(host: str, port: int) -> None:
-    baseline = Baseline()
+async def serve(
+    server: Baseline,
+    host: str,
+    port: int,
+    name: str,
+    *tasks: Callable[[], Awaitable[None]],
+) -> None:
+    """Serve with ``server`` (and its ``tasks``) until SIGINT or SIGTERM; the first line
+    on standard output says where it listens."""
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             listeners = await trio.open_tcp_listeners(port, host=host)
             bound = listeners[0].socket.getsockname()[1]
-            nursery.start_soon(baseline.sweep)
-            await nursery.start(trio.serve_listeners, baseline.handle, listeners)
-            print(f"baseline listening on ws://{host}:{bound}/", flush=True)
+            nursery.start_soon(server.sweep)
+            for task in tasks:
+                nursery.start_soon(task)
+            await nursery.start(trio.serve_listeners, server.handle, listeners)
+            print(f"{name} listening on ws://{host}:{bound}/", flush=True)
             async for _sig in signals:
                 nursery.cancel_scope.cancel()
                 break
+
+
+async def main_async(host: str, port: int) -> None:
+    await serve(Baseline(), host, port, "baseline")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

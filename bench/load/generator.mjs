@@ -109,6 +109,13 @@ function pyDumps(v) {
   return "{" + parts.join(", ") + "}";
 }
 
+/** The rest of a baseline command frame: the command as JSON (type, params), padded with
+ * "pad" to about `size` characters (see generator.py command_body). */
+function commandBody(cmd, size) {
+  const bare = pyDumps({ type: cmd.type, params: cmd.params, pad: "" });
+  return bare.slice(0, -2) + "x".repeat(Math.max(0, size - bare.length)) + '"}';
+}
+
 const round6 = (x) => (Number.isNaN(x) ? x : Math.round(x * 1e6) / 1e6);
 
 function bump(counter, key, by = 1) {
@@ -661,7 +668,7 @@ class Generator {
       flight.last = last;
       const rec = enc.record(last);
       const head = `${first} ${Math.trunc(size[1])}` + ` ${Math.trunc(size[0])}`.repeat(frames) + "\n";
-      const text = head + "x".repeat(Math.max(0, Math.trunc(size[2]) - head.length));
+      const text = head + commandBody(cmd, Math.trunc(size[2]) - head.length);
       flight.t0 = now();
       ws.send(text);
       this.flights.push(flight);

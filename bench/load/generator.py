@@ -126,6 +126,14 @@ def now() -> float:
     return time.perf_counter()
 
 
+def command_body(cmd: Command, size: int) -> str:
+    """The rest of a baseline command frame: the command as JSON (``type``, ``params``),
+    padded with ``"pad"`` to about ``size`` characters. The fair baseline reads none of
+    it; the same-work server (``samework.py``) parses it, as zonekeep parses a request."""
+    bare = json.dumps({"type": cmd.type, "params": cmd.params, "pad": ""})
+    return bare[:-2] + "x" * max(0, size - len(bare)) + '"}'
+
+
 class Command:
     """One planned command: who sends it, what, and how many events it makes."""
 
@@ -536,7 +544,7 @@ class Generator:
             enc.next_seq = last + 1
             rec = enc.record(last)
             head = f"{first} {reply_size}" + f" {event_size}" * frames + "\n"
-            text = head + "x" * max(0, command_size - len(head))
+            text = head + command_body(cmd, command_size - len(head))
             t0 = now()
             await conn.ws.send(text)
         elif self.mode == "broadcast":

@@ -16,13 +16,17 @@ a trio program on raw ``websockets.trio.client`` connections, or with ``--genera
 bench/load first). Then the same is done
 against ``baseline.py``: the fastest raw server we could write on zonekeep's stack (one
 frame in per command; the same number and size of frames out as zonekeep sent in this
-run, written once per member per command; no JSON, no store). ``--targets`` can add
+run, written once per member per command; no JSON, no store), and against
+``samework.py``, the same-work server: that baseline plus the work zonekeep cannot avoid
+(``json.loads`` of each request, one SQLite append per command in WAL with
+``synchronous=FULL`` and group commit in one worker thread, each event ``json.dumps``'ed
+once, its frame written once per member). ``--targets`` can add
 ``broadcast``, the older per-frame-broadcast baseline (``baseline_broadcast.py``).
 ``--store postgresql://...`` keeps zonekeep's store in a fresh schema of that database
 (dropped after the run), and ``--nodes K`` runs K zonekeep node processes on it
 (docs/scale-out.md): generator encounter i is created at node i mod K and its
 connection c joins at node (i + c) mod K, following ``moved`` to the owner; the CPU
-figure is all nodes' together. Figures are printed as a table, with zonekeep's as ratios to the baseline's, each
+figure is all nodes' together. Figures are printed as a table, with zonekeep's as ratios to the same-work server's and the baseline's, each
 shape with the machine's load average (``os.getloadavg``) before and after it, and
 written to ``--json OUT``.
 
@@ -81,6 +85,9 @@ reply_bytes_burst = 1000000000000
 {limit_extra}
 """
 
+
+#: The servers run.py can measure (``--targets``).
+TARGETS = ("zonekeep", "samework", "baseline", "broadcast")
 
 #: A run taken while the machine's 1-minute load average was above this is marked.
 BUSY_LOAD = 1.5
@@ -342,6 +349,9 @@ async def run_target(
         pythonpath = link_tree(Path(args.code), tmp / "lib")
     elif target == "baseline":
         argv = [py, str(HERE / "baseline.py"), "--port", "0"]
+    elif target == "samework":
+        argv = [py, str(HERE / "samework.py"), "--port", "0", "--data-dir", str(data_dir),
+                "--durability", args.durability]  # fmt: skip
     else:
         argv = [py, str(HERE / "baseline_broadcast.py"), "--port", "0"]
     gen_head = (
@@ -377,7 +387,8 @@ async def run_target(
         counts = [args.encounters // g + (1 if i < args.encounters % g else 0) for i in range(g)]
         starts = [sum(counts[:i]) for i in range(g)]
         for i in range(g):
-            gen_argv = [*gen_head, "--mode", target, "--url", url,
+            mode = "baseline" if target == "samework" else target  # the same frames in
+            gen_argv = [*gen_head, "--mode", mode, "--url", url,
                         "--first", str(starts[i]), "--count", str(counts[i]),
                         "--total", str(args.encounters), "--clients", str(args.clients),
                         "--command-timeout", str(args.command_timeout)]  # fmt: skip
@@ -385,7 +396,7 @@ async def run_target(
                 gen_argv += ["--drop-every", str(args.simulate_drop)]
             if len(urls) > 1:
                 gen_argv += ["--urls", ",".join(urls)]
-            if target == "baseline" and sizes:
+            if target in ("baseline", "samework") and sizes:
                 gen_argv += ["--sizes", json.dumps(sizes)]
             child = Child(f"generator {i}", gen_argv, tmp / f"{target}-generator-{i}.log")
             children.append(child)
@@ -565,6 +576,7 @@ ROWS: list[tuple[str, str, int]] = [
     ("commands/s", "commands_per_s", 0),
     ("messages delivered/s", "delivered_per_s", 0),
     ("messages delivered per server CPU-s", "delivered_per_cpu_s", 0),
+    ("server CPU per command, us", "cpu_per_command_us", 0),
     ("events per command", "events_per_command", 2),
     ("event frame bytes (mean)", "event_bytes", 0),
     ("all M got it p50 ms", "all_p50_ms", 2),
@@ -622,6 +634,8 @@ def row_value(shape: dict[str, Any], key: str) -> Any:
     if key == "delivered_per_cpu_s":
         cpu = shape["server_cpu_pct"] / 100 * shape["wall"]
         return shape["received"] / cpu if cpu else None
+    if key == "cpu_per_command_us":
+        return cpu_per_command_us(shape)
     if key == "event_bytes":
         return event_bytes(shape)
     if key == "load":
@@ -639,9 +653,23 @@ def ratio_value(shape: dict[str, Any], key: str) -> Any:
     return row_value(shape, key)
 
 
+def ratio_targets(targets: list[str]) -> list[str]:
+    """The servers zonekeep's figures are divided by: the same-work server, then the fair
+    baseline (then the per-frame-broadcast variant), those of them that ran beside it."""
+    if "zonekeep" not in targets:
+        return []
+    return [t for t in ("samework", "baseline", "broadcast") if t in targets]
+
+
+def cpu_per_command_us(shape: dict[str, Any]) -> float | None:
+    """Server CPU microseconds per completed command (the closed loop's cost figure)."""
+    cpu = shape["server_cpu_pct"] / 100 * shape["wall"]
+    return 1e6 * cpu / shape["commands"] if shape["commands"] else None
+
+
 def table(result: dict[str, Any], shapes: list[str], targets: list[str]) -> str:
     n, m = result["settings"]["encounters"], result["settings"]["clients"]
-    ratio_of = "zonekeep" in targets and "baseline" in targets
+    against = ratio_targets(targets)
     lines = [
         f"N = {n} encounters x M = {m} connections ({n * m} connections)",
         "Beside each percentile: n commands completed, t timeouts (counted as inf in the "
@@ -656,17 +684,17 @@ def table(result: dict[str, Any], shapes: list[str], targets: list[str]) -> str:
         )
         head = f"| {label:<36} |" + "".join(f" {t:>28} |" for t in targets)
         rule = f"|{'-' * 38}|" + "".join(f"{'-' * 29}:|" for _ in targets)
-        if ratio_of:
-            head += " zonekeep/baseline |"
-            rule += f"{'-' * 18}:|"
+        for other in against:
+            head += f" zonekeep/{other} |"
+            rule += f"{'-' * (10 + len(other))}:|"
         lines += [head, rule]
         for label_, key, digits in ROWS:
             values = [row_value(result[t][shape], key) for t in targets]
             line = f"| {label_:<36} |" + "".join(f" {fmt(v, digits):>28} |" for v in values)
-            if ratio_of:
-                a = ratio_value(result["zonekeep"][shape], key)
-                b = ratio_value(result["baseline"][shape], key)
-                line += f" {ratio(a, b):>17} |"
+            a = ratio_value(result["zonekeep"][shape], key) if against else None
+            for other in against:
+                b = ratio_value(result[other][shape], key)
+                line += f" {ratio(a, b):>{9 + len(other)}} |"
             lines.append(line)
         lines.append("")
     lines += ["| memory and start-up | " + " | ".join(targets) + " |",
@@ -843,11 +871,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--targets",
-        default="zonekeep,baseline",
-        help="which servers to run, in order, comma-separated, from zonekeep, baseline (the "
-        "fair baseline) and broadcast (the per-frame-broadcast variant); default "
-        "zonekeep,baseline. The baseline uses the frame sizes zonekeep had when zonekeep "
-        "runs first; ratios need both",
+        default="zonekeep,samework,baseline",
+        help="which servers to run, in order, comma-separated, from zonekeep, samework (the "
+        "same-work server), baseline (the fair baseline) and broadcast (the "
+        "per-frame-broadcast variant); default zonekeep,samework,baseline. The others use "
+        "the frame sizes zonekeep had when zonekeep runs first; ratios need zonekeep",
     )
     parser.add_argument(
         "--command-timeout",
@@ -897,8 +925,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.clients < 1 or args.encounters < 1:
         parser.error("--encounters and --clients must be at least 1")
     targets = args.targets.split(",")
-    if not targets or any(t not in ("zonekeep", "baseline", "broadcast") for t in targets):
-        parser.error("--targets: a comma-separated list of zonekeep, baseline, broadcast")
+    if not targets or any(t not in TARGETS for t in targets):
+        parser.error("--targets: a comma-separated list of " + ", ".join(TARGETS))
     if args.nodes < 1 or (args.nodes > 1 and args.store == "sqlite"):
         parser.error("--nodes K: K at least 1; more than 1 needs --store postgresql://...")
     if args.store != "sqlite" and not args.store.startswith(("postgresql://", "postgres://")):

@@ -4,6 +4,7 @@
 
     python bench/load/search.py --target zonekeep --low 200 --high 1600
     python bench/load/search.py --target baseline --low 400 --high 4000
+    python bench/load/search.py --target samework --low 400 --high 4000
 
 Each step is one ``run.py`` run of one target (``--shape open --no-restart``, one
 command per encounter every ``--rate`` seconds, M = ``--clients``) at some N: it
@@ -59,7 +60,9 @@ def step(args: argparse.Namespace, n: int, out_dir: Path) -> tuple[bool, dict[st
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--target", choices=("zonekeep", "baseline", "broadcast"), required=True)
+    parser.add_argument(
+        "--target", choices=("zonekeep", "samework", "baseline", "broadcast"), required=True
+    )
     parser.add_argument("--low", type=int, default=100, help="first N tried")
     parser.add_argument("--high", type=int, default=4000, help="largest N tried")
     parser.add_argument("--resolution", type=int, default=50, help="stop bisecting below this")
