@@ -33,7 +33,9 @@ from zonekeep.sdk._arena import (
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples" / "arenas"
-SCHEMA_PATH = ROOT / "protocol" / "schemas" / "arena.schema.json"
+SCHEMA_PATH = (
+    ROOT / "protocol" / "schemas" / "strict" / "arena.schema.json"
+)  # the strict one: the published one is open
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.json")) + sorted(EXAMPLES.glob("*.toml"))
 
 Doc = dict[str, Any]

@@ -33,7 +33,7 @@ from zonekeep.sdk.host import event_from_dict, event_to_dict, state_to_dict
 from zonekeep.sdk.testing import EncounterHarness
 from zonekeep.server._visibility import Viewer, event_for, snapshot_for
 
-SCHEMAS = Path(__file__).resolve().parents[1] / "protocol" / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[1] / "protocol" / "schemas" / "strict"
 
 
 def roster() -> list[Creature]:
