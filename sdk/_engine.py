@@ -3,7 +3,11 @@
 Given a state, a command and an entropy source, :meth:`Engine.handle` returns the
 events the command causes and the state after them, or raises a
 :class:`~zonekeep.sdk.Refusal`. The state passed in is never modified, so a
-refused command changes nothing. No trio, no I/O, no clock.
+refused command changes nothing. No trio and no I/O; what it decides never depends
+on a clock: while a host watches plugin time (:class:`~zonekeep.sdk.engine.Budget`),
+hook calls are timed and noted for the host, which reports overruns to the engine as
+a command of its own (``report_plugin_overruns``), so a log folds the same on any
+machine.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """zonekeep.sdk.engine: the pure rules engine, plugin loading and plugin isolation.
 
 :class:`Engine` turns an encounter's state and a command into events (or a
-:class:`~zonekeep.sdk.Refusal`). It holds no clock, no sockets and no storage: the
-server (``zonekeep.server``) and the in-process harness (:mod:`zonekeep.sdk.testing`)
-both drive the same engine.
+:class:`~zonekeep.sdk.Refusal`). Its outcome never reads a clock (a host that times
+plugin calls reports overruns as a command), and it holds no sockets and no storage:
+the server (``zonekeep.server``) and the in-process harness
+(:mod:`zonekeep.sdk.testing`) both drive the same engine.
 """
 
 from ._details import ActionDetail, AttackChoice, ZoneChoice, attack_label
