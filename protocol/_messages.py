@@ -2812,5 +2812,10 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "read from the rules' reducers) and the reference fold of the GM's view "
     "(`zonekeep.protocol.fold`); `asyncapi.yaml`, the AsyncAPI 3.0 document; the "
     "conformance kit: `zonekeep proxy --check`, `--record` and `--play`, and the "
-    "recorded sessions of `conformance/sessions/` (docs/clients.md)",
+    "recorded sessions of `conformance/sessions/` (docs/clients.md); the third edition "
+    "of the rulings: `force: true` on `grant_condition` and `apply_effect` overrules a "
+    "condition immunity and `condition_applied` carries `override`, `force` without a "
+    "`forcer`, reactions on any turn (`decision_pending` and `not_on_your_turn` narrowed), "
+    "an initiative tie that no longer holds play; the web table's requests `table_home` "
+    "and `table_link` (links and QR codes) and `encounter_links`' `keep_gm`",
 }
