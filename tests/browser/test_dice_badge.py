@@ -11,14 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import helpers
 import pytest
 import trio
-from browser.browser_support import server_in_thread
+from browser.browser_support import STEP_MS, open_page, server_in_thread
 
 from zonekeep.protocol.client import ClientError, connect
 
-STEP_MS = helpers.deadline(15_000)
 VECTORS = Path(__file__).resolve().parents[1] / "fixtures" / "dice_vectors.json"
 
 
@@ -48,13 +46,7 @@ def protocol(base: str, steps: Any) -> Any:
 
 
 def _open(browser: Any, url: str) -> Any:
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(STEP_MS)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
-    page.goto(url)
-    return page
+    return open_page(browser.new_context(viewport={"width": 1280, "height": 900}), url)
 
 
 def test_a_fair_encounter_played_to_its_end_is_verified_in_the_page(

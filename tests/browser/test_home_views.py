@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from browser.browser_support import STEP_MS
 from browser.test_web_table_views import (
     LAPTOP,
     PHONE,
-    STEP_MS,
     _axe,
     _no_sideways_scroll,
     _open,

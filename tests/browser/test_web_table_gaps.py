@@ -15,9 +15,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-import helpers
+from browser.browser_support import STEP_MS, open_page
 
-STEP_MS = helpers.deadline(15_000)
 HERE = Path(__file__).resolve().parent
 ENCOUNTER = HERE / "gaps-encounter.json"
 
@@ -53,13 +52,7 @@ def _create(base: str) -> tuple[str, str, str]:
 
 
 def _open(browser: Any, url: str) -> Any:
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(STEP_MS)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
-    page.goto(url)
-    return page
+    return open_page(browser.new_context(viewport={"width": 1280, "height": 900}), url)
 
 
 def _enters(page: Any) -> int:

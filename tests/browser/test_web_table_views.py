@@ -13,9 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-import helpers
+from browser.browser_support import STEP_MS, open_page
 
-STEP_MS = helpers.deadline(15_000)
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 LAPTOP = {"width": 1280, "height": 800}
@@ -28,13 +27,7 @@ LONG_NAME = (
 def _open(browser: Any, url: str, viewport: dict[str, int], *, axe: bool = False) -> Any:
     # axe-core is injected as a script the page's CSP would refuse: the pages it checks
     # are opened with the CSP bypassed (every other test keeps it).
-    page = browser.new_page(viewport=viewport, bypass_csp=axe)
-    page.set_default_timeout(STEP_MS)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
-    page.goto(url)
-    return page
+    return open_page(browser.new_context(viewport=viewport, bypass_csp=axe), url)
 
 
 def _keep(page: Any, name: str) -> None:
