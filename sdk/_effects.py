@@ -70,12 +70,15 @@ def apply_damage(
     4. its vulnerability: doubled, once.
 
     Then the ``damaged`` event (the final ``amount``, the ``raw`` amount and type,
-    every step) is emitted and returned; hit points stop at 0. When damage that is
+    every step) is emitted and returned; hit points stop at 0. A ``roll`` whose dice an
+    event of the same command already recorded (one roll for several targets) is
+    recorded once: the later events carry its dice without their ``draws``. When damage that is
     more than 0 leaves the target at 0 hit points (and the target is not already
     dying or out of the fight), the plugins say which condition it gets
     (``zonekeep_zero_hit_points``; the built-in rule: a PC is dying, an NPC
-    defeated), applied with :func:`apply_condition`. ``attacker``, ``attack`` and
-    ``critical`` tell the pipeline when an attack dealt it.
+    defeated), applied with :func:`apply_condition`. Last the
+    ``zonekeep_after_damage`` triggers see the final event. ``attacker``, ``attack``
+    and ``critical`` tell the pipeline when an attack dealt it.
     """
     start = Damage(
         target.id,
@@ -109,6 +112,9 @@ def apply_damage(
         condition = ctx.hook.zonekeep_zero_hit_points(ctx=ctx, creature=after)
         if condition is not None:
             apply_condition(ctx, target.id, condition, "reduced to 0 hit points")
+    after = ctx.hook.zonekeep_after_damage
+    if after.plan:
+        after(ctx=ctx, creature=ctx.state.creatures[target.id], damage=event)
     return event
 
 

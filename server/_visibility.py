@@ -1,4 +1,5 @@
-"""What each seat may see: hidden creatures and hidden notes never reach players or spectators.
+"""What each seat may see: hidden creatures, hidden assets and hidden notes never reach
+players or spectators.
 
 Pure functions over a state and plain event dictionaries. The GM sees everything; the
 player who controls a hidden creature sees that creature (marked hidden); every other
@@ -49,16 +50,21 @@ def _sees(view: Viewer, creature: Any) -> bool:
 
 
 def hidden_ids(state: EncounterState, view: bool | Viewer = SPECTATOR_VIEW) -> set[str]:
-    """The creatures ``view`` must not learn about (by default: every hidden one)."""
+    """The creatures and assets ``view`` must not learn about (by default: every hidden
+    one). A hidden asset (``EncounterState.hidden_assets``) is hidden from every player
+    and spectator, as a hidden creature is from those who do not control it."""
     seat = viewer(view)
     if seat.full:  # the GM sees everything (as _sees says), asked on every broadcast
         return set()
     player = seat.player
-    return {
+    found = {
         c.id
         for c in state.creatures.values()
         if c.hidden and (player is None or c.controller != player)
     }
+    if state.hidden_assets:
+        found.update(state.hidden_assets)
+    return found
 
 
 def hp_word(hp: int, max_hp: int) -> str:
@@ -135,11 +141,14 @@ def hidden_names(state: EncounterState, view: bool | Viewer = SPECTATOR_VIEW) ->
     before "Ogre"); a name that a creature ``view`` may see also bears is left out."""
     seat = viewer(view)
     seen = {c.name for c in state.creatures.values() if _sees(seat, c)}
-    return sorted(
-        {c.name for c in state.creatures.values() if not _sees(seat, c) and c.name} - seen,
-        key=len,
-        reverse=True,
-    )
+    unseen = {c.name for c in state.creatures.values() if not _sees(seat, c) and c.name}
+    if state.hidden_assets and not seat.full:
+        hidden = set(state.hidden_assets)
+        assets = [*state.arena.assets, *state.effects.values()]
+        unseen.update(a.name for a in assets if a.id in hidden)
+        seen.update(a.name for a in assets if a.id not in hidden)
+        seen.update(z.name for z in state.arena.zones)
+    return sorted(unseen - seen, key=len, reverse=True)
 
 
 def scrub_names(value: Any, names: list[str]) -> Any:
@@ -354,6 +363,15 @@ def snapshot_for(
     for creature in data["creatures"].values():
         if creature.get("sharing_with") in ids:
             creature["sharing_with"] = None
+    if state.hidden_assets:
+        data["hidden_assets"] = []
+        arena = data["arena"]
+        data["arena"] = {**arena, "assets": [a for a in arena["assets"] if a["id"] not in ids]}
+        data["effects"] = {k: v for k, v in data["effects"].items() if k not in ids}
+        for creature in data["creatures"].values():
+            if creature.get("position") in ids:
+                creature["position"] = None
+            creature["elements"] = [e for e in creature.get("elements", ()) if e not in ids]
     initiative = []
     for entry in data["initiative"]:
         members = [m for m in entry["members"] if m not in ids]
