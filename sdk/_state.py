@@ -122,7 +122,7 @@ class EncounterState:
     effects: dict[str, Asset] = attrs.field(factory=dict)
     #: The assets (of the arena, or ongoing effects) hidden from players and
     #: spectators, sorted (``asset_placed`` with ``hidden``, ``asset_changed``).
-    hidden_assets: list[str] = attrs.field(factory=list, metadata={"added_later": True})
+    hidden_assets: list[str] = attrs.field(factory=list)
     maneuver: ev.Maneuver | None = None
     notes: dict[str, ev.Note] = attrs.field(factory=dict)
     #: Timed condition effects in play, by id, in the order they were applied.

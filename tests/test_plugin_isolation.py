@@ -181,6 +181,8 @@ SCENARIOS: dict[str, tuple[str, Setup, Send, list[int]]] = {
     "zonekeep_condition_removed": ("refuse", aria_prone, send("stand", creature="aria"), []),
     "zonekeep_attack_made": ("refuse", nothing, ATTACK, DICE),
     "zonekeep_modify_damage": ("skip", nothing, ATTACK, DICE),
+    "zonekeep_after_damage": ("refuse", nothing, ATTACK, DICE),
+    "zonekeep_zone_affected": ("refuse", nothing, send("damage_zone", zone="yard", damage="3"), []),
     "zonekeep_save_fails": ("skip", nothing, AREA_SAVE, [12]),
     "zonekeep_event_applied": ("skip", nothing, send("dodge", creature="aria"), []),
     "zonekeep_zone_leaving": ("refuse", nothing, ENTER, DICE),
