@@ -735,10 +735,12 @@ class AssetChanged(Event):
 @attrs.frozen
 class AssetRemoved(Event):
     """Asset ``asset`` left the arena (``reason`` says why); the creatures that held a
-    position at or in it left that position first (``position_left``)."""
+    position at or in it left that position first (``position_left``). ``hidden``: it
+    was hidden from players until then, so they never see this event either."""
 
     asset: str
     reason: str = ""
+    hidden: bool = False
 
 
 @event_type("zone_affected")

@@ -70,7 +70,9 @@ def change_asset(
     players and spectators, ``hidden=False`` reveals it; ``remove`` takes it out of the
     arena (``asset_removed``, with ``reason``), after every creature holding a position
     at or in it leaves that position (``position_left``, and the
-    ``zonekeep_position_left`` triggers). An unknown id refuses the command
+    ``zonekeep_position_left`` triggers). The removal of a hidden asset stays hidden from
+    players, but once it is gone its id is hidden no more: name it in no later event
+    (a ``source``) that players see. An unknown id refuses the command
     (``unknown_asset``), as it does for a hidden asset when a player sends it: check
     what a player names before calling this.
     """
@@ -93,7 +95,7 @@ def change_asset(
     for creature in list(ctx.state.creatures.values()):
         if creature.position == asset_id or asset_id in creature.elements:
             leave_position(ctx, creature, asset, reason or "the asset is gone")
-    ctx.emit(AssetRemoved(asset_id, reason))
+    ctx.emit(AssetRemoved(asset_id, reason, asset_id in ctx.state.hidden_assets))
     return None
 
 

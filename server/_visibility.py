@@ -287,6 +287,8 @@ def _event_for(
         kind == "note_added" and event["note"].get("hidden")
     ):
         return HIDDEN_EVENT
+    if kind == "asset_removed" and event.get("hidden"):  # hidden until it went
+        return HIDDEN_EVENT
     if not ids:
         return event
     if kind == "initiative_rolled":

@@ -139,7 +139,7 @@ def test_an_arena_asset_changes_data_and_is_removed_with_the_positions_held_at_i
     assert [type(e) for e in events] == [AssetChanged, AssetChanged, PositionLeft, AssetRemoved]
     assert events[0] == AssetChanged("barrel", {"full": False}, None)
     assert events[2] == PositionLeft("gob", "barrel", "smashed")
-    assert events[3] == AssetRemoved("barrel", "smashed")
+    assert events[3] == AssetRemoved("barrel", "smashed", hidden=True)
     assert h.state.asset("barrel") is None and h.creature("gob").position is None
     assert h.state.hidden_assets == [] and [a.id for a in h.state.arena.assets] == []
     h.assert_replay_matches()
@@ -244,7 +244,7 @@ def test_fire_aimed_at_the_webbed_zone_burns_the_web_and_everyone_in_it() -> Non
         7,
         (3, 4),
     )
-    assert (burn.damage, burn.source, burn.roll and burn.roll.dice) == (3, "web-passage", (2, 1))
+    assert (burn.damage, burn.source, burn.roll and burn.roll.dice) == (3, "burning webs", (2, 1))
     hurt = [(d.creature, d.amount, d.hp) for d in h.of_type(Damaged)]
     # The orc resists fire: 7 -> 3, then 3 -> 1.
     assert hurt == [("gob", 7, 5), ("orc", 3, 27), ("gob", 3, 2), ("orc", 1, 26)]

@@ -61,7 +61,7 @@ HAND_MADE["asset_placed"] = AssetPlaced(
     Asset("web", "Webs", "terrain", "hall", tags=("web",), data={"dc": 12}), True, "gm"
 )
 HAND_MADE["asset_changed"] = AssetChanged("web", {"dc": 14}, False)
-HAND_MADE["asset_removed"] = AssetRemoved("web", "burned")
+HAND_MADE["asset_removed"] = AssetRemoved("web", "burned", hidden=True)
 #: (``condition_prevented`` only when a rule gives a creature a condition it is immune to.)
 HAND_MADE["condition_prevented"] = ConditionPrevented("gob", "poisoned", "Stench")
 

@@ -173,4 +173,5 @@ def zonekeep_zone_affected(ctx: RuleContext, effect: ZoneAffected) -> None:
     for web in webs_in(ctx, effect.zone):
         ctx.emit(plugin_event(BURNED, web=web.id, zone=effect.zone))
         change_asset(ctx, web.id, remove=True, reason="burned")
-        affect_zone(ctx, effect.zone, damage="2d4", damage_type="fire", source=web.id)
+        # Not the web's id as the source: once gone, a hidden web's id is no secret.
+        affect_zone(ctx, effect.zone, damage="2d4", damage_type="fire", source="burning webs")
