@@ -315,6 +315,47 @@ def test_the_after_damage_hook_sees_the_final_amount_and_its_events_follow_damag
     ]
 
 
+# -- hook order ---------------------------------------------------------------------------------
+
+
+def test_trylast_sees_the_damage_after_every_other_plugin() -> None:
+    """A plugin runs after another with ``trylast`` (docs/plugins.md, "Hook order"),
+    whatever the registration order; wrappers are refused (test_plugin_isolation)."""
+    order: list[tuple[str, int]] = []
+
+    class Last:
+        @staticmethod
+        @hookimpl(trylast=True)
+        def zonekeep_modify_damage(ctx: RuleContext, damage: sdk.Damage) -> sdk.Damage:
+            order.append(("last", damage.amount))
+            return damage.reduce(1, "last")
+
+    class Plus:
+        @staticmethod
+        @hookimpl
+        def zonekeep_modify_damage(ctx: RuleContext, damage: sdk.Damage) -> sdk.Damage:
+            order.append(("plus", damage.amount))
+            return damage.add(2, "plus")
+
+    class First:
+        @staticmethod
+        @hookimpl(tryfirst=True)
+        def zonekeep_modify_damage(ctx: RuleContext, damage: sdk.Damage) -> sdk.Damage:
+            order.append(("first", damage.amount))
+            return damage.add(10, "first")
+
+    # Registered Last, then Plus, then First: the marks, not the registration, decide.
+    h = harness(Last, Plus, First)
+    h.send("damage", creature="gob", amount=3)
+    assert order == [("first", 3), ("plus", 13), ("last", 15)]
+    hit = h.of_type(Damaged)[0]
+    assert (hit.raw, hit.amount, [step.source for step in hit.steps]) == (
+        3,
+        14,
+        ["first", "plus", "last"],
+    )
+
+
 # -- one roll, several targets: recorded once --------------------------------------------------
 
 
