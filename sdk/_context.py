@@ -13,10 +13,12 @@ from ._custom import AmbiguousId, CustomEventError, PluginCatalog
 from ._dice import Entropy, RollRecord, combine_advantage, expertise_die, roll
 from ._errors import Refusal
 from ._events import (
+    AssetRemoved,
     ConditionApplied,
     ConditionEffectApplied,
     ConditionEffectEnded,
     ConditionRemoved,
+    EffectEnded,
     Event,
     PluginErrorRecorded,
     PluginEvent,
@@ -89,6 +91,9 @@ _CONDITION_EVENTS = (
     ConditionEffectEnded,
 )
 _CONDITION_EVENT_TYPES = frozenset(_CONDITION_EVENTS)
+#: The events that end something ongoing: after each (and the condition lifecycle hooks
+#: it set off), the ``zonekeep_effect_ended`` triggers run.
+_ENDING_EVENT_TYPES = frozenset((ConditionEffectEnded, EffectEnded, AssetRemoved))
 
 
 class ObserverContext:
@@ -244,6 +249,8 @@ class RuleContext:
                         self._observing = False
             if before is not None:
                 self._condition_lifecycle(event, before)
+            if type(event) in _ENDING_EVENT_TYPES:
+                self.hook.zonekeep_effect_ended(ctx=self, ended=event)
 
     def _condition_lifecycle(self, event: Event, before: dict[str, set[str]]) -> None:
         """Run ``zonekeep_condition_applied`` / ``zonekeep_condition_removed`` for every

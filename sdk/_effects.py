@@ -165,7 +165,8 @@ def apply_timed_condition(
       waits for its *next* turn);
     - a successful ``save`` (an ability such as ``"con"``) against ``dc``, rolled by
       the affected creature at the start or end (``save_when``) of each of its turns;
-    - its ``parent`` effect ending (concentration);
+    - its ``parent`` ending (concentration): another timed condition, or an ongoing
+      area effect or an asset (the web that restrains), whose end ends it;
     - the GM ending it (``end_effect_of``).
 
     With none of these it lasts until removed. ``source`` says what caused it (a
@@ -194,8 +195,8 @@ def apply_timed_condition(
         raise ValueError(f"a save names an ability ({', '.join(ABILITIES)}) and a DC of 1 or more")
     if save is None and dc is not None:
         raise ValueError("a dc goes with a save")
-    if parent is not None and parent not in s.condition_effects:
-        raise ValueError(f"there is no condition effect {parent!r}")
+    if parent is not None and parent not in s.condition_effects and s.asset(parent) is None:
+        raise ValueError(f"there is no condition effect, ongoing effect or asset {parent!r}")
     creature = s.creatures[creature_id]
     immune = condition in creature.condition_immunities
     if immune and not override:

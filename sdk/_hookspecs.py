@@ -22,7 +22,17 @@ if TYPE_CHECKING:
     from ._custom import EventTypeSpec, StateSpec
     from ._damage import Damage
     from ._errors import Refusal
-    from ._events import AttackMade, Damaged, Decision, Event, Maneuver, ZoneAffected
+    from ._events import (
+        AssetRemoved,
+        AttackMade,
+        ConditionEffectEnded,
+        Damaged,
+        Decision,
+        EffectEnded,
+        Event,
+        Maneuver,
+        ZoneAffected,
+    )
     from ._settings import SettingSpec
     from ._types import Attack, Creature
 
@@ -532,6 +542,25 @@ def zonekeep_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged)
     :param damage: the ``damaged`` event: the final ``amount`` (after every plugin,
         immunity, resistance and vulnerability; 0 when nothing got through), ``hp``,
         ``damage_type``, the ``raw`` amount and type, the ``steps`` and the ``roll``.
+    """
+
+
+@hookspec
+def zonekeep_effect_ended(
+    ctx: RuleContext, ended: ConditionEffectEnded | EffectEnded | AssetRemoved
+) -> None:
+    """Trigger effects when something ongoing ends, whatever ended it.
+
+    Called by ``ctx.emit`` right after each ``condition_effect_ended`` (a timed
+    condition: the GM's ``end_effect``, its rounds or turn running out, a successful
+    save, its parent ending; ``expired`` tells the duration and the save from the GM),
+    ``effect_ended`` (an ongoing area: the GM, a rule) and ``asset_removed`` (an asset
+    taken out of the arena) event, after the condition hooks that event set off. The
+    built-in durations plugin ends here the timed conditions tied to an area or an asset
+    (``apply_timed_condition``'s ``parent``) that ended.
+
+    :param ctx: the rule context.
+    :param ended: the event: its ``effect`` or ``asset`` id, and why.
     """
 
 

@@ -315,6 +315,85 @@ def test_the_after_damage_hook_sees_the_final_amount_and_its_events_follow_damag
     ]
 
 
+# -- ends of things ------------------------------------------------------------------------------
+
+
+def test_a_condition_tied_to_the_web_ends_when_the_web_burns() -> None:
+    h = harness()
+    h.send("web.spin_web", creature="aria", zone="passage")
+    # The GM moves Aria into the webs: her DC 12 Dexterity save fails (3).
+    h.rolls(3).send("move_to_zone", creature="aria", zone="passage")
+    (effect,) = h.state.condition_effects.values()
+    assert (effect.creature, effect.condition, effect.parent) == (
+        "aria",
+        "restrained",
+        "web-passage",
+    )
+    # Fire at the passage (2d6: 1, 1; the burn 2d4: 1, 1): the web goes, and her bonds.
+    events = h.rolls(1, 1, 1, 1).send(
+        "damage_zone", zone="passage", damage="2d6", damage_type="fire"
+    )
+    kinds = [e.type for e in events]
+    removed = kinds.index("asset_removed")
+    assert kinds[removed + 1] == "condition_effect_ended"
+    ended = events[removed + 1]
+    assert isinstance(ended, sdk.ConditionEffectEnded)
+    assert (ended.creature, ended.condition, ended.reason, ended.expired) == (
+        "aria",
+        "restrained",
+        "web-passage ended",
+        True,
+    )
+    assert "restrained" not in h.creature("aria").conditions
+    h.assert_replay_matches()
+
+
+def test_a_condition_tied_to_a_missing_parent_is_refused() -> None:
+    h = harness()
+    refusal = h.refused("apply_effect", creature="gob", condition="poisoned", parent="nothing")
+    assert refusal.code == "unknown_effect"
+    # An arena asset is a parent: the barrel's poison lasts while the barrel stands.
+    h.send("apply_effect", creature="gob", condition="poisoned", parent="barrel")
+    h.end_turn()
+    h.end_turn()
+    h.end_turn()  # a whole round: its parent is there, so it goes on
+    assert "poisoned" in h.creature("gob").conditions
+    run(h, lambda ctx: change_asset(ctx, "barrel", remove=True, reason="smashed"))
+    assert "poisoned" not in h.creature("gob").conditions
+
+
+def test_the_effect_ended_hook_sees_the_gm_the_duration_a_save_and_an_asset_end() -> None:
+    ended: list[tuple[str, str, bool | None]] = []
+
+    class Watch:
+        @staticmethod
+        @hookimpl
+        def zonekeep_effect_ended(
+            ctx: RuleContext,
+            ended: sdk.ConditionEffectEnded | sdk.EffectEnded | sdk.AssetRemoved,
+        ) -> None:
+            what = getattr(ended, "effect", None) or getattr(ended, "asset", "")
+            seen.append((ended.type, what, getattr(ended, "expired", None)))
+
+    seen = ended
+    h = harness(Watch)
+    h.send("apply_effect", creature="aria", condition="poisoned", rounds=1)
+    h.send("apply_effect", creature="gob", condition="frightened", save="wis", dc=10)
+    h.send("apply_effect", creature="orc", condition="poisoned")
+    poison, fright, orc = list(h.state.condition_effects)
+    h.send("end_effect_of", effect=orc)  # the GM
+    h.end_turn()  # Aria's
+    h.rolls(15).end_turn()  # the goblin saves at its turn's end (15 against 10)
+    h.end_turn()  # the orc's: the round ends, and Aria's 1 round with it
+    run(h, lambda ctx: change_asset(ctx, "barrel", remove=True))
+    assert ended == [
+        ("condition_effect_ended", orc, False),
+        ("condition_effect_ended", fright, True),
+        ("condition_effect_ended", poison, True),
+        ("asset_removed", "barrel", None),
+    ]
+
+
 # -- hook order ---------------------------------------------------------------------------------
 
 

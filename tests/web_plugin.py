@@ -7,7 +7,8 @@ test of issue 30's SDK 3 that the world can change while an encounter runs.
 - The webs are difficult terrain: a creature going on past the zone (``enter`` with two
   zones, Dash and Sprint included) pays the surcharge, and so does one moving inside it.
 - A creature that enters the webbed zone makes a Dexterity save against the web's DC
-  or is restrained.
+  or is restrained, for as long as the web lasts (a timed condition whose parent is
+  the web: ``apply_timed_condition(..., parent=web.id)``).
 - Fire aimed at the zone (``affect_zone``: the GM's ``damage_zone``) burns the webs
   away: the asset is removed, and everyone in the zone takes 2d4 fire damage, rolled
   once for all. (The spell burns for a round and hurts those who start their turn in
@@ -34,7 +35,7 @@ from zonekeep.sdk import (
     RuleContext,
     ZoneAffected,
     affect_zone,
-    apply_condition,
+    apply_timed_condition,
     change_asset,
     hookimpl,
     place_asset,
@@ -163,7 +164,7 @@ def zonekeep_zone_entered(
         if "restrained" in now.conditions or now.out_of_fight:
             return
         if not saving_throw(ctx, now, "dex", int(web.data.get("dc", DC)), web.name):
-            apply_condition(ctx, now.id, "restrained", web.name)
+            apply_timed_condition(ctx, now.id, "restrained", source=web.name, parent=web.id)
 
 
 @hookimpl
