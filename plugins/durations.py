@@ -109,9 +109,11 @@ def zonekeep_effect_ended(
     if isinstance(ended, ConditionEffectEnded) or not ctx.state.condition_effects:
         return
     gone = ended.asset
+    # A hidden asset's id stays out of what players read.
+    why = "what held it is gone" if isinstance(ended, AssetRemoved) and ended.hidden else ""
     for effect in list(ctx.state.condition_effects.values()):
         if effect.parent == gone and effect.id in ctx.state.condition_effects:
-            end_effect(ctx, effect.id, f"{gone} ended", expired=True)
+            end_effect(ctx, effect.id, why or f"{gone} ended", expired=True)
 
 
 def _turn_boundary(ctx: RuleContext, creature: Creature, when: str) -> None:

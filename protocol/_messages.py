@@ -335,10 +335,12 @@ class PluginEventInfo:
     schema: dict[str, Any] = attrs.field(
         metadata=doc("The JSON Schema (2020-12 keywords) of the event's `data`.")
     )
-    visibility: Literal["gm", "everyone"] = attrs.field(
+    visibility: Literal["gm", "owner", "everyone"] = attrs.field(
         metadata=doc(
             '`gm`: players and spectators get `{"type": "hidden"}` in its place; '
-            "`everyone`: they see it (unless it names a creature hidden from them)."
+            "`owner` (since 1.6): only the player who controls the creature its `data.creature` "
+            "names sees it (and the GM); `everyone`: they see it (unless it names a creature "
+            "hidden from them)."
         )
     )
 
@@ -351,8 +353,12 @@ class PluginStateInfo:
     plugin: str = attrs.field(metadata=doc("The plugin (its namespace in `plugin_state`)."))
     key: str = attrs.field(metadata=doc("The piece's key in the plugin's state."))
     description: str = attrs.field(metadata=doc("What it holds, for a person."))
-    visibility: Literal["gm", "everyone"] = attrs.field(
-        metadata=doc("`gm`: only in the GM's snapshot; `everyone`: in every seat's.")
+    visibility: Literal["gm", "owner", "everyone"] = attrs.field(
+        metadata=doc(
+            "`gm`: only in the GM's snapshot; `owner` (since 1.6): per creature, an object "
+            "keyed by creature id of which a player's snapshot has the entries of the "
+            "creatures it controls (a spectator's none); `everyone`: in every seat's."
+        )
     )
     default: Any = attrs.field(metadata=doc("Its value before any event changed it."))
     schema: dict[str, Any] | None = attrs.field(

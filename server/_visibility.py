@@ -248,13 +248,47 @@ def event_for(
     if view.full:
         return event
     kind = event.get("type")
-    if isinstance(kind, str) and "." in kind and not (catalog and catalog.public_event(kind)):
+    if (
+        isinstance(kind, str)
+        and "." in kind
+        and not _plugin_event_shown(kind, state, view, event, catalog)
+    ):
         return HIDDEN_EVENT
     ids = hidden_ids(state, view) if hidden is None else hidden
     shown = _enemy_hp(_event_for(event, state, view, ids), state, view)
     if ids:
         shown = _without_counters(shown)
     return shown
+
+
+def _plugin_event_shown(
+    kind: str,
+    state: EncounterState,
+    view: Viewer,
+    event: dict[str, Any],
+    catalog: PluginCatalog | None,
+) -> bool:
+    """Whether a player or spectator may see a plugin event: a public one, or an owner's
+    one (per creature) seen by the player controlling that creature."""
+    if catalog is None:
+        return False
+    return catalog.public_event(kind) or (catalog.owner_event(kind) and _owns(state, view, event))
+
+
+def _owns(state: EncounterState, view: Viewer, event: dict[str, Any]) -> bool:
+    """Whether ``view`` is the player controlling the creature a plugin event names."""
+    data = event.get("data")
+    cid = data.get("creature") if isinstance(data, dict) else None
+    creature = state.creatures.get(cid) if isinstance(cid, str) else None
+    return creature is not None and view.player is not None and creature.controller == view.player
+
+
+def owned_ids(state: EncounterState, view: bool | Viewer) -> set[str]:
+    """The creatures ``view``'s player controls (none for a spectator)."""
+    seat = viewer(view)
+    if seat.player is None:
+        return set()
+    return {c.id for c in state.creatures.values() if c.controller == seat.player}
 
 
 def _without_counters(event: dict[str, Any]) -> dict[str, Any]:
@@ -311,19 +345,28 @@ def _event_for(
 
 
 def plugin_state_for(
-    plugin_state: dict[str, dict[str, Any]], catalog: PluginCatalog | None, ids: set[str]
+    plugin_state: dict[str, dict[str, Any]],
+    catalog: PluginCatalog | None,
+    ids: set[str],
+    owned: set[str] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The plugins' state as a player or spectator may see it: only the pieces declared
     with ``visibility="everyone"`` (none of a plugin that is not installed), and in
     those, nothing that names a creature in ``ids`` (a hidden one): a dict entry whose
-    key or text value is such an id, a list item that mentions one."""
+    key or text value is such an id, a list item that mentions one. A per-creature
+    piece (``visibility="owner"``) keeps only the entries of the creatures in ``owned``
+    (those the player controls)."""
     shown: dict[str, dict[str, Any]] = {}
+    mine = owned or set()
     for ns, piece in plugin_state.items():
-        kept = {
-            k: _strip_ids(v, ids)
-            for k, v in piece.items()
-            if catalog is not None and catalog.public_state(ns, k)
-        }
+        kept: dict[str, Any] = {}
+        for k, v in piece.items():
+            if catalog is None:
+                continue
+            if catalog.public_state(ns, k):
+                kept[k] = _strip_ids(v, ids)
+            elif catalog.owner_state(ns, k) and isinstance(v, dict):
+                kept[k] = {cid: entry for cid, entry in v.items() if cid in mine}
         if kept:
             shown[ns] = kept
     return shown
@@ -354,7 +397,9 @@ def snapshot_for(
     data = state_to_dict(state)
     if view.full:
         return data
-    data["plugin_state"] = plugin_state_for(data["plugin_state"], catalog, hidden_ids(state, view))
+    data["plugin_state"] = plugin_state_for(
+        data["plugin_state"], catalog, hidden_ids(state, view), owned_ids(state, view)
+    )
     data["notes"] = {k: v for k, v in data["notes"].items() if not v["hidden"]}
     enemies = enemy_ids(state, view)
     data["creatures"] = {k: _hp_of(v) if k in enemies else v for k, v in data["creatures"].items()}

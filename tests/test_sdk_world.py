@@ -197,6 +197,11 @@ def test_the_web_surcharges_going_on_past_its_zone_and_entering_it_restrains() -
     saves = h.of_type(SaveMade)
     assert [(s.creature, s.ability, s.dc, s.success) for s in saves] == [("aria", "dex", 12, False)]
     assert h.creature("aria").zone == "passage" and "restrained" in h.creature("aria").conditions
+    # Per-creature data: the webs caught Aria once.
+    assert h.plugin_state("web")["caught"] == {"aria": 1}
+    assert [e.data for e in h.plugin_events("caught")] == [
+        {"creature": "aria", "web": "Sticky webs"}
+    ]
 
 
 def test_the_surcharge_hook_receives_an_enter_request_naming_the_zone_passed_through() -> None:
@@ -344,6 +349,9 @@ def test_a_condition_tied_to_the_web_ends_when_the_web_burns() -> None:
         "web-passage ended",
         True,
     )
+    assert [e.data for e in h.plugin_events("caught")] == [
+        {"creature": "aria", "web": "Sticky webs"}
+    ]
     assert "restrained" not in h.creature("aria").conditions
     h.assert_replay_matches()
 
@@ -391,6 +399,36 @@ def test_the_effect_ended_hook_sees_the_gm_the_duration_a_save_and_an_asset_end(
         ("condition_effect_ended", fright, True),
         ("condition_effect_ended", poison, True),
         ("asset_removed", "barrel", None),
+    ]
+
+
+# -- per-creature plugin data -------------------------------------------------------------------
+
+
+def test_owner_visibility_needs_a_creature_field_and_a_per_creature_default() -> None:
+    from types import SimpleNamespace
+
+    from zonekeep.sdk.engine import Engine, PluginLoadError, load_default_plugins
+
+    bad = SimpleNamespace(ZONEKEEP_PLUGIN=sdk.PluginInfo("marks", "1.0", ">=0.1"))
+
+    @hookimpl
+    def zonekeep_event_types() -> Iterable[sdk.EventTypeSpec]:
+        return (sdk.EventTypeSpec("marked", {"type": "object"}, None, visibility="owner"),)
+
+    @hookimpl
+    def zonekeep_plugin_state() -> Iterable[sdk.StateSpec]:
+        return (sdk.StateSpec("marks", default=[], visibility="owner"),)
+
+    bad.zonekeep_event_types = zonekeep_event_types
+    bad.zonekeep_plugin_state = zonekeep_plugin_state
+    with pytest.raises(PluginLoadError) as exc:
+        Engine([*load_default_plugins(), bad])
+    assert sorted(exc.value.problems) == [
+        "plugin 'marks': event type 'marked' is for its owner: its schema must require a "
+        "string 'creature' (the creature whose controller sees it)",
+        "plugin 'marks': state 'marks' is per creature ('owner'): its default must be an "
+        "object keyed by creature id, such as {}",
     ]
 
 

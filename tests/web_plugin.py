@@ -9,6 +9,9 @@ test of issue 30's SDK 3 that the world can change while an encounter runs.
 - A creature that enters the webbed zone makes a Dexterity save against the web's DC
   or is restrained, for as long as the web lasts (a timed condition whose parent is
   the web: ``apply_timed_condition(..., parent=web.id)``).
+- Each creature's count of times the webs caught it is per-creature plugin data that
+  only its controller (and the GM) sees: the state ``caught`` and the event
+  ``web.caught``, both ``visibility="owner"``.
 - Fire aimed at the zone (``affect_zone``: the GM's ``damage_zone``) burns the webs
   away: the asset is removed, and everyone in the zone takes 2d4 fire damage, rolled
   once for all. (The spell burns for a round and hurts those who start their turn in
@@ -21,6 +24,7 @@ real server).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from zonekeep.sdk import (
     Asset,
@@ -33,6 +37,7 @@ from zonekeep.sdk import (
     Param,
     PluginInfo,
     RuleContext,
+    StateSpec,
     ZoneAffected,
     affect_zone,
     apply_timed_condition,
@@ -49,7 +54,12 @@ ZONEKEEP_PLUGIN = PluginInfo(
 
 WEB = "web"
 BURNED = "web_burned"
+CAUGHT = "caught"
 DC = 12
+
+
+def _caught(state: dict[str, Any], data: dict[str, Any]) -> None:
+    state[CAUGHT][data["creature"]] = state[CAUGHT].get(data["creature"], 0) + 1
 
 
 def webs_in(ctx: RuleContext, zone: str | None) -> list[Asset]:
@@ -104,8 +114,33 @@ def zonekeep_asset_tags() -> Iterable[AssetTagSpec]:
 
 
 @hookimpl
+def zonekeep_plugin_state() -> Iterable[StateSpec]:
+    return (
+        StateSpec(
+            CAUGHT,
+            default={},
+            visibility="owner",
+            description="How many times the webs caught each creature (its controller sees it).",
+        ),
+    )
+
+
+@hookimpl
 def zonekeep_event_types() -> Iterable[EventTypeSpec]:
     return (
+        EventTypeSpec(
+            CAUGHT,
+            {
+                "type": "object",
+                "properties": {"creature": {"type": "string"}, "web": {"type": "string"}},
+                "required": ["creature", "web"],
+                "additionalProperties": False,
+            },
+            _caught,
+            description="The webs caught a creature.",
+            template="the webs catch {creature}",
+            visibility="owner",
+        ),
         EventTypeSpec(
             BURNED,
             {
@@ -164,6 +199,7 @@ def zonekeep_zone_entered(
         if "restrained" in now.conditions or now.out_of_fight:
             return
         if not saving_throw(ctx, now, "dex", int(web.data.get("dc", DC)), web.name):
+            ctx.emit(plugin_event(CAUGHT, creature=now.id, web=web.name))
             apply_timed_condition(ctx, now.id, "restrained", source=web.name, parent=web.id)
 
 

@@ -197,3 +197,59 @@ async def test_a_hidden_web_placed_at_runtime_slows_enter_burns_and_the_log_veri
     capsys.readouterr()
     assert cli(["verify", str(target)]) == 0
     assert "dice verified" in capsys.readouterr().out
+
+
+async def test_per_creature_data_reaches_its_controller_only_and_the_webs_hold_while_they_last(
+    make_server: Any,
+) -> None:
+    """The web's ``caught`` count (``visibility="owner"``): Alice sees her creature's entry
+    and event, not the spider's; a spectator sees none. The restraint, a timed condition
+    tied to the web, ends when fire burns the web."""
+    engine = Engine([*load_default_plugins(), web_plugin])
+    limits = Limits(rate_per_second=100_000.0, rate_burst=100_000)
+    running: Running = await make_server(
+        ServerConfig(port=0, limits=limits), engine=engine, entropy=None
+    )
+    async with running.client() as gm, running.client() as alice, running.client() as watcher:
+        with trio.fail_after(helpers.deadline(30)):
+            created = await gm.create_encounter("Webs", ARENA, roster())
+            eid = created["encounter"]
+            seat = await gm.request(
+                "create_seat", encounter=eid, player="alice", creatures=["aria"]
+            )
+            await alice.join(eid, seat["token"])
+            link = await gm.request("create_spectator_link", encounter=eid)
+            await watcher.join(eid, link["token"])
+            for command in ("set_surprise", "place", "roll_initiative"):
+                await gm.command(eid, command)
+            # A DC 30 web: no save (a d20, no bonus) can make it.
+            await turn_of(gm, eid, "spider")
+            await gm.command(eid, "web.spin_web", creature="spider", zone="passage", dc=30)
+            await gm.command(eid, "move_to_zone", creature="spider", zone="passage")
+            await turn_of(gm, eid, "aria")
+            await seen(alice, eid)
+            await seen(watcher, eid)
+            await alice.command(eid, "enter", creature="aria", zones=["passage"])
+
+            caught = {"type": "web.caught", "data": {"creature": "aria", "web": "Sticky webs"}}
+            told, snap = await seen(alice, eid)
+            assert caught in events_of(told)
+            assert snap["plugin_state"] == {"web": {"caught": {"aria": 1}}}
+            assert "restrained" in snap["creatures"]["aria"]["conditions"]
+            gm_snap = (await gm.request("snapshot", encounter=eid))["snapshot"]
+            assert gm_snap["plugin_state"]["web"]["caught"] == {"aria": 1, "spider": 1}
+            watched, watcher_snap = await seen(watcher, eid)
+            assert caught not in events_of(watched)
+            assert watcher_snap["plugin_state"] == {"web": {"caught": {}}}  # nobody's entry
+            assert "web.caught" not in json.dumps(watched)
+
+            # Fire burns the web: the restraint it held ends with it.
+            await gm.command(eid, "damage_zone", zone="passage", damage="1d4", damage_type="fire")
+            told, snap = await seen(alice, eid)
+            ended = [e for e in events_of(told) if e["type"] == "condition_effect_ended"]
+            assert [(e["creature"], e["condition"], e["reason"], e["expired"]) for e in ended] == [
+                ("spider", "restrained", "web-passage ended", True),  # caught first
+                ("aria", "restrained", "web-passage ended", True),
+            ]
+            assert "restrained" not in snap["creatures"]["aria"]["conditions"]
+            assert snap["plugin_state"] == {"web": {"caught": {"aria": 1}}}
