@@ -2833,5 +2833,8 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "the snapshot's `hidden_assets` (hidden assets reach players and spectators neither in "
     "snapshots nor in events), the `zone_affected` event and the GM command `damage_zone` "
     "(effects aimed at a zone, occupied or not); a roll shared by several events carries "
-    "its `draws` on the first only",
+    "its `draws` on the first only; per-creature plugin data: the visibility `owner` of "
+    "`capabilities.plugin_state` and `capabilities.plugin_events` (a piece keyed by "
+    "creature id of which a player sees its creatures' entries; an event its creature's "
+    "controller sees); `apply_effect`'s `parent` may name an ongoing effect or an asset",
 }
