@@ -380,8 +380,10 @@ def test_the_effect_ended_hook_sees_the_gm_the_duration_a_save_and_an_asset_end(
             ctx: RuleContext,
             ended: sdk.ConditionEffectEnded | sdk.EffectEnded | sdk.AssetRemoved,
         ) -> None:
-            what = getattr(ended, "effect", None) or getattr(ended, "asset", "")
-            seen.append((ended.type, what, getattr(ended, "expired", None)))
+            if isinstance(ended, sdk.ConditionEffectEnded):
+                seen.append((ended.type, ended.effect, ended.expired))
+            else:
+                seen.append((ended.type, ended.asset, None))
 
     seen = ended
     h = harness(Watch)
