@@ -60,8 +60,8 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
                 "blood-frenzy", "brave", "camouflage", "charge", "corrosive-form",
                 "damage-absorption", "death-burst", "echolocation", "fey-ancestry",
                 "flyby", "grapple-focus", "grapple-instead", "grapple-limit", "grappler",
-                "heated-body", "hold-breath", "hover", "incorporeal-movement", "keen-senses",
-                "magic-resistance", "pack-tactics", "martial-advantage", "pounce", "prone-ac",
+                "heated-body", "hold-breath", "hover", "incorporeal-movement",
+                "magic-resistance", "martial-advantage", "pounce", "prone-ac",
                 "prone-only", "reckless", "regeneration", "relentless",
                 "restricted-target", "save-advantage", "sneak-attack", "spider-climb",
                 "steadfast", "stench", "sunlight-sensitivity", "sure-footed",
@@ -74,7 +74,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
 
 #: The share of the features implemented today, in percent: the issue asks for 90; raise
 #: this as ids are implemented (never lower it).
-FLOOR = 0.0
+FLOOR = 11.6
 
 
 def _data() -> dict[str, Any]:

@@ -2,7 +2,10 @@
 
 It contributes the compendium source ``srd`` (``srd.goblin``, ``srd.wolf``, ...) from
 ``srd-5.1.json``, shipped beside this module, through the public hook
-``zonekeep_compendium`` only, as a third-party content plugin would. An operator turns
+``zonekeep_compendium``, and implements some of the features that data names (declared
+with ``zonekeep_features``; docs/compendium.md lists what is implemented): Pack Tactics
+and keen senses, through ``zonekeep_roll_modifiers``. It uses the public SDK only, as a
+third-party content plugin would. An operator turns
 it off with ``plugins_disabled = ["zonekeep.srd"]`` (docs/compendium.md); the server
 then starts without the ``srd`` entries.
 
@@ -17,7 +20,18 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from zonekeep.sdk import CompendiumSource, hookimpl, parse_compendium_source
+from zonekeep.sdk import (
+    CompendiumSource,
+    Creature,
+    EncounterState,
+    FeatureSpec,
+    RollModifier,
+    RollRequest,
+    RuleContext,
+    Trait,
+    hookimpl,
+    parse_compendium_source,
+)
 
 __all__ = ["DATA", "srd_source"]
 
@@ -34,3 +48,82 @@ def srd_source() -> CompendiumSource:
 @hookimpl
 def zonekeep_compendium() -> Iterable[CompendiumSource]:
     return [srd_source()]
+
+
+# -- the features it implements -------------------------------------------------------------
+
+_SENSES = ("sight", "hearing", "smell")
+#: A sense a condition takes away: a blinded creature's keen sight is no help.
+_LOST_WITH = {"sight": "blinded", "hearing": "deafened"}
+
+
+def _has(creature: Creature, feature: str) -> Trait | None:
+    """``creature``'s trait ``feature`` (``pack-tactics``), unless the data marks it ``gm``."""
+    for trait in creature.traits:
+        if trait.id in (feature, f"zonekeep.srd.{feature}") and trait.gm is None:
+            return trait
+    return None
+
+
+@hookimpl
+def zonekeep_features() -> Iterable[FeatureSpec]:
+    return [
+        FeatureSpec(
+            "pack-tactics",
+            "trait",
+            {"type": "object", "properties": {}, "additionalProperties": False},
+            doc="Advantage on its attack rolls against a creature engaged with at least one "
+            "of its allies that is not incapacitated.",
+        ),
+        FeatureSpec(
+            "keen-senses",
+            "trait",
+            {
+                "type": "object",
+                "properties": {
+                    "senses": {
+                        "type": "array",
+                        "items": {"enum": list(_SENSES)},
+                        "minItems": 1,
+                        "maxItems": 3,
+                    }
+                },
+                "required": ["senses"],
+                "additionalProperties": False,
+            },
+            doc="Advantage on its Wisdom (Perception) checks, unless every listed sense is "
+            "one it has lost (sight while blinded, hearing while deafened).",
+        ),
+    ]
+
+
+def _pack_ally(state: EncounterState, attacker: Creature, target: str) -> str | None:
+    """An ally of ``attacker`` engaged with ``target`` and not incapacitated, or None."""
+    for cid in state.engaged_with(target):
+        ally = state.creatures[cid]
+        if cid != attacker.id and ally.side == attacker.side and not ally.incapacitated:
+            return cid
+    return None
+
+
+@hookimpl
+def zonekeep_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
+    creature = ctx.state.creatures.get(roll.actor)
+    if creature is None:
+        return None
+    if (
+        roll.kind == "attack"
+        and roll.target in ctx.state.creatures
+        and _has(creature, "pack-tactics")
+    ):
+        ally = _pack_ally(ctx.state, creature, roll.target)
+        if ally is not None:
+            return (RollModifier("advantage", f"pack tactics: {ctx.state.creatures[ally].name}"),)
+    if roll.kind == "check" and roll.skill == "perception":
+        keen = _has(creature, "keen-senses")
+        if keen is not None:
+            senses = [s for s in keen.params.get("senses", ()) if s in _SENSES]
+            usable = [s for s in senses if _LOST_WITH.get(s) not in creature.conditions]
+            if usable:
+                return (RollModifier("advantage", f"keen senses: {', '.join(usable)}"),)
+    return None
