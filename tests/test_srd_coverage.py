@@ -42,7 +42,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
             for i in (
                 "aggressive", "breath", "consume-life", "cunning-action", "death-glare",
                 "dreadful-glare", "fetid-cloud", "healing-touch", "leadership",
-                "multiattack", "nimble-escape", "parry", "rampage", "redirect-attack",
+                "multiattack", "parry", "rampage", "redirect-attack",
                 "scare", "tentacle-slam", "tentacles", "web",
             )
         ),
@@ -74,7 +74,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
 
 #: The share of the features implemented today, in percent: the issue asks for 90; raise
 #: this as ids are implemented (never lower it).
-FLOOR = 11.6
+FLOOR = 12.0
 
 
 def _data() -> dict[str, Any]:

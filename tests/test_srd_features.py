@@ -1,5 +1,6 @@
 """The SRD creatures' features the ``zonekeep.srd`` plugin implements, each tested from
-its stat block (SRD 5.1): the wolf's Pack Tactics and Keen Hearing and Smell.
+its stat block (SRD 5.1): the wolf's Pack Tactics and Keen Hearing and Smell, the
+goblin's Nimble Escape.
 
 - Pack Tactics: advantage on an attack roll against a creature when at least one of the
   wolf's allies is engaged with it (the zone rules' "within 5 feet") and is not
@@ -7,6 +8,8 @@ its stat block (SRD 5.1): the wolf's Pack Tactics and Keen Hearing and Smell.
 - Keen Hearing and Smell: advantage on Wisdom (Perception) checks that rely on hearing
   or smell; a creature that has lost every keen sense (deafened, for hearing; smell is
   never lost) still has it for smell.
+- Nimble Escape: the goblin takes the Disengage (or Hide) action as a bonus action on
+  each of its turns; the rules have no hiding yet, so Hide is refused as the GM's.
 """
 
 from __future__ import annotations
@@ -15,16 +18,28 @@ from arena_fixture import harness
 from helpers import make
 
 import zonekeep.plugins.srd as srd_plugin
-from zonekeep.sdk import AttackMade, Creature, EncounterOptions, RollRequest
+from zonekeep.sdk import (
+    GM_ACTOR,
+    ActionTaken,
+    AttackMade,
+    Creature,
+    Disengaged,
+    EncounterOptions,
+    RollRequest,
+)
 from zonekeep.sdk.host import entry_creatures
 from zonekeep.sdk.testing import EncounterHarness
 
 
-def wolf(name: str) -> Creature:
-    """A wolf from the SRD entry (``srd.wolf``), named ``name``."""
-    entry = next(e for e in srd_plugin.srd_source().entries if e.id == "wolf")
+def srd(entry_id: str, name: str) -> Creature:
+    """A creature from the SRD entry ``srd.<entry_id>``, named ``name``."""
+    entry = next(e for e in srd_plugin.srd_source().entries if e.id == entry_id)
     (made,) = entry_creatures(entry, id_prefix=name.lower(), overrides={"name": name})
     return made
+
+
+def wolf(name: str) -> Creature:
+    return srd("wolf", name)
 
 
 def pack() -> EncounterHarness:
@@ -96,3 +111,47 @@ def test_keen_hearing_and_smell_gives_advantage_on_perception_checks() -> None:
     assert (
         h.engine.context(h.state).modifiers(RollRequest("check", "aria", skill="perception")) == []
     )
+
+
+# -- Nimble Escape -------------------------------------------------------------------------------
+
+
+def goblin_next_to_aria() -> EncounterHarness:
+    """Snikt the goblin (its turn first) engaged with Aria in the hall."""
+    h = harness(
+        [srd("goblin", "Snikt"), make("aria", ac=12)],
+        {"snikt-1": "hall", "aria": "hall"},
+        [20, 10],
+        options=EncounterOptions(flanking=False),
+    )
+    h.rolls(3).send("attack", creature="snikt-1", target="aria", attack="scimitar")
+    assert h.state.engaged_with("snikt-1") == ["aria"]
+    return h
+
+
+def test_nimble_escape_disengages_as_a_bonus_action_and_leaves_without_provoking() -> None:
+    h = goblin_next_to_aria()
+    assert "nimble_escape" in h.engine.available_actions(h.state, "snikt-1", GM_ACTOR)
+    events = h.send("nimble_escape", creature="snikt-1")
+    assert events == (ActionTaken("snikt-1", "nimble_escape", "bonus"), Disengaged("snikt-1"))
+    assert h.state.resources.bonus_actions == 0 and h.state.resources.actions == 0
+    h.send("enter", creature="snikt-1", zones=["yard"])
+    assert h.state.pending == []  # Aria is offered no opportunity attack
+    assert h.creature("snikt-1").zone == "yard"
+    # One bonus action a turn: a second Nimble Escape is refused.
+    assert h.refused("nimble_escape", creature="snikt-1").code == "no_bonus_action_left"
+    h.assert_replay_matches()
+
+
+def test_nimble_escape_is_only_the_goblins_and_hide_is_left_to_the_gm() -> None:
+    h = goblin_next_to_aria()
+    hide = h.refused("nimble_escape", creature="snikt-1", choice="hide")
+    assert hide.code == "invalid_params" and "the GM adjudicates a Hide" in hide.message
+    assert h.state.resources.bonus_actions == 1  # nothing was spent
+    h.end_turn()
+    # Aria has no Nimble Escape: not offered, and refused by name.
+    assert "nimble_escape" not in h.engine.available_actions(
+        h.state, "aria", h.player("player-aria")
+    )
+    refusal = h.refused("nimble_escape", h.player("player-aria"), creature="aria")
+    assert (refusal.code, refusal.message) == ("invalid_params", "Aria has no Nimble Escape.")

@@ -4,7 +4,8 @@ It contributes the compendium source ``srd`` (``srd.goblin``, ``srd.wolf``, ...)
 ``srd-5.1.json``, shipped beside this module, through the public hook
 ``zonekeep_compendium``, and implements some of the features that data names (declared
 with ``zonekeep_features``; docs/compendium.md lists what is implemented): Pack Tactics
-and keen senses, through ``zonekeep_roll_modifiers``. It uses the public SDK only, as a
+and keen senses, through ``zonekeep_roll_modifiers``; Nimble Escape, the bonus action
+command ``nimble_escape``. It uses the public SDK only, as a
 third-party content plugin would. An operator turns
 it off with ``plugins_disabled = ["zonekeep.srd"]`` (docs/compendium.md); the server
 then starts without the ``srd`` entries.
@@ -21,10 +22,15 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from zonekeep.sdk import (
+    Action,
+    Command,
+    CommandSpec,
     CompendiumSource,
     Creature,
+    Disengaged,
     EncounterState,
     FeatureSpec,
+    Param,
     RollModifier,
     RollRequest,
     RuleContext,
@@ -76,6 +82,13 @@ def zonekeep_features() -> Iterable[FeatureSpec]:
             "of its allies that is not incapacitated.",
         ),
         FeatureSpec(
+            "nimble-escape",
+            "action",
+            {"type": "object", "additionalProperties": True},
+            doc="The nimble_escape command: Disengage as a bonus action (Hide is left to "
+            "the GM: the rules have no hiding yet).",
+        ),
+        FeatureSpec(
             "keen-senses",
             "trait",
             {
@@ -95,6 +108,52 @@ def zonekeep_features() -> Iterable[FeatureSpec]:
             "one it has lost (sight while blinded, hearing while deafened).",
         ),
     ]
+
+
+def _action(creature: Creature, feature: str) -> Action | None:
+    """``creature``'s action ``feature`` (``nimble-escape``), unless the data marks it ``gm``."""
+    for action in creature.actions:
+        if action.id in (feature, f"zonekeep.srd.{feature}") and action.gm is None:
+            return action
+    return None
+
+
+def _has_nimble_escape(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if _action(me, "nimble-escape") is None:
+        return ("invalid_params", f"{me.name} has no Nimble Escape.")
+    return None
+
+
+def _nimble_escape(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    choice = cmd.params.get("choice", "disengage")
+    if choice == "hide":
+        ctx.refuse(
+            "invalid_params",
+            "The rules do not model hiding yet: the GM adjudicates a Hide "
+            f"(and can hide {me.name} from the players with an override).",
+        )
+    if choice != "disengage":
+        ctx.refuse("invalid_params", f"Nimble Escape is disengage or hide, not {choice!r}.")
+    ctx.emit(Disengaged(me.id))
+
+
+@hookimpl
+def zonekeep_commands() -> Iterable[CommandSpec]:
+    return (
+        CommandSpec(
+            "nimble_escape",
+            _nimble_escape,
+            "Bonus action (Nimble Escape): take the Disengage action; your movement "
+            "provokes no opportunity attacks this turn (Hide is the GM's).",
+            {
+                "creature": Param("creature", True, "the acting creature"),
+                "choice": Param("string", False, "disengage (the default) or hide"),
+            },
+            costs=("bonus",),
+            requires=_has_nimble_escape,
+        ),
+    )
 
 
 def _pack_ally(state: EncounterState, attacker: Creature, target: str) -> str | None:
