@@ -115,7 +115,8 @@ def test_the_srd_data_has_no_trait_left_as_a_sentence() -> None:
     source = load_compendium_file(DATA)
     raw = json.loads(DATA.read_text(encoding="utf-8"))
     assert all(isinstance(t, dict) for e in raw["entries"] for t in e.get("traits", ()))
-    features = [f for e in source.entries for f in (*e.traits, *e.actions)]
+    features: list[Trait | Action] = [*(t for e in source.entries for t in e.traits)]
+    features += [a for e in source.entries for a in e.actions]
     assert len(features) > 300
     assert all(f.name and f.text for f in features)
     assert not [f for f in features if f.gm == "written as a sentence, without structured data"]
