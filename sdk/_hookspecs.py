@@ -148,8 +148,8 @@ def zonekeep_compendium() -> Iterable[CompendiumSource]:
     (docs/compendium.md).
 
     :return: the :class:`CompendiumSource` objects (or dicts in the compendium file
-        format); a source name another source also declares (a plugin, the bundled
-        ``srd``, an operator's compendium file), an invalid entry or a raise stops the
+        format); a source name another source also declares (a plugin, the built-in
+        ``zonekeep.srd``'s ``srd``, an operator's compendium file), an invalid entry or a raise stops the
         server from starting, naming the plugin.
     """
 
