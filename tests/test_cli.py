@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +18,7 @@ from zonekeep.sdk.engine import Engine
 from zonekeep.sdk.host import event_from_dict, state_to_dict
 from zonekeep.server._cli import main
 from zonekeep.server._encounter_file import EncounterFileError, load_encounter, parse_encounter
+from zonekeep.server._links import network_address
 from zonekeep.server._play import open_table, play_to_end
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "encounters"
@@ -177,8 +180,18 @@ def test_serve_prints_how_to_connect_and_stops_on_sigint(tmp_path: Path) -> None
         text=True,
     )
     try:
-        text = "\n".join(banner_lines(proc, 20))
+        lines = banner_lines(proc, 20)
+        text = "\n".join(lines)
         assert text.startswith("zonekeep 0.1.0 serving on ws://127.0.0.1:")
+        port = lines[0].split("ws://127.0.0.1:", 1)[1].split("/", 1)[0]
+        # The home the GM opens, and why players elsewhere cannot reach it.
+        assert lines[1] == (
+            f"Home: http://127.0.0.1:{port}/table/  (open it to build encounters and hand out links)"
+        )
+        assert lines[2] == (
+            "Only this machine can open these links: for players on other devices, "
+            "serve with --host 0.0.0.0 or set public_url."
+        )
         assert "GM token:" in text
         assert "seat alice:" in text and "(Aria, Sel)" in text
         assert "seat bob:" in text
@@ -188,6 +201,51 @@ def test_serve_prints_how_to_connect_and_stops_on_sigint(tmp_path: Path) -> None
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def _home_lines(tmp_path: Path, *extra: str, env: dict[str, str] | None = None) -> list[str]:
+    """The banner of a ``zonekeep serve`` started with ``extra`` (stopped after)."""
+    proc = subprocess.Popen(
+        serve_argv(tmp_path, *extra),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    try:
+        return banner_lines(proc, 20)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_serve_on_every_address_prints_the_network_home(tmp_path: Path) -> None:
+    """Listening on every address, the home (and every link) carries the machine's
+    address on its network, the one a phone on the same network reaches."""
+    lines = _home_lines(tmp_path, "--host", "0.0.0.0")
+    assert lines[0].startswith("zonekeep 0.1.0 serving on ws://0.0.0.0:")
+    port = lines[0].split("ws://0.0.0.0:", 1)[1].split("/", 1)[0]
+    where = network_address() or socket.gethostname()
+    assert where != "127.0.0.1"
+    assert lines[1] == (
+        f"Home: http://{where}:{port}/table/  (open it to build encounters and hand out links)"
+    )
+    assert not any("Only this machine" in line for line in lines)
+
+
+def test_serve_with_a_public_url_prints_it_as_the_home(tmp_path: Path) -> None:
+    lines = _home_lines(
+        tmp_path, env={"ZONEKEEP_SERVER_PUBLIC_URL": "https://tables.example.org/zk/"}
+    )
+    assert lines[1] == (
+        "Home: https://tables.example.org/zk/table/  "
+        "(open it to build encounters and hand out links)"
+    )
+    assert lines[2] == (
+        "Players reach it at wss://tables.example.org/zk/ws  "
+        "(web table: https://tables.example.org/zk/table/)"
+    )
+    assert not any("Only this machine" in line for line in lines)
 
 
 def test_plugins_lists_the_built_ins_with_their_commands(
