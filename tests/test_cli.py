@@ -35,10 +35,31 @@ def test_every_example_encounter_plays_to_its_end(path: Path, seed: int) -> None
     assert state_to_dict(replay(table.events)) == state_to_dict(final)
 
 
+def test_an_example_titled_after_a_place_names_its_own_arena() -> None:
+    """A title that names one of the bundled arenas' places names the arena the
+    encounter is fought in (the goblin ambush once named a tavern of another story)."""
+    arenas = {
+        path.name: json.loads(path.read_text(encoding="utf-8"))["name"]
+        for path in (EXAMPLES.parent / "arenas").glob("*.json")
+    }
+    places = {name: name.removeprefix("The ") for name in arenas.values()}
+    checked = 0
+    for path in ENCOUNTERS:
+        spec = load_encounter(path)
+        named = [place for place in places.values() if place in spec.name]
+        if named:
+            checked += 1
+            assert named == [spec.arena.name.removeprefix("The ")], (path.name, spec.name)
+    assert checked >= 1
+    assert load_encounter(EXAMPLES / "goblin-ambush.json").name == (
+        "Goblin ambush at the Drowned Lantern"
+    )
+
+
 def test_play_prints_a_readable_log(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["play", str(EXAMPLES / "goblin-ambush.json"), "--seed", "3"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("Encounter 'Goblin ambush at the Prancing Pony' begins with Aria")
+    assert out.startswith("Encounter 'Goblin ambush at the Drowned Lantern' begins with Aria")
     assert "Surprised: Brom." in out
     assert "Initiative order:" in out
     assert "— Round 1 —" in out
