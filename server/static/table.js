@@ -1661,6 +1661,8 @@
         { prop: properties[pname], command: spec.id, actor: fixed.creature, description });
       inputs.push(field.read);
       form.append(el("label", { class: field.check ? "param check" : "param" }, field.check ? [field.node, labelText] : [labelText, field.node]));
+      if (field.follows) form.addEventListener("change", (ev) => { if (ev.target.name === field.follows) field.refresh(form); });
+      if (field.refresh) field.refresh(form);
     }
     form.append(el("button", { type: "submit" }, "Send"));
     return el("details", { class: "command", dataset: { command: spec.id } },
@@ -1730,6 +1732,8 @@
     const creatures = legal && type === "creature" ? legal : Object.values(s.creatures);
     const opt = (value, text) => el("option", { value }, text);
     const emptyOption = required ? null : opt("", "—");
+    if (context.command === "decide" && pname === "choice") return decisionChoice(pname);
+    if (context.command === "override" && pname === "value") return overrideValue(pname);
     const known = type === "string" || type === "strings" ? knownValues(pname, type, context) : null;
     if (known && type === "string") {
       const node = el("select", { name: pname }, emptyOption, known.length ? known.map(([v, t]) => opt(v, t)) : opt("", "none here"));
@@ -1747,7 +1751,7 @@
       // A path, zone by zone: pickers, in order (the first one the next zone, and so on).
       const picks = [0, 1, 2].map((i) => el("select", { name: `${pname}-${i}`, "aria-label": i ? `then zone ${i + 1}` : "zone" },
         opt("", i ? "— (stop)" : "—"), s.arena.zones.filter((z) => i || !legal || legal.includes(z.id)).map((z) => opt(z.id, z.name))));
-      const node = el("span", { class: "choices", dataset: { name: pname } }, picks.map((p, i) => [i ? " then " : "", p]));
+      const node = el("span", { class: "choices", dataset: { name: pname } }, picks.flatMap((p, i) => [i ? " then " : "", p]));
       return { node, read: () => {
         const chosen = [];
         for (const p of picks) {
@@ -1816,6 +1820,63 @@
         return { node, read: () => [pname, node.value === "" ? undefined : node.value] };
       }
     }
+  }
+
+  /** A decision's answer, picked from the options of the decision chosen in the same
+   * form: one option, or (a tie to order) every option, place by place. */
+  function decisionChoice(pname) {
+    const s = app.state;
+    const node = el("span", { class: "choices", dataset: { name: pname } });
+    let picks = [];
+    const refresh = (form) => {
+      const id = form.querySelector("select[name=decision]")?.value;
+      const decision = s.pending.find((d) => d.id === id) || s.pending[0];
+      const options = decision ? decision.options : [];
+      const places = decision?.ordering ? options.length : 1;
+      picks = Array.from({ length: places }, (_, i) => el("select",
+        { name: `${pname}-${i}`, "aria-label": decision?.ordering ? `place ${i + 1}` : "choice" },
+        options.length ? options.map((o) => el("option", { value: o }, optionText(o))) : el("option", { value: "" }, "none pending")));
+      picks.forEach((p, i) => { if (options[i] !== undefined && decision?.ordering) p.value = options[i]; });
+      node.replaceChildren(...picks.flatMap((p, i) => [i ? " then " : "", p]));
+    };
+    return { node, follows: "decision", refresh, read: () => [pname, picks.map((p) => p.value).filter(Boolean)] };
+  }
+
+  /** An override's new value, as the chosen field takes it: a number, a zone, yes or no,
+   * a side or a controller the encounter has, a name. */
+  function overrideValue(pname) {
+    const s = app.state;
+    const node = el("span", { class: "choices", dataset: { name: pname } });
+    let read = () => undefined;
+    const pick = (values) => {
+      const select = el("select", { name: pname, "aria-label": "new value" }, values.map(([v, t]) => el("option", { value: v }, t)));
+      read = () => select.value;
+      return select;
+    };
+    const refresh = (form) => {
+      const field = form.querySelector("select[name=field]")?.value || "hp";
+      let input;
+      if (["hp", "max_hp", "ac"].includes(field)) {
+        input = el("input", { type: "number", step: "1", min: "0", name: pname, "aria-label": "new value" });
+        read = () => (input.value === "" ? undefined : Number.parseInt(input.value, 10));
+      } else if (field === "zone") {
+        input = pick(s.arena.zones.map((z) => [z.id, z.name]));
+      } else if (field === "hidden" || field === "pc") {
+        input = pick([["true", "yes"], ["false", "no"]]);
+        const select = input;
+        read = () => select.value === "true";
+      } else if (field === "side") {
+        input = pick([...new Set(Object.values(s.creatures).map((c) => c.side))].map((x) => [x, x]));
+      } else if (field === "controller") {
+        const players = [...new Set(Object.values(s.creatures).map((c) => c.controller).filter((x) => x && x !== "gm"))];
+        input = pick([["gm", "the GM"], ...players.map((x) => [x, x])]);
+      } else {
+        input = el("input", { type: "text", name: pname, "aria-label": "new value" });
+        read = () => (input.value === "" ? undefined : input.value);
+      }
+      node.replaceChildren(input);
+    };
+    return { node, follows: "field", refresh, read: () => [pname, read()] };
   }
 
   // -- prompts ---------------------------------------------------------------------
@@ -1948,7 +2009,9 @@
     const root = $("gm");
     // Rebuilt only when the phase or the roster changes, so half-filled forms survive events.
     const setupPhase = s.phase === "surprise" || s.phase === "positions" || s.phase === "initiative";
-    const key = `${s.phase}|${Object.values(s.creatures).map((c) => `${c.id}:${c.hidden}:${setupPhase ? c.zone : ""}`).join(",")}`;
+    // (And when a decision opens or closes: "decide" is offered while one is pending.)
+    const key = `${s.phase}|${Object.values(s.creatures).map((c) => `${c.id}:${c.hidden}:${setupPhase ? c.zone : ""}`).join(",")}`
+      + `|${s.pending.map((d) => d.id).join(",")}`;
     if (root.dataset.key === key) return;
     const keep = app.gmSeats?.querySelector(".seat-links") ?? null;
     root.dataset.key = key;
@@ -2017,9 +2080,10 @@
     const seats = app.gmSeats;
 
     // Every other GM command of the current phase, as forms, folded.
-    const gmSpecs = [...app.commands.values()].filter((spec) => spec.who === "gm" && spec.phases.includes(s.phase)
-      && !["set_surprise", "place", "roll_initiative"].includes(spec.id));
-    const gmCommands = el("details", { class: "fold more-gm" }, el("summary", {}, "More GM commands"),
+    // (A pending decision may be answered here too, for a player who is away.)
+    const gmSpecs = [...app.commands.values()].filter((spec) => (spec.who === "gm" || (spec.id === "decide" && s.pending.length))
+      && spec.phases.includes(s.phase) && !["set_surprise", "place", "roll_initiative"].includes(spec.id));
+    const gmCommands = el("details", { class: "fold more-gm", open: root.querySelector("details.more-gm")?.open ?? false }, el("summary", {}, "More GM commands"),
       gmSpecs.map((spec) => commandForm(spec)));
 
     const end = s.phase === "ended" ? null : el("div", { class: "gm-row" },
