@@ -809,7 +809,9 @@
     if (!fn) return event.type.replaceAll("_", " "); // unknown event types are shown as their type
     try {
       // A sentence that quotes one ending in a full stop ("… a long night.") ends once.
-      return String(fn(event)).replace(/([^.])\.\.$/, "$1.");
+      // (null: an event nobody needs to read, no line at all.)
+      const text = fn(event);
+      return text === null || text === undefined ? null : String(text).replace(/([^.])\.\.$/, "$1.");
     } catch {
       return event.type.replaceAll("_", " ");
     }
@@ -1038,11 +1040,12 @@
     const lines = [...$("log").querySelectorAll("li[data-seq] .text, li.note")];
     const last = lines.length ? lines[lines.length - 1].textContent : "";
     box.hidden = false;
-    box.replaceChildren(
+    // (replaceChildren would write a null as the word "null": the parts left out are dropped.)
+    box.replaceChildren(...[
       el("div", { class: `glance-turn${s.phase === "ended" ? " ended" : ""}`, dataset: { glance: "turn" } }, turn),
       mine.length ? el("div", { class: "glance-mine", dataset: { glance: "mine" } },
         mine.map((c) => el("span", { class: "glance-hp" }, `${c.name} ${hpText(c)}`))) : null,
-      last ? el("div", { class: "glance-log muted", dataset: { glance: "log" }, title: last }, last) : null);
+      last ? el("div", { class: "glance-log muted", dataset: { glance: "log" }, title: last }, last) : null].filter(Boolean));
   }
 
   // -- attention: title, favicon and an optional sound while something waits on this seat
@@ -2088,7 +2091,7 @@
 
     const end = s.phase === "ended" ? null : el("div", { class: "gm-row" },
       el("button", { type: "button", dataset: { gm: "end" }, class: "danger", onclick: endEncounter }, "End the encounter…"));
-    root.replaceChildren(setup, seats, gmCommands, end);
+    root.replaceChildren(...[setup, seats, gmCommands, end].filter(Boolean)); // (a null would be written "null")
   }
 
   /** The seats still waiting for their character (list_seats), or [] if it cannot say. */
@@ -2107,7 +2110,7 @@
     const note = $("setup-note");
     if (!note) return;
     note.textContent = waiting.length
-      ? `Still waiting for ${waiting.join(", ")}'s character. Once the creatures are placed, the server `
+      ? `Still waiting for ${waiting.length > 1 ? `${waiting.slice(0, -1).join(", ")} and ${waiting.at(-1)}'s characters` : `${waiting[0]}'s character`}. Once the creatures are placed, the server `
         + "takes no more characters: a latecomer has to ask you to add theirs."
       : "";
   }
