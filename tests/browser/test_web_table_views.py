@@ -146,6 +146,7 @@ def test_a_crowded_fight_on_a_phone_and_a_laptop(browser: Any, live_server: Any)
         alice.evaluate("window.scrollTo(0, document.body.scrollHeight)")
         _in_viewport(alice, "#prompts .prompt")
         _no_sideways_scroll(alice)
+        alice.evaluate("window.scrollTo(0, 0)")
     # A long name takes one line, cut short, with the whole name on hover.
     knight = alice.locator("#map [data-creature=sir] .name")
     expect(knight).to_have_text(LONG_NAME)
@@ -171,6 +172,7 @@ def test_a_crowded_fight_on_a_phone_and_a_laptop(browser: Any, live_server: Any)
         alice.evaluate("window.scrollTo(0, document.body.scrollHeight)")
         _in_viewport(alice, "#turn-panel [data-quick=end_turn]")
         _no_sideways_scroll(alice)
+        alice.evaluate("window.scrollTo(0, 0)")
     # The turn comes first on a phone (above the map).
     alice.set_viewport_size(PHONE)
     turn_top = turn.bounding_box()["y"]
