@@ -411,7 +411,13 @@ def _goblin_flees_and_both_react(gm: Any, phone: Any, ben: Any, g2: str) -> None
     phone.locator("#prompts [data-choice=attack]").tap()
     ben.locator("#prompts [data-choice=decline]").click()
     expect(waits).to_have_count(0)
-    expect(gm.locator("#log")).to_contain_text("(opportunity attack)")
+    # Point 8: the attack's line says why the hit is critical.
+    expect(gm.locator("#log li[data-type=attack_made]").last).to_contain_text(
+        "attacks Goblin 2 with rapier (opportunity attack)"
+    )
+    expect(gm.locator("#log li[data-type=attack_made]").last).to_contain_text(
+        "a critical hit (a natural 20)"
+    )
     expect(gm.locator(f"#tracker [data-creature={g2}]")).to_contain_text("(out)")
     gm.locator("#turn-panel [data-quick=end_turn]").click()
 
