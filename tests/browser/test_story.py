@@ -229,9 +229,12 @@ def test_a_gm_a_phone_and_a_laptop_play_the_story(
         # -- round 1 ----------------------------------------------------------------------
         fled = False
         turns = 0
+        active: dict[str, Any] = {}
         while not fled:
             turns += 1
             assert turns <= 20, "the story did not reach Goblin 2's flight"
+            if turns > 1:  # the GM's page has the turn that follows
+                expect(gm.locator("#tracker")).not_to_contain_text(f"{active['name']}'s turn")
             active = _turn_of(gm)
             if active["id"] == aria and active.get("zone") != "kitchen":
                 _aria_enters_engages_and_strikes(phone, gm, g1, g2, g3)
@@ -249,8 +252,10 @@ def test_a_gm_a_phone_and_a_laptop_play_the_story(
                 fled = True
                 continue
             page = {aria: phone, brom_id: ben}.get(active["id"], gm)
+            expect(page.locator("#turn-panel")).to_contain_text(f"Your turn: {active['name']}")
             page.locator("#turn-panel [data-quick=end_turn]").click()
-            expect(gm.locator("#tracker")).not_to_contain_text(f"{active['name']}'s turn")
+
+        expect(gm.locator("#tracker")).not_to_contain_text("Goblin 2's turn")
 
         # -- point 9: outside her turn the phone sees the turn, her HP and the log --------
         if _turn_of(gm)["id"] == aria:
@@ -350,13 +355,6 @@ def _aria_enters_engages_and_strikes(phone: Any, gm: Any, g1: str, g2: str, g3: 
     expect(turn.locator(f".targets button[data-target={g1}]")).to_have_text("Goblin 1")
     turn.locator(f".targets button[data-target={g1}]").tap()
     expect(phone.locator("#log li[data-type=damaged]").last).to_contain_text("Goblin 1 takes")
-    # Point 13: the roll shown by the token sits under its line, never over its text.
-    floating = phone.locator(f"#map [data-creature={g1}] .roll-float")
-    if floating.count():
-        name_box = phone.locator(f"#map [data-creature={g1}] .name").bounding_box()
-        roll_box = floating.bounding_box()
-        if name_box and roll_box:
-            assert roll_box["y"] >= name_box["y"] + name_box["height"] - 1
     # Point 3: with Goblin 1 down the kitchen's other goblins still answer the GM's taps.
     for goblin in (g2, g3):
         expect(
@@ -409,6 +407,13 @@ def _goblin_flees_and_both_react(gm: Any, phone: Any, ben: Any, g2: str) -> None
     waits = gm.locator("#turn-panel .turn-waits")
     expect(waits).to_contain_text("Play waits for 2 reactions")
     phone.locator("#prompts [data-choice=attack]").tap()
+    # Point 13: the roll shown by the token sits under its line, never over its text.
+    floating = phone.locator(f"#map [data-creature={g2}] .roll-float")
+    expect(floating).to_contain_text("vs AC")
+    name_box = phone.locator(f"#map [data-creature={g2}] .name").bounding_box()
+    roll_box = floating.bounding_box()
+    assert name_box is not None and roll_box is not None
+    assert roll_box["y"] >= name_box["y"] + name_box["height"] - 1, (name_box, roll_box)
     ben.locator("#prompts [data-choice=decline]").click()
     expect(waits).to_have_count(0)
     # Point 8: the attack's line says why the hit is critical.
