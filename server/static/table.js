@@ -1720,7 +1720,8 @@
     if (pname === "damage_type") return DAMAGE_TYPES.map((t) => [t, t]);
     if (pname === "mode") return ["walk", "climb", "swim", "fly", "burrow"].map((m) => [m, m]);
     if (pname === "group") return [...new Set(Object.values(s.creatures).map((c) => c.group).filter(Boolean))].map((g) => [g, optionText(g)]);
-    if (pname === "field") return ["hp", "max_hp", "ac", "zone", "side", "controller", "hidden", "pc", "name"].map((f) => [f, f.replaceAll("_", " ")]);
+    // The fields the server lets the GM override (OVERRIDE_FIELDS in the SDK).
+    if (pname === "field") return ["hp", "max_hp", "ac", "sharing_with", "hidden", "side", "controller", "pc", "condition_immunities"].map((f) => [f, f.replaceAll("_", " ")]);
     if (pname === "conditions") return conditionChoices().map((c) => [c.id, c.id]);
     if (pname === "parent") return Object.values(s.condition_effects || {}).map((e) => [e.id, `${name(e.creature)}: ${e.condition}`]);
     // Words the server takes from a short list its description gives ("cone, cube,
@@ -1845,8 +1846,9 @@
     return { node, follows: "decision", refresh, read: () => [pname, picks.map((p) => p.value).filter(Boolean)] };
   }
 
-  /** An override's new value, as the chosen field takes it: a number, a zone, yes or no,
-   * a side or a controller the encounter has, a name. */
+  /** An override's new value, as the chosen field takes it: a number, yes or no, a
+   * creature to share a space with (or nobody), a side or a controller the encounter
+   * has, conditions. */
   function overrideValue(pname) {
     const s = app.state;
     const node = el("span", { class: "choices", dataset: { name: pname } });
@@ -1862,8 +1864,14 @@
       if (["hp", "max_hp", "ac"].includes(field)) {
         input = el("input", { type: "number", step: "1", min: "0", name: pname, "aria-label": "new value" });
         read = () => (input.value === "" ? undefined : Number.parseInt(input.value, 10));
-      } else if (field === "zone") {
-        input = pick(s.arena.zones.map((z) => [z.id, z.name]));
+      } else if (field === "sharing_with") {
+        const select = pick([["", "nobody"], ...Object.values(s.creatures).map((c) => [c.id, c.name])]);
+        input = select;
+        read = () => select.value || null;
+      } else if (field === "condition_immunities") {
+        const boxes = conditionChoices().map((c) => el("input", { type: "checkbox", value: c.id }));
+        input = el("span", { class: "choices", dataset: { name: pname } }, conditionChoices().map((c, i) => el("label", {}, boxes[i], c.id)));
+        read = () => boxes.filter((b) => b.checked).map((b) => b.value);
       } else if (field === "hidden" || field === "pc") {
         input = pick([["true", "yes"], ["false", "no"]]);
         const select = input;

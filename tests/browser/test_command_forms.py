@@ -48,8 +48,8 @@ def test_the_command_forms_are_pickers(browser: Any, live_server: Any) -> None:
 def test_an_override_takes_its_fields_value_and_the_gm_answers_a_decision_by_picking(
     browser: Any, live_server: Any
 ) -> None:
-    """An override's value is the input its field takes (a number for hit points, a zone
-    for the zone, yes or no for hidden); a pending decision is answered from "More GM
+    """An override's value is the input its field takes (a number for hit points, a creature
+    for sharing a space, yes or no for hidden); a pending decision is answered from "More GM
     commands" by picking the decision and one of its options, nothing typed."""
     from playwright.sync_api import expect
 
@@ -60,10 +60,17 @@ def test_an_override_takes_its_fields_value_and_the_gm_answers_a_decision_by_pic
     override = gm.locator("#gm [data-command=override]")
     override.locator("summary").click()
     override.locator("select[name=creature]").select_option("gob")
-    override.locator("select[name=field]").select_option("zone")
+    # Only the fields the server lets the GM override are offered.
+    expect(override.locator("select[name=field] option")).to_have_text(
+        ["hp", "max hp", "ac", "sharing with", "hidden", "side", "controller", "pc",
+         "condition immunities"]
+    )  # fmt: skip
+    override.locator("select[name=field]").select_option("sharing_with")
     expect(override.locator("select[name=value] option")).to_have_text(
-        ["Common room", "Behind the bar", "Kitchen", "Cellar", "Balcony"]
+        ["nobody", "Aria", "Brom", "Gob"]
     )
+    override.locator("select[name=field]").select_option("controller")
+    expect(override.locator("select[name=value] option")).to_have_text(["the GM", "alice", "bob"])
     override.locator("select[name=field]").select_option("hidden")
     expect(override.locator("select[name=value] option")).to_have_text(["yes", "no"])
     override.locator("select[name=field]").select_option("hp")
