@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from zonekeep.sdk import CommandSpec, ConditionSpec
 
 #: The protocol version this package describes ("MAJOR.MINOR").
-PROTOCOL_VERSION = "1.5"
+PROTOCOL_VERSION = "1.6"
 
 Role = Literal["gm", "player", "spectator"]
 Who = Literal["creature", "gm", "any"]
@@ -130,18 +130,31 @@ def _idempotency_key(_: object, attribute: attrs.Attribute[Any], value: str | No
         )
 
 
-def idempotency_key_field() -> Any:
-    """The optional ``idempotency_key`` of a request that changes an encounter's state."""
+def idempotency_key_field(since: str = "1.5", who: str = "the same seat") -> Any:
+    """The optional ``idempotency_key`` of a request that changes state (an encounter's,
+    its tokens, its record)."""
     return attrs.field(
         default=None,
         validator=_idempotency_key,
         metadata=doc(
             "A key the client chose for this request (1-64 printable ASCII characters, no "
-            "spaces): a repeat with the same key from the same seat, on any connection and "
+            f"spaces): a repeat with the same key from {who}, on any connection and "
             "after a restart, gets the first answer and changes nothing. See "
-            "[Idempotency](#idempotency). Since 1.5.",
+            f"[Idempotency](#idempotency). Since {since}.",
             keywords={"pattern": IDEMPOTENCY_KEY_PATTERN},
         ),
+    )
+
+
+def gm_seat_key_field() -> Any:
+    """The ``idempotency_key`` of a GM's token request (``create_seat``...), since 1.6."""
+    return idempotency_key_field("1.6", "the encounter's GM seat")
+
+
+def owner_key_field() -> Any:
+    """The ``idempotency_key`` of a lobby request on one's own encounter, since 1.6."""
+    return idempotency_key_field(
+        "1.6", "the encounter's owner (the GM key that created it, or the operator)"
     )
 
 
@@ -1389,6 +1402,7 @@ class CreateSeatParams:
             "event each, pushed before the reply)."
         ),
     )
+    idempotency_key: str | None = gm_seat_key_field()
 
 
 @attrs.frozen
@@ -1406,6 +1420,7 @@ class CreateSpectatorLinkParams:
     """``create_spectator_link`` params (GM): the encounter to make a spectator token for."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    idempotency_key: str | None = gm_seat_key_field()
 
 
 @attrs.frozen
@@ -1434,6 +1449,7 @@ class RemoveSeatParams:
         validator=_not_empty,
         metadata=doc("The player id given to `create_seat`.", minLength=1, maxLength=MAX_ID_LENGTH),
     )
+    idempotency_key: str | None = gm_seat_key_field()
 
 
 @attrs.frozen
@@ -1452,6 +1468,7 @@ class RevokeSpectatorLinkParams:
         validator=_not_empty,
         metadata=doc("The spectator token, as `create_spectator_link` gave it.", minLength=1),
     )
+    idempotency_key: str | None = gm_seat_key_field()
 
 
 @attrs.frozen
@@ -1466,6 +1483,7 @@ class RotateGmTokenParams:
     """``rotate_gm_token`` params (GM): the encounter whose GM token is replaced."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    idempotency_key: str | None = gm_seat_key_field()
 
 
 @attrs.frozen
@@ -1599,6 +1617,7 @@ class EncounterLinksParams:
             "false: the GM token is rotated (the earlier ones are revoked)."
         ),
     )
+    idempotency_key: str | None = owner_key_field()
 
 
 @attrs.frozen
@@ -1625,6 +1644,7 @@ class SetPublicParams:
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
     public: bool = attrs.field(metadata=doc("true: listed to anyone and open to spectators."))
+    idempotency_key: str | None = owner_key_field()
 
 
 @attrs.frozen
@@ -1640,6 +1660,7 @@ class ArchiveEncounterParams:
     """``archive_encounter`` params: one of the GM's own encounters."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    idempotency_key: str | None = owner_key_field()
 
 
 @attrs.frozen
@@ -2818,4 +2839,9 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`forcer`, reactions on any turn (`decision_pending` and `not_on_your_turn` narrowed), "
     "an initiative tie that no longer holds play; the web table's requests `table_home` "
     "and `table_link` (links and QR codes) and `encounter_links`' `keep_gm`",
+    "1.6": "idempotency keys on the requests that make or take back tokens and on the "
+    "lobby's: the `idempotency_key` of `create_seat`, `create_spectator_link`, "
+    "`remove_seat`, `revoke_spectator_link` and `rotate_gm_token` (the GM seat's keys), "
+    "and of `encounter_links`, `set_public` and `archive_encounter` (the owner's keys), "
+    "their answers kept sealed in the store",
 }

@@ -36,6 +36,7 @@ from zonekeep.sdk.host import event_from_dict
 from . import _metrics
 from ._store import (
     RECORD_FIELDS,
+    REQUESTS_PER_SCOPE,
     EncounterRecord,
     EncounterStatus,
     GmKey,
@@ -412,6 +413,14 @@ class SqlStore(ABC):
 
     # -- reading ------------------------------------------------------------------------------
 
+    async def put_request(self, encounter: str, scope: str, request_id: str, sealed: str) -> None:
+        await self._doing(
+            "keep a request's answer", _put_request, encounter, scope, request_id, sealed
+        )
+
+    async def get_request(self, encounter: str, scope: str, request_id: str) -> str | None:
+        return await self._reading("a request's answer", _get_request, encounter, scope, request_id)
+
     async def stored_requests(self, encounter: str) -> list[dict[str, Any]]:
         rows = await self._reading("the idempotency keys", _read_requests, encounter)
         return [r for r in (stored_request(str(data)) for (data,) in rows) if r is not None]
@@ -569,6 +578,52 @@ def _delete_grants(db: Db, encounter: str, token_hashes: list[str]) -> None:
     db.changed()
 
 
+# The keyed requests kept apart from the log live in ``meta`` (no new layout, so the
+# store version does not change), one row each: key ``request:<encounter>/<scope>:<id>``,
+# value ``{"at": <time>, "sealed": <the sealed record>}``.
+
+
+def _request_prefix(encounter: str, scope: str = "") -> str:
+    return f"request:{encounter}/{scope}:" if scope else f"request:{encounter}/"
+
+
+def _put_request(db: Db, encounter: str, scope: str, request_id: str, sealed: str) -> None:
+    prefix = _request_prefix(encounter, scope)
+    db.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (prefix + request_id, dumps({"at": time.time(), "sealed": sealed})),
+    )
+    # (The length is a literal: an int parameter's type differs between the dialects.)
+    rows = db.execute(
+        f"SELECT key, value FROM meta WHERE substr(key, 1, {len(prefix):d}) = ?", (prefix,)
+    ).fetchall()
+    if len(rows) > REQUESTS_PER_SCOPE:
+        by_age = sorted(rows, key=lambda row: (_request_time(str(row[1])), str(row[0])))
+        for key, _ in by_age[: len(rows) - REQUESTS_PER_SCOPE]:
+            db.execute("DELETE FROM meta WHERE key=?", (key,))
+
+
+def _request_time(value: str) -> float:
+    try:
+        return float(json.loads(value)["at"])
+    except (ValueError, KeyError, TypeError):
+        return 0.0  # unreadable: the first to go
+
+
+def _get_request(db: Db, encounter: str, scope: str, request_id: str) -> str | None:
+    row = db.execute(
+        "SELECT value FROM meta WHERE key=?", (_request_prefix(encounter, scope) + request_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    try:
+        sealed = json.loads(str(row[0]))["sealed"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return sealed if isinstance(sealed, str) else None
+
+
 def _read_requests(db: Db, encounter: str) -> list[tuple[str]]:
     """The stored texts of ``encounter``'s events that may hold a keyed request's record
     (``LIKE``'s ``_`` matches any character: a few more rows, which
@@ -722,7 +777,8 @@ def _record(row: Sequence[Any]) -> EncounterRecord:
 
 
 def _delete(db: Db, eid: str) -> None:
-    """Forget ``eid`` in one transaction: its events, snapshots, grants and record."""
+    """Forget ``eid`` in one transaction: its events, snapshots, grants, record and the
+    keyed requests kept apart from its log."""
     for table, column in (
         ("events", "encounter"),
         ("snapshots", "encounter"),
@@ -730,6 +786,8 @@ def _delete(db: Db, eid: str) -> None:
         ("encounters", "id"),
     ):
         db.execute(f"DELETE FROM {table} WHERE {column}=?", (eid,))
+    prefix = _request_prefix(eid)
+    db.execute(f"DELETE FROM meta WHERE substr(key, 1, {len(prefix):d}) = ?", (prefix,))
     db.changed()
 
 
