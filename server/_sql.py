@@ -580,7 +580,7 @@ def _delete_grants(db: Db, encounter: str, token_hashes: list[str]) -> None:
 
 # The keyed requests kept apart from the log live in ``meta`` (no new layout, so the
 # store version does not change), one row each: key ``request:<encounter>/<scope>:<id>``,
-# value ``{"at": <time>, "sealed": <the sealed record>}``.
+# value ``{"n": <its order in the scope>, "at": <time>, "sealed": <the sealed record>}``.
 
 
 def _request_prefix(encounter: str, scope: str = "") -> str:
@@ -589,26 +589,29 @@ def _request_prefix(encounter: str, scope: str = "") -> str:
 
 def _put_request(db: Db, encounter: str, scope: str, request_id: str, sealed: str) -> None:
     prefix = _request_prefix(encounter, scope)
-    db.execute(
-        "INSERT INTO meta (key, value) VALUES (?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        (prefix + request_id, dumps({"at": time.time(), "sealed": sealed})),
-    )
     # (The length is a literal: an int parameter's type differs between the dialects.)
     rows = db.execute(
         f"SELECT key, value FROM meta WHERE substr(key, 1, {len(prefix):d}) = ?", (prefix,)
     ).fetchall()
-    if len(rows) > REQUESTS_PER_SCOPE:
-        by_age = sorted(rows, key=lambda row: (_request_time(str(row[1])), str(row[0])))
-        for key, _ in by_age[: len(rows) - REQUESTS_PER_SCOPE]:
-            db.execute("DELETE FROM meta WHERE key=?", (key,))
+    order = {str(key): _request_order(str(value)) for key, value in rows}
+    order.pop(prefix + request_id, None)
+    n = max(order.values(), default=0) + 1
+    db.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (prefix + request_id, dumps({"n": n, "at": time.time(), "sealed": sealed})),
+    )
+    extra = len(order) + 1 - REQUESTS_PER_SCOPE
+    for key in sorted(order, key=lambda k: (order[k], k))[: max(0, extra)]:
+        db.execute("DELETE FROM meta WHERE key=?", (key,))
 
 
-def _request_time(value: str) -> float:
+def _request_order(value: str) -> int:
+    """The order of a kept request in its scope (its ``n``): the oldest is the lowest."""
     try:
-        return float(json.loads(value)["at"])
+        return int(json.loads(value)["n"])
     except (ValueError, KeyError, TypeError):
-        return 0.0  # unreadable: the first to go
+        return 0  # unreadable: the first to go
 
 
 def _get_request(db: Db, encounter: str, scope: str, request_id: str) -> str | None:
