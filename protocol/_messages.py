@@ -2843,5 +2843,7 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "lobby's: the `idempotency_key` of `create_seat`, `create_spectator_link`, "
     "`remove_seat`, `revoke_spectator_link` and `rotate_gm_token` (the GM seat's keys), "
     "and of `encounter_links`, `set_public` and `archive_encounter` (the owner's keys), "
-    "their answers kept sealed in the store",
+    "their answers kept sealed in the store; the fold table's `how` column (how each "
+    "event changes the snapshot, from the rules' reducers) and the Node.js example "
+    "client's reference fold (`examples/clients/node/fold.mjs`)",
 }

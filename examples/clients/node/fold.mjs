@@ -4,9 +4,9 @@
 // its seq, apply each `event` in seq order, and after each one the state is the
 // snapshot the server would send this seat. There is one reducer per event type in
 // REDUCERS below; each changes exactly the snapshot keys SPEC.md's fold table names for
-// that event (the comment above each one says how). The rules are also the ones of the
-// Python reducers (`zonekeep.sdk`): tests/test_node_fold.py folds the recorded sessions
-// and whole played encounters with this file and compares every state with the
+// that event, as the table's "how" column says (generated from the server's own
+// reducers). tests/test_node_fold.py folds the recorded sessions and whole played
+// encounters (every event type) with this file and compares every state with the
 // server's.
 //
 // - `rewound` makes the state invalid (`fold.valid` false) until the `snapshot`
