@@ -281,6 +281,8 @@ class Methods:
         self.submitting: set[tuple[str, str]] = set()
         #: One lock per (encounter, scope) with keyed token or lobby requests under way.
         self.request_locks: dict[tuple[str, str], trio.Lock] = {}
+        #: Deriving a key's seal is slow on purpose (PBKDF2): one at a time.
+        self.seal_limiter = trio.CapacityLimiter(1)
         #: The last ``actions`` details per (encounter, creature, actor), with the state
         #: they were found in (see ``_details``).
         self.details_cache: dict[
@@ -806,7 +808,9 @@ class Methods:
         key: str | None = params.idempotency_key
         if key is None:
             return await act()
-        keys = await trio.to_thread.run_sync(seal_keys, request_scope(encounter, scope), key)
+        keys = await trio.to_thread.run_sync(
+            seal_keys, request_scope(encounter, scope), key, limiter=self.seal_limiter
+        )
         print_ = fingerprint(method, attrs.asdict(params))
         store = self.registry.store
         lock = self.request_locks.setdefault((encounter, scope), trio.Lock())

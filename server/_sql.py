@@ -421,6 +421,9 @@ class SqlStore(ABC):
     async def get_request(self, encounter: str, scope: str, request_id: str) -> str | None:
         return await self._reading("a request's answer", _get_request, encounter, scope, request_id)
 
+    async def requests_of(self, encounter: str) -> list[tuple[str, str, str]]:
+        return await self._reading("the requests' answers", _requests_of, encounter)
+
     async def stored_requests(self, encounter: str) -> list[dict[str, Any]]:
         rows = await self._reading("the idempotency keys", _read_requests, encounter)
         return [r for r in (stored_request(str(data)) for (data,) in rows) if r is not None]
@@ -625,6 +628,24 @@ def _get_request(db: Db, encounter: str, scope: str, request_id: str) -> str | N
     except (ValueError, KeyError, TypeError):
         return None
     return sealed if isinstance(sealed, str) else None
+
+
+def _requests_of(db: Db, encounter: str) -> list[tuple[str, str, str]]:
+    prefix = _request_prefix(encounter)
+    rows = db.execute(
+        f"SELECT key, value FROM meta WHERE substr(key, 1, {len(prefix):d}) = ?", (prefix,)
+    ).fetchall()
+    found: list[tuple[int, str, str, str]] = []
+    for key, value in rows:
+        scope, _, rid = str(key)[len(prefix) :].partition(":")
+        try:
+            sealed = json.loads(str(value))["sealed"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        if rid and isinstance(sealed, str):
+            found.append((_request_order(str(value)), scope, rid, sealed))
+    found.sort()
+    return [(scope, rid, sealed) for _, scope, rid, sealed in found]
 
 
 def _read_requests(db: Db, encounter: str) -> list[tuple[str]]:

@@ -140,6 +140,11 @@ class EventStore(Protocol):
         """The sealed record :meth:`put_request` kept, or None. :class:`StoreError`."""
         ...
 
+    async def requests_of(self, encounter: str) -> list[tuple[str, str, str]]:
+        """Every ``(scope, request_id, sealed)`` :meth:`put_request` kept for
+        ``encounter``, oldest first in each scope (``zonekeep store copy`` copies them)."""
+        ...
+
     async def read(self, encounter: str, after: int = 0) -> list[tuple[int, Event]]:
         """Every ``(seq, event)`` with ``seq > after``, in order."""
         ...
@@ -353,6 +358,16 @@ class InMemoryStore:
     async def get_request(self, encounter: str, scope: str, request_id: str) -> str | None:
         log = self._logs.get(encounter)
         return log.keyed.get(scope, {}).get(request_id) if log is not None else None
+
+    async def requests_of(self, encounter: str) -> list[tuple[str, str, str]]:
+        log = self._logs.get(encounter)
+        if log is None:
+            return []
+        return [
+            (scope, rid, sealed)
+            for scope, kept in log.keyed.items()
+            for rid, sealed in kept.items()
+        ]
 
     async def read(self, encounter: str, after: int = 0) -> list[tuple[int, Event]]:
         return self.read_now(encounter, after)

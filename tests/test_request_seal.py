@@ -89,3 +89,22 @@ async def _keep_and_forget(store: EventStore) -> None:
     assert await store.get_request("e1", "gm", "id-2") is None
     assert await store.get_request("e1", "owner", "id-0") is None
     assert await store.get_request("e10", "gm", "id-0") == "other-0"  # not a prefix match
+
+
+async def test_a_store_copy_keeps_the_answers(tmp_path: Path) -> None:
+    """``zonekeep store copy``: a repeat after the move still gets its first answer."""
+    from zonekeep.sdk import EncounterCreated, EncounterOptions
+    from zonekeep.server._admin import copy_store
+
+    source = await SqliteStore.open(tmp_path / "a.sqlite3")
+    target = await SqliteStore.open(tmp_path / "b.sqlite3")
+    try:
+        await source.append("e1", 1, [EncounterCreated("e1", EncounterOptions(), (), "Keys")])
+        await source.put_request("e1", "gm", "id-a", "sealed-a")
+        await source.put_request("e1", "owner", "id-b", "sealed-b")
+        await copy_store(source, target)
+        assert await target.requests_of("e1") == await source.requests_of("e1")
+        assert await target.get_request("e1", "owner", "id-b") == "sealed-b"
+    finally:
+        await source.aclose()
+        await target.aclose()
