@@ -84,11 +84,12 @@ async def test_a_key_used_for_another_token_request_is_refused_and_makes_nothing
         with trio.fail_after(deadline(10)):
             eid = (await gm.create_encounter("Keys", "tavern", sturdy_goblin_roster()))["encounter"]
             await gm.request("create_seat", encounter=eid, player="carol", idempotency_key="k")
-            for method, params in (
+            others: list[tuple[str, dict[str, Any]]] = [
                 ("create_seat", {"player": "dave"}),
                 ("create_spectator_link", {}),
                 ("rotate_gm_token", {}),
-            ):
+            ]
+            for method, params in others:
                 error = await refused(
                     gm.request(method, encounter=eid, idempotency_key="k", **params)
                 )
