@@ -14,21 +14,23 @@ from ._arena import (
     asset_data_problems,
     single_zone_arena,
 )
+from ._character import (
+    CharacterSheet,
+    character_creature,
+    character_problems,
+    parse_character,
+)
 from ._compendium import (
     CHALLENGE_RATINGS,
     COMPENDIUM_RANGES,
-    CharacterSheet,
     Compendium,
     CompendiumError,
     HitPoints,
     bundled_compendium_files,
-    character_creature,
-    character_problems,
     entry_creatures,
     entry_problems,
     expand_roster,
     load_compendium_file,
-    parse_character,
     proficiency_bonus,
     roster_reference,
     source_problems,
