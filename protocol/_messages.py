@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from zonekeep.sdk import CommandSpec, ConditionSpec
 
 #: The protocol version this package describes ("MAJOR.MINOR").
-PROTOCOL_VERSION = "1.5"
+PROTOCOL_VERSION = "1.6"
 
 Role = Literal["gm", "player", "spectator"]
 Who = Literal["creature", "gm", "any"]
@@ -643,7 +643,7 @@ class HelloResult:
     """``hello`` result: the server's protocol version, identity, capabilities and limits."""
 
     protocol: str = attrs.field(
-        metadata=doc('The server\'s version, `"1.5"`.', pattern=r"^1\.[0-9]+$")
+        metadata=doc('The server\'s version, `"1.6"`.', pattern=r"^1\.[0-9]+$")
     )
     server: ServerInfo = attrs.field(metadata=doc("Who the server is."))
     capabilities: Capabilities = attrs.field(metadata=doc("What the server can do."))
@@ -1125,9 +1125,18 @@ class CheckCharacterParams:
 
     character: dict[str, Any] = attrs.field(
         metadata=doc(
-            "A character in the character file format (`docs/characters.md`).",
+            "A character in the character file format (`docs/characters.md`), or in `format`.",
             type_text="object",
         )
+    )
+    format: Literal["zonekeep", "foundry", "improved-initiative"] = attrs.field(
+        default="zonekeep",
+        metadata=doc(
+            "The format of `character`: `zonekeep` (the character file format), `foundry` "
+            "(a Foundry VTT dnd5e actor export) or `improved-initiative` (an Improved "
+            "Initiative statblock); the server turns the last two into a character file "
+            "(`docs/characters.md`, Importing). Since 1.6."
+        ),
     )
 
 
@@ -1137,6 +1146,19 @@ class CheckCharacterResult:
 
     problems: list[ProblemInfo] = attrs.field(
         metadata=doc("Every problem, each at its place; empty when the character is valid.")
+    )
+    unmapped: list[str] = attrs.field(
+        metadata=doc(
+            "What of an imported sheet has no place in a character file, one line per "
+            "part, by name (empty for the `zonekeep` format). Since 1.6.",
+        ),
+    )
+    character: dict[str, Any] | None = attrs.field(
+        metadata=doc(
+            "The imported sheet as a character file (null for the `zonekeep` format, "
+            "or a sheet that is not in its format at all). Since 1.6.",
+            type_text="object or null",
+        ),
     )
 
 
@@ -1148,7 +1170,7 @@ class SubmitCharacterParams:
     character: dict[str, Any] = attrs.field(
         metadata=doc(
             "The character, in the character file format (`docs/characters.md`, "
-            "`character.schema.json`).",
+            "`character.schema.json`), or in `format`.",
             type_text="object",
         )
     )
@@ -1160,6 +1182,15 @@ class SubmitCharacterParams:
         ),
     )
     idempotency_key: str | None = idempotency_key_field()
+    format: Literal["zonekeep", "foundry", "improved-initiative"] = attrs.field(
+        default="zonekeep",
+        metadata=doc(
+            "The format of `character`: `zonekeep` (the character file format), `foundry` "
+            "(a Foundry VTT dnd5e actor export) or `improved-initiative` (an Improved "
+            "Initiative statblock); the server turns the last two into a character file "
+            "(`docs/characters.md`, Importing). Since 1.6."
+        ),
+    )
 
 
 @attrs.frozen
@@ -1170,6 +1201,12 @@ class SubmitCharacterResult:
     player: str = attrs.field(metadata=doc("The seat's player id, its controller.", minLength=1))
     seq: int = attrs.field(
         metadata=doc("The seq of its `creature_added` event (pushed before the reply).", minimum=1)
+    )
+    unmapped: list[str] = attrs.field(
+        metadata=doc(
+            "What of an imported sheet has no place in a character file, by name (empty "
+            "for the `zonekeep` format). Since 1.6.",
+        ),
     )
 
 
@@ -2818,4 +2855,9 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`forcer`, reactions on any turn (`decision_pending` and `not_on_your_turn` narrowed), "
     "an initiative tie that no longer holds play; the web table's requests `table_home` "
     "and `table_link` (links and QR codes) and `encounter_links`' `keep_gm`",
+    "1.6": "the character model (character files with ability scores, class levels, "
+    "proficiencies, armor, weapons, spells, resources, traits and actions; "
+    "`character.schema.json`) and imported sheets: `check_character`'s and "
+    "`submit_character`'s `format` (`foundry`, `improved-initiative`), "
+    "`check_character`'s `unmapped` and `character`, `submit_character`'s `unmapped`",
 }

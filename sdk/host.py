@@ -84,6 +84,12 @@ from ._fairdice import (
 from ._hookspecs import (
     hookspec,
 )
+from ._importers import (
+    CHARACTER_FORMATS,
+    MAX_IMPORTED_ITEMS,
+    CharacterImport,
+    import_character,
+)
 from ._json import (
     json_kind,
     strict_containers,
@@ -129,11 +135,13 @@ from ._types import (
 
 __all__ = [
     "CHALLENGE_RATINGS",
+    "CHARACTER_FORMATS",
     "CHARACTER_RANGES",
     "CLASS_HIT_DICE",
     "COMPENDIUM_RANGES",
     "EMPTY_MIX",
     "EVENT_TYPES",
+    "MAX_IMPORTED_ITEMS",
     "RULE_ERRORS",
     "SCHEMA_KEYWORDS",
     "SDK_VERSION",
@@ -145,6 +153,7 @@ __all__ = [
     "ArenaProblem",
     "ArmorWorn",
     "AssetTagConflict",
+    "CharacterImport",
     "CharacterSheet",
     "ClassLevel",
     "ClassResource",
@@ -186,6 +195,7 @@ __all__ = [
     "event_type",
     "expand_roster",
     "hookspec",
+    "import_character",
     "json_kind",
     "level_proficiency",
     "load_compendium_file",
