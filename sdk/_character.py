@@ -16,7 +16,7 @@ sheet gives wins over the derived one, so the first format loads unchanged.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Final, Literal, get_args
 
 import attrs
@@ -31,6 +31,7 @@ from ._compendium import (
     _structure,
     damage_type_problems,
 )
+from ._features import Action, ExtraDamage, Trait, feature_data_problems, resource_key
 from ._types import Attack, Creature, Size
 from ._vocabulary import ABILITIES, DAMAGE_TYPES
 
@@ -38,6 +39,7 @@ __all__ = [
     "CHARACTER_RANGES",
     "CLASS_HIT_DICE",
     "SKILL_ABILITIES",
+    "SPELL_SLOT_KEYS",
     "SRD_ARMOR",
     "SRD_WEAPONS",
     "WEAPON_PROPERTIES",
@@ -52,6 +54,8 @@ __all__ = [
     "character_attacks",
     "character_creature",
     "character_problems",
+    "character_resources",
+    "character_traits",
     "level_proficiency",
     "parse_character",
     "sheet_values",
@@ -227,7 +231,13 @@ _ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _FEATURE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)?$")
 
 RestPeriod = Literal["turn", "round", "short_rest", "long_rest", "day"]
-ActionKind = ("action", "bonus_action", "reaction", "legendary")
+
+#: The keys of the roster creature's ``resources`` counting spell slots left: one per
+#: spell level, and the warlock's pact slots.
+SPELL_SLOT_KEYS: Final[tuple[str, ...]] = (
+    *(f"spell-slots-{n}" for n in range(1, 10)),
+    "pact-slots",
+)
 
 
 @attrs.frozen
@@ -256,7 +266,8 @@ class Weapon:
     """A weapon: ``name`` (unique; an SRD weapon's name fills in the rest), or spelled
     out with ``kind``, ``damage``, ``damage_type``, ``properties``, ``range`` and
     ``long_range`` (thrown or ranged), ``versatile`` (the two-handed damage).
-    ``bonus`` is a magic weapon's +1 to +3; ``proficient`` whether the proficiency
+    ``bonus`` is a magic weapon's +1 to +3 (a weapon with a bonus is ``magical``);
+    ``extra_damage`` what a hit deals on top (a flame tongue's 2d6 fire); ``proficient`` whether the proficiency
     bonus applies; ``ability`` forces the ability (otherwise Strength, Dexterity for a
     ranged weapon, the better one for a finesse weapon); ``base`` names the SRD weapon
     when ``name`` is the character's own (``"Flametongue"`` based on ``longsword``)."""
@@ -272,6 +283,7 @@ class Weapon:
     versatile: str | None = None
     bonus: int = 0
     magical: bool = False
+    extra_damage: tuple[ExtraDamage, ...] = ()
     proficient: bool = True
     ability: Literal["str", "dex", "con", "int", "wis", "cha"] | None = None
 
@@ -336,8 +348,8 @@ class CharacterSheet:
     spells_known: tuple[str, ...] = ()
     spells_prepared: tuple[str, ...] = ()
     resources: tuple[ClassResource, ...] = ()
-    traits: tuple[dict[str, Any], ...] = ()
-    actions: tuple[dict[str, Any], ...] = ()
+    traits: tuple[Trait, ...] = ()
+    actions: tuple[Action, ...] = ()
     maneuver_dc: int | None = None
     damage_resistances: tuple[str, ...] = ()
     damage_vulnerabilities: tuple[str, ...] = ()
@@ -489,6 +501,8 @@ def character_attacks(sheet: CharacterSheet, values: SheetValues | None = None) 
             name=weapon.name,
             bonus=to_hit,
             damage_type=damage_type,
+            magical=weapon.magical or weapon.bonus > 0,
+            extra_damage=weapon.extra_damage,
             reach=10 if "reach" in properties else 5,
             range=int(fields.get("range") or 0),
             long_range=int(fields.get("long_range") or 0),
@@ -541,75 +555,18 @@ def _depth(value: object, limit: int) -> bool:
     return True
 
 
-def _uses_problems(uses: object, where: str) -> list[str]:
-    if not isinstance(uses, Mapping) or len(uses) == 0:
-        return [f"{where}: must be an object with recharge, per and count, or charges"]
-    keys = set(uses)
-    if keys == {"recharge"}:
-        value = uses["recharge"]
-        if isinstance(value, bool) or value not in (2, 3, 4, 5, 6):
-            return [f"{where}.recharge: must be 2 to 6 (the lowest d6 roll that recharges)"]
-        return []
-    if keys == {"per", "count"}:
-        problems = []
-        if uses["per"] not in get_args(RestPeriod):
-            problems.append(f"{where}.per: must be one of {', '.join(get_args(RestPeriod))}")
-        count = uses["count"]
-        if isinstance(count, bool) or not isinstance(count, int):
-            problems.append(f"{where}.count: must be a whole number")
-        else:
-            _within(problems, f"{where}.count", "resource_count", count)
-        return problems
-    if keys == {"charges"}:
-        count = uses["charges"]
-        if isinstance(count, bool) or not isinstance(count, int):
-            return [f"{where}.charges: must be a whole number"]
-        problems = []
-        _within(problems, f"{where}.charges", "resource_count", count)
-        return problems
-    return [f"{where}: exactly one of recharge, per and count, or charges"]
-
-
-def _feature_problems(
-    features: Sequence[Mapping[str, Any]], where: str, *, actions: bool
-) -> list[str]:
+def _params_depth_problems(sheet: CharacterSheet, where: str) -> list[str]:
+    """A feature's ``params`` nested deeper than a file needs: refused before any plugin
+    walks them."""
     problems: list[str] = []
-    allowed = {"id", "name", "text", "params", "uses", "gm"} | ({"kind"} if actions else set())
-    high = CHARACTER_RANGES["features"][1]
-    if len(features) > high:
-        problems.append(f"{where}: at most {high}, not {len(features)}")
-        return problems
-    seen: set[str] = set()
-    for i, feature in enumerate(features):
-        at = f"{where}[{i}]"
-        for key in sorted(set(feature) - allowed, key=str):
-            problems.append(f"{at}.{key}: unknown (expected {', '.join(sorted(allowed))})")
-        fid = feature.get("id")
-        if not isinstance(fid, str) or not _FEATURE_ID.match(fid) or len(fid) > 100:
-            problems.append(f"{at}.id: must be lower-case letters, digits, - or _ (plugin.id)")
-        elif fid in seen:
-            problems.append(f"{at}.id: {fid!r} is listed twice")
-        else:
-            seen.add(fid)
-        name = feature.get("name")
-        if not isinstance(name, str) or not name.strip() or len(name) > 100:
-            problems.append(f"{at}.name: must be text of 1-100 characters")
-        for key in ("text", "gm"):
-            value = feature.get(key, "")
-            if not isinstance(value, str) or len(value) > CHARACTER_RANGES["text"][1]:
-                problems.append(f"{at}.{key}: must be text of at most 4000 characters")
-        if actions:
-            kind = feature.get("kind")
-            if kind not in ActionKind:
-                problems.append(f"{at}.kind: must be one of {', '.join(ActionKind)}")
-        if "params" in feature:
-            params = feature["params"]
-            if not isinstance(params, Mapping):
-                problems.append(f"{at}.params: must be an object")
-            elif not _depth(params, CHARACTER_RANGES["params_depth"][1]):
-                problems.append(f"{at}.params: nested too deep (at most 8 levels)")
-        if "uses" in feature:
-            problems += _uses_problems(feature["uses"], f"{at}.uses")
+    limit = CHARACTER_RANGES["params_depth"][1]
+    for field in ("traits", "actions"):
+        features: tuple[Trait | Action, ...] = getattr(sheet, field)
+        for i, feature in enumerate(features):
+            if not _depth(feature.params, limit):
+                problems.append(
+                    f"{where}.{field}[{i}].params: nested too deep (at most {limit} levels)"
+                )
     return problems
 
 
@@ -704,8 +661,8 @@ def _character_sheet_problems(sheet: CharacterSheet, where: str) -> list[str]:
     problems += _armor_problems(sheet, where)
     problems += _spell_problems(sheet, where)
     problems += _resource_problems(sheet, where)
-    problems += _feature_problems(sheet.traits, f"{where}.traits", actions=False)
-    problems += _feature_problems(sheet.actions, f"{where}.actions", actions=True)
+    problems += feature_data_problems(sheet, where)
+    problems += _params_depth_problems(sheet, where)
     for i, attack in enumerate(sheet.attacks):
         problems += _attack_problems(attack, f"{where}.attacks[{i}]")
     problems += damage_type_problems(sheet, where)
@@ -852,6 +809,14 @@ def _resource_problems(sheet: CharacterSheet, where: str) -> list[str]:
         if not resource.name.strip() or len(resource.name) > 100:
             problems.append(f"{at}.name: must be text of 1-100 characters")
         _within(problems, f"{at}.count", "resource_count", resource.count)
+    features: tuple[Trait | Action, ...] = (*sheet.traits, *sheet.actions)
+    counted = {resource_key(f) for f in features if f.uses is not None}
+    for i, resource in enumerate(sheet.resources):
+        if resource.id in counted or resource.id in SPELL_SLOT_KEYS:
+            problems.append(
+                f"{where}.resources[{i}].id: {resource.id!r} already counts a feature's uses "
+                "or spell slots; give the resource another id"
+            )
     return problems
 
 
@@ -880,15 +845,92 @@ def parse_character(data: object, where: str = "character") -> CharacterSheet:
     return sheet
 
 
+def character_traits(sheet: CharacterSheet, values: SheetValues | None = None) -> list[Trait]:
+    """The traits the roster creature carries for what a sheet gives beyond numbers:
+    ``class-levels`` (its classes, levels and subclasses) and ``spellcasting`` (its
+    ability, DC, attack bonus, slots and spells by id), each with its data in
+    ``params`` for the plugins that implement them, then the sheet's own traits. Until
+    a plugin implements them, the GM sees them as "GM adjudicates"."""
+    values = values or sheet_values(sheet)
+    made: list[Trait] = []
+    if sheet.classes:
+        label = ", ".join(
+            f"{c.name} {c.level}" + (f" ({c.subclass})" if c.subclass else "")
+            for c in sheet.classes
+        )
+        made.append(
+            Trait(
+                id="class-levels",
+                name=f"Class levels: {label}"[:100],
+                text=f"Level {values.level}: {label}; hit dice "
+                + ", ".join(f"{n}{die}" for die, n in values.hit_dice.items()),
+                params={
+                    "classes": [attrs.asdict(c) for c in sheet.classes],
+                    "level": values.level,
+                    "hit_dice": dict(values.hit_dice),
+                },
+            )
+        )
+    casting = sheet.spellcasting_ability or sheet.cantrips or sheet.spells_known
+    if casting or sheet.spells_prepared or sheet.spell_slots or sheet.pact_slots:
+        slots = {level: n for level, n in sorted(sheet.spell_slots.items()) if n}
+        parts = [f"spell save DC {values.spell_dc}"]
+        if values.spell_attack_bonus is not None:
+            parts.append(f"{values.spell_attack_bonus:+d} to hit with spell attacks")
+        if slots:
+            parts.append("slots " + ", ".join(f"level {k}: {n}" for k, n in slots.items()))
+        prepared = sheet.spells_prepared or sheet.spells_known
+        if sheet.cantrips:
+            parts.append("cantrips " + ", ".join(sheet.cantrips))
+        if prepared:
+            parts.append("spells " + ", ".join(prepared))
+        params: dict[str, Any] = {
+            "ability": sheet.spellcasting_ability,
+            "dc": values.spell_dc,
+            "attack_bonus": values.spell_attack_bonus,
+            "slots": slots,
+            "cantrips": list(sheet.cantrips),
+            "known": list(sheet.spells_known),
+            "prepared": list(sheet.spells_prepared),
+        }
+        if sheet.pact_slots is not None:
+            params["pact_slots"] = attrs.asdict(sheet.pact_slots)
+        made.append(
+            Trait(
+                id="spellcasting",
+                name="Spellcasting",
+                text=("; ".join(parts) + ".")[:4000],
+                params={k: v for k, v in params.items() if v is not None},
+            )
+        )
+    return [*made, *sheet.traits]
+
+
+def character_resources(sheet: CharacterSheet) -> dict[str, int]:
+    """The live counts the roster creature starts with beyond its features' uses: each
+    class resource at its full count (by id), the spell slots by level
+    (``spell-slots-1`` ...) and the pact slots (``pact-slots``)."""
+    counts = {r.id: r.count for r in sheet.resources}
+    for level, n in sorted(sheet.spell_slots.items()):
+        if n:
+            counts[f"spell-slots-{level}"] = n
+    if sheet.pact_slots is not None:
+        counts["pact-slots"] = sheet.pact_slots.count
+    return counts
+
+
 def character_creature(
     sheet: CharacterSheet, creature_id: str, controller: str, side: str = "party"
 ) -> Creature:
     """The roster creature of a player's character: a PC controlled by ``controller``,
-    with the numbers the sheet gives or implies (:func:`sheet_values`) and the attacks
-    of its weapons and its own (:func:`character_attacks`)."""
+    with the numbers the sheet gives or implies (:func:`sheet_values`), the attacks of
+    its weapons and its own (:func:`character_attacks`), its ability modifiers and
+    proficiency bonus, its traits (:func:`character_traits`) and actions, and its
+    resources: the features' uses, its class resources and spell slots
+    (:func:`character_resources`)."""
     values = sheet_values(sheet)
     abilities = values.abilities
-    return Creature(
+    creature = Creature(
         id=creature_id,
         name=sheet.name,
         side=side,
@@ -911,4 +953,11 @@ def character_creature(
         damage_vulnerabilities=list(sheet.damage_vulnerabilities),
         damage_immunities=list(sheet.damage_immunities),
         condition_immunities=list(sheet.condition_immunities),
+        abilities={a: abilities.get(a, 0) for a in ABILITIES},
+        proficiency=values.proficiency,
+        traits=tuple(character_traits(sheet, values)),
+        actions=sheet.actions,
     )
+    for key, count in character_resources(sheet).items():
+        creature.resources.setdefault(key, count)
+    return creature

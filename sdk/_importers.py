@@ -408,8 +408,20 @@ class _Foundry(_Reader):
             self.skip(f"weapon {name!r} (its damage could not be read)")
             return
         parts = _get(system, "damage", "parts")
-        if isinstance(parts, list) and len(parts) > 1:
-            self.skip(f"weapon {name!r}: extra damage beyond the first part")
+        for part in parts[1:5] if isinstance(parts, list) else []:
+            dice = (
+                re.fullmatch(r"\s*(\d{1,2}d\d{1,2})\s*", str(part[0]))
+                if isinstance(part, list) and len(part) == 2
+                else None
+            )
+            if dice and part[1] in DAMAGE_TYPES:
+                weapon.setdefault("extra_damage", []).append(
+                    {"damage": dice.group(1), "damage_type": part[1]}
+                )
+            else:
+                self.skip(f"weapon {name!r}: the damage part {str(part)[:40]}")
+        if isinstance(parts, list) and len(parts) > 5:
+            self.skip(f"weapon {name!r}: damage parts past the fifth")
         self.out.setdefault("weapons", []).append(weapon)
 
     def spelled_weapon(

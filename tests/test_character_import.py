@@ -75,10 +75,13 @@ def test_a_foundry_actor_becomes_a_valid_character_with_its_numbers() -> None:
         13,
     )
     assert creature.damage_resistances == ["necrotic"]
-    assert [(a.name, a.bonus, a.damage) for a in creature.attacks] == [
-        ("Mace", 5, "1d6+2"),
-        ("Sunblade Hammer", 6, "1d8+3"),
-        ("Sunblade Hammer (two-handed)", 6, "1d10+3"),
+    assert [(a.name, a.bonus, a.damage, a.magical) for a in creature.attacks] == [
+        ("Mace", 5, "1d6+2", False),
+        ("Sunblade Hammer", 6, "1d8+3", True),
+        ("Sunblade Hammer (two-handed)", 6, "1d10+3", True),
+    ]
+    assert [(e.damage, e.damage_type) for e in creature.attacks[1].extra_damage] == [
+        ("1d6", "radiant")
     ]
 
 
@@ -88,7 +91,6 @@ def test_what_a_foundry_actor_holds_beyond_a_character_file_is_listed_by_name() 
         "sense darkvision 60 ft.",
         "system.traits.dr.custom: psychic from dreams",
         "skill perception: proficiency 0.5 (only 0, 1 and 2 map)",
-        "weapon 'Sunblade Hammer': extra damage beyond the first part",
         "item 'Potion of Healing' (consumable)",
         "item 'Holy Symbol' (loot)",
         "active effect 'Blessed by the Abbot'",

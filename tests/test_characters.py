@@ -313,7 +313,7 @@ def test_given_bonuses_win_over_derived_ones_and_old_files_load_unchanged() -> N
         ({"traits": [{"id": "Bad Id", "name": "x"}]}, "character.traits[0].id"),
         (
             {"traits": [{"id": "x", "name": "x", "colour": "red"}]},
-            "character.traits[0].colour: unknown",
+            "character.traits[0]: unknown field(s): colour",
         ),
         ({"actions": [{"id": "x", "name": "x", "kind": "free"}]}, "character.actions[0].kind"),
         (
@@ -331,11 +331,11 @@ def test_given_bonuses_win_over_derived_ones_and_old_files_load_unchanged() -> N
                     }
                 ]
             },
-            "character.actions[0].uses: exactly one of",
+            "character.actions[0].uses: give exactly one of",
         ),
         (
             {"traits": [{"id": "x", "name": "x", "params": []}]},
-            "character.traits[0].params: must be an object",
+            "character.traits[0].params: expected an object",
         ),
     ],
 )
@@ -413,3 +413,76 @@ def test_a_broken_character_item_is_reported_at_its_place(tmp_path: Path) -> Non
     assert "creatures[1].character: cannot read 'missing.json'" in text
     assert "creatures[2].colour: unknown key" in text
     assert "creatures[2].id: required text" in text
+
+
+# -- what the roster creature carries for the features to come ----------------------------------
+
+
+def test_the_creature_carries_abilities_proficiency_features_and_resources() -> None:
+    hilda = creature_of(load("hilda"))
+    assert hilda.abilities == {"str": 2, "dex": -1, "con": 2, "int": 0, "wis": 4, "cha": 1}
+    assert hilda.proficiency == 3
+    assert [t.id for t in hilda.traits][:2] == ["class-levels", "spellcasting"]
+    classes, casting = hilda.traits[0], hilda.traits[1]
+    assert classes.params == {
+        "classes": [{"name": "cleric", "level": 5, "subclass": "life"}],
+        "level": 5,
+        "hit_dice": {"d8": 5},
+    }
+    assert casting.params["dc"] == 15 and casting.params["attack_bonus"] == 7
+    assert casting.params["slots"] == {"1": 4, "2": 3, "3": 2}
+    assert "spirit-guardians" in casting.params["prepared"]
+    assert casting.params["cantrips"] == ["sacred-flame", "spare-the-dying", "guidance", "light"]
+    assert "spell save DC 15" in casting.text
+    assert [a.id for a in hilda.actions] == ["turn-undead", "preserve-life"]
+    assert hilda.resources == {
+        "channel-divinity": 1,
+        "spell-slots-1": 4,
+        "spell-slots-2": 3,
+        "spell-slots-3": 2,
+    }
+    kael = creature_of(load("kael"))
+    assert kael.resources == {"action-surge": 1, "second-wind": 1}
+    assert "spellcasting" not in [t.id for t in kael.traits]
+    pip = creature_of(load("pip"))
+    sneak = next(t for t in pip.traits if t.id == "sneak-attack")
+    assert sneak.params == {"dice": "3d6"}
+    assert [(a.id, a.kind) for a in pip.actions] == [
+        ("cunning-action", "bonus_action"),
+        ("uncanny-dodge", "reaction"),
+    ]
+
+
+def test_a_magic_weapon_makes_magical_attacks_with_its_extra_damage() -> None:
+    data = minimal(
+        weapons=[
+            {"name": "Flame Tongue", "base": "longsword", "magical": True,
+             "extra_damage": [{"damage": "2d6", "damage_type": "fire"}]},
+            {"name": "Edge", "base": "dagger", "bonus": 1},
+            {"name": "club"},
+        ]
+    )  # fmt: skip
+    attacks = creature_of(data).attacks
+    assert [(a.name, a.magical) for a in attacks] == [
+        ("Flame Tongue", True),
+        ("Flame Tongue (two-handed)", True),
+        ("Edge", True),
+        ("Edge (thrown)", True),
+        ("club", False),
+    ]
+    assert [(e.damage, e.damage_type) for e in attacks[0].extra_damage] == [("2d6", "fire")]
+
+
+def test_a_class_resource_may_not_count_what_a_feature_or_a_slot_counts() -> None:
+    data = minimal(
+        actions=[{"id": "second-wind", "name": "Second Wind", "kind": "bonus_action",
+                  "uses": {"per": "short_rest", "count": 1}}],
+        resources=[{"id": "second-wind", "name": "Wind", "count": 1},
+                   {"id": "spell-slots-1", "name": "Slots", "count": 2}],
+    )  # fmt: skip
+    assert character_problems(data) == [
+        "character.resources[0].id: 'second-wind' already counts a feature's uses or spell "
+        "slots; give the resource another id",
+        "character.resources[1].id: 'spell-slots-1' already counts a feature's uses or spell "
+        "slots; give the resource another id",
+    ]
