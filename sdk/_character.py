@@ -74,8 +74,6 @@ CHARACTER_RANGES: Final[dict[str, tuple[int, int]]] = {
     "armor_bonus": (0, 10),
     "resource_count": (1, 99),
     "spells": (0, 200),
-    "features": (0, 100),
-    "text": (0, 4000),
     "params_depth": (0, 8),
 }
 
