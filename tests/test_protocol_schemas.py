@@ -56,6 +56,8 @@ from zonekeep.protocol import (
     CreateSpectatorLinkParams,
     CreateSpectatorLinkResult,
     DecisionInfo,
+    DeleteArenaParams,
+    DeleteArenaResult,
     EncounterClosedNotification,
     EncounterErrorNotification,
     EncounterInfo,
@@ -96,6 +98,8 @@ from zonekeep.protocol import (
     RotateDiceResult,
     RotateGmTokenParams,
     RotateGmTokenResult,
+    SaveArenaParams,
+    SaveArenaResult,
     SeatInfo,
     SeatRequest,
     ServerInfo,
@@ -314,6 +318,8 @@ def params_samples() -> dict[str, list[Any]]:
             CheckArenaParams(arena={"id": "pit"}),
             CheckArenaParams(text='id = "pit"', format="toml"),
         ],
+        "save_arena": [SaveArenaParams(_tavern())],
+        "delete_arena": [DeleteArenaParams("crypt")],
         "check_character": [CheckCharacterParams({"name": "Aria"})],
         "submit_character": [
             SubmitCharacterParams("e1", {"name": "Aria"}),
@@ -449,7 +455,13 @@ def result_samples() -> dict[str, list[Any]]:
         "list_arenas": [
             ListArenasResult(0, 0, []),
             ListArenasResult(1, 0, [ArenaItem("tavern", _tavern())]),
+            ListArenasResult(1, 0, [ArenaItem("crypt", _tavern(), True, True)]),
         ],
+        "save_arena": [
+            SaveArenaResult(True, "crypt", False, []),
+            SaveArenaResult(False, "crypt", False, [ProblemInfo("map.image", "no image")]),
+        ],
+        "delete_arena": [DeleteArenaResult("crypt")],
         "check_arena": [
             CheckArenaResult([], _tavern()),
             CheckArenaResult(
