@@ -327,13 +327,15 @@ class ZonekeepServer:
         )
 
     async def _image(self, path: str) -> Response:
-        """``GET /images/<id>.<ext>``: a stored map image, or a bundled arena's."""
+        """``GET /images/<id>.<ext>``: a stored map image, or a bundled arena's; without
+        ``.<ext>`` (as an arena's ``map.image`` names it), in the type it is stored in."""
         match = _IMAGE_PATH.fullmatch(path)
         if match is None:
             return _image_error(404, "unknown_image", "There is no such image.")
-        image_id, ext = match.groups()
+        image_id, asked = match.groups()  # no extension: whichever the image has
         data: bytes | None = None
         stored = await self.store.get_image(image_id)
+        ext = asked or (stored.ext if stored is not None else "png")
         if stored is not None and stored.ext == ext:
             data = stored.data
         elif stored is None and ext == "png":
@@ -645,7 +647,7 @@ def _json(status: int, data: dict[str, Any]) -> Response:
 
 
 #: A map image's address: its id and extension.
-_IMAGE_PATH = re.compile(r"/images/([0-9a-f]{64})\.(png|webp)")
+_IMAGE_PATH = re.compile(r"/images/([0-9a-f]{64})(?:\.(png|webp))?")
 
 
 def _image_error(status: int, code: str, message: str) -> Response:
