@@ -53,7 +53,7 @@ def with_size(data: bytes, width: int, height: int) -> bytes:
 
 
 async def http(
-    port: int,
+    port: int | None,
     method: str,
     path: str,
     body: bytes | None = None,
@@ -62,6 +62,7 @@ async def http(
     length: int | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
     """One HTTP/1.1 request over a raw TCP stream; the answer, read to the end."""
+    assert port is not None, "the server is not listening"
     lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", "Connection: close"]
     lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
     if body is not None:
