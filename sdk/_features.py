@@ -36,16 +36,19 @@ __all__ = [
     "FEATURE_ID",
     "FEATURE_KINDS",
     "GM_FEATURE",
+    "MULTIATTACK",
     "NOT_IMPLEMENTED",
     "USES_PERIODS",
     "Action",
     "ExtraDamage",
     "FeatureSpec",
     "OnHit",
+    "SequenceItem",
     "Trait",
     "Uses",
     "feature_data_problems",
     "initial_resources",
+    "multiattack_sequences",
     "resource_key",
     "text_trait",
     "uses_max",
@@ -171,6 +174,39 @@ class Action:
     )
     gm: str | None = attrs.field(default=None, metadata=_GM_DOC)
     automated: bool | None = attrs.field(default=None, metadata=_AUTOMATED_DOC)
+
+
+@attrs.frozen
+class SequenceItem:
+    """One attack of a multiattack sequence: the attack's name and whether it is made
+    with disadvantage (the goblin boss's second scimitar attack)."""
+
+    attack: str
+    disadvantage: bool = False
+
+
+#: The id of the multiattack action the SDK's built-in rules implement.
+MULTIATTACK: Final = "multiattack"
+
+
+def multiattack_sequences(action: Action) -> list[tuple[SequenceItem, ...]]:
+    """The alternatives of a ``multiattack`` action's ``params.sequences``, each a tuple of
+    :class:`SequenceItem`: an item is an attack's name (``"scimitar"``) or an object
+    ``{"attack": "scimitar", "disadvantage": true}``. Items of another shape are left
+    out (the params schema refuses them where the creature is loaded)."""
+    found = []
+    for sequence in action.params.get("sequences", ()) or ():
+        if not isinstance(sequence, list | tuple):
+            continue
+        items = []
+        for item in sequence:
+            if isinstance(item, str):
+                items.append(SequenceItem(item))
+            elif isinstance(item, Mapping) and isinstance(item.get("attack"), str):
+                items.append(SequenceItem(item["attack"], bool(item.get("disadvantage", False))))
+        if items:
+            found.append(tuple(items))
+    return found
 
 
 #: A check a :class:`FeatureSpec` may add to its params schema: given the params and

@@ -68,6 +68,7 @@ default_plugins: tuple[str, ...] = (
     "zonekeep.plugins.durations",
     "zonekeep.plugins.ending",
     "zonekeep.plugins.gm",
+    "zonekeep.plugins.features",
 )
 
 

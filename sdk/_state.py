@@ -16,6 +16,7 @@ import attrs
 from . import _events as ev
 from ._arena import Arena, Asset, single_zone_arena
 from ._fairdice import EMPTY_MIX, next_mix
+from ._features import SequenceItem
 from ._types import Attack, Creature, EncounterOptions
 
 if TYPE_CHECKING:
@@ -57,6 +58,11 @@ class TurnResources:
     disengaged: bool = False
     sprinting: bool = False
     entered_zone: str | None = None
+    #: The attacks left of the multiattack the creature is making this turn (its
+    #: action already spent), in no order: it makes them in the order it chooses.
+    attacks_left: list[SequenceItem] = attrs.field(factory=list)
+    #: The multiattack attack being made now (its disadvantage, if any, applies).
+    multiattack_current: SequenceItem | None = None
 
 
 @attrs.define
@@ -785,6 +791,30 @@ def _condition_effect_ended(s: EncounterState, e: ev.ConditionEffectEnded) -> No
 def _attack_made(s: EncounterState, e: ev.AttackMade) -> None:
     if e.kind == "melee":
         s.last_melee[e.target] = e.attacker
+    if s.resources.multiattack_current is not None and e.attacker == s.active:
+        s.resources.multiattack_current = None
+
+
+@reducer(ev.ResourceSpent)
+def _resource_spent(s: EncounterState, e: ev.ResourceSpent) -> None:
+    s.creatures[e.creature].resources[e.resource] = e.left
+
+
+@reducer(ev.ResourceRestored)
+def _resource_restored(s: EncounterState, e: ev.ResourceRestored) -> None:
+    s.creatures[e.creature].resources[e.resource] = e.left
+
+
+@reducer(ev.RechargeRolled)
+def _recharge_rolled(s: EncounterState, e: ev.RechargeRolled) -> None:
+    if e.recharged:
+        s.creatures[e.creature].resources[e.resource] = 1
+
+
+@reducer(ev.MultiattackUsed)
+def _multiattack_used(s: EncounterState, e: ev.MultiattackUsed) -> None:
+    s.resources.attacks_left = list(e.attacks_left)
+    s.resources.multiattack_current = e.current
 
 
 @reducer(ev.Damaged)
@@ -976,7 +1006,14 @@ def _plugin_disabled(s: EncounterState, e: ev.PluginDisabled) -> None:
 
 # -- copiers (built once, after the classes) -------------------------------------------------------
 
-_FLAT_COPIERS.update({cls: _copier(cls, {}) for cls in (TurnResources, ReadiedAttack)})
+_FLAT_COPIERS.update(
+    {
+        TurnResources: _copier(
+            TurnResources, {"attacks_left": "list", "multiattack_current": "share"}
+        ),
+        ReadiedAttack: _copier(ReadiedAttack, {}),
+    }
+)
 _ATTACK_COPIER = _copier(Attack, _COPY_PLANS["Attack"])
 _CREATURE_COPIER = _copier(Creature, _COPY_PLANS["Creature"])
 _copy_state = _copier(EncounterState, _COPY_PLANS["EncounterState"], creature_fn=_CREATURE_COPIER)
@@ -1027,6 +1064,7 @@ for _cls in (
     ev.SaveMade,
     ev.ConditionPrevented,
     ev.ContestRolled,
+    ev.CheckRolled,
     ev.PluginErrorRecorded,
     ev.DiceDrawn,
 ):

@@ -10,6 +10,7 @@ import pytest
 
 from zonekeep.sdk import (
     Attack,
+    CheckRolled,
     ConditionPrevented,
     Creature,
     DiceCommitted,
@@ -17,10 +18,16 @@ from zonekeep.sdk import (
     DiceDrawn,
     DiceRevealed,
     Event,
+    MultiattackUsed,
     PluginDisabled,
     PluginErrorRecorded,
     PluginOverran,
+    RechargeRolled,
+    ResourceRestored,
+    ResourceSpent,
     Rewound,
+    RollRecord,
+    SequenceItem,
     Size,
 )
 from zonekeep.sdk._serial import (
@@ -54,6 +61,19 @@ HAND_MADE["dice_revealed"] = DiceRevealed("ab" * 32, commitment("ab" * 32), "rot
 HAND_MADE["dice_drawn"] = DiceDrawn(((0, 6, 3), (1, 20, 17)))
 #: (``condition_prevented`` only when a rule gives a creature a condition it is immune to.)
 HAND_MADE["condition_prevented"] = ConditionPrevented("gob", "poisoned", "Stench")
+#: (The creature features' events are played in tests/test_features_rules.py, with
+#: creatures that have features; here, each as the log stores it.)
+HAND_MADE["check_rolled"] = CheckRolled(
+    "aria", "wis", RollRecord("d20+5", (10,), (10,), 5, 15), "perception", 13, True, False, "gm"
+)
+HAND_MADE["resource_spent"] = ResourceSpent("hound", "breath", 0)
+HAND_MADE["resource_restored"] = ResourceRestored("hound", "gm-howl", 1, "turn")
+HAND_MADE["recharge_rolled"] = RechargeRolled(
+    "hound", "breath", RollRecord("d6", (5,), (5,), 0, 5), 5, True
+)
+HAND_MADE["multiattack_used"] = MultiattackUsed(
+    "boss", "Multiattack", (SequenceItem("scimitar", True),), SequenceItem("scimitar")
+)
 
 
 def roster() -> list[Creature]:
