@@ -20,7 +20,9 @@ nonmagical defences, uses and recharges, and the GM's ability checks.
 - Uses: a spent feature with ``{"recharge": N}`` rolls a d6 at the start of its
   creature's turn (``recharge_rolled``); ``{"per": "turn"}`` uses come back at the start
   of its turn, ``{"per": "round"}`` at the start of each round; the GM's ``rest`` gives
-  back the rest's uses (short: short rest, turn, round and recharge; long: all).
+  back the rest's uses (short: short rest, turn, round and recharge; long: all); the
+  GM's ``use_feature`` spends a use of a feature the GM adjudicates (a breath weapon
+  played by hand still recharges on its own).
 - ``call_check`` (GM): a check or a saving throw for one or several creatures
   (``check_rolled`` each).
 """
@@ -381,6 +383,19 @@ def _rest(ctx: RuleContext, cmd: Command) -> None:
         restore_uses(ctx, creature, _REST_PERIODS[kind], f"{kind}_rest")
 
 
+def _use_feature(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    key = cmd.params["feature"]
+    feature = me.feature(key)
+    if feature is None or feature.uses is None:
+        counted = ", ".join(sorted(me.resources)) or "none"
+        ctx.refuse(
+            "no_such_feature",
+            f"{me.name} has no feature {key!r} with uses (those with uses: {counted}).",
+        )
+    spend_use(ctx, me, feature)
+
+
 # -- checks -------------------------------------------------------------------------------------
 
 
@@ -458,6 +473,18 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             {
                 "kind": Param("string", False, "short or long (default long)"),
                 "creatures": Param("creatures", False, "who rests (default: everyone)"),
+            },
+            who="gm",
+            phases=OPEN_PHASES,
+        ),
+        CommandSpec(
+            "use_feature",
+            _use_feature,
+            "GM: spend one use of a creature's feature (one the GM adjudicates, a breath "
+            "weapon the GM resolves): the server counts it and its recharge.",
+            {
+                "creature": Param("creature", True, "the creature"),
+                "feature": Param("string", True, "the feature's key in its resources"),
             },
             who="gm",
             phases=OPEN_PHASES,

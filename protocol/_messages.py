@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from zonekeep.sdk import CommandSpec, ConditionSpec
 
 #: The protocol version this package describes ("MAJOR.MINOR").
-PROTOCOL_VERSION = "1.5"
+PROTOCOL_VERSION = "1.6"
 
 Role = Literal["gm", "player", "spectator"]
 Who = Literal["creature", "gm", "any"]
@@ -643,7 +643,7 @@ class HelloResult:
     """``hello`` result: the server's protocol version, identity, capabilities and limits."""
 
     protocol: str = attrs.field(
-        metadata=doc('The server\'s version, `"1.5"`.', pattern=r"^1\.[0-9]+$")
+        metadata=doc('The server\'s version, `"1.6"`.', pattern=r"^1\.[0-9]+$")
     )
     server: ServerInfo = attrs.field(metadata=doc("Who the server is."))
     capabilities: Capabilities = attrs.field(metadata=doc("What the server can do."))
@@ -1803,6 +1803,50 @@ class EndingInfo:
 
 
 @attrs.frozen
+class SequenceItemInfo:
+    """One attack of a multiattack sequence."""
+
+    attack: str = attrs.field(metadata=doc("The attack's name (the `attack` parameter)."))
+    disadvantage: bool = attrs.field(
+        metadata=doc("Whether it is made with disadvantage (the goblin boss's second attack).")
+    )
+
+
+@attrs.frozen
+class FeatureInfo:
+    """One trait or action of the creature, as its stat block gives it, and whether the
+    server automates it."""
+
+    id: str = attrs.field(metadata=doc("The feature id (`multiattack`, `pack-tactics`, `gm`)."))
+    name: str = attrs.field(metadata=doc("Its name."))
+    kind: str = attrs.field(
+        metadata=doc(
+            "`trait`, or what the action costs: `action`, `bonus_action`, `reaction`, `legendary`."
+        )
+    )
+    text: str = attrs.field(metadata=doc("What it does, for the GM."))
+    automated: bool = attrs.field(
+        metadata=doc("Whether an installed plugin automates it; false: the GM adjudicates it.")
+    )
+    gm: str | None = attrs.field(
+        metadata=doc(
+            'When not automated, why ("GM adjudicates"): the data\'s own reason, or "no '
+            'installed plugin implements it"; null when automated.'
+        )
+    )
+    uses: dict[str, Any] | None = attrs.field(
+        metadata=doc(
+            "How often it may be used (`recharge`, `per` with `count`, or `charges`); "
+            "null without a limit.",
+            type_text="object or null",
+        )
+    )
+    left: int | None = attrs.field(
+        metadata=doc("The uses it has left (a recharge: 1 ready, 0 spent); null without `uses`.")
+    )
+
+
+@attrs.frozen
 class ActionDetail:
     """One creature command: whether this seat may send it now, the refusal it would get
     when not, and the legal values of its parameters where the rules can tell (null
@@ -1849,6 +1893,21 @@ class ActionDetail:
             "take position at now."
         ),
     )
+    sequences: list[list[SequenceItemInfo]] | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "For `multiattack`: the sequences the creature's Multiattack offers (one "
+            "action; `sequence` chooses one by number at the first attack), empty "
+            "without a Multiattack; null for other commands. Since 1.6."
+        ),
+    )
+    attacks_left: list[SequenceItemInfo] | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "For `multiattack`: the attacks left of the Multiattack the creature is "
+            "making this turn (empty when it is not making one). Since 1.6."
+        ),
+    )
 
 
 @attrs.frozen
@@ -1874,6 +1933,15 @@ class ActionsResult:
             "For the GM: whether the rules would end the encounter and what keeps it "
             "open (a dying creature, a time-sensitive hazard); null for players and "
             "spectators. Since 1.3."
+        ),
+    )
+    features: list[FeatureInfo] = attrs.field(
+        factory=list,
+        metadata=doc(
+            "For the GM and the creature's controller: its traits and actions, each "
+            'automated or not ("GM adjudicates", with the reason and its text), with '
+            "their uses left; the automated actions are played with their commands "
+            "(`multiattack` ...). Empty for spectators and other players. Since 1.6."
         ),
     )
 
@@ -2818,4 +2886,13 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`forcer`, reactions on any turn (`decision_pending` and `not_on_your_turn` narrowed), "
     "an initiative tie that no longer holds play; the web table's requests `table_home` "
     "and `table_link` (links and QR codes) and `encounter_links`' `keep_gm`",
+    "1.6": "creatures as data (SDK 3, issue 30): a creature's `traits`, `actions`, "
+    "`abilities`, `proficiency`, `resources`, `damage_resistances_nonmagical` and "
+    "`damage_immunities_nonmagical`, its attacks' `magical`, `extra_damage` and `on_hit` "
+    "(snapshot, rosters, compendium entries), each feature's `automated` and `gm` in "
+    "snapshots; `actions`' `features` and the `sequences` and `attacks_left` of its "
+    "`multiattack` detail; the commands `multiattack`, `escape_grapple`, `rest` and "
+    "`call_check`; the events `check_rolled`, `resource_spent`, `resource_restored`, "
+    "`recharge_rolled` and `multiattack_used`; the errors `no_uses_left` and "
+    "`no_such_feature`",
 }

@@ -417,3 +417,16 @@ def test_the_shove_contest_uses_the_sdk_checks() -> None:
     )
     assert contest.won
     assert h.creature("gob").zone == "yard"
+
+
+def test_the_gm_spends_a_use_of_an_adjudicated_feature_and_it_recharges_on_its_own() -> None:
+    h = EncounterHarness([breather(), make("aria")])  # type: ignore[list-item]
+    h.start(initiative=[15, 10])
+    h.send("use_feature", feature="breath", creature="hound")
+    assert h.creature("hound").resources["breath"] == 0
+    assert h.refused("use_feature", feature="breath", creature="hound").code == "no_uses_left"
+    refusal = h.refused("use_feature", feature="bite", creature="hound")
+    assert refusal.code == "no_such_feature" and "breath, gm-howl, gm-rally" in refusal.message
+    h.end_turn()
+    h.rolls(6).end_turn()
+    assert h.creature("hound").resources["breath"] == 1

@@ -74,7 +74,7 @@ async def test_hello_announces_version_capabilities_and_limits(running: Running)
     async with running.client(hello=False) as client:
         with trio.fail_after(helpers.deadline(5)):
             welcome = await client.hello("methods-test", "9.9")
-    assert welcome["protocol"] == PROTOCOL_VERSION == "1.5"
+    assert welcome["protocol"] == PROTOCOL_VERSION == "1.6"
     assert welcome["server"]["name"] == "zonekeep"
     caps = welcome["capabilities"]
     engine = Engine()
