@@ -414,6 +414,25 @@ class AssetTagInfo:
 
 
 @attrs.frozen
+class FeatureSpecInfo:
+    """A creature feature a plugin implements (``zonekeep_features``), as announced in
+    ``hello``'s capabilities. Since 1.6."""
+
+    id: str = attrs.field(metadata=doc("The feature id creature data names."))
+    kind: str = attrs.field(
+        metadata=doc("Where it may appear: `trait`, `action` or `on_hit` (an attack's rider).")
+    )
+    plugin: str = attrs.field(metadata=doc("The name of the plugin that implements it."))
+    summary: str = attrs.field(metadata=doc("What it does, for a person."))
+    params_schema: dict[str, Any] = attrs.field(
+        metadata=doc(
+            'The JSON Schema (the subset of docs/plugins.md, "Data schemas") of its `params`.',
+            type_text="JSON Schema object",
+        )
+    )
+
+
+@attrs.frozen
 class SettingInfo:
     """A plugin's setting, as announced in ``hello``'s capabilities and by
     ``encounter_options``: its JSON Schema, the plugin's default and this server's
@@ -489,6 +508,14 @@ class Capabilities:
         metadata=doc(
             "Every plugin setting, by plugin then id, with its schema, default and this "
             "server's value (`create_encounter`'s `options.settings`). Since 1.4."
+        ),
+    )
+    features: list[FeatureSpecInfo] = attrs.field(
+        factory=list,
+        metadata=doc(
+            "Every creature feature the plugins implement (traits, actions, attack "
+            "riders), by kind then id: what the snapshot's `automated` is read from "
+            "([Creature features](#creature-features)). Since 1.6."
         ),
     )
 
@@ -1894,7 +1921,6 @@ class ActionDetail:
         ),
     )
     sequences: list[list[SequenceItemInfo]] | None = attrs.field(
-        default=None,
         metadata=doc(
             "For `multiattack`: the sequences the creature's Multiattack offers (one "
             "action; `sequence` chooses one by number at the first attack), empty "
@@ -1902,7 +1928,6 @@ class ActionDetail:
         ),
     )
     attacks_left: list[SequenceItemInfo] | None = attrs.field(
-        default=None,
         metadata=doc(
             "For `multiattack`: the attacks left of the Multiattack the creature is "
             "making this turn (empty when it is not making one). Since 1.6."
@@ -1936,7 +1961,6 @@ class ActionsResult:
         ),
     )
     features: list[FeatureInfo] = attrs.field(
-        factory=list,
         metadata=doc(
             "For the GM and the creature's controller: its traits and actions, each "
             'automated or not ("GM adjudicates", with the reason and its text), with '
@@ -2891,7 +2915,7 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`damage_immunities_nonmagical`, its attacks' `magical`, `extra_damage` and `on_hit` "
     "(snapshot, rosters, compendium entries), each feature's `automated` and `gm` in "
     "snapshots; `actions`' `features` and the `sequences` and `attacks_left` of its "
-    "`multiattack` detail; the commands `multiattack`, `escape_grapple`, `rest` and "
+    "`multiattack` detail; `hello`'s `capabilities.features`; the commands `multiattack`, `escape_grapple`, `rest` and "
     "`call_check`; the events `check_rolled`, `resource_spent`, `resource_restored`, "
     "`recharge_rolled` and `multiattack_used`; the errors `no_uses_left` and "
     "`no_such_feature`",

@@ -226,7 +226,7 @@ class FeatureSpec:
     - ``params_schema``: the JSON Schema (the supported subset,
       :data:`~zonekeep.sdk.host.SCHEMA_KEYWORDS`) of the feature's ``params``; a
       creature whose params break it is refused where it is loaded, naming the path.
-    - ``doc``: what it does, for people (``hello`` shows it).
+    - ``doc``: what it does, for people (``hello``'s ``capabilities.features`` shows it).
     - ``check``: optionally, ``check(params, attack_names)`` yielding more problems
       (sentences) that a schema cannot say (multiattack naming attacks the creature has).
     """

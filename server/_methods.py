@@ -1110,6 +1110,8 @@ def _detail_for(found: EngineDetail, room: Room, member: Member) -> ActionDetail
             targets=None,
             zones=None,
             props=None,
+            sequences=None,
+            attacks_left=None,
         )
     hidden = room.hidden_from(member)
 

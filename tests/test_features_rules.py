@@ -430,3 +430,17 @@ def test_the_gm_spends_a_use_of_an_adjudicated_feature_and_it_recharges_on_its_o
     h.end_turn()
     h.rolls(6).end_turn()
     assert h.creature("hound").resources["breath"] == 1
+
+
+def test_a_creature_added_mid_encounter_has_its_feature_params_checked() -> None:
+    h = EncounterHarness([make("aria"), make("gob", "foes")])
+    h.start(initiative=[15, 10])
+    bad = {
+        "id": "ogre",
+        "name": "Ogre",
+        "side": "foes",
+        "actions": [{"id": "multiattack", "name": "Multiattack", "params": {"sequences": []}}],
+    }
+    refusal = h.refused("add_creature", creature=bad)
+    assert refusal.code == "invalid_params"
+    assert "creature.actions[0].params.sequences" in refusal.message

@@ -84,6 +84,13 @@ async def test_multiattack_recharge_and_call_check_in_a_real_server(make_server:
     dice = ScriptedEntropy([20, 5])  # initiative: the boss first
     running: Running = await make_server(ServerConfig(port=0), entropy=dice)
     async with running.client() as gm, running.client() as alice:
+        announced = {(f["kind"], f["id"]): f for f in gm.welcome["capabilities"]["features"]}  # type: ignore[index]
+        assert {
+            ("action", "multiattack"),
+            ("on_hit", "save-or-condition"),
+            ("on_hit", "grapple"),
+        } <= (set(announced))
+        assert announced["action", "multiattack"]["plugin"] == "zonekeep.features"
         created = await gm.create_encounter("Boss fight", "tavern", roster())
         eid = created["encounter"]
         boss = created["snapshot"]["creatures"]["boss"]
