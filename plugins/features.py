@@ -15,8 +15,9 @@ nonmagical defences, uses and recharges, and the GM's ability checks.
   ``escape_dc``.
 - An attack's ``extra_damage``: rolled with each hit (doubled on a critical hit), each
   its own instance of damage, after the hit's own.
-- ``damage_resistances_nonmagical`` and ``damage_immunities_nonmagical``: applied to
-  damage from an attack whose ``magical`` is false (granted in the damage pipeline).
+- ``damage_resistances_nonmagical`` and ``damage_immunities_nonmagical`` are applied by
+  the SDK's ``apply_damage`` itself, with the creature's other defences, to damage from
+  an attack whose ``magical`` is false.
 - Uses: a spent feature with ``{"recharge": N}`` rolls a d6 at the start of its
   creature's turn (``recharge_rolled``); ``{"per": "turn"}`` uses come back at the start
   of its turn, ``{"per": "round"}`` at the start of each round; the GM's ``rest`` gives
@@ -47,7 +48,6 @@ from zonekeep.sdk import (
     CommandSpec,
     ConditionEffectEnded,
     Creature,
-    Damage,
     Damaged,
     FeatureSpec,
     MultiattackUsed,
@@ -336,27 +336,13 @@ def _escape_grapple(ctx: RuleContext, cmd: Command) -> None:
         ctx.emit(ConditionEffectEnded(effect, me.id, GRAPPLED, "escaped the grapple"))
 
 
-@hookimpl
-def zonekeep_modify_damage(ctx: RuleContext, damage: Damage) -> Damage | None:
-    if damage.attacker is None or damage.attack is None or not damage.damage_type:
-        return None
-    attacker = ctx.state.creatures.get(damage.attacker)
-    target = ctx.state.creatures.get(damage.target)
-    attack = attacker.attack(damage.attack) if attacker is not None else None
-    if attack is None or attack.magical or target is None:
-        return None
-    if damage.damage_type in target.damage_immunities_nonmagical:
-        return damage.grant("immunity", "nonmagical attack")
-    if damage.damage_type in target.damage_resistances_nonmagical:
-        return damage.grant("resistance", "nonmagical attack")
-    return None
-
-
 # -- uses ---------------------------------------------------------------------------------------
 
 
 @hookimpl
 def zonekeep_turn_start(ctx: RuleContext, creature: Creature) -> None:
+    if not creature.resources:  # nothing with uses: nothing to give back
+        return
     restore_uses(ctx, creature, ("turn",), "turn")
     roll_recharge(ctx, ctx.state.creatures[creature.id])
 
@@ -364,7 +350,8 @@ def zonekeep_turn_start(ctx: RuleContext, creature: Creature) -> None:
 @hookimpl
 def zonekeep_round_start(ctx: RuleContext, round: int) -> None:
     for creature in list(ctx.state.creatures.values()):
-        restore_uses(ctx, creature, ("round",), "round")
+        if creature.resources:
+            restore_uses(ctx, creature, ("round",), "round")
 
 
 _REST_PERIODS = {

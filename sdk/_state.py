@@ -295,6 +295,12 @@ _WORKING_SHARED: dict[str, frozenset[str]] = {
             "damage_vulnerabilities",
             "damage_immunities",
             "condition_immunities",
+            "damage_resistances_nonmagical",
+            "damage_immunities_nonmagical",
+            "abilities",
+            # Replaced whole by its reducers (resource_spent, resource_restored,
+            # recharge_rolled), never changed in place.
+            "resources",
         }
     ),
     "EncounterState": frozenset(),
@@ -797,18 +803,21 @@ def _attack_made(s: EncounterState, e: ev.AttackMade) -> None:
 
 @reducer(ev.ResourceSpent)
 def _resource_spent(s: EncounterState, e: ev.ResourceSpent) -> None:
-    s.creatures[e.creature].resources[e.resource] = e.left
+    c = s.creatures[e.creature]
+    c.resources = {**c.resources, e.resource: e.left}  # (replaced: see _WORKING_SHARED)
 
 
 @reducer(ev.ResourceRestored)
 def _resource_restored(s: EncounterState, e: ev.ResourceRestored) -> None:
-    s.creatures[e.creature].resources[e.resource] = e.left
+    c = s.creatures[e.creature]
+    c.resources = {**c.resources, e.resource: e.left}
 
 
 @reducer(ev.RechargeRolled)
 def _recharge_rolled(s: EncounterState, e: ev.RechargeRolled) -> None:
     if e.recharged:
-        s.creatures[e.creature].resources[e.resource] = 1
+        c = s.creatures[e.creature]
+        c.resources = {**c.resources, e.resource: 1}
 
 
 @reducer(ev.MultiattackUsed)

@@ -5,6 +5,8 @@ the exact outcome of scripted dice, on ``zonekeep.sdk.testing``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from helpers import make
 
@@ -16,6 +18,7 @@ from zonekeep.sdk import (
     CheckRolled,
     ConditionEffectApplied,
     ContestRolled,
+    Creature,
     Damaged,
     ExtraDamage,
     MultiattackUsed,
@@ -33,7 +36,7 @@ from zonekeep.sdk.testing import EncounterHarness
 SCIMITAR = Attack("scimitar", "melee", 4, "1d6+2", "slashing")
 
 
-def goblin_boss(**kw: object) -> object:
+def goblin_boss(**kw: Any) -> Creature:
     """The SRD 5.1 goblin boss's attacks: Multiattack, two scimitar attacks, the second
     with disadvantage (its AC 17 and 21 hit points)."""
     return make(
@@ -56,9 +59,7 @@ def goblin_boss(**kw: object) -> object:
 
 
 def boss_fight() -> EncounterHarness:
-    h = EncounterHarness(
-        [goblin_boss(), make("aria", ac=15, hp=30), make("bren", ac=12, hp=30)]  # type: ignore[list-item]
-    )
+    h = EncounterHarness([goblin_boss(), make("aria", ac=15, hp=30), make("bren", ac=12, hp=30)])
     h.start(initiative=[18, 10, 5])
     assert h.state.active == "boss"
     return h
@@ -162,7 +163,7 @@ def test_multiattack_params_naming_a_missing_attack_are_refused_at_creation() ->
 # -- riders, extra damage, nonmagical defences (point 7) -------------------------------------------
 
 
-def wolf() -> object:
+def wolf() -> Creature:
     """The SRD 5.1 wolf's bite: +4, 2d4+2 piercing; DC 11 Strength save or prone."""
     bite = Attack(
         "bite",
@@ -179,7 +180,7 @@ def wolf() -> object:
 def test_a_failed_save_against_the_wolf_bite_knocks_the_target_prone(
     save_roll: int, prone: bool
 ) -> None:
-    h = EncounterHarness([wolf(), make("aria", ac=10, hp=30)])  # type: ignore[list-item]
+    h = EncounterHarness([wolf(), make("aria", ac=10, hp=30)])
     h.start(initiative=[15, 10])
     h.rolls(15, 2, 3, save_roll).send("attack", creature="wolf", target="aria")
     save = h.of_type(SaveMade)[-1]
@@ -195,7 +196,7 @@ def test_a_failed_save_against_the_wolf_bite_knocks_the_target_prone(
 
 
 def test_a_miss_triggers_no_rider() -> None:
-    h = EncounterHarness([wolf(), make("aria", ac=20, hp=30)])  # type: ignore[list-item]
+    h = EncounterHarness([wolf(), make("aria", ac=20, hp=30)])
     h.start(initiative=[15, 10])
     h.rolls(5).send("attack", creature="wolf", target="aria")
     assert not h.of_type(SaveMade)
@@ -289,7 +290,7 @@ def test_a_grapple_rider_grapples_and_the_target_escapes_against_the_escape_dc()
 # -- uses and recharge (point 6) --------------------------------------------------------------------
 
 
-def breather() -> object:
+def breather() -> Creature:
     return make(
         "hound",
         "foes",
@@ -302,7 +303,7 @@ def breather() -> object:
 
 
 def test_recharge_and_rest_through_commands() -> None:
-    h = EncounterHarness([breather(), make("aria")], extra_plugins=[SpendPlugin()])  # type: ignore[list-item]
+    h = EncounterHarness([breather(), make("aria")], extra_plugins=[SpendPlugin()])
     h.start(initiative=[15, 10])
     h.send("spend", creature="hound", feature="Fire Breath")
     h.send("spend", creature="hound", feature="Howl")
@@ -420,7 +421,7 @@ def test_the_shove_contest_uses_the_sdk_checks() -> None:
 
 
 def test_the_gm_spends_a_use_of_an_adjudicated_feature_and_it_recharges_on_its_own() -> None:
-    h = EncounterHarness([breather(), make("aria")])  # type: ignore[list-item]
+    h = EncounterHarness([breather(), make("aria")])
     h.start(initiative=[15, 10])
     h.send("use_feature", feature="breath", creature="hound")
     assert h.creature("hound").resources["breath"] == 0
