@@ -100,9 +100,16 @@ MULTIATTACK_SCHEMA: dict[str, Any] = {
             "minItems": 1,
             "maxItems": 10,
             "items": {"type": "array", "minItems": 1, "maxItems": 10, "items": _SEQUENCE_ITEM},
-        }
+        },
+        "disadvantage": {
+            "description": "Places in each sequence made with disadvantage ([1]: the second).",
+            "type": "array",
+            "items": {"type": "integer", "minimum": 0, "maximum": 9},
+        },
     },
-    "additionalProperties": False,
+    # Other params (a condition on the sequence, an optional attack) are the GM's to
+    # rule; the rules here do not read them.
+    "additionalProperties": True,
 }
 SAVE_OR_CONDITION_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -111,16 +118,16 @@ SAVE_OR_CONDITION_SCHEMA: dict[str, Any] = {
         "ability": {"enum": list(ABILITIES)},
         "dc": {"type": "integer", "minimum": 1, "maximum": 30},
         "condition": {"type": "string", "minLength": 1},
-        "rounds": {"type": "integer", "minimum": 1, "maximum": 100},
+        "rounds": {"type": "integer", "minimum": 1, "maximum": 14400},
         "save_ends": {"type": "boolean"},
     },
-    "additionalProperties": False,
+    "additionalProperties": True,  # (more, such as a damage on a failure: the GM's)
 }
 GRAPPLE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["escape_dc"],
     "properties": {"escape_dc": {"type": "integer", "minimum": 1, "maximum": 30}},
-    "additionalProperties": False,
+    "additionalProperties": True,  # (a size limit, a restrained target: the GM's)
 }
 
 

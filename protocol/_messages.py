@@ -130,18 +130,31 @@ def _idempotency_key(_: object, attribute: attrs.Attribute[Any], value: str | No
         )
 
 
-def idempotency_key_field() -> Any:
-    """The optional ``idempotency_key`` of a request that changes an encounter's state."""
+def idempotency_key_field(since: str = "1.5", who: str = "the same seat") -> Any:
+    """The optional ``idempotency_key`` of a request that changes state (an encounter's,
+    its tokens, its record)."""
     return attrs.field(
         default=None,
         validator=_idempotency_key,
         metadata=doc(
             "A key the client chose for this request (1-64 printable ASCII characters, no "
-            "spaces): a repeat with the same key from the same seat, on any connection and "
+            f"spaces): a repeat with the same key from {who}, on any connection and "
             "after a restart, gets the first answer and changes nothing. See "
-            "[Idempotency](#idempotency). Since 1.5.",
+            f"[Idempotency](#idempotency). Since {since}.",
             keywords={"pattern": IDEMPOTENCY_KEY_PATTERN},
         ),
+    )
+
+
+def gm_seat_key_field() -> Any:
+    """The ``idempotency_key`` of a GM's token request (``create_seat``...), since 1.6."""
+    return idempotency_key_field("1.6", "the encounter's GM seat")
+
+
+def owner_key_field() -> Any:
+    """The ``idempotency_key`` of a lobby request on one's own encounter, since 1.6."""
+    return idempotency_key_field(
+        "1.6", "the encounter's owner (the GM key that created it, or the operator)"
     )
 
 
@@ -335,10 +348,12 @@ class PluginEventInfo:
     schema: dict[str, Any] = attrs.field(
         metadata=doc("The JSON Schema (2020-12 keywords) of the event's `data`.")
     )
-    visibility: Literal["gm", "everyone"] = attrs.field(
+    visibility: Literal["gm", "owner", "everyone"] = attrs.field(
         metadata=doc(
             '`gm`: players and spectators get `{"type": "hidden"}` in its place; '
-            "`everyone`: they see it (unless it names a creature hidden from them)."
+            "`owner` (since 1.6): only the player who controls the creature its `data.creature` "
+            "names sees it (and the GM); `everyone`: they see it (unless it names a creature "
+            "hidden from them)."
         )
     )
 
@@ -351,8 +366,12 @@ class PluginStateInfo:
     plugin: str = attrs.field(metadata=doc("The plugin (its namespace in `plugin_state`)."))
     key: str = attrs.field(metadata=doc("The piece's key in the plugin's state."))
     description: str = attrs.field(metadata=doc("What it holds, for a person."))
-    visibility: Literal["gm", "everyone"] = attrs.field(
-        metadata=doc("`gm`: only in the GM's snapshot; `everyone`: in every seat's.")
+    visibility: Literal["gm", "owner", "everyone"] = attrs.field(
+        metadata=doc(
+            "`gm`: only in the GM's snapshot; `owner` (since 1.6): per creature, an object "
+            "keyed by creature id of which a player's snapshot has the entries of the "
+            "creatures it controls (a spectator's none); `everyone`: in every seat's."
+        )
     )
     default: Any = attrs.field(metadata=doc("Its value before any event changed it."))
     schema: dict[str, Any] | None = attrs.field(
@@ -1416,6 +1435,7 @@ class CreateSeatParams:
             "event each, pushed before the reply)."
         ),
     )
+    idempotency_key: str | None = gm_seat_key_field()
 
 
 @attrs.frozen
@@ -1433,6 +1453,7 @@ class CreateSpectatorLinkParams:
     """``create_spectator_link`` params (GM): the encounter to make a spectator token for."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    idempotency_key: str | None = gm_seat_key_field()
 
 
 @attrs.frozen
@@ -1461,6 +1482,7 @@ class RemoveSeatParams:
         validator=_not_empty,
         metadata=doc("The player id given to `create_seat`.", minLength=1, maxLength=MAX_ID_LENGTH),
     )
+    idempotency_key: str | None = gm_seat_key_field()
 
 
 @attrs.frozen
@@ -1479,6 +1501,7 @@ class RevokeSpectatorLinkParams:
         validator=_not_empty,
         metadata=doc("The spectator token, as `create_spectator_link` gave it.", minLength=1),
     )
+    idempotency_key: str | None = gm_seat_key_field()
 
 
 @attrs.frozen
@@ -1493,6 +1516,7 @@ class RotateGmTokenParams:
     """``rotate_gm_token`` params (GM): the encounter whose GM token is replaced."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    idempotency_key: str | None = gm_seat_key_field()
 
 
 @attrs.frozen
@@ -1626,6 +1650,7 @@ class EncounterLinksParams:
             "false: the GM token is rotated (the earlier ones are revoked)."
         ),
     )
+    idempotency_key: str | None = owner_key_field()
 
 
 @attrs.frozen
@@ -1652,6 +1677,7 @@ class SetPublicParams:
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
     public: bool = attrs.field(metadata=doc("true: listed to anyone and open to spectators."))
+    idempotency_key: str | None = owner_key_field()
 
 
 @attrs.frozen
@@ -1667,6 +1693,7 @@ class ArchiveEncounterParams:
     """``archive_encounter`` params: one of the GM's own encounters."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    idempotency_key: str | None = owner_key_field()
 
 
 @attrs.frozen
@@ -2806,6 +2833,9 @@ SNAPSHOT_FIELDS: dict[str, str] = {
     "adjacent": "Pairs of adjacent allies' ids, each pair sorted.",
     "back_to_back": "Pairs of allies' ids standing back-to-back, each pair sorted.",
     "effects": "Ongoing area effects by id.",
+    "hidden_assets": "The ids of the assets (the arena's, or ongoing effects) hidden from "
+    "players and spectators, sorted; a player's or spectator's snapshot has neither these "
+    "assets nor this list (it is empty). Since 1.6.",
     "maneuver": "A move waiting on reactions.",
     "notes": "GM notes by id.",
     "condition_effects": "Timed condition effects in play, by id, in the order they were applied.",
@@ -2910,7 +2940,25 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`forcer`, reactions on any turn (`decision_pending` and `not_on_your_turn` narrowed), "
     "an initiative tie that no longer holds play; the web table's requests `table_home` "
     "and `table_link` (links and QR codes) and `encounter_links`' `keep_gm`",
-    "1.6": "creatures as data (SDK 3, issue 30): a creature's `traits`, `actions`, "
+    "1.6": "the SDK's third edition, the world changing at runtime: the events "
+    "`asset_placed`, `asset_changed` and `asset_removed` (assets placed, changed, hidden, "
+    "revealed and removed while the encounter runs; the arena's `assets` change with them), "
+    "the snapshot's `hidden_assets` (hidden assets reach players and spectators neither in "
+    "snapshots nor in events), the `zone_affected` event and the GM command `damage_zone` "
+    "(effects aimed at a zone, occupied or not); a roll shared by several events carries "
+    "its `draws` on the first only; per-creature plugin data: the visibility `owner` of "
+    "`capabilities.plugin_state` and `capabilities.plugin_events` (a piece keyed by "
+    "creature id of which a player sees its creatures' entries; an event its creature's "
+    "controller sees); `apply_effect`'s `parent` may name an ongoing effect or an asset"
+    "; idempotency keys on the requests that make or take back tokens and on the "
+    "lobby's: the `idempotency_key` of `create_seat`, `create_spectator_link`, "
+    "`remove_seat`, `revoke_spectator_link` and `rotate_gm_token` (the GM seat's keys), "
+    "and of `encounter_links`, `set_public` and `archive_encounter` (the owner's keys), "
+    "their answers kept sealed in the store; the fold table's `how` column (how each "
+    "event changes the snapshot, from the rules' reducers) and the Node.js example "
+    "client's reference fold (`examples/clients/node/fold.mjs`)"
+    "; and, from issue 30's creatures as data: "
+    "a creature's `traits`, `actions`, "
     "`abilities`, `proficiency`, `resources`, `damage_resistances_nonmagical` and "
     "`damage_immunities_nonmagical`, its attacks' `magical`, `extra_damage` and `on_hit` "
     "(snapshot, rosters, compendium entries), each feature's `automated` and `gm` in "

@@ -192,18 +192,22 @@ MULTIATTACK: Final = "multiattack"
 def multiattack_sequences(action: Action) -> list[tuple[SequenceItem, ...]]:
     """The alternatives of a ``multiattack`` action's ``params.sequences``, each a tuple of
     :class:`SequenceItem`: an item is an attack's name (``"scimitar"``) or an object
-    ``{"attack": "scimitar", "disadvantage": true}``. Items of another shape are left
+    ``{"attack": "scimitar", "disadvantage": true}``; ``params.disadvantage``, a list of
+    places (``[1]``: the second), marks the items at those places. Items of another shape are left
     out (the params schema refuses them where the creature is loaded)."""
     found = []
+    # ``"disadvantage": [1]``: the items at those places of every sequence (the second).
+    marked = {i for i in action.params.get("disadvantage", ()) or () if isinstance(i, int)}
     for sequence in action.params.get("sequences", ()) or ():
         if not isinstance(sequence, list | tuple):
             continue
-        items = []
+        items: list[SequenceItem] = []
         for item in sequence:
+            at = len(items) in marked
             if isinstance(item, str):
-                items.append(SequenceItem(item))
+                items.append(SequenceItem(item, at))
             elif isinstance(item, Mapping) and isinstance(item.get("attack"), str):
-                items.append(SequenceItem(item["attack"], bool(item.get("disadvantage", False))))
+                items.append(SequenceItem(item["attack"], at or bool(item.get("disadvantage"))))
         if items:
             found.append(tuple(items))
     return found
