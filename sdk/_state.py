@@ -1026,5 +1026,7 @@ for _cls in (
     ev.ContestRolled,
     ev.PluginErrorRecorded,
     ev.DiceDrawn,
+    ev.DiceRolled,
+    ev.ChatSent,
 ):
     _REDUCERS[_cls] = _record_only
