@@ -74,7 +74,7 @@ async def test_hello_announces_version_capabilities_and_limits(running: Running)
     async with running.client(hello=False) as client:
         with trio.fail_after(helpers.deadline(5)):
             welcome = await client.hello("methods-test", "9.9")
-    assert welcome["protocol"] == PROTOCOL_VERSION == "1.5"
+    assert welcome["protocol"] == PROTOCOL_VERSION == "1.6"
     assert welcome["server"]["name"] == "zonekeep"
     caps = welcome["capabilities"]
     engine = Engine()
@@ -128,6 +128,9 @@ async def test_hello_announces_version_capabilities_and_limits(running: Running)
         "max_spectators_per_encounter": 16,
         "reply_bytes_burst": 4_000_000,
         "reply_bytes_per_second": 200_000,
+        "chat_max_chars": 500,
+        "table_rate_per_second": 0.5,
+        "table_rate_burst": 10,
     }
 
 

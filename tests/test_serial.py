@@ -10,17 +10,20 @@ import pytest
 
 from zonekeep.sdk import (
     Attack,
+    ChatSent,
     ConditionPrevented,
     Creature,
     DiceCommitted,
     DiceContributed,
     DiceDrawn,
     DiceRevealed,
+    DiceRolled,
     Event,
     PluginDisabled,
     PluginErrorRecorded,
     PluginOverran,
     Rewound,
+    RollRecord,
     Size,
 )
 from zonekeep.sdk._serial import (
@@ -52,6 +55,11 @@ HAND_MADE["dice_committed"] = DiceCommitted("seeded", commitment("table-7"), "ta
 HAND_MADE["dice_contributed"] = DiceContributed("alice", "lucky-socks")
 HAND_MADE["dice_revealed"] = DiceRevealed("ab" * 32, commitment("ab" * 32), "rotated")
 HAND_MADE["dice_drawn"] = DiceDrawn(((0, 6, 3), (1, 20, 17)))
+#: (The table's free rolls and chat are the server's too: the ``roll`` and ``chat`` requests.)
+HAND_MADE["dice_rolled"] = DiceRolled(
+    "alice", RollRecord("2d6+1", (3, 5), (3, 5), 1, 9, draws=((4, 6), (5, 6))), "Luck", True
+)
+HAND_MADE["chat_sent"] = ChatSent("alice", "Is the door locked?", "gm")
 #: (``condition_prevented`` only when a rule gives a creature a condition it is immune to.)
 HAND_MADE["condition_prevented"] = ConditionPrevented("gob", "poisoned", "Stench")
 
