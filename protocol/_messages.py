@@ -2930,5 +2930,6 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "and `table_link` (links and QR codes) and `encounter_links`' `keep_gm`",
     "1.6": "table tools: the free dice roll `roll` and its `dice_rolled` event (public or "
     "private), table chat and whispers `chat` and its `chat_sent` event, `hello`'s "
-    "`limits` `chat_max_chars`, `table_rate_per_second` and `table_rate_burst`",
+    "`limits` `chat_max_chars`, `table_rate_per_second` and `table_rate_burst`; the "
+    "`idempotency_key` of `roll` and `chat`",
 }

@@ -777,6 +777,9 @@ class Methods:
                 "invalid_params",
                 f"'label' must be at most {MAX_ROLL_LABEL} characters, without control characters.",
             )
+        keyed = _keyed(member, "roll", params, _roll_answer)
+        if keyed is not None and (first := await room.first_answer(keyed)) is not None:
+            return Encoded(encode_message(first))  # a repeat: its first answer, no token
         self._table_token(client, room, member)
         values = {
             "dice": params.dice,
@@ -784,18 +787,7 @@ class Methods:
             "advantage": params.advantage,
             "private": params.private,
         }
-
-        def answer(first: int, events: Sequence[Event]) -> dict[str, Any]:
-            rolled = next(e for e in events if isinstance(e, DiceRolled))
-            return _data(RollResult(first, rolled.roll.total))
-
-        job = Job(
-            member.actor,
-            Command("roll", values, member.actor),
-            member,
-            "roll",
-            keyed=_keyed(member, "roll", params, answer),
-        )
+        job = Job(member.actor, Command("roll", values, member.actor), member, "roll", keyed=keyed)
         result = await _submit(room, job)
         if isinstance(result, Encoded):
             return result
@@ -825,13 +817,16 @@ class Methods:
                 raise ProtocolError.from_refusal(
                     "invalid_params", "'to' must be the id of one of this encounter's seats."
                 )
+        keyed = _keyed(member, "chat", params, lambda first, _: _data(ChatResult(seq=first)))
+        if keyed is not None and (first := await room.first_answer(keyed)) is not None:
+            return Encoded(encode_message(first))  # a repeat: its first answer, no token
         self._table_token(client, room, member)
         job = Job(
             member.actor,
             Command("chat", {"text": text, "to": to}, member.actor),
             member,
             "chat",
-            keyed=_keyed(member, "chat", params, lambda first, _: _data(ChatResult(seq=first))),
+            keyed=keyed,
         )
         result = await _submit(room, job)
         if isinstance(result, Encoded):
@@ -1293,6 +1288,12 @@ def _keyed(member: Member, method: str, params: Any, answer: Answer) -> Keyed | 
         fingerprint(method, attrs.asdict(params)),
         answer,
     )
+
+
+def _roll_answer(first: int, events: Sequence[Event]) -> dict[str, Any]:
+    """A ``roll``'s answer, kept with its idempotency key."""
+    rolled = next(e for e in events if isinstance(e, DiceRolled))
+    return _data(RollResult(first, rolled.roll.total))
 
 
 #: The longest label of a free roll (``roll``), in characters.

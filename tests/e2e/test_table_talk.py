@@ -122,6 +122,7 @@ async def test_chat_refusals_change_nothing_and_reveal_no_seat(running: Running)
             eid = t["eid"]
             await alice.join(eid, t["alice"])
             await watcher.join(eid, t["watch"])
+            assert alice.welcome is not None
             limit = alice.welcome["limits"]["chat_max_chars"]
             assert limit == 500
             seq = (await gm.request("snapshot", encounter=eid))["seq"]
@@ -170,21 +171,30 @@ async def test_the_seat_bucket_bounds_chat_and_rolls_across_its_connections(
         with trio.fail_after(deadline(10)):
             t = await table(gm)
             eid = t["eid"]
+            assert alice.welcome is not None
             assert alice.welcome["limits"]["table_rate_burst"] == 3
             assert alice.welcome["limits"]["table_rate_per_second"] == 0.001
             await alice.join(eid, t["alice"])
             await alice_phone.join(eid, t["alice"])
-            await alice.request("chat", encounter=eid, text="one")
+            one = await alice.request("chat", encounter=eid, text="one", idempotency_key="t-1")
             await alice_phone.request("roll", encounter=eid, dice="d20")
             await alice.request("chat", encounter=eid, text="three")
             seq = (await gm.request("snapshot", encounter=eid))["seq"]
-            for client, method, params in (
+            over: list[tuple[ZonekeepClient, str, dict[str, Any]]] = [
                 (alice, "chat", {"text": "four"}),
                 (alice_phone, "roll", {"dice": "d6"}),
-            ):
+            ]
+            for client, method, params in over:
                 error = await refused(client.request(method, encounter=eid, **params))
                 assert error.name == "rate_limited"
                 assert error.retry_after_ms is not None and error.retry_after_ms > 1000
+            assert (await gm.request("snapshot", encounter=eid))["seq"] == seq
+            # A keyed repeat (a lost reply, from her other device) is not a new message:
+            # it gets its first answer, with the bucket empty, and writes nothing.
+            again = await alice_phone.request(
+                "chat", encounter=eid, text="one", idempotency_key="t-1"
+            )
+            assert again == one
             assert (await gm.request("snapshot", encounter=eid))["seq"] == seq
             # The GM's bucket is its own.
             await gm.request("chat", encounter=eid, text="the GM is not held up")
@@ -207,9 +217,12 @@ async def test_free_rolls_verify_private_ones_stay_private_and_the_export_has_ev
             for client, token in ((alice, t["alice"]), (bob, t["bob"]), (watcher, t["watch"])):
                 await client.join(eid, token)
             await settled(gm, alice, bob, watcher)
-            public = await alice.request(
-                "roll", encounter=eid, dice="d20+3", label="Perception", advantage="advantage"
-            )
+            asked: dict[str, Any] = {
+                "dice": "d20+3",
+                "label": "Perception",
+                "advantage": "advantage",
+            }
+            public = await alice.request("roll", encounter=eid, idempotency_key="r-1", **asked)
             private = await alice.request("roll", encounter=eid, dice="3d6", private=True)
             secret = await gm.request("roll", encounter=eid, dice="d100", private=True)
             await gm.request("chat", encounter=eid, text=GM_SECRET, to="bob")
@@ -233,18 +246,22 @@ async def test_free_rolls_verify_private_ones_stay_private_and_the_export_has_ev
                 assert view[secret["seq"]] == {"type": "hidden"}
             # Bad rolls change nothing.
             seq = (await gm.request("snapshot", encounter=eid))["seq"]
-            for params, name in (
+            wrong: list[tuple[dict[str, Any], str]] = [
                 ({"dice": "1000d6"}, "invalid_params"),
                 ({"dice": "d1"}, "invalid_params"),
                 ({"dice": "fireball"}, "invalid_params"),
                 ({"dice": "d20", "label": "x" * 81}, "invalid_params"),
                 ({"dice": "d20", "label": "a\nb"}, "invalid_params"),
                 ({"dice": "d20", "advantage": "lucky"}, "invalid_params"),
-            ):
+            ]
+            for params, name in wrong:
                 error = await refused(alice.request("roll", encounter=eid, **params))
                 assert error.name == name, params
             error = await refused(watcher.request("roll", encounter=eid, dice="d20"))
             assert error.name == "spectator_read_only"
+            # A keyed repeat gets the first roll's answer: the dice are not rolled again.
+            again = await alice.request("roll", encounter=eid, idempotency_key="r-1", **asked)
+            assert again == public
             assert (await gm.request("snapshot", encounter=eid))["seq"] == seq
             await gm.command(eid, "end_encounter", force=True)
             error = await refused(alice.request("roll", encounter=eid, dice="d20"))
