@@ -255,6 +255,150 @@
     fillRecipients();
   }
 
+  // ---------------------------------------------------------------------------------
+  // The GM calls for a check or a save (the `call_check` command, when the server has it)
+
+  const ABILITIES = { str: "Strength", dex: "Dexterity", con: "Constitution", int: "Intelligence", wis: "Wisdom", cha: "Charisma" };
+  /** The SRD skills and the ability each is a check of (the server's list, docs/rules.md). */
+  const SKILLS = {
+    acrobatics: "dex", animal_handling: "wis", arcana: "int", athletics: "str", deception: "cha",
+    history: "int", insight: "wis", intimidation: "cha", investigation: "int", medicine: "wis",
+    nature: "int", perception: "wis", performance: "cha", persuasion: "cha", religion: "int",
+    sleight_of_hand: "dex", stealth: "dex", survival: "wis",
+  };
+  const words = (id) => String(id).replaceAll("_", " ");
+  const creatureName = (id) => table.state?.creatures?.[id]?.name || String(id);
+
+  function checkWhat(e) {
+    const ability = ABILITIES[e.ability] || e.ability;
+    if (e.save) return `${ability} save`;
+    return e.skill ? `${ability} (${words(e.skill)}) check` : `${ability} check`;
+  }
+
+  function buildChecks() {
+    build();
+    if (document.getElementById("check-panel")) return;
+    const form = el("form", { id: "check-form", class: "talk-form", "aria-label": "Call for a check or save" },
+      el("fieldset", { class: "check-creatures" },
+        el("legend", {}, "Who rolls"),
+        el("div", { id: "check-creatures", class: "check-list" }),
+        el("button", { type: "button", id: "check-pcs", onclick: () => pickPcs() }, "All player characters")),
+      el("div", { class: "talk-row" },
+        el("label", { for: "check-kind" }, "Roll"),
+        el("select", { id: "check-kind", name: "kind", onchange: () => syncChecks() },
+          el("option", { value: "check" }, "ability check"),
+          el("option", { value: "save" }, "saving throw")),
+        el("label", { for: "check-ability" }, "Ability"),
+        el("select", { id: "check-ability", name: "ability" },
+          Object.entries(ABILITIES).map(([id, label]) => el("option", { value: id }, label)))),
+      el("div", { class: "talk-row" },
+        el("label", { for: "check-skill" }, "Skill"),
+        el("select", { id: "check-skill", name: "skill", onchange: () => {
+          const skill = document.getElementById("check-skill").value;
+          if (skill) document.getElementById("check-ability").value = SKILLS[skill];
+        } },
+          el("option", { value: "" }, "none"),
+          Object.keys(SKILLS).map((id) => el("option", { value: id }, words(id)))),
+        el("label", { for: "check-dc" }, "DC"),
+        el("input", { id: "check-dc", name: "dc", type: "number", min: "1", max: "30", inputmode: "numeric",
+          placeholder: "none", size: "4" }),
+        el("button", { type: "submit", id: "check-send" }, "Call for it")),
+      el("p", { id: "check-status", class: "talk-status", role: "status", "aria-live": "polite" }),
+      el("h3", { id: "check-results-title" }, "Results"),
+      el("ol", { id: "check-results", class: "talk check-results", "aria-labelledby": "check-results-title" }));
+    const panel = el("details", { id: "check-panel", class: "check-panel" },
+      el("summary", {}, "Call for a check or save"), form);
+    document.getElementById("talk-panel").insertBefore(panel, document.getElementById("roll-form"));
+    panel.addEventListener("toggle", () => { if (panel.open) fillCreatures(); });
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      callCheck();
+    });
+  }
+
+  function syncChecks() {
+    const save = document.getElementById("check-kind").value === "save";
+    const skill = document.getElementById("check-skill");
+    skill.disabled = save;
+    if (save) skill.value = "";
+  }
+
+  function fillCreatures() {
+    const box = document.getElementById("check-creatures");
+    const chosen = new Set([...box.querySelectorAll("input:checked")].map((i) => i.value));
+    const creatures = Object.values(table.state?.creatures || {}).sort((a, b) => a.name.localeCompare(b.name));
+    box.replaceChildren(...creatures.map((c) => el("label", { class: "talk-check" },
+      el("input", { type: "checkbox", name: "creature", value: c.id, checked: chosen.has(c.id),
+        "data-controller": c.controller || "" }),
+      el("span", {}, c.name))));
+  }
+
+  function pickPcs() {
+    fillCreatures();
+    for (const input of document.querySelectorAll("#check-creatures input")) {
+      input.checked = input.dataset.controller !== "gm" && input.dataset.controller !== "";
+    }
+  }
+
+  async function callCheck() {
+    const creatures = [...document.querySelectorAll("#check-creatures input:checked")].map((i) => i.value);
+    if (!creatures.length) {
+      say("check-status", "Pick who rolls first.", true);
+      return;
+    }
+    const params = { creatures, ability: document.getElementById("check-ability").value };
+    if (document.getElementById("check-kind").value === "save") params.save = true;
+    else if (document.getElementById("check-skill").value) params.skill = document.getElementById("check-skill").value;
+    const dc = document.getElementById("check-dc").value;
+    if (dc !== "") params.dc = Number(dc);
+    const done = await send("command", { type: "call_check", params }, "check-status");
+    if (done) say("check-status", `Called: ${checkWhat(params)}${params.dc ? ` against DC ${params.dc}` : ""}.`);
+  }
+
+  function outcome(e) {
+    if (e.success === true) return "success";
+    if (e.success === false) return e.automatic_failure ? `failure (${words(e.automatic_failure)})` : "failure";
+    return "";
+  }
+
+  /** A check's result: in the GM's results (grouped by call) and in the talk list. */
+  function addCheck(seq, e) {
+    if (e.source !== "call_check" || !e.roll) return;
+    const text = `${creatureName(e.creature)}: ${checkWhat(e)}${e.dc ? ` against DC ${e.dc}` : ""}`;
+    const result = outcome(e);
+    const node = (tag) => el(tag, { class: `talk-line check-line${result ? ` check-${e.success ? "success" : "failure"}` : ""}`,
+      "data-seq": String(seq), "data-type": "check_rolled", "data-creature": e.creature },
+    el("span", { class: "talk-who" }, `${text}: `), rollNode(e.roll), result ? ` — ${result}` : "");
+    const results = document.getElementById("check-results");
+    if (results && !results.querySelector(`[data-seq="${seq}"]`)) {
+      const last = results.lastElementChild;
+      const key = `${e.ability}|${e.skill || ""}|${e.save}|${e.dc ?? ""}`;
+      if (!last || last.dataset.key !== key || Number(last.dataset.until) !== seq - 1) {
+        results.append(el("li", { class: "check-call", "data-key": key, "data-until": String(seq) },
+          el("span", { class: "talk-who" }, `${checkWhat(e)}${e.dc ? `, DC ${e.dc}` : ""}`), el("ul", {})));
+      }
+      const call = results.lastElementChild;
+      call.dataset.until = String(seq);
+      call.querySelector("ul").append(node("li"));
+      while (results.children.length > 20) results.firstElementChild.remove();
+    }
+    if (!state.lines.has(seq)) {
+      build();
+      state.lines.set(seq, true);
+      const list = document.getElementById("talk");
+      const after = [...list.children].find((li) => Number(li.dataset.seq) > seq);
+      list.insertBefore(node("li"), after || null);
+      if (!after) list.scrollTop = list.scrollHeight;
+    }
+  }
+
+  document.addEventListener("zonekeep:event", (ev) => {
+    if (ev.detail.event.type === "check_rolled") addCheck(ev.detail.seq, ev.detail.event);
+  });
+  document.addEventListener("zonekeep:joined", (ev) => {
+    if (ev.detail.role === "gm" && table.commands?.has("call_check")) buildChecks();
+  });
+
   document.addEventListener("zonekeep:event", (ev) => add(ev.detail.seq, ev.detail.event));
   document.addEventListener("zonekeep:joined", (ev) => joined(ev.detail.role, ev.detail.player));
 })();
