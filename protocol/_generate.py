@@ -39,12 +39,15 @@ from zonekeep.sdk import (
     ABILITIES,
     DAMAGE_TYPES,
     NAMED_ZONE_SIZES,
+    Action,
     Arena,
     CompendiumSource,
     EncounterState,
     ForcedEffect,
+    OnHit,
     SaveEffect,
     Size,
+    Trait,
 )
 from zonekeep.sdk.host import (
     CHALLENGE_RATINGS,
@@ -633,6 +636,7 @@ def _six(key: str, doc_text: str, *, all_six: bool) -> dict[str, Any]:
     return {"doc": doc_text, "schema": schema, "null": False}
 
 
+_FEATURE_ID = {"pattern": "^[a-z0-9][a-z0-9_-]*(?:\\.[a-z0-9][a-z0-9_-]*)?$"}
 _DICE = "^(?:(?:[1-9][0-9]*)?d[1-9][0-9]*(?:[+-][0-9]+)?|[1-9][0-9]*)$"
 _SPEEDS = {
     "doc": "Feet per movement mode (walk, climb, swim, fly, burrow; multiples of 5); "
@@ -757,7 +761,51 @@ _CREATURE_FIELDS: dict[str, dict[str, Any]] = {
     },
     "CompendiumEntry.spell_dc": {"doc": "Its spell save DC; absent: 10.", **_OPTIONAL_DC},
     "CompendiumEntry.traits": {
-        "doc": "What the rules do not automate, for the GM: one sentence each."
+        "doc": "Its traits: objects (id, name, text, params, uses, gm; docs/compendium.md), "
+        'or a sentence, which loads as a "GM adjudicates" trait with that text.',
+        "schema": {
+            "type": "array",
+            "items": {
+                "anyOf": [
+                    {"$ref": "#/$defs/Trait"},
+                    {"type": "string", "minLength": 1},
+                ]
+            },
+        },
+    },
+    "CompendiumEntry.actions": {
+        "doc": "Its actions, bonus actions, reactions and legendary actions beyond its "
+        "attacks (Multiattack, a breath weapon), each with an id a plugin implements."
+    },
+    "CompendiumEntry.damage_resistances_nonmagical": {
+        "doc": "Damage types it resists from nonmagical attacks only.",
+        "schema": _DAMAGE_TYPE_LIST,
+    },
+    "CompendiumEntry.damage_immunities_nonmagical": {
+        "doc": "Damage types it is immune to from nonmagical attacks only.",
+        "schema": _DAMAGE_TYPE_LIST,
+    },
+    "Trait.id": {"doc": "The feature id a plugin implements, or gm.", "constraints": _FEATURE_ID},
+    "Action.id": {
+        "doc": "The feature id a plugin implements, or gm.",
+        "constraints": _FEATURE_ID,
+    },
+    "OnHit.id": {"doc": "The rider's id (implemented by a plugin).", "constraints": _FEATURE_ID},
+    "Trait.name": {"doc": "Its name, as the stat block gives it.", "constraints": {"minLength": 1}},
+    "Action.name": {
+        "doc": "Its name, as the stat block gives it.",
+        "constraints": {"minLength": 1},
+    },
+    "ExtraDamage.damage": {"doc": "Dice, e.g. 1d6.", "constraints": {"pattern": _DICE}},
+    "ExtraDamage.damage_type": {"schema": {"enum": list(DAMAGE_TYPES)}},
+    "Uses.recharge": {
+        "doc": "Regained on a d6 roll of this or more at the start of its turn (5: Recharge 5-6).",
+        "constraints": _range("recharge"),
+    },
+    "Uses.count": {"doc": "Uses per `per`.", "constraints": _range("count")},
+    "Uses.charges": {
+        "doc": "A number of uses, restored by a rest or the GM.",
+        "constraints": _range("charges"),
     },
     "CompendiumEntry.tags": {
         "doc": "Words to search by: kinds (goblinoid), places (swamp, tavern), roles (leader).",
@@ -819,12 +867,20 @@ _CREATURE_FIELDS: dict[str, dict[str, Any]] = {
     },
 }
 
+#: The features a file may carry: ``automated`` is the server's (snapshots), never a file's.
+_FEATURE_CLASSES = (Trait, Action, OnHit)
+
 _SCHEMA_KEY = {"$schema": {"type": "string", "description": "Optional, for editors."}}
 
 
 def _file_schema(cls: type, filename: str, title: str, description: str) -> str:
     builder = SchemaBuilder(all_required=False, overlay=_CREATURE_FIELDS)
     top = builder.object_schema(cls, extra=copy.deepcopy(_SCHEMA_KEY))
+    if "#/$defs/Trait" in json.dumps([top, builder.defs]):  # (the traits' own schema)
+        builder.define(Trait)
+    for feature in _FEATURE_CLASSES:
+        if feature.__name__ in builder.defs:
+            builder.defs[feature.__name__]["properties"].pop("automated", None)
     top["required"].remove("$schema")
     top.pop("description", None)
     # An attack on a sheet names its damage type (the rules' Attack leaves it empty).

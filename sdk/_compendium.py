@@ -35,6 +35,7 @@ import attrs
 import cattrs
 
 from ._dice import DiceError, parse_dice
+from ._features import USES_RANGES, Action, Trait, feature_data_problems
 from ._serial import converter, creature_from_dict, describe_errors
 from ._types import GM, Attack, Creature, Size
 from ._vocabulary import ABILITIES, DAMAGE_TYPES
@@ -110,6 +111,8 @@ COMPENDIUM_RANGES: Final[dict[str, tuple[int, int]]] = {
     "damage_dice": (1, 20),
     "damage_die": (2, 20),
     "damage_modifier": (-5, 20),
+    # A trait's or action's uses: recharge (the lowest d6 roll), count per period, charges.
+    **USES_RANGES,
 }
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -177,8 +180,11 @@ class CompendiumEntry:
     damage_immunities: tuple[str, ...] = ()
     maneuver_dc: int | None = None
     spell_dc: int | None = None
-    traits: tuple[str, ...] = ()
+    traits: tuple[Trait, ...] = ()
     tags: tuple[str, ...] = ()
+    actions: tuple[Action, ...] = ()
+    damage_resistances_nonmagical: tuple[str, ...] = ()
+    damage_immunities_nonmagical: tuple[str, ...] = ()
 
     @property
     def proficiency(self) -> int:
@@ -353,6 +359,7 @@ def entry_problems(entry: CompendiumEntry, where: str = "entry") -> list[str]:
     for name in sorted({n for n in names if names.count(n) > 1}):
         problems.append(f"{where}.attacks: two attacks are named {name!r}")
     problems += damage_type_problems(entry, where)
+    problems += feature_data_problems(entry, where)
     for dc_field in ("maneuver_dc", "spell_dc"):
         dc = getattr(entry, dc_field)
         if dc is not None:
@@ -625,6 +632,12 @@ def entry_creatures(
                 damage_vulnerabilities=list(entry.damage_vulnerabilities),
                 damage_immunities=list(entry.damage_immunities),
                 condition_immunities=list(entry.condition_immunities),
+                damage_resistances_nonmagical=list(entry.damage_resistances_nonmagical),
+                damage_immunities_nonmagical=list(entry.damage_immunities_nonmagical),
+                abilities={a: abilities.get(a, 0) for a in ABILITIES},
+                proficiency=entry.proficiency,
+                traits=entry.traits,
+                actions=entry.actions,
             )
         )
     return made

@@ -28,12 +28,22 @@ import copy
 import logging
 import re
 import string
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
 
 from ._events import PluginEvent
+from ._features import (
+    FEATURE_ID,
+    FEATURE_KINDS,
+    GM_FEATURE,
+    NOT_IMPLEMENTED,
+    Action,
+    FeatureSpec,
+    OnHit,
+    Trait,
+)
 from ._names import qualify, short_name
 from ._schema import is_json_like, schema_errors, validate
 
@@ -42,7 +52,14 @@ log = logging.getLogger("zonekeep.plugins")
 Visibility = Literal["gm", "everyone"]
 VISIBILITIES: tuple[Visibility, ...] = ("gm", "everyone")
 #: The kinds of plugin-declared ids, as errors name them.
-ID_KINDS = ("command", "condition", "asset tag", "event type", "setting")
+ID_KINDS = (
+    "command",
+    "condition",
+    "asset tag",
+    "event type",
+    "setting",
+    *FEATURE_KINDS,  # creature features: "trait", "action", "on_hit"
+)
 _SHORT_RE = re.compile(r"[a-z][a-z0-9_]*")
 
 #: A reducer: folds one event's payload (``data``, a copy) into the plugin's own state
@@ -142,6 +159,8 @@ class PluginCatalog:
         self.state: dict[str, dict[str, StateSpec]] = {}
         #: Namespaces of the plugins that are not installed, warned about once each.
         self._warned: set[str] = set()
+        #: Creature features the plugins implement: (kind, full id) -> (plugin, spec).
+        self.features: dict[tuple[str, str], tuple[str, FeatureSpec]] = {}
 
     # -- declaring ------------------------------------------------------------------------------
 
@@ -220,6 +239,139 @@ class PluginCatalog:
             problems.append(f"state {spec.key!r} is declared twice by plugin {plugin!r}")
         if not problems:
             pieces[spec.key] = spec
+        return problems
+
+    def add_feature(self, plugin: str, spec: FeatureSpec) -> list[str]:
+        """Register a creature feature a plugin implements (``zonekeep_features``); the
+        problems with it (empty when none)."""
+        ns = self.namespaces.get(plugin)
+        who = f"plugin {plugin!r}"
+        if spec.kind not in FEATURE_KINDS:
+            return [f"{who}: feature {spec.id!r} has kind {spec.kind!r}; use {FEATURE_KINDS}"]
+        if not isinstance(spec.id, str) or not FEATURE_ID.match(spec.id) or spec.id == GM_FEATURE:
+            return [f"{who}: {spec.id!r} is not a feature id (lower-case letters, digits, - or _)"]
+        try:
+            full = qualify(ns, spec.id)
+        except ValueError as exc:
+            return [f"{who}: {exc}"]
+        problems = [
+            f"{who}, feature {spec.id!r}: {p}"
+            for p in schema_errors(spec.params_schema, "params_schema")
+        ]
+        check: object = spec.check
+        if check is not None and not callable(check):
+            problems.append(f"{who}, feature {spec.id!r}: check is not callable")
+        if (spec.kind, full) in self.features:
+            other = self.features[spec.kind, full][0]
+            problems.append(
+                f"{spec.kind} feature {full!r} is declared by both plugin {other!r} and {who}"
+            )
+        if problems:
+            return problems
+        self.features[spec.kind, full] = (plugin, attrs.evolve(spec, id=full))
+        self.declare(spec.kind, plugin, full)
+        return []
+
+    def feature(self, kind: str, name: str) -> tuple[str, FeatureSpec] | None:
+        """The plugin implementing feature ``name`` (a full id or a short name only one
+        plugin declares) as a ``kind`` and its spec, or ``None``."""
+        try:
+            full = self.resolve(kind, name)
+        except AmbiguousId:
+            return None
+        return self.features.get((kind, full))
+
+    def feature_status(
+        self,
+        kind: str,
+        feature_id: str,
+        gm: str | None = None,
+        disabled: Iterable[str] = (),
+    ) -> tuple[bool, str | None]:
+        """Whether a feature (a trait, an action or an on-hit rider: ``kind``) with this
+        id and ``gm`` mark is automated, and when not, why (its ``gm`` reason; no
+        installed plugin declaring its id; an id several plugins declare; its plugin
+        switched off in the encounter, one of ``disabled``)."""
+        if gm is not None:
+            return False, gm
+        if feature_id == GM_FEATURE:
+            return False, "marked for the GM"
+        try:
+            full = self.resolve(kind, feature_id)
+        except AmbiguousId as exc:
+            return False, str(exc)
+        found = self.features.get((kind, full))
+        if found is None:
+            return False, NOT_IMPLEMENTED
+        if found[0] in disabled:
+            return False, f"its plugin {found[0]!r} is switched off in this encounter"
+        return True, None
+
+    def mark_features(self, creature: dict[str, Any], disabled: Iterable[str] = ()) -> None:
+        """Fill in ``automated`` (and, when false, ``gm``: the reason) of every trait,
+        action and attack rider of ``creature``, a creature as the snapshot writes it
+        (in place)."""
+        off = tuple(disabled)
+        groups: list[tuple[str, Any]] = [
+            ("trait", creature.get("traits")),
+            ("action", creature.get("actions")),
+        ]
+        for attack in creature.get("attacks") or ():
+            if isinstance(attack, dict):
+                groups.append(("on_hit", attack.get("on_hit")))
+        for kind, features in groups:
+            for feature in features or ():
+                if not isinstance(feature, dict):
+                    continue
+                automated, reason = self.feature_status(
+                    kind, str(feature.get("id")), feature.get("gm"), off
+                )
+                feature["automated"] = automated
+                feature["gm"] = reason
+
+    def feature_params_problems(
+        self,
+        kind: str,
+        feature: Trait | Action | OnHit,
+        attack_names: Sequence[str],
+        where: str,
+    ) -> list[str]:
+        """The ways ``feature``'s ``params`` break the schema (and the ``check``) of the
+        plugin implementing it, each at ``where.params``; none when no plugin does."""
+        if feature.gm is not None:
+            return []
+        found = self.feature(kind, feature.id)
+        if found is None:
+            return []
+        plugin, spec = found
+        problems = validate(spec.params_schema, feature.params, f"{where}.params")
+        if not problems and spec.check is not None:
+            try:
+                problems = [
+                    f"{where}.params: {p}" for p in spec.check(feature.params, attack_names)
+                ]
+            except Exception as exc:  # a plugin's check failing is the plugin's fault
+                log.exception("plugin %r failed checking feature %r", plugin, feature.id)
+                problems = [f"{where}.params: the plugin {plugin!r} failed checking them ({exc!r})"]
+        return problems
+
+    def creature_feature_problems(self, creature: Any, where: str = "creature") -> list[str]:
+        """Every problem of the params of ``creature``'s traits, actions and attack
+        riders (a :class:`~zonekeep.sdk.Creature`, a compendium entry or a sheet) against
+        the plugins implementing them, each naming its path."""
+        attacks = tuple(getattr(creature, "attacks", ()))
+        names = [a.name for a in attacks]
+        problems: list[str] = []
+        for kind, field in (("trait", "traits"), ("action", "actions")):
+            for i, feature in enumerate(getattr(creature, field, ())):
+                problems += self.feature_params_problems(
+                    kind, feature, names, f"{where}.{field}[{i}]"
+                )
+        for i, attack in enumerate(attacks):
+            for j, rider in enumerate(getattr(attack, "on_hit", ())):
+                problems += self.feature_params_problems(
+                    "on_hit", rider, names, f"{where}.attacks[{i}].on_hit[{j}]"
+                )
         return problems
 
     # -- resolving ids ------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from ._events import (
     PluginErrorRecorded,
     PluginOverran,
 )
+from ._features import FeatureSpec
 from ._isolation import (
     PASS_THROUGH,
     REPORT_OVERRUNS,
@@ -284,6 +285,7 @@ class Engine:
         for hook, kind, add in (
             ("zonekeep_plugin_state", StateSpec, self.catalog.add_state),
             ("zonekeep_event_types", EventTypeSpec, self.catalog.add_event_type),
+            ("zonekeep_features", FeatureSpec, self.catalog.add_feature),
         ):
             for impl in getattr(self.pm.hook, hook).get_hookimpls():
                 try:
@@ -413,6 +415,8 @@ class Engine:
                 )
         options = options or EncounterOptions()
         problems = self.settings_problems(options.settings)
+        for i, c in enumerate(creatures):
+            problems += self.catalog.creature_feature_problems(c, f"creatures[{i}]")
         if problems:
             raise Refusal("invalid_params", "; ".join(problems) + ".")
         options = attrs.evolve(

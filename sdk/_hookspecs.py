@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ._damage import Damage
     from ._errors import Refusal
     from ._events import AttackMade, Damaged, Decision, Event, Maneuver
+    from ._features import FeatureSpec
     from ._settings import SettingSpec
     from ._types import Attack, Creature
 
@@ -140,6 +141,29 @@ def zonekeep_compendium() -> Iterable[CompendiumSource]:
         format); a source name another source also declares (a plugin, the bundled
         ``srd``, an operator's compendium file), an invalid entry or a raise stops the
         server from starting, naming the plugin.
+    """
+
+
+@hookspec
+def zonekeep_features() -> Iterable[FeatureSpec]:
+    """Declare the creature feature ids this plugin implements: traits (``pack-tactics``),
+    actions (``multiattack``) and attack riders (``save-or-condition``), each with the
+    JSON Schema of its ``params``.
+
+    Called once, when the engine is built. Each id is put in the plugin's namespace, like
+    commands (built-ins have none); creature data may name it by its short name while
+    only one plugin declares it. A trait, action or rider whose id no installed plugin
+    declares for its kind (or that is marked ``gm``) is shown to the GM as "GM
+    adjudicates" with its text and the reason (the snapshot's ``automated`` and ``gm``);
+    one whose ``params`` break the declared schema is refused where the creature is
+    loaded (``create_encounter``, ``add_creature``), naming the path.
+
+    The behaviour itself comes from the plugin's other hooks (``zonekeep_roll_modifiers``
+    reading ``creature.traits``, a command for an action ...); the declaration is what
+    tells the GM it is automated.
+
+    :return: the :class:`~zonekeep.sdk.FeatureSpec` objects; an id or schema that is not
+        valid, or a ``(kind, id)`` declared twice, is an error at start-up naming the plugin.
     """
 
 

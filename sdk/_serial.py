@@ -14,6 +14,7 @@ from cattrs.gen import make_dict_structure_fn
 
 from ._dice import DiceError, parse_dice
 from ._events import EVENT_TYPES, Event, PluginEvent
+from ._features import Trait, feature_data_problems, text_trait
 from ._json import strict_containers, strict_scalar
 from ._state import EncounterState
 from ._types import Creature, Size
@@ -36,6 +37,23 @@ converter.register_structure_hook(float, strict_scalar(float, "a number"))
 
 
 strict_containers(converter)
+_trait_fields = make_dict_structure_fn(Trait, converter, _cattrs_forbid_extra_keys=True)
+
+
+def _structure_trait(value: Any, _: Any) -> Trait:
+    """A trait: an object, or (files written before structured traits) a sentence, which
+    loads as a "GM adjudicates" trait with that text (:func:`text_trait`)."""
+    if isinstance(value, str):
+        if not value.strip():
+            raise ValueError("a trait needs a text")
+        return text_trait(value)
+    if not isinstance(value, Mapping):
+        raise ValueError("a trait is an object (id, name, text ...) or a sentence")
+    trait: Trait = _trait_fields(value, Trait)
+    return trait
+
+
+converter.register_structure_hook(Trait, _structure_trait)
 converter.register_structure_hook(
     Creature, make_dict_structure_fn(Creature, converter, _cattrs_forbid_extra_keys=True)
 )
@@ -90,6 +108,7 @@ def creature_from_dict(data: object, path: str = "creature") -> Creature:
             parse_dice(attack.damage)
         except DiceError as exc:
             problems.append(f"{path}.attacks[{i}].damage: {exc}")
+    problems += feature_data_problems(creature, path)
     if problems:
         raise ValueError("; ".join(problems))
     return creature

@@ -226,8 +226,11 @@ class EncounterState:
 #: a mutable record made of atoms (copied one level); ``creatures``: the creatures,
 #: each copied with its own plan. A field missing here (one added later) is deep-copied.
 _COPY_PLANS: dict[str, dict[str, str]] = {
-    "Attack": {},  # filled in below: every field an atom
+    # (extra_damage and on_hit: tuples of frozen records, never changed in place)
+    "Attack": {"extra_damage": "share", "on_hit": "share"},
     "Creature": {
+        "traits": "share",
+        "actions": "share",
         "speeds": "dict",
         "attacks": "attacks",
         "saves": "dict",

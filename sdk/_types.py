@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 import attrs
 
+from ._features import Action, ExtraDamage, OnHit, Trait, initial_resources, resource_key
+
 # The shared name sets, re-exported here for the modules that import them from _types.
 from ._vocabulary import ABILITIES as ABILITIES
 from ._vocabulary import DAMAGE_TYPES as DAMAGE_TYPES
@@ -124,6 +126,22 @@ class Attack:
     reach: int = 5
     range: int = 0
     long_range: int = 0
+    #: A magical attack: nonmagical resistances and immunities do not apply to it.
+    magical: bool = attrs.field(
+        default=False,
+        metadata={
+            "doc": "A magical attack: the target's nonmagical resistances and immunities "
+            "do not apply."
+        },
+    )
+    #: More damage a hit deals, each with its own type (a bite's 1d6 acid).
+    extra_damage: tuple[ExtraDamage, ...] = attrs.field(
+        default=(), metadata={"doc": "More damage a hit deals, each with its damage type."}
+    )
+    #: What a hit does besides damage (knocked prone on a failed save, grappled).
+    on_hit: tuple[OnHit, ...] = attrs.field(
+        default=(), metadata={"doc": "Riders a hit triggers (ids plugins implement)."}
+    )
 
 
 #: The words players and spectators see for an enemy's hit points (docs/rules.md,
@@ -210,10 +228,62 @@ class Creature:
         factory=list,
         metadata={"doc": "Conditions it is immune to: it is never given them."},
     )
+    #: Damage types it resists from nonmagical attacks only (``Attack.magical`` false).
+    damage_resistances_nonmagical: list[str] = attrs.field(
+        factory=list,
+        metadata=_damage_types_doc(
+            "Damage types it resists from nonmagical attacks: half damage from an attack "
+            "whose `magical` is false."
+        ),
+    )
+    #: Damage types it takes no damage from when a nonmagical attack deals them.
+    damage_immunities_nonmagical: list[str] = attrs.field(
+        factory=list,
+        metadata=_damage_types_doc(
+            "Damage types it is immune to from nonmagical attacks: no damage from an "
+            "attack whose `magical` is false."
+        ),
+    )
+    #: The six ability modifiers (``{"str": 1, "dex": 2, ...}``); an ability left out is
+    #: unknown (a check with it uses +0 unless ``saves``/``skills`` say more).
+    abilities: dict[str, int] = attrs.field(
+        factory=dict,
+        metadata={"doc": "Ability modifiers by ability (str, dex, con, int, wis, cha)."},
+    )
+    #: The proficiency bonus (checks and saves it is proficient in add it).
+    proficiency: int = attrs.field(default=2, metadata={"doc": "Its proficiency bonus."})
+    #: Passive or triggered features (Pack Tactics): ids plugins implement.
+    traits: tuple[Trait, ...] = attrs.field(
+        default=(), metadata={"doc": "Its traits: passive or triggered features."}
+    )
+    #: Things it chooses to do besides attacking (Multiattack, a breath weapon).
+    actions: tuple[Action, ...] = attrs.field(
+        default=(),
+        metadata={"doc": "Its actions, bonus actions and reactions beyond its attacks."},
+    )
+    #: Uses left of its traits' and actions' ``uses``, by feature key (filled in at
+    #: creation: every feature with uses starts full).
+    resources: dict[str, int] = attrs.field(
+        factory=dict,
+        metadata={
+            "doc": "Uses left of its features that have `uses`, by feature id (a `gm` "
+            "feature by `gm-<its name>`); a recharge counts 1 (ready) or 0 (spent)."
+        },
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.pc is None:
             self.pc = self.controller != GM
+        for key, full in initial_resources((*self.traits, *self.actions)).items():
+            self.resources.setdefault(key, full)
+
+    def feature(self, key: str) -> Trait | Action | None:
+        """The trait or action whose id (or resource key) is ``key``."""
+        features: tuple[Trait | Action, ...] = (*self.actions, *self.traits)
+        for f in features:
+            if f.id == key or resource_key(f) == key:
+                return f
+        return None
 
     @property
     def speed(self) -> int:

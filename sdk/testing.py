@@ -29,7 +29,7 @@ from ._errors import Refusal
 from ._events import Event, PluginEvent
 from ._isolation import Overrun
 from ._loading import load_default_plugins
-from ._serial import state_to_dict
+from ._serial import creature_to_dict, state_to_dict
 from ._state import EncounterState, replay
 from ._types import Creature, EncounterOptions
 
@@ -165,6 +165,14 @@ class EncounterHarness:
     def of_type(self, cls: type[E]) -> list[E]:
         """The accepted events of one class, in order (typed as that class)."""
         return [e for e in self.events if isinstance(e, cls)]
+
+    def creature_view(self, cid: str) -> dict[str, Any]:
+        """Creature ``cid`` as the GM's snapshot shows it: every trait, action and attack
+        rider with ``automated`` (and, when false, ``gm``: why) filled in from this
+        harness's plugins."""
+        data: dict[str, Any] = creature_to_dict(self.state.creatures[cid])
+        self.engine.catalog.mark_features(data, self.state.disabled_plugins)
+        return data
 
     def replayed(self) -> EncounterState:
         """The state rebuilt from the events alone (plugin events folded by this

@@ -358,9 +358,14 @@ def snapshot_for(
     state: EncounterState, full: bool | Viewer, catalog: PluginCatalog | None = None
 ) -> dict[str, Any]:
     """The state as a seat may see it (the GM's is complete; a player sees its own
-    hidden creatures, marked hidden; plugin state as :func:`plugin_state_for` says)."""
+    hidden creatures, marked hidden; plugin state as :func:`plugin_state_for` says).
+    Every creature's traits, actions and attack riders say whether they are
+    ``automated`` (and when not, ``gm``: why), from ``catalog``'s features."""
     view = viewer(full)
     data = state_to_dict(state)
+    if catalog is not None:
+        for creature in data["creatures"].values():
+            catalog.mark_features(creature, state.disabled_plugins)
     if view.full:
         return data
     data["plugin_state"] = plugin_state_for(data["plugin_state"], catalog, hidden_ids(state, view))

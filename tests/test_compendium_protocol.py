@@ -251,6 +251,9 @@ async def test_four_goblins_and_a_goblin_boss_by_reference(running: Running) -> 
                 "reach": 5,
                 "range": 0,
                 "long_range": 0,
+                "magical": False,
+                "extra_damage": [],
+                "on_hit": [],
             }
         boss = creatures["goblin-boss-1"]
         assert (boss["name"], boss["hp"], boss["max_hp"], boss["ac"]) == ("Grak", 30, 30, 18)
