@@ -786,6 +786,7 @@
     turn_started: (e) => `${name(e.creature)}'s turn.`,
     zone_entered: (e) => `${name(e.creature)} enters ${zoneName(e.to_zone)} from ${zoneName(e.from_zone)}${e.forced ? " (forced)" : ""}.`,
     hidden: () => "Something happens out of sight.",
+    check_rolled: (e) => `${name(e.creature)} ${e.save ? `${e.ability.toUpperCase()} save` : `${e.ability.toUpperCase()}${e.skill ? ` (${e.skill.replaceAll("_", " ")})` : ""} check`}: ${rollText(e.roll)}${e.dc ? ` against DC ${e.dc}, ${e.success ? "success" : "failure"}` : ""}.`,
     chat_sent: (e) => `${seatName(e.by)}${e.to ? ` whispers to ${seatName(e.to)}` : " says"}: “${e.text}”`,
     dice_rolled: (e) => `${seatName(e.by)} rolls${e.label ? ` for ${e.label}` : ""}${e.private ? " (private)" : ""}: ${e.roll.total}.`,
     plugin_disabled: (e) => `Plugin ${e.plugin} is switched off: ${e.reason}`,
@@ -853,6 +854,7 @@
       case "contest_rolled": return [[name(event.creature), event.roll], [name(event.target), event.target_roll]];
       case "initiative_rolled": return (event.entries || []).map((x) => [list(x.members), x.roll]);
       case "dice_rolled": return [["roll", event.roll]];
+      case "check_rolled": return [[event.save ? "save" : "check", event.roll]];
       default: return [];
     }
   }
