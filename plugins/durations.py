@@ -9,7 +9,9 @@ at the first of
   applied during that creature's own turn waits for its *next* one);
 - a successful saving throw the afflicted creature rolls at the start or end
   (``save_when``) of each of its turns;
-- its parent effect ending, for any reason (children, grandchildren, ...);
+- its parent effect ending, for any reason (children, grandchildren, ...); a parent
+  may also be an ongoing area effect or an asset, whose end (``effect_ended``,
+  ``asset_removed``) ends the effect (``zonekeep_effect_ended``);
 - the GM ending it (``end_effect_of``, which ends its descendants too).
 
 A skipped turn (a creature out of the fight) neither starts nor ends, so it
@@ -26,11 +28,13 @@ from zonekeep.plugins._immunity import refuse_immunity
 from zonekeep.sdk import (
     ABILITIES,
     OPEN_PHASES,
+    AssetRemoved,
     Command,
     CommandSpec,
     ConditionEffectEnded,
     ConditionEffectTicked,
     Creature,
+    EffectEnded,
     Param,
     RuleContext,
     apply_timed_condition,
@@ -86,8 +90,30 @@ def _end_orphans(ctx: RuleContext) -> None:
     """End effects whose parent is gone (ended by an event no rule followed up)."""
     live = ctx.state.condition_effects
     for effect in list(live.values()):
-        if effect.id in live and effect.parent is not None and effect.parent not in live:
-            end_effect(ctx, effect.id, f"its parent effect {effect.parent} ended", expired=True)
+        parent = effect.parent
+        # A parent that is an area or an asset holds it while it lasts.
+        if (
+            effect.id in live
+            and parent is not None
+            and parent not in live
+            and ctx.state.asset(parent) is None
+        ):
+            end_effect(ctx, effect.id, f"its parent effect {parent} ended", expired=True)
+
+
+@hookimpl
+def zonekeep_effect_ended(
+    ctx: RuleContext, ended: ConditionEffectEnded | EffectEnded | AssetRemoved
+) -> None:
+    """A timed condition tied to an ongoing area or an asset ends with it."""
+    if isinstance(ended, ConditionEffectEnded) or not ctx.state.condition_effects:
+        return
+    gone = ended.asset
+    # A hidden asset's id stays out of what players read.
+    why = "what held it is gone" if isinstance(ended, AssetRemoved) and ended.hidden else ""
+    for effect in list(ctx.state.condition_effects.values()):
+        if effect.parent == gone and effect.id in ctx.state.condition_effects:
+            end_effect(ctx, effect.id, why or f"{gone} ended", expired=True)
 
 
 def _turn_boundary(ctx: RuleContext, creature: Creature, when: str) -> None:
@@ -213,8 +239,11 @@ def _apply(ctx: RuleContext, cmd: Command) -> None:
         ctx.refuse("invalid_params", f"save_when is 'start' or 'end', not {save_when!r}.")
     when = _WHEN[save_when or "end"]
     parent = _optional_str(ctx, cmd, "parent")
-    if parent is not None and parent not in s.condition_effects:
-        ctx.refuse("unknown_effect", f"There is no condition effect {parent!r} to be a parent.")
+    if parent is not None and parent not in s.condition_effects and s.asset(parent) is None:
+        ctx.refuse(
+            "unknown_effect",
+            f"There is no condition effect, ongoing effect or asset {parent!r} to be a parent.",
+        )
     source = _optional_str(ctx, cmd, "source") or f"GM ({ctx.actor.id})"
     force = cmd.params.get("force") is True
     refuse_immunity(ctx, c, condition, force)
@@ -266,7 +295,11 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
                 "save_when": Param(
                     "string", False, "start or end: when in its turns it saves (default end)"
                 ),
-                "parent": Param("string", False, "an effect id: this ends when that one ends"),
+                "parent": Param(
+                    "string",
+                    False,
+                    "a condition effect, an ongoing effect or an asset: this ends when it ends",
+                ),
                 "source": Param("string", False, "what caused it (a spell, a creature)"),
                 "force": Param(
                     "boolean", False, "overrule the creature's immunity to the condition"

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from zonekeep.plugins._immunity import refuse_immunity
 from zonekeep.sdk import (
+    ABILITIES,
     DAMAGE_TYPES,
     DYING,
     OPEN_PHASES,
@@ -24,9 +25,11 @@ from zonekeep.sdk import (
     OverrideApplied,
     Param,
     RuleContext,
+    affect_zone,
     apply_condition,
     apply_damage,
     hookimpl,
+    parse_dice,
 )
 
 
@@ -119,6 +122,39 @@ def _damage(ctx: RuleContext, cmd: Command) -> None:
     apply_damage(ctx, c, amount, damage_type=damage_type, source=f"GM {ctx.actor.id}")
 
 
+def _damage_zone(ctx: RuleContext, cmd: Command) -> None:
+    p = cmd.params
+    zone = p["zone"]
+    if not isinstance(zone, str) or not ctx.state.arena.has_zone(zone):
+        ctx.refuse("unknown_zone", f"There is no zone {str(zone)[:40]!r}.")
+    try:
+        parse_dice(p["damage"])
+    except ValueError as exc:
+        ctx.refuse("invalid_params", f"'damage' must be dice such as '2d6': {exc}.")
+    damage_type = p.get("damage_type") or ""
+    if damage_type and damage_type not in DAMAGE_TYPES:
+        ctx.refuse(
+            "invalid_params",
+            f"A damage type is one of {', '.join(DAMAGE_TYPES)} (or none for untyped damage); "
+            f"not {damage_type[:40]!r}.",
+        )
+    save = p.get("save")
+    if save is not None and save not in ABILITIES:
+        ctx.refuse("invalid_params", f"'save' is one of {', '.join(ABILITIES)}; not {save[:40]!r}.")
+    dc = p.get("dc")
+    if save is not None and (dc is None or not 1 <= dc <= 30):
+        ctx.refuse("invalid_params", "A save needs its 'dc', from 1 to 30.")
+    affect_zone(
+        ctx,
+        zone,
+        damage=p["damage"],
+        damage_type=damage_type,
+        source=f"GM {ctx.actor.id}",
+        save=save,
+        dc=dc or 0,
+    )
+
+
 def _stabilize(ctx: RuleContext, cmd: Command) -> None:
     c = ctx.creature(cmd.params["creature"])
     if DYING not in c.conditions:
@@ -207,6 +243,22 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
                     "poison, psychic, radiant, slashing or thunder (none: untyped); the "
                     "creature's resistances apply",
                 ),
+            },
+            who="gm",
+            phases=OPEN_PHASES,
+        ),
+        CommandSpec(
+            "damage_zone",
+            _damage_zone,
+            "GM: aim damage at a zone, occupied or not (fire at a web, a collapsing roof): "
+            "rolled once, taken by every creature there (half on a successful save when a "
+            "save is given); plugins react to what it hits in the zone.",
+            {
+                "zone": Param("zone", True, "the zone aimed at"),
+                "damage": Param("string", True, "damage dice, rolled once for everyone"),
+                "damage_type": Param("string", False, "the damage type (none: untyped)"),
+                "save": Param("string", False, "the ability each creature saves with"),
+                "dc": Param("integer", False, "the save's DC (1-30)"),
             },
             who="gm",
             phases=OPEN_PHASES,

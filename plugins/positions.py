@@ -181,6 +181,8 @@ def zonekeep_armor_class_bonus(
 def zonekeep_movement_surcharges(
     ctx: RuleContext, creature: Creature, move: MoveRequest
 ) -> Iterable[str]:
+    if move.kind != "move":  # entering another zone leaves the positions held here
+        return []
     return ["difficult"] if any(a.position.difficult for a in held_assets(ctx, creature)) else []
 
 

@@ -7,7 +7,7 @@
   as a surcharge.
 - If the available movement, divided by 1 + the surcharges that apply (difficult
   terrain in the zone entered, crawling, squeezing, climbing/swimming without the
-  speed), is greater than the entered zone's size, the creature may go on into
+  speed, and any a plugin names for the zone passed through), is greater than the entered zone's size, the creature may go on into
   one further zone. Dash adds its speed; Sprint too, but the further zone must be
   straight ahead.
 - Passing through a zone triggers what leaving it triggers (the engagement rules
@@ -36,6 +36,7 @@ from zonekeep.sdk import (
     Link,
     Maneuver,
     ManeuverEnded,
+    MoveRequest,
     Param,
     Refusal,
     RuleContext,
@@ -77,16 +78,25 @@ def _link_surcharge(creature: Creature, link: Link) -> list[str]:
     return []
 
 
-def surcharges(ctx: RuleContext, creature: Creature, zone: str, link: Link) -> list[str]:
-    """What divides the available movement when comparing it with ``zone``'s size."""
+def surcharges(
+    ctx: RuleContext, creature: Creature, zone: str, link: Link, available: int
+) -> list[str]:
+    """What divides the ``available`` movement when comparing it with ``zone``'s size:
+    the link's, the zone's and the creature's own, and every plugin's
+    (``zonekeep_movement_surcharges``, asked with an ``"enter"`` request), each name once."""
     found = _link_surcharge(creature, link)
-    if ctx.state.arena.zone(zone).difficult:
+    difficult = ctx.state.arena.zone(zone).difficult
+    if difficult:
         found.append("difficult")
     if PRONE in creature.conditions:
         found.append("crawling")
-    if SQUEEZING in creature.conditions:
+    squeeze = SQUEEZING in creature.conditions
+    if squeeze:
         found.append("squeezing")
-    return found
+    move = MoveRequest(available, _mode(link), difficult, squeeze, kind="enter", zone=zone)
+    for batch in ctx.hook.zonekeep_movement_surcharges(ctx=ctx, creature=creature, move=move):
+        found.extend(batch or ())
+    return list(dict.fromkeys(found))
 
 
 def _mode(link: Link) -> str:
@@ -123,7 +133,7 @@ def _enter(ctx: RuleContext, cmd: Command) -> None:
         ctx.refuse("not_enough_movement", f"{me.name} has no movement left to enter another zone.")
     if len(path) == 2:
         zone1 = s.arena.zone(path[0])
-        extra = surcharges(ctx, me, path[0], first)
+        extra = surcharges(ctx, me, path[0], first, left)
         available = left // (1 + len(extra))
         if available <= zone1.size:
             why = f" (divided by {1 + len(extra)}: {', '.join(extra)})" if extra else ""

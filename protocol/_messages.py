@@ -335,10 +335,12 @@ class PluginEventInfo:
     schema: dict[str, Any] = attrs.field(
         metadata=doc("The JSON Schema (2020-12 keywords) of the event's `data`.")
     )
-    visibility: Literal["gm", "everyone"] = attrs.field(
+    visibility: Literal["gm", "owner", "everyone"] = attrs.field(
         metadata=doc(
             '`gm`: players and spectators get `{"type": "hidden"}` in its place; '
-            "`everyone`: they see it (unless it names a creature hidden from them)."
+            "`owner` (since 1.6): only the player who controls the creature its `data.creature` "
+            "names sees it (and the GM); `everyone`: they see it (unless it names a creature "
+            "hidden from them)."
         )
     )
 
@@ -351,8 +353,12 @@ class PluginStateInfo:
     plugin: str = attrs.field(metadata=doc("The plugin (its namespace in `plugin_state`)."))
     key: str = attrs.field(metadata=doc("The piece's key in the plugin's state."))
     description: str = attrs.field(metadata=doc("What it holds, for a person."))
-    visibility: Literal["gm", "everyone"] = attrs.field(
-        metadata=doc("`gm`: only in the GM's snapshot; `everyone`: in every seat's.")
+    visibility: Literal["gm", "owner", "everyone"] = attrs.field(
+        metadata=doc(
+            "`gm`: only in the GM's snapshot; `owner` (since 1.6): per creature, an object "
+            "keyed by creature id of which a player's snapshot has the entries of the "
+            "creatures it controls (a spectator's none); `everyone`: in every seat's."
+        )
     )
     default: Any = attrs.field(metadata=doc("Its value before any event changed it."))
     schema: dict[str, Any] | None = attrs.field(
@@ -2822,6 +2828,9 @@ SNAPSHOT_FIELDS: dict[str, str] = {
     "adjacent": "Pairs of adjacent allies' ids, each pair sorted.",
     "back_to_back": "Pairs of allies' ids standing back-to-back, each pair sorted.",
     "effects": "Ongoing area effects by id.",
+    "hidden_assets": "The ids of the assets (the arena's, or ongoing effects) hidden from "
+    "players and spectators, sorted; a player's or spectator's snapshot has neither these "
+    "assets nor this list (it is empty). Since 1.6.",
     "maneuver": "A move waiting on reactions.",
     "notes": "GM notes by id.",
     "condition_effects": "Timed condition effects in play, by id, in the order they were applied.",
@@ -2928,7 +2937,17 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`forcer`, reactions on any turn (`decision_pending` and `not_on_your_turn` narrowed), "
     "an initiative tie that no longer holds play; the web table's requests `table_home` "
     "and `table_link` (links and QR codes) and `encounter_links`' `keep_gm`",
-    "1.6": "table tools: the free dice roll `roll` and its `dice_rolled` event (public or "
+    "1.6": "the SDK's third edition, the world changing at runtime: the events "
+    "`asset_placed`, `asset_changed` and `asset_removed` (assets placed, changed, hidden, "
+    "revealed and removed while the encounter runs; the arena's `assets` change with them), "
+    "the snapshot's `hidden_assets` (hidden assets reach players and spectators neither in "
+    "snapshots nor in events), the `zone_affected` event and the GM command `damage_zone` "
+    "(effects aimed at a zone, occupied or not); a roll shared by several events carries "
+    "its `draws` on the first only; per-creature plugin data: the visibility `owner` of "
+    "`capabilities.plugin_state` and `capabilities.plugin_events` (a piece keyed by "
+    "creature id of which a player sees its creatures' entries; an event its creature's "
+    "controller sees); `apply_effect`'s `parent` may name an ongoing effect or an asset; "
+    "table tools: the free dice roll `roll` and its `dice_rolled` event (public or "
     "private), table chat and whispers `chat` and its `chat_sent` event, `hello`'s "
     "`limits` `chat_max_chars`, `table_rate_per_second` and `table_rate_burst`; the "
     "`idempotency_key` of `roll` and `chat`",

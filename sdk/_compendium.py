@@ -51,7 +51,6 @@ __all__ = [
     "CompendiumError",
     "CompendiumSource",
     "HitPoints",
-    "bundled_compendium_files",
     "character_creature",
     "character_problems",
     "entry_creatures",
@@ -118,10 +117,6 @@ COMPENDIUM_RANGES: Final[dict[str, tuple[int, int]]] = {
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _SOURCE = re.compile(r"^[a-z][a-z0-9_-]*$")
 _TAG = re.compile(r"^[a-z0-9][a-z0-9 _-]*$")
-
-#: Where the bundled compendium files are (``sdk/compendium/`` in the checkout,
-#: ``zonekeep/sdk/compendium/`` installed).
-BUNDLED_DIR = Path(__file__).resolve().parent / "compendium"
 
 
 class CompendiumError(ValueError):
@@ -418,11 +413,6 @@ def load_compendium_file(path: Path) -> CompendiumSource:
     except ValueError as exc:
         raise CompendiumError([f"{path}: not JSON: {exc}"]) from None
     return parse_compendium_source(data, str(path))
-
-
-def bundled_compendium_files() -> list[Path]:
-    """The compendium files shipped with zonekeep (the SRD 5.1 creatures)."""
-    return sorted(BUNDLED_DIR.glob("*.json"))
 
 
 # -- the compendium ------------------------------------------------------------------------------

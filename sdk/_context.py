@@ -13,10 +13,12 @@ from ._custom import AmbiguousId, CustomEventError, PluginCatalog
 from ._dice import Entropy, RollRecord, combine_advantage, expertise_die, roll
 from ._errors import Refusal
 from ._events import (
+    AssetRemoved,
     ConditionApplied,
     ConditionEffectApplied,
     ConditionEffectEnded,
     ConditionRemoved,
+    EffectEnded,
     Event,
     PluginErrorRecorded,
     PluginEvent,
@@ -55,16 +57,24 @@ class RollModifier:
 
 @attrs.frozen
 class MoveRequest:
-    """A move asked for: ``feet`` in ``mode`` and ``through`` the creatures crossed (the
-    client's request); ``difficult`` and ``squeeze`` are facts the server derived from
-    the arena and the state (difficult ground where the creature stands; squeezing),
-    never flags a client sent."""
+    """A movement whose cost the plugins' surcharges raise (``zonekeep_movement_surcharges``).
+
+    ``kind`` says which: ``"move"`` (the ``move`` command, inside a zone: ``feet`` in
+    ``mode`` and ``through`` the creatures crossed, the client's request) or ``"enter"``
+    (the ``enter`` command, Dash and Sprint included, going on past ``zone``: ``feet`` is
+    the movement available, which divided by 1 + the surcharges must exceed that zone's
+    size). ``zone`` is the zone entered or passed through (``None`` for a ``move``).
+    ``difficult`` and ``squeeze`` are facts the server derived from the arena and the
+    state (difficult ground where the creature stands, or in the zone passed through;
+    squeezing), never flags a client sent."""
 
     feet: int
     mode: str = "walk"
     difficult: bool = False
     squeeze: bool = False
     through: tuple[str, ...] = ()
+    kind: Literal["move", "enter"] = "move"
+    zone: str | None = None
 
 
 class ReadOnlyContext(RuntimeError):
@@ -81,6 +91,9 @@ _CONDITION_EVENTS = (
     ConditionEffectEnded,
 )
 _CONDITION_EVENT_TYPES = frozenset(_CONDITION_EVENTS)
+#: The events that end something ongoing: after each (and the condition lifecycle hooks
+#: it set off), the ``zonekeep_effect_ended`` triggers run.
+_ENDING_EVENT_TYPES = frozenset((ConditionEffectEnded, EffectEnded, AssetRemoved))
 
 
 class ObserverContext:
@@ -164,6 +177,9 @@ class RuleContext:
         self.catalog: PluginCatalog | None = getattr(hook, "catalog", None)
         #: True while observers run (the events they cause, plugin errors, are not observed).
         self._observing = False
+        #: The dice (``(counter, sides)``) the events emitted so far record: a roll handed
+        #: to several events (one damage roll for everyone in an area) is recorded once.
+        self._recorded: set[tuple[int, int]] = set()
 
     def plugin_failed(self, plugin: str, hook: str, error: str) -> None:
         """Note that ``plugin``'s ``hook`` failed and its contribution was skipped.
@@ -184,6 +200,10 @@ class RuleContext:
     def emit(self, *events: Event) -> None:
         """Apply ``events`` to the working state and record them, in order.
 
+        An event whose ``roll`` an earlier event of the command already recorded (the same
+        dice, by their counters) is recorded without that roll's ``draws``: each die is
+        in the log once, as ``zonekeep verify`` demands (SPEC.md, "Dice").
+
         Raises :class:`ReadOnlyContext` on a read-only context (a question such as
         "which actions are available?", asked over the live state): nothing is applied,
         and the engine treats the emitting plugin as failed.
@@ -202,6 +222,15 @@ class RuleContext:
                 apply_event(state, event, self.catalog, strict=True)
             else:
                 kind = type(event)
+                rolled = getattr(event, "roll", None)
+                if type(rolled) is RollRecord and rolled.draws:
+                    if self._recorded.issuperset(rolled.draws):
+                        # Already in the log (this command's earlier event): its dice
+                        # again, without the draws a verifier would count twice.
+                        again = {"roll": attrs.evolve(rolled, draws=())}
+                        event = attrs.evolve(event, **again)
+                    else:
+                        self._recorded.update(rolled.draws)
                 if kind in _CONDITION_EVENT_TYPES:  # an event of another type has no reducer
                     before = {cid: set(c.conditions) for cid, c in state.creatures.items()}
                 # apply_event, inline (this is the hot path): the reducer, then the seq.
@@ -220,6 +249,8 @@ class RuleContext:
                         self._observing = False
             if before is not None:
                 self._condition_lifecycle(event, before)
+            if type(event) in _ENDING_EVENT_TYPES:
+                self.hook.zonekeep_effect_ended(ctx=self, ended=event)
 
     def _condition_lifecycle(self, event: Event, before: dict[str, set[str]]) -> None:
         """Run ``zonekeep_condition_applied`` / ``zonekeep_condition_removed`` for every

@@ -49,8 +49,8 @@ from ._schema import is_json_like, schema_errors, validate
 
 log = logging.getLogger("zonekeep.plugins")
 
-Visibility = Literal["gm", "everyone"]
-VISIBILITIES: tuple[Visibility, ...] = ("gm", "everyone")
+Visibility = Literal["gm", "owner", "everyone"]
+VISIBILITIES: tuple[Visibility, ...] = ("gm", "owner", "everyone")
 #: The kinds of plugin-declared ids, as errors name them.
 ID_KINDS = (
     "command",
@@ -85,7 +85,9 @@ class EventTypeSpec:
     - ``template``: a log line for a client that has never seen the event, with the
       payload's fields in braces (``"{creature} kicked {brazier} over"``).
     - ``visibility``: ``"gm"`` (default: players and spectators get ``{"type":
-      "hidden"}`` in its place) or ``"everyone"``.
+      "hidden"}`` in its place), ``"owner"`` (per creature: only the player controlling
+      the creature the payload's ``creature`` names sees it; the schema must require a
+      string ``creature``) or ``"everyone"``.
     """
 
     id: str
@@ -105,7 +107,9 @@ class StateSpec:
     - ``key``: its name in the plugin's state (``"kicked"``).
     - ``default``: its value before any event changed it (JSON-like: dicts, lists,
       text, numbers, booleans, ``None``; every encounter starts with its own copy).
-    - ``visibility``: ``"gm"`` (default: only the GM's snapshot has it) or
+    - ``visibility``: ``"gm"`` (default: only the GM's snapshot has it), ``"owner"``
+      (per-creature data: a dict keyed by creature id, default ``{}``; a player's
+      snapshot has the entries of the creatures it controls, a spectator's none) or
       ``"everyone"``.
     - ``description``: what it holds, for a person.
     - ``schema``: optionally, a JSON Schema its value must keep; checked after every
@@ -197,7 +201,12 @@ class PluginCatalog:
         if spec.visibility not in VISIBILITIES:
             problems.append(
                 f"{who}: event type {spec.id!r} has visibility {spec.visibility!r}; "
-                "use 'gm' or 'everyone'"
+                "use 'gm', 'owner' or 'everyone'"
+            )
+        elif spec.visibility == "owner" and not _names_its_creature(spec.schema):
+            problems.append(
+                f"{who}: event type {spec.id!r} is for its owner: its schema must require "
+                "a string 'creature' (the creature whose controller sees it)"
             )
         problems += [f"{who}, event type {spec.id!r}: {p}" for p in _object_schema(spec.schema)]
         problems += _template_problems(who, spec)
@@ -225,7 +234,12 @@ class PluginCatalog:
         if spec.visibility not in VISIBILITIES:
             problems.append(
                 f"{who}: state {spec.key!r} has visibility {spec.visibility!r}; "
-                "use 'gm' or 'everyone'"
+                "use 'gm', 'owner' or 'everyone'"
+            )
+        elif spec.visibility == "owner" and not isinstance(spec.default, dict):
+            problems.append(
+                f"{who}: state {spec.key!r} is per creature ('owner'): its default must be "
+                "an object keyed by creature id, such as {}"
             )
         if not is_json_like(spec.default):
             problems.append(f"{who}: the default of state {spec.key!r} is not JSON-like")
@@ -495,6 +509,28 @@ class PluginCatalog:
         """Whether players and spectators may see this piece of state (an undeclared one: no)."""
         spec = self.state.get(namespace, {}).get(key)
         return spec is not None and spec.visibility == "everyone"
+
+    def owner_event(self, type_: str) -> bool:
+        """Whether events of ``type_`` are for the controller of their ``creature`` only."""
+        entry = self.events.get(type_)
+        return entry is not None and entry.spec.visibility == "owner"
+
+    def owner_state(self, namespace: str, key: str) -> bool:
+        """Whether this piece of state is per creature, each entry for its controller."""
+        spec = self.state.get(namespace, {}).get(key)
+        return spec is not None and spec.visibility == "owner"
+
+
+def _names_its_creature(schema: Mapping[str, Any]) -> bool:
+    """Whether a payload schema requires a string ``creature``."""
+    properties = schema.get("properties")
+    creature = properties.get("creature") if isinstance(properties, Mapping) else None
+    required = schema.get("required") or ()
+    return (
+        isinstance(creature, Mapping)
+        and creature.get("type") == "string"
+        and "creature" in required
+    )
 
 
 def _short_problems(who: str, kind: str, name: object, namespace: str | None) -> list[str]:

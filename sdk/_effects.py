@@ -70,12 +70,15 @@ def apply_damage(
     4. its vulnerability: doubled, once.
 
     Then the ``damaged`` event (the final ``amount``, the ``raw`` amount and type,
-    every step) is emitted and returned; hit points stop at 0. When damage that is
+    every step) is emitted and returned; hit points stop at 0. A ``roll`` whose dice an
+    event of the same command already recorded (one roll for several targets) is
+    recorded once: the later events carry its dice without their ``draws``. When damage that is
     more than 0 leaves the target at 0 hit points (and the target is not already
     dying or out of the fight), the plugins say which condition it gets
     (``zonekeep_zero_hit_points``; the built-in rule: a PC is dying, an NPC
-    defeated), applied with :func:`apply_condition`. ``attacker``, ``attack`` and
-    ``critical`` tell the pipeline when an attack dealt it.
+    defeated), applied with :func:`apply_condition`. Last the
+    ``zonekeep_after_damage`` triggers see the final event. ``attacker``, ``attack``
+    and ``critical`` tell the pipeline when an attack dealt it.
     """
     start = Damage(
         target.id,
@@ -109,6 +112,9 @@ def apply_damage(
         condition = ctx.hook.zonekeep_zero_hit_points(ctx=ctx, creature=after)
         if condition is not None:
             apply_condition(ctx, target.id, condition, "reduced to 0 hit points")
+    after = ctx.hook.zonekeep_after_damage
+    if after.plan:
+        after(ctx=ctx, creature=ctx.state.creatures[target.id], damage=event)
     return event
 
 
@@ -159,7 +165,8 @@ def apply_timed_condition(
       waits for its *next* turn);
     - a successful ``save`` (an ability such as ``"con"``) against ``dc``, rolled by
       the affected creature at the start or end (``save_when``) of each of its turns;
-    - its ``parent`` effect ending (concentration);
+    - its ``parent`` ending (concentration): another timed condition, or an ongoing
+      area effect or an asset (the web that restrains), whose end ends it;
     - the GM ending it (``end_effect_of``).
 
     With none of these it lasts until removed. ``source`` says what caused it (a
@@ -188,8 +195,8 @@ def apply_timed_condition(
         raise ValueError(f"a save names an ability ({', '.join(ABILITIES)}) and a DC of 1 or more")
     if save is None and dc is not None:
         raise ValueError("a dc goes with a save")
-    if parent is not None and parent not in s.condition_effects:
-        raise ValueError(f"there is no condition effect {parent!r}")
+    if parent is not None and parent not in s.condition_effects and s.asset(parent) is None:
+        raise ValueError(f"there is no condition effect, ongoing effect or asset {parent!r}")
     creature = s.creatures[creature_id]
     immune = condition in creature.condition_immunities
     if immune and not override:

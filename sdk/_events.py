@@ -707,6 +707,56 @@ class EffectEnded(Event):
     reason: str = ""
 
 
+@event_type("asset_placed")
+@attrs.frozen
+class AssetPlaced(Event):
+    """``asset`` came into the arena while the encounter runs (a plugin's web, the GM's
+    barricade), placed by ``by``; ``hidden``: no player or spectator sees it until it
+    is revealed (``asset_changed``)."""
+
+    asset: Asset
+    hidden: bool = False
+    by: str = ""
+
+
+@event_type("asset_changed")
+@attrs.frozen
+class AssetChanged(Event):
+    """Asset ``asset`` (of the arena, placed at runtime, or an ongoing effect) changed:
+    ``data``, when not null, is its whole new data; ``hidden``, when not null, hides it
+    from players (true) or reveals it (false)."""
+
+    asset: str
+    data: dict[str, Any] | None = None
+    hidden: bool | None = None
+
+
+@event_type("asset_removed")
+@attrs.frozen
+class AssetRemoved(Event):
+    """Asset ``asset`` left the arena (``reason`` says why); the creatures that held a
+    position at or in it left that position first (``position_left``). ``hidden``: it
+    was hidden from players until then, so they never see this event either."""
+
+    asset: str
+    reason: str = ""
+    hidden: bool = False
+
+
+@event_type("zone_affected")
+@attrs.frozen
+class ZoneAffected(Event):
+    """An effect was aimed at ``zone`` (occupied or not): ``damage`` of ``damage_type``
+    (``roll`` the one roll every creature in it takes its damage from, null for none),
+    from ``source``. The ``damaged`` events of the creatures in it follow."""
+
+    zone: str
+    damage_type: str = ""
+    damage: int = 0
+    roll: RollRecord | None = None
+    source: str = ""
+
+
 @event_type("space_shared")
 @attrs.frozen
 class SpaceShared(Event):

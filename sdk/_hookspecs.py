@@ -22,7 +22,17 @@ if TYPE_CHECKING:
     from ._custom import EventTypeSpec, StateSpec
     from ._damage import Damage
     from ._errors import Refusal
-    from ._events import AttackMade, Damaged, Decision, Event, Maneuver
+    from ._events import (
+        AssetRemoved,
+        AttackMade,
+        ConditionEffectEnded,
+        Damaged,
+        Decision,
+        EffectEnded,
+        Event,
+        Maneuver,
+        ZoneAffected,
+    )
     from ._features import FeatureSpec
     from ._settings import SettingSpec
     from ._types import Attack, Creature
@@ -138,8 +148,8 @@ def zonekeep_compendium() -> Iterable[CompendiumSource]:
     (docs/compendium.md).
 
     :return: the :class:`CompendiumSource` objects (or dicts in the compendium file
-        format); a source name another source also declares (a plugin, the bundled
-        ``srd``, an operator's compendium file), an invalid entry or a raise stops the
+        format); a source name another source also declares (a plugin, the built-in
+        ``zonekeep.srd``'s ``srd``, an operator's compendium file), an invalid entry or a raise stops the
         server from starting, naming the plugin.
     """
 
@@ -537,6 +547,57 @@ def zonekeep_modify_damage(ctx: RuleContext, damage: Damage) -> Damage | None:
     :return: a changed copy made with ``damage.add``, ``reduce``, ``convert``,
         ``cancel`` or ``grant`` (each records its step), or ``None`` to leave it as it
         is. An answer about another target is the plugin's failure (skipped).
+    """
+
+
+@hookspec
+def zonekeep_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
+    """Trigger effects after an instance of damage applied, seeing its final amount.
+
+    Called by :func:`zonekeep.sdk.apply_damage` (attacks, areas, assets, conditions,
+    :func:`zonekeep.sdk.affect_zone`, the GM's ``damage``) right after the ``damaged``
+    event and, when it left the target at 0 hit points, the condition that follows
+    (``zonekeep_zero_hit_points``). So the events an implementation emits come after
+    the hit's own ``damaged``; those a ``zonekeep_modify_damage`` implementation would
+    emit come before it (emit here instead).
+
+    :param ctx: the rule context.
+    :param creature: the creature damaged, as it is now.
+    :param damage: the ``damaged`` event: the final ``amount`` (after every plugin,
+        immunity, resistance and vulnerability; 0 when nothing got through), ``hp``,
+        ``damage_type``, the ``raw`` amount and type, the ``steps`` and the ``roll``.
+    """
+
+
+@hookspec
+def zonekeep_effect_ended(
+    ctx: RuleContext, ended: ConditionEffectEnded | EffectEnded | AssetRemoved
+) -> None:
+    """Trigger effects when something ongoing ends, whatever ended it.
+
+    Called by ``ctx.emit`` right after each ``condition_effect_ended`` (a timed
+    condition: the GM's ``end_effect``, its rounds or turn running out, a successful
+    save, its parent ending; ``expired`` tells the duration and the save from the GM),
+    ``effect_ended`` (an ongoing area: the GM, a rule) and ``asset_removed`` (an asset
+    taken out of the arena) event, after the condition hooks that event set off. The
+    built-in durations plugin ends here the timed conditions tied to an area or an asset
+    (``apply_timed_condition``'s ``parent``) that ended.
+
+    :param ctx: the rule context.
+    :param ended: the event: its ``effect`` or ``asset`` id, and why.
+    """
+
+
+@hookspec
+def zonekeep_zone_affected(ctx: RuleContext, effect: ZoneAffected) -> None:
+    """Trigger effects when an effect is aimed at a zone, occupied or not.
+
+    Called by :func:`zonekeep.sdk.affect_zone` after the ``zone_affected`` event and the
+    damage to the creatures in the zone: a web in it burns, oil catches fire.
+
+    :param ctx: the rule context.
+    :param effect: the ``zone_affected`` event: ``zone``, ``damage_type``, ``damage``
+        (the amount before each creature's defences), ``roll`` and ``source``.
     """
 
 

@@ -120,6 +120,9 @@ class EncounterState:
     adjacent: list[tuple[str, str]] = attrs.field(factory=list)
     back_to_back: list[tuple[str, str]] = attrs.field(factory=list)
     effects: dict[str, Asset] = attrs.field(factory=dict)
+    #: The assets (of the arena, or ongoing effects) hidden from players and
+    #: spectators, sorted (``asset_placed`` with ``hidden``, ``asset_changed``).
+    hidden_assets: list[str] = attrs.field(factory=list)
     maneuver: ev.Maneuver | None = None
     notes: dict[str, ev.Note] = attrs.field(factory=dict)
     #: Timed condition effects in play, by id, in the order they were applied.
@@ -256,6 +259,7 @@ _COPY_PLANS: dict[str, dict[str, str]] = {
         "adjacent": "list",
         "back_to_back": "list",
         "effects": "dict",
+        "hidden_assets": "list",
         "notes": "dict",
         "condition_effects": "dict",
         "plain_overlaps": "list",
@@ -933,6 +937,52 @@ def _effect_ended(s: EncounterState, e: ev.EffectEnded) -> None:
     s.effects.pop(e.asset, None)
     for c in s.creatures.values():
         _discard(c.elements, e.asset)
+
+
+def _asset_replaced(s: EncounterState, asset: Asset) -> None:
+    if asset.id in s.effects:
+        s.effects[asset.id] = asset
+        return
+    assets = tuple(asset if a.id == asset.id else a for a in s.arena.assets)
+    s.arena = attrs.evolve(s.arena, assets=assets)
+
+
+@reducer(ev.AssetPlaced)
+def _asset_placed(s: EncounterState, e: ev.AssetPlaced) -> None:
+    s.arena = attrs.evolve(s.arena, assets=(*s.arena.assets, e.asset))
+    if e.hidden:
+        _add_sorted(s.hidden_assets, e.asset.id)
+
+
+@reducer(ev.AssetChanged)
+def _asset_changed(s: EncounterState, e: ev.AssetChanged) -> None:
+    asset = s.asset(e.asset)
+    if asset is None:
+        return
+    if e.data is not None:
+        _asset_replaced(s, attrs.evolve(asset, data=dict(e.data)))
+    if e.hidden is True:
+        _add_sorted(s.hidden_assets, e.asset)
+    elif e.hidden is False:
+        _discard(s.hidden_assets, e.asset)
+
+
+@reducer(ev.AssetRemoved)
+def _asset_removed(s: EncounterState, e: ev.AssetRemoved) -> None:
+    if s.effects.pop(e.asset, None) is None:
+        assets = tuple(a for a in s.arena.assets if a.id != e.asset)
+        if len(assets) != len(s.arena.assets):
+            s.arena = attrs.evolve(s.arena, assets=assets)
+    _discard(s.hidden_assets, e.asset)
+    for c in s.creatures.values():
+        _discard(c.elements, e.asset)
+        if c.position == e.asset:
+            c.position = None
+
+
+@reducer(ev.ZoneAffected)
+def _zone_affected(s: EncounterState, e: ev.ZoneAffected) -> None:
+    pass
 
 
 @reducer(ev.SpaceShared)

@@ -12,7 +12,10 @@
     assert refusal.code == "no_action_left"
 
 Every command goes through the real engine and plugins. ``refused`` also checks
-that the refused command changed nothing.
+that the refused command changed nothing. The dice are counted as the server counts
+them (each die drawn gets the next counter, recorded in the roll's ``draws``), and
+every accepted command is checked as ``zonekeep verify`` checks a log: a die recorded
+twice fails the test at once.
 """
 
 from __future__ import annotations
@@ -27,15 +30,31 @@ from ._dice import ScriptedEntropy
 from ._engine import Engine
 from ._errors import Refusal
 from ._events import Event, PluginEvent
+from ._fairdice import dice_in
 from ._isolation import Overrun
 from ._loading import load_default_plugins
-from ._serial import creature_to_dict, state_to_dict
+from ._serial import creature_to_dict, event_to_dict, state_to_dict
 from ._state import EncounterState, replay
 from ._types import Creature, EncounterOptions
 
-__all__ = ["EncounterHarness"]
+__all__ = ["CountedScript", "EncounterHarness"]
 
 E = TypeVar("E", bound=Event)
+
+
+class CountedScript(ScriptedEntropy):
+    """Scripted dice, counted like the server's: each die drawn takes the next
+    ``counter`` (0, 1, 2 ...), which the roll records in its ``draws``, so the events
+    carry the dice as a real encounter's log does."""
+
+    def __init__(self, values: Iterable[int] = ()) -> None:
+        super().__init__(values)
+        self.counter = 0
+
+    def randint(self, sides: int) -> int:
+        value = super().randint(sides)
+        self.counter += 1
+        return value
 
 
 class EncounterHarness:
@@ -58,7 +77,9 @@ class EncounterHarness:
     ) -> None:
         chosen = list(load_default_plugins() if plugins is None else plugins)
         self.engine = Engine([*chosen, *extra_plugins])
-        self.dice = ScriptedEntropy()
+        self.dice: ScriptedEntropy = CountedScript()
+        #: The dice counters the accepted events recorded so far (each at most once).
+        self.recorded: set[int] = set()
         outcome = self.engine.create(
             encounter_id, creatures, options=options, arena=arena, zones=zones
         )
@@ -94,10 +115,13 @@ class EncounterHarness:
         the limit), and those events follow the command's own in what this returns.
         """
         self.dice.exhausted = None
+        mark = getattr(self.dice, "counter", None)
         try:
             with self.engine.hook.budget.watch() as overruns:
                 outcome = self.engine.handle(self.state, command, self.dice)
         except Exception:
+            if isinstance(mark, int):  # a refused command's dice never happened (the server's way)
+                self.dice.counter = mark  # type: ignore[attr-defined]
             self._report(overruns)
             if self.dice.exhausted is not None:
                 raise self.dice.exhausted from None
@@ -106,7 +130,23 @@ class EncounterHarness:
             raise self.dice.exhausted
         self.state = outcome.state
         self.events.extend(outcome.events)
+        self.check_dice(outcome.events)
         return outcome.events + self._report(overruns)
+
+    def check_dice(self, events: Iterable[Event]) -> None:
+        """Fail (``AssertionError``) when ``events`` record a die the log already holds,
+        which ``zonekeep verify`` refuses ("a die drawn twice"): a roll put into two
+        events by hand rather than through :func:`~zonekeep.sdk.apply_damage` or
+        :func:`~zonekeep.sdk.affect_zone` (which record it once)."""
+        for event in events:
+            for counter, sides, value in dice_in(event_to_dict(event)):
+                if counter in self.recorded:
+                    raise AssertionError(
+                        f"the {event.type} event records die #{counter} (a d{sides} showing "
+                        f"{value}) a second time: zonekeep verify would refuse this log "
+                        "(a die drawn twice)"
+                    )
+                self.recorded.add(counter)
 
     def _report(self, overruns: Sequence[Overrun]) -> tuple[Event, ...]:
         """Hand the engine the host's decision on ``overruns`` (see ``Budget.report``)."""
@@ -116,6 +156,7 @@ class EncounterHarness:
         outcome = self.engine.handle(self.state, report, self.dice)
         self.state = outcome.state
         self.events.extend(outcome.events)
+        self.check_dice(outcome.events)
         return outcome.events
 
     def send(self, type: str, actor: Actor = GM_ACTOR, /, **params: object) -> tuple[Event, ...]:

@@ -1,6 +1,6 @@
-"""The server's creature compendium: the bundled SRD 5.1 entries, the operator's
-compendium folders (``[server] compendium_dirs``) and what plugins contribute
-(``zonekeep_compendium``), built once at start.
+"""The server's creature compendium: the operator's compendium folders (``[server]
+compendium_dirs``) and what plugins contribute (``zonekeep_compendium``: the SRD 5.1
+creatures come from the built-in content plugin ``zonekeep.srd``), built once at start.
 
 Every source has a name that prefixes its entries' ids (``srd.goblin``); a name
 declared twice, a file that cannot be read, an invalid entry or a plugin that fails
@@ -9,9 +9,7 @@ stops the server from starting, with every problem listed (:class:`CompendiumErr
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from zonekeep.sdk import CompendiumSource, parse_compendium_source
@@ -19,7 +17,6 @@ from zonekeep.sdk.engine import Engine
 from zonekeep.sdk.host import (
     Compendium,
     CompendiumError,
-    bundled_compendium_files,
     load_compendium_file,
     source_problems,
 )
@@ -27,12 +24,6 @@ from zonekeep.sdk.host import (
 from ._config import ServerConfig
 
 __all__ = ["CompendiumError", "build_compendium"]
-
-
-@functools.cache
-def _bundled(path: Path) -> CompendiumSource:
-    """A bundled file, read and checked once per process (it never changes)."""
-    return load_compendium_file(path)
 
 
 def _plugin_sources(engine: Engine, problems: list[str]) -> list[tuple[CompendiumSource, str]]:
@@ -66,16 +57,12 @@ def _plugin_sources(engine: Engine, problems: list[str]) -> list[tuple[Compendiu
 
 
 def build_compendium(config: ServerConfig, engine: Engine) -> Compendium:
-    """The compendium of a server with ``config`` and ``engine``'s plugins: the bundled
-    files, then each folder of ``compendium_dirs`` (its ``*.json`` files, by name), then
-    the plugins' sources. Raises :class:`CompendiumError` listing every problem."""
+    """The compendium of a server with ``config`` and ``engine``'s plugins: each folder
+    of ``compendium_dirs`` (its ``*.json`` files, by name), then the plugins' sources
+    (the built-in ``zonekeep.srd`` among them unless disabled). Raises
+    :class:`CompendiumError` listing every problem."""
     problems: list[str] = []
     sources: list[tuple[CompendiumSource, str]] = []
-    for path in bundled_compendium_files():
-        try:
-            sources.append((_bundled(path), f"the bundled file {path.name}"))
-        except CompendiumError as exc:
-            problems += exc.problems
     for folder in config.compendium_dirs:
         if not folder.is_dir():
             problems.append(f"{folder}: the compendium folder does not exist")

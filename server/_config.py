@@ -323,8 +323,8 @@ class ServerConfig:
     #: Folders where arenas are found by name (``create_encounter``'s ``arena``); the
     #: first holding a name wins.
     arena_dirs: tuple[Path, ...] = attrs.field(factory=default_arena_dirs)
-    #: Folders of compendium files (``*.json``, docs/compendium.md) added to the bundled
-    #: SRD 5.1 creatures; each file's ``name`` prefixes its entries' ids, and a name
+    #: Folders of compendium files (``*.json``, docs/compendium.md) added to the SRD 5.1
+    #: creatures of the built-in plugin ``zonekeep.srd``; each file's ``name`` prefixes its entries' ids, and a name
     #: declared twice stops the server from starting.
     compendium_dirs: tuple[Path, ...] = ()
     #: The decision time (seconds) new encounters get unless their options say: 5 to 600

@@ -1080,7 +1080,12 @@ class Room:
                 text = jsons[offset] if shown is payload else encode_message(shown)
                 key = keyed.key if keyed is not None and view == keyed_view else None
                 found.append(event_notification_text(self.id, first + offset, text, key))
-            if not view.full and (overridden or hidden_ids(before, view) - hidden(state)):
+            if not view.full and (
+                overridden
+                or hidden_ids(before, view) - hidden(state)
+                # An asset hidden now that was seen before: the seat's view drops it.
+                or (hidden(state) - hidden_ids(before, view)) & set(state.hidden_assets)
+            ):
                 found.append(notification_text(self._snapshot_params(view)))
             return found
 

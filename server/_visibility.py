@@ -1,4 +1,5 @@
-"""What each seat may see: hidden creatures and hidden notes never reach players or spectators.
+"""What each seat may see: hidden creatures, hidden assets and hidden notes never reach
+players or spectators.
 
 Pure functions over a state and plain event dictionaries. The GM sees everything; the
 player who controls a hidden creature sees that creature (marked hidden); every other
@@ -49,16 +50,21 @@ def _sees(view: Viewer, creature: Any) -> bool:
 
 
 def hidden_ids(state: EncounterState, view: bool | Viewer = SPECTATOR_VIEW) -> set[str]:
-    """The creatures ``view`` must not learn about (by default: every hidden one)."""
+    """The creatures and assets ``view`` must not learn about (by default: every hidden
+    one). A hidden asset (``EncounterState.hidden_assets``) is hidden from every player
+    and spectator, as a hidden creature is from those who do not control it."""
     seat = viewer(view)
     if seat.full:  # the GM sees everything (as _sees says), asked on every broadcast
         return set()
     player = seat.player
-    return {
+    found = {
         c.id
         for c in state.creatures.values()
         if c.hidden and (player is None or c.controller != player)
     }
+    if state.hidden_assets:
+        found.update(state.hidden_assets)
+    return found
 
 
 def hp_word(hp: int, max_hp: int) -> str:
@@ -135,11 +141,14 @@ def hidden_names(state: EncounterState, view: bool | Viewer = SPECTATOR_VIEW) ->
     before "Ogre"); a name that a creature ``view`` may see also bears is left out."""
     seat = viewer(view)
     seen = {c.name for c in state.creatures.values() if _sees(seat, c)}
-    return sorted(
-        {c.name for c in state.creatures.values() if not _sees(seat, c) and c.name} - seen,
-        key=len,
-        reverse=True,
-    )
+    unseen = {c.name for c in state.creatures.values() if not _sees(seat, c) and c.name}
+    if state.hidden_assets and not seat.full:
+        hidden = set(state.hidden_assets)
+        assets = [*state.arena.assets, *state.effects.values()]
+        unseen.update(a.name for a in assets if a.id in hidden)
+        seen.update(a.name for a in assets if a.id not in hidden)
+        seen.update(z.name for z in state.arena.zones)
+    return sorted(unseen - seen, key=len, reverse=True)
 
 
 def scrub_names(value: Any, names: list[str]) -> Any:
@@ -239,13 +248,47 @@ def event_for(
     if view.full:
         return event
     kind = event.get("type")
-    if isinstance(kind, str) and "." in kind and not (catalog and catalog.public_event(kind)):
+    if (
+        isinstance(kind, str)
+        and "." in kind
+        and not _plugin_event_shown(kind, state, view, event, catalog)
+    ):
         return HIDDEN_EVENT
     ids = hidden_ids(state, view) if hidden is None else hidden
     shown = _enemy_hp(_event_for(event, state, view, ids), state, view)
     if ids:
         shown = _without_counters(shown)
     return shown
+
+
+def _plugin_event_shown(
+    kind: str,
+    state: EncounterState,
+    view: Viewer,
+    event: dict[str, Any],
+    catalog: PluginCatalog | None,
+) -> bool:
+    """Whether a player or spectator may see a plugin event: a public one, or an owner's
+    one (per creature) seen by the player controlling that creature."""
+    if catalog is None:
+        return False
+    return catalog.public_event(kind) or (catalog.owner_event(kind) and _owns(state, view, event))
+
+
+def _owns(state: EncounterState, view: Viewer, event: dict[str, Any]) -> bool:
+    """Whether ``view`` is the player controlling the creature a plugin event names."""
+    data = event.get("data")
+    cid = data.get("creature") if isinstance(data, dict) else None
+    creature = state.creatures.get(cid) if isinstance(cid, str) else None
+    return creature is not None and view.player is not None and creature.controller == view.player
+
+
+def owned_ids(state: EncounterState, view: bool | Viewer) -> set[str]:
+    """The creatures ``view``'s player controls (none for a spectator)."""
+    seat = viewer(view)
+    if seat.player is None:
+        return set()
+    return {c.id for c in state.creatures.values() if c.controller == seat.player}
 
 
 def _without_counters(event: dict[str, Any]) -> dict[str, Any]:
@@ -277,6 +320,8 @@ def _event_for(
     if kind in ("plugin_error", "plugin_overran") or (
         kind == "note_added" and event["note"].get("hidden")
     ):
+        return HIDDEN_EVENT
+    if kind == "asset_removed" and event.get("hidden"):  # hidden until it went
         return HIDDEN_EVENT
     if kind in ("chat_sent", "dice_rolled"):
         return _table_talk(event, view)
@@ -320,19 +365,28 @@ def _table_talk(event: dict[str, Any], view: Viewer) -> dict[str, Any]:
 
 
 def plugin_state_for(
-    plugin_state: dict[str, dict[str, Any]], catalog: PluginCatalog | None, ids: set[str]
+    plugin_state: dict[str, dict[str, Any]],
+    catalog: PluginCatalog | None,
+    ids: set[str],
+    owned: set[str] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The plugins' state as a player or spectator may see it: only the pieces declared
     with ``visibility="everyone"`` (none of a plugin that is not installed), and in
     those, nothing that names a creature in ``ids`` (a hidden one): a dict entry whose
-    key or text value is such an id, a list item that mentions one."""
+    key or text value is such an id, a list item that mentions one. A per-creature
+    piece (``visibility="owner"``) keeps only the entries of the creatures in ``owned``
+    (those the player controls)."""
     shown: dict[str, dict[str, Any]] = {}
+    mine = owned or set()
     for ns, piece in plugin_state.items():
-        kept = {
-            k: _strip_ids(v, ids)
-            for k, v in piece.items()
-            if catalog is not None and catalog.public_state(ns, k)
-        }
+        kept: dict[str, Any] = {}
+        for k, v in piece.items():
+            if catalog is None:
+                continue
+            if catalog.public_state(ns, k):
+                kept[k] = _strip_ids(v, ids)
+            elif catalog.owner_state(ns, k) and isinstance(v, dict):
+                kept[k] = {cid: entry for cid, entry in v.items() if cid in mine}
         if kept:
             shown[ns] = kept
     return shown
@@ -368,7 +422,9 @@ def snapshot_for(
             catalog.mark_features(creature, state.disabled_plugins)
     if view.full:
         return data
-    data["plugin_state"] = plugin_state_for(data["plugin_state"], catalog, hidden_ids(state, view))
+    data["plugin_state"] = plugin_state_for(
+        data["plugin_state"], catalog, hidden_ids(state, view), owned_ids(state, view)
+    )
     data["notes"] = {k: v for k, v in data["notes"].items() if not v["hidden"]}
     enemies = enemy_ids(state, view)
     data["creatures"] = {k: _hp_of(v) if k in enemies else v for k, v in data["creatures"].items()}
@@ -379,6 +435,15 @@ def snapshot_for(
     for creature in data["creatures"].values():
         if creature.get("sharing_with") in ids:
             creature["sharing_with"] = None
+    if state.hidden_assets:
+        data["hidden_assets"] = []
+        arena = data["arena"]
+        data["arena"] = {**arena, "assets": [a for a in arena["assets"] if a["id"] not in ids]}
+        data["effects"] = {k: v for k, v in data["effects"].items() if k not in ids}
+        for creature in data["creatures"].values():
+            if creature.get("position") in ids:
+                creature["position"] = None
+            creature["elements"] = [e for e in creature.get("elements", ()) if e not in ids]
     initiative = []
     for entry in data["initiative"]:
         members = [m for m in entry["members"] if m not in ids]

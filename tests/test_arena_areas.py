@@ -439,8 +439,10 @@ def test_damage_is_rolled_once_and_halved_on_a_save() -> None:
     ]
     assert damage(h) == {"gob": 11, "orc": 5}
     assert (h.creature("gob").hp, h.creature("orc").hp) == (19, 25)
-    rolls = {e.roll for e in h.events if isinstance(e, Damaged)}
-    assert len(rolls) == 1  # one roll for the whole effect
+    hurt = [e.roll for e in h.events if isinstance(e, Damaged)]
+    assert {(r.expr, r.dice, r.total) for r in hurt if r} == {("2d6", (6, 5), 11)}  # one roll
+    # ... recorded once: its dice's counters on the first target's event only.
+    assert [len(r.draws) for r in hurt if r] == [2, 0]
     assert h.dice.remaining == ()
     h.assert_replay_matches()
 

@@ -14,6 +14,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+import zonekeep.plugins.srd as srd_plugin
 from zonekeep.protocol import ROSTER_REFERENCE_KEYS, schema
 from zonekeep.sdk import ABILITIES, DAMAGE_TYPES, Size, creature_from_dict, parse_compendium_source
 from zonekeep.sdk._compendium import REFERENCE_KEYS, dice_average
@@ -21,7 +22,6 @@ from zonekeep.sdk.host import (
     CHALLENGE_RATINGS,
     Compendium,
     CompendiumError,
-    bundled_compendium_files,
     character_creature,
     character_problems,
     entry_creatures,
@@ -33,7 +33,7 @@ from zonekeep.sdk.host import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-SRD = ROOT / "sdk" / "compendium" / "srd-5.1.json"
+SRD = ROOT / "plugins" / "srd" / "srd-5.1.json"
 DOC = ROOT / "docs" / "compendium.md"
 ARIA = ROOT / "examples" / "characters" / "aria.json"
 ATTRIBUTION = (
@@ -67,7 +67,8 @@ ENTRY_IDS = [e["id"] for e in raw()["entries"]]
 
 
 def test_the_bundled_file_is_the_srd_with_its_attribution() -> None:
-    assert bundled_compendium_files() == [SRD]
+    assert srd_plugin.DATA == SRD
+    assert srd_plugin.srd_source() == load_compendium_file(SRD)
     data = raw()
     assert (data["name"], data["license"]) == ("srd", "CC-BY-4.0")
     assert data["attribution"] == ATTRIBUTION

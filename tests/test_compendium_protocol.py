@@ -32,7 +32,7 @@ from zonekeep.server import ZonekeepServer
 from zonekeep.server._cli import main
 
 MakeServer = Callable[..., Any]
-SRD = Path(__file__).resolve().parent.parent / "sdk" / "compendium" / "srd-5.1.json"
+SRD = Path(__file__).resolve().parent.parent / "plugins" / "srd" / "srd-5.1.json"
 
 
 async def ask(client: ZonekeepClient, **params: Any) -> dict[str, Any]:
@@ -429,6 +429,37 @@ async def test_a_compendium_folder_adds_its_entries(
     assert hag["maneuver_dc"] == 8 + 2 + 3  # proficiency +2 at CR 3, Strength +3
 
 
+async def test_an_operator_turns_the_srd_plugin_off(make_server: MakeServer) -> None:
+    """The SRD creatures come from the built-in content plugin ``zonekeep.srd``: disabled,
+    the server still starts, its compendium has no ``srd`` entry and a roster naming
+    one is refused by name, while the rules (and an operator's own files) still play."""
+    config = ServerConfig(port=0, store="memory", plugins_disabled=("zonekeep.srd",))
+    engine = Engine.from_config(disabled=config.plugins_disabled)
+    assert "zonekeep.srd" not in {name for name, _ in engine.pm.list_name_plugin()}
+    running: Running = await make_server(config, engine=engine)
+    async with running.client() as gm:
+        everything = await ask(gm)
+        assert everything["total"] == 0 and everything["entries"] == []
+        assert (await ask(gm, text="goblin"))["entries"] == []
+        error = await refused(
+            gm,
+            "create_encounter",
+            {
+                "name": "Ambush",
+                "arena": "tavern",
+                "creatures": [*heroes(), {"compendium": "srd.goblin"}],
+            },
+        )
+        assert (error.code, error.name) == (4000, "invalid_params")
+        assert "creatures[2].compendium: there is no compendium entry 'srd.goblin'" in (
+            error.message
+        )
+        assert running.server.rooms == {}
+        with trio.fail_after(helpers.deadline(5)):
+            created = await gm.create_encounter("Duel", "tavern", heroes())
+    assert sorted(created["snapshot"]["creatures"]) == ["aria", "brom"]
+
+
 def test_a_source_declared_twice_is_refused_at_start(tmp_path: Path) -> None:
     folder = tmp_path / "compendium"
     folder.mkdir()
@@ -441,9 +472,10 @@ def test_a_source_declared_twice_is_refused_at_start(tmp_path: Path) -> None:
     message = str(info.value)
     assert f"compendium source 'ours' is declared twice: by {folder / 'a.json'} and by " in message
     assert str(folder / "b.json") in message
-    assert "compendium source 'srd' is declared twice: by the bundled file srd-5.1.json and by" in (
-        message
-    )
+    assert (
+        f"compendium source 'srd' is declared twice: by {folder / 'c.json'} and by plugin "
+        "'zonekeep.srd'"
+    ) in message
 
 
 def test_zonekeep_serve_refuses_to_start_with_a_clash(tmp_path: Path) -> None:
@@ -465,7 +497,7 @@ def test_zonekeep_serve_refuses_to_start_with_a_clash(tmp_path: Path) -> None:
     )
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("zonekeep: cannot load the compendium:\n")
-    assert f"by the bundled file srd-5.1.json and by {folder / 'mine.json'}" in done.stderr
+    assert f"by {folder / 'mine.json'} and by plugin 'zonekeep.srd'" in done.stderr
 
 
 def test_config_check_reports_compendium_problems(
@@ -568,7 +600,7 @@ async def test_a_plugin_contributes_entries(make_server: MakeServer) -> None:
 @pytest.mark.parametrize(
     ("plugin", "words"),
     [
-        (ClashingPlugin(), "compendium source 'srd' is declared twice: by the bundled file"),
+        (ClashingPlugin(), "compendium source 'srd' is declared twice: by plugin 'zonekeep.srd'"),
         (BrokenPlugin(), "failed in zonekeep_compendium: RuntimeError('no data today')"),
     ],
 )

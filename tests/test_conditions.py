@@ -311,7 +311,11 @@ def test_a_plain_removal_takes_the_effects_that_give_it_and_their_children() -> 
 @pytest.mark.parametrize(
     ("params", "code", "words"),
     [
-        ({"parent": "c999"}, "unknown_effect", "no condition effect 'c999'"),
+        (
+            {"parent": "c999"},
+            "unknown_effect",
+            "no condition effect, ongoing effect or asset 'c999'",
+        ),
         ({"of": "bram"}, "invalid_params", "give 'until'"),
         ({"until": "next_tuesday"}, "invalid_params", "'start_of_turn' or 'end_of_turn'"),
         ({"until": "end_of_turn", "of": "nobody"}, "unknown_creature", "'nobody'"),

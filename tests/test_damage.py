@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from helpers import make
 
+import zonekeep.plugins.srd as srd_plugin
 from zonekeep.sdk import (
     Attack,
     ConditionApplied,
@@ -26,7 +27,7 @@ from zonekeep.sdk import (
     RuleContext,
     hookimpl,
 )
-from zonekeep.sdk.host import bundled_compendium_files, entry_creatures, load_compendium_file
+from zonekeep.sdk.host import entry_creatures
 from zonekeep.sdk.testing import EncounterHarness
 
 
@@ -301,7 +302,7 @@ def test_a_rule_giving_an_immune_creature_a_condition_does_not_apply_it() -> Non
 
 
 def test_a_compendium_entrys_defences_reach_the_creature() -> None:
-    (srd,) = [load_compendium_file(path) for path in bundled_compendium_files()]
+    srd = srd_plugin.srd_source()
     entry = next(e for e in srd.entries if e.id == "skeleton")
     (skeleton,) = entry_creatures(entry)
     assert skeleton.damage_vulnerabilities == ["bludgeoning"]

@@ -4,6 +4,7 @@ hook; what is automated and what the GM adjudicates, and why."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -67,7 +68,7 @@ class Features:
     @hookimpl
     def zonekeep_features(self) -> list[FeatureSpec]:
         return [
-            FeatureSpec("pack-tactics", "trait", doc="advantage with an ally engaged"),
+            FeatureSpec("hive-tactics", "trait", doc="advantage with an ally engaged"),
             FeatureSpec(
                 "breath",
                 "action",
@@ -105,20 +106,27 @@ def test_a_plain_string_trait_still_loads_as_a_gm_adjudicated_trait() -> None:
     )
 
 
-def test_the_bundled_srd_file_with_its_sentences_still_loads() -> None:
-    from zonekeep.sdk.host import bundled_compendium_files, load_compendium_file
+def test_the_srd_data_has_no_trait_left_as_a_sentence() -> None:
+    """The SRD creatures (the ``zonekeep.srd`` plugin's file) carry structured features:
+    no trait there loads as a sentence, and every one has a name and a text."""
+    from zonekeep.plugins.srd import DATA
+    from zonekeep.sdk.host import load_compendium_file
 
-    source = load_compendium_file(bundled_compendium_files()[0])
-    with_traits = [e for e in source.entries if e.traits]
-    assert with_traits
-    assert all(t.id == "gm" and t.gm and t.text for e in with_traits for t in e.traits)
+    source = load_compendium_file(DATA)
+    raw = json.loads(DATA.read_text(encoding="utf-8"))
+    assert all(isinstance(t, dict) for e in raw["entries"] for t in e.get("traits", ()))
+    features: list[Trait | Action] = [*(t for e in source.entries for t in e.traits)]
+    features += [a for e in source.entries for a in e.actions]
+    assert len(features) > 300
+    assert all(f.name and f.text for f in features)
+    assert not [f for f in features if f.gm == "written as a sentence, without structured data"]
 
 
 def test_structured_features_load_onto_entries_and_their_creatures() -> None:
     source = parse_compendium_source(
         _source(
             _entry(
-                traits=[{"id": "pack-tactics", "name": "Pack Tactics", "text": "Ally near."}],
+                traits=[{"id": "hive-tactics", "name": "Hive Tactics", "text": "Ally near."}],
                 actions=[
                     {
                         "id": "breath",
@@ -160,7 +168,7 @@ def test_a_roster_creature_spells_out_features_and_round_trips() -> None:
         "side": "wolves",
         "abilities": {"str": 3},
         "proficiency": 3,
-        "traits": [{"id": "pack-tactics", "name": "Pack Tactics"}],
+        "traits": [{"id": "hive-tactics", "name": "Hive Tactics"}],
         "actions": [{"id": "gm", "name": "Bark", "gm": "flavour", "uses": {"charges": 2}}],
         "attacks": [
             {
@@ -249,8 +257,8 @@ def _wolf() -> Creature:
         "Wolf",
         "wolves",
         traits=(
-            Trait("pack-tactics", "Pack Tactics", "text"),
-            Trait("keen-senses", "Keen Senses", "nobody implements it"),
+            Trait("hive-tactics", "Hive Tactics", "text"),
+            Trait("tremor-sense", "Tremor Sense", "nobody implements it"),
             Trait("gm", "False Appearance", "looks like a rock", gm="the GM decides"),
         ),
         actions=(Action("breath", "Fire Breath", params={"damage": "7d6"}, uses=Uses(recharge=5)),),
@@ -270,8 +278,8 @@ def test_the_snapshot_view_marks_each_feature_automated_or_gm_with_the_reason() 
     view = h.creature_view("w")
     traits = [(t["id"], t["automated"], t["gm"]) for t in view["traits"]]
     assert traits == [
-        ("pack-tactics", True, None),
-        ("keen-senses", False, "no installed plugin implements it"),
+        ("hive-tactics", True, None),
+        ("tremor-sense", False, "no installed plugin implements it"),
         ("gm", False, "the GM decides"),
     ]
     assert [(a["id"], a["automated"], a["gm"]) for a in view["actions"]] == [("breath", True, None)]
@@ -313,7 +321,7 @@ def _plugins_with(*extra: object) -> list[object]:
 class _Twice:
     @hookimpl
     def zonekeep_features(self) -> list[FeatureSpec]:
-        return [FeatureSpec("pack-tactics", "trait")]
+        return [FeatureSpec("hive-tactics", "trait")]
 
 
 class _BadSchema:
@@ -325,7 +333,7 @@ class _BadSchema:
 @pytest.mark.parametrize(
     ("plugin", "problem"),
     [
-        (_Twice(), "trait feature 'pack-tactics' is declared by both"),
+        (_Twice(), "trait feature 'hive-tactics' is declared by both"),
         (_BadSchema(), "feature 'odd': params_schema: the keyword 'pattern' is not supported"),
     ],
 )

@@ -38,6 +38,7 @@ from zonekeep.sdk import (
     GM,
     GM_ACTOR,
     SYSTEM_ACTOR,
+    Action,
     ActionTaken,
     Actor,
     Arena,
@@ -119,6 +120,10 @@ def creatures(draw: st.DrawFn) -> list[Creature]:
                 ac=draw(st.integers(8, 16)),
                 group=None if pc else draw(st.sampled_from([None, "g1", "g1", "g2"])),
                 attacks=[Attack("claw", "melee", draw(st.integers(0, 6)), "1d6")],
+                # A third creature of the GM's can Nimble Escape (zonekeep.srd's bonus action).
+                actions=(Action("nimble-escape", "Nimble Escape", "bonus_action"),)
+                if i == 2 and not pc
+                else (),
             )
         )
     return found
@@ -483,6 +488,9 @@ BUILDERS: dict[str, Builder] = {
     "attack": turn_command(lambda d, s, me: _target("target")(d, s, me) if me.attacks else None),
     "dash": turn_command(),
     "disengage": turn_command(),
+    "nimble_escape": turn_command(
+        lambda d, s, me: {} if any(a.id == "nimble-escape" for a in me.actions) else None
+    ),
     "dodge": turn_command(),
     "sprint": turn_command(),
     "stand": turn_command(lambda d, s, me: {} if "prone" in me.conditions else None),

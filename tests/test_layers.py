@@ -80,7 +80,10 @@ def _named(layer: str) -> list[str]:
 
 
 def _modules(folder: str) -> set[str]:
-    return {p.stem for p in (ROOT / folder).glob("*.py") if p.stem != "__init__"}
+    """The modules and packages of ``folder`` (a content plugin such as ``srd`` is a
+    package, for its data files)."""
+    modules = {p.stem for p in (ROOT / folder).glob("*.py") if p.stem != "__init__"}
+    return modules | {p.parent.name for p in (ROOT / folder).glob("*/__init__.py")}
 
 
 def test_the_servers_layers_name_every_server_module_once() -> None:

@@ -186,7 +186,7 @@ def test_the_wheel_installs_and_serves_its_bundled_arenas(
         f"{data}/encounters/swamp-lizardfolk.json",
         "zonekeep/protocol/schemas/hello.result.schema.json",
         "zonekeep/protocol/schemas/compendium.schema.json",
-        "zonekeep/sdk/compendium/srd-5.1.json",
+        "zonekeep/plugins/srd/srd-5.1.json",
         "zonekeep/protocol/SPEC.md",
         "zonekeep/server/static/index.html",
         "zonekeep/server/static/table.js",

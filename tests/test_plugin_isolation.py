@@ -122,6 +122,14 @@ def decide(h: EncounterHarness) -> tuple[str, dict[str, Any]]:
     return "decide", {"decision": h.state.pending[0].id, "choice": ["yes"]}
 
 
+def aria_poisoned(h: EncounterHarness) -> None:
+    h.send("apply_effect", creature="aria", condition="poisoned")
+
+
+def end_the_effect(h: EncounterHarness) -> tuple[str, dict[str, Any]]:
+    return "end_effect_of", {"effect": next(iter(h.state.condition_effects))}
+
+
 def at_chair(h: EncounterHarness) -> None:
     h.send("take_position", creature="aria", asset="chair")
 
@@ -181,6 +189,9 @@ SCENARIOS: dict[str, tuple[str, Setup, Send, list[int]]] = {
     "zonekeep_condition_removed": ("refuse", aria_prone, send("stand", creature="aria"), []),
     "zonekeep_attack_made": ("refuse", nothing, ATTACK, DICE),
     "zonekeep_modify_damage": ("skip", nothing, ATTACK, DICE),
+    "zonekeep_after_damage": ("refuse", nothing, ATTACK, DICE),
+    "zonekeep_effect_ended": ("refuse", aria_poisoned, end_the_effect, []),
+    "zonekeep_zone_affected": ("refuse", nothing, send("damage_zone", zone="yard", damage="3"), []),
     "zonekeep_save_fails": ("skip", nothing, AREA_SAVE, [12]),
     "zonekeep_event_applied": ("skip", nothing, send("dodge", creature="aria"), []),
     "zonekeep_zone_leaving": ("refuse", nothing, ENTER, DICE),

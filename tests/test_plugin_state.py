@@ -288,7 +288,7 @@ def test_bad_declarations_stop_the_engine_naming_every_problem() -> None:
         "declare (use plain {field} names)",
         "plugin 'oops': 'other.d' is in another namespace; plugin 'oops' declares its ids "
         "short ('d') or as 'oops'.<name>",
-        "plugin 'oops': event type 'e' has visibility 'players'; use 'gm' or 'everyone'",
+        "plugin 'oops': event type 'e' has visibility 'players'; use 'gm', 'owner' or 'everyone'",
         "event type 'oops.f' is declared twice by plugin 'oops'",
     )
 

@@ -494,7 +494,7 @@ def _tavern() -> dict[str, Any]:
 
 
 def _goblin_entry() -> dict[str, Any]:
-    entries = json.loads((_ROOT / "sdk" / "compendium" / "srd-5.1.json").read_text())["entries"]
+    entries = json.loads((_ROOT / "plugins" / "srd" / "srd-5.1.json").read_text())["entries"]
     entry: dict[str, Any] = next(e for e in entries if e["id"] == "goblin")
     return entry
 

@@ -9,6 +9,10 @@ from typing import Any
 import pytest
 
 from zonekeep.sdk import (
+    Asset,
+    AssetChanged,
+    AssetPlaced,
+    AssetRemoved,
     Attack,
     ChatSent,
     ConditionPrevented,
@@ -55,6 +59,12 @@ HAND_MADE["dice_committed"] = DiceCommitted("seeded", commitment("table-7"), "ta
 HAND_MADE["dice_contributed"] = DiceContributed("alice", "lucky-socks")
 HAND_MADE["dice_revealed"] = DiceRevealed("ab" * 32, commitment("ab" * 32), "rotated")
 HAND_MADE["dice_drawn"] = DiceDrawn(((0, 6, 3), (1, 20, 17)))
+#: (The asset events come from plugins only: ``place_asset`` and ``change_asset``.)
+HAND_MADE["asset_placed"] = AssetPlaced(
+    Asset("web", "Webs", "terrain", "hall", tags=("web",), data={"dc": 12}), True, "gm"
+)
+HAND_MADE["asset_changed"] = AssetChanged("web", {"dc": 14}, False)
+HAND_MADE["asset_removed"] = AssetRemoved("web", "burned", hidden=True)
 #: (The table's free rolls and chat are the server's too: the ``roll`` and ``chat`` requests.)
 HAND_MADE["dice_rolled"] = DiceRolled(
     "alice", RollRecord("2d6+1", (3, 5), (3, 5), 1, 9, draws=((4, 6), (5, 6))), "Luck", True
@@ -207,6 +217,7 @@ def played_arena() -> tuple[Event, ...]:
         ongoing=True,
     )
     h.send("end_effect", asset=next(iter(h.state.effects)))
+    h.rolls(4).send("damage_zone", zone="hall", damage="1d6", damage_type="fire")
     h.assert_replay_matches()
     return tuple(h.events)
 
@@ -252,7 +263,10 @@ def test_played_encounter_carries_nested_data() -> None:
     # The round trips above are only meaningful if nested data was really there.
     events = {e.type: e for e in played()}
     rolled = event_to_dict(events["initiative_rolled"])
-    assert rolled["rolloffs"] == [{"contenders": ["alice", "gm"], "rolls": [5, 12], "draws": []}]
+    # The harness counts the dice as the server does: each die names its counter.
+    assert rolled["rolloffs"] == [
+        {"contenders": ["alice", "gm"], "rolls": [5, 12], "draws": [(4, 20), (5, 20)]}
+    ]
     assert rolled["entries"][0]["roll"]["kept"] == [15]
     attack = event_to_dict(next(e for e in played() if e.type == "attack_made"))
     assert attack["critical"] is True

@@ -15,18 +15,18 @@ from typing import Any
 
 import jsonschema
 
+import zonekeep.plugins.srd as srd_plugin
 from zonekeep.protocol import schema
 from zonekeep.sdk import CompendiumEntry, parse_compendium_source, parse_dice
 from zonekeep.sdk._compendium import dice_average, entry_problems
 from zonekeep.sdk.host import (
     Compendium,
-    bundled_compendium_files,
     load_compendium_file,
     proficiency_bonus,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-SRD = ROOT / "sdk" / "compendium" / "srd-5.1.json"
+SRD = ROOT / "plugins" / "srd" / "srd-5.1.json"
 
 #: The issue this groundwork is for asks for every SRD creature of challenge 5 or less;
 #: 120 is the floor this file must not fall below.
@@ -132,7 +132,7 @@ def test_the_damage_check_finds_attacks_that_disagree_with_their_dice() -> None:
 
 
 def test_every_entry_carries_the_cc_by_attribution_of_its_source() -> None:
-    assert bundled_compendium_files() == [SRD]
+    assert srd_plugin.DATA == SRD
     found = srd()
     assert len(found.entries) >= AT_LEAST
     for full_id in found.entries:

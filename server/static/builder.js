@@ -2,7 +2,9 @@
 // library (with a preview drawn like the map) or an uploaded JSON/TOML file (checked by
 // the server, every problem shown at its path); creatures from the compendium, a count,
 // a starting zone, hidden or not, name/hp/AC per copy; player seats by name; every
-// encounter option from its JSON Schema; Start. The draft is kept in localStorage.
+// encounter option from its JSON Schema; the encounter's difficulty for the party (by
+// XP: each creature's XP by challenge rating, the multiplier for the number of
+// monsters, the party's thresholds by level); Start. The draft is kept in localStorage.
 "use strict";
 
 (() => {
@@ -12,8 +14,8 @@
     title: "",
     arenaName: null, // a library arena's name
     upload: null, // {file, arena} an uploaded, valid arena
-    groups: [], // {id, name, side, copies: [{name, hp, ac, zone, hidden}]}
-    seats: [], // {player, zone}
+    groups: [], // {id, name, side, challenge, copies: [{name, hp, ac, zone, hidden}]}
+    seats: [], // {player, zone, level}
     options: {}, // option -> value, only those changed
     public: false,
   });
@@ -34,12 +36,6 @@
     arenas: new Map(), // name -> arena object
     schema: null,
   };
-
-  function save() {
-    try {
-      localStorage.setItem(DRAFT, JSON.stringify(b.draft));
-    } catch { /* not kept */ }
-  }
 
   function hasDraft() {
     try {
@@ -88,6 +84,8 @@
       el("div", { id: "builder-roster" }),
       el("h3", {}, "Player seats"),
       el("div", { id: "builder-seats" }),
+      el("h3", {}, "Difficulty"),
+      el("div", { id: "builder-difficulty", "aria-live": "polite" }),
       el("h3", {}, "Options"),
       el("div", { id: "builder-options" }),
       el("div", { class: "zk-row" },
@@ -139,6 +137,14 @@
     renderRoster();
     renderSeats();
     renderOptions();
+    renderDifficulty();
+  }
+
+  function save() {
+    try {
+      localStorage.setItem(DRAFT, JSON.stringify(b.draft));
+    } catch { /* not kept */ }
+    renderDifficulty();
   }
 
   // -- the arena ------------------------------------------------------------------------
@@ -290,7 +296,7 @@
     for (let i = 1; i <= Math.min(50, count); i++) {
       copies.push({ name: count > 1 ? `${e.name} ${i}` : e.name, hp: e.hp?.average ?? null, ac: e.ac ?? null, zone: zones[0]?.id || null, hidden: false });
     }
-    b.draft.groups.push({ id: item.id, name: e.name, side: "enemies", copies, defaults: { hp: e.hp?.average, ac: e.ac } });
+    b.draft.groups.push({ id: item.id, name: e.name, side: "enemies", challenge: e.challenge, copies, defaults: { hp: e.hp?.average, ac: e.ac } });
     save();
     renderRoster();
   }
@@ -355,7 +361,7 @@
       if (player === "gm") return error("“gm” is the GM's own name: choose another.");
       if (b.draft.seats.some((s) => s.player === player)) return error(`There is already a seat for ${player}.`);
       error("");
-      b.draft.seats.push({ player, zone: zones[0]?.id || null });
+      b.draft.seats.push({ player, zone: zones[0]?.id || null, level: 1 });
       save();
       renderSeats();
       document.getElementById("seat-name").focus();
@@ -366,6 +372,14 @@
         el("strong", {}, s.player), " starts in ",
         el("select", { name: "zone", "aria-label": `${s.player}'s character starts in`, onchange: (ev) => { s.zone = ev.target.value || null; save(); } },
           zones.map((z) => el("option", { value: z.id, selected: z.id === s.zone }, z.name))),
+        " at level ",
+        el("input", { name: "level", type: "number", min: 1, max: 20, value: s.level ?? 1, "aria-label": `${s.player}'s character's level`, oninput: (ev) => {
+          const level = Math.trunc(Number(ev.target.value));
+          if (level >= 1 && level <= 20) {
+            s.level = level;
+            save();
+          }
+        } }),
         " ",
         el("button", { type: "button", class: "zk-remove", onclick: () => {
           b.draft.seats.splice(i, 1);
@@ -373,6 +387,77 @@
           renderSeats();
         } }, "Remove")))),
       el("form", { id: "seat-form", class: "zk-row", onsubmit: add }, input, " ", el("button", { type: "submit", id: "add-seat" }, "Add seat")));
+  }
+
+  // -- difficulty -----------------------------------------------------------------------
+
+  /** XP of a creature by challenge rating (SRD 5.1, "Experience Points by Challenge Rating"). */
+  const XP_BY_CR = new Map([[0, 10], [0.125, 25], [0.25, 50], [0.5, 100], [1, 200], [2, 450], [3, 700],
+    [4, 1100], [5, 1800], [6, 2300], [7, 2900], [8, 3900], [9, 5000], [10, 5900], [11, 7200],
+    [12, 8400], [13, 10000], [14, 11500], [15, 13000], [16, 15000], [17, 18000], [18, 20000],
+    [19, 22000], [20, 25000], [21, 33000], [22, 41000], [23, 50000], [24, 62000], [25, 75000],
+    [26, 90000], [27, 105000], [28, 120000], [29, 135000], [30, 155000]]);
+  /** A character's XP thresholds by level: easy, medium, hard, deadly. */
+  const THRESHOLDS = [null, [25, 50, 75, 100], [50, 100, 150, 200], [75, 150, 225, 400],
+    [125, 250, 375, 500], [250, 500, 750, 1100], [300, 600, 900, 1400], [350, 750, 1100, 1700],
+    [450, 900, 1400, 2100], [550, 1100, 1600, 2400], [600, 1200, 1900, 2800],
+    [800, 1600, 2400, 3600], [1000, 2000, 3000, 4500], [1100, 2200, 3400, 5100],
+    [1250, 2500, 3800, 5700], [1400, 2800, 4300, 6400], [1600, 3200, 4800, 7200],
+    [2000, 3900, 5900, 8800], [2100, 4200, 6300, 9500], [2400, 4900, 7300, 10900],
+    [2800, 5700, 8500, 12700]];
+  const LEVELS = ["easy", "medium", "hard", "deadly"];
+  const MULTIPLIERS = [0.5, 1, 1.5, 2, 2.5, 3, 4, 5];
+
+  /** The multiplier for `monsters` monsters against a party of `party` characters: one
+   * step up for fewer than three characters, one step down for six or more. */
+  function multiplier(monsters, party) {
+    let step = monsters <= 1 ? 1 : monsters === 2 ? 2 : monsters <= 6 ? 3 : monsters <= 10 ? 4 : monsters <= 14 ? 5 : 6;
+    if (party < 3) step += 1;
+    else if (party >= 6) step -= 1;
+    return MULTIPLIERS[step];
+  }
+
+  /** The encounter's difficulty for the party, or null with the reason why not. */
+  function difficulty(draft) {
+    const foes = draft.groups.filter((g) => g.side === "enemies");
+    const unknown = foes.filter((g) => !XP_BY_CR.has(g.challenge)).map((g) => g.name);
+    const counted = foes.filter((g) => XP_BY_CR.has(g.challenge));
+    const monsters = counted.reduce((n, g) => n + g.copies.length, 0);
+    const xp = counted.reduce((n, g) => n + XP_BY_CR.get(g.challenge) * g.copies.length, 0);
+    const party = draft.seats.length;
+    if (!party) return { reason: "Add player seats (with their characters' levels) to see how hard this is for them.", unknown };
+    if (!monsters) return { reason: "No creature with a challenge rating is against the players yet.", unknown };
+    const thresholds = [0, 0, 0, 0];
+    for (const seat of draft.seats) {
+      const row = THRESHOLDS[Math.min(20, Math.max(1, seat.level ?? 1))];
+      row.forEach((v, i) => { thresholds[i] += v; });
+    }
+    const factor = multiplier(monsters, party);
+    const adjusted = Math.round(xp * factor);
+    let rating = "trivial";
+    LEVELS.forEach((name, i) => { if (adjusted >= thresholds[i]) rating = name; });
+    return { rating, xp, factor, adjusted, monsters, party, thresholds, unknown };
+  }
+
+  function renderDifficulty() {
+    const box = document.getElementById("builder-difficulty");
+    if (!box) return;
+    const { el } = window.zonekeepHome;
+    const d = difficulty(b.draft);
+    const notes = d.unknown.length ? [el("p", { class: "muted" }, `Not counted (no challenge rating): ${d.unknown.join(", ")}.`)] : [];
+    if (!d.rating) {
+      box.replaceChildren(el("p", { id: "difficulty-rating", class: "muted", dataset: { rating: "" } }, d.reason), ...notes);
+      return;
+    }
+    const words = d.rating === "trivial" ? "Trivial: below the easy threshold" : d.rating[0].toUpperCase() + d.rating.slice(1);
+    box.replaceChildren(
+      el("p", { id: "difficulty-rating", dataset: { rating: d.rating } }, el("strong", {}, words), ` for ${d.party} character${d.party > 1 ? "s" : ""}: `,
+        `${d.monsters} creature${d.monsters > 1 ? "s" : ""} worth ${d.xp} XP, × ${d.factor} for their number = ${d.adjusted} XP.`),
+      el("table", { class: "zk-thresholds" },
+        el("caption", {}, "The party's thresholds (XP)"),
+        el("thead", {}, el("tr", {}, LEVELS.map((name) => el("th", { scope: "col" }, name)))),
+        el("tbody", {}, el("tr", {}, d.thresholds.map((v, i) => el("td", { dataset: { level: LEVELS[i] } }, String(v)))))),
+      ...notes);
   }
 
   // -- options, from their schema -------------------------------------------------------
@@ -542,5 +627,5 @@
     b.hooks.created(title, created.encounter, { gm_token: created.gm_token, seats: created.seats });
   }
 
-  window.zonekeepBuilder = { open, hasDraft };
+  window.zonekeepBuilder = { open, hasDraft, difficulty };
 })();

@@ -723,6 +723,10 @@
       : `${name(e.creature)} uses ${e.action.replaceAll("_", " ")} (${e.cost}).`),
     adjacency_ended: (e) => `${name(e.creature)} is no longer beside ${name(e.ally)}.`,
     adjacency_taken: (e) => `${name(e.creature)} stands ${e.back_to_back ? "back-to-back with" : "beside"} ${name(e.ally)}.`,
+    asset_changed: (e) => (e.hidden === true ? `${assetName(e.asset)} is hidden from the players.`
+      : e.hidden === false ? `${assetName(e.asset)} is revealed.` : `${assetName(e.asset)} changes.`),
+    asset_placed: (e) => `${e.asset.name} appears in ${zoneName(e.asset.zone)}${e.hidden ? " (hidden from the players)" : ""}.`,
+    asset_removed: (e) => `${assetName(e.asset)} is gone${e.reason ? ` (${e.reason})` : ""}.`,
     attack_made: (e) => `${name(e.attacker)} attacks ${name(e.target)} with ${e.attack}${e.reaction ? " (opportunity attack)" : ""}: ${rollText(e.roll)} against AC ${e.target_ac}, ${e.critical ? `a critical hit (${criticalWhy(e)})` : e.hit ? "a hit" : "a miss"}.`,
     communicated: (e) => `${name(e.creature)} says: “${e.text}”`,
     condition_applied: (e) => `${name(e.creature)} is ${e.condition}.`,
@@ -784,6 +788,7 @@
     turn_ended: (e) => `${name(e.creature)} ends its turn.`,
     turn_skipped: (e) => `${name(e.creature)}'s turn is skipped (${e.reason}).`,
     turn_started: (e) => `${name(e.creature)}'s turn.`,
+    zone_affected: (e) => `${zoneName(e.zone)} is hit${e.damage ? `: ${e.damage}${e.damage_type ? ` ${e.damage_type}` : ""} damage${e.roll ? ` (${rollText(e.roll)})` : ""}` : ""}.`,
     zone_entered: (e) => `${name(e.creature)} enters ${zoneName(e.to_zone)} from ${zoneName(e.from_zone)}${e.forced ? " (forced)" : ""}.`,
     hidden: () => "Something happens out of sight.",
     check_rolled: (e) => `${name(e.creature)} ${e.save ? `${e.ability.toUpperCase()} save` : `${e.ability.toUpperCase()}${e.skill ? ` (${e.skill.replaceAll("_", " ")})` : ""} check`}: ${rollText(e.roll)}${e.dc ? ` against DC ${e.dc}, ${e.success ? "success" : "failure"}` : ""}.`,

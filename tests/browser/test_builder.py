@@ -341,3 +341,66 @@ def test_anyone_watches_a_public_encounter_from_the_home_page(
     expect(stranger.locator("#status")).to_have_text("Connected as spectator")
     expect(stranger.locator("#encounter-name")).to_have_text("Open table")
     assert stranger.errors == [] and home.errors == [] and di.errors == []
+
+
+def test_the_builder_shows_the_encounters_difficulty_for_the_party(
+    browser: Any, keyed_server: str
+) -> None:
+    """The difficulty panel by XP: goblins (CR 1/4, 50 XP) and a goblin boss (CR 1,
+    200 XP), the multiplier for their number (one step up for a party under three, one
+    down from six), the party's thresholds by level; creatures on the party's side do
+    not count."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=STEP_MS)
+    home = _page(browser.new_context(), f"{keyed_server}/table/#gm_key={KEY}")
+    home.locator("#new-encounter").click()
+    home.locator("#arena-select").select_option("tavern")
+    rating = home.locator("#difficulty-rating")
+    expect(rating).to_contain_text("Add player seats")
+
+    search = home.locator("#compendium-search")
+    search.locator("[name=text]").fill("goblin")
+    search.get_by_role("button", name="Search").click()
+    goblin = home.locator("#compendium-results tr[data-entry='srd.goblin']")
+    goblin.locator("[name=count]").fill("4")
+    goblin.get_by_role("button", name="Add").click()
+    home.locator("#compendium-results tr[data-entry='srd.goblin-boss'] button").click()
+    for player in ("Ana", "Ben"):
+        home.locator("#seat-name").fill(player)
+        home.locator("#add-seat").click()
+
+    # 4 x 50 + 200 = 400 XP; five creatures x2, one step up for two characters: x2.5.
+    # Two 1st-level characters: 50 / 100 / 150 / 200.
+    expect(rating).to_have_attribute("data-rating", "deadly")
+    expect(rating).to_contain_text(
+        "5 creatures worth 400 XP, \u00d7 2.5 for their number = 1000 XP"
+    )
+    thresholds = home.locator("#builder-difficulty td")
+    expect(thresholds).to_have_text(["50", "100", "150", "200"])
+
+    # Two 5th-level characters: 500 / 1000 / 1500 / 2200; 1000 XP is medium.
+    for player in ("Ana", "Ben"):
+        home.locator(f"#builder-seats li[data-seat={player}] [name=level]").fill("5")
+    expect(rating).to_have_attribute("data-rating", "medium")
+    expect(thresholds).to_have_text(["500", "1000", "1500", "2200"])
+
+    # A third 5th-level character: x2 for five creatures, 800 XP against 750 / 1500 /
+    # 2250 / 3300: easy.
+    home.locator("#seat-name").fill("Cid")
+    home.locator("#add-seat").click()
+    home.locator("#builder-seats li[data-seat=Cid] [name=level]").fill("5")
+    expect(rating).to_have_attribute("data-rating", "easy")
+    expect(rating).to_contain_text(
+        "for 3 characters: 5 creatures worth 400 XP, \u00d7 2 for their number = 800 XP"
+    )
+
+    # The boss on the party's side: 4 goblins, 200 XP x2 = 400, below easy.
+    boss = home.locator("#builder-roster .zk-group").nth(1)
+    boss.locator("[name=side]").select_option("party")
+    expect(rating).to_have_attribute("data-rating", "trivial")
+    expect(rating).to_contain_text("4 creatures worth 200 XP, \u00d7 2 for their number = 400 XP")
+    # The levels are part of the draft: they survive a reload.
+    home.reload()
+    expect(home.locator("#difficulty-rating")).to_have_attribute("data-rating", "trivial")
+    assert home.errors == []

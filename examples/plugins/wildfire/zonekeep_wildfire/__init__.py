@@ -419,7 +419,7 @@ def zonekeep_zone_entered(
     if BURNING not in creature.conditions or creature.zone is None:
         return
     zone = creature.zone
-    for slick in [a for a in ctx.state.arena.assets_in(zone) if OIL_SLICK in a.tags]:
+    for slick in [a for a in ctx.state.assets_in(zone) if OIL_SLICK in a.tags]:
         if slick.id in ctx.plugin_state(PLUGIN)["ignited"]:
             continue
         ctx.emit(plugin_event(IGNITED, slick=slick.id, creature=creature.id, zone=zone))
