@@ -156,14 +156,14 @@ def _written(
 
 
 @cache
-def fold_rules() -> dict[str, tuple[str, ...]]:
-    """Event type -> the snapshot keys its reducer changes (besides ``seq``), sorted."""
+def _reducers() -> tuple[dict[str, ast.FunctionDef], dict[str, ast.FunctionDef]]:
+    """Event type -> its reducer's definition; and every function of the reducers'
+    module, by name."""
     # The module of the reducers: where ``apply_event`` is (the SDK's public name).
     tree = ast.parse(inspect.getsource(sys.modules[apply_event.__module__]))
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     type_of = {cls.__name__: name for name, cls in EVENT_TYPES.items()}
-    # The events that only record what happened (rolls, words): no reducer of their own.
-    rules: dict[str, tuple[str, ...]] = {name: () for name in EVENT_TYPES}
+    found: dict[str, ast.FunctionDef] = {}
     for fn in functions.values():
         for deco in fn.decorator_list:
             if (
@@ -175,5 +175,27 @@ def fold_rules() -> dict[str, tuple[str, ...]]:
             ):
                 name = type_of.get(deco.args[0].attr)
                 if name is not None:
-                    rules[name] = tuple(sorted(_written(fn, functions, frozenset({fn.name}))))
+                    found[name] = fn
+    return found, functions
+
+
+@cache
+def fold_rules() -> dict[str, tuple[str, ...]]:
+    """Event type -> the snapshot keys its reducer changes (besides ``seq``), sorted."""
+    reducers, functions = _reducers()
+    # The events that only record what happened (rolls, words): no reducer of their own.
+    rules: dict[str, tuple[str, ...]] = {name: () for name in EVENT_TYPES}
+    for name, fn in reducers.items():
+        rules[name] = tuple(sorted(_written(fn, functions, frozenset({fn.name}))))
     return dict(sorted(rules.items()))
+
+
+@cache
+def fold_hows() -> dict[str, str]:
+    """Event type -> how its reducer changes the snapshot: the reducer's docstring (one
+    paragraph of SPEC.md's Markdown), or ``""`` for an event that only records."""
+    reducers, _ = _reducers()
+    hows = {name: "" for name in EVENT_TYPES}
+    for name, fn in reducers.items():
+        hows[name] = " ".join((ast.get_docstring(fn) or "").split())
+    return dict(sorted(hows.items()))

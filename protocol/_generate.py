@@ -1403,9 +1403,10 @@ def tables() -> dict[str, Callable[[], str]]:
 def fold_rules_table() -> str:
     """What each event changes in the snapshot, read from the rules' reducers
     (``protocol/_folds.py``)."""
-    from ._folds import fold_rules
+    from ._folds import fold_hows, fold_rules
 
     rows = []
+    hows = fold_hows()
     for name, keys in fold_rules().items():
         if name == "rewound":
             changes = (
@@ -1418,10 +1419,10 @@ def fold_rules_table() -> str:
             changes = "nothing: it records what happened (rolls, words)"
         else:
             changes = ", ".join(f"`{k}`" for k in keys)
-        rows.append([f"`{name}`", changes])
-    rows.append(["`hidden`", "nothing (an event this seat may not see)"])
-    rows.append(["a plugin's (`<plugin>.<name>`)", "`plugin_state`, as its plugin folds it"])
-    return _table(["event", "changes in the snapshot (besides `seq`)"], rows)
+        rows.append([f"`{name}`", changes, (name != "rewound" and hows[name]) or "—"])
+    rows.append(["`hidden`", "nothing (an event this seat may not see)", "—"])
+    rows.append(["a plugin's (`<plugin>.<name>`)", "`plugin_state`, as its plugin folds it", "—"])
+    return _table(["event", "changes in the snapshot (besides `seq`)", "how"], rows)
 
 
 #: SPEC.md's dice vectors: (seed, contributions before the die, counter, sides).

@@ -130,18 +130,31 @@ def _idempotency_key(_: object, attribute: attrs.Attribute[Any], value: str | No
         )
 
 
-def idempotency_key_field() -> Any:
-    """The optional ``idempotency_key`` of a request that changes an encounter's state."""
+def idempotency_key_field(since: str = "1.5", who: str = "the same seat") -> Any:
+    """The optional ``idempotency_key`` of a request that changes state (an encounter's,
+    its tokens, its record)."""
     return attrs.field(
         default=None,
         validator=_idempotency_key,
         metadata=doc(
             "A key the client chose for this request (1-64 printable ASCII characters, no "
-            "spaces): a repeat with the same key from the same seat, on any connection and "
+            f"spaces): a repeat with the same key from {who}, on any connection and "
             "after a restart, gets the first answer and changes nothing. See "
-            "[Idempotency](#idempotency). Since 1.5.",
+            f"[Idempotency](#idempotency). Since {since}.",
             keywords={"pattern": IDEMPOTENCY_KEY_PATTERN},
         ),
+    )
+
+
+def gm_seat_key_field() -> Any:
+    """The ``idempotency_key`` of a GM's token request (``create_seat``...), since 1.6."""
+    return idempotency_key_field("1.6", "the encounter's GM seat")
+
+
+def owner_key_field() -> Any:
+    """The ``idempotency_key`` of a lobby request on one's own encounter, since 1.6."""
+    return idempotency_key_field(
+        "1.6", "the encounter's owner (the GM key that created it, or the operator)"
     )
 
 
@@ -1420,6 +1433,7 @@ class CreateSeatParams:
             "event each, pushed before the reply)."
         ),
     )
+    idempotency_key: str | None = gm_seat_key_field()
 
 
 @attrs.frozen
@@ -1437,6 +1451,7 @@ class CreateSpectatorLinkParams:
     """``create_spectator_link`` params (GM): the encounter to make a spectator token for."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    idempotency_key: str | None = gm_seat_key_field()
 
 
 @attrs.frozen
@@ -1465,6 +1480,7 @@ class RemoveSeatParams:
         validator=_not_empty,
         metadata=doc("The player id given to `create_seat`.", minLength=1, maxLength=MAX_ID_LENGTH),
     )
+    idempotency_key: str | None = gm_seat_key_field()
 
 
 @attrs.frozen
@@ -1483,6 +1499,7 @@ class RevokeSpectatorLinkParams:
         validator=_not_empty,
         metadata=doc("The spectator token, as `create_spectator_link` gave it.", minLength=1),
     )
+    idempotency_key: str | None = gm_seat_key_field()
 
 
 @attrs.frozen
@@ -1497,6 +1514,7 @@ class RotateGmTokenParams:
     """``rotate_gm_token`` params (GM): the encounter whose GM token is replaced."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    idempotency_key: str | None = gm_seat_key_field()
 
 
 @attrs.frozen
@@ -1630,6 +1648,7 @@ class EncounterLinksParams:
             "false: the GM token is rotated (the earlier ones are revoked)."
         ),
     )
+    idempotency_key: str | None = owner_key_field()
 
 
 @attrs.frozen
@@ -1656,6 +1675,7 @@ class SetPublicParams:
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
     public: bool = attrs.field(metadata=doc("true: listed to anyone and open to spectators."))
+    idempotency_key: str | None = owner_key_field()
 
 
 @attrs.frozen
@@ -1671,6 +1691,7 @@ class ArchiveEncounterParams:
     """``archive_encounter`` params: one of the GM's own encounters."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    idempotency_key: str | None = owner_key_field()
 
 
 @attrs.frozen
@@ -2946,7 +2967,14 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "its `draws` on the first only; per-creature plugin data: the visibility `owner` of "
     "`capabilities.plugin_state` and `capabilities.plugin_events` (a piece keyed by "
     "creature id of which a player sees its creatures' entries; an event its creature's "
-    "controller sees); `apply_effect`'s `parent` may name an ongoing effect or an asset; "
+    "controller sees); `apply_effect`'s `parent` may name an ongoing effect or an asset"
+    "; idempotency keys on the requests that make or take back tokens and on the "
+    "lobby's: the `idempotency_key` of `create_seat`, `create_spectator_link`, "
+    "`remove_seat`, `revoke_spectator_link` and `rotate_gm_token` (the GM seat's keys), "
+    "and of `encounter_links`, `set_public` and `archive_encounter` (the owner's keys), "
+    "their answers kept sealed in the store; the fold table's `how` column (how each "
+    "event changes the snapshot, from the rules' reducers) and the Node.js example "
+    "client's reference fold (`examples/clients/node/fold.mjs`); "
     "table tools: the free dice roll `roll` and its `dice_rolled` event (public or "
     "private), table chat and whispers `chat` and its `chat_sent` event, `hello`'s "
     "`limits` `chat_max_chars`, `table_rate_per_second` and `table_rate_burst`; the "

@@ -535,6 +535,10 @@ def describe_step(ctx: RuleContext, m: Maneuver) -> str:
 
 
 def _offer(ctx: RuleContext, reactor: Creature, mover: Creature, m: Maneuver) -> None:
+    # The prompt names the weapon the attack is made with: the reactor's first melee
+    # attack, the one the engagement rules swing when the offer is taken.
+    weapon = next((a.name for a in reactor.attacks if a.kind == "melee"), None)
+    with_weapon = f" with {weapon}" if weapon else ""
     ctx.emit(
         DecisionOpened(
             Decision(
@@ -542,8 +546,8 @@ def _offer(ctx: RuleContext, reactor: Creature, mover: Creature, m: Maneuver) ->
                 kind=OPPORTUNITY_ATTACK,
                 controller=reactor.controller,
                 prompt=(
-                    f"{reactor.name} may make an opportunity attack against {mover.name}, "
-                    f"who is {describe_step(ctx, m)}."
+                    f"{reactor.name} may make an opportunity attack{with_weapon} against "
+                    f"{mover.name}, who is {describe_step(ctx, m)}."
                 ),
                 options=("attack", "decline"),
                 default=("decline",),

@@ -475,6 +475,11 @@ _REDUCERS: dict[type[ev.Event], Callable[[EncounterState, Any], None]] = {}
 
 
 def reducer(cls: type[_S]) -> Callable[[Callable[[EncounterState, _S], None]], None]:
+    """Make the decorated function the reducer of event class ``cls``. Its docstring says
+    how it changes the state in the event's terms, in Markdown: it is the "how" of
+    SPEC.md's fold table (``zonekeep.protocol._folds.fold_hows``), which clients write
+    their folds from."""
+
     def deco(fn: Callable[[EncounterState, _S], None]) -> None:
         _REDUCERS[cls] = fn
 
@@ -590,6 +595,8 @@ def _discard(items: list[_Item], item: _Item) -> None:
 
 @reducer(ev.EncounterCreated)
 def _created(s: EncounterState, e: ev.EncounterCreated) -> None:
+    """`id` becomes the event's `encounter`; `name`, `options` and `arena` the event's;
+    `creatures` its `creatures`, by id; `phase` becomes `surprise`."""
     s.id = e.encounter
     s.name = e.name
     s.options = e.options
@@ -600,12 +607,14 @@ def _created(s: EncounterState, e: ev.EncounterCreated) -> None:
 
 @reducer(ev.SurpriseDetermined)
 def _surprise(s: EncounterState, e: ev.SurpriseDetermined) -> None:
+    """`surprised` becomes the event's list; `phase` becomes `positions`."""
     s.surprised = list(e.surprised)
     s.phase = "positions"
 
 
 @reducer(ev.PositionsEstablished)
 def _positions(s: EncounterState, e: ev.PositionsEstablished) -> None:
+    """Each creature named in `positions` gets that `zone`; `phase` becomes `initiative`."""
     for cid, zone in e.positions.items():
         s.creatures[cid].zone = zone
     s.phase = "initiative"
@@ -613,17 +622,22 @@ def _positions(s: EncounterState, e: ev.PositionsEstablished) -> None:
 
 @reducer(ev.InitiativeRolled)
 def _initiative(s: EncounterState, e: ev.InitiativeRolled) -> None:
+    """`initiative` becomes the event's `entries`."""
     s.initiative = list(e.entries)
 
 
 @reducer(ev.DecisionOpened)
 def _decision_opened(s: EncounterState, e: ev.DecisionOpened) -> None:
+    """The `decision` is appended to `pending`; `decisions_opened` goes up by one."""
     s.pending.append(e.decision)
     s.decisions_opened += 1
 
 
 @reducer(ev.DecisionResolved)
 def _decision_resolved(s: EncounterState, e: ev.DecisionResolved) -> None:
+    """The decision with that id leaves `pending` (nothing changes if it is not there). For
+    an `initiative_tie`, the `initiative` entries whose `slot` is in `choice` are put in the
+    order of `choice`, in the places they held between them."""
     decision = s.decision(e.decision)
     if decision is None:
         return
@@ -637,6 +651,7 @@ def _decision_resolved(s: EncounterState, e: ev.DecisionResolved) -> None:
 
 @reducer(ev.GroupOrderSet)
 def _group_order(s: EncounterState, e: ev.GroupOrderSet) -> None:
+    """The `initiative` entry whose `slot` is `group` gets `members`."""
     for i, entry in enumerate(s.initiative):
         if entry.slot == e.group:
             s.initiative[i] = attrs.evolve(entry, members=e.members)
@@ -644,6 +659,8 @@ def _group_order(s: EncounterState, e: ev.GroupOrderSet) -> None:
 
 @reducer(ev.RoundStarted)
 def _round_started(s: EncounterState, e: ev.RoundStarted) -> None:
+    """`phase` becomes `turns` and `round` the event's; `turn_slot` and `turn_member` become
+    -1."""
     s.phase = "turns"
     s.round = e.round
     s.turn_slot = -1
@@ -652,11 +669,16 @@ def _round_started(s: EncounterState, e: ev.RoundStarted) -> None:
 
 @reducer(ev.RoundEnded)
 def _round_ended(s: EncounterState, e: ev.RoundEnded) -> None:
+    """`active` becomes null."""
     s.active = None
 
 
 @reducer(ev.TurnStarted)
 def _turn_started(s: EncounterState, e: ev.TurnStarted) -> None:
+    """`turn_slot` and `turn_member` become the event's `slot` and `member`, `active` its
+    `creature`; `resources` start afresh (`movement_spent` 0, `dashes` 0, `actions` 1,
+    `bonus_actions` 1, `interactions` 1, `disengaged` and `sprinting` false, `entered_zone`
+    null); the creature leaves `reactions_used`."""
     s.turn_slot, s.turn_member = e.slot, e.member
     s.active = e.creature
     s.resources = TurnResources()
@@ -665,12 +687,16 @@ def _turn_started(s: EncounterState, e: ev.TurnStarted) -> None:
 
 @reducer(ev.TurnSkipped)
 def _turn_skipped(s: EncounterState, e: ev.TurnSkipped) -> None:
+    """`turn_slot` and `turn_member` become the event's `slot` and `member`; `active`
+    becomes null."""
     s.turn_slot, s.turn_member = e.slot, e.member
     s.active = None
 
 
 @reducer(ev.TurnEnded)
 def _turn_ended(s: EncounterState, e: ev.TurnEnded) -> None:
+    """`active` becomes null and `resources` start afresh (as at `turn_started`); the
+    creature is appended to `turns_taken` unless it is there."""
     s.active = None
     s.resources = TurnResources()
     if e.creature not in s.turns_taken:
@@ -679,11 +705,15 @@ def _turn_ended(s: EncounterState, e: ev.TurnEnded) -> None:
 
 @reducer(ev.SurpriseEnded)
 def _surprise_ended(s: EncounterState, e: ev.SurpriseEnded) -> None:
+    """The creature leaves `surprised`."""
     _discard(s.surprised, e.creature)
 
 
 @reducer(ev.ActionTaken)
 def _action_taken(s: EncounterState, e: ev.ActionTaken) -> None:
+    """By `cost`: `action`, `bonus` and `interaction` take one from `resources`' `actions`,
+    `bonus_actions` and `interactions`; `reaction` appends the creature to `reactions_used`
+    unless it is there; `free` changes nothing."""
     r = s.resources
     if e.cost == "action":
         r.actions -= 1
@@ -697,11 +727,14 @@ def _action_taken(s: EncounterState, e: ev.ActionTaken) -> None:
 
 @reducer(ev.MovementSpent)
 def _movement_spent(s: EncounterState, e: ev.MovementSpent) -> None:
+    """`resources.movement_spent` goes up by `feet`."""
     s.resources.movement_spent += e.feet
 
 
 @reducer(ev.Moved)
 def _moved(s: EncounterState, e: ev.Moved) -> None:
+    """`resources.movement_spent` goes up by `cost`; when `feet` is above 0, the creature's
+    `sharing_with` becomes null."""
     s.resources.movement_spent += e.cost
     if e.feet > 0:
         s.creatures[e.creature].sharing_with = None
@@ -709,16 +742,21 @@ def _moved(s: EncounterState, e: ev.Moved) -> None:
 
 @reducer(ev.Dashed)
 def _dashed(s: EncounterState, e: ev.Dashed) -> None:
+    """`resources.dashes` goes up by one."""
     s.resources.dashes += 1
 
 
 @reducer(ev.Disengaged)
 def _disengaged(s: EncounterState, e: ev.Disengaged) -> None:
+    """`resources.disengaged` becomes true."""
     s.resources.disengaged = True
 
 
 @reducer(ev.ConditionApplied)
 def _condition_applied(s: EncounterState, e: ev.ConditionApplied) -> None:
+    """The condition joins the creature's `conditions` (a sorted set). When a condition
+    effect already gives the creature that condition, the pair [creature, condition] joins
+    `plain_overlaps` (a sorted set): the condition then outlasts the effect."""
     if _given_by_effect(s, e.creature, e.condition):
         _add_sorted(s.plain_overlaps, (e.creature, e.condition))
     _add_sorted(s.creatures[e.creature].conditions, e.condition)
@@ -726,8 +764,10 @@ def _condition_applied(s: EncounterState, e: ev.ConditionApplied) -> None:
 
 @reducer(ev.ConditionRemoved)
 def _condition_removed(s: EncounterState, e: ev.ConditionRemoved) -> None:
-    """A plain removal takes the condition away whatever gives it: the effects giving it
-    (and their descendants) are dropped with it, so no effect outlives its condition."""
+    """The condition leaves the creature's `conditions`, and the pair [creature, condition]
+    leaves `plain_overlaps`. Every effect of `condition_effects` giving the creature that condition is
+    dropped as `condition_effect_ended` drops one, and with it each effect whose `parent` is
+    a dropped one, down the line: no effect outlives its condition."""
     _discard(s.creatures[e.creature].conditions, e.condition)
     _discard(s.plain_overlaps, (e.creature, e.condition))
     giving = [
@@ -763,6 +803,10 @@ def _drop_effect_tree(s: EncounterState, eid: str) -> None:
 
 @reducer(ev.ConditionEffectApplied)
 def _condition_effect_applied(s: EncounterState, e: ev.ConditionEffectApplied) -> None:
+    """The `effect` is kept in `condition_effects` under its `id`, and its condition joins
+    the creature's `conditions` (a sorted set). When the creature had the condition already
+    and no effect gave it, the pair [creature, condition] joins `plain_overlaps` (a sorted
+    set)."""
     effect = e.effect
     c = s.creatures[effect.creature]
     if effect.condition in c.conditions and not _given_by_effect(
@@ -775,6 +819,8 @@ def _condition_effect_applied(s: EncounterState, e: ev.ConditionEffectApplied) -
 
 @reducer(ev.ConditionEffectTicked)
 def _condition_effect_ticked(s: EncounterState, e: ev.ConditionEffectTicked) -> None:
+    """The effect's `rounds` becomes the event's (if the effect is still in
+    `condition_effects`)."""
     effect = s.condition_effects.get(e.effect)
     if effect is not None:
         s.condition_effects[e.effect] = attrs.evolve(effect, rounds=e.rounds)
@@ -782,37 +828,53 @@ def _condition_effect_ticked(s: EncounterState, e: ev.ConditionEffectTicked) -> 
 
 @reducer(ev.ConditionEffectEnded)
 def _condition_effect_ended(s: EncounterState, e: ev.ConditionEffectEnded) -> None:
+    """The effect leaves `condition_effects` (nothing changes if it is not there). Unless
+    another effect still gives its creature its condition: if the pair [creature, condition]
+    is in `plain_overlaps`, the pair leaves that list and the condition stays; otherwise the
+    condition leaves the creature's `conditions`."""
     _drop_effect(s, e.effect)
 
 
 @reducer(ev.AttackMade)
 def _attack_made(s: EncounterState, e: ev.AttackMade) -> None:
+    """A `melee` attack sets `last_melee[target]` to the attacker; other kinds change
+    nothing."""
     if e.kind == "melee":
         s.last_melee[e.target] = e.attacker
 
 
 @reducer(ev.Damaged)
 def _damaged(s: EncounterState, e: ev.Damaged) -> None:
+    """The creature's `hp` becomes the event's `hp` (for a player or spectator, an enemy's
+    is a word)."""
     s.creatures[e.creature].hp = e.hp
 
 
 @reducer(ev.Healed)
 def _healed(s: EncounterState, e: ev.Healed) -> None:
+    """The creature's `hp` becomes the event's `hp` (for a player or spectator, an enemy's
+    is a word)."""
     s.creatures[e.creature].hp = e.hp
 
 
 @reducer(ev.Readied)
 def _readied(s: EncounterState, e: ev.Readied) -> None:
+    """`readied[creature]` becomes `{target, attack, trigger}` from the event."""
     s.readied[e.creature] = ReadiedAttack(e.target, e.attack, e.trigger)
 
 
 @reducer(ev.ReadiedCleared)
 def _readied_cleared(s: EncounterState, e: ev.ReadiedCleared) -> None:
+    """The creature's entry leaves `readied`."""
     s.readied.pop(e.creature, None)
 
 
 @reducer(ev.CreatureAdded)
 def _creature_added(s: EncounterState, e: ev.CreatureAdded) -> None:
+    """The `creature` is added to `creatures`. With an `entry`: if an `initiative` entry has
+    its `slot`, the creature's id is appended to that entry's `members`; otherwise `entry`
+    is inserted into `initiative` at `index`, and `turn_slot` goes up by one if it was
+    `index` or more."""
     s.creatures[e.creature.id] = _copy_creature(e.creature)
     if e.entry is None:
         return
@@ -828,26 +890,32 @@ def _creature_added(s: EncounterState, e: ev.CreatureAdded) -> None:
 
 @reducer(ev.HazardAdded)
 def _hazard_added(s: EncounterState, e: ev.HazardAdded) -> None:
+    """`hazards[hazard.id]` becomes the `hazard`."""
     s.hazards[e.hazard.id] = e.hazard
 
 
 @reducer(ev.HazardRemoved)
 def _hazard_removed(s: EncounterState, e: ev.HazardRemoved) -> None:
+    """The `hazard` (an id) leaves `hazards`."""
     s.hazards.pop(e.hazard, None)
 
 
 @reducer(ev.OverrideApplied)
 def _override(s: EncounterState, e: ev.OverrideApplied) -> None:
+    """The creature's field named `field` becomes `value`."""
     setattr(s.creatures[e.creature], e.field, e.value)
 
 
 @reducer(ev.EncounterContinued)
 def _continued(s: EncounterState, e: ev.EncounterContinued) -> None:
+    """`keep_going` becomes true."""
     s.keep_going = True
 
 
 @reducer(ev.EncounterEnded)
 def _ended(s: EncounterState, e: ev.EncounterEnded) -> None:
+    """`phase` becomes `ended`, `active` null and `ended_reason` the event's `reason`;
+    `pending` is emptied."""
     s.phase = "ended"
     s.active = None
     s.ended_reason = e.reason
@@ -856,21 +924,30 @@ def _ended(s: EncounterState, e: ev.EncounterEnded) -> None:
 
 @reducer(ev.ManeuverStarted)
 def _maneuver_started(s: EncounterState, e: ev.ManeuverStarted) -> None:
+    """`maneuver` becomes the event's `maneuver`."""
     s.maneuver = e.maneuver
 
 
 @reducer(ev.ManeuverUpdated)
 def _maneuver_updated(s: EncounterState, e: ev.ManeuverUpdated) -> None:
+    """`maneuver` becomes the event's `maneuver`."""
     s.maneuver = e.maneuver
 
 
 @reducer(ev.ManeuverEnded)
 def _maneuver_ended(s: EncounterState, e: ev.ManeuverEnded) -> None:
+    """`maneuver` becomes null."""
     s.maneuver = None
 
 
 @reducer(ev.ZoneEntered)
 def _zone_entered(s: EncounterState, e: ev.ZoneEntered) -> None:
+    """The creature's `zone` becomes `to_zone` and its `sharing_with` null; every pair
+    holding it leaves `engagements`, `adjacent` and `back_to_back`. Its `position` becomes
+    null unless that asset (an arena asset, or an ongoing effect of `effects`) is in
+    `to_zone`, and its `elements` keep only the assets in `to_zone`. When the move is not
+    `forced` and the creature is `active`, `resources.movement_spent` goes up by `cost` and
+    `resources.entered_zone` becomes `to_zone`."""
     c = s.creatures[e.creature]
     c.zone = e.to_zone
     c.sharing_with = None
@@ -893,16 +970,21 @@ def _zone_entered(s: EncounterState, e: ev.ZoneEntered) -> None:
 
 @reducer(ev.EngagementStarted)
 def _engagement_started(s: EncounterState, e: ev.EngagementStarted) -> None:
+    """The pair of `creature` and `enemy` joins `engagements` (a sorted set of pairs)."""
     _add_sorted(s.engagements, _pair(e.creature, e.enemy))
 
 
 @reducer(ev.EngagementEnded)
 def _engagement_ended(s: EncounterState, e: ev.EngagementEnded) -> None:
+    """The pair of `creature` and `enemy` leaves `engagements`."""
     _discard(s.engagements, _pair(e.creature, e.enemy))
 
 
 @reducer(ev.PositionTaken)
 def _position_taken(s: EncounterState, e: ev.PositionTaken) -> None:
+    """If `asset` is an arena asset of `kind` `prop` (and not an ongoing effect), it becomes
+    the creature's `position`; otherwise it joins the creature's `elements` (a sorted
+    set)."""
     c = s.creatures[e.creature]
     asset = s.asset(e.asset)
     if asset is not None and asset.kind == "prop" and e.asset not in s.effects:
@@ -913,6 +995,8 @@ def _position_taken(s: EncounterState, e: ev.PositionTaken) -> None:
 
 @reducer(ev.PositionLeft)
 def _position_left(s: EncounterState, e: ev.PositionLeft) -> None:
+    """The creature's `position` becomes null if it is `asset`; `asset` leaves the
+    creature's `elements`."""
     c = s.creatures[e.creature]
     if c.position == e.asset:
         c.position = None
@@ -921,6 +1005,8 @@ def _position_left(s: EncounterState, e: ev.PositionLeft) -> None:
 
 @reducer(ev.AdjacencyTaken)
 def _adjacency_taken(s: EncounterState, e: ev.AdjacencyTaken) -> None:
+    """The pair of `creature` and `ally` joins `adjacent`, and `back_to_back` too when the
+    event's `back_to_back` is true (sorted sets of pairs)."""
     pair = _pair(e.creature, e.ally)
     _add_sorted(s.adjacent, pair)
     if e.back_to_back:
@@ -929,11 +1015,13 @@ def _adjacency_taken(s: EncounterState, e: ev.AdjacencyTaken) -> None:
 
 @reducer(ev.EffectCreated)
 def _effect_created(s: EncounterState, e: ev.EffectCreated) -> None:
+    """`effects[asset.id]` becomes the `asset`."""
     s.effects[e.asset.id] = e.asset
 
 
 @reducer(ev.EffectEnded)
 def _effect_ended(s: EncounterState, e: ev.EffectEnded) -> None:
+    """The `asset` (an id) leaves `effects` and every creature's `elements`."""
     s.effects.pop(e.asset, None)
     for c in s.creatures.values():
         _discard(c.elements, e.asset)
@@ -987,17 +1075,20 @@ def _zone_affected(s: EncounterState, e: ev.ZoneAffected) -> None:
 
 @reducer(ev.SpaceShared)
 def _space_shared(s: EncounterState, e: ev.SpaceShared) -> None:
+    """The creature's `sharing_with` becomes `other`."""
     s.creatures[e.creature].sharing_with = e.other
 
 
 @reducer(ev.Sprinted)
 def _sprinted(s: EncounterState, e: ev.Sprinted) -> None:
+    """`resources.dashes` goes up by one and `resources.sprinting` becomes true."""
     s.resources.dashes += 1
     s.resources.sprinting = True
 
 
 @reducer(ev.AdjacencyEnded)
 def _adjacency_ended(s: EncounterState, e: ev.AdjacencyEnded) -> None:
+    """The pair of `creature` and `ally` leaves `adjacent` and `back_to_back`."""
     pair = _pair(e.creature, e.ally)
     for pairs in (s.adjacent, s.back_to_back):
         _discard(pairs, pair)
@@ -1005,21 +1096,25 @@ def _adjacency_ended(s: EncounterState, e: ev.AdjacencyEnded) -> None:
 
 @reducer(ev.NoteAdded)
 def _note_added(s: EncounterState, e: ev.NoteAdded) -> None:
+    """`notes[note.id]` becomes the `note`."""
     s.notes[e.note.id] = e.note
 
 
 @reducer(ev.NoteRemoved)
 def _note_removed(s: EncounterState, e: ev.NoteRemoved) -> None:
+    """The `note` (an id) leaves `notes`."""
     s.notes.pop(e.note, None)
 
 
 @reducer(ev.PluginOverran)
 def _plugin_overran(s: EncounterState, e: ev.PluginOverran) -> None:
+    """`plugin_overruns[plugin]` goes up by one (from 0)."""
     s.plugin_overruns[e.plugin] = s.plugin_overruns.get(e.plugin, 0) + 1
 
 
 @reducer(ev.PluginDisabled)
 def _plugin_disabled(s: EncounterState, e: ev.PluginDisabled) -> None:
+    """`plugin` is appended to `disabled_plugins` unless it is there."""
     if e.plugin not in s.disabled_plugins:
         s.disabled_plugins.append(e.plugin)
 
@@ -1042,6 +1137,9 @@ _working_state = _copier(
 
 @reducer(ev.DiceCommitted)
 def _dice_committed(s: EncounterState, e: ev.DiceCommitted) -> None:
+    """`dice` becomes `{mode, commitment, seed}` from the event (`seed` null when absent),
+    with `revealed` false, `mix` and `contributions` kept from the `dice` before (64 zeros
+    and 0 when there was none) and `epoch` one more than before (1 for the first)."""
     old = s.dice
     s.dice = DiceState(
         mode=e.mode,
@@ -1055,6 +1153,8 @@ def _dice_committed(s: EncounterState, e: ev.DiceCommitted) -> None:
 
 @reducer(ev.DiceContributed)
 def _dice_contributed(s: EncounterState, e: ev.DiceContributed) -> None:
+    """When there are `dice`: `mix` becomes the hex SHA-256 of the previous mix's bytes
+    followed by the UTF-8 bytes of `value`, and `contributions` goes up by one."""
     if s.dice is not None:
         mix = next_mix(bytes.fromhex(s.dice.mix), e.value).hex()
         s.dice = attrs.evolve(s.dice, mix=mix, contributions=s.dice.contributions + 1)
@@ -1062,6 +1162,7 @@ def _dice_contributed(s: EncounterState, e: ev.DiceContributed) -> None:
 
 @reducer(ev.DiceRevealed)
 def _dice_revealed(s: EncounterState, e: ev.DiceRevealed) -> None:
+    """When there are `dice`: `seed` becomes the event's and `revealed` true."""
     if s.dice is not None:
         s.dice = attrs.evolve(s.dice, seed=e.seed, revealed=True)
 

@@ -393,8 +393,8 @@ class Copied:
 
 async def copy_store(source: EventStore, target: ManagedStore, *, force: bool = False) -> Copied:
     """Copy everything of ``source`` into ``target`` through the store interface: each
-    encounter's record, events (same seqs), latest snapshot, grants and ``finished``
-    mark, the GM keys and the dice secret (so the copied encounters' fair dice stay
+    encounter's record, events (same seqs), latest snapshot, grants, ``finished`` mark
+    and the sealed answers of its keyed token and lobby requests, the GM keys and the dice secret (so the copied encounters' fair dice stay
     verifiable). ``target`` must be empty (:class:`AdminError` otherwise) unless
     ``force``: then an encounter it has already is replaced by the source's, and so is a
     GM key of the same name; but a target whose encounters' dice come from another
@@ -455,6 +455,8 @@ async def copy_store(source: EventStore, target: ManagedStore, *, force: bool = 
         for grant in stored.grants if stored is not None else ():
             await target.add_grant(eid, grant)
             grants += 1
+        for scope, request_id, sealed in await source.requests_of(eid):
+            await target.put_request(eid, scope, request_id, sealed)
     keys = await source.gm_keys()
     for key in keys:
         if key.name in keys_there:

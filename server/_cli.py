@@ -37,6 +37,7 @@ from ._links import (
     PublicUrlError,
     listen_address,
     load_example_tokens,
+    only_this_machine,
     save_example_tokens,
     server_links,
 )
@@ -199,8 +200,14 @@ def _serve(args: argparse.Namespace) -> int:
         here = listen_address(config.host, port)
         links = server_links(config.public_url, config.host, port)
         print(f"zonekeep {VERSION} serving on ws://{here}/ws  (health: http://{here}/healthz)")
+        print(f"Home: {links.web_table}  (open it to build encounters and hand out links)")
         if config.public_url:
             print(f"Players reach it at {links.websocket}  (web table: {links.web_table})")
+        elif only_this_machine(config.public_url, config.host):
+            print(
+                "Only this machine can open these links: for players on other devices, "
+                "serve with --host 0.0.0.0 or set public_url."
+            )
         if config.store == "sqlite":
             print(f"Encounters are kept in {config.data_dir}.")
         elif config.store != "memory":

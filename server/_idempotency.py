@@ -13,8 +13,11 @@ happened, and a repeat is handled as new.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
 import json
+import secrets
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -112,3 +115,93 @@ class KeyIndex:
                 f"({method}); nothing was done. Use a new key for a new request.",
             )
         return answer
+
+
+# -- the GM's token requests and the lobby's (since 1.6) ------------------------------------------
+#
+# ``create_seat``, ``create_spectator_link``, ``remove_seat``, ``revoke_spectator_link`` and
+# ``rotate_gm_token`` (the encounter's GM seat), and ``encounter_links``, ``set_public`` and
+# ``archive_encounter`` (the encounter's owner: its creator's GM key, or the operator)
+# change tokens or the encounter's record, not its log: their keys cannot ride on an
+# event. Each answered keyed request is stored on its own (``EventStore.put_request``),
+# under an id derived from the scope and the key, and its record (method, fingerprint,
+# answer) is sealed with a key derived from the same two: the answers hold tokens, and a
+# reader of the store must learn nothing it could not learn before (docs/security.md).
+# Both derivations go through PBKDF2, so that guessing a client's key from the store is
+# slow as well as hopeless for the random 128-bit keys SPEC.md asks for.
+
+#: PBKDF2-HMAC-SHA256 rounds from (scope, key) to the stored id and the sealing keys: a
+#: speed bump for a guesser of weak keys, a millisecond or so per keyed request (run in a
+#: worker thread, one at a time: a GM's flood of keyed requests queues, it does not take
+#: every core).
+SEAL_ROUNDS = 2_000
+_SALT = b"zonekeep request key\x00"
+_NONCE = 16
+_TAG = 32
+
+
+@attrs.frozen
+class SealKeys:
+    """What a (scope, key) pair derives: the stored id (hex), and the keys of the cipher
+    and of the seal's MAC."""
+
+    id: str
+    cipher: bytes
+    mac: bytes
+
+
+def seal_keys(scope: str, key: str) -> SealKeys:
+    """The id and keys of ``key`` in ``scope`` (slow on purpose: PBKDF2)."""
+    master = hashlib.pbkdf2_hmac(
+        "sha256", key.encode("utf-8"), _SALT + scope.encode("utf-8"), SEAL_ROUNDS
+    )
+
+    def part(label: bytes) -> bytes:
+        return hmac.new(master, label, hashlib.sha256).digest()
+
+    return SealKeys(part(b"id").hex(), part(b"cipher"), part(b"mac"))
+
+
+def _stream(key: bytes, nonce: bytes, size: int) -> bytes:
+    """HMAC-SHA256 in counter mode: ``size`` bytes of key stream."""
+    blocks = (size + 31) // 32
+    return b"".join(
+        hmac.new(key, nonce + n.to_bytes(8, "big"), hashlib.sha256).digest() for n in range(blocks)
+    )[:size]
+
+
+def seal(keys: SealKeys, record: dict[str, Any]) -> str:
+    """``record`` as JSON, encrypted (HMAC-SHA256 counter mode, a fresh random nonce) and
+    authenticated (HMAC-SHA256 over nonce and cipher text), in base64."""
+    plain = json.dumps(record, separators=(",", ":")).encode("utf-8")
+    nonce = secrets.token_bytes(_NONCE)
+    body = bytes(a ^ b for a, b in zip(plain, _stream(keys.cipher, nonce, len(plain)), strict=True))
+    tag = hmac.new(keys.mac, nonce + body, hashlib.sha256).digest()
+    return base64.b64encode(nonce + body + tag).decode("ascii")
+
+
+def unseal(keys: SealKeys, sealed: str) -> dict[str, Any] | None:
+    """The record :func:`seal` sealed, or None when ``sealed`` does not open with
+    ``keys`` (damaged, or not this key's)."""
+    try:
+        raw = base64.b64decode(sealed.encode("ascii"), validate=True)
+    except (ValueError, UnicodeEncodeError):
+        return None
+    if len(raw) < _NONCE + _TAG:
+        return None
+    nonce, body, tag = raw[:_NONCE], raw[_NONCE:-_TAG], raw[-_TAG:]
+    if not hmac.compare_digest(tag, hmac.new(keys.mac, nonce + body, hashlib.sha256).digest()):
+        return None
+    plain = bytes(a ^ b for a, b in zip(body, _stream(keys.cipher, nonce, len(body)), strict=True))
+    try:
+        record = json.loads(plain.decode("utf-8"))
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def request_scope(encounter: str, who: str) -> str:
+    """The scope of a GM's token request (``who`` ``"gm"``) or of a lobby request on
+    one's own encounter (``"owner"``): the encounter's id first, so that forgetting the
+    encounter forgets its keys."""
+    return f"{encounter}/{who}"

@@ -41,13 +41,39 @@ class Links:
         )
 
 
+def network_address() -> str | None:
+    """This machine's IPv4 address on its network (the one its default route leaves
+    from), or None when it has none besides the loopback. No packet is sent: connecting
+    a UDP socket only picks the route."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("10.255.255.255", 1))
+        address = str(probe.getsockname()[0])
+    except OSError:
+        return None
+    finally:
+        probe.close()
+    if address.startswith("127.") or address == "0.0.0.0":
+        return None
+    return address
+
+
 def listen_host(host: str) -> str:
     """``host`` as it goes in a URL: IPv6 addresses in brackets. The wildcard addresses
-    (``0.0.0.0``, ``::``, empty) are no place to connect to: this machine's name
-    stands for them."""
+    (``0.0.0.0``, ``::``, empty) are no place to connect to: this machine's address on
+    its network stands for them (a phone on the same network reaches it), else its
+    name."""
     if host in ("", "0.0.0.0", "::"):
-        host = socket.gethostname() or "localhost"
+        host = network_address() or socket.gethostname() or "localhost"
     return f"[{host}]" if ":" in host else host
+
+
+def only_this_machine(public_url: str | None, host: str) -> bool:
+    """Whether the links name an address only the server's own machine can open (no
+    ``public_url``, listening on a loopback address)."""
+    if public_url:
+        return False
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def listen_address(host: str, port: int) -> str:

@@ -18,10 +18,10 @@ import re
 import secrets
 import tomllib
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import trio
@@ -133,14 +133,25 @@ from ._config import Limits
 from ._dice import check_contribution
 from ._fanout import Member, Subscriber, push
 from ._home import creation_rule, table_home_url, table_link
-from ._idempotency import Answer, Keyed, fingerprint, seat_of
+from ._idempotency import (
+    Answer,
+    Keyed,
+    fingerprint,
+    request_scope,
+    seal,
+    seal_keys,
+    seat_of,
+    unseal,
+)
 from ._plugin_data import setting_infos, settings_schema
 from ._registry import Registry, is_loopback
 from ._room import FoldWork, Grant, Job, Room
-from ._store import EncounterRecord
+from ._store import EncounterRecord, StoreError
 from ._wire import encode_message, encoded_response_text, error_text, response_text
 
 log = logging.getLogger("zonekeep.session")
+
+_R = TypeVar("_R")
 
 #: Events serialized between two checkpoints when a ``join`` replays a long log: a
 #: replay of thousands of events yields to the other rooms and connections this often.
@@ -276,6 +287,10 @@ class Methods:
         self.seat_zones: dict[tuple[str, str], str] = {}
         #: (encounter, player) of the characters being added (``submit_character``).
         self.submitting: set[tuple[str, str]] = set()
+        #: One lock per (encounter, scope) with keyed token or lobby requests under way.
+        self.request_locks: dict[tuple[str, str], trio.Lock] = {}
+        #: Deriving a key's seal is slow on purpose (PBKDF2): one at a time.
+        self.seal_limiter = trio.CapacityLimiter(1)
         #: The last ``actions`` details per (encounter, creature, actor), with the state
         #: they were found in (see ``_details``).
         self.details_cache: dict[
@@ -834,9 +849,18 @@ class Methods:
         assert isinstance(result, CommandResult)
         return ChatResult(seq=result.first_seq)
 
-    async def m_create_seat(self, client: Client, params: CreateSeatParams) -> CreateSeatResult:
+    async def m_create_seat(
+        self, client: Client, params: CreateSeatParams
+    ) -> CreateSeatResult | Encoded:
         room, member = self._room(client, params.encounter)
         _gm_only(member, "create seats")
+        return await self._once(
+            room.id, "gm", "create_seat", params, lambda: self._create_seat(room, member, params)
+        )
+
+    async def _create_seat(
+        self, room: Room, member: Member, params: CreateSeatParams
+    ) -> CreateSeatResult:
         player = params.player
         creatures = params.creatures
         for cid in creatures:
@@ -859,10 +883,63 @@ class Methods:
 
     async def m_create_spectator_link(
         self, client: Client, params: CreateSpectatorLinkParams
-    ) -> CreateSpectatorLinkResult:
+    ) -> CreateSpectatorLinkResult | Encoded:
         room, member = self._room(client, params.encounter)
         _gm_only(member, "create spectator links")
-        return CreateSpectatorLinkResult(token=await room.grant("spectator"))
+
+        async def act() -> CreateSpectatorLinkResult:
+            return CreateSpectatorLinkResult(token=await room.grant("spectator"))
+
+        return await self._once(room.id, "gm", "create_spectator_link", params, act)
+
+    async def _once(
+        self,
+        encounter: str,
+        scope: str,
+        method: str,
+        params: Any,
+        act: Callable[[], Awaitable[_R]],
+    ) -> _R | Encoded:
+        """``act()``'s result, once per ``params.idempotency_key`` in ``scope`` (``"gm"``:
+        the encounter's GM seat; ``"owner"``: its owner) of ``encounter``: a repeat gets
+        the first answer (:class:`Encoded`) and nothing is done; the key used for another
+        request is refused (``idempotency_key_reused``). A refused request spends no key.
+        SPEC.md, "Idempotency"; ``server/_idempotency.py``."""
+        key: str | None = params.idempotency_key
+        if key is None:
+            return await act()
+        keys = await trio.to_thread.run_sync(
+            seal_keys, request_scope(encounter, scope), key, limiter=self.seal_limiter
+        )
+        print_ = fingerprint(method, attrs.asdict(params))
+        store = self.registry.store
+        lock = self.request_locks.setdefault((encounter, scope), trio.Lock())
+        try:
+            async with lock:  # a repeat sent at once on another connection waits for the first
+                sealed = await store.get_request(encounter, scope, keys.id)
+                record = unseal(keys, sealed) if sealed is not None else None
+                if record is not None:
+                    if record.get("method") != method or record.get("fingerprint") != print_:
+                        raise ProtocolError(
+                            "idempotency_key_reused",
+                            f"The idempotency key {key!r} was used before for another request "
+                            f"({record.get('method')}); nothing was done. Use a new key for a "
+                            "new request.",
+                        )
+                    return Encoded(encode_message(record.get("answer")))
+                if sealed is not None:
+                    log.warning("a stored keyed request of %s does not open", encounter)
+                result = await act()
+                answer = {"method": method, "fingerprint": print_, "answer": _data(result)}
+                try:
+                    await store.put_request(encounter, scope, keys.id, seal(keys, answer))
+                except StoreError as exc:
+                    # Done and answered, but the key is not kept: a repeat would do it again.
+                    log.error("the answer of a keyed %s was not kept: %s", method, exc)
+                return result
+        finally:
+            if lock.statistics().tasks_waiting == 0 and not lock.locked():
+                self.request_locks.pop((encounter, scope), None)
 
     # -- taking tokens back -----------------------------------------------------------------
 
@@ -888,33 +965,50 @@ class Methods:
                 closed += 1
         return closed
 
-    async def m_remove_seat(self, client: Client, params: RemoveSeatParams) -> RemoveSeatResult:
+    async def m_remove_seat(
+        self, client: Client, params: RemoveSeatParams
+    ) -> RemoveSeatResult | Encoded:
         room, member = self._room(client, params.encounter)
         _gm_only(member, "remove seats")
-        hashes = {
-            g.token_hash for g in room.grants if g.role == "player" and g.player == params.player
-        }
-        if not hashes:
-            raise ProtocolError("invalid_params", f"There is no seat for {params.player!r}.")
-        return RemoveSeatResult(closed=await self._revoke(room, hashes))
+
+        async def act() -> RemoveSeatResult:
+            hashes = {
+                g.token_hash
+                for g in room.grants
+                if g.role == "player" and g.player == params.player
+            }
+            if not hashes:
+                raise ProtocolError("invalid_params", f"There is no seat for {params.player!r}.")
+            return RemoveSeatResult(closed=await self._revoke(room, hashes))
+
+        return await self._once(room.id, "gm", "remove_seat", params, act)
 
     async def m_revoke_spectator_link(
         self, client: Client, params: RevokeSpectatorLinkParams
-    ) -> RevokeSpectatorLinkResult:
+    ) -> RevokeSpectatorLinkResult | Encoded:
         room, member = self._room(client, params.encounter)
         _gm_only(member, "revoke spectator links")
-        grant = room.find_grant(params.token)
-        if grant is None or grant.role != "spectator":
-            raise ProtocolError(
-                "invalid_params", "That is not a spectator token of this encounter."
-            )
-        return RevokeSpectatorLinkResult(closed=await self._revoke(room, {grant.token_hash}))
+
+        async def act() -> RevokeSpectatorLinkResult:
+            grant = room.find_grant(params.token)
+            if grant is None or grant.role != "spectator":
+                raise ProtocolError(
+                    "invalid_params", "That is not a spectator token of this encounter."
+                )
+            return RevokeSpectatorLinkResult(closed=await self._revoke(room, {grant.token_hash}))
+
+        return await self._once(room.id, "gm", "revoke_spectator_link", params, act)
 
     async def m_rotate_gm_token(
         self, client: Client, params: RotateGmTokenParams
-    ) -> RotateGmTokenResult:
+    ) -> RotateGmTokenResult | Encoded:
         room, member = self._room(client, params.encounter)
         _gm_only(member, "rotate the GM token")
+        return await self._once(
+            room.id, "gm", "rotate_gm_token", params, lambda: self._rotate_gm_token(client, room)
+        )
+
+    async def _rotate_gm_token(self, client: Client, room: Room) -> RotateGmTokenResult:
         old = {g.token_hash for g in room.grants if g.role == "gm"}
         token = await room.grant("gm")  # stored before the old ones go
         closed = await self._revoke(room, old, keep=client)
@@ -1083,8 +1177,19 @@ class Methods:
 
     async def m_encounter_links(
         self, client: Client, params: EncounterLinksParams
-    ) -> EncounterLinksResult:
+    ) -> EncounterLinksResult | Encoded:
         record = await self._own_record(client, params.encounter)
+        return await self._once(
+            record.id,
+            "owner",
+            "encounter_links",
+            params,
+            lambda: self._encounter_links(client, record, params),
+        )
+
+    async def _encounter_links(
+        self, client: Client, record: EncounterRecord, params: EncounterLinksParams
+    ) -> EncounterLinksResult:
         if record.status != "open" and self.registry.get(record.id) is None:
             raise ProtocolError(
                 "encounter_archived",
@@ -1108,20 +1213,30 @@ class Methods:
             closed=links.closed,
         )
 
-    async def m_set_public(self, client: Client, params: SetPublicParams) -> SetPublicResult:
+    async def m_set_public(
+        self, client: Client, params: SetPublicParams
+    ) -> SetPublicResult | Encoded:
         record = await self._own_record(client, params.encounter)
-        if record.public != params.public:
-            await self.registry.put_record(attrs.evolve(record, public=params.public))
-        return SetPublicResult(encounter=record.id, public=params.public)
+
+        async def act() -> SetPublicResult:
+            if record.public != params.public:
+                await self.registry.put_record(attrs.evolve(record, public=params.public))
+            return SetPublicResult(encounter=record.id, public=params.public)
+
+        return await self._once(record.id, "owner", "set_public", params, act)
 
     async def m_archive_encounter(
         self, client: Client, params: ArchiveEncounterParams
-    ) -> ArchiveEncounterResult:
+    ) -> ArchiveEncounterResult | Encoded:
         record = await self._own_record(client, params.encounter)
-        closed = await self.registry.archive(
-            record.id, "archived", "The GM archived the encounter."
-        )
-        return ArchiveEncounterResult(encounter=record.id, closed=closed)
+
+        async def act() -> ArchiveEncounterResult:
+            closed = await self.registry.archive(
+                record.id, "archived", "The GM archived the encounter."
+            )
+            return ArchiveEncounterResult(encounter=record.id, closed=closed)
+
+        return await self._once(record.id, "owner", "archive_encounter", params, act)
 
     # -- the registry's calls ---------------------------------------------------------------
 

@@ -36,6 +36,7 @@ from zonekeep.sdk.host import event_from_dict
 from . import _metrics
 from ._store import (
     RECORD_FIELDS,
+    REQUESTS_PER_SCOPE,
     EncounterRecord,
     EncounterStatus,
     GmKey,
@@ -412,6 +413,17 @@ class SqlStore(ABC):
 
     # -- reading ------------------------------------------------------------------------------
 
+    async def put_request(self, encounter: str, scope: str, request_id: str, sealed: str) -> None:
+        await self._doing(
+            "keep a request's answer", _put_request, encounter, scope, request_id, sealed
+        )
+
+    async def get_request(self, encounter: str, scope: str, request_id: str) -> str | None:
+        return await self._reading("a request's answer", _get_request, encounter, scope, request_id)
+
+    async def requests_of(self, encounter: str) -> list[tuple[str, str, str]]:
+        return await self._reading("the requests' answers", _requests_of, encounter)
+
     async def stored_requests(self, encounter: str) -> list[dict[str, Any]]:
         rows = await self._reading("the idempotency keys", _read_requests, encounter)
         return [r for r in (stored_request(str(data)) for (data,) in rows) if r is not None]
@@ -569,6 +581,73 @@ def _delete_grants(db: Db, encounter: str, token_hashes: list[str]) -> None:
     db.changed()
 
 
+# The keyed requests kept apart from the log live in ``meta`` (no new layout, so the
+# store version does not change), one row each: key ``request:<encounter>/<scope>:<id>``,
+# value ``{"n": <its order in the scope>, "at": <time>, "sealed": <the sealed record>}``.
+
+
+def _request_prefix(encounter: str, scope: str = "") -> str:
+    return f"request:{encounter}/{scope}:" if scope else f"request:{encounter}/"
+
+
+def _put_request(db: Db, encounter: str, scope: str, request_id: str, sealed: str) -> None:
+    prefix = _request_prefix(encounter, scope)
+    # (The length is a literal: an int parameter's type differs between the dialects.)
+    rows = db.execute(
+        f"SELECT key, value FROM meta WHERE substr(key, 1, {len(prefix):d}) = ?", (prefix,)
+    ).fetchall()
+    order = {str(key): _request_order(str(value)) for key, value in rows}
+    order.pop(prefix + request_id, None)
+    n = max(order.values(), default=0) + 1
+    db.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (prefix + request_id, dumps({"n": n, "at": time.time(), "sealed": sealed})),
+    )
+    extra = len(order) + 1 - REQUESTS_PER_SCOPE
+    for key in sorted(order, key=lambda k: (order[k], k))[: max(0, extra)]:
+        db.execute("DELETE FROM meta WHERE key=?", (key,))
+
+
+def _request_order(value: str) -> int:
+    """The order of a kept request in its scope (its ``n``): the oldest is the lowest."""
+    try:
+        return int(json.loads(value)["n"])
+    except (ValueError, KeyError, TypeError):
+        return 0  # unreadable: the first to go
+
+
+def _get_request(db: Db, encounter: str, scope: str, request_id: str) -> str | None:
+    row = db.execute(
+        "SELECT value FROM meta WHERE key=?", (_request_prefix(encounter, scope) + request_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    try:
+        sealed = json.loads(str(row[0]))["sealed"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return sealed if isinstance(sealed, str) else None
+
+
+def _requests_of(db: Db, encounter: str) -> list[tuple[str, str, str]]:
+    prefix = _request_prefix(encounter)
+    rows = db.execute(
+        f"SELECT key, value FROM meta WHERE substr(key, 1, {len(prefix):d}) = ?", (prefix,)
+    ).fetchall()
+    found: list[tuple[int, str, str, str]] = []
+    for key, value in rows:
+        scope, _, rid = str(key)[len(prefix) :].partition(":")
+        try:
+            sealed = json.loads(str(value))["sealed"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        if rid and isinstance(sealed, str):
+            found.append((_request_order(str(value)), scope, rid, sealed))
+    found.sort()
+    return [(scope, rid, sealed) for _, scope, rid, sealed in found]
+
+
 def _read_requests(db: Db, encounter: str) -> list[tuple[str]]:
     """The stored texts of ``encounter``'s events that may hold a keyed request's record
     (``LIKE``'s ``_`` matches any character: a few more rows, which
@@ -722,7 +801,8 @@ def _record(row: Sequence[Any]) -> EncounterRecord:
 
 
 def _delete(db: Db, eid: str) -> None:
-    """Forget ``eid`` in one transaction: its events, snapshots, grants and record."""
+    """Forget ``eid`` in one transaction: its events, snapshots, grants, record and the
+    keyed requests kept apart from its log."""
     for table, column in (
         ("events", "encounter"),
         ("snapshots", "encounter"),
@@ -730,6 +810,8 @@ def _delete(db: Db, eid: str) -> None:
         ("encounters", "id"),
     ):
         db.execute(f"DELETE FROM {table} WHERE {column}=?", (eid,))
+    prefix = _request_prefix(eid)
+    db.execute(f"DELETE FROM meta WHERE substr(key, 1, {len(prefix):d}) = ?", (prefix,))
     db.changed()
 
 

@@ -21,6 +21,10 @@ import attrs
 from zonekeep.sdk import EncounterCreated, Event
 from zonekeep.sdk.host import event_to_dict
 
+#: How many keyed requests a store keeps per scope of an encounter (``put_request``): as
+#: many as a room remembers per seat (``server/_idempotency.py``, ``KEYS_PER_SEAT``).
+REQUESTS_PER_SCOPE = 256
+
 
 class StoreError(RuntimeError):
     """The store could not do what was asked (disk full, read-only, corrupt file)."""
@@ -122,6 +126,23 @@ class EventStore(Protocol):
     async def remove_grants(self, encounter: str, token_hashes: Collection[str]) -> None:
         """Durably forget the grants of ``token_hashes`` (revoked tokens): they open
         nothing from now on, after a restart too. Raises :class:`StoreError` on failure."""
+        ...
+
+    async def put_request(self, encounter: str, scope: str, request_id: str, sealed: str) -> None:
+        """Durably keep the sealed record of a keyed request that is not in the log (a GM's
+        token request, a lobby request: ``server/_idempotency.py``) under ``request_id`` in
+        ``scope`` (``"gm"``, ``"owner"``) of ``encounter``; only the newest
+        :data:`REQUESTS_PER_SCOPE` of a scope are kept. Forgotten
+        with the encounter. Raises :class:`StoreError` on failure."""
+        ...
+
+    async def get_request(self, encounter: str, scope: str, request_id: str) -> str | None:
+        """The sealed record :meth:`put_request` kept, or None. :class:`StoreError`."""
+        ...
+
+    async def requests_of(self, encounter: str) -> list[tuple[str, str, str]]:
+        """Every ``(scope, request_id, sealed)`` :meth:`put_request` kept for
+        ``encounter``, oldest first in each scope (``zonekeep store copy`` copies them)."""
         ...
 
     async def read(self, encounter: str, after: int = 0) -> list[tuple[int, Event]]:
@@ -255,6 +276,8 @@ class _Log:
     finished: bool = False
     record: EncounterRecord | None = None
     requests: list[dict[str, Any]] = attrs.field(factory=list)
+    #: Scope -> request id -> sealed record (``put_request``), oldest first.
+    keyed: dict[str, dict[str, str]] = attrs.field(factory=dict)
 
 
 class InMemoryStore:
@@ -324,6 +347,27 @@ class InMemoryStore:
     async def stored_requests(self, encounter: str) -> list[dict[str, Any]]:
         log = self._logs.get(encounter)
         return list(log.requests) if log is not None else []
+
+    async def put_request(self, encounter: str, scope: str, request_id: str, sealed: str) -> None:
+        kept = self._logs.setdefault(encounter, _Log()).keyed.setdefault(scope, {})
+        kept.pop(request_id, None)
+        kept[request_id] = sealed
+        while len(kept) > REQUESTS_PER_SCOPE:
+            del kept[next(iter(kept))]
+
+    async def get_request(self, encounter: str, scope: str, request_id: str) -> str | None:
+        log = self._logs.get(encounter)
+        return log.keyed.get(scope, {}).get(request_id) if log is not None else None
+
+    async def requests_of(self, encounter: str) -> list[tuple[str, str, str]]:
+        log = self._logs.get(encounter)
+        if log is None:
+            return []
+        return [
+            (scope, rid, sealed)
+            for scope, kept in log.keyed.items()
+            for rid, sealed in kept.items()
+        ]
 
     async def read(self, encounter: str, after: int = 0) -> list[tuple[int, Event]]:
         return self.read_now(encounter, after)

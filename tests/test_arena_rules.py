@@ -224,7 +224,8 @@ def test_rule1_passing_through_a_zone_triggers_what_leaving_it_triggers() -> Non
     (offer,) = h.state.pending
     assert offer.creature == "sentry"
     assert (
-        offer.prompt == "Sentry may make an opportunity attack against Aria, who is leaving Yard."
+        offer.prompt
+        == "Sentry may make an opportunity attack with blade against Aria, who is leaving Yard."
     )
     assert h.creature("aria").zone == "yard"  # the move waits on the reaction
     h.send("decide", decision=offer.id, choice=["decline"])
@@ -455,7 +456,7 @@ def test_rule4_leaving_an_enemys_reach_offers_only_that_enemy() -> None:
     assert offer.creature == "orc"
     assert (
         offer.prompt
-        == "Orc may make an opportunity attack against Aria, who is leaving Orc's reach."
+        == "Orc may make an opportunity attack with blade against Aria, who is leaving Orc's reach."
     )
     h.send("decide", decision=offer.id, choice=["decline"])
     assert h.state.engaged_with("aria") == ["gob"]
@@ -954,5 +955,5 @@ def test_decision_opened_prompt_names_the_step() -> None:
     h.send("enter", creature="aria", zones=["yard"])
     opened = h.of_type(DecisionOpened)
     assert opened[0].decision.prompt == (
-        "Gob may make an opportunity attack against Aria, who is leaving Hall."
+        "Gob may make an opportunity attack with blade against Aria, who is leaving Hall."
     )

@@ -156,7 +156,7 @@ def test_tavern_brawl_behind_the_bar() -> None:
         ("decline",),
     )
     assert offer.prompt == (
-        "Aria may make an opportunity attack against Gob, who is leaving Common room."
+        "Aria may make an opportunity attack with blade against Gob, who is leaving Common room."
     )
     assert h.creature("gob").zone == "common_room"  # the move waits on the reaction
     assert h.refused("end_turn", creature="gob").code == "decision_pending"
@@ -357,7 +357,7 @@ def test_cliffside_climb_the_rope_sprint_the_beach_and_the_rising_tide() -> None
     (offer,) = h.state.pending
     assert (offer.creature, offer.prompt) == (
         "aria",
-        "Aria may make an opportunity attack against Captain, who is taking position at "
+        "Aria may make an opportunity attack with blade against Captain, who is taking position at "
         "Fallen pine.",
     )
     h.send("decision_timeout", decision=offer.id)  # the default: no attack
@@ -367,7 +367,7 @@ def test_cliffside_climb_the_rope_sprint_the_beach_and_the_rising_tide() -> None
     h.send("enter", creature="captain", zones=["far_side"])
     (offer,) = h.state.pending
     assert offer.prompt == (
-        "Aria may make an opportunity attack against Captain, who is leaving Clifftop."
+        "Aria may make an opportunity attack with blade against Captain, who is leaving Clifftop."
     )
     h.rolls(7, 12, 5).send(
         "decide", EncounterHarness.player("player-aria"), decision=offer.id, choice=["attack"]

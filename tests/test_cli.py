@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +18,7 @@ from zonekeep.sdk.engine import Engine
 from zonekeep.sdk.host import event_from_dict, state_to_dict
 from zonekeep.server._cli import main
 from zonekeep.server._encounter_file import EncounterFileError, load_encounter, parse_encounter
+from zonekeep.server._links import network_address
 from zonekeep.server._play import open_table, play_to_end
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "encounters"
@@ -32,10 +35,31 @@ def test_every_example_encounter_plays_to_its_end(path: Path, seed: int) -> None
     assert state_to_dict(replay(table.events)) == state_to_dict(final)
 
 
+def test_an_example_titled_after_a_place_names_its_own_arena() -> None:
+    """A title that names one of the bundled arenas' places names the arena the
+    encounter is fought in (the goblin ambush once named a tavern of another story)."""
+    arenas = {
+        path.name: json.loads(path.read_text(encoding="utf-8"))["name"]
+        for path in (EXAMPLES.parent / "arenas").glob("*.json")
+    }
+    places = {name: name.removeprefix("The ") for name in arenas.values()}
+    checked = 0
+    for path in ENCOUNTERS:
+        spec = load_encounter(path)
+        named = [place for place in places.values() if place in spec.name]
+        if named:
+            checked += 1
+            assert named == [spec.arena.name.removeprefix("The ")], (path.name, spec.name)
+    assert checked >= 1
+    assert load_encounter(EXAMPLES / "goblin-ambush.json").name == (
+        "Goblin ambush at the Drowned Lantern"
+    )
+
+
 def test_play_prints_a_readable_log(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["play", str(EXAMPLES / "goblin-ambush.json"), "--seed", "3"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("Encounter 'Goblin ambush at the Prancing Pony' begins with Aria")
+    assert out.startswith("Encounter 'Goblin ambush at the Drowned Lantern' begins with Aria")
     assert "Surprised: Brom." in out
     assert "Initiative order:" in out
     assert "— Round 1 —" in out
@@ -177,8 +201,18 @@ def test_serve_prints_how_to_connect_and_stops_on_sigint(tmp_path: Path) -> None
         text=True,
     )
     try:
-        text = "\n".join(banner_lines(proc, 20))
+        lines = banner_lines(proc, 20)
+        text = "\n".join(lines)
         assert text.startswith("zonekeep 0.1.0 serving on ws://127.0.0.1:")
+        port = lines[0].split("ws://127.0.0.1:", 1)[1].split("/", 1)[0]
+        # The home the GM opens, and why players elsewhere cannot reach it.
+        assert lines[1] == (
+            f"Home: http://127.0.0.1:{port}/table/  (open it to build encounters and hand out links)"
+        )
+        assert lines[2] == (
+            "Only this machine can open these links: for players on other devices, "
+            "serve with --host 0.0.0.0 or set public_url."
+        )
         assert "GM token:" in text
         assert "seat alice:" in text and "(Aria, Sel)" in text
         assert "seat bob:" in text
@@ -188,6 +222,51 @@ def test_serve_prints_how_to_connect_and_stops_on_sigint(tmp_path: Path) -> None
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def _home_lines(tmp_path: Path, *extra: str, env: dict[str, str] | None = None) -> list[str]:
+    """The banner of a ``zonekeep serve`` started with ``extra`` (stopped after)."""
+    proc = subprocess.Popen(
+        serve_argv(tmp_path, *extra),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    try:
+        return banner_lines(proc, 20)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_serve_on_every_address_prints_the_network_home(tmp_path: Path) -> None:
+    """Listening on every address, the home (and every link) carries the machine's
+    address on its network, the one a phone on the same network reaches."""
+    lines = _home_lines(tmp_path, "--host", "0.0.0.0")
+    assert lines[0].startswith("zonekeep 0.1.0 serving on ws://0.0.0.0:")
+    port = lines[0].split("ws://0.0.0.0:", 1)[1].split("/", 1)[0]
+    where = network_address() or socket.gethostname()
+    assert where != "127.0.0.1"
+    assert lines[1] == (
+        f"Home: http://{where}:{port}/table/  (open it to build encounters and hand out links)"
+    )
+    assert not any("Only this machine" in line for line in lines)
+
+
+def test_serve_with_a_public_url_prints_it_as_the_home(tmp_path: Path) -> None:
+    lines = _home_lines(
+        tmp_path, env={"ZONEKEEP_SERVER_PUBLIC_URL": "https://tables.example.org/zk/"}
+    )
+    assert lines[1] == (
+        "Home: https://tables.example.org/zk/table/  "
+        "(open it to build encounters and hand out links)"
+    )
+    assert lines[2] == (
+        "Players reach it at wss://tables.example.org/zk/ws  "
+        "(web table: https://tables.example.org/zk/table/)"
+    )
+    assert not any("Only this machine" in line for line in lines)
 
 
 def test_plugins_lists_the_built_ins_with_their_commands(

@@ -14,6 +14,9 @@ from zonekeep.server._links import (
     Links,
     PublicUrlError,
     listen_address,
+    listen_host,
+    network_address,
+    only_this_machine,
     public_links,
     server_links,
 )
@@ -59,8 +62,42 @@ def test_without_public_url_the_listening_address() -> None:
     )
     assert server_links("", "::1", 9000).websocket == "ws://[::1]:9000/ws"
     assert listen_address("::", 9000) == "[::]:9000"  # the banner says where it listens
-    # ... but nobody can connect to 0.0.0.0: the links name this machine.
-    assert server_links(None, "0.0.0.0", 9000).websocket == f"ws://{socket.gethostname()}:9000/ws"
+    # ... but nobody can connect to 0.0.0.0: the links name this machine by its address
+    # on the network (a phone reaches that), else by its name.
+    where = network_address() or socket.gethostname()
+    assert server_links(None, "0.0.0.0", 9000).websocket == f"ws://{where}:9000/ws"
+    assert server_links(None, "::", 9000).web_table == f"http://{where}:9000/table/"
+
+
+def test_the_network_address_is_never_the_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No route (an offline machine) or a route through the loopback: no network
+    address, so the wildcard's links fall back to the machine's name."""
+    found = network_address()
+    assert found is None or not found.startswith("127.")
+
+    class Offline:
+        def __init__(self, *args: object) -> None:
+            pass
+
+        def connect(self, where: object) -> None:
+            raise OSError("Network is unreachable")
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(socket, "socket", Offline)
+    assert network_address() is None
+    assert listen_host("0.0.0.0") == (socket.gethostname() or "localhost")
+
+
+@pytest.mark.parametrize(
+    ("public_url", "host", "alone"),
+    [(None, "127.0.0.1", True), ("", "::1", True), (None, "localhost", True),
+     (None, "0.0.0.0", False), (None, "192.0.2.7", False),
+     ("https://t.example.org/", "127.0.0.1", False)],
+)  # fmt: skip
+def test_only_this_machine(public_url: str | None, host: str, alone: bool) -> None:
+    assert only_this_machine(public_url, host) is alone
 
 
 def test_the_bundled_examples_are_found_by_name(

@@ -44,6 +44,7 @@ trio.run(main)
 
 SUMMARY = re.compile(
     r"^OK: encounter \S+, \d round\(s\), events up to seq \d+ without gaps, "
+    r"folded to the server's snapshot, "
     r"\d+ attacks \(\d+ hits\), \d+ decision\(s\), ",
     re.MULTILINE,
 )

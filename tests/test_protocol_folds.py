@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from zonekeep.protocol._folds import fold_rules
+from zonekeep.protocol._folds import fold_hows, fold_rules
 from zonekeep.sdk import EncounterState, RandomEntropy
 from zonekeep.sdk.engine import Engine
 from zonekeep.sdk.host import EVENT_TYPES, replay_steps, state_to_dict
@@ -25,6 +25,24 @@ def test_every_event_type_has_a_rule() -> None:
     assert fold_rules()["damaged"] == ("creatures.<id>.hp",)
     assert set(fold_rules()["round_started"]) == {"phase", "round", "turn_slot", "turn_member"}
     assert fold_rules()["save_made"] == ()  # it records a roll, nothing more
+
+
+def test_every_event_that_changes_something_says_how() -> None:
+    """SPEC.md's fold table is enough to write a fold from (the Node.js example client's
+    is written from it): each reducer's docstring says how, in the event's terms."""
+    hows = fold_hows()
+    assert set(hows) == set(fold_rules())
+    for name, keys in fold_rules().items():
+        if keys and name != "rewound":
+            assert len(hows[name]) > 20, name
+            for key in keys:  # each key it changes is named (a creature's by its field)
+                if key in ("creatures", "creatures.<id>") or key.endswith("*"):
+                    continue
+                field = key.removeprefix("creatures.<id>.")
+                assert f"`{field}" in hows[name], (name, key)
+        elif not keys:
+            assert hows[name] == "", name
+    assert "code-point" not in hows["damaged"] and "`hp`" in hows["damaged"]
 
 
 def changed(before: dict[str, Any], after: dict[str, Any]) -> set[str]:

@@ -824,7 +824,9 @@
     if (!fn) return event.type.replaceAll("_", " "); // unknown event types are shown as their type
     try {
       // A sentence that quotes one ending in a full stop ("… a long night.") ends once.
-      return String(fn(event)).replace(/([^.])\.\.$/, "$1.");
+      // (null: an event nobody needs to read, no line at all.)
+      const text = fn(event);
+      return text === null || text === undefined ? null : String(text).replace(/([^.])\.\.$/, "$1.");
     } catch {
       return event.type.replaceAll("_", " ");
     }
@@ -1057,11 +1059,12 @@
     const lines = [...$("log").querySelectorAll("li[data-seq] .text, li.note")];
     const last = lines.length ? lines[lines.length - 1].textContent : "";
     box.hidden = false;
-    box.replaceChildren(
+    // (replaceChildren would write a null as the word "null": the parts left out are dropped.)
+    box.replaceChildren(...[
       el("div", { class: `glance-turn${s.phase === "ended" ? " ended" : ""}`, dataset: { glance: "turn" } }, turn),
       mine.length ? el("div", { class: "glance-mine", dataset: { glance: "mine" } },
         mine.map((c) => el("span", { class: "glance-hp" }, `${c.name} ${hpText(c)}`))) : null,
-      last ? el("div", { class: "glance-log muted", dataset: { glance: "log" }, title: last }, last) : null);
+      last ? el("div", { class: "glance-log muted", dataset: { glance: "log" }, title: last }, last) : null].filter(Boolean));
   }
 
   // -- attention: title, favicon and an optional sound while something waits on this seat
@@ -1680,6 +1683,8 @@
         { prop: properties[pname], command: spec.id, actor: fixed.creature, description });
       inputs.push(field.read);
       form.append(el("label", { class: field.check ? "param check" : "param" }, field.check ? [field.node, labelText] : [labelText, field.node]));
+      if (field.follows) form.addEventListener("change", (ev) => { if (ev.target.name === field.follows) field.refresh(form); });
+      if (field.refresh) field.refresh(form);
     }
     form.append(el("button", { type: "submit" }, "Send"));
     return el("details", { class: "command", dataset: { command: spec.id } },
@@ -1734,7 +1739,8 @@
     if (pname === "damage_type") return DAMAGE_TYPES.map((t) => [t, t]);
     if (pname === "mode") return ["walk", "climb", "swim", "fly", "burrow"].map((m) => [m, m]);
     if (pname === "group") return [...new Set(Object.values(s.creatures).map((c) => c.group).filter(Boolean))].map((g) => [g, optionText(g)]);
-    if (pname === "field") return ["hp", "max_hp", "ac", "zone", "side", "controller", "hidden", "pc", "name"].map((f) => [f, f.replaceAll("_", " ")]);
+    // The fields the server lets the GM override (OVERRIDE_FIELDS in the SDK).
+    if (pname === "field") return ["hp", "max_hp", "ac", "sharing_with", "hidden", "side", "controller", "pc", "condition_immunities"].map((f) => [f, f.replaceAll("_", " ")]);
     if (pname === "conditions") return conditionChoices().map((c) => [c.id, c.id]);
     if (pname === "parent") return Object.values(s.condition_effects || {}).map((e) => [e.id, `${name(e.creature)}: ${e.condition}`]);
     // Words the server takes from a short list its description gives ("cone, cube,
@@ -1749,6 +1755,8 @@
     const creatures = legal && type === "creature" ? legal : Object.values(s.creatures);
     const opt = (value, text) => el("option", { value }, text);
     const emptyOption = required ? null : opt("", "—");
+    if (context.command === "decide" && pname === "choice") return decisionChoice(pname);
+    if (context.command === "override" && pname === "value") return overrideValue(pname);
     const known = type === "string" || type === "strings" ? knownValues(pname, type, context) : null;
     if (known && type === "string") {
       const node = el("select", { name: pname }, emptyOption, known.length ? known.map(([v, t]) => opt(v, t)) : opt("", "none here"));
@@ -1766,7 +1774,7 @@
       // A path, zone by zone: pickers, in order (the first one the next zone, and so on).
       const picks = [0, 1, 2].map((i) => el("select", { name: `${pname}-${i}`, "aria-label": i ? `then zone ${i + 1}` : "zone" },
         opt("", i ? "— (stop)" : "—"), s.arena.zones.filter((z) => i || !legal || legal.includes(z.id)).map((z) => opt(z.id, z.name))));
-      const node = el("span", { class: "choices", dataset: { name: pname } }, picks.map((p, i) => [i ? " then " : "", p]));
+      const node = el("span", { class: "choices", dataset: { name: pname } }, picks.flatMap((p, i) => [i ? " then " : "", p]));
       return { node, read: () => {
         const chosen = [];
         for (const p of picks) {
@@ -1835,6 +1843,70 @@
         return { node, read: () => [pname, node.value === "" ? undefined : node.value] };
       }
     }
+  }
+
+  /** A decision's answer, picked from the options of the decision chosen in the same
+   * form: one option, or (a tie to order) every option, place by place. */
+  function decisionChoice(pname) {
+    const s = app.state;
+    const node = el("span", { class: "choices", dataset: { name: pname } });
+    let picks = [];
+    const refresh = (form) => {
+      const id = form.querySelector("select[name=decision]")?.value;
+      const decision = s.pending.find((d) => d.id === id) || s.pending[0];
+      const options = decision ? decision.options : [];
+      const places = decision?.ordering ? options.length : 1;
+      picks = Array.from({ length: places }, (_, i) => el("select",
+        { name: `${pname}-${i}`, "aria-label": decision?.ordering ? `place ${i + 1}` : "choice" },
+        options.length ? options.map((o) => el("option", { value: o }, optionText(o))) : el("option", { value: "" }, "none pending")));
+      picks.forEach((p, i) => { if (options[i] !== undefined && decision?.ordering) p.value = options[i]; });
+      node.replaceChildren(...picks.flatMap((p, i) => [i ? " then " : "", p]));
+    };
+    return { node, follows: "decision", refresh, read: () => [pname, picks.map((p) => p.value).filter(Boolean)] };
+  }
+
+  /** An override's new value, as the chosen field takes it: a number, yes or no, a
+   * creature to share a space with (or nobody), a side or a controller the encounter
+   * has, conditions. */
+  function overrideValue(pname) {
+    const s = app.state;
+    const node = el("span", { class: "choices", dataset: { name: pname } });
+    let read = () => undefined;
+    const pick = (values) => {
+      const select = el("select", { name: pname, "aria-label": "new value" }, values.map(([v, t]) => el("option", { value: v }, t)));
+      read = () => select.value;
+      return select;
+    };
+    const refresh = (form) => {
+      const field = form.querySelector("select[name=field]")?.value || "hp";
+      let input;
+      if (["hp", "max_hp", "ac"].includes(field)) {
+        input = el("input", { type: "number", step: "1", min: "0", name: pname, "aria-label": "new value" });
+        read = () => (input.value === "" ? undefined : Number.parseInt(input.value, 10));
+      } else if (field === "sharing_with") {
+        const select = pick([["", "nobody"], ...Object.values(s.creatures).map((c) => [c.id, c.name])]);
+        input = select;
+        read = () => select.value || null;
+      } else if (field === "condition_immunities") {
+        const boxes = conditionChoices().map((c) => el("input", { type: "checkbox", value: c.id }));
+        input = el("span", { class: "choices", dataset: { name: pname } }, conditionChoices().map((c, i) => el("label", {}, boxes[i], c.id)));
+        read = () => boxes.filter((b) => b.checked).map((b) => b.value);
+      } else if (field === "hidden" || field === "pc") {
+        input = pick([["true", "yes"], ["false", "no"]]);
+        const select = input;
+        read = () => select.value === "true";
+      } else if (field === "side") {
+        input = pick([...new Set(Object.values(s.creatures).map((c) => c.side))].map((x) => [x, x]));
+      } else if (field === "controller") {
+        const players = [...new Set(Object.values(s.creatures).map((c) => c.controller).filter((x) => x && x !== "gm"))];
+        input = pick([["gm", "the GM"], ...players.map((x) => [x, x])]);
+      } else {
+        input = el("input", { type: "text", name: pname, "aria-label": "new value" });
+        read = () => (input.value === "" ? undefined : input.value);
+      }
+      node.replaceChildren(input);
+    };
+    return { node, follows: "field", refresh, read: () => [pname, read()] };
   }
 
   // -- prompts ---------------------------------------------------------------------
@@ -1967,7 +2039,9 @@
     const root = $("gm");
     // Rebuilt only when the phase or the roster changes, so half-filled forms survive events.
     const setupPhase = s.phase === "surprise" || s.phase === "positions" || s.phase === "initiative";
-    const key = `${s.phase}|${Object.values(s.creatures).map((c) => `${c.id}:${c.hidden}:${setupPhase ? c.zone : ""}`).join(",")}`;
+    // (And when a decision opens or closes: "decide" is offered while one is pending.)
+    const key = `${s.phase}|${Object.values(s.creatures).map((c) => `${c.id}:${c.hidden}:${setupPhase ? c.zone : ""}`).join(",")}`
+      + `|${s.pending.map((d) => d.id).join(",")}`;
     if (root.dataset.key === key) return;
     const keep = app.gmSeats?.querySelector(".seat-links") ?? null;
     root.dataset.key = key;
@@ -2036,14 +2110,15 @@
     const seats = app.gmSeats;
 
     // Every other GM command of the current phase, as forms, folded.
-    const gmSpecs = [...app.commands.values()].filter((spec) => spec.who === "gm" && spec.phases.includes(s.phase)
-      && !["set_surprise", "place", "roll_initiative"].includes(spec.id));
-    const gmCommands = el("details", { class: "fold more-gm" }, el("summary", {}, "More GM commands"),
+    // (A pending decision may be answered here too, for a player who is away.)
+    const gmSpecs = [...app.commands.values()].filter((spec) => (spec.who === "gm" || (spec.id === "decide" && s.pending.length))
+      && spec.phases.includes(s.phase) && !["set_surprise", "place", "roll_initiative"].includes(spec.id));
+    const gmCommands = el("details", { class: "fold more-gm", open: root.querySelector("details.more-gm")?.open ?? false }, el("summary", {}, "More GM commands"),
       gmSpecs.map((spec) => commandForm(spec)));
 
     const end = s.phase === "ended" ? null : el("div", { class: "gm-row" },
       el("button", { type: "button", dataset: { gm: "end" }, class: "danger", onclick: endEncounter }, "End the encounter…"));
-    root.replaceChildren(setup, seats, gmCommands, end);
+    root.replaceChildren(...[setup, seats, gmCommands, end].filter(Boolean)); // (a null would be written "null")
   }
 
   /** The seats still waiting for their character (list_seats), or [] if it cannot say. */
@@ -2062,7 +2137,7 @@
     const note = $("setup-note");
     if (!note) return;
     note.textContent = waiting.length
-      ? `Still waiting for ${waiting.join(", ")}'s character. Once the creatures are placed, the server `
+      ? `Still waiting for ${waiting.length > 1 ? `${waiting.slice(0, -1).join(", ")} and ${waiting.at(-1)}'s characters` : `${waiting[0]}'s character`}. Once the creatures are placed, the server `
         + "takes no more characters: a latecomer has to ask you to add theirs."
       : "";
   }

@@ -43,3 +43,73 @@ def test_the_command_forms_are_pickers(browser: Any, live_server: Any) -> None:
     ready.get_by_role("button", name="Send").click()
     expect(gm.locator("#log")).to_contain_text("Aria readies rapier against Gob.")
     assert gm.errors == []
+
+
+def test_an_override_takes_its_fields_value_and_the_gm_answers_a_decision_by_picking(
+    browser: Any, live_server: Any
+) -> None:
+    """An override's value is the input its field takes (a number for hit points, a creature
+    for sharing a space, yes or no for hidden); a pending decision is answered from "More GM
+    commands" by picking the decision and one of its options, nothing typed."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=STEP_MS)
+    gm = gm_table(browser, live_server.table_url(live_server.gm_token), rolled=True)
+    expect(gm.locator("#turn-panel")).to_contain_text("Aria")
+    gm.locator("#gm .more-gm > summary").click()
+    override = gm.locator("#gm [data-command=override]")
+    override.locator("summary").click()
+    override.locator("select[name=creature]").select_option("gob")
+    # Only the fields the server lets the GM override are offered.
+    expect(override.locator("select[name=field] option")).to_have_text(
+        ["hp", "max hp", "ac", "sharing with", "hidden", "side", "controller", "pc",
+         "condition immunities"]
+    )  # fmt: skip
+    override.locator("select[name=field]").select_option("sharing_with")
+    expect(override.locator("select[name=value] option")).to_have_text(
+        ["nobody", "Aria", "Brom", "Gob"]
+    )
+    override.locator("select[name=field]").select_option("controller")
+    expect(override.locator("select[name=value] option")).to_have_text(["the GM", "alice", "bob"])
+    override.locator("select[name=field]").select_option("hidden")
+    expect(override.locator("select[name=value] option")).to_have_text(["yes", "no"])
+    override.locator("select[name=field]").select_option("hp")
+    expect(override.locator("input[type=text]")).to_have_count(0)
+    override.locator("input[type=number][name=value]").fill("7")
+    override.get_by_role("button", name="Send").click()
+    expect(gm.locator("#tracker [data-creature=gob]")).to_contain_text("HP 7/20")
+
+    # No decision pending: nothing to answer, so no form for it.
+    expect(gm.locator("#gm [data-command=decide]")).to_have_count(0)
+    # Aria engages Gob; Gob leaves the kitchen: Aria's opportunity attack waits on alice.
+    gm.locator("#map [data-zone=kitchen] .zone-button").click()
+    expect(gm.locator("#map [data-zone=kitchen] [data-creature=aria]")).to_be_visible()
+    forms = gm.locator("#commands")
+    forms.locator("summary").first.click()
+    engage = forms.locator("[data-command=engage]")
+    engage.locator("summary").click()
+    engage.locator("select[name=target]").select_option("gob")
+    engage.get_by_role("button", name="Send").click()
+    expect(gm.locator("#map [data-creature=aria]")).to_contain_text("engaged with Gob")
+    forms.locator("summary").first.click()  # "More actions" folded again
+    gm.locator("#turn-panel [data-quick=end_turn]").click()
+    expect(gm.locator("#tracker")).to_contain_text("Brom's turn")
+    gm.locator("#turn-panel [data-quick=end_turn]").click()
+    expect(gm.locator("#turn-panel")).to_contain_text("Your turn: Gob")
+    gm.locator("#map [data-zone=cellar] .zone-button").click()
+    decide = gm.locator("#gm [data-command=decide]")
+    expect(decide).to_have_count(1)
+    if not gm.locator("#gm .more-gm").evaluate("d => d.open"):
+        gm.locator("#gm .more-gm > summary").click()
+    decide.locator("summary").click()
+    expect(decide.locator("select[name=decision] option")).to_have_text(
+        ["Aria may make an opportunity attack with rapier against Gob, who is leaving Kitchen."]
+    )
+    expect(decide.locator("select[name=choice-0] option")).to_have_text(["attack", "decline"])
+    expect(decide.locator("input[type=text]")).to_have_count(0)
+    decide.locator("select[name=choice-0]").select_option("decline")
+    decide.get_by_role("button", name="Send").click()
+    expect(gm.locator("#log")).to_contain_text("Gob enters Cellar from Kitchen.")
+    expect(gm.locator("#prompts-panel")).to_be_hidden()
+    expect(gm.locator("#log li[data-type=attack_made]")).to_have_count(0)
+    assert gm.errors == []

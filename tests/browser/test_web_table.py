@@ -228,6 +228,16 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     expect(alice.locator("#tracker")).to_contain_text("Brom's turn")
     bob.locator("#map [data-zone=kitchen] .zone-button").click()
     expect(bob.locator("#map [data-zone=kitchen] [data-creature=brom]")).to_be_visible()
+    # Issue 34, point 8: the warhammer may strike anyone beside Brom; Aria is marked an
+    # ally (the rules let a creature attack an ally, so she stays on the list).
+    warhammer = bob.locator("#turn-panel button[data-attack=warhammer]")
+    warhammer.click()
+    targets = bob.locator("#turn-panel .targets button")
+    expect(targets).to_have_count(2)
+    expect(targets.filter(has_text="Gob")).to_have_text("Gob")
+    expect(bob.locator("#turn-panel .targets button[data-target=aria]")).to_have_text("Aria (ally)")
+    warhammer.click()  # folded again: no attack made
+    expect(targets).to_have_count(0)
     _send(bob, "engage", target="gob")
     expect(bob.locator("#map [data-creature=gob]")).to_contain_text("⚔ engaged with Aria, Brom")
     bob.locator("[data-quick=end_turn]").click()
@@ -235,9 +245,13 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     # -- Gob flees to the cellar: both players are offered an opportunity attack -----------
     expect(gm.locator("#turn-panel")).to_contain_text("Your turn: Gob")
     gm.locator("#map [data-zone=cellar] .zone-button").click()
-    for page, creature in [(alice, "Aria"), (bob, "Brom")]:
+    for page, creature, weapon in [(alice, "Aria", "rapier"), (bob, "Brom", "warhammer")]:
         prompt = page.locator("#prompts .prompt[data-kind=opportunity_attack]")
-        expect(prompt).to_contain_text(f"{creature} may make an opportunity attack against Gob")
+        # Issue 34, point 8: the prompt names the weapon the attack is made with.
+        expect(prompt.locator(".prompt-text")).to_have_text(
+            f"{creature} may make an opportunity attack with {weapon} against Gob, "
+            "who is leaving Kitchen."
+        )
         expect(prompt.locator(".countdown")).to_have_text(re.compile(r"^\d+ s left$"))
         seconds = int(prompt.locator(".countdown").inner_text().split()[0])
         assert 0 < seconds <= 120
@@ -246,7 +260,7 @@ def test_gm_and_two_players_play_a_fight(browser: Any, live_server: Any) -> None
     # The mover's controls say that play waits for the players' reactions (issue 34).
     waits = gm.locator("#turn-panel .turn-waits")
     expect(waits).to_contain_text("Play waits for 2 reactions")
-    expect(waits).to_contain_text("Aria may make an opportunity attack against Gob")
+    expect(waits).to_contain_text("Aria may make an opportunity attack with rapier against Gob")
     alice.screenshot(path=str(ARTIFACTS / "web-table-alice-prompt.png"))
 
     expect(alice.locator("#favicon")).to_have_attribute("href", re.compile("b3261e"))

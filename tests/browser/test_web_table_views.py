@@ -1,8 +1,9 @@
 """The web table's views on a laptop and on a phone: a crowded fight, a bad link, and
 an accessibility check with axe-core on the GM's, a player's and a spectator's view.
 
-The screenshots kept in docs/ (linked from the README) are taken here; they are written
-again only when ``ZONEKEEP_UPDATE_SCREENSHOT`` is set (or when one is missing).
+The screenshots kept in docs/ (linked from the README) are taken by the story
+(test_story.py) with :func:`_keep`: written again only when ``ZONEKEEP_UPDATE_SCREENSHOT``
+is set (or when one is missing).
 """
 
 from __future__ import annotations
@@ -146,7 +147,6 @@ def test_a_crowded_fight_on_a_phone_and_a_laptop(browser: Any, live_server: Any)
         _in_viewport(alice, "#prompts .prompt")
         _no_sideways_scroll(alice)
         alice.evaluate("window.scrollTo(0, 0)")
-        _keep(alice, f"web-table-prompt-{viewport['width']}.png")
     # A long name takes one line, cut short, with the whole name on hover.
     knight = alice.locator("#map [data-creature=sir] .name")
     expect(knight).to_have_text(LONG_NAME)
@@ -173,7 +173,6 @@ def test_a_crowded_fight_on_a_phone_and_a_laptop(browser: Any, live_server: Any)
         _in_viewport(alice, "#turn-panel [data-quick=end_turn]")
         _no_sideways_scroll(alice)
         alice.evaluate("window.scrollTo(0, 0)")
-        _keep(alice, f"web-table-turn-{viewport['width']}.png")
     # The turn comes first on a phone (above the map).
     alice.set_viewport_size(PHONE)
     turn_top = turn.bounding_box()["y"]
@@ -236,7 +235,7 @@ def test_axe_finds_nothing_serious_on_the_gm_player_and_spectator_views(
 ) -> None:
     """Point 20: no serious or critical axe-core violation on the GM's, a player's (on
     her turn) and a spectator's view at 1280x800 and 390x844; the side of a creature is
-    a shape as well as a colour. The GM's view is kept in docs/ at both sizes."""
+    a shape as well as a colour."""
     from playwright.sync_api import expect
 
     expect.set_options(timeout=STEP_MS)
@@ -283,9 +282,6 @@ def test_axe_finds_nothing_serious_on_the_gm_player_and_spectator_views(
             violations = _axe(page, axe_script)
             if violations:
                 found[f"{who} {viewport['width']}"] = violations
-            if who == "gm":
-                page.evaluate("window.scrollTo(0, 0)")
-                _keep(page, f"web-table-gm-{viewport['width']}.png")
     assert found == {}, json.dumps(found, indent=1)
 
     # The page follows the `actions` reply's details when the server sends them (the

@@ -374,10 +374,10 @@ def test_serve_example_twice_reuses_the_encounter(tmp_path: Path) -> None:
 
     first = serve()
     line = next(x for x in first.splitlines() if x.startswith("Encounter "))
-    assert line.startswith("Encounter 'Goblin ambush at the Prancing Pony' is ready: ")
+    assert line.startswith("Encounter 'Goblin ambush at the Drowned Lantern' is ready: ")
     eid = line.rsplit(" ", 1)[-1]
     second = serve()
-    assert f"Encounter 'Goblin ambush at the Prancing Pony' is back: {eid}" in second
+    assert f"Encounter 'Goblin ambush at the Drowned Lantern' is back: {eid}" in second
     token = next(x for x in first.splitlines() if "GM token:" in x).split()[-1]
     assert token in second  # the same GM token (tests/e2e/test_example_tokens.py)
     assert "GM token:" in second and "seat alice:" in second

@@ -12,7 +12,11 @@
 // turn), answers every prompt, and checks that event seqs arrive without gaps.
 // Exit code 0 on success, 1 on any unexpected protocol error, seq gap or timeout.
 
+import { isDeepStrictEqual } from "node:util";
+
 import WebSocket from "ws";
+
+import { Fold } from "./fold.mjs";
 
 const PROTOCOL = "1.4";
 const CLIENT = { name: "zonekeep-node-example", version: "0.1.0" };
@@ -254,45 +258,57 @@ function checkCapabilities(caps) {
 }
 
 // ---------------------------------------------------------------------------------------
-// The table as the GM sees it: a snapshot, kept current by applying the GM's events.
-// Only what this client needs is tracked; the server's `snapshot` is always the truth.
+// The table as the GM sees it: the GM's snapshot, kept current by folding the GM's
+// events into it with the reference fold (fold.mjs, SPEC.md "Keeping state from
+// events"). At the end the client checks the fold against the server's own snapshot.
 
 class Table {
-  constructor(snapshot) {
-    this.creatures = structuredClone(snapshot.creatures);
-    this.active = snapshot.active;
-    this.round = snapshot.round;
-    this.pending = new Map(snapshot.pending.map((d) => [d.id, d]));
-    this.ended = null;
+  constructor(snapshot, seq) {
+    this.fold = new Fold(snapshot, seq);
     this.stats = { events: 0, attacks: 0, hits: 0, decisions: 0 };
     this.waiters = [];
+  }
+
+  get state() {
+    return this.fold.snapshot;
+  }
+
+  get creatures() {
+    return this.state.creatures;
+  }
+
+  get active() {
+    return this.state.active;
+  }
+
+  get round() {
+    return this.state.round;
+  }
+
+  get pending() {
+    return this.state.pending;
+  }
+
+  /** The reason the encounter ended, or null while it goes on. */
+  get ended() {
+    return this.state.phase === "ended" ? this.state.ended_reason : null;
   }
 
   name(id) {
     return this.creatures[id]?.name ?? id;
   }
 
-  apply(event) {
+  apply(event, seq) {
     this.stats.events += 1;
-    const c = this.creatures;
+    this.fold.event(seq, event);
     switch (event.type) {
-      case "positions_established":
-        for (const [id, zone] of Object.entries(event.positions)) c[id].zone = zone;
-        break;
       case "initiative_rolled":
         console.log("initiative: " + event.entries
           .map((e) => `${e.members.map((m) => this.name(m)).join("+")} ${e.total}`)
           .join(", "));
         break;
       case "round_started":
-        this.round = event.round;
         console.log(`-- round ${event.round}`);
-        break;
-      case "turn_started":
-        this.active = event.creature;
-        break;
-      case "turn_ended":
-        this.active = null;
         break;
       case "attack_made":
         this.stats.attacks += 1;
@@ -303,44 +319,29 @@ class Table {
         );
         break;
       case "damaged":
-        c[event.creature].hp = event.hp;
         console.log(`  ${this.name(event.creature)} takes ${event.amount} damage (hp ${event.hp})`);
         break;
-      case "healed":
-        c[event.creature].hp = event.hp;
-        break;
-      case "zone_entered":
-        c[event.creature].zone = event.to_zone;
-        break;
-      case "override_applied":
-        if (event.field in c[event.creature]) c[event.creature][event.field] = event.value;
-        break;
-      case "condition_applied":
-        c[event.creature].conditions.push(event.condition);
-        break;
-      case "condition_removed":
-        c[event.creature].conditions = c[event.creature].conditions.filter(
-          (x) => x !== event.condition,
-        );
-        break;
-      case "creature_added":
-        c[event.creature.id] = event.creature;
-        break;
-      case "decision_opened":
-        this.pending.set(event.decision.id, event.decision);
-        break;
       case "decision_resolved":
-        this.pending.delete(event.decision);
         this.stats.decisions += 1;
         console.log(`decision ${event.decision}: ${event.choice.join(", ")} (by ${event.by})`);
         break;
       case "encounter_ended":
-        this.ended = event.reason;
         console.log(`encounter ended: ${event.reason}`);
         break;
       default:
-        break; // unknown or uninteresting event types are ignored
+        break; // the fold has applied it; nothing to print
     }
+    this.settle();
+  }
+
+  /** A `snapshot` notification: it replaces the folded state. */
+  replace(seq, snapshot) {
+    this.fold.replace(seq, snapshot);
+    this.settle();
+  }
+
+  settle() {
+    if (!this.fold.valid) return; // after a rewind, until its snapshot
     this.waiters = this.waiters.filter((w) => (w.test() ? (w.resolve(), false) : true));
   }
 
@@ -427,8 +428,9 @@ async function main(url, playerUrl) {
   const eid = created.encounter;
   // (gm.lastSeq is the reply's seq, taken when it came: encounter_created, seq 1, is in
   // the snapshot, not an event)
-  const table = new Table(created.snapshot);
-  gm.on("event", (event) => table.apply(event));
+  const table = new Table(created.snapshot, created.seq);
+  gm.on("event", (event, seq) => table.apply(event, seq));
+  gm.on("snapshot", ({ seq, snapshot }) => table.replace(seq, snapshot));
   console.log(`created encounter ${eid} as ${created.role}`);
 
   // Aria's controller is already "alice", so this issues a token and changes nothing.
@@ -445,8 +447,14 @@ async function main(url, playerUrl) {
     fail(`alice joined as ${joined.role}/${joined.player}, expected player/alice`);
   }
   // (alice.lastSeq is the join's seq, taken when its reply came, before the events after it)
+  // Alice keeps her own view with the same fold (enemies' hit points are words there).
   // A `snapshot` notification replaces the seat's state; its seq is the new baseline.
-  alice.on("snapshot", ({ seq }) => { alice.lastSeq = seq; });
+  const aliceView = new Fold(joined.snapshot, joined.seq);
+  alice.on("event", (event, seq) => aliceView.event(seq, event));
+  alice.on("snapshot", ({ seq, snapshot }) => {
+    alice.lastSeq = seq;
+    aliceView.replace(seq, snapshot);
+  });
   console.log(`alice joined as ${joined.role} at seq ${joined.seq}`);
 
   // Who sends commands (and answers decisions) for each controller.
@@ -462,7 +470,7 @@ async function main(url, playerUrl) {
   await gm.waitForSeq(rolled.last_seq);
 
   // Play: wait for a turn (an initiative tie may have to be decided first), act, repeat.
-  const settled = () => table.ended !== null || (table.pending.size === 0 && table.active !== null);
+  const settled = () => table.ended !== null || (table.pending.length === 0 && table.active !== null);
   await table.until(settled);
 
   // A player may act only for her own creatures: 3001 on the wire, never 4003.
@@ -488,11 +496,26 @@ async function main(url, playerUrl) {
   // Both seats must have seen every event (no hidden creatures in this roster).
   await alice.waitForSeq(gm.lastSeq);
 
+  // Each seat's fold is the snapshot the server gives that seat.
+  // (A decision's deadline may still add events: then ask again.)
+  for (const [label, conn, fold] of [["gm", gm, table.fold], ["alice", alice, aliceView]]) {
+    for (let tries = 1; ; tries++) {
+      const server = await conn.request("snapshot", { encounter: eid });
+      await conn.waitForSeq(server.seq);
+      if (fold.seq !== server.seq && tries < 5) continue;
+      if (fold.seq !== server.seq || !fold.valid || !isDeepStrictEqual(fold.snapshot, server.snapshot)) {
+        fail(`${label}: the folded state at seq ${fold.seq} is not the server's snapshot ` +
+             `at seq ${server.seq}`);
+      }
+      break;
+    }
+  }
+
   const s = table.stats;
   const repeats = gm.repeats + alice.repeats;
   console.log(
     `OK: encounter ${eid}, ${Math.min(table.round, MAX_ROUNDS)} round(s), ` +
-    `events up to seq ${gm.lastSeq} without gaps` +
+    `events up to seq ${gm.lastSeq} without gaps, folded to the server's snapshot` +
     `${repeats ? ` (${repeats} repeats ignored)` : ""}, ` +
     `${s.attacks} attacks (${s.hits} hits), ${s.decisions} decision(s), ` +
     `${table.ended !== null ? `ended: ${table.ended}` : "not ended"}`,
