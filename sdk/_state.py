@@ -690,7 +690,8 @@ def _turn_started(s: EncounterState, e: ev.TurnStarted) -> None:
     """`turn_slot` and `turn_member` become the event's `slot` and `member`, `active` its
     `creature`; `resources` start afresh (`movement_spent` 0, `dashes` 0, `actions` 1,
     `bonus_actions` 1, `interactions` 1, `disengaged` and `sprinting` false, `entered_zone`
-    null); the creature leaves `reactions_used`."""
+    null, `attacks_left` empty, `multiattack_current` null); the creature leaves
+    `reactions_used`."""
     s.turn_slot, s.turn_member = e.slot, e.member
     s.active = e.creature
     s.resources = TurnResources()
@@ -850,7 +851,8 @@ def _condition_effect_ended(s: EncounterState, e: ev.ConditionEffectEnded) -> No
 @reducer(ev.AttackMade)
 def _attack_made(s: EncounterState, e: ev.AttackMade) -> None:
     """A `melee` attack sets `last_melee[target]` to the attacker; other kinds change
-    nothing."""
+    nothing there. When `resources.multiattack_current` is not null and the attacker is
+    `active`, it becomes null (that attack of the multiattack is made)."""
     if e.kind == "melee":
         s.last_melee[e.target] = e.attacker
     if s.resources.multiattack_current is not None and e.attacker == s.active:
@@ -859,18 +861,22 @@ def _attack_made(s: EncounterState, e: ev.AttackMade) -> None:
 
 @reducer(ev.ResourceSpent)
 def _resource_spent(s: EncounterState, e: ev.ResourceSpent) -> None:
+    """The creature's `resources[resource]` becomes `left`."""
     c = s.creatures[e.creature]
     c.resources = {**c.resources, e.resource: e.left}  # (replaced: see _WORKING_SHARED)
 
 
 @reducer(ev.ResourceRestored)
 def _resource_restored(s: EncounterState, e: ev.ResourceRestored) -> None:
+    """The creature's `resources[resource]` becomes `left`."""
     c = s.creatures[e.creature]
     c.resources = {**c.resources, e.resource: e.left}
 
 
 @reducer(ev.RechargeRolled)
 def _recharge_rolled(s: EncounterState, e: ev.RechargeRolled) -> None:
+    """When `recharged` is true, the creature's `resources[resource]` becomes 1; otherwise
+    nothing changes."""
     if e.recharged:
         c = s.creatures[e.creature]
         c.resources = {**c.resources, e.resource: 1}
@@ -878,6 +884,8 @@ def _recharge_rolled(s: EncounterState, e: ev.RechargeRolled) -> None:
 
 @reducer(ev.MultiattackUsed)
 def _multiattack_used(s: EncounterState, e: ev.MultiattackUsed) -> None:
+    """`resources.attacks_left` becomes the event's `attacks_left` and
+    `resources.multiattack_current` its `current`."""
     s.resources.attacks_left = list(e.attacks_left)
     s.resources.multiattack_current = e.current
 
@@ -1076,6 +1084,8 @@ def _asset_replaced(s: EncounterState, asset: Asset) -> None:
 
 @reducer(ev.AssetPlaced)
 def _asset_placed(s: EncounterState, e: ev.AssetPlaced) -> None:
+    """The `asset` is appended to `arena.assets`; when `hidden` is true, its id joins
+    `hidden_assets` (a sorted set)."""
     s.arena = attrs.evolve(s.arena, assets=(*s.arena.assets, e.asset))
     if e.hidden:
         _add_sorted(s.hidden_assets, e.asset.id)
@@ -1083,6 +1093,10 @@ def _asset_placed(s: EncounterState, e: ev.AssetPlaced) -> None:
 
 @reducer(ev.AssetChanged)
 def _asset_changed(s: EncounterState, e: ev.AssetChanged) -> None:
+    """Nothing changes unless `asset` is an id in `arena.assets` or `effects`. When `data`
+    is not null, that asset's `data` becomes it (in `effects` if it is an ongoing effect,
+    else in `arena.assets`, in its place). When `hidden` is true, `asset` joins
+    `hidden_assets` (a sorted set); when false, it leaves it; when null, nothing there."""
     asset = s.asset(e.asset)
     if asset is None:
         return
@@ -1096,6 +1110,9 @@ def _asset_changed(s: EncounterState, e: ev.AssetChanged) -> None:
 
 @reducer(ev.AssetRemoved)
 def _asset_removed(s: EncounterState, e: ev.AssetRemoved) -> None:
+    """`asset` (an id) leaves `effects` if it is there, else `arena.assets`; it leaves
+    `hidden_assets` and every creature's `elements`, and each creature whose `position` it
+    is gets `position` null."""
     if s.effects.pop(e.asset, None) is None:
         assets = tuple(a for a in s.arena.assets if a.id != e.asset)
         if len(assets) != len(s.arena.assets):
@@ -1109,6 +1126,7 @@ def _asset_removed(s: EncounterState, e: ev.AssetRemoved) -> None:
 
 @reducer(ev.ZoneAffected)
 def _zone_affected(s: EncounterState, e: ev.ZoneAffected) -> None:
+    # No change: the damaged events that follow change hp.
     pass
 
 
