@@ -65,9 +65,11 @@ HAND_MADE["dice_committed"] = DiceCommitted("seeded", commitment("table-7"), "ta
 HAND_MADE["dice_contributed"] = DiceContributed("alice", "lucky-socks")
 HAND_MADE["dice_revealed"] = DiceRevealed("ab" * 32, commitment("ab" * 32), "rotated")
 HAND_MADE["dice_drawn"] = DiceDrawn(((0, 6, 3), (1, 20, 17)))
-#: (The asset events come from plugins only: ``place_asset`` and ``change_asset``.)
+#: (The asset events come from plugins only: ``place_asset`` and ``change_asset``. Like
+#: the features' events below, they name played()'s zones and creatures: test_node_fold.py
+#: folds them after its events.)
 HAND_MADE["asset_placed"] = AssetPlaced(
-    Asset("web", "Webs", "terrain", "hall", tags=("web",), data={"dc": 12}), True, "gm"
+    Asset("web", "Webs", "terrain", "field", tags=("web",), data={"dc": 12}), True, "gm"
 )
 HAND_MADE["asset_changed"] = AssetChanged("web", {"dc": 14}, False)
 HAND_MADE["asset_removed"] = AssetRemoved("web", "burned", hidden=True)
@@ -83,13 +85,13 @@ HAND_MADE["condition_prevented"] = ConditionPrevented("gob", "poisoned", "Stench
 HAND_MADE["check_rolled"] = CheckRolled(
     "aria", "wis", RollRecord("d20+5", (10,), (10,), 5, 15), "perception", 13, True, False, "gm"
 )
-HAND_MADE["resource_spent"] = ResourceSpent("hound", "breath", 0)
-HAND_MADE["resource_restored"] = ResourceRestored("hound", "gm-howl", 1, "turn")
+HAND_MADE["resource_spent"] = ResourceSpent("ogre", "breath", 0)
+HAND_MADE["resource_restored"] = ResourceRestored("ogre", "gm-howl", 1, "turn")
 HAND_MADE["recharge_rolled"] = RechargeRolled(
-    "hound", "breath", RollRecord("d6", (5,), (5,), 0, 5), 5, True
+    "ogre", "breath", RollRecord("d6", (5,), (5,), 0, 5), 5, True
 )
 HAND_MADE["multiattack_used"] = MultiattackUsed(
-    "boss", "Multiattack", (SequenceItem("scimitar", True),), SequenceItem("scimitar")
+    "ogre", "Multiattack", (SequenceItem("scimitar", True),), SequenceItem("scimitar")
 )
 
 

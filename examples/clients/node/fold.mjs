@@ -81,6 +81,8 @@ const freshResources = () => ({
   disengaged: false,
   sprinting: false,
   entered_zone: null,
+  attacks_left: [],
+  multiattack_current: null,
 });
 
 /** An arena asset or an ongoing effect, by id (effects first). */
@@ -259,9 +261,27 @@ export const REDUCERS = {
   condition_effect_ended(s, e) {
     dropEffect(s, e.effect);
   },
-  // A melee attack remembers its attacker in `last_melee` (keyed by the target).
+  // A melee attack remembers its attacker in `last_melee` (keyed by the target); the
+  // active creature's attack is the multiattack attack it was making, now made.
   attack_made(s, e) {
     if (e.kind === "melee") s.last_melee[e.target] = e.attacker;
+    if (s.resources.multiattack_current !== null && e.attacker === s.active) {
+      s.resources.multiattack_current = null;
+    }
+  },
+  // A feature's uses left (`resources`, keyed by the feature) become the event's.
+  resource_spent(s, e) {
+    creature(s, e.creature).resources[e.resource] = e.left;
+  },
+  resource_restored(s, e) {
+    creature(s, e.creature).resources[e.resource] = e.left;
+  },
+  recharge_rolled(s, e) {
+    if (e.recharged) creature(s, e.creature).resources[e.resource] = 1;
+  },
+  multiattack_used(s, e) {
+    s.resources.attacks_left = clone(e.attacks_left);
+    s.resources.multiattack_current = clone(e.current ?? null);
   },
   damaged(s, e) {
     creature(s, e.creature).hp = e.hp;
@@ -372,6 +392,36 @@ export const REDUCERS = {
     delete s.effects[e.asset];
     for (const c of Object.values(s.creatures)) discard(c.elements, e.asset);
   },
+  // An asset placed while the encounter runs joins the arena's assets (a hidden one is
+  // listed in `hidden_assets`: only the GM's view has it).
+  asset_placed(s, e) {
+    s.arena.assets.push(clone(e.asset));
+    if (e.hidden) addSorted(s.hidden_assets, e.asset.id);
+  },
+  // New `data` replaces the asset's in its place; `hidden` true or false hides or
+  // reveals it (a player or spectator gets a snapshot for that).
+  asset_changed(s, e) {
+    const a = asset(s, e.asset);
+    if (a === null) return;
+    if (e.data !== null && e.data !== undefined) {
+      const changed = { ...a, data: clone(e.data) };
+      if (s.effects && e.asset in s.effects) s.effects[e.asset] = changed;
+      else s.arena.assets = s.arena.assets.map((x) => (x.id === e.asset ? changed : x));
+    }
+    if (e.hidden === true) addSorted(s.hidden_assets, e.asset);
+    else if (e.hidden === false) discard(s.hidden_assets, e.asset);
+  },
+  // The asset leaves the effects or the arena, `hidden_assets`, and every creature's
+  // position and elements.
+  asset_removed(s, e) {
+    if (s.effects && e.asset in s.effects) delete s.effects[e.asset];
+    else s.arena.assets = s.arena.assets.filter((x) => x.id !== e.asset);
+    discard(s.hidden_assets, e.asset);
+    for (const c of Object.values(s.creatures)) {
+      discard(c.elements, e.asset);
+      if (c.position === e.asset) c.position = null;
+    }
+  },
   space_shared(s, e) {
     creature(s, e.creature).sharing_with = e.other;
   },
@@ -413,14 +463,19 @@ export const REDUCERS = {
     if (s.dice) s.dice = { ...s.dice, seed: e.seed, revealed: true };
   },
   // Events that only record what happened (rolls, words, errors).
+  chat_sent: nothing,
+  check_rolled: nothing,
   communicated: nothing,
   condition_prevented: nothing,
   contest_rolled: nothing,
   dice_drawn: nothing,
+  dice_rolled: nothing,
   interacted: nothing,
   plugin_error: nothing,
   save_made: nothing,
   tumble_attempted: nothing,
+  // Its `damaged` events that follow change the hit points.
+  zone_affected: nothing,
   // An event this seat may not see.
   hidden: nothing,
 };
