@@ -1144,9 +1144,18 @@ class CheckCharacterParams:
 
     character: dict[str, Any] = attrs.field(
         metadata=doc(
-            "A character in the character file format (`docs/characters.md`).",
+            "A character in the character file format (`docs/characters.md`), or in `format`.",
             type_text="object",
         )
+    )
+    format: Literal["zonekeep", "foundry", "improved-initiative"] = attrs.field(
+        default="zonekeep",
+        metadata=doc(
+            "The format of `character`: `zonekeep` (the character file format), `foundry` "
+            "(a Foundry VTT dnd5e actor export) or `improved-initiative` (an Improved "
+            "Initiative statblock); the server turns the last two into a character file "
+            "(`docs/characters.md`, Importing). Since 1.6."
+        ),
     )
 
 
@@ -1156,6 +1165,19 @@ class CheckCharacterResult:
 
     problems: list[ProblemInfo] = attrs.field(
         metadata=doc("Every problem, each at its place; empty when the character is valid.")
+    )
+    unmapped: list[str] = attrs.field(
+        metadata=doc(
+            "What of an imported sheet has no place in a character file, one line per "
+            "part, by name (empty for the `zonekeep` format). Since 1.6.",
+        ),
+    )
+    character: dict[str, Any] | None = attrs.field(
+        metadata=doc(
+            "The imported sheet as a character file (null for the `zonekeep` format, "
+            "or a sheet that is not in its format at all). Since 1.6.",
+            type_text="object or null",
+        ),
     )
 
 
@@ -1167,7 +1189,7 @@ class SubmitCharacterParams:
     character: dict[str, Any] = attrs.field(
         metadata=doc(
             "The character, in the character file format (`docs/characters.md`, "
-            "`character.schema.json`).",
+            "`character.schema.json`), or in `format`.",
             type_text="object",
         )
     )
@@ -1179,6 +1201,15 @@ class SubmitCharacterParams:
         ),
     )
     idempotency_key: str | None = idempotency_key_field()
+    format: Literal["zonekeep", "foundry", "improved-initiative"] = attrs.field(
+        default="zonekeep",
+        metadata=doc(
+            "The format of `character`: `zonekeep` (the character file format), `foundry` "
+            "(a Foundry VTT dnd5e actor export) or `improved-initiative` (an Improved "
+            "Initiative statblock); the server turns the last two into a character file "
+            "(`docs/characters.md`, Importing). Since 1.6."
+        ),
+    )
 
 
 @attrs.frozen
@@ -1189,6 +1220,12 @@ class SubmitCharacterResult:
     player: str = attrs.field(metadata=doc("The seat's player id, its controller.", minLength=1))
     seq: int = attrs.field(
         metadata=doc("The seq of its `creature_added` event (pushed before the reply).", minimum=1)
+    )
+    unmapped: list[str] = attrs.field(
+        metadata=doc(
+            "What of an imported sheet has no place in a character file, by name (empty "
+            "for the `zonekeep` format). Since 1.6.",
+        ),
     )
 
 
@@ -2864,5 +2901,10 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "and of `encounter_links`, `set_public` and `archive_encounter` (the owner's keys), "
     "their answers kept sealed in the store; the fold table's `how` column (how each "
     "event changes the snapshot, from the rules' reducers) and the Node.js example "
-    "client's reference fold (`examples/clients/node/fold.mjs`)",
+    "client's reference fold (`examples/clients/node/fold.mjs`); "
+    "the character model (character files with ability scores, class levels, "
+    "proficiencies, armor, weapons, spells, resources, traits and actions; "
+    "`character.schema.json`) and imported sheets: `check_character`'s and "
+    "`submit_character`'s `format` (`foundry`, `improved-initiative`), "
+    "`check_character`'s `unmapped` and `character`, `submit_character`'s `unmapped`",
 }

@@ -117,6 +117,7 @@ from zonekeep.sdk.host import (
     character_creature,
     character_problems,
     creature_to_dict,
+    import_character,
     parse_character,
 )
 
@@ -489,7 +490,10 @@ class Methods:
     async def m_check_character(
         self, client: Client, params: CheckCharacterParams
     ) -> CheckCharacterResult:
-        return CheckCharacterResult(_character_problems(params.character))
+        data, unmapped, problems = _imported(params.character, params.format)
+        return CheckCharacterResult(
+            problems, list(unmapped), data if params.format != "zonekeep" else None
+        )
 
     async def m_submit_character(
         self, client: Client, params: SubmitCharacterParams
@@ -526,11 +530,11 @@ class Methods:
                 "The GM has already placed the creatures: characters are sent before that. "
                 "Ask the GM to add yours.",
             )
-        problems = _character_problems(params.character)
+        data, unmapped, problems = _imported(params.character, params.format)
         if problems:
             listed = "; ".join(f"{p.path}: {p.message}" if p.path else p.message for p in problems)
             raise ProtocolError("invalid_params", f"That character is not valid: {listed}.")
-        sheet = parse_character(params.character)
+        sheet = parse_character(data)
         cid = character_id(sheet.name, state)
         creature = character_creature(sheet, cid, controller=player)
         zone = self.seat_zones.get((room.id, player))
@@ -538,7 +542,7 @@ class Methods:
         seat = player
 
         def answer(first: int, events: Sequence[Event]) -> dict[str, Any]:
-            return _data(SubmitCharacterResult(cid, seat, first + len(events) - 1))
+            return _data(SubmitCharacterResult(cid, seat, first + len(events) - 1, list(unmapped)))
 
         job = Job(
             GM_ACTOR,
@@ -558,7 +562,9 @@ class Methods:
             return repeated
         self.seat_zones.pop((room.id, player), None)
         log.info("character sent for seat %s", player, extra={"encounter": room.id})
-        return SubmitCharacterResult(creature=creature.id, player=player, seq=room.state.seq)
+        return SubmitCharacterResult(
+            creature=creature.id, player=player, seq=room.state.seq, unmapped=list(unmapped)
+        )
 
     async def m_list_seats(self, client: Client, params: ListSeatsParams) -> ListSeatsResult:
         room, member = self._room(client, params.encounter)
@@ -1196,6 +1202,18 @@ def character_id(name: str, state: EncounterState) -> str:
         cid = f"{base}-{secrets.token_hex(3)}"
         if cid not in taken:
             return cid
+
+
+def _imported(
+    character: dict[str, Any], format: str
+) -> tuple[dict[str, Any] | None, tuple[str, ...], list[ProblemInfo]]:
+    """A character sent in ``format``: the character file it makes (``import_character``),
+    what of it did not map, and every problem of the result."""
+    try:
+        made = import_character(character, format)
+    except ValueError as exc:
+        return None, (), [ProblemInfo("character", str(exc))]
+    return made.character, made.unmapped, _character_problems(made.character)
 
 
 def _character_problems(data: object) -> list[ProblemInfo]:

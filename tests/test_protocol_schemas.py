@@ -314,10 +314,14 @@ def params_samples() -> dict[str, list[Any]]:
             CheckArenaParams(arena={"id": "pit"}),
             CheckArenaParams(text='id = "pit"', format="toml"),
         ],
-        "check_character": [CheckCharacterParams({"name": "Aria"})],
+        "check_character": [
+            CheckCharacterParams({"name": "Aria"}),
+            CheckCharacterParams({"system": {}}, "foundry"),
+        ],
         "submit_character": [
             SubmitCharacterParams("e1", {"name": "Aria"}),
             SubmitCharacterParams("e1", {"name": "Aria"}, "ana"),
+            SubmitCharacterParams("e1", {"Name": "Ilsa"}, format="improved-initiative"),
         ],
         "encounter_options": [EncounterOptionsParams()],
         "list_seats": [ListSeatsParams("e1")],
@@ -457,10 +461,14 @@ def result_samples() -> dict[str, list[Any]]:
             ),
         ],
         "check_character": [
-            CheckCharacterResult([]),
-            CheckCharacterResult([ProblemInfo("character.hp", "must be 1 to 999")]),
+            CheckCharacterResult([], [], None),
+            CheckCharacterResult([ProblemInfo("character.hp", "must be 1 to 999")], [], None),
+            CheckCharacterResult([], ["item 'Rope' (loot)"], {"name": "Marta"}),
         ],
-        "submit_character": [SubmitCharacterResult("aria", "ana", 2)],
+        "submit_character": [
+            SubmitCharacterResult("aria", "ana", 2, []),
+            SubmitCharacterResult("ilsa-3f9c1e", "ana", 3, ["Languages"]),
+        ],
         "encounter_options": [
             EncounterOptionsResult({"type": "object", "properties": {}}, []),
             EncounterOptionsResult(
