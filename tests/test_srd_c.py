@@ -27,8 +27,11 @@ from zonekeep.sdk import (
     AttackMade,
     Creature,
     EncounterOptions,
+    Link,
     RollRequest,
+    RuleContext,
     Size,
+    hookimpl,
     parse_arena,
 )
 from zonekeep.sdk.engine import Engine
@@ -275,3 +278,40 @@ def test_plain_attacks_count_as_automated_in_the_coverage() -> None:
     rows = list(coverage.features(wolf))
     assert ("attack", "attack", "melee attack", None) in rows
     assert coverage.ATTACK in coverage.implemented_ids()
+
+
+# -- the SDK's zonekeep_link_crossing (used by spider-climb) -------------------------------------
+
+
+class OpensThePit:
+    """A plugin that lets Aria alone cross the hall's closed link down to the pit."""
+
+    @staticmethod
+    @hookimpl
+    def zonekeep_link_crossing(ctx: RuleContext, creature: Creature, link: Link) -> str | None:
+        if creature.id == "aria" and {link.a, link.b} == {"hall", "pit"}:
+            return "a secret stair"
+        return None
+
+
+def test_a_plugin_opens_a_closed_link_for_one_creature() -> None:
+    h = harness(
+        [make("aria"), make("bren")],
+        {"aria": "hall", "bren": "hall"},
+        [20, 10],
+        extra_plugins=[OpensThePit()],
+    )
+    assert not any(link.clear for link in h.state.arena.links_between("hall", "pit"))
+    h.send("enter", creature="aria", zones=["pit"])
+    assert h.creature("aria").zone == "pit"
+    h.end_turn()
+    refusal = h.refused("enter", h.player("player-bren"), creature="bren", zones=["pit"])
+    assert refusal.code == "no_clear_path"
+    h.assert_replay_matches()
+
+
+def test_without_the_plugin_the_closed_link_stays_closed() -> None:
+    h = harness([make("aria")], {"aria": "hall"}, [20])
+    assert h.refused("enter", h.player("player-aria"), creature="aria", zones=["pit"]).code == (
+        "no_clear_path"
+    )
