@@ -248,6 +248,46 @@ def test_the_cube_attacking_beyond_its_blindsight_has_disadvantage() -> None:
     ]
 
 
+# -- spider-climb: the giant spider ---------------------------------------------------------------
+
+
+def crag_arena() -> dict[str, Any]:
+    """The test arena with a crag above the hall, up a sheer wall: climbing, no clear path."""
+    data = copy.deepcopy(ARENA)
+    data["zones"].append({"id": "crag", "name": "Crag", "size": 15})
+    data["links"].append(
+        {"a": "hall", "b": "crag", "direction": "above", "mode": "climb", "clear": False}
+    )
+    return data
+
+
+def spider_and_goblin() -> EncounterHarness:
+    h = EncounterHarness(
+        [srd("giant-spider", "Weaver"), srd("goblin", "Snikt")],
+        arena=parse_arena(crag_arena(), "crag"),
+        options=EncounterOptions(flanking=False),
+    )
+    h.start(positions={"weaver-1": "hall", "snikt-1": "hall"}, initiative=[20, 10])
+    return h
+
+
+def test_the_giant_spider_climbs_the_sheer_wall_without_a_check() -> None:
+    h = spider_and_goblin()
+    assert h.creature("weaver-1").speeds == {"walk": 30, "climb": 30}
+    h.send("enter", creature="weaver-1", zones=["crag"])
+    assert h.creature("weaver-1").zone == "crag"
+    h.assert_replay_matches()
+
+
+def test_spider_climb_opens_only_climbing_links() -> None:
+    h = spider_and_goblin()
+    # The pit's closed link is not a climb: the spider needs the rope like anyone.
+    assert h.refused("enter", creature="weaver-1", zones=["pit"]).code == "no_clear_path"
+    h.end_turn()
+    # The goblin has no Spider Climb: the wall is closed to it.
+    assert h.refused("enter", creature="snikt-1", zones=["crag"]).code == "no_clear_path"
+
+
 # -- what the others declare, and the coverage table ---------------------------------------------
 
 
@@ -256,6 +296,7 @@ def test_movement_and_senses_ids_are_declared_or_left_to_the_gm() -> None:
     for fid in ("prone-only", "flyby", "camouflage", "blind-beyond", "hover", "amphibious"):
         assert ("trait", fid) in features, fid
     assert ("trait", "hold-breath") in features
+    assert ("trait", "spider-climb") in features
     gm = {
         (t.id, t.gm is not None)
         for entry in srd_plugin.srd_source().entries
@@ -265,7 +306,7 @@ def test_movement_and_senses_ids_are_declared_or_left_to_the_gm() -> None:
     assert gm == {
         ("water-breathing", True),
         ("echolocation", True),
-        ("spider-climb", True),
+        ("spider-climb", False),
         ("incorporeal-movement", True),
     }
 

@@ -15,6 +15,10 @@ sits beside the package's other implementations of the same hooks.
 - blind-beyond (blindsight only): beyond its blindsight's range it sees nothing, so its
   attack rolls against a creature farther away have disadvantage and attack rolls
   against it from farther away have advantage (the zone distance, ``path_distance``).
+- spider-climb: a link the arena marks as climbed (``mode: climb``) but without a
+  clear path (a sheer wall, a ceiling) is open to it (``zonekeep_link_crossing``): no
+  check, no rope; the climb costs what the link's mode says (normal with a climbing
+  speed, double without one: the vampire spawn has none).
 - hover, amphibious, hold-breath: declared so the GM sees them automated, and each says
   exactly why nothing more is needed: the server has no falling and no suffocation, so
   a hovering creature never falls and a creature that breathes air and water (or holds
@@ -32,6 +36,7 @@ from zonekeep.sdk import (
     Creature,
     EncounterState,
     FeatureSpec,
+    Link,
     Maneuver,
     RollModifier,
     RollRequest,
@@ -45,6 +50,7 @@ __all__ = [
     "moves_asset_tags",
     "moves_before_attack",
     "moves_features",
+    "moves_link_crossing",
     "moves_opportunity_attackers",
     "moves_roll_modifiers",
 ]
@@ -125,6 +131,14 @@ def moves_features() -> Iterable[FeatureSpec]:
             "farther away (or with no line of sight).",
         ),
         FeatureSpec(
+            "spider-climb",
+            "trait",
+            _NO_PARAMS,
+            doc="A climbing link without a clear path (a sheer wall, a ceiling) is open to "
+            "it, with no check; the climb costs as any climb (double without a climbing "
+            "speed).",
+        ),
+        FeatureSpec(
             "hover",
             "trait",
             _NO_PARAMS,
@@ -166,6 +180,13 @@ def moves_before_attack(
                 f"{attacker.name}'s {attack.name} can only hit a prone creature, "
                 f"and {target.name} is not prone.",
             )
+
+
+@hookimpl(specname="zonekeep_link_crossing")
+def moves_link_crossing(ctx: RuleContext, creature: Creature, link: Link) -> str | None:
+    if link.mode == "climb" and _trait(creature, "spider-climb") is not None:
+        return "spider climb"
+    return None
 
 
 def _flies(creature: Creature) -> bool:
