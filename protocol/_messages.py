@@ -433,6 +433,25 @@ class AssetTagInfo:
 
 
 @attrs.frozen
+class FeatureSpecInfo:
+    """A creature feature a plugin implements (``zonekeep_features``), as announced in
+    ``hello``'s capabilities. Since 1.6."""
+
+    id: str = attrs.field(metadata=doc("The feature id creature data names."))
+    kind: str = attrs.field(
+        metadata=doc("Where it may appear: `trait`, `action` or `on_hit` (an attack's rider).")
+    )
+    plugin: str = attrs.field(metadata=doc("The name of the plugin that implements it."))
+    summary: str = attrs.field(metadata=doc("What it does, for a person."))
+    params_schema: dict[str, Any] = attrs.field(
+        metadata=doc(
+            'The JSON Schema (the subset of docs/plugins.md, "Data schemas") of its `params`.',
+            type_text="JSON Schema object",
+        )
+    )
+
+
+@attrs.frozen
 class SettingInfo:
     """A plugin's setting, as announced in ``hello``'s capabilities and by
     ``encounter_options``: its JSON Schema, the plugin's default and this server's
@@ -508,6 +527,14 @@ class Capabilities:
         metadata=doc(
             "Every plugin setting, by plugin then id, with its schema, default and this "
             "server's value (`create_encounter`'s `options.settings`). Since 1.4."
+        ),
+    )
+    features: list[FeatureSpecInfo] = attrs.field(
+        factory=list,
+        metadata=doc(
+            "Every creature feature the plugins implement (traits, actions, attack "
+            "riders), by kind then id: what the snapshot's `automated` is read from "
+            "([Creature features](#creature-features)). Since 1.6."
         ),
     )
 
@@ -649,6 +676,31 @@ class Limits:
         metadata=doc(
             "Bytes a second at which `reply_bytes_burst` refills. Since 1.5.",
             exclusiveMinimum=0,
+        ),
+    )
+    chat_max_chars: int = attrs.field(
+        default=500,
+        metadata=doc(
+            "The longest `chat` text, in characters (Unicode code points); a longer one is "
+            "refused with `invalid_params`. Since 1.6.",
+            minimum=1,
+        ),
+    )
+    table_rate_per_second: float = attrs.field(
+        default=0.5,
+        metadata=doc(
+            "`chat` and `roll` requests one seat (the GM, or one player, over all its "
+            "connections) may send per second on average: a token bucket of "
+            "`table_rate_burst` refilled at this rate, apart from the connection's own "
+            "`rate_per_second`. Past it, `rate_limited` with `retry_after_ms`. Since 1.6.",
+            exclusiveMinimum=0,
+        ),
+    )
+    table_rate_burst: int = attrs.field(
+        default=10,
+        metadata=doc(
+            "The size of the seat's `chat` and `roll` bucket: up to this many at once. Since 1.6.",
+            minimum=1,
         ),
     )
 
@@ -1807,6 +1859,87 @@ class ContributeDiceResult:
 
 
 @attrs.frozen
+class RollParams:
+    """``roll`` params (GM or player): a free roll at the table, with the encounter's
+    dice, that changes nothing in the fight (a ``dice_rolled`` event)."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    dice: str = attrs.field(
+        metadata=doc(
+            "What to roll: `NdS+M`, `dS`, `NdS-M` or a flat number (at most 100 dice of "
+            "2-1000 sides, a modifier within ±1000, 40 characters), as every dice string "
+            "([Dice](#dice)).",
+            minLength=1,
+            maxLength=40,
+        )
+    )
+    label: str = attrs.field(
+        default="",
+        metadata=doc(
+            "What the roll is for, shown with it (0-80 characters, no control characters).",
+            maxLength=80,
+        ),
+    )
+    advantage: Literal["none", "advantage", "disadvantage"] = attrs.field(
+        default="none",
+        metadata=doc(
+            "Roll a single die twice and keep the higher (`advantage`) or the lower "
+            "(`disadvantage`); ignored for more than one die."
+        ),
+    )
+    private: bool = attrs.field(
+        default=False,
+        metadata=doc(
+            "Seen by the seat that rolled and the GM only (for the GM: by the GM only); "
+            "every other seat gets the event as `hidden`."
+        ),
+    )
+    idempotency_key: str | None = idempotency_key_field()
+
+
+@attrs.frozen
+class RollResult:
+    """``roll`` result: the seq of the ``dice_rolled`` event and the roll's total."""
+
+    seq: int = attrs.field(metadata=doc("The seq of the `dice_rolled` event.", minimum=2))
+    total: int = attrs.field(metadata=doc("The roll's total (its event has every die)."))
+
+
+@attrs.frozen
+class ChatParams:
+    """``chat`` params (GM or player): a line of table chat, or a whisper (a
+    ``chat_sent`` event)."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    text: str = attrs.field(
+        metadata=doc(
+            "The message: 1 to `chat_max_chars` characters (hello's limits, 500 by "
+            "default), not only spaces; line breaks and tabs are the only control "
+            "characters allowed.",
+            minLength=1,
+        )
+    )
+    to: str | None = attrs.field(
+        default=None,
+        metadata=doc(
+            'Null for the whole table; `"gm"` for a whisper to the GM (from a player); a '
+            "player id for the GM's whisper to that player. A whisper reaches its two "
+            "seats only: every other seat, spectators included, gets its event as "
+            "`hidden`.",
+            minLength=1,
+        ),
+    )
+    idempotency_key: str | None = idempotency_key_field()
+
+
+@attrs.frozen
+class ChatResult:
+    """``chat`` result: the seq of the ``chat_sent`` event."""
+
+    seq: int = attrs.field(metadata=doc("The seq of the `chat_sent` event.", minimum=2))
+
+
+@attrs.frozen
 class RotateDiceParams:
     """``rotate_dice`` params (GM): reveal the fair dice's seed now and commit a new one."""
 
@@ -1928,6 +2061,50 @@ class EndingInfo:
 
 
 @attrs.frozen
+class SequenceItemInfo:
+    """One attack of a multiattack sequence."""
+
+    attack: str = attrs.field(metadata=doc("The attack's name (the `attack` parameter)."))
+    disadvantage: bool = attrs.field(
+        metadata=doc("Whether it is made with disadvantage (the goblin boss's second attack).")
+    )
+
+
+@attrs.frozen
+class FeatureInfo:
+    """One trait or action of the creature, as its stat block gives it, and whether the
+    server automates it."""
+
+    id: str = attrs.field(metadata=doc("The feature id (`multiattack`, `pack-tactics`, `gm`)."))
+    name: str = attrs.field(metadata=doc("Its name."))
+    kind: str = attrs.field(
+        metadata=doc(
+            "`trait`, or what the action costs: `action`, `bonus_action`, `reaction`, `legendary`."
+        )
+    )
+    text: str = attrs.field(metadata=doc("What it does, for the GM."))
+    automated: bool = attrs.field(
+        metadata=doc("Whether an installed plugin automates it; false: the GM adjudicates it.")
+    )
+    gm: str | None = attrs.field(
+        metadata=doc(
+            'When not automated, why ("GM adjudicates"): the data\'s own reason, or "no '
+            'installed plugin implements it"; null when automated.'
+        )
+    )
+    uses: dict[str, Any] | None = attrs.field(
+        metadata=doc(
+            "How often it may be used (`recharge`, `per` with `count`, or `charges`); "
+            "null without a limit.",
+            type_text="object or null",
+        )
+    )
+    left: int | None = attrs.field(
+        metadata=doc("The uses it has left (a recharge: 1 ready, 0 spent); null without `uses`.")
+    )
+
+
+@attrs.frozen
 class ActionDetail:
     """One creature command: whether this seat may send it now, the refusal it would get
     when not, and the legal values of its parameters where the rules can tell (null
@@ -1974,6 +2151,19 @@ class ActionDetail:
             "take position at now."
         ),
     )
+    sequences: list[list[SequenceItemInfo]] | None = attrs.field(
+        metadata=doc(
+            "For `multiattack`: the sequences the creature's Multiattack offers (one "
+            "action; `sequence` chooses one by number at the first attack), empty "
+            "without a Multiattack; null for other commands. Since 1.6."
+        ),
+    )
+    attacks_left: list[SequenceItemInfo] | None = attrs.field(
+        metadata=doc(
+            "For `multiattack`: the attacks left of the Multiattack the creature is "
+            "making this turn (empty when it is not making one). Since 1.6."
+        ),
+    )
 
 
 @attrs.frozen
@@ -1999,6 +2189,14 @@ class ActionsResult:
             "For the GM: whether the rules would end the encounter and what keeps it "
             "open (a dying creature, a time-sensitive hazard); null for players and "
             "spectators. Since 1.3."
+        ),
+    )
+    features: list[FeatureInfo] = attrs.field(
+        metadata=doc(
+            "For the GM and the creature's controller: its traits and actions, each "
+            'automated or not ("GM adjudicates", with the reason and its text), with '
+            "their uses left; the automated actions are played with their commands "
+            "(`multiattack` ...). Empty for spectators and other players. Since 1.6."
         ),
     )
 
@@ -2362,6 +2560,8 @@ METHODS: dict[str, tuple[type[Any], type[Any]]] = {
     "table_link": (TableLinkParams, TableLinkResult),
     "contribute_dice": (ContributeDiceParams, ContributeDiceResult),
     "rotate_dice": (RotateDiceParams, RotateDiceResult),
+    "roll": (RollParams, RollResult),
+    "chat": (ChatParams, ChatResult),
 }
 
 #: Notification method -> params class.
@@ -2871,21 +3071,23 @@ ROLES: dict[Role, tuple[str, str]] = {
         "Everything: every command for every creature, GM-only commands (`override`, "
         "`heal`, `move_to_zone`, `add_note` ...), answering any decision, `create_seat`, "
         "`create_spectator_link`, taking tokens back (`remove_seat`, "
-        "`revoke_spectator_link`, `rotate_gm_token`). The GM sees everything, hidden creatures and notes "
-        "included.",
+        "`revoke_spectator_link`, `rotate_gm_token`), `roll` and `chat` (whispers to one "
+        "player). The GM sees everything, hidden creatures, notes and whispers included.",
     ),
     "player": (
         "`join` with a token from `create_seat`",
         'Commands whose `who` is `"creature"` only for creatures whose `controller` is the '
         "seat's player id, and only when the rules allow (its turn, its phase, its action "
         'economy); commands whose `who` is `"any"` (such as `decide`, only for decisions '
-        "whose controller is the player).",
+        "whose controller is the player); `roll` and `chat` (to the table, or whispers to "
+        "the GM).",
     ),
     "spectator": (
         "`join` with a token from `create_spectator_link`",
         "Watching: `snapshot`, `actions` (always empty), `leave`, `ping`, and the "
-        "notifications. Every request that could change something is refused with "
-        "`spectator_read_only` (3004).",
+        "notifications (public rolls and table chat included, never a whisper or a "
+        "private roll). Every request that could change something (`roll` and `chat` "
+        "too) is refused with `spectator_read_only` (3004).",
     ),
 }
 
@@ -2975,5 +3177,20 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`arena`), map images over HTTP (`POST /images`, `GET /images/<id>.<ext>`), the "
     "server's arena library: `save_arena`, `delete_arena`, `list_arenas`' `library` and "
     "`yours`, library names in `create_encounter`'s `arena`, the error `not_your_arena` "
-    "(3006)",
+    "(3006)"
+    "; creatures as data: "
+    "a creature's `traits`, `actions`, "
+    "`abilities`, `proficiency`, `resources`, `damage_resistances_nonmagical` and "
+    "`damage_immunities_nonmagical`, its attacks' `magical`, `extra_damage` and `on_hit` "
+    "(snapshot, rosters, compendium entries), each feature's `automated` and `gm` in "
+    "snapshots; `actions`' `features` and the `sequences` and `attacks_left` of its "
+    "`multiattack` detail; `hello`'s `capabilities.features`; the commands `multiattack`, `escape_grapple`, `rest` and "
+    "`call_check`; the events `check_rolled`, `resource_spent`, `resource_restored`, "
+    "`recharge_rolled` and `multiattack_used`; the errors `no_uses_left` and "
+    "`no_such_feature`"
+    "; "
+    "table tools: the free dice roll `roll` and its `dice_rolled` event (public or "
+    "private), table chat and whispers `chat` and its `chat_sent` event, `hello`'s "
+    "`limits` `chat_max_chars`, `table_rate_per_second` and `table_rate_burst`; the "
+    "`idempotency_key` of `roll` and `chat`",
 }

@@ -18,6 +18,7 @@ import math
 import re
 import secrets
 import tomllib
+import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from importlib import resources
@@ -37,6 +38,8 @@ from zonekeep.protocol import (
     ArchiveEncounterResult,
     ArenaItem,
     AttackOption,
+    ChatParams,
+    ChatResult,
     CheckArenaParams,
     CheckArenaResult,
     CheckCharacterParams,
@@ -61,6 +64,7 @@ from zonekeep.protocol import (
     EncounterOptionsParams,
     EncounterOptionsResult,
     EndingInfo,
+    FeatureInfo,
     HelloParams,
     JoinParams,
     JoinResult,
@@ -85,6 +89,8 @@ from zonekeep.protocol import (
     RevokeSpectatorLinkResult,
     RewindParams,
     RewindResult,
+    RollParams,
+    RollResult,
     RotateDiceParams,
     RotateDiceResult,
     RotateGmTokenParams,
@@ -92,6 +98,7 @@ from zonekeep.protocol import (
     SaveArenaParams,
     SaveArenaResult,
     SeatInfo,
+    SequenceItemInfo,
     SetPublicParams,
     SetPublicResult,
     SnapshotParams,
@@ -114,9 +121,13 @@ from zonekeep.sdk import (
     ArenaError,
     Command,
     DiceCommitted,
+    DiceError,
+    DiceRolled,
     EncounterState,
     Event,
     parse_arena,
+    parse_dice,
+    resource_key,
 )
 from zonekeep.sdk.engine import ActionDetail as EngineDetail
 from zonekeep.sdk.host import (
@@ -301,6 +312,8 @@ class Methods:
             tuple[str, str, Actor],
             tuple[EncounterState, list[EngineDetail], EndingInfo | None],
         ] = {}
+        #: (encounter, seat) -> the seat's ``chat`` and ``roll`` bucket (``table_rate_*``).
+        self.table_buckets: dict[tuple[str, str], TokenBucket] = {}
         registry.detach = self.detach
         registry.close_holders = self.close_holders
         registry.keys_revoked = self.keys_revoked
@@ -856,6 +869,96 @@ class Methods:
         assert room.state.dice is not None
         return RotateDiceResult(seq=result.last_seq, commitment=room.state.dice.commitment)
 
+    def _table_token(self, client: Client, room: Room, member: Member) -> None:
+        """Take one token of the seat's ``chat``/``roll`` bucket, or refuse with
+        ``rate_limited`` (the seat's connections share it)."""
+        limits = client.limits
+        key = (room.id, seat_of(member.role, member.player))
+        bucket = self.table_buckets.get(key)
+        if bucket is None:
+            bucket = TokenBucket(limits.table_rate_per_second, limits.table_rate_burst)
+            self.table_buckets[key] = bucket
+        if not bucket.take():
+            wait_ms = bucket.wait_ms()
+            when = f" Retry in {wait_ms / 1000:.1f} seconds." if wait_ms is not None else ""
+            raise ProtocolError(
+                "rate_limited",
+                f"Too many chat messages and rolls from this seat: at most "
+                f"{limits.table_rate_burst} at once and {limits.table_rate_per_second:g} a "
+                f"second.{when}",
+                retry_after_ms=wait_ms,
+            )
+
+    async def m_roll(self, client: Client, params: RollParams) -> RollResult | Encoded:
+        room, member = self._room(client, params.encounter)
+        room.capability_check(member, "roll")
+        try:
+            parse_dice(params.dice)
+        except DiceError as exc:
+            raise ProtocolError.from_refusal("invalid_params", f"'dice': {exc}") from None
+        label = params.label
+        if len(label) > MAX_ROLL_LABEL or _bad_chars(label, allowed=""):
+            raise ProtocolError.from_refusal(
+                "invalid_params",
+                f"'label' must be at most {MAX_ROLL_LABEL} characters, without control characters.",
+            )
+        keyed = _keyed(member, "roll", params, _roll_answer)
+        if keyed is not None and (first := await room.first_answer(keyed)) is not None:
+            return Encoded(encode_message(first))  # a repeat: its first answer, no token
+        self._table_token(client, room, member)
+        values = {
+            "dice": params.dice,
+            "label": label,
+            "advantage": params.advantage,
+            "private": params.private,
+        }
+        job = Job(member.actor, Command("roll", values, member.actor), member, "roll", keyed=keyed)
+        result = await _submit(room, job)
+        if isinstance(result, Encoded):
+            return result
+        assert isinstance(result, CommandResult) and job.total is not None
+        return RollResult(seq=result.first_seq, total=job.total)
+
+    async def m_chat(self, client: Client, params: ChatParams) -> ChatResult | Encoded:
+        room, member = self._room(client, params.encounter)
+        room.capability_check(member, "chat")
+        limit = client.limits.chat_max_chars
+        text = params.text
+        if not text.strip() or len(text) > limit or _bad_chars(text, allowed="\n\t"):
+            raise ProtocolError.from_refusal(
+                "invalid_params",
+                f"A chat message is 1 to {limit} characters, not only spaces, and holds no "
+                "control characters but line breaks and tabs.",
+            )
+        to = params.to
+        if to is not None:
+            if member.role == "player" and to != "gm":
+                raise ProtocolError.from_refusal(
+                    "invalid_params", 'A player whispers to the GM only: "to": "gm".'
+                )
+            if member.role == "gm" and not any(
+                g.role == "player" and g.player == to for g in room.grants
+            ):
+                raise ProtocolError.from_refusal(
+                    "invalid_params", "'to' must be the id of one of this encounter's seats."
+                )
+        keyed = _keyed(member, "chat", params, lambda first, _: _data(ChatResult(seq=first)))
+        if keyed is not None and (first := await room.first_answer(keyed)) is not None:
+            return Encoded(encode_message(first))  # a repeat: its first answer, no token
+        self._table_token(client, room, member)
+        job = Job(
+            member.actor,
+            Command("chat", {"text": text, "to": to}, member.actor),
+            member,
+            "chat",
+            keyed=keyed,
+        )
+        result = await _submit(room, job)
+        if isinstance(result, Encoded):
+            return result
+        assert isinstance(result, CommandResult)
+        return ChatResult(seq=result.first_seq)
+
     async def m_create_seat(
         self, client: Client, params: CreateSeatParams
     ) -> CreateSeatResult | Encoded:
@@ -1055,6 +1158,7 @@ class Methods:
             actions=[d.id for d in details if d.available],
             details=details,
             ending=ending,
+            features=_features_for(room, member, cid),
         )
 
     def _details(
@@ -1249,6 +1353,8 @@ class Methods:
 
     def detach(self, room: Room) -> None:
         """``room`` is being unloaded: no client is joined to it any more."""
+        for key in [k for k in self.table_buckets if k[0] == room.id]:
+            del self.table_buckets[key]
         for client in list(self.clients):
             if client.rooms.pop(room.id, None) is not None:
                 client.drop_token(room.id)
@@ -1340,6 +1446,8 @@ def _detail_for(found: EngineDetail, room: Room, member: Member) -> ActionDetail
             targets=None,
             zones=None,
             props=None,
+            sequences=None,
+            attacks_left=None,
         )
     hidden = room.hidden_from(member)
 
@@ -1362,7 +1470,42 @@ def _detail_for(found: EngineDetail, room: Room, member: Member) -> ActionDetail
         if found.zones is None
         else [ZoneOption(z.zone, z.cost_feet, list(z.path)) for z in found.zones],
         props=None if found.props is None else list(found.props),
+        sequences=None
+        if found.sequences is None
+        else [[SequenceItemInfo(i.attack, i.disadvantage) for i in q] for q in found.sequences],
+        attacks_left=None
+        if found.attacks_left is None
+        else [SequenceItemInfo(i.attack, i.disadvantage) for i in found.attacks_left],
     )
+
+
+def _features_for(room: Room, member: Member, cid: str) -> list[FeatureInfo]:
+    """``cid``'s traits and actions with what is automated and the uses left, for the GM
+    and the creature's controller (nobody else: a stat block is the GM's to show)."""
+    creature = room.state.creatures[cid]
+    if member.role == "spectator" or not member.actor.controls(creature):
+        return []
+    catalog = room.engine.catalog
+    off = room.state.disabled_plugins
+    found = []
+    for kind, features in (("trait", creature.traits), ("action", creature.actions)):
+        for f in features:
+            automated, reason = catalog.feature_status(kind, f.id, f.gm, off)
+            found.append(
+                FeatureInfo(
+                    id=f.id,
+                    name=f.name,
+                    kind=getattr(f, "kind", "trait"),
+                    text=f.text,
+                    automated=automated,
+                    gm=reason,
+                    uses=None
+                    if f.uses is None
+                    else {k: v for k, v in attrs.asdict(f.uses).items() if v is not None},
+                    left=None if f.uses is None else creature.resources.get(resource_key(f)),
+                )
+            )
+    return found
 
 
 async def _slices(events: list[Any]) -> list[str]:
@@ -1420,6 +1563,22 @@ def _keyed(member: Member, method: str, params: Any, answer: Answer) -> Keyed | 
         fingerprint(method, attrs.asdict(params)),
         answer,
     )
+
+
+def _roll_answer(first: int, events: Sequence[Event]) -> dict[str, Any]:
+    """A ``roll``'s answer, kept with its idempotency key."""
+    rolled = next(e for e in events if isinstance(e, DiceRolled))
+    return _data(RollResult(first, rolled.roll.total))
+
+
+#: The longest label of a free roll (``roll``), in characters.
+MAX_ROLL_LABEL = 80
+
+
+def _bad_chars(text: str, allowed: str) -> bool:
+    """Whether ``text`` holds a control character (but those in ``allowed``) or a lone
+    surrogate (JSON's ``\\ud800``, which is no character and has no UTF-8)."""
+    return any((unicodedata.category(c) in ("Cc", "Cs") and c not in allowed) for c in text)
 
 
 def _gm_only(member: Member, what: str) -> None:

@@ -36,6 +36,8 @@ from zonekeep.protocol import (
     AssetTagInfo,
     AttackOption,
     Capabilities,
+    ChatParams,
+    ChatResult,
     CheckArenaParams,
     CheckArenaResult,
     CheckCharacterParams,
@@ -68,6 +70,7 @@ from zonekeep.protocol import (
     EndingInfo,
     ErrorResponse,
     EventNotification,
+    FeatureInfo,
     HelloParams,
     HelloResult,
     JoinParams,
@@ -94,6 +97,8 @@ from zonekeep.protocol import (
     RevokeSpectatorLinkResult,
     RewindParams,
     RewindResult,
+    RollParams,
+    RollResult,
     RotateDiceParams,
     RotateDiceResult,
     RotateGmTokenParams,
@@ -102,6 +107,7 @@ from zonekeep.protocol import (
     SaveArenaResult,
     SeatInfo,
     SeatRequest,
+    SequenceItemInfo,
     ServerInfo,
     SetPublicParams,
     SetPublicResult,
@@ -335,6 +341,11 @@ def params_samples() -> dict[str, list[Any]]:
         "table_link": [TableLinkParams("e1", "tok")],
         "contribute_dice": [ContributeDiceParams("e1", "lucky-socks")],
         "rotate_dice": [RotateDiceParams("e1")],
+        "roll": [
+            RollParams("e1", "d20+3"),
+            RollParams("e1", "2d6", "Luck", "advantage", True, "k-1"),
+        ],
+        "chat": [ChatParams("e1", "Hello, table"), ChatParams("e1", "Psst", "gm")],
     }
 
 
@@ -374,9 +385,18 @@ def result_samples() -> dict[str, list[Any]]:
                 "aria",
                 ["dash", "attack", "enter", "take_position"],
                 [
-                    ActionDetail("dash", True, None, None, None, None, None, None),
+                    ActionDetail("dash", True, None, None, None, None, None, None, None, None),
                     ActionDetail(
-                        "stand", False, "not_prone", "Aria is not prone.", None, None, None, None
+                        "stand",
+                        False,
+                        "not_prone",
+                        "Aria is not prone.",
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
                     ),
                     ActionDetail(
                         "attack",
@@ -387,8 +407,10 @@ def result_samples() -> dict[str, list[Any]]:
                         None,
                         None,
                         None,
+                        None,
+                        None,
                     ),
-                    ActionDetail("shove", True, None, None, None, ["g1"], None, None),
+                    ActionDetail("shove", True, None, None, None, ["g1"], None, None, None, None),
                     ActionDetail(
                         "enter",
                         True,
@@ -398,12 +420,43 @@ def result_samples() -> dict[str, list[Any]]:
                         None,
                         [ZoneOption("bar", 30, ["bar"])],
                         None,
+                        None,
+                        None,
                     ),
-                    ActionDetail("take_position", True, None, None, None, None, None, ["table"]),
+                    ActionDetail(
+                        "take_position", True, None, None, None, None, None, ["table"], None, None
+                    ),
+                    ActionDetail(
+                        "multiattack",
+                        True,
+                        None,
+                        None,
+                        [AttackOption("bite", "Bite +4, 2d4+2", 4, "2d4+2", ["g1"])],
+                        None,
+                        None,
+                        None,
+                        [[SequenceItemInfo("bite", False), SequenceItemInfo("bite", True)]],
+                        [SequenceItemInfo("bite", True)],
+                    ),
                 ],
                 None,
+                [
+                    FeatureInfo(
+                        "multiattack", "Multiattack", "action", "Two bites.", True, None, None, None
+                    ),
+                    FeatureInfo(
+                        "gm",
+                        "Fire Breath",
+                        "action",
+                        "A cone of fire.",
+                        False,
+                        "no installed plugin implements it",
+                        {"recharge": 5},
+                        0,
+                    ),
+                ],
             ),
-            ActionsResult("gob", [], [], EndingInfo(None, ["Aria is dying"], ["aria"])),
+            ActionsResult("gob", [], [], EndingInfo(None, ["Aria is dying"], ["aria"]), []),
         ],
         "snapshot": [SnapshotResult(12, snapshot_data())],
         "leave": [LeaveResult()],
@@ -493,6 +546,8 @@ def result_samples() -> dict[str, list[Any]]:
         "table_link": [TableLinkResult("http://10.0.0.2:8765/table/#encounter=e1", "<svg/>")],
         "contribute_dice": [ContributeDiceResult(7)],
         "rotate_dice": [RotateDiceResult(9, "ab" * 32)],
+        "roll": [RollResult(12, 17)],
+        "chat": [ChatResult(13)],
     }
 
 
@@ -677,6 +732,9 @@ def test_limits_defaults() -> None:
         "max_spectators_per_encounter": 16,
         "reply_bytes_burst": 4_000_000,
         "reply_bytes_per_second": 200_000,
+        "chat_max_chars": 500,
+        "table_rate_per_second": 0.5,
+        "table_rate_burst": 10,
     }
 
 

@@ -14,17 +14,26 @@ from zonekeep.sdk import (
     AssetPlaced,
     AssetRemoved,
     Attack,
+    ChatSent,
+    CheckRolled,
     ConditionPrevented,
     Creature,
     DiceCommitted,
     DiceContributed,
     DiceDrawn,
     DiceRevealed,
+    DiceRolled,
     Event,
+    MultiattackUsed,
     PluginDisabled,
     PluginErrorRecorded,
     PluginOverran,
+    RechargeRolled,
+    ResourceRestored,
+    ResourceSpent,
     Rewound,
+    RollRecord,
+    SequenceItem,
     Size,
 )
 from zonekeep.sdk._serial import (
@@ -62,8 +71,26 @@ HAND_MADE["asset_placed"] = AssetPlaced(
 )
 HAND_MADE["asset_changed"] = AssetChanged("web", {"dc": 14}, False)
 HAND_MADE["asset_removed"] = AssetRemoved("web", "burned", hidden=True)
+#: (The table's free rolls and chat are the server's too: the ``roll`` and ``chat`` requests.)
+HAND_MADE["dice_rolled"] = DiceRolled(
+    "alice", RollRecord("2d6+1", (3, 5), (3, 5), 1, 9, draws=((4, 6), (5, 6))), "Luck", True
+)
+HAND_MADE["chat_sent"] = ChatSent("alice", "Is the door locked?", "gm")
 #: (``condition_prevented`` only when a rule gives a creature a condition it is immune to.)
 HAND_MADE["condition_prevented"] = ConditionPrevented("gob", "poisoned", "Stench")
+#: (The creature features' events are played in tests/test_features_rules.py, with
+#: creatures that have features; here, each as the log stores it.)
+HAND_MADE["check_rolled"] = CheckRolled(
+    "aria", "wis", RollRecord("d20+5", (10,), (10,), 5, 15), "perception", 13, True, False, "gm"
+)
+HAND_MADE["resource_spent"] = ResourceSpent("hound", "breath", 0)
+HAND_MADE["resource_restored"] = ResourceRestored("hound", "gm-howl", 1, "turn")
+HAND_MADE["recharge_rolled"] = RechargeRolled(
+    "hound", "breath", RollRecord("d6", (5,), (5,), 0, 5), 5, True
+)
+HAND_MADE["multiattack_used"] = MultiattackUsed(
+    "boss", "Multiattack", (SequenceItem("scimitar", True),), SequenceItem("scimitar")
+)
 
 
 def roster() -> list[Creature]:
