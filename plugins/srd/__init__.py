@@ -39,6 +39,8 @@ from zonekeep.sdk import (
     parse_compendium_source,
 )
 
+from ._moves import *  # noqa: F403  (movement and senses: srd-c)
+
 __all__ = ["DATA", "srd_source"]
 
 #: The compendium file this plugin contributes (package data, shipped in the wheel).
