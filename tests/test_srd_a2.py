@@ -312,3 +312,129 @@ def test_the_lions_pounce_knocks_prone_on_a_failed_dc_13_strength_save() -> None
     events = h.rolls(10, 2, 13).send("attack", creature="lion-1", target="aria", attack="claw")
     assert saves(events) == [("aria", "str", 13, 13, True)]
     assert "prone" not in h.creature("aria").conditions
+
+
+# -- Undead Fortitude --------------------------------------------------------------------------
+
+
+def zombie() -> EncounterHarness:
+    """Aria (first) and a zombie (22 hit points, Con save +3) in the hall."""
+    return harness(
+        [make("aria", hp=30), srd("zombie", "Zombie")],
+        {"aria": "hall", "zombie-1": "hall"},
+        [20, 10],
+        options=OPTIONS,
+    )
+
+
+def test_a_zombie_dropped_to_0_stays_at_1_on_a_con_save_of_5_plus_the_damage() -> None:
+    h = zombie()
+    h.send("damage", creature="zombie-1", amount=15, damage_type="slashing")
+    assert h.creature("zombie-1").hp == 7
+    # 9 slashing would drop it: a DC 14 (5 + 9) Con save, 11 + 3 = 14: it stays at 1.
+    events = h.rolls(11).send("damage", creature="zombie-1", amount=9, damage_type="slashing")
+    (hit,) = [e for e in events if isinstance(e, Damaged)]
+    assert (hit.amount, hit.hp, [(s.kind, s.source) for s in hit.steps]) == (
+        6,
+        1,
+        [("reduce", "Undead Fortitude")],
+    )
+    assert saves(events) == [("zombie-1", "con", 14, 14, True)]
+    zombie_now = h.creature("zombie-1")
+    assert (zombie_now.hp, zombie_now.conditions) == (1, [])
+    h.assert_replay_matches()
+
+
+def test_a_failed_fortitude_save_takes_the_last_hit_point() -> None:
+    h = zombie()
+    # 30 slashing from 22: DC 35, a roll of 20 + 3 fails.
+    events = h.rolls(20).send("damage", creature="zombie-1", amount=30, damage_type="slashing")
+    assert saves(events) == [("zombie-1", "con", 23, 35, False)]
+    assert damaged(events) == [("zombie-1", 21, "slashing", 1), ("zombie-1", 1, "", 0)]
+    assert "defeated" in h.creature("zombie-1").conditions
+    h.assert_replay_matches()
+
+
+def test_radiant_damage_and_critical_hits_get_no_fortitude_save() -> None:
+    h = zombie()
+    events = h.send("damage", creature="zombie-1", amount=22, damage_type="radiant")
+    assert saves(events) == [] and damaged(events) == [("zombie-1", 22, "radiant", 0)]
+    assert "defeated" in h.creature("zombie-1").conditions
+    h = zombie()
+    h.send("damage", creature="zombie-1", amount=20, damage_type="slashing")
+    assert h.creature("zombie-1").hp == 2
+    # Aria's critical hit (a natural 20): 2d6+2 = 1 + 1 + 2 = 4; no save.
+    events = h.rolls(20, 1, 1).send(
+        "attack", h.player("player-aria"), creature="aria", target="zombie-1", attack="blade"
+    )
+    assert [e.critical for e in events if isinstance(e, AttackMade)] == [True]
+    assert saves(events) == []
+    assert damaged(events) == [("zombie-1", 4, "slashing", 0)]
+    assert "defeated" in h.creature("zombie-1").conditions
+
+
+# -- Regeneration ------------------------------------------------------------------------------
+
+
+def troll() -> EncounterHarness:
+    """A troll (84 hit points, its turn first) and Aria in the hall."""
+    return harness(
+        [srd("troll", "Troll"), make("aria", hp=30)],
+        {"troll-1": "hall", "aria": "hall"},
+        [20, 10],
+        options=OPTIONS,
+    )
+
+
+def next_troll_turn(h: EncounterHarness) -> tuple[object, ...]:
+    """End the troll's turn and Aria's: the events of the troll's next turn start."""
+    if h.state.active == "troll-1":
+        h.end_turn()
+    return h.end_turn()
+
+
+def test_the_troll_regains_10_hit_points_at_the_start_of_its_turn() -> None:
+    h = troll()
+    h.send("damage", creature="troll-1", amount=30, damage_type="slashing")
+    events = next_troll_turn(h)
+    (healed,) = [e for e in events if isinstance(e, Healed)]
+    assert (healed.creature, healed.amount, healed.hp) == ("troll-1", 10, 64)
+    # Never past its maximum: healed to 80 by the GM, it regains the 4 it lacks.
+    h.send("heal", creature="troll-1", amount=16)
+    events = next_troll_turn(h)
+    assert [(e.amount, e.hp) for e in events if isinstance(e, Healed)] == [(4, 84)]
+    # At its maximum, nothing.
+    events = next_troll_turn(h)
+    assert not any(isinstance(e, Healed) for e in events)
+    h.assert_replay_matches()
+
+
+def test_acid_or_fire_stops_the_next_regeneration() -> None:
+    h = troll()
+    h.send("damage", creature="troll-1", amount=30, damage_type="fire")
+    assert "regeneration_stopped" in h.creature("troll-1").conditions
+    events = next_troll_turn(h)
+    assert not any(isinstance(e, Healed) for e in events)
+    assert h.creature("troll-1").hp == 54
+    assert "regeneration_stopped" not in h.creature("troll-1").conditions
+    # The turn after, it regenerates again.
+    events = next_troll_turn(h)
+    assert [(e.amount, e.hp) for e in events if isinstance(e, Healed)] == [(10, 64)]
+    h.assert_replay_matches()
+
+
+def test_the_troll_at_0_is_stable_and_defeated_only_if_it_does_not_regenerate() -> None:
+    h = troll()
+    h.send("damage", creature="troll-1", amount=100, damage_type="slashing")
+    assert h.creature("troll-1").hp == 0
+    assert h.creature("troll-1").conditions == ["stable"]
+    events = next_troll_turn(h)  # it regenerates: back up at 10
+    assert [(e.amount, e.hp) for e in events if isinstance(e, Healed)] == [(10, 10)]
+    assert h.creature("troll-1").conditions == []
+    # Burned down to 0: its next turn starts at 0 without regenerating: defeated.
+    h.send("damage", creature="troll-1", amount=10, damage_type="fire")
+    assert sorted(h.creature("troll-1").conditions) == ["regeneration_stopped", "stable"]
+    next_troll_turn(h)
+    assert "defeated" in h.creature("troll-1").conditions
+    assert h.creature("troll-1").hp == 0
+    h.assert_replay_matches()

@@ -60,10 +60,10 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
                 "blood-frenzy", "brave", "camouflage", "echolocation", "fey-ancestry", "flyby",
                 "grapple-focus", "grapple-instead", "grapple-limit", "grappler", "hold-breath",
                 "hover", "incorporeal-movement", "magic-resistance", "martial-advantage",
-                "prone-ac", "prone-only", "reckless", "regeneration", "relentless",
+                "prone-ac", "prone-only", "reckless", "relentless",
                 "restricted-target", "save-advantage", "sneak-attack", "spider-climb",
                 "steadfast", "sunlight-sensitivity", "sure-footed", "surprise-attack",
-                "two-heads", "undead-fortitude", "versatile", "water-breathing",
+                "two-heads", "versatile", "water-breathing",
             )
         ),
     }
@@ -71,7 +71,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
 
 #: The share of the features implemented today, in percent: the issue asks for 90; raise
 #: this as ids are implemented (never lower it).
-FLOOR = 17.6
+FLOOR = 18.3
 
 
 def _data() -> dict[str, Any]:

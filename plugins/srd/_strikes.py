@@ -41,8 +41,10 @@ from zonekeep.sdk import (
     ABILITIES,
     DAMAGE_TYPES,
     DEFEATED,
+    STABLE,
     Attack,
     AttackMade,
+    ConditionRemoved,
     ConditionSpec,
     Creature,
     Damage,
@@ -55,6 +57,7 @@ from zonekeep.sdk import (
     apply_condition,
     apply_damage,
     apply_timed_condition,
+    defend,
     hookimpl,
     saving_throw,
 )
@@ -65,8 +68,11 @@ __all__ = [
     "strikes_condition_applied",
     "strikes_conditions",
     "strikes_features",
+    "strikes_fortitude",
     "strikes_modify_damage",
+    "strikes_regenerate",
     "strikes_turn_start",
+    "strikes_zero_hit_points",
 ]
 
 #: The condition a creature that saved against a stench gets: immune to that creature's
@@ -74,6 +80,11 @@ __all__ = [
 STENCH_IMMUNE: Final = "stench_immune"
 #: 24 hours in rounds of 6 seconds.
 DAY_ROUNDS: Final = 14_400
+#: The condition that stops a creature's regeneration at the start of its next turn (it
+#: took acid or fire damage), ended there by the durations rules.
+REGENERATION_STOPPED: Final = "regeneration_stopped"
+#: The source of the damage a failed Undead Fortitude save deals: the last hit point.
+FORTITUDE_FAILED: Final = "undead fortitude failed"
 #: A death burst of this radius reaches only the creatures engaged with the dying one.
 ENGAGED_RADIUS: Final = 5
 
@@ -156,6 +167,24 @@ CHARGE_SCHEMA: Final = {
     },
     "additionalProperties": False,
 }
+REGENERATION_SCHEMA: Final = {
+    "type": "object",
+    "required": ["hp"],
+    "properties": {
+        "hp": {"type": "integer", "minimum": 1, "maximum": 100},
+        "stopped_by": {"type": "array", "items": _DAMAGE_TYPE, "maxItems": 13},
+    },
+    "additionalProperties": False,
+}
+FORTITUDE_SCHEMA: Final = {
+    "type": "object",
+    "required": ["dc"],
+    "properties": {
+        "dc": {"type": "integer", "minimum": 1, "maximum": 30},
+        "not": {"type": "array", "items": {"enum": [*DAMAGE_TYPES, "critical"]}, "maxItems": 14},
+    },
+    "additionalProperties": False,
+}
 #: The traits that reward moving into the target's zone before the hit.
 CHARGES: Final = ("charge", "pounce", "trampling-charge")
 
@@ -213,6 +242,21 @@ def strikes_features() -> Iterable[FeatureSpec]:
             "zone (more) save against its damage or condition.",
             check=_death_burst_check,
         ),
+        FeatureSpec(
+            "regeneration",
+            "trait",
+            REGENERATION_SCHEMA,
+            doc="Regains hp at the start of its turn unless it took damage of a stopped_by "
+            "type since; at 0 hit points it stays stable, and is defeated only if its turn "
+            "starts at 0 and it does not regenerate.",
+        ),
+        FeatureSpec(
+            "undead-fortitude",
+            "trait",
+            FORTITUDE_SCHEMA,
+            doc="Damage that would drop it to 0 leaves it at 1 on a Constitution save "
+            "against dc + the damage (not the damage types or critical hits in not).",
+        ),
         *(
             FeatureSpec(
                 charge,
@@ -236,7 +280,13 @@ def strikes_conditions() -> Iterable[ConditionSpec]:
             "successful save).",
             name="Immune to a stench",
             durations=("rounds",),
-        )
+        ),
+        ConditionSpec(
+            REGENERATION_STOPPED,
+            "It took damage that stops its regeneration: it does not regenerate at the "
+            "start of its next turn.",
+            name="Regeneration stopped",
+        ),
     ]
 
 
@@ -267,10 +317,18 @@ def _absorbs(ctx: RuleContext, target: str, damage_type: str) -> Trait | None:
 
 @hookimpl(specname="zonekeep_modify_damage", trylast=True)
 def strikes_modify_damage(ctx: RuleContext, damage: Damage) -> Damage | None:
-    trait = _absorbs(ctx, damage.target, damage.damage_type)
-    if trait is None or damage.amount <= 0:
+    target = ctx.state.creatures.get(damage.target)
+    if target is None or not target.traits or damage.amount <= 0:
         return None
-    return damage.cancel(trait.name)
+    trait = _absorbs(ctx, damage.target, damage.damage_type)
+    if trait is not None:
+        return damage.cancel(trait.name)
+    fortitude = _fortitude(target, damage)
+    if fortitude is not None and target.hp > 0 and not target.out_of_fight:
+        # Held at 1 hit point for now: the save after the damage decides (a failure
+        # deals the last hit point).
+        return _hold_at_one(target, damage, fortitude.name)
+    return None
 
 
 @hookimpl(specname="zonekeep_after_damage")
@@ -492,3 +550,115 @@ def _death_burst(ctx: RuleContext, dying: Creature, trait: Trait) -> None:
                 dc=dc if params.get("save_ends") else None,
                 source=dying.id,
             )
+
+
+# -- regeneration -----------------------------------------------------------------------------
+
+
+@hookimpl(specname="zonekeep_zero_hit_points", tryfirst=True)
+def strikes_zero_hit_points(ctx: RuleContext, creature: Creature) -> str | None:
+    """A creature that regenerates is not defeated at 0 hit points: it is stable until
+    the start of its turn decides (``strikes_regenerate``)."""
+    return STABLE if _trait(creature, "regeneration") is not None else None
+
+
+def _stopped(ctx: RuleContext, creature_id: str) -> list[str]:
+    return [
+        e.id
+        for e in ctx.state.condition_effects.values()
+        if e.creature == creature_id and e.condition == REGENERATION_STOPPED
+    ]
+
+
+# tryfirst: before the durations plugin ends the regeneration_stopped of this turn's start.
+@hookimpl(specname="zonekeep_turn_start", tryfirst=True)
+def strikes_regenerate(ctx: RuleContext, creature: Creature) -> None:
+    trait = _trait(creature, "regeneration")
+    if trait is None or creature.out_of_fight:
+        return
+    if _stopped(ctx, creature.id):
+        if creature.hp == 0:
+            if STABLE in creature.conditions:
+                ctx.emit(ConditionRemoved(creature.id, STABLE, "did not regenerate"))
+            apply_condition(ctx, creature.id, DEFEATED, "at 0 hit points, did not regenerate")
+        return
+    hp = creature.hp
+    gained = min(int(trait.params["hp"]), creature.max_hp - hp)
+    if gained <= 0:
+        return
+    ctx.emit(Healed(creature.id, gained, hp + gained, trait.name))
+    if hp == 0 and STABLE in ctx.state.creatures[creature.id].conditions:
+        ctx.emit(ConditionRemoved(creature.id, STABLE, "regenerated"))
+
+
+def _stop_regeneration(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
+    trait = _trait(creature, "regeneration")
+    if trait is None or damage.amount <= 0 or creature.out_of_fight:
+        return
+    if damage.damage_type in trait.params.get("stopped_by", ()) and not _stopped(ctx, creature.id):
+        apply_timed_condition(
+            ctx, creature.id, REGENERATION_STOPPED, until="start", source=damage.damage_type
+        )
+
+
+# -- undead fortitude -------------------------------------------------------------------------
+
+
+def _fortitude(creature: Creature, damage: Damage) -> Trait | None:
+    trait = _trait(creature, "undead-fortitude")
+    if trait is None or damage.source == FORTITUDE_FAILED:
+        return None
+    spared = trait.params.get("not", ())
+    if ("critical" in spared and damage.critical) or damage.damage_type in spared:
+        return None
+    return trait
+
+
+def _taken(creature: Creature, damage: Damage) -> int:
+    """What ``damage`` would take from ``creature`` after its defences."""
+    return defend(
+        damage,
+        creature.damage_immunities,
+        creature.damage_resistances,
+        creature.damage_vulnerabilities,
+    ).amount
+
+
+def _hold_at_one(creature: Creature, damage: Damage, source: str) -> Damage | None:
+    """``damage`` reduced (a step of ``source``) so that it leaves ``creature`` at least 1
+    hit point, or None when it would not drop it to 0."""
+    if damage.amount <= 0 or _taken(creature, damage) < creature.hp:
+        return None
+    for keep in range(damage.amount - 1, -1, -1):
+        held = damage.reduce(damage.amount - keep, source)
+        if _taken(creature, held) < creature.hp:
+            return held
+    return None  # pragma: no cover - keep 0 always leaves it standing
+
+
+def _before_step(damage: Damaged, source: str) -> int | None:
+    """The amount a ``reduce`` step of ``source`` started from, or None without one."""
+    amount = damage.raw or 0
+    for step in damage.steps:
+        if step.kind == "reduce" and step.source == source:
+            return amount
+        amount = step.amount
+    return None
+
+
+@hookimpl(specname="zonekeep_after_damage")
+def strikes_fortitude(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
+    if not creature.traits:
+        return
+    _stop_regeneration(ctx, creature, damage)
+    trait = _trait(creature, "undead-fortitude")
+    if trait is None or creature.out_of_fight:
+        return
+    before = _before_step(damage, trait.name)
+    if before is None:
+        return
+    would = _taken(creature, Damage(creature.id, before, damage.damage_type))
+    dc = int(trait.params["dc"]) + would
+    if saving_throw(ctx, creature, "con", dc, trait.name):
+        return
+    apply_damage(ctx, ctx.state.creatures[creature.id], creature.hp, source=FORTITUDE_FAILED)
