@@ -438,3 +438,109 @@ def test_the_troll_at_0_is_stable_and_defeated_only_if_it_does_not_regenerate() 
     assert "defeated" in h.creature("troll-1").conditions
     assert h.creature("troll-1").hp == 0
     h.assert_replay_matches()
+
+
+# -- Martial Advantage, Sneak Attack -----------------------------------------------------------
+
+
+def test_martial_advantage_adds_2d6_once_per_turn_with_an_ally_engaged_with_the_target() -> None:
+    h = harness(
+        [srd("hobgoblin", "Hob"), srd("hobgoblin", "Gob"), make("aria", hp=40, ac=12)],
+        {"hob-1": "hall", "gob-1": "hall", "aria": "hall"},
+        [20, 15, 10],
+        options=OPTIONS,
+    )
+    # Hob's longsword (+3): d20 15 hits; 1d8+1 = 5. No ally of Hob is engaged with Aria.
+    events = h.rolls(15, 4).send("attack", creature="hob-1", target="aria", attack="longsword")
+    assert damaged(events) == [("aria", 5, "slashing", 35)]
+    assert h.creature("hob-1").resources["martial-advantage"] == 1
+    h.end_turn()
+    # Gob's: Hob is engaged with Aria: 5, and 2d6 = 3 + 5 = 8 more, its one use this turn.
+    events = h.rolls(15, 4, 3, 5).send(
+        "attack", creature="gob-1", target="aria", attack="longsword"
+    )
+    assert damaged(events) == [("aria", 5, "slashing", 30), ("aria", 8, "slashing", 22)]
+    assert h.creature("gob-1").resources["martial-advantage"] == 0
+    h.assert_replay_matches()
+
+
+def test_an_incapacitated_ally_gives_no_martial_advantage() -> None:
+    h = harness(
+        [srd("hobgoblin", "Hob"), srd("hobgoblin", "Gob"), make("aria", hp=40, ac=12)],
+        {"hob-1": "hall", "gob-1": "hall", "aria": "hall"},
+        [20, 15, 10],
+        options=OPTIONS,
+    )
+    h.rolls(1).send("attack", creature="hob-1", target="aria", attack="longsword")
+    h.end_turn()
+    h.send("grant_condition", creature="hob-1", condition="stunned")
+    events = h.rolls(15, 4).send("attack", creature="gob-1", target="aria", attack="longsword")
+    assert damaged(events) == [("aria", 5, "slashing", 35)]
+    assert h.creature("gob-1").resources["martial-advantage"] == 1
+
+
+def spy_and_aria() -> EncounterHarness:
+    return harness(
+        [srd("spy", "Spy"), make("aria", hp=40, ac=12)],
+        {"spy-1": "hall", "aria": "hall"},
+        [20, 10],
+        options=OPTIONS,
+    )
+
+
+def test_sneak_attack_adds_2d6_to_a_hit_with_advantage() -> None:
+    h = spy_and_aria()
+    h.send("grant_condition", creature="aria", condition="prone")
+    # Advantage against the prone Aria from within 5 feet: 4 and 16, 16 + 4 hits;
+    # shortsword 1d6+2 = 3 + 2; Sneak Attack 2d6 = 6 + 6.
+    events = h.rolls(4, 16, 3, 6, 6).send(
+        "attack", creature="spy-1", target="aria", attack="shortsword"
+    )
+    (made,) = [e for e in events if isinstance(e, AttackMade)]
+    assert made.roll.advantage == "advantage"
+    assert damaged(events) == [("aria", 5, "piercing", 35), ("aria", 12, "piercing", 23)]
+    assert h.creature("spy-1").resources["sneak-attack"] == 0
+    h.assert_replay_matches()
+
+
+def test_no_sneak_attack_without_advantage_or_an_ally_by_the_target() -> None:
+    h = spy_and_aria()
+    events = h.rolls(16, 3).send("attack", creature="spy-1", target="aria", attack="shortsword")
+    assert damaged(events) == [("aria", 5, "piercing", 35)]
+    assert h.creature("spy-1").resources["sneak-attack"] == 1
+
+
+# -- Relentless --------------------------------------------------------------------------------
+
+
+def test_the_boar_relentlessly_stays_at_1_from_7_damage_or_less_once_a_rest() -> None:
+    h = harness(
+        [make("aria", hp=30), srd("boar", "Boar")],
+        {"aria": "hall", "boar-1": "hall"},
+        [20, 10],
+        options=OPTIONS,
+    )
+    h.send("damage", creature="boar-1", amount=5, damage_type="slashing")
+    assert h.creature("boar-1").hp == 6
+    # 7 would drop it to 0: it is left at 1, its use spent.
+    events = h.send("damage", creature="boar-1", amount=7, damage_type="slashing")
+    assert damaged(events) == [("boar-1", 5, "slashing", 1)]
+    assert h.creature("boar-1").resources["relentless"] == 0
+    # No use left: the next blow drops it.
+    h.send("damage", creature="boar-1", amount=1, damage_type="slashing")
+    assert "defeated" in h.creature("boar-1").conditions
+    h.assert_replay_matches()
+
+
+def test_more_than_7_damage_drops_the_boar_whatever_its_relentless() -> None:
+    h = harness(
+        [make("aria", hp=30), srd("boar", "Boar")],
+        {"aria": "hall", "boar-1": "hall"},
+        [20, 10],
+        options=OPTIONS,
+    )
+    h.send("damage", creature="boar-1", amount=5, damage_type="slashing")
+    events = h.send("damage", creature="boar-1", amount=8, damage_type="slashing")
+    assert damaged(events) == [("boar-1", 8, "slashing", 0)]
+    assert "defeated" in h.creature("boar-1").conditions
+    assert h.creature("boar-1").resources["relentless"] == 1

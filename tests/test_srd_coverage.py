@@ -58,9 +58,9 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
                 "ambusher", "amphibious", "aversion-of-fire", "blind-beyond",
                 "blood-frenzy", "brave", "camouflage", "echolocation", "fey-ancestry", "flyby",
                 "grapple-focus", "grapple-instead", "grapple-limit", "grappler", "hold-breath",
-                "hover", "incorporeal-movement", "magic-resistance", "martial-advantage",
-                "prone-ac", "prone-only", "reckless", "relentless",
-                "restricted-target", "save-advantage", "sneak-attack", "spider-climb",
+                "hover", "incorporeal-movement", "magic-resistance",
+                "prone-ac", "prone-only", "reckless",
+                "restricted-target", "save-advantage", "spider-climb",
                 "steadfast", "sunlight-sensitivity", "sure-footed", "surprise-attack",
                 "two-heads", "versatile", "water-breathing",
             )
@@ -70,7 +70,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
 
 #: The share of the features implemented today, in percent: the issue asks for 90; raise
 #: this as ids are implemented (never lower it).
-FLOOR = 33.8
+FLOOR = 34.6
 
 
 def _data() -> dict[str, Any]:

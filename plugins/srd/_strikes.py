@@ -59,7 +59,9 @@ from zonekeep.sdk import (
     apply_timed_condition,
     defend,
     hookimpl,
+    resource_key,
     saving_throw,
+    spend_use,
 )
 
 __all__ = [
@@ -185,6 +187,18 @@ FORTITUDE_SCHEMA: Final = {
     },
     "additionalProperties": False,
 }
+EXTRA_SCHEMA: Final = {
+    "type": "object",
+    "required": ["damage"],
+    "properties": {"damage": _DICE},
+    "additionalProperties": False,
+}
+RELENTLESS_SCHEMA: Final = {
+    "type": "object",
+    "required": ["max_damage"],
+    "properties": {"max_damage": {"type": "integer", "minimum": 1, "maximum": 100}},
+    "additionalProperties": False,
+}
 #: The traits that reward moving into the target's zone before the hit.
 CHARGES: Final = ("charge", "pounce", "trampling-charge")
 
@@ -241,6 +255,34 @@ def strikes_features() -> Iterable[FeatureSpec]:
             doc="When it is defeated, the creatures engaged with it (radius 5) or in its "
             "zone (more) save against its damage or condition.",
             check=_death_burst_check,
+        ),
+        *(
+            FeatureSpec(
+                extra,
+                "trait",
+                EXTRA_SCHEMA,
+                doc=doc,
+            )
+            for extra, doc in (
+                (
+                    "martial-advantage",
+                    "Once per turn (its uses), the damage more on a hit against a creature "
+                    "engaged with one of its allies that is not incapacitated.",
+                ),
+                (
+                    "sneak-attack",
+                    "Once per turn (its uses), the damage more on a hit with advantage, or "
+                    "against a creature engaged with an ally of it that is not "
+                    "incapacitated when the attack had no disadvantage.",
+                ),
+            )
+        ),
+        FeatureSpec(
+            "relentless",
+            "trait",
+            RELENTLESS_SCHEMA,
+            doc="Damage of at most max_damage that would drop it to 0 leaves it at 1 "
+            "instead, while it has a use left (a rest gives it back).",
         ),
         FeatureSpec(
             "regeneration",
@@ -323,6 +365,17 @@ def strikes_modify_damage(ctx: RuleContext, damage: Damage) -> Damage | None:
     trait = _absorbs(ctx, damage.target, damage.damage_type)
     if trait is not None:
         return damage.cancel(trait.name)
+    relentless = _trait(target, "relentless")
+    if (
+        relentless is not None
+        and target.hp > 0
+        and not target.out_of_fight
+        and _has_use(target, relentless)
+        and _taken(target, damage) <= int(relentless.params["max_damage"])
+    ):
+        held = _hold_at_one(target, damage, relentless.name)
+        if held is not None:
+            return held
     fortitude = _fortitude(target, damage)
     if fortitude is not None and target.hp > 0 and not target.out_of_fight:
         # Held at 1 hit point for now: the save after the damage decides (a failure
@@ -372,6 +425,7 @@ def strikes_attack_made(
         for feature in ("heated-body", "corrosive-form"):
             for trait in _traits(target, feature):
                 _burn(ctx, target, attacker.id, trait)
+    _extra_on_hit(ctx, attacker.id, target.id, attack, result)
     for feature in CHARGES:
         for trait in _traits(attacker, feature):
             if trait.params.get("attack") == attack.name:
@@ -651,6 +705,10 @@ def strikes_fortitude(ctx: RuleContext, creature: Creature, damage: Damaged) -> 
     if not creature.traits:
         return
     _stop_regeneration(ctx, creature, damage)
+    relentless = _trait(creature, "relentless")
+    if relentless is not None and _before_step(damage, relentless.name) is not None:
+        spend_use(ctx, creature, relentless)
+        return
     trait = _trait(creature, "undead-fortitude")
     if trait is None or creature.out_of_fight:
         return
@@ -662,3 +720,63 @@ def strikes_fortitude(ctx: RuleContext, creature: Creature, damage: Damaged) -> 
     if saving_throw(ctx, creature, "con", dc, trait.name):
         return
     apply_damage(ctx, ctx.state.creatures[creature.id], creature.hp, source=FORTITUDE_FAILED)
+
+
+# -- martial advantage, sneak attack -----------------------------------------------------------
+
+
+def _engaged_ally(ctx: RuleContext, attacker: Creature, target_id: str) -> Creature | None:
+    """An ally of ``attacker`` engaged with ``target_id`` (within 5 feet of it) that is not
+    incapacitated, or None."""
+    for cid in ctx.state.engaged_with(target_id):
+        ally = ctx.state.creatures[cid]
+        if cid != attacker.id and ally.side == attacker.side and not ally.incapacitated:
+            return ally
+    return None
+
+
+def _has_use(creature: Creature, trait: Trait) -> bool:
+    if trait.uses is None:
+        return True
+    left: int = creature.resources.get(resource_key(trait), 1)  # filled in full at creation
+    return left > 0
+
+
+def _extra_on_hit(
+    ctx: RuleContext,
+    attacker_id: str,
+    target_id: str,
+    attack: Attack,
+    result: AttackMade,
+) -> None:
+    """Martial Advantage and Sneak Attack: once per turn, the ``damage`` of the trait
+    (the attack's type), doubled dice on a critical hit, when the stat block's
+    circumstances hold."""
+    for feature in ("martial-advantage", "sneak-attack"):
+        attacker = ctx.state.creatures[attacker_id]
+        target = ctx.state.creatures[target_id]
+        for trait in _traits(attacker, feature):
+            if target.out_of_fight or not _has_use(attacker, trait):
+                continue
+            ally = _engaged_ally(ctx, attacker, target_id)
+            if feature == "martial-advantage":
+                ready = ally is not None
+            else:
+                mode = result.roll.advantage
+                ready = mode == "advantage" or (ally is not None and mode != "disadvantage")
+            if not ready:
+                continue
+            spend_use(ctx, attacker, trait)
+            rolled = ctx.roll(str(trait.params["damage"]), double_dice=result.critical)
+            apply_damage(
+                ctx,
+                target,
+                rolled.total,
+                damage_type=attack.damage_type,
+                roll=rolled,
+                source=attacker.id,
+                attacker=attacker.id,
+                attack=attack.name,
+                critical=result.critical,
+            )
+            break
