@@ -544,3 +544,66 @@ def test_more_than_7_damage_drops_the_boar_whatever_its_relentless() -> None:
     assert damaged(events) == [("boar-1", 8, "slashing", 0)]
     assert "defeated" in h.creature("boar-1").conditions
     assert h.creature("boar-1").resources["relentless"] == 1
+
+
+# -- Grapple limits, Grappler ------------------------------------------------------------------
+
+
+def holder_and_two(entry: str) -> EncounterHarness:
+    """The creature of ``entry`` (its turn first), Aria and Bob, all in the hall."""
+    return harness(
+        [srd(entry, "Holder"), make("aria", hp=40, ac=12), make("bob", hp=40, ac=12)],
+        {"holder-1": "hall", "aria": "hall", "bob": "hall"},
+        [20, 15, 10],
+        options=OPTIONS,
+    )
+
+
+def around(h: EncounterHarness) -> None:
+    """Back to the holder's turn."""
+    while True:
+        h.end_turn()
+        if h.state.active == "holder-1":
+            return
+
+
+def test_the_crocodile_cannot_bite_another_while_it_grapples_one() -> None:
+    h = holder_and_two("crocodile")
+    # Bite (+4): d20 15 hits; 1d10+2 = 5 + 2; Aria is grappled (escape DC 12).
+    events = h.rolls(15, 5).send("attack", creature="holder-1", target="aria", attack="bite")
+    assert damaged(events) == [("aria", 7, "piercing", 33)]
+    assert "grappled" in h.creature("aria").conditions
+    around(h)
+    refusal = h.refused("attack", creature="holder-1", target="bob", attack="bite")
+    assert refusal.code == "invalid_target"
+    assert "already grapples Aria" in refusal.message
+    # Aria it may bite again.
+    h.rolls(1).send("attack", creature="holder-1", target="aria", attack="bite")
+
+
+def test_the_ankheg_bites_only_the_creature_it_grapples_and_with_advantage() -> None:
+    h = holder_and_two("ankheg")
+    # Bite (+5): d20 15 hits; 2d6+3 = 3 + 3 + 3, and 1d6 acid = 2; Aria is grappled.
+    events = h.rolls(15, 3, 3, 2).send("attack", creature="holder-1", target="aria", attack="bite")
+    assert damaged(events) == [("aria", 9, "slashing", 31), ("aria", 2, "acid", 29)]
+    assert "grappled" in h.creature("aria").conditions
+    around(h)
+    refusal = h.refused("attack", creature="holder-1", target="bob", attack="bite")
+    assert (refusal.code, "only that creature" in refusal.message) == ("invalid_target", True)
+    events = h.rolls(2, 3).send("attack", creature="holder-1", target="aria", attack="bite")
+    (made,) = [e for e in events if isinstance(e, AttackMade)]
+    assert (made.roll.advantage, made.roll.dice, made.hit) == ("advantage", (2, 3), False)
+    assert made.roll.sources == ("advantage:Bite: grappled",)
+
+
+def test_the_mimic_has_advantage_against_a_creature_it_grapples() -> None:
+    h = holder_and_two("mimic")
+    events = h.rolls(2).send("attack", creature="holder-1", target="aria", attack="pseudopod")
+    (made,) = [e for e in events if isinstance(e, AttackMade)]
+    assert made.roll.advantage == "none"
+    # The GM grapples Aria by the mimic's Adhesive, naming it as the source.
+    h.send("apply_effect", creature="aria", condition="grappled", source="holder-1")
+    around(h)
+    events = h.rolls(2, 3).send("attack", creature="holder-1", target="aria", attack="pseudopod")
+    (made,) = [e for e in events if isinstance(e, AttackMade)]
+    assert (made.roll.advantage, made.roll.sources) == ("advantage", ("advantage:grappler",))

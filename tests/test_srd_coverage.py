@@ -57,7 +57,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
             for i in (
                 "ambusher", "amphibious", "aversion-of-fire", "blind-beyond",
                 "blood-frenzy", "brave", "camouflage", "echolocation", "fey-ancestry", "flyby",
-                "grapple-focus", "grapple-instead", "grapple-limit", "grappler", "hold-breath",
+                "grapple-instead", "hold-breath",
                 "hover", "incorporeal-movement", "magic-resistance",
                 "prone-ac", "prone-only", "reckless",
                 "restricted-target", "save-advantage", "spider-climb",
@@ -70,7 +70,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
 
 #: The share of the features implemented today, in percent: the issue asks for 90; raise
 #: this as ids are implemented (never lower it).
-FLOOR = 34.6
+FLOOR = 36.8
 
 
 def _data() -> dict[str, Any]:

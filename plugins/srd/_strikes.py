@@ -51,6 +51,8 @@ from zonekeep.sdk import (
     Damaged,
     FeatureSpec,
     Healed,
+    RollModifier,
+    RollRequest,
     RuleContext,
     Trait,
     affect_zone,
@@ -67,12 +69,14 @@ from zonekeep.sdk import (
 __all__ = [
     "strikes_after_damage",
     "strikes_attack_made",
+    "strikes_before_attack",
     "strikes_condition_applied",
     "strikes_conditions",
     "strikes_features",
     "strikes_fortitude",
     "strikes_modify_damage",
     "strikes_regenerate",
+    "strikes_roll_modifiers",
     "strikes_turn_start",
     "strikes_zero_hit_points",
 ]
@@ -199,6 +203,22 @@ RELENTLESS_SCHEMA: Final = {
     "properties": {"max_damage": {"type": "integer", "minimum": 1, "maximum": 100}},
     "additionalProperties": False,
 }
+GRAPPLE_FOCUS_SCHEMA: Final = {
+    "type": "object",
+    "required": ["attack"],
+    "properties": {"attack": {"type": "string", "minLength": 1}, "advantage": {"type": "boolean"}},
+    "additionalProperties": False,
+}
+GRAPPLE_LIMIT_SCHEMA: Final = {
+    "type": "object",
+    "required": ["attack", "max"],
+    "properties": {
+        "attack": {"type": "string", "minLength": 1},
+        "max": {"type": "integer", "minimum": 1, "maximum": 10},
+    },
+    "additionalProperties": False,
+}
+GRAPPLED: Final = "grappled"
 #: The traits that reward moving into the target's zone before the hit.
 CHARGES: Final = ("charge", "pounce", "trampling-charge")
 
@@ -276,6 +296,28 @@ def strikes_features() -> Iterable[FeatureSpec]:
                     "incapacitated when the attack had no disadvantage.",
                 ),
             )
+        ),
+        FeatureSpec(
+            "grappler",
+            "trait",
+            {"type": "object", "properties": {}, "additionalProperties": False},
+            doc="Advantage on its attack rolls against a creature it grapples.",
+        ),
+        FeatureSpec(
+            "grapple-focus",
+            "trait",
+            GRAPPLE_FOCUS_SCHEMA,
+            doc="While it grapples a creature with the attack, it makes that attack only "
+            "against that creature (with advantage when advantage is true).",
+            check=_attack_named,
+        ),
+        FeatureSpec(
+            "grapple-limit",
+            "trait",
+            GRAPPLE_LIMIT_SCHEMA,
+            doc="While it grapples max creatures with the attack, it cannot make that "
+            "attack against another.",
+            check=_attack_named,
         ),
         FeatureSpec(
             "relentless",
@@ -780,3 +822,69 @@ def _extra_on_hit(
                 critical=result.critical,
             )
             break
+
+
+# -- grapples -------------------------------------------------------------------------------
+
+
+def held_by(ctx: RuleContext, holder: str, attack: str | None = None) -> list[str]:
+    """The creatures ``holder`` grapples: a ``grappled`` condition effect from its attack's
+    grapple rider (source ``grapple:<holder>:<attack>``, the features plugin's), or, with no
+    ``attack`` named, also one the GM applied naming it as the source (``apply_effect``'s
+    ``source``)."""
+    prefix = f"grapple:{holder}:"
+    found = []
+    for effect in ctx.state.condition_effects.values():
+        if effect.condition != GRAPPLED or effect.creature in found:
+            continue
+        by_rider = effect.source == prefix + attack if attack else effect.source.startswith(prefix)
+        if by_rider or (attack is None and effect.source == holder):
+            found.append(effect.creature)
+    return found
+
+
+@hookimpl(specname="zonekeep_before_attack")
+def strikes_before_attack(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, reaction: bool
+) -> None:
+    if not attacker.traits:
+        return
+    for trait in _traits(attacker, "grapple-focus"):
+        if trait.params.get("attack") != attack.name:
+            continue
+        held = held_by(ctx, attacker.id, attack.name)
+        if held and target.id not in held:
+            names = ", ".join(ctx.state.creatures[c].name for c in held)
+            ctx.refuse(
+                "invalid_target",
+                f"While {attacker.name} grapples {names} with its {attack.name}, it can "
+                f"{attack.name} only that creature ({trait.name}).",
+            )
+    for trait in _traits(attacker, "grapple-limit"):
+        if trait.params.get("attack") != attack.name:
+            continue
+        held = held_by(ctx, attacker.id, attack.name)
+        if len(held) >= int(trait.params["max"]) and target.id not in held:
+            names = ", ".join(ctx.state.creatures[c].name for c in held)
+            ctx.refuse(
+                "invalid_target",
+                f"{attacker.name} already grapples {names} with its {attack.name}: it cannot "
+                f"{attack.name} another creature until a grapple ends ({trait.name}).",
+            )
+
+
+@hookimpl(specname="zonekeep_roll_modifiers")
+def strikes_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
+    if roll.kind != "attack" or roll.target is None:
+        return None
+    attacker = ctx.state.creatures.get(roll.actor)
+    if attacker is None or not attacker.traits:
+        return None
+    if _trait(attacker, "grappler") is not None and roll.target in held_by(ctx, attacker.id):
+        return (RollModifier("advantage", "grappler"),)
+    for trait in _traits(attacker, "grapple-focus"):
+        attack = str(trait.params.get("attack"))
+        held = held_by(ctx, attacker.id, attack)
+        if trait.params.get("advantage") and roll.target in held and roll.attack in (None, attack):
+            return (RollModifier("advantage", f"{trait.name}: grappled"),)
+    return None
