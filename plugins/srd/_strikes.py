@@ -44,6 +44,7 @@ from zonekeep.sdk import (
     STABLE,
     Attack,
     AttackMade,
+    ConditionEffectEnded,
     ConditionRemoved,
     ConditionSpec,
     Creature,
@@ -73,9 +74,7 @@ __all__ = [
     "strikes_condition_applied",
     "strikes_conditions",
     "strikes_features",
-    "strikes_fortitude",
     "strikes_modify_damage",
-    "strikes_regenerate",
     "strikes_roll_modifiers",
     "strikes_turn_start",
     "strikes_zero_hit_points",
@@ -87,7 +86,7 @@ STENCH_IMMUNE: Final = "stench_immune"
 #: 24 hours in rounds of 6 seconds.
 DAY_ROUNDS: Final = 14_400
 #: The condition that stops a creature's regeneration at the start of its next turn (it
-#: took acid or fire damage), ended there by the durations rules.
+#: took acid or fire damage), ended there by the regeneration itself.
 REGENERATION_STOPPED: Final = "regeneration_stopped"
 #: The source of the damage a failed Undead Fortitude save deals: the last hit point.
 FORTITUDE_FAILED: Final = "undead fortitude failed"
@@ -401,8 +400,11 @@ def _absorbs(ctx: RuleContext, target: str, damage_type: str) -> Trait | None:
 
 @hookimpl(specname="zonekeep_modify_damage", trylast=True)
 def strikes_modify_damage(ctx: RuleContext, damage: Damage) -> Damage | None:
-    target = ctx.state.creatures.get(damage.target)
-    if target is None or not target.traits or damage.amount <= 0:
+    creatures = ctx.state.creatures
+    if damage.target not in creatures:
+        return None
+    target = creatures[damage.target]
+    if not target.traits or damage.amount <= 0:
         return None
     trait = _absorbs(ctx, damage.target, damage.damage_type)
     if trait is not None:
@@ -426,8 +428,7 @@ def strikes_modify_damage(ctx: RuleContext, damage: Damage) -> Damage | None:
     return None
 
 
-@hookimpl(specname="zonekeep_after_damage")
-def strikes_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
+def _absorb(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
     trait = _absorbs(ctx, creature.id, damage.damage_type)
     if trait is None or damage.amount != 0 or creature.out_of_fight:
         return
@@ -461,7 +462,7 @@ def strikes_attack_made(
     result: AttackMade,
     damage: Damaged | None,
 ) -> None:
-    if not result.hit:
+    if not result.hit or not (attacker.traits or target.traits):
         return
     if attack.kind == "melee" and attacker.zone is not None and attacker.zone == target.zone:
         for feature in ("heated-body", "corrosive-form"):
@@ -554,8 +555,16 @@ def _immune_to(ctx: RuleContext, creature_id: str, source: str) -> bool:
 # earlier stench's poison), or it would end the new poison at once.
 @hookimpl(specname="zonekeep_turn_start", trylast=True)
 def strikes_turn_start(ctx: RuleContext, creature: Creature) -> None:
-    for other_id in ctx.state.engaged_with(creature.id):
-        other = ctx.state.creatures[other_id]
+    if creature.traits:
+        _regenerate(ctx, creature)
+    s = ctx.state
+    me = creature.id
+    for a, b in s.engagements:
+        if me != a and me != b:
+            continue
+        other = s.creatures[b if a == me else a]
+        if not other.traits or other.out_of_fight:
+            continue
         for trait in _traits(other, "stench"):
             now = ctx.state.creatures[creature.id]
             if now.out_of_fight or _immune_to(ctx, creature.id, other.id):
@@ -654,7 +663,9 @@ def _death_burst(ctx: RuleContext, dying: Creature, trait: Trait) -> None:
 @hookimpl(specname="zonekeep_zero_hit_points", tryfirst=True)
 def strikes_zero_hit_points(ctx: RuleContext, creature: Creature) -> str | None:
     """A creature that regenerates is not defeated at 0 hit points: it is stable until
-    the start of its turn decides (``strikes_regenerate``)."""
+    the start of its turn decides (``_regenerate``)."""
+    if not creature.traits:
+        return None
     return STABLE if _trait(creature, "regeneration") is not None else None
 
 
@@ -666,13 +677,20 @@ def _stopped(ctx: RuleContext, creature_id: str) -> list[str]:
     ]
 
 
-# tryfirst: before the durations plugin ends the regeneration_stopped of this turn's start.
-@hookimpl(specname="zonekeep_turn_start", tryfirst=True)
-def strikes_regenerate(ctx: RuleContext, creature: Creature) -> None:
+def _regenerate(ctx: RuleContext, creature: Creature) -> None:
+    """Regeneration at the start of ``creature``'s turn: stopped (the stop then ends),
+    or the hit points regained."""
     trait = _trait(creature, "regeneration")
     if trait is None or creature.out_of_fight:
         return
-    if _stopped(ctx, creature.id):
+    stopped = _stopped(ctx, creature.id)
+    if stopped:
+        for effect in stopped:
+            ctx.emit(
+                ConditionEffectEnded(
+                    effect, creature.id, REGENERATION_STOPPED, "its turn started", expired=True
+                )
+            )
         if creature.hp == 0:
             if STABLE in creature.conditions:
                 ctx.emit(ConditionRemoved(creature.id, STABLE, "did not regenerate"))
@@ -692,9 +710,7 @@ def _stop_regeneration(ctx: RuleContext, creature: Creature, damage: Damaged) ->
     if trait is None or damage.amount <= 0 or creature.out_of_fight:
         return
     if damage.damage_type in trait.params.get("stopped_by", ()) and not _stopped(ctx, creature.id):
-        apply_timed_condition(
-            ctx, creature.id, REGENERATION_STOPPED, until="start", source=damage.damage_type
-        )
+        apply_timed_condition(ctx, creature.id, REGENERATION_STOPPED, source=damage.damage_type)
 
 
 # -- undead fortitude -------------------------------------------------------------------------
@@ -742,10 +758,13 @@ def _before_step(damage: Damaged, source: str) -> int | None:
     return None
 
 
+# One implementation for every after-damage feature: the hook runs for every instance of
+# damage, and a creature without traits must cost nearly nothing (bench/cost_gate.py).
 @hookimpl(specname="zonekeep_after_damage")
-def strikes_fortitude(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
+def strikes_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
     if not creature.traits:
         return
+    _absorb(ctx, creature, damage)
     _stop_regeneration(ctx, creature, damage)
     relentless = _trait(creature, "relentless")
     if relentless is not None and _before_step(damage, relentless.name) is not None:
@@ -877,9 +896,10 @@ def strikes_before_attack(
 def strikes_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
     if roll.kind != "attack" or roll.target is None:
         return None
-    attacker = ctx.state.creatures.get(roll.actor)
-    if attacker is None or not attacker.traits:
+    creatures = ctx.state.creatures
+    if roll.actor not in creatures or not creatures[roll.actor].traits:
         return None
+    attacker = creatures[roll.actor]
     if _trait(attacker, "grappler") is not None and roll.target in held_by(ctx, attacker.id):
         return (RollModifier("advantage", "grappler"),)
     for trait in _traits(attacker, "grapple-focus"):
