@@ -55,14 +55,11 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
         *(
             ("trait", i)
             for i in (
-                "ambusher", "aversion-of-fire", "blood-frenzy", "brave", "charge",
-                "corrosive-form", "damage-absorption", "death-burst", "fey-ancestry",
-                "grapple-focus", "grapple-instead", "grapple-limit", "grappler",
-                "heated-body", "magic-resistance", "martial-advantage", "pounce",
-                "prone-ac", "reckless", "regeneration", "relentless",
-                "restricted-target", "save-advantage", "sneak-attack", "steadfast",
-                "stench", "sunlight-sensitivity", "sure-footed", "surprise-attack",
-                "trampling-charge", "two-heads", "undead-fortitude", "versatile",
+                "ambusher", "aversion-of-fire", "blood-frenzy", "brave", "fey-ancestry",
+                "grapple-instead", "magic-resistance", "prone-ac", "reckless",
+                "restricted-target", "save-advantage", "steadfast",
+                "sunlight-sensitivity", "sure-footed", "surprise-attack", "two-heads",
+                "versatile",
             )
         ),
     }

@@ -21,6 +21,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from zonekeep.plugins.srd._strikes import *  # noqa: F403  (damage and hit points: srd-a2)
 from zonekeep.sdk import (
     Action,
     Command,
