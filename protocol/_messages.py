@@ -908,6 +908,9 @@ class CreateEncounterParams:
             type_text="object",
         ),
     )
+    idempotency_key: str | None = idempotency_key_field(
+        "1.6", "the same creator (the same GM key, server key or address)"
+    )
 
 
 @attrs.frozen
@@ -3164,6 +3167,8 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "lobby's: the `idempotency_key` of `create_seat`, `create_spectator_link`, "
     "`remove_seat`, `revoke_spectator_link` and `rotate_gm_token` (the GM seat's keys), "
     "and of `encounter_links`, `set_public` and `archive_encounter` (the owner's keys), "
+    "and of `create_encounter` (the creator's keys: a repeat joins the encounter the first "
+    "one made), "
     "their answers kept sealed in the store; the fold table's `how` column (how each "
     "event changes the snapshot, from the rules' reducers) and the Node.js example "
     "client's reference fold (`examples/clients/node/fold.mjs`); "

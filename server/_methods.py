@@ -156,7 +156,7 @@ from ._idempotency import (
 from ._plugin_data import setting_infos, settings_schema
 from ._registry import Registry, is_loopback
 from ._room import FoldWork, Grant, Job, Room
-from ._store import EncounterRecord, LibraryArena, StoreError
+from ._store import CREATION, EncounterRecord, LibraryArena, StoreError
 from ._wire import encode_message, encoded_response_text, error_text, response_text
 
 log = logging.getLogger("zonekeep.session")
@@ -416,6 +416,85 @@ class Methods:
         return holders
 
     async def m_create_encounter(
+        self, client: Client, params: CreateEncounterParams
+    ) -> CreateEncounterResult:
+        if params.idempotency_key is None:
+            return await self._create_encounter(client, params)
+        # Keyed: the scope is the creator (a GM key, the server key, or the address of an
+        # open or keyless server), decided before anything is made or looked up.
+        creator = await self.registry.creator_for(
+            params, client.address, client.gm, client.loopback
+        )
+        scope = "create:" + creator
+        key = params.idempotency_key
+        keys = await trio.to_thread.run_sync(
+            seal_keys, request_scope(CREATION, scope), key, limiter=self.seal_limiter
+        )
+        print_ = fingerprint("create_encounter", attrs.asdict(params))
+        store = self.registry.store
+        lock = self.request_locks.setdefault((CREATION, scope), trio.Lock())
+        try:
+            async with lock:
+                sealed = await store.get_request(CREATION, scope, keys.id)
+                record = unseal(keys, sealed) if sealed is not None else None
+                if record is not None:
+                    if record.get("method") != "create_encounter" or (
+                        record.get("fingerprint") != print_
+                    ):
+                        raise ProtocolError(
+                            "idempotency_key_reused",
+                            f"The idempotency key {key!r} was used before for another "
+                            "request; nothing was done. Use a new key for a new request.",
+                        )
+                    return await self._created_again(client, record["answer"])
+                result = await self._create_encounter(client, params)
+                answer = {
+                    "method": "create_encounter",
+                    "fingerprint": print_,
+                    "answer": {
+                        "encounter": result.encounter,
+                        "gm_token": result.gm_token,
+                        "seats": result.seats,
+                    },
+                }
+                try:
+                    await store.put_request(CREATION, scope, keys.id, seal(keys, answer))
+                except StoreError as exc:
+                    log.error("the answer of a keyed create_encounter was not kept: %s", exc)
+                return result
+        finally:
+            if lock.statistics().tasks_waiting == 0 and not lock.locked():
+                self.request_locks.pop((CREATION, scope), None)
+
+    async def _created_again(self, client: Client, first: dict[str, Any]) -> CreateEncounterResult:
+        """A repeated keyed ``create_encounter``: nothing is made; the connection joins the
+        encounter the first one made, as its GM, with the first answer's GM token, and gets
+        the first answer's ids and tokens with today's snapshot. A GM token rotated since
+        (or an encounter archived or deleted) answers as ``join`` would."""
+        encounter = str(first["encounter"])
+        token = str(first["gm_token"])
+        room = self.registry.get(encounter)
+        if room is None:
+            room = await self.registry.load(encounter, token, check=True)
+        grant = room.find_grant(token)
+        if grant is None:
+            raise ProtocolError(
+                "bad_token",
+                "The encounter this key created has a new GM link since: nothing was "
+                "made again. Open it with the GM's current link.",
+            )
+        member = self._admit(client, room, grant)
+        client.rooms[room.id] = member
+        return CreateEncounterResult(
+            encounter=room.id,
+            gm_token=token,
+            role="gm",
+            seq=room.state.seq,
+            snapshot=room.snapshot(member),
+            seats={str(k): str(v) for k, v in dict(first.get("seats") or {}).items()},
+        )
+
+    async def _create_encounter(
         self, client: Client, params: CreateEncounterParams
     ) -> CreateEncounterResult:
         room, token = await self.registry.create_room_from_request(
