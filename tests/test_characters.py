@@ -446,7 +446,8 @@ def test_the_creature_carries_abilities_proficiency_features_and_resources() -> 
     assert "spellcasting" not in [t.id for t in kael.traits]
     pip = creature_of(load("pip"))
     sneak = next(t for t in pip.traits if t.id == "sneak-attack")
-    assert sneak.params == {"dice": "3d6"}
+    assert sneak.params == {"damage": "3d6"}  # the srd plugin's sneak-attack automates it
+    assert pip.resources["sneak-attack"] == 1  # once per turn
     assert [(a.id, a.kind) for a in pip.actions] == [
         ("cunning-action", "bonus_action"),
         ("uncanny-dodge", "reaction"),
