@@ -414,9 +414,11 @@ def test_the_built_in_conditions_are_declared() -> None:
         "paralyzed",
         "poisoned",
         "prone",
+        "regeneration_stopped",  # the srd plugin's (a troll's regeneration, stopped)
         "restrained",
         "squeezing",
         "stable",
+        "stench_immune",  # the srd plugin's (a creature that saved against a stench)
         "stunned",
         "surrendered",
         "unconscious",
