@@ -264,11 +264,22 @@ def test_web_table_loads_through_the_prefix(site: Site) -> None:
         b"builder.js",
         b"data:,",
         b"dice.js",
+        b"editor.css",
+        b"editor.js",
         b"home.js",
         b"table.css",
         b"table.js",
     ]
-    for name in ("table.js", "dice.js", "table.css", "home.js", "builder.js", "builder.css"):
+    for name in (
+        "table.js",
+        "dice.js",
+        "table.css",
+        "home.js",
+        "builder.js",
+        "builder.css",
+        "editor.js",
+        "editor.css",
+    ):
         wanted = "text/css" if name.endswith(".css") else "text/javascript"
         status, _, kind, body = site.fetch(site.base + "table/" + name)
         assert status == 200 and kind.startswith(wanted), name
