@@ -39,6 +39,8 @@ from zonekeep.sdk import (
     parse_compendium_source,
 )
 
+from ._odds import *  # noqa: F403  # advantage, disadvantage and saves (srd-a1)
+
 __all__ = ["DATA", "srd_source"]
 
 #: The compendium file this plugin contributes (package data, shipped in the wheel).
