@@ -41,6 +41,7 @@ from zonekeep.sdk import (
     NAMED_ZONE_SIZES,
     Action,
     Arena,
+    ArenaMap,
     CompendiumSource,
     EncounterState,
     ForcedEffect,
@@ -48,12 +49,19 @@ from zonekeep.sdk import (
     SaveEffect,
     Size,
     Trait,
+    ZoneShape,
 )
 from zonekeep.sdk.host import (
     CHALLENGE_RATINGS,
+    CHARACTER_RANGES,
     COMPENDIUM_RANGES,
     EVENT_TYPES,
+    MAX_MAP_SIDE,
+    MAX_POLYGON_POINTS,
     RULE_ERRORS,
+    SKILL_ABILITIES,
+    SRD_ARMOR,
+    SRD_WEAPONS,
     CharacterSheet,
     converter,
 )
@@ -532,6 +540,45 @@ _ARENA_FIELDS: dict[str, dict[str, Any]] = {
         "doc": "Occupancy points that fit; default (size // 5) ** 2.",
         "constraints": {"minimum": 0},
     },
+    "Zone.shape": {
+        **_ref("ZoneShape"),
+        "doc": "Where the zone lies on the arena's map (needs `map`). Since 1.6.",
+    },
+    "ZoneShape.rect": {
+        "doc": "[x, y, width, height] in the image's pixels, from its top-left corner.",
+        "schema": {
+            "type": "array",
+            "items": {"type": "integer", "minimum": 0},
+            "minItems": 4,
+            "maxItems": 4,
+        },
+        "null": False,
+    },
+    "ZoneShape.polygon": {
+        "doc": "[[x, y], ...] in the image's pixels: no point twice, no crossing sides.",
+        "schema": {
+            "type": "array",
+            "items": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 0},
+                "minItems": 2,
+                "maxItems": 2,
+            },
+            "minItems": 3,
+            "maxItems": MAX_POLYGON_POINTS,
+        },
+        "null": False,
+    },
+    "Arena.map": {
+        **_ref("ArenaMap"),
+        "doc": "The battle map the zones are drawn over (docs/arenas.md). Since 1.6.",
+    },
+    "ArenaMap.image": {
+        "doc": "The stored image's id: the sha256 of its bytes in hex (`POST /images`).",
+        "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+    },
+    "ArenaMap.width": {"constraints": {"minimum": 1, "maximum": MAX_MAP_SIDE}},
+    "ArenaMap.height": {"constraints": {"minimum": 1, "maximum": MAX_MAP_SIDE}},
     "Link.a": _ref("id"),
     "Link.b": _ref("id"),
     "Link.direction": {"doc": "Where b is relative to a."},
@@ -594,9 +641,10 @@ def arena_schema() -> str:
     )
     top["required"].remove("$schema")
     top.pop("description", None)
-    for cls in (ForcedEffect, SaveEffect):  # referred to by name in _ARENA_FIELDS
+    for cls in (ForcedEffect, SaveEffect, ZoneShape, ArenaMap):  # named in _ARENA_FIELDS
         builder.define(cls)
     builder.defs["SaveEffect"]["allOf"] = _SAVE_RULES
+    builder.defs["ZoneShape"]["oneOf"] = [{"required": ["rect"]}, {"required": ["polygon"]}]
     return _document(
         "arena.schema.json",
         "zonekeep arena",
@@ -658,6 +706,22 @@ _BONUSES = {
 _OPTIONAL_DC = {
     "constraints": _range("dc"),
 }
+
+
+_ID_PATTERN = "^[a-z0-9][a-z0-9_-]*$"
+_FEATURE_PATTERN = "^[a-z0-9][a-z0-9_-]*(\\.[a-z0-9][a-z0-9_-]*)?$"
+_SPELL_IDS = {
+    "type": "array",
+    "maxItems": 200,
+    "uniqueItems": True,
+    "items": {"type": "string", "pattern": _FEATURE_PATTERN, "maxLength": 100},
+}
+
+
+def _char_range(key: str) -> dict[str, int]:
+    low, high = CHARACTER_RANGES[key]
+    return {"minimum": low, "maximum": high}
+
 
 #: What the compendium and character formats say beyond their classes' types.
 _CREATURE_FIELDS: dict[str, dict[str, Any]] = {
@@ -817,11 +881,18 @@ _CREATURE_FIELDS: dict[str, dict[str, Any]] = {
     },
     "CharacterSheet.size": {"doc": "Its size category."},
     "CharacterSheet.speeds": _SPEEDS,
-    "CharacterSheet.abilities": _six("ability", "The six ability modifiers.", all_six=True),
-    "CharacterSheet.ac": {"doc": "Armor Class.", "constraints": _range("ac")},
+    "CharacterSheet.abilities": _six(
+        "ability",
+        "The six ability modifiers (the first format); give these or ability_scores.",
+        all_six=True,
+    ),
+    "CharacterSheet.ac": {
+        "doc": "Armor Class; absent: derived from armor.",
+        "constraints": _range("ac"),
+    },
     "CharacterSheet.hp": {"doc": "Maximum hit points.", "constraints": _range("hp")},
     "CharacterSheet.passive_perception": {
-        "doc": "Passive Wisdom (Perception).",
+        "doc": "Passive Wisdom (Perception); absent: 10 + its Perception.",
         "constraints": _range("passive_perception"),
     },
     "CharacterSheet.attacks": {"doc": "Its attacks: weapons and attack cantrips."},
@@ -835,7 +906,7 @@ _CREATURE_FIELDS: dict[str, dict[str, Any]] = {
         "doc": "Skill bonuses (athletics, acrobatics, stealth, ...).",
     },
     "CharacterSheet.proficiency_bonus": {
-        "doc": "Its proficiency bonus.",
+        "doc": "Its proficiency bonus; absent: from the total level (2 without classes).",
         "constraints": _range("proficiency_bonus"),
     },
     "CharacterSheet.initiative_bonus": {
@@ -843,7 +914,7 @@ _CREATURE_FIELDS: dict[str, dict[str, Any]] = {
         "constraints": _range("skill"),
     },
     "CharacterSheet.spell_dc": {
-        "doc": "Its spell save DC, if it casts; absent: 10.",
+        "doc": "Its spell save DC; absent: from spellcasting_ability, else 10.",
         **_OPTIONAL_DC,
     },
     "CharacterSheet.damage_resistances": {
@@ -861,6 +932,124 @@ _CREATURE_FIELDS: dict[str, dict[str, Any]] = {
     "CharacterSheet.condition_immunities": {
         "doc": "Conditions it cannot have (the rules never give it them)."
     },
+    "CharacterSheet.ability_scores": {
+        "doc": "The six ability scores (1 to 30); the modifiers are derived. Give these or abilities.",
+        "schema": {
+            "type": "object",
+            "propertyNames": {"enum": list(ABILITIES)},
+            "additionalProperties": {"type": "integer", **_char_range("score")},
+        },
+    },
+    "CharacterSheet.classes": {
+        "doc": "Class levels (one class, or several); the total level gives the proficiency bonus.",
+    },
+    "CharacterSheet.hit_dice": {
+        "doc": "Hit dice by die (d6, d8, d10, d12): one per level; absent: from the SRD classes.",
+        "schema": {
+            "type": "object",
+            "propertyNames": {"enum": ["d6", "d8", "d10", "d12"]},
+            "additionalProperties": {"type": "integer", **_char_range("hit_dice")},
+        },
+    },
+    "CharacterSheet.armor": {"doc": "What it wears: AC is derived from it unless ac is given."},
+    "CharacterSheet.weapons": {
+        "doc": "Its weapons: each gives an attack (and a thrown or two-handed one) with "
+        "ability modifier + proficiency bonus.",
+    },
+    "CharacterSheet.save_proficiencies": {
+        "doc": "Abilities whose saving throws add the proficiency bonus.",
+        "schema": {"type": "array", "uniqueItems": True, "items": {"enum": list(ABILITIES)}},
+    },
+    "CharacterSheet.skill_proficiencies": {
+        "doc": "Skills that add the proficiency bonus.",
+        "schema": {"type": "array", "uniqueItems": True, "items": {"enum": list(SKILL_ABILITIES)}},
+    },
+    "CharacterSheet.expertise": {
+        "doc": "Proficient skills that add twice the proficiency bonus.",
+        "schema": {"type": "array", "uniqueItems": True, "items": {"enum": list(SKILL_ABILITIES)}},
+    },
+    "CharacterSheet.spellcasting_ability": {
+        "doc": "The ability its spells use: spell save DC 8 + proficiency + modifier, "
+        "spell attack proficiency + modifier.",
+    },
+    "CharacterSheet.spell_attack_bonus": {
+        "doc": "Its spell attack bonus; absent: derived from spellcasting_ability.",
+        "constraints": _range("attack_bonus"),
+    },
+    "CharacterSheet.spell_slots": {
+        "doc": 'Spell slots by spell level ("1" to "9").',
+        "schema": {
+            "type": "object",
+            "propertyNames": {"enum": [str(n) for n in range(1, 10)]},
+            "additionalProperties": {"type": "integer", **_char_range("slots")},
+        },
+    },
+    "CharacterSheet.pact_slots": {"doc": "A warlock's Pact Magic slots."},
+    "CharacterSheet.cantrips": {"doc": "Cantrips known, by id.", "schema": _SPELL_IDS},
+    "CharacterSheet.spells_known": {
+        "doc": "Spells known (a wizard's spellbook), by id.",
+        "schema": _SPELL_IDS,
+    },
+    "CharacterSheet.spells_prepared": {
+        "doc": "Spells prepared, by id (among spells_known when that is given).",
+        "schema": _SPELL_IDS,
+    },
+    "CharacterSheet.resources": {"doc": "Class resources spent and regained on rests."},
+    "CharacterSheet.traits": {"doc": "Passive or triggered features (docs/characters.md)."},
+    "CharacterSheet.actions": {
+        "doc": "Features it chooses to use: actions, bonus actions, reactions.",
+    },
+    "ClassLevel.name": {
+        "doc": "The class's id (fighter).",
+        "constraints": {"pattern": _ID_PATTERN},
+    },
+    "ClassLevel.level": {"doc": "Levels in it.", "constraints": _char_range("level")},
+    "ClassLevel.subclass": {"doc": "The subclass's id (champion), if chosen."},
+    "ArmorWorn.name": {
+        "doc": "An SRD armor, or none (10 + Dexterity modifier).",
+        "schema": {"enum": ["none", *SRD_ARMOR]},
+    },
+    "ArmorWorn.shield": {"doc": "A shield: +2 AC."},
+    "ArmorWorn.bonus": {
+        "doc": "A bonus to AC on top: magic armor, the Defense fighting style.",
+        "constraints": _char_range("armor_bonus"),
+    },
+    "Weapon.name": {
+        "doc": "Its name, unique; an SRD weapon's name fills in the rest.",
+        "constraints": {"minLength": 1, "maxLength": 100},
+    },
+    "Weapon.base": {
+        "doc": "The SRD weapon it is, when name is its own.",
+        "schema": {"enum": list(SRD_WEAPONS)},
+    },
+    "Weapon.kind": {"doc": "melee or ranged (from the SRD weapon by default)."},
+    "Weapon.damage": {"doc": "Its damage dice, without the modifier (1d8)."},
+    "Weapon.damage_type": {"doc": "Its damage type.", "schema": {"enum": list(DAMAGE_TYPES)}},
+    "Weapon.properties": {"doc": "Its properties (from the SRD weapon by default)."},
+    "Weapon.range": {
+        "doc": "Normal range in feet (thrown or ranged).",
+        "constraints": _range("range"),
+    },
+    "Weapon.long_range": {"doc": "Long range in feet.", "constraints": _range("range")},
+    "Weapon.versatile": {"doc": "The two-handed damage of a versatile weapon (1d10)."},
+    "Weapon.bonus": {
+        "doc": "A magic weapon's bonus to hit and damage.",
+        "constraints": _char_range("weapon_bonus"),
+    },
+    "Weapon.magical": {"doc": "A magic weapon (nonmagical resistances do not apply)."},
+    "Weapon.proficient": {"doc": "Whether the proficiency bonus applies."},
+    "Weapon.ability": {
+        "doc": "The ability it uses; absent: Strength, Dexterity if ranged, the better for finesse."
+    },
+    "ClassResource.id": {
+        "doc": "Its id (ki, channel-divinity).",
+        "constraints": {"pattern": _FEATURE_PATTERN},
+    },
+    "ClassResource.name": {"doc": "Its name.", "constraints": {"minLength": 1, "maxLength": 100}},
+    "ClassResource.count": {"doc": "Uses when full.", "constraints": _char_range("resource_count")},
+    "ClassResource.per": {"doc": "When it is regained."},
+    "PactSlots.level": {"doc": "The slots' level.", "constraints": _char_range("pact_level")},
+    "PactSlots.count": {"doc": "How many.", "constraints": _char_range("pact_count")},
     "CharacterSheet.maneuver_dc": {
         "doc": "The DC its forced movement imposes; absent: 8 + proficiency bonus + Strength modifier.",
         **_OPTIONAL_DC,

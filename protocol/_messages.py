@@ -433,6 +433,25 @@ class AssetTagInfo:
 
 
 @attrs.frozen
+class FeatureSpecInfo:
+    """A creature feature a plugin implements (``zonekeep_features``), as announced in
+    ``hello``'s capabilities. Since 1.6."""
+
+    id: str = attrs.field(metadata=doc("The feature id creature data names."))
+    kind: str = attrs.field(
+        metadata=doc("Where it may appear: `trait`, `action` or `on_hit` (an attack's rider).")
+    )
+    plugin: str = attrs.field(metadata=doc("The name of the plugin that implements it."))
+    summary: str = attrs.field(metadata=doc("What it does, for a person."))
+    params_schema: dict[str, Any] = attrs.field(
+        metadata=doc(
+            'The JSON Schema (the subset of docs/plugins.md, "Data schemas") of its `params`.',
+            type_text="JSON Schema object",
+        )
+    )
+
+
+@attrs.frozen
 class SettingInfo:
     """A plugin's setting, as announced in ``hello``'s capabilities and by
     ``encounter_options``: its JSON Schema, the plugin's default and this server's
@@ -508,6 +527,14 @@ class Capabilities:
         metadata=doc(
             "Every plugin setting, by plugin then id, with its schema, default and this "
             "server's value (`create_encounter`'s `options.settings`). Since 1.4."
+        ),
+    )
+    features: list[FeatureSpecInfo] = attrs.field(
+        factory=list,
+        metadata=doc(
+            "Every creature feature the plugins implement (traits, actions, attack "
+            "riders), by kind then id: what the snapshot's `automated` is read from "
+            "([Creature features](#creature-features)). Since 1.6."
         ),
     )
 
@@ -1072,6 +1099,67 @@ class ArenaItem:
             type_text="arena object",
         )
     )
+    library: bool = attrs.field(
+        default=False,
+        metadata=doc(
+            "A GM saved it in the server's library (`save_arena`); false for a bundled or "
+            "a plugin's arena. Since 1.6."
+        ),
+    )
+    yours: bool = attrs.field(
+        default=False,
+        metadata=doc(
+            "A library arena this connection's GM key saved (the operator: every library "
+            "arena): it may replace or delete it. Since 1.6."
+        ),
+    )
+
+
+@attrs.frozen
+class SaveArenaParams:
+    """``save_arena`` params: an arena to keep in the server's library (since 1.6)."""
+
+    arena: dict[str, Any] = attrs.field(
+        metadata=doc(
+            "The arena as an object (a JSON arena file's content), checked as `check_arena` "
+            "checks it, and its `map.image` stored on the server (`POST /images`). It is "
+            "saved under its `id`, which `create_encounter`'s `arena` then takes.",
+            schema=_ARENA,
+            type_text="arena object",
+        )
+    )
+
+
+@attrs.frozen
+class SaveArenaResult:
+    """``save_arena`` result: saved, or the problems that kept it from being saved."""
+
+    saved: bool = attrs.field(metadata=doc("Whether the arena was saved."))
+    name: str = attrs.field(metadata=doc("The arena's name in the library: its `id`."))
+    replaced: bool = attrs.field(
+        metadata=doc("It replaced the key's own arena of that name (false: a new one).")
+    )
+    problems: list[ProblemInfo] = attrs.field(
+        metadata=doc(
+            "Every problem found, as `check_arena` reports them (and `map.image` when no "
+            "such image is stored); empty when saved. Nothing is saved when there is one."
+        )
+    )
+
+
+@attrs.frozen
+class DeleteArenaParams:
+    """``delete_arena`` params: a library arena to forget (since 1.6)."""
+
+    name: str = attrs.field(metadata=doc("The arena's name in the library.", minLength=1))
+
+
+@attrs.frozen
+class DeleteArenaResult:
+    """``delete_arena`` result: the arena is no longer in the library (encounters made
+    with it keep their own copy)."""
+
+    name: str = attrs.field(metadata=doc("The name deleted.", minLength=1))
 
 
 @attrs.frozen
@@ -1144,9 +1232,18 @@ class CheckCharacterParams:
 
     character: dict[str, Any] = attrs.field(
         metadata=doc(
-            "A character in the character file format (`docs/characters.md`).",
+            "A character in the character file format (`docs/characters.md`), or in `format`.",
             type_text="object",
         )
+    )
+    format: Literal["zonekeep", "foundry", "improved-initiative"] = attrs.field(
+        default="zonekeep",
+        metadata=doc(
+            "The format of `character`: `zonekeep` (the character file format), `foundry` "
+            "(a Foundry VTT dnd5e actor export) or `improved-initiative` (an Improved "
+            "Initiative statblock); the server turns the last two into a character file "
+            "(`docs/characters.md`, Importing). Since 1.6."
+        ),
     )
 
 
@@ -1156,6 +1253,19 @@ class CheckCharacterResult:
 
     problems: list[ProblemInfo] = attrs.field(
         metadata=doc("Every problem, each at its place; empty when the character is valid.")
+    )
+    unmapped: list[str] = attrs.field(
+        metadata=doc(
+            "What of an imported sheet has no place in a character file, one line per "
+            "part, by name (empty for the `zonekeep` format). Since 1.6.",
+        ),
+    )
+    character: dict[str, Any] | None = attrs.field(
+        metadata=doc(
+            "The imported sheet as a character file (null for the `zonekeep` format, "
+            "or a sheet that is not in its format at all). Since 1.6.",
+            type_text="object or null",
+        ),
     )
 
 
@@ -1167,7 +1277,7 @@ class SubmitCharacterParams:
     character: dict[str, Any] = attrs.field(
         metadata=doc(
             "The character, in the character file format (`docs/characters.md`, "
-            "`character.schema.json`).",
+            "`character.schema.json`), or in `format`.",
             type_text="object",
         )
     )
@@ -1179,6 +1289,15 @@ class SubmitCharacterParams:
         ),
     )
     idempotency_key: str | None = idempotency_key_field()
+    format: Literal["zonekeep", "foundry", "improved-initiative"] = attrs.field(
+        default="zonekeep",
+        metadata=doc(
+            "The format of `character`: `zonekeep` (the character file format), `foundry` "
+            "(a Foundry VTT dnd5e actor export) or `improved-initiative` (an Improved "
+            "Initiative statblock); the server turns the last two into a character file "
+            "(`docs/characters.md`, Importing). Since 1.6."
+        ),
+    )
 
 
 @attrs.frozen
@@ -1189,6 +1308,12 @@ class SubmitCharacterResult:
     player: str = attrs.field(metadata=doc("The seat's player id, its controller.", minLength=1))
     seq: int = attrs.field(
         metadata=doc("The seq of its `creature_added` event (pushed before the reply).", minimum=1)
+    )
+    unmapped: list[str] = attrs.field(
+        metadata=doc(
+            "What of an imported sheet has no place in a character file, by name (empty "
+            "for the `zonekeep` format). Since 1.6.",
+        ),
     )
 
 
@@ -1830,6 +1955,50 @@ class EndingInfo:
 
 
 @attrs.frozen
+class SequenceItemInfo:
+    """One attack of a multiattack sequence."""
+
+    attack: str = attrs.field(metadata=doc("The attack's name (the `attack` parameter)."))
+    disadvantage: bool = attrs.field(
+        metadata=doc("Whether it is made with disadvantage (the goblin boss's second attack).")
+    )
+
+
+@attrs.frozen
+class FeatureInfo:
+    """One trait or action of the creature, as its stat block gives it, and whether the
+    server automates it."""
+
+    id: str = attrs.field(metadata=doc("The feature id (`multiattack`, `pack-tactics`, `gm`)."))
+    name: str = attrs.field(metadata=doc("Its name."))
+    kind: str = attrs.field(
+        metadata=doc(
+            "`trait`, or what the action costs: `action`, `bonus_action`, `reaction`, `legendary`."
+        )
+    )
+    text: str = attrs.field(metadata=doc("What it does, for the GM."))
+    automated: bool = attrs.field(
+        metadata=doc("Whether an installed plugin automates it; false: the GM adjudicates it.")
+    )
+    gm: str | None = attrs.field(
+        metadata=doc(
+            'When not automated, why ("GM adjudicates"): the data\'s own reason, or "no '
+            'installed plugin implements it"; null when automated.'
+        )
+    )
+    uses: dict[str, Any] | None = attrs.field(
+        metadata=doc(
+            "How often it may be used (`recharge`, `per` with `count`, or `charges`); "
+            "null without a limit.",
+            type_text="object or null",
+        )
+    )
+    left: int | None = attrs.field(
+        metadata=doc("The uses it has left (a recharge: 1 ready, 0 spent); null without `uses`.")
+    )
+
+
+@attrs.frozen
 class ActionDetail:
     """One creature command: whether this seat may send it now, the refusal it would get
     when not, and the legal values of its parameters where the rules can tell (null
@@ -1876,6 +2045,19 @@ class ActionDetail:
             "take position at now."
         ),
     )
+    sequences: list[list[SequenceItemInfo]] | None = attrs.field(
+        metadata=doc(
+            "For `multiattack`: the sequences the creature's Multiattack offers (one "
+            "action; `sequence` chooses one by number at the first attack), empty "
+            "without a Multiattack; null for other commands. Since 1.6."
+        ),
+    )
+    attacks_left: list[SequenceItemInfo] | None = attrs.field(
+        metadata=doc(
+            "For `multiattack`: the attacks left of the Multiattack the creature is "
+            "making this turn (empty when it is not making one). Since 1.6."
+        ),
+    )
 
 
 @attrs.frozen
@@ -1901,6 +2083,14 @@ class ActionsResult:
             "For the GM: whether the rules would end the encounter and what keeps it "
             "open (a dying creature, a time-sensitive hazard); null for players and "
             "spectators. Since 1.3."
+        ),
+    )
+    features: list[FeatureInfo] = attrs.field(
+        metadata=doc(
+            "For the GM and the creature's controller: its traits and actions, each "
+            'automated or not ("GM adjudicates", with the reason and its text), with '
+            "their uses left; the automated actions are played with their commands "
+            "(`multiattack` ...). Empty for spectators and other players. Since 1.6."
         ),
     )
 
@@ -2254,6 +2444,8 @@ METHODS: dict[str, tuple[type[Any], type[Any]]] = {
     "list_compendium": (ListCompendiumParams, ListCompendiumResult),
     "list_arenas": (ListArenasParams, ListArenasResult),
     "check_arena": (CheckArenaParams, CheckArenaResult),
+    "save_arena": (SaveArenaParams, SaveArenaResult),
+    "delete_arena": (DeleteArenaParams, DeleteArenaResult),
     "check_character": (CheckCharacterParams, CheckCharacterResult),
     "submit_character": (SubmitCharacterParams, SubmitCharacterResult),
     "encounter_options": (EncounterOptionsParams, EncounterOptionsResult),
@@ -2864,5 +3056,26 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "and of `encounter_links`, `set_public` and `archive_encounter` (the owner's keys), "
     "their answers kept sealed in the store; the fold table's `how` column (how each "
     "event changes the snapshot, from the rules' reducers) and the Node.js example "
-    "client's reference fold (`examples/clients/node/fold.mjs`)",
+    "client's reference fold (`examples/clients/node/fold.mjs`); "
+    "the character model (character files with ability scores, class levels, "
+    "proficiencies, armor, weapons, spells, resources, traits and actions; "
+    "`character.schema.json`) and imported sheets: `check_character`'s and "
+    "`submit_character`'s `format` (`foundry`, `improved-initiative`), "
+    "`check_character`'s `unmapped` and `character`, `submit_character`'s `unmapped`"
+    "; battle maps: the arena file's `map` and each zone's `shape` (in "
+    "`create_encounter`'s and `check_arena`'s arenas, `list_arenas`' and the snapshot's "
+    "`arena`), map images over HTTP (`POST /images`, `GET /images/<id>.<ext>`), the "
+    "server's arena library: `save_arena`, `delete_arena`, `list_arenas`' `library` and "
+    "`yours`, library names in `create_encounter`'s `arena`, the error `not_your_arena` "
+    "(3006)"
+    "; creatures as data: "
+    "a creature's `traits`, `actions`, "
+    "`abilities`, `proficiency`, `resources`, `damage_resistances_nonmagical` and "
+    "`damage_immunities_nonmagical`, its attacks' `magical`, `extra_damage` and `on_hit` "
+    "(snapshot, rosters, compendium entries), each feature's `automated` and `gm` in "
+    "snapshots; `actions`' `features` and the `sequences` and `attacks_left` of its "
+    "`multiattack` detail; `hello`'s `capabilities.features`; the commands `multiattack`, `escape_grapple`, `rest` and "
+    "`call_check`; the events `check_rolled`, `resource_spent`, `resource_restored`, "
+    "`recharge_rolled` and `multiattack_used`; the errors `no_uses_left` and "
+    "`no_such_feature`",
 }

@@ -12,6 +12,11 @@
       "creatures": [ {...}, ... ]              # see docs/encounters.md
     }
 
+A creature is spelled out, or names a compendium entry (``{"compendium":
+"srd.goblin", "count": 4}``, the bundled compendium, or with ``engine`` its plugins'
+too), or a player character file (``{"character": "../characters/kael.json", "id":
+"kael", "controller": "alice"}``, relative to the encounter file).
+
 Every problem in the file is reported at once, naming the file and the place.
 """
 
@@ -28,14 +33,29 @@ import cattrs
 from zonekeep.sdk import (
     Arena,
     ArenaError,
+    CompendiumSource,
     Creature,
     EncounterOptions,
     Hazard,
     creature_from_dict,
     load_arena,
+    parse_compendium_source,
 )
 from zonekeep.sdk.engine import Engine
-from zonekeep.sdk.host import converter, describe_errors, option_problems, single_zone_arena
+from zonekeep.sdk.host import (
+    Compendium,
+    CompendiumError,
+    character_creature,
+    converter,
+    describe_errors,
+    option_problems,
+    parse_character,
+    roster_reference,
+    single_zone_arena,
+)
+
+#: The keys of a roster item naming a character file.
+CHARACTER_ITEM_KEYS = ("character", "id", "controller", "side", "zone", "hidden")
 
 _KEYS = {
     "name",
@@ -102,7 +122,7 @@ def parse_encounter(
     arena = _arena(data.get("arena"), base, engine, problems)
     zone_ids = tuple(z.id for z in arena.zones)
     options = _options(data.get("options", {}), engine, problems)
-    creatures, ids = _creatures(data.get("creatures"), zone_ids, problems)
+    creatures, ids = _creatures(data.get("creatures"), zone_ids, problems, base, engine)
     surprised = _surprised(data.get("surprised", []), ids, problems)
     positions = _positions(data.get("positions", {}), ids, zone_ids, problems)
     hazards = _hazards(data.get("hazards", []), problems)
@@ -158,7 +178,11 @@ def _options(raw: Any, engine: Engine | None, problems: list[str]) -> EncounterO
 
 
 def _creatures(
-    raw: Any, zone_ids: tuple[str, ...], problems: list[str]
+    raw: Any,
+    zone_ids: tuple[str, ...],
+    problems: list[str],
+    base: Path | None = None,
+    engine: Engine | None = None,
 ) -> tuple[list[Creature], set[str]]:
     """The creatures that are valid, and every creature id the file gives (a creature
     with problems still counts as named, so its other mentions are not reported too)."""
@@ -167,24 +191,99 @@ def _creatures(
         raw = []
     creatures: list[Creature] = []
     seen: set[str] = set()
+    spelled = {
+        item["id"]
+        for item in raw
+        if isinstance(item, dict) and "compendium" not in item and isinstance(item.get("id"), str)
+    }
+    compendium: Compendium | None = None
     for i, item in enumerate(raw):
-        cid = item.get("id") if isinstance(item, dict) else None
-        if isinstance(cid, str):
-            if cid in seen:
-                problems.append(f"creatures[{i}].id: duplicate creature id {cid!r}")
-            seen.add(cid)
+        where = f"creatures[{i}]"
+        made: list[Creature] = []
         try:
-            creature = creature_from_dict(item, f"creatures[{i}]")
+            if isinstance(item, dict) and "compendium" in item:
+                if compendium is None:
+                    compendium = _plugins_compendium(engine)
+                made = roster_reference(item, compendium, where, taken=seen | spelled)
+            elif isinstance(item, dict) and "character" in item:
+                made = [_character_item(item, base, where)]
+            else:
+                made = [creature_from_dict(item, where)]
         except ValueError as exc:
             problems.append(str(exc))
+            cid = item.get("id") if isinstance(item, dict) else None
+            if isinstance(cid, str):
+                seen.add(cid)
             continue
-        if creature.zone is not None and creature.zone not in zone_ids:
-            problems.append(f"creatures[{i}].zone: unknown zone {creature.zone!r}")
-        creatures.append(creature)
+        for creature in made:
+            if creature.id in seen:
+                problems.append(f"{where}.id: duplicate creature id {creature.id!r}")
+            seen.add(creature.id)
+            if creature.zone is not None and creature.zone not in zone_ids:
+                problems.append(f"{where}.zone: unknown zone {creature.zone!r}")
+            creatures.append(creature)
     groups = {c.group for c in creatures if c.group}
     for clash in sorted(groups & seen):
         problems.append(f"creatures: the group {clash!r} has the same id as a creature")
     return creatures, seen
+
+
+def _plugins_compendium(engine: Engine | None) -> Compendium:
+    """The compendium the plugins contribute (``zonekeep_compendium``: the SRD 5.1
+    creatures of the built-in ``zonekeep.srd`` among them), those of ``engine`` or, without
+    one, of the default plugins."""
+    engine = engine if engine is not None else Engine()
+    compendium = Compendium()
+    for answer in engine.pm.hook.zonekeep_compendium():
+        for i, item in enumerate(answer or ()):
+            source = (
+                item
+                if isinstance(item, CompendiumSource)
+                else parse_compendium_source(item, f"compendium source {i}")
+            )
+            compendium.add(source, "a plugin")
+    return compendium
+
+
+def _character_item(item: Mapping[str, Any], base: Path | None, where: str) -> Creature:
+    """The creature of a roster item naming a player character file."""
+    problems = [
+        f"{where}.{key}: unknown key (expected one of {', '.join(CHARACTER_ITEM_KEYS)})"
+        for key in item
+        if key not in CHARACTER_ITEM_KEYS
+    ]
+    for key in ("character", "id", "controller"):
+        if not isinstance(item.get(key), str) or not item[key]:
+            problems.append(f"{where}.{key}: required text")
+    if not isinstance(item.get("side", "party"), str):
+        problems.append(f"{where}.side: must be text")
+    if not isinstance(item.get("zone", ""), str | None):
+        problems.append(f"{where}.zone: must be a zone id")
+    if not isinstance(item.get("hidden", False), bool):
+        problems.append(f"{where}.hidden: must be true or false")
+    if problems:
+        raise ValueError("; ".join(problems))
+    path = (base or Path.cwd()) / item["character"]
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(
+            f"{where}.character: cannot read {item['character']!r}: {exc.strerror}"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"{where}.character: {item['character']!r} is not JSON: {exc.msg}"
+        ) from None
+    try:
+        sheet = parse_character(data, f"{where}.character")
+    except CompendiumError as exc:
+        raise ValueError("; ".join(exc.problems)) from None
+    creature = character_creature(
+        sheet, item["id"], controller=item["controller"], side=str(item.get("side", "party"))
+    )
+    creature.zone = item.get("zone")
+    creature.hidden = bool(item.get("hidden", False))
+    return creature
 
 
 def _surprised(raw: Any, ids: set[str], problems: list[str]) -> list[str]:

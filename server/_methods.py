@@ -11,6 +11,7 @@ client of a server.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import logging
 import math
@@ -20,6 +21,7 @@ import tomllib
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from importlib import resources
+from pathlib import Path
 from typing import Any, TypeVar
 
 import attrs
@@ -51,12 +53,15 @@ from zonekeep.protocol import (
     CreateSeatResult,
     CreateSpectatorLinkParams,
     CreateSpectatorLinkResult,
+    DeleteArenaParams,
+    DeleteArenaResult,
     EncounterInfo,
     EncounterLinksParams,
     EncounterLinksResult,
     EncounterOptionsParams,
     EncounterOptionsResult,
     EndingInfo,
+    FeatureInfo,
     HelloParams,
     JoinParams,
     JoinResult,
@@ -85,7 +90,10 @@ from zonekeep.protocol import (
     RotateDiceResult,
     RotateGmTokenParams,
     RotateGmTokenResult,
+    SaveArenaParams,
+    SaveArenaResult,
     SeatInfo,
+    SequenceItemInfo,
     SetPublicParams,
     SetPublicResult,
     SnapshotParams,
@@ -111,12 +119,14 @@ from zonekeep.sdk import (
     EncounterState,
     Event,
     parse_arena,
+    resource_key,
 )
 from zonekeep.sdk.engine import ActionDetail as EngineDetail
 from zonekeep.sdk.host import (
     character_creature,
     character_problems,
     creature_to_dict,
+    import_character,
     parse_character,
 )
 
@@ -138,12 +148,17 @@ from ._idempotency import (
 from ._plugin_data import setting_infos, settings_schema
 from ._registry import Registry, is_loopback
 from ._room import FoldWork, Grant, Job, Room
-from ._store import EncounterRecord, StoreError
+from ._store import EncounterRecord, LibraryArena, StoreError
 from ._wire import encode_message, encoded_response_text, error_text, response_text
 
 log = logging.getLogger("zonekeep.session")
 
 _R = TypeVar("_R")
+
+
+def _file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
 
 #: Events serialized between two checkpoints when a ``join`` replays a long log: a
 #: replay of thousands of events yields to the other rooms and connections this often.
@@ -450,9 +465,18 @@ class Methods:
     # -- the builder ------------------------------------------------------------------------
 
     async def m_list_arenas(self, client: Client, params: ListArenasParams) -> ListArenasResult:
-        found = sorted(self.registry.arena_library().items())
+        bundled = self.registry.arena_library()
+        saved = await self.registry.library_arenas()
+        owner = await self._arena_owner(client, required=False)
+        every: dict[str, Path | dict[str, Any] | LibraryArena] = dict(saved)
+        every.update(bundled)  # a bundled name wins (save_arena refuses one anyway)
+        found = sorted(every.items())
         items = []
         for name, where in found[params.offset : params.offset + params.limit]:
+            if isinstance(where, LibraryArena):
+                yours = owner is not None and owner in ("operator", where.owner)
+                items.append(ArenaItem(name, json.loads(where.text), True, yours))
+                continue
             if isinstance(where, dict):  # a plugin's, checked at start
                 items.append(ArenaItem(name, where))
                 continue
@@ -486,10 +510,94 @@ class Methods:
         assert isinstance(data, dict)
         return CheckArenaResult([], data)
 
+    async def _arena_owner(self, client: Client, *, required: bool = True) -> str | None:
+        """Who owns the library arenas this connection saves: ``gm:NAME`` (its GM key) or
+        ``operator`` (loopback on a keyless server); else ``gm_key_required`` (``None``
+        when not ``required``)."""
+        gm, operator = await self._owner(client)
+        if gm is not None:
+            return "gm:" + gm
+        if operator:
+            return "operator"
+        if not required:
+            return None
+        raise ProtocolError(
+            "gm_key_required", "Say hello with your GM key to keep arenas in the library."
+        )
+
+    async def m_save_arena(self, client: Client, params: SaveArenaParams) -> SaveArenaResult:
+        owner = await self._arena_owner(client)
+        assert owner is not None
+        data = {k: v for k, v in params.arena.items() if k != "$schema"}
+        name = data.get("id") if isinstance(data.get("id"), str) else ""
+        try:
+            arena = parse_arena(data, "arena", asset_tags=self.registry.engine.asset_tags)
+        except ArenaError as exc:
+            problems = [ProblemInfo(p.where, p.message) for p in exc.problems]
+            return SaveArenaResult(False, str(name), False, problems)
+        if arena.id in self.registry.arena_library():
+            raise ProtocolError(
+                "not_your_arena",
+                f"{arena.id!r} is a bundled arena's name; give yours another id.",
+            )
+        if arena.map is not None and not await self._image_known(arena.map.image):
+            problem = ProblemInfo(
+                "map.image", "No image with this id is stored here: upload it (POST /images)."
+            )
+            return SaveArenaResult(False, arena.id, False, [problem])
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        if len(text.encode()) > self.registry.config.limits.max_message_bytes:
+            raise ProtocolError("invalid_params", "The arena is too large to keep.")
+        saved = LibraryArena(arena.id, owner, text, self.registry.clock())
+        outcome = await self.registry.store.save_arena(
+            saved, self.registry.config.limits.arenas_per_key
+        )
+        if outcome == "taken":
+            raise ProtocolError(
+                "not_your_arena", f"Another GM keeps an arena named {arena.id!r} here."
+            )
+        if outcome == "quota":
+            limit = self.registry.config.limits.arenas_per_key
+            raise ProtocolError(
+                "quota_exceeded",
+                f"You keep {limit} arenas here already (arenas_per_key); delete one first.",
+            )
+        log.info("arena %s saved in the library by %s (%s)", arena.id, owner, outcome)
+        return SaveArenaResult(True, arena.id, outcome == "replaced", [])
+
+    async def _image_known(self, image_id: str) -> bool:
+        """Whether a map image of that id is stored (or is a bundled arena's)."""
+        if await self.registry.store.get_image(image_id) is not None:
+            return True
+        for folder in self.registry.config.arena_dirs:
+            for path in (folder / "maps").glob("*.png"):
+                digest = await trio.to_thread.run_sync(_file_digest, path)
+                if digest == image_id:
+                    return True
+        return False
+
+    async def m_delete_arena(self, client: Client, params: DeleteArenaParams) -> DeleteArenaResult:
+        owner = await self._arena_owner(client)
+        if params.name in self.registry.arena_library():
+            raise ProtocolError("not_your_arena", f"{params.name!r} is a bundled arena.")
+        wanted = None if owner == "operator" else owner
+        old = await self.registry.store.delete_arena(params.name, wanted)
+        if old is None:
+            raise ProtocolError("invalid_params", f"There is no library arena {params.name!r}.")
+        if wanted is not None and old.owner != wanted:
+            raise ProtocolError(
+                "not_your_arena", f"The arena {params.name!r} was saved with another GM key."
+            )
+        log.info("arena %s deleted from the library by %s", params.name, owner)
+        return DeleteArenaResult(params.name)
+
     async def m_check_character(
         self, client: Client, params: CheckCharacterParams
     ) -> CheckCharacterResult:
-        return CheckCharacterResult(_character_problems(params.character))
+        data, unmapped, problems = _imported(params.character, params.format)
+        return CheckCharacterResult(
+            problems, list(unmapped), data if params.format != "zonekeep" else None
+        )
 
     async def m_submit_character(
         self, client: Client, params: SubmitCharacterParams
@@ -526,11 +634,11 @@ class Methods:
                 "The GM has already placed the creatures: characters are sent before that. "
                 "Ask the GM to add yours.",
             )
-        problems = _character_problems(params.character)
+        data, unmapped, problems = _imported(params.character, params.format)
         if problems:
             listed = "; ".join(f"{p.path}: {p.message}" if p.path else p.message for p in problems)
             raise ProtocolError("invalid_params", f"That character is not valid: {listed}.")
-        sheet = parse_character(params.character)
+        sheet = parse_character(data)
         cid = character_id(sheet.name, state)
         creature = character_creature(sheet, cid, controller=player)
         zone = self.seat_zones.get((room.id, player))
@@ -538,7 +646,7 @@ class Methods:
         seat = player
 
         def answer(first: int, events: Sequence[Event]) -> dict[str, Any]:
-            return _data(SubmitCharacterResult(cid, seat, first + len(events) - 1))
+            return _data(SubmitCharacterResult(cid, seat, first + len(events) - 1, list(unmapped)))
 
         job = Job(
             GM_ACTOR,
@@ -558,7 +666,9 @@ class Methods:
             return repeated
         self.seat_zones.pop((room.id, player), None)
         log.info("character sent for seat %s", player, extra={"encounter": room.id})
-        return SubmitCharacterResult(creature=creature.id, player=player, seq=room.state.seq)
+        return SubmitCharacterResult(
+            creature=creature.id, player=player, seq=room.state.seq, unmapped=list(unmapped)
+        )
 
     async def m_list_seats(self, client: Client, params: ListSeatsParams) -> ListSeatsResult:
         room, member = self._room(client, params.encounter)
@@ -948,6 +1058,7 @@ class Methods:
             actions=[d.id for d in details if d.available],
             details=details,
             ending=ending,
+            features=_features_for(room, member, cid),
         )
 
     def _details(
@@ -1198,6 +1309,18 @@ def character_id(name: str, state: EncounterState) -> str:
             return cid
 
 
+def _imported(
+    character: dict[str, Any], format: str
+) -> tuple[dict[str, Any] | None, tuple[str, ...], list[ProblemInfo]]:
+    """A character sent in ``format``: the character file it makes (``import_character``),
+    what of it did not map, and every problem of the result."""
+    try:
+        made = import_character(character, format)
+    except ValueError as exc:
+        return None, (), [ProblemInfo("character", str(exc))]
+    return made.character, made.unmapped, _character_problems(made.character)
+
+
 def _character_problems(data: object) -> list[ProblemInfo]:
     """``character_problems`` split into places and sentences."""
     found = []
@@ -1221,6 +1344,8 @@ def _detail_for(found: EngineDetail, room: Room, member: Member) -> ActionDetail
             targets=None,
             zones=None,
             props=None,
+            sequences=None,
+            attacks_left=None,
         )
     hidden = room.hidden_from(member)
 
@@ -1243,7 +1368,42 @@ def _detail_for(found: EngineDetail, room: Room, member: Member) -> ActionDetail
         if found.zones is None
         else [ZoneOption(z.zone, z.cost_feet, list(z.path)) for z in found.zones],
         props=None if found.props is None else list(found.props),
+        sequences=None
+        if found.sequences is None
+        else [[SequenceItemInfo(i.attack, i.disadvantage) for i in q] for q in found.sequences],
+        attacks_left=None
+        if found.attacks_left is None
+        else [SequenceItemInfo(i.attack, i.disadvantage) for i in found.attacks_left],
     )
+
+
+def _features_for(room: Room, member: Member, cid: str) -> list[FeatureInfo]:
+    """``cid``'s traits and actions with what is automated and the uses left, for the GM
+    and the creature's controller (nobody else: a stat block is the GM's to show)."""
+    creature = room.state.creatures[cid]
+    if member.role == "spectator" or not member.actor.controls(creature):
+        return []
+    catalog = room.engine.catalog
+    off = room.state.disabled_plugins
+    found = []
+    for kind, features in (("trait", creature.traits), ("action", creature.actions)):
+        for f in features:
+            automated, reason = catalog.feature_status(kind, f.id, f.gm, off)
+            found.append(
+                FeatureInfo(
+                    id=f.id,
+                    name=f.name,
+                    kind=getattr(f, "kind", "trait"),
+                    text=f.text,
+                    automated=automated,
+                    gm=reason,
+                    uses=None
+                    if f.uses is None
+                    else {k: v for k, v in attrs.asdict(f.uses).items() if v is not None},
+                    left=None if f.uses is None else creature.resources.get(resource_key(f)),
+                )
+            )
+    return found
 
 
 async def _slices(events: list[Any]) -> list[str]:

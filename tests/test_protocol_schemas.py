@@ -56,6 +56,8 @@ from zonekeep.protocol import (
     CreateSpectatorLinkParams,
     CreateSpectatorLinkResult,
     DecisionInfo,
+    DeleteArenaParams,
+    DeleteArenaResult,
     EncounterClosedNotification,
     EncounterErrorNotification,
     EncounterInfo,
@@ -66,6 +68,7 @@ from zonekeep.protocol import (
     EndingInfo,
     ErrorResponse,
     EventNotification,
+    FeatureInfo,
     HelloParams,
     HelloResult,
     JoinParams,
@@ -96,8 +99,11 @@ from zonekeep.protocol import (
     RotateDiceResult,
     RotateGmTokenParams,
     RotateGmTokenResult,
+    SaveArenaParams,
+    SaveArenaResult,
     SeatInfo,
     SeatRequest,
+    SequenceItemInfo,
     ServerInfo,
     SetPublicParams,
     SetPublicResult,
@@ -314,10 +320,16 @@ def params_samples() -> dict[str, list[Any]]:
             CheckArenaParams(arena={"id": "pit"}),
             CheckArenaParams(text='id = "pit"', format="toml"),
         ],
-        "check_character": [CheckCharacterParams({"name": "Aria"})],
+        "check_character": [
+            CheckCharacterParams({"name": "Aria"}),
+            CheckCharacterParams({"system": {}}, "foundry"),
+        ],
+        "save_arena": [SaveArenaParams(_tavern())],
+        "delete_arena": [DeleteArenaParams("crypt")],
         "submit_character": [
             SubmitCharacterParams("e1", {"name": "Aria"}),
             SubmitCharacterParams("e1", {"name": "Aria"}, "ana"),
+            SubmitCharacterParams("e1", {"Name": "Ilsa"}, format="improved-initiative"),
         ],
         "encounter_options": [EncounterOptionsParams()],
         "list_seats": [ListSeatsParams("e1")],
@@ -364,9 +376,18 @@ def result_samples() -> dict[str, list[Any]]:
                 "aria",
                 ["dash", "attack", "enter", "take_position"],
                 [
-                    ActionDetail("dash", True, None, None, None, None, None, None),
+                    ActionDetail("dash", True, None, None, None, None, None, None, None, None),
                     ActionDetail(
-                        "stand", False, "not_prone", "Aria is not prone.", None, None, None, None
+                        "stand",
+                        False,
+                        "not_prone",
+                        "Aria is not prone.",
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
                     ),
                     ActionDetail(
                         "attack",
@@ -377,8 +398,10 @@ def result_samples() -> dict[str, list[Any]]:
                         None,
                         None,
                         None,
+                        None,
+                        None,
                     ),
-                    ActionDetail("shove", True, None, None, None, ["g1"], None, None),
+                    ActionDetail("shove", True, None, None, None, ["g1"], None, None, None, None),
                     ActionDetail(
                         "enter",
                         True,
@@ -388,12 +411,43 @@ def result_samples() -> dict[str, list[Any]]:
                         None,
                         [ZoneOption("bar", 30, ["bar"])],
                         None,
+                        None,
+                        None,
                     ),
-                    ActionDetail("take_position", True, None, None, None, None, None, ["table"]),
+                    ActionDetail(
+                        "take_position", True, None, None, None, None, None, ["table"], None, None
+                    ),
+                    ActionDetail(
+                        "multiattack",
+                        True,
+                        None,
+                        None,
+                        [AttackOption("bite", "Bite +4, 2d4+2", 4, "2d4+2", ["g1"])],
+                        None,
+                        None,
+                        None,
+                        [[SequenceItemInfo("bite", False), SequenceItemInfo("bite", True)]],
+                        [SequenceItemInfo("bite", True)],
+                    ),
                 ],
                 None,
+                [
+                    FeatureInfo(
+                        "multiattack", "Multiattack", "action", "Two bites.", True, None, None, None
+                    ),
+                    FeatureInfo(
+                        "gm",
+                        "Fire Breath",
+                        "action",
+                        "A cone of fire.",
+                        False,
+                        "no installed plugin implements it",
+                        {"recharge": 5},
+                        0,
+                    ),
+                ],
             ),
-            ActionsResult("gob", [], [], EndingInfo(None, ["Aria is dying"], ["aria"])),
+            ActionsResult("gob", [], [], EndingInfo(None, ["Aria is dying"], ["aria"]), []),
         ],
         "snapshot": [SnapshotResult(12, snapshot_data())],
         "leave": [LeaveResult()],
@@ -449,7 +503,13 @@ def result_samples() -> dict[str, list[Any]]:
         "list_arenas": [
             ListArenasResult(0, 0, []),
             ListArenasResult(1, 0, [ArenaItem("tavern", _tavern())]),
+            ListArenasResult(1, 0, [ArenaItem("crypt", _tavern(), True, True)]),
         ],
+        "save_arena": [
+            SaveArenaResult(True, "crypt", False, []),
+            SaveArenaResult(False, "crypt", False, [ProblemInfo("map.image", "no image")]),
+        ],
+        "delete_arena": [DeleteArenaResult("crypt")],
         "check_arena": [
             CheckArenaResult([], _tavern()),
             CheckArenaResult(
@@ -457,10 +517,14 @@ def result_samples() -> dict[str, list[Any]]:
             ),
         ],
         "check_character": [
-            CheckCharacterResult([]),
-            CheckCharacterResult([ProblemInfo("character.hp", "must be 1 to 999")]),
+            CheckCharacterResult([], [], None),
+            CheckCharacterResult([ProblemInfo("character.hp", "must be 1 to 999")], [], None),
+            CheckCharacterResult([], ["item 'Rope' (loot)"], {"name": "Marta"}),
         ],
-        "submit_character": [SubmitCharacterResult("aria", "ana", 2)],
+        "submit_character": [
+            SubmitCharacterResult("aria", "ana", 2, []),
+            SubmitCharacterResult("ilsa-3f9c1e", "ana", 3, ["Languages"]),
+        ],
         "encounter_options": [
             EncounterOptionsResult({"type": "object", "properties": {}}, []),
             EncounterOptionsResult(

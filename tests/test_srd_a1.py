@@ -502,3 +502,29 @@ def test_vampire_spawn_bites_a_creature_grappled_by_it_not_by_another() -> None:
     h.send("apply_effect", creature="aria", condition="grappled", source="grapple:vlad-1:claws")
     bite = attack(h, "vlad-1", "aria", "bite", 2)
     assert (bite.attack, bite.hit) == ("bite", False)
+
+
+def test_sure_footed_giant_goat_saves_with_advantage_against_a_wolfs_knockdown() -> None:
+    """The wolf's bite: DC 11 Strength save or prone; the giant goat (Str +3) has
+    advantage on it, through the rider's save (features' save-or-condition)."""
+    h = EncounterHarness(
+        [srd("wolf", "Akela"), srd("giant-goat", "Billy")],
+        arena=arena(),
+        options=EncounterOptions(flanking=False),
+    )
+    h.start(positions={"akela-1": "hall", "billy-1": "hall"}, initiative=[20, 10])
+    # Bite +4: 12 + 4 = 16 hits AC 11; 2d4+2 = 1+1+2 = 4; the save: 3 and 8 -> 8 + 3 = 11.
+    events = h.rolls(12, 1, 1, 3, 8).send(
+        "attack", creature="akela-1", target="billy-1", attack="bite"
+    )
+    (made,) = [e for e in events if isinstance(e, SaveMade)]
+    assert (made.ability, made.roll.advantage, made.roll.kept, made.roll.total) == (
+        "str",
+        "advantage",
+        (8,),
+        11,
+    )
+    assert made.roll.sources == ("advantage:sure-footed: prone",)
+    assert made.success is True
+    assert "prone" not in h.creature("billy-1").conditions
+    h.assert_replay_matches()

@@ -42,15 +42,14 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
             for i in (
                 "aggressive", "breath", "consume-life", "cunning-action", "death-glare",
                 "dreadful-glare", "fetid-cloud", "healing-touch", "leadership",
-                "multiattack", "parry", "rampage", "redirect-attack",
+                "parry", "rampage", "redirect-attack",
                 "scare", "tentacle-slam", "tentacles", "web",
             )
         ),
         *(
             ("on_hit", i)
             for i in (
-                "grapple", "life-drain", "poison-paralysis", "save-for-damage",
-                "save-or-condition",
+                "life-drain", "poison-paralysis", "save-for-damage",
             )
         ),
         *(
@@ -74,7 +73,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
 
 #: The share of the features implemented today, in percent: the issue asks for 90; raise
 #: this as ids are implemented (never lower it).
-FLOOR = 20.4
+FLOOR = 35.9
 
 
 def _data() -> dict[str, Any]:

@@ -632,7 +632,7 @@
       name: get("name"),
       size: get("size"),
       speeds,
-      abilities,
+      abilities: form.dataset.scores ? undefined : abilities,
       ac: num(get("ac")),
       hp: num(get("hp")),
       passive_perception: num(get("passive_perception")),
@@ -650,7 +650,16 @@
     set("name", c.name);
     set("size", c.size || "Medium");
     for (const mode of MODES) set(`speed_${mode}`, c.speeds?.[mode] ?? (mode === "walk" ? 30 : ""));
-    for (const a of ABILITIES) set(`ab_${a}`, c.abilities?.[a] ?? 0);
+    // A file in the character model gives scores: the form shows their modifiers,
+    // read only, and sends the scores (in the kept extra keys) rather than modifiers.
+    const scores = c.ability_scores && typeof c.ability_scores === "object" ? c.ability_scores : null;
+    form.dataset.scores = scores ? "1" : "";
+    for (const a of ABILITIES) {
+      const node = form.querySelector(`[name=ab_${a}]`);
+      const score = scores?.[a];
+      set(`ab_${a}`, scores ? (Number.isInteger(score) ? Math.floor((score - 10) / 2) : "") : c.abilities?.[a] ?? 0);
+      if (node) node.readOnly = Boolean(scores);
+    }
     set("ac", c.ac);
     set("hp", c.hp);
     set("passive_perception", c.passive_perception);
@@ -690,6 +699,24 @@
       el("button", { type: "button", id: "add-attack", onclick: () => form.querySelector(".zk-attacks").append(attackRow()) }, "Add attack"),
       el("div", { class: "zk-row" },
         el("button", { type: "submit", id: "send-character" }, "Send character")));
+    const unmapped = el("div", { id: "character-unmapped", class: "zk-unmapped", role: "status", hidden: true });
+    const format = el("select", { id: "character-format", name: "format" },
+      [["auto", "Detect the format"], ["zonekeep", "zonekeep character file"],
+        ["foundry", "Foundry VTT (dnd5e actor export)"], ["improved-initiative", "Improved Initiative statblock"]]
+        .map(([value, text]) => el("option", { value }, text)));
+    const detect = (data) => {
+      if (format.value !== "auto") return format.value;
+      if ((data.system || data.data) && Array.isArray(data.items)) return "foundry";
+      if (data.Abilities && data.HP) return "improved-initiative";
+      return "zonekeep";
+    };
+    const showUnmapped = (list, kind) => {
+      unmapped.replaceChildren();
+      unmapped.hidden = !list.length;
+      if (!list.length) return;
+      unmapped.append(el("p", {}, `Not carried over from your ${kind === "foundry" ? "Foundry VTT" : "Improved Initiative"} sheet (tell your GM what matters):`),
+        el("ul", {}, list.map((line) => el("li", {}, line))));
+    };
     const upload = el("input", { type: "file", id: "character-file", accept: ".json,application/json", onchange: async (ev) => {
       const file = ev.target.files[0];
       if (!file) return;
@@ -698,8 +725,17 @@
         ev.target.value = ""; // the same file again is a new upload
         const data = JSON.parse(text);
         if (typeof data !== "object" || data === null || Array.isArray(data)) throw new Error("not an object");
-        fillForm(form, data);
-        const checked = await seat.conn.request("check_character", { character: data });
+        const kind = detect(data);
+        if (kind === "zonekeep") {
+          showUnmapped([], kind);
+          fillForm(form, data);
+          const checked = await seat.conn.request("check_character", { character: data });
+          showProblems(problems, checked.problems);
+          return;
+        }
+        const checked = await seat.conn.request("check_character", { character: data, format: kind });
+        showUnmapped(checked.unmapped || [], kind);
+        if (checked.character) fillForm(form, checked.character);
         showProblems(problems, checked.problems);
       } catch (err) {
         showProblems(problems, [{ path: file.name, message: `cannot be read as a character file: ${err.message}` }]);
@@ -721,9 +757,11 @@
     seat.panel = el("section", { id: "character-panel", class: "panel zk-character-panel" },
       el("h2", {}, "Your character"),
       el("p", {}, `Fill in your character for seat ${seat.player}, or load a character file (`,
-        el("code", {}, ".json"), ", zonekeep's character format)."),
+        el("code", {}, ".json"), ": zonekeep's character format, a Foundry VTT dnd5e actor export or an Improved Initiative statblock)."),
+      el("label", { class: "zk-field" }, el("span", {}, "File format"), format),
       el("label", { class: "zk-field" }, el("span", {}, "Character file"), upload),
       problems,
+      unmapped,
       form);
     $("error").after(seat.panel);
   }
