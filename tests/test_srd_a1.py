@@ -44,6 +44,7 @@ from zonekeep.sdk import (
     RollRequest,
     RuleContext,
     SaveMade,
+    affect_zone,
     apply_timed_condition,
     hookimpl,
 )
@@ -213,6 +214,62 @@ def test_two_heads_perception_and_saves() -> None:
         ]
     assert mods(h, save("orthrus-1", "con", "poisoned")) == []
     assert mods(h, RollRequest("check", "orthrus-1", ability="dex", skill="stealth")) == []
+
+
+class Blast:
+    """A test plugin: the GM's ``blast`` aims 4 force damage at a zone, Dexterity save
+    DC 13 for half, magical or not as asked (``affect_zone``'s ``magical``)."""
+
+    @staticmethod
+    def _blast(ctx: RuleContext, cmd: Command) -> None:
+        affect_zone(
+            ctx,
+            cmd.params["zone"],
+            damage=4,
+            damage_type="force",
+            save="dex",
+            dc=13,
+            source="blast",
+            magical=cmd.params.get("magical") is True,
+        )
+
+    @hookimpl
+    def zonekeep_commands(self) -> Iterable[CommandSpec]:
+        return (
+            CommandSpec(
+                "blast",
+                self._blast,
+                "Test: 4 force damage at a zone, Dexterity save DC 13 for half.",
+                {
+                    "zone": Param("zone", True, "the zone"),
+                    "magical": Param("boolean", False, "a magical effect"),
+                },
+                who="gm",
+            ),
+        )
+
+
+def test_magic_resistance_imp_saves_with_advantage_against_a_magical_blast_only() -> None:
+    h = EncounterHarness([srd("imp", "Quip"), make("aria")], arena=arena(), extra_plugins=[Blast()])
+    h.start(positions={"quip-1": "yard", "aria": "hall"}, initiative=[20, 10])
+    # Magical: Dex +3 with advantage, 5 and 14 -> 17, a success: half of 4 is 2.
+    events = h.rolls(5, 14).send("blast", zone="yard", magical=True)
+    (made,) = [e for e in events if isinstance(e, SaveMade)]
+    assert (made.roll.advantage, made.roll.kept, made.roll.total, made.success) == (
+        "advantage",
+        (14,),
+        17,
+        True,
+    )
+    assert made.roll.sources == ("advantage:magic resistance: magic",)
+    assert [d.amount for d in events if isinstance(d, Damaged)] == [2]
+    # Not magical: one die, 5 + 3 = 8 fails, the full 4.
+    events = h.rolls(5).send("blast", zone="yard")
+    (made,) = [e for e in events if isinstance(e, SaveMade)]
+    assert (made.roll.advantage, made.roll.dice, made.success) == ("none", (5,), False)
+    assert [d.amount for d in events if isinstance(d, Damaged)] == [4]
+    assert h.creature("quip-1").hp == 10 - 6
+    h.assert_replay_matches()
 
 
 def test_magic_resistance_is_for_magical_saves_only() -> None:
