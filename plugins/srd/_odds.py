@@ -353,9 +353,18 @@ def _save_mods(me: Creature, roll: RollRequest) -> Iterable[RollModifier]:
 
 @hookimpl(specname="zonekeep_roll_modifiers")
 def odds_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
-    me = ctx.state.creatures.get(roll.actor)
+    creatures = ctx.state.creatures
+    me = creatures.get(roll.actor)
     if me is None:
         return None
+    if not me.traits and not me.conditions:
+        # The usual case (this runs for every roll): only a reckless target matters.
+        if roll.kind != "attack" or roll.target is None:
+            return None
+        target = creatures.get(roll.target)
+        if target is None or RECKLESS not in target.conditions:
+            return None
+        return (RollModifier("advantage", f"reckless: {target.name}"),)
     mods: list[RollModifier] = []
     if roll.kind == "attack":
         mods.extend(_attack_mods(ctx, me, roll))
@@ -386,8 +395,10 @@ def odds_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollMod
 def odds_armor_class(
     ctx: RuleContext, target: Creature, attacker: Creature, attack: Attack
 ) -> int | None:
+    if not target.traits or "prone" not in target.conditions:
+        return None
     trait = _trait(target, "prone-ac")
-    if trait is None or "prone" not in target.conditions:
+    if trait is None:
         return None
     return int(trait.params["ac"]) - target.ac
 
@@ -414,6 +425,8 @@ def _grappled_by(state: EncounterState, target: Creature, attacker: Creature) ->
 def odds_before_attack(
     ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, reaction: bool
 ) -> None:
+    if not attacker.traits:
+        return
     trait = _trait(attacker, "restricted-target")
     if trait is None or str(trait.params.get("attack", "")).lower() != attack.name.lower():
         return
@@ -442,7 +455,7 @@ def odds_attack_made(
     result: AttackMade,
     damage: Damaged | None,
 ) -> None:
-    if not result.hit:
+    if not result.hit or not attacker.traits:
         return
     trait = _trait(attacker, "surprise-attack")
     if trait is None or not _surprised_by(ctx.state, attacker, target.id):
@@ -494,6 +507,8 @@ def _ally_in_sight(state: EncounterState, me: Creature, within: int) -> Creature
 
 @hookimpl(specname="zonekeep_condition_immunity")
 def odds_condition_immunity(ctx: RuleContext, creature: Creature, condition: str) -> str | None:
+    if not creature.traits:
+        return None
     trait = _trait(creature, "steadfast")
     if trait is None or trait.params.get("immune") != condition:
         return None
