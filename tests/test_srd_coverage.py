@@ -55,11 +55,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
         *(
             ("trait", i)
             for i in (
-                "ambusher", "aversion-of-fire", "blood-frenzy", "brave", "fey-ancestry",
-                "grapple-instead", "magic-resistance", "prone-ac", "reckless",
-                "restricted-target", "save-advantage", "steadfast",
-                "sunlight-sensitivity", "sure-footed", "surprise-attack", "two-heads",
-                "versatile",
+                "grapple-instead", "versatile",
             )
         ),
     }

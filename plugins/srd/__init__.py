@@ -41,6 +41,7 @@ from zonekeep.sdk import (
 )
 
 from ._moves import *  # noqa: F403  (movement and senses: srd-c)
+from ._odds import *  # noqa: F403  # advantage, disadvantage and saves (srd-a1)
 
 __all__ = ["DATA", "srd_source"]
 
