@@ -39,6 +39,8 @@ FILES: dict[str, tuple[str, str]] = {
     "/builder.css": ("builder.css", "text/css; charset=utf-8"),
     "/editor.js": ("editor.js", "text/javascript; charset=utf-8"),
     "/editor.css": ("editor.css", "text/css; charset=utf-8"),
+    "/chat.js": ("chat.js", "text/javascript; charset=utf-8"),
+    "/chat.css": ("chat.css", "text/css; charset=utf-8"),
 }
 
 #: The page talks to its own origin only: no third-party scripts, styles or connections.

@@ -130,6 +130,10 @@ def end_the_effect(h: EncounterHarness) -> tuple[str, dict[str, Any]]:
     return "end_effect_of", {"effect": next(iter(h.state.condition_effects))}
 
 
+def at_rope(h: EncounterHarness) -> None:
+    h.send("take_position", creature="aria", asset="rope")
+
+
 def at_chair(h: EncounterHarness) -> None:
     h.send("take_position", creature="aria", asset="chair")
 
@@ -193,9 +197,11 @@ SCENARIOS: dict[str, tuple[str, Setup, Send, list[int]]] = {
     "zonekeep_effect_ended": ("refuse", aria_poisoned, end_the_effect, []),
     "zonekeep_zone_affected": ("refuse", nothing, send("damage_zone", zone="yard", damage="3"), []),
     "zonekeep_save_fails": ("skip", nothing, AREA_SAVE, [12]),
+    "zonekeep_condition_immunity": ("skip", nothing, send("dodge", creature="aria"), []),
     "zonekeep_event_applied": ("skip", nothing, send("dodge", creature="aria"), []),
     "zonekeep_zone_leaving": ("refuse", nothing, ENTER, DICE),
     "zonekeep_zone_refusal": ("skip", nothing, ENTER, DICE),
+    "zonekeep_link_crossing": ("skip", at_rope, send("enter", creature="aria", zones=["pit"]), []),
     "zonekeep_opportunity_attackers": ("refuse", nothing, ENTER, DICE),
     "zonekeep_next_turn": ("refuse", nothing, send("end_turn", creature="aria"), []),
     "zonekeep_turn_start": ("refuse", nothing, send("end_turn", creature="aria"), []),
@@ -238,8 +244,10 @@ WRONG: dict[str, list[object]] = {
     "zonekeep_opportunity_attackers": ["gob", [None]],
     "zonekeep_next_turn": ["1", (1,), (True, 0), (-1, 0), [1, 0]],
     "zonekeep_zone_refusal": ["nope", ("zone_full", "Full.")],
+    "zonekeep_link_crossing": [True, ["spider climb"]],
     "zonekeep_modify_damage": ["nope", 3, Damage("aria", 1)],
     "zonekeep_save_fails": [1, ["paralyzed"]],
+    "zonekeep_condition_immunity": [1, ["frightened"]],
     "zonekeep_event_applied": ["seen", 1],
 }
 

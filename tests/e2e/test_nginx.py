@@ -262,6 +262,8 @@ def test_web_table_loads_through_the_prefix(site: Site) -> None:
     assert sorted(refs) == [
         b"builder.css",
         b"builder.js",
+        b"chat.css",
+        b"chat.js",
         b"data:,",
         b"dice.js",
         b"editor.css",
@@ -279,6 +281,8 @@ def test_web_table_loads_through_the_prefix(site: Site) -> None:
         "builder.css",
         "editor.js",
         "editor.css",
+        "chat.js",
+        "chat.css",
     ):
         wanted = "text/css" if name.endswith(".css") else "text/javascript"
         status, _, kind, body = site.fetch(site.base + "table/" + name)
