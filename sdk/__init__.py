@@ -113,6 +113,7 @@ from ._errors import (
     refuse,
 )
 from ._events import (
+    ActionGranted,
     ActionTaken,
     AdjacencyEnded,
     AdjacencyTaken,
@@ -331,6 +332,7 @@ __all__ = [
     "USES_PERIODS",
     "Ability",
     "Action",
+    "ActionGranted",
     "ActionTaken",
     "Actor",
     "AdjacencyEnded",

@@ -40,7 +40,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
         *(
             ("action", i)
             for i in (
-                "aggressive", "breath", "consume-life", "cunning-action", "death-glare",
+                "aggressive", "breath", "consume-life", "death-glare",
                 "dreadful-glare", "fetid-cloud", "healing-touch", "leadership",
                 "parry", "rampage", "redirect-attack",
                 "scare", "tentacle-slam", "tentacles", "web",
@@ -62,7 +62,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
                 "heated-body", "hold-breath", "hover", "incorporeal-movement",
                 "magic-resistance", "martial-advantage", "pounce", "prone-ac",
                 "prone-only", "reckless", "regeneration", "relentless",
-                "restricted-target", "save-advantage", "sneak-attack", "spider-climb",
+                "restricted-target", "save-advantage", "spider-climb",
                 "steadfast", "stench", "sunlight-sensitivity", "sure-footed",
                 "surprise-attack", "trampling-charge", "two-heads", "undead-fortitude",
                 "versatile", "water-breathing",
