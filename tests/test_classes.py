@@ -283,3 +283,21 @@ def test_with_the_classes_plugin_off_the_features_are_the_gms() -> None:
     h = EncounterHarness([pc("kael"), ogre()], plugins=plugins)
     h.start(initiative=[20, 5])
     assert h.refused("second_wind", creature="kael").code == "unknown_command"
+
+
+def test_the_srd_spys_stat_block_sneak_attack_needs_no_finesse_and_deals_its_2d6() -> None:
+    import zonekeep.plugins.srd as srd_plugin
+    from zonekeep.sdk.host import entry_creatures
+
+    entry = next(e for e in srd_plugin.srd_source().entries if e.id == "spy")
+    (spy,) = entry_creatures(entry, id_prefix="spy", overrides={"name": "Spy", "side": "party"})
+    h = fight(pc("kael"), spy, ogre(), initiative=[20, 15, 5])
+    h.rolls(2).send("attack", creature="kael", target="ogre")
+    h.send("end_turn", creature="kael")
+    assert h.state.active == spy.id
+    # Shortsword +4, 1d6+2; Sneak Attack 2d6 (its params), spending its use for the turn.
+    events = h.rolls(15, 3, 2, 5).send(
+        "attack", creature=spy.id, target="ogre", attack="shortsword"
+    )
+    assert damage(events) == [3 + 2, 2 + 5]
+    assert ResourceSpent(spy.id, "sneak-attack", 0) in events
