@@ -61,8 +61,9 @@ def make_attack(
     )
     ac = target.ac + sum(b for b in bonuses if b)
     natural = result.natural
-    hit = natural == 20 or (natural != 1 and result.total >= ac)
-    critical = natural == 20 or (hit and _helpless_and_close(ctx, attacker, target, attack))
+    threshold = _critical_threshold(ctx, attacker, attack)
+    hit = natural >= threshold or (natural != 1 and result.total >= ac)
+    critical = natural >= threshold or (hit and _helpless_and_close(ctx, attacker, target, attack))
     made = AttackMade(
         attacker.id,
         target.id,
@@ -99,6 +100,13 @@ def make_attack(
         damage=damaged,
     )
     return hit
+
+
+def _critical_threshold(ctx: RuleContext, attacker: Creature, attack: Attack) -> int:
+    """The lowest natural roll that is a critical hit: 20, unless a plugin lowers it
+    (``zonekeep_critical_threshold``; answers outside 2 to 20 are ignored)."""
+    answers = ctx.hook.zonekeep_critical_threshold(ctx=ctx, attacker=attacker, attack=attack)
+    return min([20, *(a for a in answers if isinstance(a, int) and 2 <= a <= 20)])
 
 
 def _helpless_and_close(

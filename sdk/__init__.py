@@ -113,6 +113,7 @@ from ._errors import (
     refuse,
 )
 from ._events import (
+    ActionGranted,
     ActionTaken,
     AdjacencyEnded,
     AdjacencyTaken,
@@ -333,6 +334,7 @@ __all__ = [
     "USES_PERIODS",
     "Ability",
     "Action",
+    "ActionGranted",
     "ActionTaken",
     "Actor",
     "AdjacencyEnded",

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from ._types import Creature
 
 #: What a command costs the acting creature. A tuple of costs means "the first available".
-Cost = Literal["action", "bonus", "reaction", "interaction", "movement", "free"]
+#: ``attack`` is one attack of an Attack action already taken (Extra Attack).
+Cost = Literal["action", "attack", "bonus", "reaction", "interaction", "movement", "free"]
 ParamType = Literal[
     "creature", "string", "integer", "boolean", "zone", "creatures", "strings", "object", "any"
 ]

@@ -447,6 +447,37 @@ def zonekeep_armor_class_bonus(
     """
 
 
+@hookspec
+def zonekeep_attacks_per_action(ctx: RuleContext, creature: Creature) -> int | None:
+    """Say how many attacks ``creature``'s Attack action makes (a fighter's Extra Attack: 2).
+
+    Called when the ``attack`` command spends an action; the attacks beyond the first
+    are granted at once (``action_granted``, cost ``attack``) and each later ``attack``
+    command that turn spends one of them instead of an action.
+
+    :param ctx: the rule context (read-only use).
+    :param creature: the attacker.
+    :return: the number of attacks (1 to 4), or ``None``. The highest answer wins;
+        without one, the Attack action makes one attack.
+    """
+
+
+@hookspec
+def zonekeep_critical_threshold(ctx: RuleContext, attacker: Creature, attack: Attack) -> int | None:
+    """Lower the natural d20 roll from which ``attacker``'s attack roll is a critical hit
+    (a champion fighter's Improved Critical: 19).
+
+    Called for every attack roll, after the d20 is rolled. A critical hit always hits and
+    doubles the damage dice.
+
+    :param ctx: the rule context (read-only use).
+    :param attacker: the attacker.
+    :param attack: the attack.
+    :return: the lowest natural roll that is a critical hit (2 to 20), or ``None``. The
+        lowest answer wins; without one, only a natural 20 is.
+    """
+
+
 @hookspec(firstresult=True)
 def zonekeep_zero_hit_points(ctx: RuleContext, creature: Creature) -> str | None:
     """Name the condition a creature gets when damage leaves it at 0 hit points.

@@ -261,6 +261,8 @@ CONTRIBUTIONS: dict[str, Callable[[object], object]] = {
     "zonekeep_encounter_over": _one((str,), "a string"),
     "zonekeep_provocations": _many(str, "creature ids"),
     "zonekeep_armor_class_bonus": _one((int,), "a whole number"),
+    "zonekeep_critical_threshold": _one((int,), "a whole number"),
+    "zonekeep_attacks_per_action": _one((int,), "a whole number"),
     "zonekeep_zero_hit_points": _one((str,), "a condition name"),
     "zonekeep_skip_turn": _one((str,), "a string"),
     "zonekeep_area_max_targets": _one((int,), "a whole number"),

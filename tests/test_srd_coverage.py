@@ -40,7 +40,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
         *(
             ("action", i)
             for i in (
-                "aggressive", "breath", "consume-life", "cunning-action", "death-glare",
+                "aggressive", "breath", "consume-life", "death-glare",
                 "dreadful-glare", "fetid-cloud", "healing-touch", "leadership",
                 "parry", "rampage", "redirect-attack",
                 "scare", "tentacle-slam", "tentacles", "web",
