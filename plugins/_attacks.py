@@ -46,6 +46,15 @@ def make_attack(
         ctx.refuse("invalid_target", "A creature cannot attack itself.")
     if target.out_of_fight:
         ctx.refuse("invalid_target", f"{target.name} is already out of the fight.")
+    redirected = ctx.hook.zonekeep_attack_redirect(
+        ctx=ctx, attacker=attacker, target=target, attack=attack
+    )
+    if redirected is not None:
+        other = ctx.state.creatures.get(redirected)
+        if other is None or other.out_of_fight or other.id == attacker.id:
+            raise ValueError(f"zonekeep_attack_redirect named no target: {redirected!r}")
+        target = other
+        attacker = ctx.state.creatures[attacker.id]
     ctx.hook.zonekeep_before_attack(
         ctx=ctx, attacker=attacker, target=target, attack=attack, reaction=reaction
     )
@@ -58,6 +67,11 @@ def make_attack(
     )
     ac = target.ac + sum(b for b in bonuses if b)
     natural = result.natural
+    if natural not in (1, 20) and result.total >= ac:
+        bonus = ctx.hook.zonekeep_hit_reaction(
+            ctx=ctx, attacker=attacker, target=target, attack=attack, total=result.total, ac=ac
+        )
+        ac += bonus or 0
     hit = natural == 20 or (natural != 1 and result.total >= ac)
     critical = natural == 20 or (hit and _helpless_and_close(ctx, attacker, target, attack))
     made = AttackMade(
