@@ -31,6 +31,7 @@ PROTOCOL_ERRORS: dict[str, int] = {
     "not_your_decision": 3003,
     "spectator_read_only": 3004,
     "not_your_encounter": 3005,
+    "not_your_arena": 3006,
     "message_too_large": 5000,
     "rate_limited": 5001,
     "too_many_connections": 5002,
@@ -84,12 +85,13 @@ ERROR_MEANINGS: dict[int, str] = {
     2001: "The server requires a key to create encounters and none was given.",  # server_key_required
     2002: "The server key given is wrong.",  # bad_server_key
     2003: "`hello`'s `gm_key` is not a GM key of this server (or it was revoked); the connection stays unauthenticated and MAY say `hello` again.",  # bad_gm_key
-    2004: "Creating encounters on this server needs a GM key (`hello`'s `gm_key`) or the server key, or the lobby request needs a GM key (`encounter_links`, `set_public`, `archive_encounter`).",  # gm_key_required
+    2004: "Creating encounters on this server needs a GM key (`hello`'s `gm_key`) or the server key, or the lobby request needs a GM key (`encounter_links`, `set_public`, `archive_encounter`; `save_arena` and `delete_arena` since 1.6).",  # gm_key_required
     3001: "A player acted for, or asked about, a creature whose controller is not that player.",  # not_your_creature
     3002: "A player sent a GM-only method or command.",  # gm_only
     3003: "Someone answered a decision whose controller is someone else.",  # not_your_decision
     3004: "A spectator sent a request that could change something (`command`, `create_seat`, `create_spectator_link`, `remove_seat`, `revoke_spectator_link`, `rotate_gm_token`).",  # spectator_read_only
     3005: "A lobby request (`encounter_links`, `set_public`, `archive_encounter`) named an encounter that the connection's GM key did not create.",  # not_your_encounter
+    3006: "`save_arena` or `delete_arena` named an arena of the library that another GM key saved, or a bundled or plugin arena (which no request changes). Since 1.6.",  # not_your_arena
     4000: "An engine command's params are missing, unknown or of the wrong type, or `create_encounter`'s roster, arena or options are invalid (a numeric option outside its range: `turn_seconds` absent or 10 to 3,600, `reaction_seconds` 5 to 600, `round_seconds` 1 to 60; the message names the option and the range).",  # invalid_params
     4001: "No engine command has that `type`.",  # unknown_command
     4002: "No creature has that id (hidden creatures do not exist for players and spectators).",  # unknown_creature

@@ -41,6 +41,7 @@ from zonekeep.sdk import (
     NAMED_ZONE_SIZES,
     Action,
     Arena,
+    ArenaMap,
     CompendiumSource,
     EncounterState,
     ForcedEffect,
@@ -48,12 +49,15 @@ from zonekeep.sdk import (
     SaveEffect,
     Size,
     Trait,
+    ZoneShape,
 )
 from zonekeep.sdk.host import (
     CHALLENGE_RATINGS,
     CHARACTER_RANGES,
     COMPENDIUM_RANGES,
     EVENT_TYPES,
+    MAX_MAP_SIDE,
+    MAX_POLYGON_POINTS,
     RULE_ERRORS,
     SKILL_ABILITIES,
     SRD_ARMOR,
@@ -536,6 +540,45 @@ _ARENA_FIELDS: dict[str, dict[str, Any]] = {
         "doc": "Occupancy points that fit; default (size // 5) ** 2.",
         "constraints": {"minimum": 0},
     },
+    "Zone.shape": {
+        **_ref("ZoneShape"),
+        "doc": "Where the zone lies on the arena's map (needs `map`). Since 1.6.",
+    },
+    "ZoneShape.rect": {
+        "doc": "[x, y, width, height] in the image's pixels, from its top-left corner.",
+        "schema": {
+            "type": "array",
+            "items": {"type": "integer", "minimum": 0},
+            "minItems": 4,
+            "maxItems": 4,
+        },
+        "null": False,
+    },
+    "ZoneShape.polygon": {
+        "doc": "[[x, y], ...] in the image's pixels: no point twice, no crossing sides.",
+        "schema": {
+            "type": "array",
+            "items": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 0},
+                "minItems": 2,
+                "maxItems": 2,
+            },
+            "minItems": 3,
+            "maxItems": MAX_POLYGON_POINTS,
+        },
+        "null": False,
+    },
+    "Arena.map": {
+        **_ref("ArenaMap"),
+        "doc": "The battle map the zones are drawn over (docs/arenas.md). Since 1.6.",
+    },
+    "ArenaMap.image": {
+        "doc": "The stored image's id: the sha256 of its bytes in hex (`POST /images`).",
+        "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+    },
+    "ArenaMap.width": {"constraints": {"minimum": 1, "maximum": MAX_MAP_SIDE}},
+    "ArenaMap.height": {"constraints": {"minimum": 1, "maximum": MAX_MAP_SIDE}},
     "Link.a": _ref("id"),
     "Link.b": _ref("id"),
     "Link.direction": {"doc": "Where b is relative to a."},
@@ -598,9 +641,10 @@ def arena_schema() -> str:
     )
     top["required"].remove("$schema")
     top.pop("description", None)
-    for cls in (ForcedEffect, SaveEffect):  # referred to by name in _ARENA_FIELDS
+    for cls in (ForcedEffect, SaveEffect, ZoneShape, ArenaMap):  # named in _ARENA_FIELDS
         builder.define(cls)
     builder.defs["SaveEffect"]["allOf"] = _SAVE_RULES
+    builder.defs["ZoneShape"]["oneOf"] = [{"required": ["rect"]}, {"required": ["polygon"]}]
     return _document(
         "arena.schema.json",
         "zonekeep arena",

@@ -1072,6 +1072,67 @@ class ArenaItem:
             type_text="arena object",
         )
     )
+    library: bool = attrs.field(
+        default=False,
+        metadata=doc(
+            "A GM saved it in the server's library (`save_arena`); false for a bundled or "
+            "a plugin's arena. Since 1.6."
+        ),
+    )
+    yours: bool = attrs.field(
+        default=False,
+        metadata=doc(
+            "A library arena this connection's GM key saved (the operator: every library "
+            "arena): it may replace or delete it. Since 1.6."
+        ),
+    )
+
+
+@attrs.frozen
+class SaveArenaParams:
+    """``save_arena`` params: an arena to keep in the server's library (since 1.6)."""
+
+    arena: dict[str, Any] = attrs.field(
+        metadata=doc(
+            "The arena as an object (a JSON arena file's content), checked as `check_arena` "
+            "checks it, and its `map.image` stored on the server (`POST /images`). It is "
+            "saved under its `id`, which `create_encounter`'s `arena` then takes.",
+            schema=_ARENA,
+            type_text="arena object",
+        )
+    )
+
+
+@attrs.frozen
+class SaveArenaResult:
+    """``save_arena`` result: saved, or the problems that kept it from being saved."""
+
+    saved: bool = attrs.field(metadata=doc("Whether the arena was saved."))
+    name: str = attrs.field(metadata=doc("The arena's name in the library: its `id`."))
+    replaced: bool = attrs.field(
+        metadata=doc("It replaced the key's own arena of that name (false: a new one).")
+    )
+    problems: list[ProblemInfo] = attrs.field(
+        metadata=doc(
+            "Every problem found, as `check_arena` reports them (and `map.image` when no "
+            "such image is stored); empty when saved. Nothing is saved when there is one."
+        )
+    )
+
+
+@attrs.frozen
+class DeleteArenaParams:
+    """``delete_arena`` params: a library arena to forget (since 1.6)."""
+
+    name: str = attrs.field(metadata=doc("The arena's name in the library.", minLength=1))
+
+
+@attrs.frozen
+class DeleteArenaResult:
+    """``delete_arena`` result: the arena is no longer in the library (encounters made
+    with it keep their own copy)."""
+
+    name: str = attrs.field(metadata=doc("The name deleted.", minLength=1))
 
 
 @attrs.frozen
@@ -2291,6 +2352,8 @@ METHODS: dict[str, tuple[type[Any], type[Any]]] = {
     "list_compendium": (ListCompendiumParams, ListCompendiumResult),
     "list_arenas": (ListArenasParams, ListArenasResult),
     "check_arena": (CheckArenaParams, CheckArenaResult),
+    "save_arena": (SaveArenaParams, SaveArenaResult),
+    "delete_arena": (DeleteArenaParams, DeleteArenaResult),
     "check_character": (CheckCharacterParams, CheckCharacterResult),
     "submit_character": (SubmitCharacterParams, SubmitCharacterResult),
     "encounter_options": (EncounterOptionsParams, EncounterOptionsResult),
@@ -2906,5 +2969,11 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "proficiencies, armor, weapons, spells, resources, traits and actions; "
     "`character.schema.json`) and imported sheets: `check_character`'s and "
     "`submit_character`'s `format` (`foundry`, `improved-initiative`), "
-    "`check_character`'s `unmapped` and `character`, `submit_character`'s `unmapped`",
+    "`check_character`'s `unmapped` and `character`, `submit_character`'s `unmapped`"
+    "; battle maps: the arena file's `map` and each zone's `shape` (in "
+    "`create_encounter`'s and `check_arena`'s arenas, `list_arenas`' and the snapshot's "
+    "`arena`), map images over HTTP (`POST /images`, `GET /images/<id>.<ext>`), the "
+    "server's arena library: `save_arena`, `delete_arena`, `list_arenas`' `library` and "
+    "`yours`, library names in `create_encounter`'s `arena`, the error `not_your_arena` "
+    "(3006)",
 }

@@ -49,10 +49,13 @@ __all__ = [
     "DAMAGE_TYPES",
     "DIRECTIONS",
     "LINK_MODES",
+    "MAX_MAP_SIDE",
+    "MAX_POLYGON_POINTS",
     "NAMED_ZONE_SIZES",
     "Ability",
     "Arena",
     "ArenaError",
+    "ArenaMap",
     "ArenaProblem",
     "Asset",
     "AssetKind",
@@ -63,11 +66,13 @@ __all__ = [
     "PositionEffect",
     "SaveEffect",
     "Zone",
+    "ZoneShape",
     "asset_data_problems",
     "check_tag_schema",
     "default_capacity",
     "load_arena",
     "parse_arena",
+    "polygon_problem",
     "single_zone_arena",
 ]
 
@@ -250,6 +255,150 @@ class ForcedEffect:
     save: SaveEffect
 
 
+#: The most points a zone's polygon may have, and the largest side of a map image.
+MAX_POLYGON_POINTS: Final = 64
+MAX_MAP_SIDE: Final = 16384
+
+_SHA256_RE: Final = re.compile(r"[0-9a-f]{64}")
+
+
+def _image_id(value: str) -> None:
+    if not isinstance(value, str) or not _SHA256_RE.fullmatch(value):
+        raise ValueError(
+            f"an image id is the 64 lower-case hex digits of its sha256, got {_shown(value)}"
+        )
+
+
+def _side(value: int) -> None:
+    if type(value) is not int or not 1 <= value <= MAX_MAP_SIDE:
+        raise ValueError(f"expected 1 to {MAX_MAP_SIDE} pixels, got {value!r}")
+
+
+@attrs.frozen
+class ArenaMap:
+    """The battle map an arena is drawn over: an image the server stores.
+
+    Guarantees: ``image`` is the id of a stored image (the sha256, in lower-case hex,
+    of its re-encoded bytes; ``POST /images`` answers it) and ``width`` and ``height``
+    are its size in pixels (1 to :data:`MAX_MAP_SIDE`), the frame of the zones' shapes.
+    The arena does not check that the image exists: the server does when it saves one.
+    """
+
+    image: str = attrs.field(validator=_Rule(_image_id))
+    width: int = attrs.field(validator=_Rule(_side))
+    height: int = attrs.field(validator=_Rule(_side))
+
+
+def _rect(value: tuple[int, ...] | None) -> None:
+    if value is None:
+        return
+    if len(value) != 4:
+        raise ValueError(f"a rect is [x, y, width, height], got {len(value)} numbers")
+    if value[0] < 0 or value[1] < 0:
+        raise ValueError(f"a rect's corner must not be left of or above the image, got {value!r}")
+    if value[2] < 1 or value[3] < 1:
+        raise ValueError(f"a rect's width and height must be at least 1, got {value!r}")
+
+
+def _polygon(value: tuple[tuple[int, ...], ...] | None) -> None:
+    if value is None:
+        return
+    if not 3 <= len(value) <= MAX_POLYGON_POINTS:
+        raise ValueError(f"a polygon has 3 to {MAX_POLYGON_POINTS} points, got {len(value)}")
+    for i, point in enumerate(value):
+        if len(point) != 2:
+            raise ValueError(f"point {i} must be [x, y], got {len(point)} numbers")
+        if point[0] < 0 or point[1] < 0:
+            raise ValueError(f"point {i} lies left of or above the image: {list(point)}")
+    problem = polygon_problem([(p[0], p[1]) for p in value])
+    if problem:
+        raise ValueError(problem)
+
+
+def polygon_problem(points: Sequence[tuple[int, int]]) -> str | None:
+    """What is self-evidently wrong with a polygon's ``points``, or ``None``: a point
+    given twice, no area (all on one line), or two sides that cross."""
+    if len(set(points)) != len(points):
+        return "a polygon must not repeat a point"
+    twice_area = sum(
+        points[i - 1][0] * points[i][1] - points[i][0] * points[i - 1][1]
+        for i in range(len(points))
+    )
+    sides = [(points[i - 1], points[i]) for i in range(len(points))]
+    for i, (p, q) in enumerate(sides):
+        for j in range(i + 1, len(sides)):
+            if j == i + 1 or (i == 0 and j == len(sides) - 1):
+                continue  # neighbours share a point
+            r, s = sides[j]
+            if _crossing(p, q, r, s):
+                return f"a polygon's sides must not cross (side {i} crosses side {j})"
+    if twice_area == 0:
+        return "a polygon must enclose an area (its points are on one line)"
+    return None
+
+
+def _orientation(a: tuple[int, int], b: tuple[int, int], c: tuple[int, int]) -> int:
+    cross = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+    return (cross > 0) - (cross < 0)
+
+
+def _on_segment(a: tuple[int, int], b: tuple[int, int], c: tuple[int, int]) -> bool:
+    """``c`` (on the line through ``a`` and ``b``) lies between them."""
+    return min(a[0], b[0]) <= c[0] <= max(a[0], b[0]) and min(a[1], b[1]) <= c[1] <= max(a[1], b[1])
+
+
+def _crossing(
+    p: tuple[int, int], q: tuple[int, int], r: tuple[int, int], s: tuple[int, int]
+) -> bool:
+    """Whether the segments ``pq`` and ``rs`` touch (cross or overlap)."""
+    o1, o2, o3, o4 = (
+        _orientation(p, q, r),
+        _orientation(p, q, s),
+        _orientation(r, s, p),
+        _orientation(r, s, q),
+    )
+    if o1 != o2 and o3 != o4:
+        return True
+    return (
+        (o1 == 0 and _on_segment(p, q, r))
+        or (o2 == 0 and _on_segment(p, q, s))
+        or (o3 == 0 and _on_segment(r, s, p))
+        or (o4 == 0 and _on_segment(r, s, q))
+    )
+
+
+@attrs.frozen
+class ZoneShape:
+    """Where a zone lies on its arena's map, in the image's pixels (x to the right, y
+    down from the top-left corner): ``rect`` ``[x, y, width, height]`` or ``polygon``
+    ``[[x, y], ...]``, exactly one of them.
+
+    Guarantees: a rect's corner is at 0 or more and its sides at least 1; a polygon has 3
+    to :data:`MAX_POLYGON_POINTS` points at 0 or more, no point twice, an area and no
+    crossing sides. In an :class:`Arena`, the arena has a map and the shape lies inside
+    its image.
+    """
+
+    rect: tuple[int, ...] | None = attrs.field(default=None, validator=_Rule(_rect))
+    polygon: tuple[tuple[int, ...], ...] | None = attrs.field(
+        default=None, validator=_Rule(_polygon)
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if (self.rect is None) == (self.polygon is None):
+            raise _FieldError("rect", "a shape is a 'rect' or a 'polygon' (exactly one)")
+
+    def bounds(self) -> tuple[int, int, int, int]:
+        """The smallest ``(left, top, right, bottom)`` box holding the shape."""
+        if self.rect is not None:
+            x, y, w, h = self.rect
+            return x, y, x + w, y + h
+        assert self.polygon is not None
+        xs = [p[0] for p in self.polygon]
+        ys = [p[1] for p in self.polygon]
+        return min(xs), min(ys), max(xs), max(ys)
+
+
 @attrs.frozen
 class Zone:
     """One zone of an arena.
@@ -270,6 +419,9 @@ class Zone:
     )
     difficult: bool = False
     description: str = ""
+    shape: ZoneShape | None = attrs.field(
+        default=None, metadata={"added_later": True}
+    )  # since protocol 1.6
 
 
 @attrs.frozen
@@ -385,6 +537,9 @@ class Arena:
     assets: tuple[Asset, ...] = ()
     straight_lines: tuple[tuple[str, ...], ...] = ()
     description: str = ""
+    map: ArenaMap | None = attrs.field(
+        default=None, metadata={"added_later": True}
+    )  # since protocol 1.6
 
     _zone_index: dict[str, Zone] = attrs.field(init=False, repr=False, eq=False, factory=dict)
     _neighbour_index: dict[str, tuple[tuple[Link, str], ...]] = attrs.field(
@@ -408,6 +563,7 @@ class Arena:
             [(i, a.id, a.zone, a.crossing) for i, a in enumerate(self.assets)],
             list(enumerate(self.straight_lines)),
         )
+        problems += _shape_problems(self.map, [(i, z.shape) for i, z in enumerate(self.zones)])
         if problems:
             raise ArenaError(f"<Arena {self.id!r}>", problems)
         zones = {z.id: z for z in self.zones}
@@ -623,6 +779,31 @@ def _cross_problems(
                 add(where, f"zone {zone_id!r} appears twice in the line")
             elif j and frozenset((line[j - 1], zone_id)) not in linked:
                 add(where, f"zone {zone_id!r} is not linked to {line[j - 1]!r}")
+    return problems
+
+
+def _shape_problems(
+    map_: ArenaMap | None, shapes: Iterable[tuple[int, ZoneShape | None]]
+) -> list[ArenaProblem]:
+    """The zones' shapes against the arena's map: a shape needs a map, and lies inside
+    its image."""
+    problems: list[ArenaProblem] = []
+    for i, shape in shapes:
+        if shape is None:
+            continue
+        where = f"zones[{i}].shape"
+        if map_ is None:
+            problems.append(ArenaProblem(where, "a zone's shape needs the arena's 'map'"))
+            continue
+        right, bottom = shape.bounds()[2:]
+        if right > map_.width or bottom > map_.height:
+            problems.append(
+                ArenaProblem(
+                    f"{where}.{'rect' if shape.rect is not None else 'polygon'}",
+                    f"the shape reaches ({right}, {bottom}), outside the "
+                    f"{map_.width}x{map_.height} map",
+                )
+            )
     return problems
 
 

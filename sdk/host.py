@@ -10,8 +10,11 @@ name is listed in docs/plugins.md, "The SDK's names".
 """
 
 from ._arena import (
+    MAX_MAP_SIDE,
+    MAX_POLYGON_POINTS,
     ArenaProblem,
     asset_data_problems,
+    polygon_problem,
     single_zone_arena,
 )
 from ._character import (
@@ -144,6 +147,8 @@ __all__ = [
     "EMPTY_MIX",
     "EVENT_TYPES",
     "MAX_IMPORTED_ITEMS",
+    "MAX_MAP_SIDE",
+    "MAX_POLYGON_POINTS",
     "RULE_ERRORS",
     "SCHEMA_KEYWORDS",
     "SDK_VERSION",
@@ -208,6 +213,7 @@ __all__ = [
     "parse_character",
     "parse_range",
     "parse_version",
+    "polygon_problem",
     "proficiency_bonus",
     "qualify",
     "replay_steps",

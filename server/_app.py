@@ -16,11 +16,13 @@ a page on a DNS name rebound to 127.0.0.1 comes from the loopback too.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import http
 import ipaddress
 import json
 import logging
+import re
 import signal
 import time
 from collections.abc import Callable
@@ -53,9 +55,10 @@ from ._config import (
     load_config,
     on_reload,
 )
-from ._connection import Connection, Flusher, WebsocketServer, parse_networks, sweep
+from ._connection import Connection, Flusher, Upload, WebsocketServer, parse_networks, sweep
 from ._encounter_file import EncounterFile
 from ._gc import GcUpkeep
+from ._images import MIME, ImageRefused, reencode
 from ._log import configure_logging
 from ._methods import Client, Methods
 from ._metrics import CONTENT_TYPE_LATEST, ROLES, Metrics, bind, unbind
@@ -63,7 +66,7 @@ from ._plugin_data import plugin_settings_problems
 from ._registry import Registry, is_loopback
 from ._room import Room
 from ._static import forbidden, method_not_allowed, serve_static
-from ._store import EventStore, InMemoryStore
+from ._store import EventStore, InMemoryStore, StoredBlob
 from ._welcome import Welcome
 from ._wire import notification_text
 
@@ -110,6 +113,10 @@ class ZonekeepServer:
         self._owns_store = False
         self.welcome = Welcome(self.config, self.engine, lambda: self.registry.arena_library())
         self.methods = Methods(self.registry, self.welcome.text)
+        #: Map images decoded at once (each may take width x height x 4 bytes).
+        self._decoding = trio.CapacityLimiter(2)
+        #: The bundled arenas' map images by id, read on first use.
+        self._maps: dict[str, Path] | None = None
         #: The open connections.
         self.connections: set[Connection] = set()
         self.port: int | None = None
@@ -205,16 +212,24 @@ class ZonekeepServer:
             return public is not None and name == public.lower().rstrip(".")
         return is_loopback(name)
 
-    async def _http(self, request: Request, address: str = "?") -> Response | None:
+    async def _http(
+        self, request: Request, address: str = "?", upload: Upload | None = None
+    ) -> Response | None:
         """Answer a plain HTTP request from ``address``, or ``None`` to let a websocket open.
-        Only ``GET`` is answered, on every path: any other method gets 405."""
-        if request.method != "GET":
+        ``GET`` is answered on every path, ``POST`` on ``/images`` only (a map image,
+        ``upload`` its body); any other method gets 405."""
+        path = request.path.split("?", 1)[0]
+        if not (request.method == "GET" or (request.method == "POST" and path == "/images")):
             return method_not_allowed()
         if not self.origin_allowed(request.headers.get("Origin"), request.headers.get("Host")):
             self.metrics.warn(log, "refused a connection (HTTP 403): origin not allowed")
             self.metrics.handshakes_refused["origin"] += 1
             return forbidden("This origin may not open a connection to this server.")
-        path = request.path.split("?", 1)[0]
+        if request.method == "POST":
+            assert upload is not None  # the connection reads a POST's Content-Length
+            return await self._upload_image(request, address, upload)
+        if path.startswith("/images/"):
+            return await self._image(path)
         if path == "/healthz":
             node = self.registry.node  # a node cut off from its store is not healthy
             problems = self.metrics.health() + (node.health() if node is not None else [])
@@ -239,6 +254,116 @@ class ZonekeepServer:
         node = self.registry.node
         # The web table under /table/; None for anything else.
         return serve_static(request, node.peers if node is not None else ())
+
+    # -- map images (issue 35) ------------------------------------------------------------
+
+    async def _image_owner(self, request: Request, address: str) -> str | Response:
+        """Who uploads: ``gm:NAME`` for ``Authorization: Bearer <GM key>``, ``operator``
+        for the loopback on a server without any key; else a 401 to answer."""
+        given = request.headers.get("Authorization")
+        if given is not None:
+            scheme, _, credentials = given.partition(" ")
+            gm = None
+            if scheme.lower() == "bearer" and credentials.strip():
+                gm = await self.registry.gm_for_key(credentials.strip())
+            if gm is None:
+                return _image_error(401, "bad_gm_key", "That GM key is not known here.")
+            return "gm:" + gm
+        if await self.registry.is_operator(address):
+            return "operator"
+        return _image_error(
+            401,
+            "gm_key_required",
+            "Uploading a map needs 'Authorization: Bearer <your GM key>'.",
+        )
+
+    async def _upload_image(self, request: Request, address: str, upload: Upload) -> Response:
+        """``POST /images``: a map image checked, re-encoded and stored (docs/server.md,
+        "Map images"). Every refusal changes nothing."""
+        limits = self.config.limits
+        owner = await self._image_owner(request, address)
+        if isinstance(owner, Response):
+            self.metrics.warn(log, "refused an image upload (HTTP 401): no or unknown GM key")
+            return owner
+        if upload.length > limits.max_image_bytes:
+            return _image_error(
+                413,
+                "image_too_large",
+                f"The image is {upload.length} bytes; the most this server takes is "
+                f"{limits.max_image_bytes}.",
+            )
+        body = await upload.read()
+        if body is None:
+            return _image_error(
+                408, "upload_incomplete", "The image's bytes did not all arrive in time."
+            )
+        try:
+            async with self._decoding:
+                image = await trio.to_thread.run_sync(reencode, body, limits.max_image_pixels)
+        except ImageRefused as exc:
+            log.info("refused an image upload (HTTP %d): %s", exc.status, exc.message)
+            return _image_error(exc.status, exc.code, exc.message)
+        blob = StoredBlob(image.id, image.ext, image.width, image.height, image.data, owner)
+        if await self.store.get_image(image.id) is None:
+            used = await self.store.image_bytes(owner)
+            if used + len(image.data) > limits.image_bytes_per_key:
+                return _image_error(
+                    413,
+                    "quota_exceeded",
+                    f"Your maps take {used} bytes; this one ({len(image.data)} bytes) would "
+                    f"pass your quota of {limits.image_bytes_per_key}.",
+                )
+            await self.store.put_image(blob)
+            log.info("stored map image %s (%d bytes) for %s", image.id, len(image.data), owner)
+        return _json(
+            201,
+            {
+                "id": image.id,
+                "url": image.url,
+                "width": image.width,
+                "height": image.height,
+                "type": image.mime,
+            },
+        )
+
+    async def _image(self, path: str) -> Response:
+        """``GET /images/<id>.<ext>``: a stored map image, or a bundled arena's; without
+        ``.<ext>`` (as an arena's ``map.image`` names it), in the type it is stored in."""
+        match = _IMAGE_PATH.fullmatch(path)
+        if match is None:
+            return _image_error(404, "unknown_image", "There is no such image.")
+        image_id, asked = match.groups()  # no extension: whichever the image has
+        data: bytes | None = None
+        stored = await self.store.get_image(image_id)
+        ext = asked or (stored.ext if stored is not None else "png")
+        if stored is not None and stored.ext == ext:
+            data = stored.data
+        elif stored is None and ext == "png":
+            found = self._bundled_maps().get(image_id)
+            data = await trio.Path(found).read_bytes() if found is not None else None
+        if data is None:
+            return _image_error(404, "unknown_image", "There is no such image.")
+        headers = Headers(
+            [
+                ("Content-Type", MIME[ext]),
+                ("Content-Length", str(len(data))),
+                ("Cache-Control", "public, max-age=31536000, immutable"),
+                ("X-Content-Type-Options", "nosniff"),
+                ("Content-Security-Policy", "default-src 'none'; sandbox"),
+                ("Cross-Origin-Resource-Policy", "same-origin"),
+            ]
+        )
+        return Response(200, "OK", headers, data)
+
+    def _bundled_maps(self) -> dict[str, Path]:
+        """The bundled arenas' map images (``maps/*.png`` of the arena folders), by id."""
+        if self._maps is None:
+            found: dict[str, Path] = {}
+            for folder in self.config.arena_dirs:
+                for path in sorted((folder / "maps").glob("*.png")):
+                    found.setdefault(hashlib.sha256(path.read_bytes()).hexdigest(), path)
+            self._maps = found
+        return self._maps
 
     async def _metrics_page(self, request: Request) -> Response:
         """``/metrics``: the Prometheus text page; with ``metrics_token`` set, only for
@@ -519,6 +644,15 @@ def _text(
 
 def _json(status: int, data: dict[str, Any]) -> Response:
     return _text(status, json.dumps(data).encode(), content_type="application/json")
+
+
+#: A map image's address: its id and extension.
+_IMAGE_PATH = re.compile(r"/images/([0-9a-f]{64})(?:\.(png|webp))?")
+
+
+def _image_error(status: int, code: str, message: str) -> Response:
+    """A refused image request: ``{"error": {"code", "message"}}``."""
+    return _json(status, {"error": {"code": code, "message": message}})
 
 
 _DEFAULT_PORTS = {"http": "80", "https": "443", "ws": "80", "wss": "443"}

@@ -252,6 +252,19 @@ class Limits:
     reply_bytes_burst: int = attrs.field(default=4_000_000, validator=_COUNT)
     #: Bytes a second at which ``reply_bytes_burst`` refills.
     reply_bytes_per_second: float = attrs.field(default=200_000.0, validator=_AMOUNT)
+    #: The largest map image ``POST /images`` takes, in bytes (its Content-Length; a
+    #: bigger one is answered 413 before any of it is read).
+    max_image_bytes: int = attrs.field(default=10_000_000, validator=_COUNT)
+    #: The most pixels (width times height) of a map image, read from its header before
+    #: anything is decoded (decompression bombs); at most 16384 on a side besides.
+    max_image_pixels: int = attrs.field(default=25_000_000, validator=_COUNT)
+    #: Seconds a client gets to send the whole body of a ``POST`` (1 to 60).
+    upload_timeout_seconds: float = attrs.field(default=30.0, validator=_HANDSHAKE)
+    #: Per GM key (or the operator's): bytes of map images stored, counted as stored
+    #: (re-encoded); past it, ``POST /images`` answers 413 ``quota_exceeded``.
+    image_bytes_per_key: int = attrs.field(default=100_000_000, validator=_COUNT)
+    #: Per GM key (or the operator's): arenas in the server's library (``save_arena``).
+    arenas_per_key: int = attrs.field(default=200, validator=_COUNT)
 
     def announced(self, reaction_seconds: float) -> protocol.Limits:
         """The limits as the ``hello`` result announces them, with the decision time

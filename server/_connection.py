@@ -735,9 +735,97 @@ class Connection:
 
 # -- listening ---------------------------------------------------------------------------------
 
+
+class Upload:
+    """The body of a ``POST`` (map images, issue 35): ``length`` is its Content-Length
+    (checked to be one number), read by :meth:`read` with a deadline; the handler reads
+    it only once it has accepted the request (its size, its authorization)."""
+
+    def __init__(
+        self, stream: trio.SocketStream, length: int, early: bytes, seconds: float
+    ) -> None:
+        self.length = length
+        #: Whether :meth:`read` was called (the body is read, or given up).
+        self.consumed = False
+        self._stream = stream
+        self._early = early
+        self._seconds = seconds
+
+    async def read(self) -> bytes | None:
+        """The whole body, or ``None`` when the client did not send it in time (or closed
+        the connection, or sent more than it announced)."""
+        self.consumed = True
+        chunks = [self._early]
+        got = len(self._early)
+        with trio.move_on_after(self._seconds):
+            while got < self.length:
+                data = await self._stream.receive_some(min(65536, self.length - got))
+                if not data:
+                    return None
+                chunks.append(data)
+                got += len(data)
+            body = b"".join(chunks)
+            return body if len(body) == self.length else None
+        return None
+
+
+class _Head:
+    """Splits what a client sends into the request's head, fed to the websockets
+    protocol, and what follows it (a body). A ``POST``'s ``Content-Length`` lines are
+    (and ``Transfer-Encoding``) lines are kept apart, so that websockets (which takes no request body) parses its head; every
+    other request reaches it byte for byte as sent."""
+
+    #: A line longer than this is fed as it is (websockets refuses it).
+    LONG = 16384
+
+    def __init__(self) -> None:
+        self.pending = b""
+        self.first = True
+        self.post = False
+        self.done = False
+        self.lengths: list[bytes] = []
+        self.chunked = False
+        self.after = b""
+
+    def take(self, data: bytes) -> bytes:
+        """What of ``data`` goes to the protocol."""
+        if self.done:
+            self.after += data
+            return b""
+        self.pending += data
+        out: list[bytes] = []
+        while not self.done and (end := self.pending.find(b"\n")) >= 0:
+            line, self.pending = self.pending[: end + 1], self.pending[end + 1 :]
+            if self.first:
+                self.first = False
+                self.post = line.startswith(b"POST ")
+            elif line in (b"\r\n", b"\n"):
+                self.done = True
+                self.after, self.pending = self.pending, b""
+            elif self.post and line[:15].lower() == b"content-length:":
+                self.lengths.append(line[15:].strip())
+                continue
+            elif self.post and line[:18].lower() == b"transfer-encoding:":
+                self.chunked = True  # not taken: answered 411
+                continue
+            out.append(line)
+        if len(self.pending) > self.LONG:
+            out.append(self.pending)
+            self.pending = b""
+        return b"".join(out)
+
+    def length(self) -> int | None:
+        """The one Content-Length a POST gave (``None``: none, several, or not a number)."""
+        values = set(self.lengths)
+        if len(values) != 1 or self.chunked:
+            return None
+        value = values.pop()
+        return int(value) if value.isdigit() and len(value) <= 15 else None
+
+
 #: Answers a plain HTTP request (a response), or lets it open a websocket (None); it is
-#: given the request and the client's address.
-HttpHandler = Callable[[Request, str], Awaitable[Response | None]]
+#: given the request, the client's address and, for a ``POST``, its body to read.
+HttpHandler = Callable[[Request, str, Upload | None], Awaitable[Response | None]]
 #: Runs an open connection until it ends.
 ConnectionHandler = Callable[[Connection], Awaitable[None]]
 
@@ -885,11 +973,12 @@ class WebsocketServer:
         A request that repeats a header read once (Host, Origin, Authorization), or
         whose ``X-Forwarded-For`` from a trusted proxy names no client, gets 400."""
         request: Request | None = None
+        head = _Head()
         while request is None:
             data = await stream.receive_some()
             if not data:
                 return None
-            protocol.receive_data(data)
+            protocol.receive_data(head.take(data))
             events = protocol.events_received()
             unanswered = protocol.data_to_send()  # a malformed request's error response
             if unanswered:
@@ -924,8 +1013,16 @@ class WebsocketServer:
             client_var.set(address)
             self._count(address, 1)
         crowded = self.per_address.get(address, 0) > self.limits.max_connections_per_ip
+        upload = None
+        if head.post and _path(request) == UPLOAD_PATH:
+            length = head.length()
+            if length is None:
+                await _answer(protocol, stream, http.HTTPStatus.LENGTH_REQUIRED, _NO_LENGTH)
+                await _drain(stream)
+                return None
+            upload = Upload(stream, length, head.after, self.limits.upload_timeout_seconds)
         try:
-            response = await self.http_handler(request, address)
+            response = await self.http_handler(request, address, upload)
         except Exception:
             log.exception("answering %s failed", _path(request))
             response = protocol.reject(
@@ -953,6 +1050,8 @@ class WebsocketServer:
             response.headers["Server"] = SERVER
         protocol.send_response(response)
         await _send_chunks(stream, protocol.data_to_send())
+        if head.post and (upload is None or not upload.consumed):
+            await _drain(stream)  # a refused POST's body: read (briefly) before closing
         return request if protocol.state is OPEN else None
 
 
@@ -966,6 +1065,35 @@ _UNFINISHED = (
     b"HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\n"
     b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(_UNFINISHED_BODY), _UNFINISHED_BODY)
 )
+
+
+async def _drain(stream: trio.SocketStream) -> None:
+    """Read what the client still sends for :data:`REFUSAL_GRACE` at most, after its
+    answer: a socket closed with unread data resets the connection, and the reset may
+    destroy the answer before the client reads it."""
+    with (
+        trio.move_on_after(REFUSAL_GRACE),
+        contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError),
+    ):
+        await stream.send_eof()
+        while await stream.receive_some(65536):
+            pass
+
+
+#: The one path that takes a request body (map images).
+UPLOAD_PATH = "/images"
+
+_NO_LENGTH = "A POST needs one Content-Length header (no chunked transfer coding).\n"
+
+
+async def _answer(
+    protocol: ServerProtocol, stream: trio.SocketStream, status: http.HTTPStatus, text: str
+) -> None:
+    """Answer ``status`` with ``text`` and end the exchange."""
+    refusal = protocol.reject(status, text)
+    refusal.headers["Server"] = SERVER
+    protocol.send_response(refusal)
+    await _send_chunks(stream, protocol.data_to_send())
 
 
 def _repeated(request: Request) -> str | None:

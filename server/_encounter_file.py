@@ -33,21 +33,21 @@ import cattrs
 from zonekeep.sdk import (
     Arena,
     ArenaError,
+    CompendiumSource,
     Creature,
     EncounterOptions,
     Hazard,
     creature_from_dict,
     load_arena,
+    parse_compendium_source,
 )
 from zonekeep.sdk.engine import Engine
 from zonekeep.sdk.host import (
     Compendium,
     CompendiumError,
-    bundled_compendium_files,
     character_creature,
     converter,
     describe_errors,
-    load_compendium_file,
     option_problems,
     parse_character,
     roster_reference,
@@ -122,7 +122,7 @@ def parse_encounter(
     arena = _arena(data.get("arena"), base, engine, problems)
     zone_ids = tuple(z.id for z in arena.zones)
     options = _options(data.get("options", {}), engine, problems)
-    creatures, ids = _creatures(data.get("creatures"), zone_ids, problems, base)
+    creatures, ids = _creatures(data.get("creatures"), zone_ids, problems, base, engine)
     surprised = _surprised(data.get("surprised", []), ids, problems)
     positions = _positions(data.get("positions", {}), ids, zone_ids, problems)
     hazards = _hazards(data.get("hazards", []), problems)
@@ -178,7 +178,11 @@ def _options(raw: Any, engine: Engine | None, problems: list[str]) -> EncounterO
 
 
 def _creatures(
-    raw: Any, zone_ids: tuple[str, ...], problems: list[str], base: Path | None = None
+    raw: Any,
+    zone_ids: tuple[str, ...],
+    problems: list[str],
+    base: Path | None = None,
+    engine: Engine | None = None,
 ) -> tuple[list[Creature], set[str]]:
     """The creatures that are valid, and every creature id the file gives (a creature
     with problems still counts as named, so its other mentions are not reported too)."""
@@ -199,7 +203,7 @@ def _creatures(
         try:
             if isinstance(item, dict) and "compendium" in item:
                 if compendium is None:
-                    compendium = _bundled_compendium()
+                    compendium = _plugins_compendium(engine)
                 made = roster_reference(item, compendium, where, taken=seen | spelled)
             elif isinstance(item, dict) and "character" in item:
                 made = [_character_item(item, base, where)]
@@ -224,10 +228,20 @@ def _creatures(
     return creatures, seen
 
 
-def _bundled_compendium() -> Compendium:
+def _plugins_compendium(engine: Engine | None) -> Compendium:
+    """The compendium the plugins contribute (``zonekeep_compendium``: the SRD 5.1
+    creatures of the built-in ``zonekeep.srd`` among them), those of ``engine`` or, without
+    one, of the default plugins."""
+    engine = engine if engine is not None else Engine()
     compendium = Compendium()
-    for path in bundled_compendium_files():
-        compendium.add(load_compendium_file(path), str(path))
+    for answer in engine.pm.hook.zonekeep_compendium():
+        for i, item in enumerate(answer or ()):
+            source = (
+                item
+                if isinstance(item, CompendiumSource)
+                else parse_compendium_source(item, f"compendium source {i}")
+            )
+            compendium.add(source, "a plugin")
     return compendium
 
 

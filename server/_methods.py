@@ -11,6 +11,7 @@ client of a server.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import logging
 import math
@@ -20,6 +21,7 @@ import tomllib
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from importlib import resources
+from pathlib import Path
 from typing import Any, TypeVar
 
 import attrs
@@ -51,6 +53,8 @@ from zonekeep.protocol import (
     CreateSeatResult,
     CreateSpectatorLinkParams,
     CreateSpectatorLinkResult,
+    DeleteArenaParams,
+    DeleteArenaResult,
     EncounterInfo,
     EncounterLinksParams,
     EncounterLinksResult,
@@ -85,6 +89,8 @@ from zonekeep.protocol import (
     RotateDiceResult,
     RotateGmTokenParams,
     RotateGmTokenResult,
+    SaveArenaParams,
+    SaveArenaResult,
     SeatInfo,
     SetPublicParams,
     SetPublicResult,
@@ -139,12 +145,17 @@ from ._idempotency import (
 from ._plugin_data import setting_infos, settings_schema
 from ._registry import Registry, is_loopback
 from ._room import FoldWork, Grant, Job, Room
-from ._store import EncounterRecord, StoreError
+from ._store import EncounterRecord, LibraryArena, StoreError
 from ._wire import encode_message, encoded_response_text, error_text, response_text
 
 log = logging.getLogger("zonekeep.session")
 
 _R = TypeVar("_R")
+
+
+def _file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
 
 #: Events serialized between two checkpoints when a ``join`` replays a long log: a
 #: replay of thousands of events yields to the other rooms and connections this often.
@@ -451,9 +462,18 @@ class Methods:
     # -- the builder ------------------------------------------------------------------------
 
     async def m_list_arenas(self, client: Client, params: ListArenasParams) -> ListArenasResult:
-        found = sorted(self.registry.arena_library().items())
+        bundled = self.registry.arena_library()
+        saved = await self.registry.library_arenas()
+        owner = await self._arena_owner(client, required=False)
+        every: dict[str, Path | dict[str, Any] | LibraryArena] = dict(saved)
+        every.update(bundled)  # a bundled name wins (save_arena refuses one anyway)
+        found = sorted(every.items())
         items = []
         for name, where in found[params.offset : params.offset + params.limit]:
+            if isinstance(where, LibraryArena):
+                yours = owner is not None and owner in ("operator", where.owner)
+                items.append(ArenaItem(name, json.loads(where.text), True, yours))
+                continue
             if isinstance(where, dict):  # a plugin's, checked at start
                 items.append(ArenaItem(name, where))
                 continue
@@ -486,6 +506,87 @@ class Methods:
             return CheckArenaResult([ProblemInfo(p.where, p.message) for p in exc.problems], None)
         assert isinstance(data, dict)
         return CheckArenaResult([], data)
+
+    async def _arena_owner(self, client: Client, *, required: bool = True) -> str | None:
+        """Who owns the library arenas this connection saves: ``gm:NAME`` (its GM key) or
+        ``operator`` (loopback on a keyless server); else ``gm_key_required`` (``None``
+        when not ``required``)."""
+        gm, operator = await self._owner(client)
+        if gm is not None:
+            return "gm:" + gm
+        if operator:
+            return "operator"
+        if not required:
+            return None
+        raise ProtocolError(
+            "gm_key_required", "Say hello with your GM key to keep arenas in the library."
+        )
+
+    async def m_save_arena(self, client: Client, params: SaveArenaParams) -> SaveArenaResult:
+        owner = await self._arena_owner(client)
+        assert owner is not None
+        data = {k: v for k, v in params.arena.items() if k != "$schema"}
+        name = data.get("id") if isinstance(data.get("id"), str) else ""
+        try:
+            arena = parse_arena(data, "arena", asset_tags=self.registry.engine.asset_tags)
+        except ArenaError as exc:
+            problems = [ProblemInfo(p.where, p.message) for p in exc.problems]
+            return SaveArenaResult(False, str(name), False, problems)
+        if arena.id in self.registry.arena_library():
+            raise ProtocolError(
+                "not_your_arena",
+                f"{arena.id!r} is a bundled arena's name; give yours another id.",
+            )
+        if arena.map is not None and not await self._image_known(arena.map.image):
+            problem = ProblemInfo(
+                "map.image", "No image with this id is stored here: upload it (POST /images)."
+            )
+            return SaveArenaResult(False, arena.id, False, [problem])
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        if len(text.encode()) > self.registry.config.limits.max_message_bytes:
+            raise ProtocolError("invalid_params", "The arena is too large to keep.")
+        saved = LibraryArena(arena.id, owner, text, self.registry.clock())
+        outcome = await self.registry.store.save_arena(
+            saved, self.registry.config.limits.arenas_per_key
+        )
+        if outcome == "taken":
+            raise ProtocolError(
+                "not_your_arena", f"Another GM keeps an arena named {arena.id!r} here."
+            )
+        if outcome == "quota":
+            limit = self.registry.config.limits.arenas_per_key
+            raise ProtocolError(
+                "quota_exceeded",
+                f"You keep {limit} arenas here already (arenas_per_key); delete one first.",
+            )
+        log.info("arena %s saved in the library by %s (%s)", arena.id, owner, outcome)
+        return SaveArenaResult(True, arena.id, outcome == "replaced", [])
+
+    async def _image_known(self, image_id: str) -> bool:
+        """Whether a map image of that id is stored (or is a bundled arena's)."""
+        if await self.registry.store.get_image(image_id) is not None:
+            return True
+        for folder in self.registry.config.arena_dirs:
+            for path in (folder / "maps").glob("*.png"):
+                digest = await trio.to_thread.run_sync(_file_digest, path)
+                if digest == image_id:
+                    return True
+        return False
+
+    async def m_delete_arena(self, client: Client, params: DeleteArenaParams) -> DeleteArenaResult:
+        owner = await self._arena_owner(client)
+        if params.name in self.registry.arena_library():
+            raise ProtocolError("not_your_arena", f"{params.name!r} is a bundled arena.")
+        wanted = None if owner == "operator" else owner
+        old = await self.registry.store.delete_arena(params.name, wanted)
+        if old is None:
+            raise ProtocolError("invalid_params", f"There is no library arena {params.name!r}.")
+        if wanted is not None and old.owner != wanted:
+            raise ProtocolError(
+                "not_your_arena", f"The arena {params.name!r} was saved with another GM key."
+            )
+        log.info("arena %s deleted from the library by %s", params.name, owner)
+        return DeleteArenaResult(params.name)
 
     async def m_check_character(
         self, client: Client, params: CheckCharacterParams

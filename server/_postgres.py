@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("zonekeep.store")
 
 #: The layout this version writes. Bump it with a migration in :data:`MIGRATIONS`.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Connections a store keeps open unless told (``store_pool_size``).
 DEFAULT_POOL_SIZE = 4
@@ -120,6 +120,8 @@ _TABLES = (
     "changes",
     "nodes",
     "leases",
+    "images",
+    "library_arenas",
 )
 
 _SCHEMA_1 = (
@@ -184,9 +186,38 @@ def _add_nodes_and_leases(conn: psycopg.Connection[Any]) -> None:
             conn.execute(statement.encode())
 
 
+_IMAGES_AND_LIBRARY = """
+CREATE TABLE images (
+    id TEXT PRIMARY KEY,
+    ext TEXT NOT NULL,
+    width INTEGER NOT NULL,
+    height INTEGER NOT NULL,
+    size BIGINT NOT NULL,
+    data BYTEA NOT NULL,
+    owner TEXT NOT NULL,
+    created DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX images_by_owner ON images (owner);
+CREATE TABLE library_arenas (
+    name TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    text TEXT NOT NULL,
+    updated DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX library_arenas_by_owner ON library_arenas (owner)
+"""
+
+
+def _add_images_and_library(conn: psycopg.Connection[Any]) -> None:
+    for statement in _IMAGES_AND_LIBRARY.split(";"):
+        if statement.strip():
+            conn.execute(statement.encode())
+
+
 #: Migrations from version N to N + 1, by N.
 MIGRATIONS: dict[int, Migration[psycopg.Connection[Any]]] = {
     1: Migration("nodes and encounter leases (several nodes)", _add_nodes_and_leases),
+    2: Migration("map images and the arena library", _add_images_and_library),
 }
 
 #: The database's clock in Unix seconds: every node's lease times are read from it, so

@@ -68,7 +68,7 @@ from ._fanout import push
 from ._nodes import HANDED_OVER
 from ._plugin_data import with_server_settings
 from ._room import Grant, Job, Room
-from ._store import EncounterRecord, EventStore, StoredEncounter, StoreError
+from ._store import EncounterRecord, EventStore, LibraryArena, StoredEncounter, StoreError
 
 if TYPE_CHECKING:
     from ._nodes import Node
@@ -475,7 +475,7 @@ class Registry:
         name = params.name
         if not name.strip() or len(name) > 200:
             raise _roster_error("'name' must be a string of 1-200 characters.")
-        arena = self._arena(params.arena)
+        arena = self._arena(await self.with_library(params.arena))
         raw = params.creatures
         if not raw and not params.seats:
             raise _roster_error("'creatures' must be a non-empty list (or ask for 'seats').")
@@ -517,13 +517,30 @@ class Registry:
         data.pop("$schema", None)
         return data
 
+    async def library_arenas(self) -> dict[str, LibraryArena]:
+        """The arenas GMs saved (``save_arena``), by name, as the store has them now (on
+        several nodes, whichever node saved them)."""
+        return {a.name: a for a in await self.store.library_arenas()}
+
+    async def with_library(self, value: Any) -> Any:
+        """``create_encounter``'s ``arena``: a name of the library (not bundled, nor a
+        plugin's) becomes its arena object; anything else is left as it is."""
+        if isinstance(value, str) and value not in self.arena_library():
+            saved = (await self.library_arenas()).get(value)
+            if saved is not None:
+                data: dict[str, Any] = json.loads(saved.text)
+                return data
+        return value
+
     def _arena(self, value: Any) -> Arena:
         if isinstance(value, str):
             library = self.arena_library()
             found = library.get(value)
             if found is None:
                 names = ", ".join(sorted(library)) or "none"
-                raise _roster_error(f"There is no bundled arena {value!r}; bundled: {names}.")
+                raise _roster_error(
+                    f"There is no arena {value!r} bundled or in the library; bundled: {names}."
+                )
             if isinstance(found, dict):
                 return parse_arena(found, f"arena {value!r}", asset_tags=self.engine.asset_tags)
             return load_arena(found, asset_tags=self.engine.asset_tags)

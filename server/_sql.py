@@ -40,6 +40,9 @@ from ._store import (
     EncounterRecord,
     EncounterStatus,
     GmKey,
+    LibraryArena,
+    SaveOutcome,
+    StoredBlob,
     StoredEncounter,
     StoredGrant,
     StoreError,
@@ -515,6 +518,28 @@ class SqlStore(ABC):
     async def revoke_gm_key(self, name: str) -> bool:
         return await self._doing("revoke the GM key", _revoke_gm_key, name)
 
+    # -- map images and the arena library ----------------------------------------------------
+
+    async def put_image(self, blob: StoredBlob) -> bool:
+        return await self._doing("store the image", _put_image, blob)
+
+    async def get_image(self, image_id: str) -> StoredBlob | None:
+        return await self._reading("the image", _get_image, image_id)
+
+    async def image_bytes(self, owner: str) -> int:
+        rows = await self._reading("the images", fetch, _IMAGE_BYTES, (owner,))
+        return int(rows[0][0] or 0) if rows else 0
+
+    async def save_arena(self, arena: LibraryArena, max_arenas: int) -> SaveOutcome:
+        return await self._doing("save the arena", _save_arena, arena, max_arenas)
+
+    async def delete_arena(self, name: str, owner: str | None) -> LibraryArena | None:
+        return await self._doing("delete the arena", _delete_arena, name, owner)
+
+    async def library_arenas(self) -> list[LibraryArena]:
+        rows = await self._reading("the arena library", fetch, _LIBRARY, ())
+        return [LibraryArena(str(n), str(o), str(t), float(u)) for n, o, t, u in rows]
+
     # -- the dice secret ----------------------------------------------------------------------
 
     async def dice_secret(self) -> bytes:
@@ -839,6 +864,75 @@ def _adopt_dice_secret(db: Db, secret: str) -> None:
         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         (secret,),
     )
+
+
+_IMAGE_BYTES = "SELECT SUM(size) FROM images WHERE owner=?"
+_LIBRARY = "SELECT name, owner, text, updated FROM library_arenas ORDER BY name"
+
+
+def _put_image(db: Db, blob: StoredBlob) -> bool:
+    if db.execute("SELECT 1 FROM images WHERE id=?", (blob.id,)).fetchone() is not None:
+        return False
+    db.execute(
+        "INSERT INTO images (id, ext, width, height, size, data, owner, created) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            blob.id,
+            blob.ext,
+            blob.width,
+            blob.height,
+            len(blob.data),
+            blob.data,
+            blob.owner,
+            time.time(),
+        ),
+    )
+    return True
+
+
+def _get_image(db: Db, image_id: str) -> StoredBlob | None:
+    row = db.execute(
+        "SELECT id, ext, width, height, data, owner FROM images WHERE id=?", (image_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    return StoredBlob(
+        str(row[0]), str(row[1]), int(row[2]), int(row[3]), bytes(row[4]), str(row[5])
+    )
+
+
+def _save_arena(db: Db, arena: LibraryArena, max_arenas: int) -> SaveOutcome:
+    row = db.execute("SELECT owner FROM library_arenas WHERE name=?", (arena.name,)).fetchone()
+    if row is not None and str(row[0]) != arena.owner:
+        return "taken"
+    if row is None:
+        count = db.execute(
+            "SELECT COUNT(*) FROM library_arenas WHERE owner=?", (arena.owner,)
+        ).fetchone()
+        if int(count[0]) >= max_arenas:
+            return "quota"
+        db.execute(
+            "INSERT INTO library_arenas (name, owner, text, updated) VALUES (?, ?, ?, ?)",
+            (arena.name, arena.owner, arena.text, arena.updated),
+        )
+        return "created"
+    db.execute(
+        "UPDATE library_arenas SET text=?, updated=? WHERE name=?",
+        (arena.text, arena.updated, arena.name),
+    )
+    return "replaced"
+
+
+def _delete_arena(db: Db, name: str, owner: str | None) -> LibraryArena | None:
+    row = db.execute(
+        "SELECT name, owner, text, updated FROM library_arenas WHERE name=?", (name,)
+    ).fetchone()
+    if row is None:
+        return None
+    old = LibraryArena(str(row[0]), str(row[1]), str(row[2]), float(row[3]))
+    if owner is None or old.owner == owner:
+        db.execute("DELETE FROM library_arenas WHERE name=?", (name,))
+    return old
 
 
 def _add_gm_key(db: Db, key: GmKey) -> None:

@@ -58,7 +58,7 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "SqliteStore"]
 log = logging.getLogger("zonekeep.store")
 
 #: The layout this version writes. Bump it with a migration in :data:`MIGRATIONS`.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Seconds a connection waits for another one's write transaction before giving up
 #: (SQLite's busy timeout): the server and the CLI share the file.
@@ -184,6 +184,34 @@ def _backfill(conn: sqlite3.Connection, eid: str, finished: bool, now: float) ->
     )
 
 
+#: Map images and the arena library (issue 35): the same layout on PostgreSQL.
+_IMAGES_AND_LIBRARY = """
+CREATE TABLE images (
+    id TEXT PRIMARY KEY,
+    ext TEXT NOT NULL,
+    width INTEGER NOT NULL,
+    height INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    owner TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE INDEX images_by_owner ON images (owner);
+CREATE TABLE library_arenas (
+    name TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    text TEXT NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE INDEX library_arenas_by_owner ON library_arenas (owner)
+"""
+
+
+def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
+    for statement in statements(_IMAGES_AND_LIBRARY):
+        conn.execute(statement)
+
+
 #: Migrations from version N to N + 1, by N. They run in order, all in one transaction.
 MIGRATIONS: dict[int, Migration[sqlite3.Connection]] = {
     1: Migration(
@@ -191,6 +219,7 @@ MIGRATIONS: dict[int, Migration[sqlite3.Connection]] = {
         "source, last_activity) and GM keys",
         _migrate_1_to_2,
     ),
+    2: Migration("map images and the arena library", _migrate_2_to_3),
 }
 
 Durability = Literal["full", "normal"]

@@ -98,6 +98,36 @@ class GmKey:
     created: float
 
 
+@attrs.frozen
+class StoredBlob:
+    """A stored map image (issue 35): its id (the sha256 of ``data`` in hex), its
+    extension (``png``, ``webp``), size in pixels, bytes, and the owner who stored it
+    first (``gm:NAME``, ``operator``)."""
+
+    id: str
+    ext: str
+    width: int
+    height: int
+    data: bytes = attrs.field(repr=False)
+    owner: str = ""
+
+
+@attrs.frozen
+class LibraryArena:
+    """An arena of the server's library (``save_arena``): its name (the arena's id), the
+    owner who saved it (``gm:NAME``, ``operator``) and the arena file's JSON text."""
+
+    name: str
+    owner: str
+    text: str
+    updated: float
+
+
+#: What :meth:`EventStore.save_arena` did: saved anew, replaced the owner's own,
+#: refused (another owner's name, or the owner's count at ``max_arenas``).
+SaveOutcome = Literal["created", "replaced", "taken", "quota"]
+
+
 class EventStore(Protocol):
     """An append-only log of events per encounter, numbered by ``seq`` from 1 without gaps,
     with the encounter's grants and periodic snapshots."""
@@ -216,6 +246,37 @@ class EventStore(Protocol):
         """Forget the key named ``name``; ``False`` if there was none."""
         ...
 
+    # -- map images and the arena library (issue 35) -------------------------------------------
+
+    async def put_image(self, blob: StoredBlob) -> bool:
+        """Store ``blob`` unless an image of its id is stored already (its bytes are
+        then the same); ``True`` when it was new."""
+        ...
+
+    async def get_image(self, image_id: str) -> StoredBlob | None:
+        """The stored image ``image_id`` (its bytes included), or ``None``."""
+        ...
+
+    async def image_bytes(self, owner: str) -> int:
+        """How many bytes of images ``owner`` stored first (its quota's use)."""
+        ...
+
+    async def save_arena(self, arena: LibraryArena, max_arenas: int) -> SaveOutcome:
+        """Save ``arena`` under its name, in one transaction: ``taken`` (nothing
+        written) when another owner has that name, ``quota`` when it is new and its owner
+        has ``max_arenas`` already."""
+        ...
+
+    async def delete_arena(self, name: str, owner: str | None) -> LibraryArena | None:
+        """Forget the library arena ``name`` if ``owner`` saved it (any owner's when
+        ``owner`` is ``None``); the arena as it was (``None``: there was none; one of
+        another owner is returned and left in place)."""
+        ...
+
+    async def library_arenas(self) -> list[LibraryArena]:
+        """Every library arena, by name."""
+        ...
+
     # -- changes made by other processes --------------------------------------------------------
 
     async def dice_secret(self) -> bytes:
@@ -294,6 +355,8 @@ class InMemoryStore:
         self._gm_keys: list[GmKey] = []
         self._outside = 0
         self._dice_secret = secrets.token_bytes(32)
+        self._images: dict[str, StoredBlob] = {}
+        self._arenas: dict[str, LibraryArena] = {}
 
     def bump_outside(self) -> None:
         """Pretend another process changed the store (for tests of the polling)."""
@@ -456,6 +519,36 @@ class InMemoryStore:
 
     async def dice_secret(self) -> bytes:
         return self._dice_secret
+
+    async def put_image(self, blob: StoredBlob) -> bool:
+        if blob.id in self._images:
+            return False
+        self._images[blob.id] = blob
+        return True
+
+    async def get_image(self, image_id: str) -> StoredBlob | None:
+        return self._images.get(image_id)
+
+    async def image_bytes(self, owner: str) -> int:
+        return sum(len(b.data) for b in self._images.values() if b.owner == owner)
+
+    async def save_arena(self, arena: LibraryArena, max_arenas: int) -> SaveOutcome:
+        old = self._arenas.get(arena.name)
+        if old is not None and old.owner != arena.owner:
+            return "taken"
+        if old is None and sum(a.owner == arena.owner for a in self._arenas.values()) >= max_arenas:
+            return "quota"
+        self._arenas[arena.name] = arena
+        return "created" if old is None else "replaced"
+
+    async def delete_arena(self, name: str, owner: str | None) -> LibraryArena | None:
+        old = self._arenas.get(name)
+        if old is not None and (owner is None or old.owner == owner):
+            del self._arenas[name]
+        return old
+
+    async def library_arenas(self) -> list[LibraryArena]:
+        return [self._arenas[name] for name in sorted(self._arenas)]
 
     async def outside_changes(self) -> int:
         return self._outside

@@ -181,6 +181,7 @@ def test_the_wheel_installs_and_serves_its_bundled_arenas(
         f"{data}/arenas/cliffside.json",
         f"{data}/arenas/swamp.toml",
         f"{data}/arenas/tavern.json",
+        f"{data}/arenas/maps/tavern.png",
         f"{data}/encounters/goblin-ambush.json",
         f"{data}/encounters/cliffside-bandits.json",
         f"{data}/encounters/swamp-lizardfolk.json",

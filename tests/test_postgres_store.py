@@ -72,6 +72,7 @@ async def test_a_new_store_records_its_version_and_reopening_adds_nothing(url: s
     assert [(v, d) for v, d, _, _ in steps] == [
         (1, "a new store"),
         (2, "nodes and encounter leases (several nodes)"),
+        (3, "map images and the arena library"),
     ]
     assert all(isinstance(applied, float) and made_by for _, _, applied, made_by in steps)
     before = dump(url)
@@ -96,10 +97,11 @@ async def test_a_version_1_store_is_migrated_to_nodes_and_leases_keeping_its_eve
     sql(f"INSERT INTO {schema}.events VALUES ('e1', 1, 'x', '{{}}')")
     store = await open_pg(url)
     await store.aclose()
-    assert rows(url, "meta") == [("schema_version", "2")]
-    assert [v for v, *_ in rows(url, "schema_migrations")] == [1, 2]
+    assert rows(url, "meta") == [("schema_version", "3")]
+    assert [v for v, *_ in rows(url, "schema_migrations")] == [1, 2, 3]
     assert rows(url, "events") == [("e1", 1, "x", "{}")]
     assert rows(url, "leases") == [] and rows(url, "nodes") == []
+    assert rows(url, "images") == [] and rows(url, "library_arenas") == []
 
 
 async def test_two_stores_opening_a_new_schema_at_once_make_it_once(url: str) -> None:
@@ -123,7 +125,7 @@ async def test_a_store_made_by_a_newer_zonekeep_is_refused_and_left_untouched(ur
     await store.aclose()
     sql(f"UPDATE {schema_of(url)}.meta SET value='{SCHEMA_VERSION + 1}'")
     before = dump(url)
-    with pytest.raises(StoreError, match=r"made by a newer zonekeep \(store version 3") as info:
+    with pytest.raises(StoreError, match=r"made by a newer zonekeep \(store version 4") as info:
         await open_pg(url)
     assert "Upgrade zonekeep" in str(info.value)
     assert dump(url) == before

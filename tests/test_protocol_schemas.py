@@ -56,6 +56,8 @@ from zonekeep.protocol import (
     CreateSpectatorLinkParams,
     CreateSpectatorLinkResult,
     DecisionInfo,
+    DeleteArenaParams,
+    DeleteArenaResult,
     EncounterClosedNotification,
     EncounterErrorNotification,
     EncounterInfo,
@@ -96,6 +98,8 @@ from zonekeep.protocol import (
     RotateDiceResult,
     RotateGmTokenParams,
     RotateGmTokenResult,
+    SaveArenaParams,
+    SaveArenaResult,
     SeatInfo,
     SeatRequest,
     ServerInfo,
@@ -318,6 +322,8 @@ def params_samples() -> dict[str, list[Any]]:
             CheckCharacterParams({"name": "Aria"}),
             CheckCharacterParams({"system": {}}, "foundry"),
         ],
+        "save_arena": [SaveArenaParams(_tavern())],
+        "delete_arena": [DeleteArenaParams("crypt")],
         "submit_character": [
             SubmitCharacterParams("e1", {"name": "Aria"}),
             SubmitCharacterParams("e1", {"name": "Aria"}, "ana"),
@@ -453,7 +459,13 @@ def result_samples() -> dict[str, list[Any]]:
         "list_arenas": [
             ListArenasResult(0, 0, []),
             ListArenasResult(1, 0, [ArenaItem("tavern", _tavern())]),
+            ListArenasResult(1, 0, [ArenaItem("crypt", _tavern(), True, True)]),
         ],
+        "save_arena": [
+            SaveArenaResult(True, "crypt", False, []),
+            SaveArenaResult(False, "crypt", False, [ProblemInfo("map.image", "no image")]),
+        ],
+        "delete_arena": [DeleteArenaResult("crypt")],
         "check_arena": [
             CheckArenaResult([], _tavern()),
             CheckArenaResult(

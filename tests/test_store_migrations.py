@@ -108,10 +108,13 @@ async def test_a_0_1_store_is_upgraded_with_its_records_filled_in(old_store: Pat
         (str(SCHEMA_VERSION),)
     ]
     steps = rows(old_store, "SELECT * FROM schema_migrations ORDER BY version")
-    assert [s[0] for s in steps] == [1, 2]
+    assert [s[0] for s in steps] == [1, 2, 3]
     assert steps[0] == (1, "the layout of zonekeep 0.1", None, None)
     assert steps[1][1] == MIGRATIONS[1].description
     assert steps[1][2] is not None and steps[1][3] == VERSION
+    assert steps[2][1] == MIGRATIONS[2].description == "map images and the arena library"
+    assert rows(old_store, "SELECT COUNT(*) FROM images") == [(0,)]
+    assert rows(old_store, "SELECT COUNT(*) FROM library_arenas") == [(0,)]
 
 
 async def test_the_upgraded_store_plays_on(old_store: Path) -> None:
@@ -140,7 +143,7 @@ async def test_an_upgraded_store_has_the_layout_of_a_new_one(
         store = await open_store(path)
         await store.aclose()
     assert layout(old_store) == layout(fresh)
-    assert [r[0] for r in rows(fresh, "SELECT version FROM schema_migrations")] == [1, 2]
+    assert [r[0] for r in rows(fresh, "SELECT version FROM schema_migrations")] == [1, 2, 3]
     assert rows(fresh, "SELECT description FROM schema_migrations WHERE version=1") == [
         ("a new store",)
     ]
@@ -151,7 +154,7 @@ async def test_the_upgrade_runs_once(old_store: Path) -> None:
         store = await open_store(old_store)
         await store.aclose()
     steps = rows(old_store, "SELECT version, applied_at FROM schema_migrations ORDER BY 1")
-    assert [v for v, _ in steps] == [1, 2]
+    assert [v for v, _ in steps] == [1, 2, 3]
 
 
 async def test_a_failed_migration_leaves_the_file_as_it_was(

@@ -1281,6 +1281,10 @@
     const map = $("map");
     const lines = svg("svg", { class: "links", "aria-hidden": "true", focusable: "false" });
     map.replaceChildren(lines);
+    // A battle map (protocol 1.6): the image under the zones, each zone's box at its shape.
+    const onMap = Boolean(arena.map && arena.zones.some((z) => z.shape));
+    map.classList.toggle("on-map", onMap);
+    if (onMap) drawMapImage(map, arena);
     for (const zone of arena.zones) {
       const [col, row] = cells.get(zone.id);
       const choice = choices.get(zone.id);
@@ -1333,11 +1337,92 @@
       choice ? el("div", { class: choice.ok ? "zone-hint" : "zone-hint no" }, choice.ok ? `${me.name} can enter: ${choice.cost} ft` : choice.why) : null);
       box.style.gridColumn = String(col); // CSSOM, not a style attribute (the CSP forbids those)
       box.style.gridRow = String(row);
+      if (onMap && zone.shape) placeOnMap(box, zone.shape, arena.map);
       map.append(box);
     }
     const unplaced = Object.values(s.creatures).filter((c) => !c.zone);
     $("unplaced").textContent = unplaced.length ? `Not placed yet: ${unplaced.map((c) => c.name).join(", ")}` : "";
     drawLinks();
+  }
+
+  /** The map image and the zones' outlines (rect or polygon, in the image's pixels),
+   * under the zones' boxes; pinch-zoom and pan on the map (zoomable). */
+  function drawMapImage(map, arena) {
+    const { image, width, height } = arena.map;
+    map.style.aspectRatio = `${width} / ${height}`;
+    const outlines = svg("svg", { class: "shapes", viewBox: `0 0 ${width} ${height}`,
+      preserveAspectRatio: "none", "aria-hidden": "true", focusable: "false" });
+    for (const zone of arena.zones) {
+      if (zone.shape?.rect) {
+        const [x, y, w, h] = zone.shape.rect;
+        outlines.append(svg("rect", { x, y, width: w, height: h }));
+      } else if (zone.shape?.polygon) {
+        outlines.append(svg("polygon", { points: zone.shape.polygon.map((p) => p.join(",")).join(" ") }));
+      }
+    }
+    map.prepend(el("img", { class: "map-image", src: `../images/${image}`, alt: "", draggable: "false" }), outlines);
+    zoomable(map);
+  }
+
+  /** A zone's box over the bounding box of its shape, in percent of the map. */
+  function placeOnMap(box, shape, frame) {
+    const points = shape.rect ? [[shape.rect[0], shape.rect[1]], [shape.rect[0] + shape.rect[2], shape.rect[1] + shape.rect[3]]] : shape.polygon;
+    const xs = points.map((p) => p[0]);
+    const ys = points.map((p) => p[1]);
+    const pct = (v, of) => `${(100 * v) / of}%`;
+    box.classList.add("placed");
+    box.style.left = pct(Math.min(...xs), frame.width);
+    box.style.top = pct(Math.min(...ys), frame.height);
+    box.style.width = pct(Math.max(...xs) - Math.min(...xs), frame.width);
+    box.style.height = pct(Math.max(...ys) - Math.min(...ys), frame.height);
+  }
+
+  /** Pinch-zoom (two pointers) and pan (one) of the map, as a CSS transform; a pointer
+   * that starts on a button or a token is left to it. Once per map element. */
+  function zoomable(map) {
+    if (map.dataset.zoomable) return;
+    map.dataset.zoomable = "1";
+    const view = { x: 0, y: 0, s: 1 };
+    const pointers = new Map();
+    let start = null;
+    const apply = () => {
+      map.style.transform = view.s === 1 && !view.x && !view.y ? "" : `translate(${view.x}px, ${view.y}px) scale(${view.s})`;
+    };
+    const restart = () => { start = { view: { ...view }, points: [...pointers.values()] }; };
+    map.addEventListener("pointerdown", (ev) => {
+      if (!map.classList.contains("on-map") || ev.target.closest("button, a, input, select, summary, .token, .gm-token")) return;
+      pointers.set(ev.pointerId, [ev.clientX, ev.clientY]);
+      try { map.setPointerCapture(ev.pointerId); } catch { /* not an active pointer (a synthetic event) */ }
+      restart();
+    });
+    map.addEventListener("pointermove", (ev) => {
+      if (!pointers.has(ev.pointerId) || !start) return;
+      pointers.set(ev.pointerId, [ev.clientX, ev.clientY]);
+      const now = [...pointers.values()];
+      const r = map.getBoundingClientRect();
+      const base = [r.left - view.x, r.top - view.y]; // the untransformed corner (origin 0 0)
+      const mid = (ps) => [(ps[0][0] + (ps[1] ?? ps[0])[0]) / 2 - base[0], (ps[0][1] + (ps[1] ?? ps[0])[1]) / 2 - base[1]];
+      let s = start.view.s;
+      if (now.length >= 2 && start.points.length >= 2) {
+        const d = (ps) => Math.hypot(ps[0][0] - ps[1][0], ps[0][1] - ps[1][1]) || 1;
+        s = Math.min(4, Math.max(1, (start.view.s * d(now)) / d(start.points)));
+      }
+      const m0 = mid(start.points);
+      const m1 = mid(now);
+      const p = [(m0[0] - start.view.x) / start.view.s, (m0[1] - start.view.y) / start.view.s];
+      view.s = s;
+      view.x = s === 1 && now.length >= 2 ? 0 : m1[0] - p[0] * s;
+      view.y = s === 1 && now.length >= 2 ? 0 : m1[1] - p[1] * s;
+      apply();
+    });
+    const end = (ev) => { if (pointers.delete(ev.pointerId)) restart(); };
+    map.addEventListener("pointerup", end);
+    map.addEventListener("pointercancel", end);
+    map.addEventListener("dblclick", (ev) => {
+      if (ev.target.closest("button, a, .token, .gm-token")) return;
+      Object.assign(view, { x: 0, y: 0, s: 1 });
+      apply();
+    });
   }
 
   /** The links drawn between the zones: a line per pair of zones (dashed when blocked,
