@@ -371,6 +371,8 @@ def zonekeep_attack_redirect(
     :param attack: the attack used.
     :return: the id of the new target (a creature in the fight, not the attacker), or
         ``None`` to leave the target as it is.
+
+    Stops at first non-None result.
     """
 
 
@@ -394,6 +396,8 @@ def zonekeep_hit_reaction(
     :param total: the attack roll's total.
     :param ac: the AC it is compared with.
     :return: an AC bonus (whole number), or ``None``.
+
+    Stops at first non-None result.
     """
 
 
