@@ -40,17 +40,14 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
         *(
             ("action", i)
             for i in (
-                "aggressive", "breath", "consume-life", "cunning-action", "death-glare",
-                "dreadful-glare", "fetid-cloud", "healing-touch", "leadership",
-                "multiattack", "parry", "rampage", "redirect-attack",
-                "scare", "tentacle-slam", "tentacles", "web",
+                "fetid-cloud", "leadership",
+                "multiattack", "rampage", "web",
             )
         ),
         *(
             ("on_hit", i)
             for i in (
-                "grapple", "life-drain", "poison-paralysis", "save-for-damage",
-                "save-or-condition",
+                "grapple", "life-drain", "poison-paralysis", "save-or-condition",
             )
         ),
         *(

@@ -39,6 +39,8 @@ from zonekeep.sdk import (
     parse_compendium_source,
 )
 
+from ._actions import *  # noqa: F403  (breath weapons, glares, riders: srd-b)
+
 __all__ = ["DATA", "srd_source"]
 
 #: The compendium file this plugin contributes (package data, shipped in the wheel).
