@@ -18,6 +18,7 @@ from zonekeep.sdk import (
     AttackMade,
     Creature,
     Damaged,
+    RollModifier,
     RollRequest,
     RuleContext,
     apply_damage,
@@ -39,8 +40,10 @@ def make_attack(
     attack_name: str | None,
     *,
     reaction: bool = False,
+    extra: tuple[RollModifier, ...] = (),
 ) -> bool:
-    """Roll one attack and its damage. Returns whether it hit."""
+    """Roll one attack and its damage. Returns whether it hit. ``extra`` adds sources of
+    advantage or disadvantage of the caller's own (a multiattack's disadvantaged attack)."""
     attack = attack_of(ctx, attacker, attack_name)
     if target.id == attacker.id:
         ctx.refuse("invalid_target", "A creature cannot attack itself.")
@@ -61,7 +64,7 @@ def make_attack(
     request = RollRequest(
         "attack", attacker.id, target.id, attack_kind=attack.kind, attack=attack.name
     )
-    result = ctx.roll("d20", request, bonus=attack.bonus)
+    result = ctx.roll("d20", request, bonus=attack.bonus, extra=extra)
     bonuses = ctx.hook.zonekeep_armor_class_bonus(
         ctx=ctx, target=target, attacker=attacker, attack=attack
     )

@@ -222,6 +222,9 @@ def _add_creature(ctx: RuleContext, cmd: Command) -> None:
         creature = creature_from_dict(cmd.params["creature"])
     except (TypeError, ValueError, KeyError) as exc:
         ctx.refuse("invalid_params", f"That creature is not valid: {exc}.")
+    problems = ctx.feature_problems(creature)
+    if problems:
+        ctx.refuse("invalid_params", f"That creature is not valid: {'; '.join(problems)}.")
     groups = {c.group for c in s.creatures.values() if c.group}
     if creature.id in s.creatures or creature.id in groups:
         ctx.refuse("duplicate_id", f"There is already a creature or group with id {creature.id!r}.")

@@ -26,7 +26,6 @@ from zonekeep.sdk import (
     Command,
     CommandSpec,
     ConditionRemoved,
-    ContestRolled,
     Creature,
     Maneuver,
     ManeuverEnded,
@@ -37,6 +36,7 @@ from zonekeep.sdk import (
     RuleContext,
     apply_condition,
     asset_save,
+    contest,
     force_move,
     held_assets,
     hookimpl,
@@ -202,21 +202,8 @@ def _shove(ctx: RuleContext, cmd: Command) -> None:
     if int(target.size) - int(me.size) > 1:
         ctx.refuse("invalid_target", f"{target.name} is too large for {me.name} to shove.")
     dest = _destination(cmd)
-    mine = ctx.roll(
-        "d20",
-        RollRequest("check", me.id, ability="str", skill="athletics"),
-        bonus=me.skill("athletics"),
-    )
-    best = "athletics" if target.skill("athletics") >= target.skill("acrobatics") else "acrobatics"
-    theirs = ctx.roll(
-        "d20",
-        RollRequest(
-            "check", target.id, ability="str" if best == "athletics" else "dex", skill=best
-        ),
-        bonus=target.skill(best),
-    )
-    won = mine.total > theirs.total
-    ctx.emit(ContestRolled(me.id, target.id, "athletics", mine, best, theirs, won))
+    # An Athletics check against the target's Athletics or Acrobatics (its better).
+    won = contest(ctx, me, target, "athletics", ("athletics", "acrobatics")).won
     if won:
         force_move(ctx, me, target, zone=dest["zone"], asset=dest["asset"], into=dest["into"])
 

@@ -145,6 +145,8 @@ ERROR_MEANINGS: dict[int, str] = {
     4060: "The creature is immune to that condition (since 1.4).",  # condition_immune
     4061: "A frightened creature will not move closer to its fear (since 1.4).",  # frightened
     4062: "A blinded creature cannot see to react (since 1.4).",  # blinded
+    4063: "The feature (a breath weapon, a use per day) has no use left: it waits for its recharge, a rest or the GM (since 1.6).",  # no_uses_left
+    4064: "The creature has no such feature (a `multiattack` without a Multiattack action; an attack its multiattack does not list) (since 1.6).",  # no_such_feature
     4900: "A plugin refused the command; also the number of every plugin-specific code.",  # plugin_refused
     5000: "The frame is larger than `max_message_bytes` (but at most 4 times that). The id is `null`.",  # message_too_large
     5001: "The client sent messages faster than the rate limit; this one was ignored. The id is the request's id when the frame can be read (a JSON object with a valid id, at most `max_message_bytes`), else `null`.",  # rate_limited

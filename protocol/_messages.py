@@ -433,6 +433,25 @@ class AssetTagInfo:
 
 
 @attrs.frozen
+class FeatureSpecInfo:
+    """A creature feature a plugin implements (``zonekeep_features``), as announced in
+    ``hello``'s capabilities. Since 1.6."""
+
+    id: str = attrs.field(metadata=doc("The feature id creature data names."))
+    kind: str = attrs.field(
+        metadata=doc("Where it may appear: `trait`, `action` or `on_hit` (an attack's rider).")
+    )
+    plugin: str = attrs.field(metadata=doc("The name of the plugin that implements it."))
+    summary: str = attrs.field(metadata=doc("What it does, for a person."))
+    params_schema: dict[str, Any] = attrs.field(
+        metadata=doc(
+            'The JSON Schema (the subset of docs/plugins.md, "Data schemas") of its `params`.',
+            type_text="JSON Schema object",
+        )
+    )
+
+
+@attrs.frozen
 class SettingInfo:
     """A plugin's setting, as announced in ``hello``'s capabilities and by
     ``encounter_options``: its JSON Schema, the plugin's default and this server's
@@ -508,6 +527,14 @@ class Capabilities:
         metadata=doc(
             "Every plugin setting, by plugin then id, with its schema, default and this "
             "server's value (`create_encounter`'s `options.settings`). Since 1.4."
+        ),
+    )
+    features: list[FeatureSpecInfo] = attrs.field(
+        factory=list,
+        metadata=doc(
+            "Every creature feature the plugins implement (traits, actions, attack "
+            "riders), by kind then id: what the snapshot's `automated` is read from "
+            "([Creature features](#creature-features)). Since 1.6."
         ),
     )
 
@@ -1928,6 +1955,50 @@ class EndingInfo:
 
 
 @attrs.frozen
+class SequenceItemInfo:
+    """One attack of a multiattack sequence."""
+
+    attack: str = attrs.field(metadata=doc("The attack's name (the `attack` parameter)."))
+    disadvantage: bool = attrs.field(
+        metadata=doc("Whether it is made with disadvantage (the goblin boss's second attack).")
+    )
+
+
+@attrs.frozen
+class FeatureInfo:
+    """One trait or action of the creature, as its stat block gives it, and whether the
+    server automates it."""
+
+    id: str = attrs.field(metadata=doc("The feature id (`multiattack`, `pack-tactics`, `gm`)."))
+    name: str = attrs.field(metadata=doc("Its name."))
+    kind: str = attrs.field(
+        metadata=doc(
+            "`trait`, or what the action costs: `action`, `bonus_action`, `reaction`, `legendary`."
+        )
+    )
+    text: str = attrs.field(metadata=doc("What it does, for the GM."))
+    automated: bool = attrs.field(
+        metadata=doc("Whether an installed plugin automates it; false: the GM adjudicates it.")
+    )
+    gm: str | None = attrs.field(
+        metadata=doc(
+            'When not automated, why ("GM adjudicates"): the data\'s own reason, or "no '
+            'installed plugin implements it"; null when automated.'
+        )
+    )
+    uses: dict[str, Any] | None = attrs.field(
+        metadata=doc(
+            "How often it may be used (`recharge`, `per` with `count`, or `charges`); "
+            "null without a limit.",
+            type_text="object or null",
+        )
+    )
+    left: int | None = attrs.field(
+        metadata=doc("The uses it has left (a recharge: 1 ready, 0 spent); null without `uses`.")
+    )
+
+
+@attrs.frozen
 class ActionDetail:
     """One creature command: whether this seat may send it now, the refusal it would get
     when not, and the legal values of its parameters where the rules can tell (null
@@ -1974,6 +2045,19 @@ class ActionDetail:
             "take position at now."
         ),
     )
+    sequences: list[list[SequenceItemInfo]] | None = attrs.field(
+        metadata=doc(
+            "For `multiattack`: the sequences the creature's Multiattack offers (one "
+            "action; `sequence` chooses one by number at the first attack), empty "
+            "without a Multiattack; null for other commands. Since 1.6."
+        ),
+    )
+    attacks_left: list[SequenceItemInfo] | None = attrs.field(
+        metadata=doc(
+            "For `multiattack`: the attacks left of the Multiattack the creature is "
+            "making this turn (empty when it is not making one). Since 1.6."
+        ),
+    )
 
 
 @attrs.frozen
@@ -1999,6 +2083,14 @@ class ActionsResult:
             "For the GM: whether the rules would end the encounter and what keeps it "
             "open (a dying creature, a time-sensitive hazard); null for players and "
             "spectators. Since 1.3."
+        ),
+    )
+    features: list[FeatureInfo] = attrs.field(
+        metadata=doc(
+            "For the GM and the creature's controller: its traits and actions, each "
+            'automated or not ("GM adjudicates", with the reason and its text), with '
+            "their uses left; the automated actions are played with their commands "
+            "(`multiattack` ...). Empty for spectators and other players. Since 1.6."
         ),
     )
 
@@ -2975,5 +3067,15 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`arena`), map images over HTTP (`POST /images`, `GET /images/<id>.<ext>`), the "
     "server's arena library: `save_arena`, `delete_arena`, `list_arenas`' `library` and "
     "`yours`, library names in `create_encounter`'s `arena`, the error `not_your_arena` "
-    "(3006)",
+    "(3006)"
+    "; creatures as data: "
+    "a creature's `traits`, `actions`, "
+    "`abilities`, `proficiency`, `resources`, `damage_resistances_nonmagical` and "
+    "`damage_immunities_nonmagical`, its attacks' `magical`, `extra_damage` and `on_hit` "
+    "(snapshot, rosters, compendium entries), each feature's `automated` and `gm` in "
+    "snapshots; `actions`' `features` and the `sequences` and `attacks_left` of its "
+    "`multiattack` detail; `hello`'s `capabilities.features`; the commands `multiattack`, `escape_grapple`, `rest` and "
+    "`call_check`; the events `check_rolled`, `resource_spent`, `resource_restored`, "
+    "`recharge_rolled` and `multiattack_used`; the errors `no_uses_left` and "
+    "`no_such_feature`",
 }

@@ -298,6 +298,15 @@ class RuleContext:
         except AmbiguousId as exc:
             self.refuse("ambiguous_id", str(exc))
 
+    def feature_problems(self, creature: Creature, where: str = "creature") -> list[str]:
+        """Every way the ``params`` of ``creature``'s traits, actions and attack riders
+        break the schemas of the plugins implementing them (``zonekeep_features``), one
+        sentence each naming the path; a creature added mid-encounter is checked with it
+        as a roster is at ``create_encounter``."""
+        if self.catalog is None:
+            return []
+        return self.catalog.creature_feature_problems(creature, where)
+
     def refuse(self, code: str, message: str) -> NoReturn:
         """Refuse the command: nothing it did so far will happen."""
         raise Refusal(code, message)

@@ -24,6 +24,7 @@ import attrs
 from ._commands import Command, CommandSpec
 from ._errors import Refusal
 from ._events import ZoneEntered
+from ._features import MULTIATTACK, SequenceItem, multiattack_sequences
 
 if TYPE_CHECKING:
     from ._actors import Actor
@@ -117,6 +118,10 @@ class ActionDetail:
     targets: tuple[str, ...] | None = None
     zones: tuple[ZoneChoice, ...] | None = None
     props: tuple[str, ...] | None = None
+    #: For ``multiattack``: the sequences the creature may choose from (empty without
+    #: a Multiattack), and the attacks it has still to make this turn.
+    sequences: tuple[tuple[SequenceItem, ...], ...] | None = None
+    attacks_left: tuple[SequenceItem, ...] | None = None
 
 
 def attack_label(attack: Attack) -> str:
@@ -258,6 +263,11 @@ class _Trials:
         return tuple(a.id for a in self.state.assets_in(zone) if self.accepts(spec, asset=a.id))
 
 
+def _sequences(creature: Creature) -> tuple[tuple[SequenceItem, ...], ...]:
+    action = next((a for a in creature.actions if a.id == MULTIATTACK and a.gm is None), None)
+    return tuple(multiattack_sequences(action)) if action is not None else ()
+
+
 def action_details(
     engine: _Engine,
     state: EncounterState,
@@ -300,6 +310,14 @@ def action_details(
             values = detail.targets or ()
         else:
             values = ()
+        if spec.id == MULTIATTACK:
+            detail = attrs.evolve(
+                detail,
+                sequences=_sequences(creature),
+                attacks_left=tuple(state.resources.attacks_left)
+                if state.active == creature_id
+                else (),
+            )
         every = trials.unanimous()
         if available and not values and every is not None:
             # Nothing fits, and for the same reason whatever is chosen: unavailable.

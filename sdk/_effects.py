@@ -47,6 +47,15 @@ from ._vocabulary import ABILITIES
 OPPORTUNITY_ATTACK = "opportunity_attack"
 
 
+def _nonmagical(ctx: RuleContext, damage: Damage) -> bool:
+    """Whether ``damage`` comes from an attack whose ``magical`` is false."""
+    if damage.attacker is None or damage.attack is None:
+        return False
+    attacker = ctx.state.creatures.get(damage.attacker)
+    attack = attacker.attack(damage.attack) if attacker is not None else None
+    return attack is not None and not attack.magical
+
+
 def apply_damage(
     ctx: RuleContext,
     target: Creature,
@@ -65,8 +74,11 @@ def apply_damage(
     1. every ``zonekeep_modify_damage`` implementation, one after the other in hook
        order, each seeing the :class:`Damage` as the one before left it (add, reduce,
        convert, cancel, grant a defence);
-    2. the target's immunity (``damage_immunities`` or a granted immunity): no damage;
-    3. its resistance: halved, rounded down, once however many sources;
+    2. the target's immunity (``damage_immunities`` or a granted immunity; with an
+       ``attacker``'s ``attack`` that is not ``magical``, also
+       ``damage_immunities_nonmagical``): no damage;
+    3. its resistance (likewise with ``damage_resistances_nonmagical``): halved, rounded
+       down, once however many sources;
     4. its vulnerability: doubled, once.
 
     Then the ``damaged`` event (the final ``amount``, the ``raw`` amount and type,
@@ -91,9 +103,14 @@ def apply_damage(
     )
     damage: Damage = ctx.hook.zonekeep_modify_damage.pipe("damage", ctx=ctx, damage=start)
     now = ctx.state.creatures[target.id]
-    damage = defend(
-        damage, now.damage_immunities, now.damage_resistances, now.damage_vulnerabilities
-    )
+    immunities, resistances = now.damage_immunities, now.damage_resistances
+    if (now.damage_immunities_nonmagical or now.damage_resistances_nonmagical) and _nonmagical(
+        ctx, damage
+    ):
+        # A nonmagical attack meets the defences "from nonmagical attacks" too.
+        immunities = [*immunities, *now.damage_immunities_nonmagical]
+        resistances = [*resistances, *now.damage_resistances_nonmagical]
+    damage = defend(damage, immunities, resistances, now.damage_vulnerabilities)
     hp = max(0, now.hp - damage.amount)
     event = Damaged(
         target.id,

@@ -64,6 +64,8 @@ RULE_ERRORS: dict[str, int] = {
     "condition_immune": 4060,
     "frightened": 4061,
     "blinded": 4062,
+    "no_uses_left": 4063,
+    "no_such_feature": 4064,
     "plugin_refused": 4900,
 }
 

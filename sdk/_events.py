@@ -14,6 +14,7 @@ import attrs
 from ._arena import Arena, Asset, single_zone_arena
 from ._damage import DamageStep
 from ._dice import RollRecord
+from ._features import SequenceItem
 from ._types import HP_METADATA, Creature, EncounterOptions
 
 EVENT_TYPES: dict[str, type[Event]] = {}
@@ -779,6 +780,76 @@ class ContestRolled(Event):
     target_skill: str
     target_roll: RollRecord
     won: bool
+
+
+@event_type("check_rolled")
+@attrs.frozen
+class CheckRolled(Event):
+    """``creature`` made an ability check (``skill`` names the skill, if any) or, with
+    ``save``, a saving throw, with ``ability``: ``roll`` against ``dc`` (``None``: no DC,
+    the GM reads the total), a ``success`` or a failure (``None`` without a DC).
+    ``source`` says what called for it (``"call_check"``: the GM; a rule's name).
+    ``automatic_failure`` names why a save failed whatever the roll (``"paralyzed"``)."""
+
+    creature: str
+    ability: str
+    roll: RollRecord
+    skill: str | None = None
+    dc: int | None = None
+    success: bool | None = None
+    save: bool = False
+    source: str = ""
+    automatic_failure: str = ""
+
+
+@event_type("resource_spent")
+@attrs.frozen
+class ResourceSpent(Event):
+    """``creature`` used one of its feature ``resource``'s uses (a breath weapon, a
+    charge); ``left`` remain."""
+
+    creature: str
+    resource: str
+    left: int
+
+
+@event_type("resource_restored")
+@attrs.frozen
+class ResourceRestored(Event):
+    """``creature``'s feature ``resource`` has ``left`` uses again, because of
+    ``reason`` (``turn``, ``round``, ``short_rest``, ``long_rest``, ``gm``)."""
+
+    creature: str
+    resource: str
+    left: int
+    reason: str
+
+
+@event_type("recharge_rolled")
+@attrs.frozen
+class RechargeRolled(Event):
+    """At the start of its turn, ``creature`` rolled a d6 (``roll``) for its spent
+    ``resource`` with a recharge: ``recharged`` (its use is back) when the roll is at least
+    ``needed``."""
+
+    creature: str
+    resource: str
+    roll: RollRecord
+    needed: int
+    recharged: bool
+
+
+@event_type("multiattack_used")
+@attrs.frozen
+class MultiattackUsed(Event):
+    """``creature`` is making its multiattack ``action`` (its action, spent once): the
+    attacks it has still to make are ``attacks_left``; ``current`` is the one it makes now
+    (``None`` when it only started)."""
+
+    creature: str
+    action: str
+    attacks_left: tuple[SequenceItem, ...]
+    current: SequenceItem | None = None
 
 
 @attrs.frozen

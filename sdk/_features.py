@@ -36,16 +36,19 @@ __all__ = [
     "FEATURE_ID",
     "FEATURE_KINDS",
     "GM_FEATURE",
+    "MULTIATTACK",
     "NOT_IMPLEMENTED",
     "USES_PERIODS",
     "Action",
     "ExtraDamage",
     "FeatureSpec",
     "OnHit",
+    "SequenceItem",
     "Trait",
     "Uses",
     "feature_data_problems",
     "initial_resources",
+    "multiattack_sequences",
     "resource_key",
     "text_trait",
     "uses_max",
@@ -173,6 +176,43 @@ class Action:
     automated: bool | None = attrs.field(default=None, metadata=_AUTOMATED_DOC)
 
 
+@attrs.frozen
+class SequenceItem:
+    """One attack of a multiattack sequence: the attack's name and whether it is made
+    with disadvantage (the goblin boss's second scimitar attack)."""
+
+    attack: str
+    disadvantage: bool = False
+
+
+#: The id of the multiattack action the SDK's built-in rules implement.
+MULTIATTACK: Final = "multiattack"
+
+
+def multiattack_sequences(action: Action) -> list[tuple[SequenceItem, ...]]:
+    """The alternatives of a ``multiattack`` action's ``params.sequences``, each a tuple of
+    :class:`SequenceItem`: an item is an attack's name (``"scimitar"``) or an object
+    ``{"attack": "scimitar", "disadvantage": true}``; ``params.disadvantage``, a list of
+    places (``[1]``: the second), marks the items at those places. Items of another shape are left
+    out (the params schema refuses them where the creature is loaded)."""
+    found = []
+    # ``"disadvantage": [1]``: the items at those places of every sequence (the second).
+    marked = {i for i in action.params.get("disadvantage", ()) or () if isinstance(i, int)}
+    for sequence in action.params.get("sequences", ()) or ():
+        if not isinstance(sequence, list | tuple):
+            continue
+        items: list[SequenceItem] = []
+        for item in sequence:
+            at = len(items) in marked
+            if isinstance(item, str):
+                items.append(SequenceItem(item, at))
+            elif isinstance(item, Mapping) and isinstance(item.get("attack"), str):
+                items.append(SequenceItem(item["attack"], at or bool(item.get("disadvantage"))))
+        if items:
+            found.append(tuple(items))
+    return found
+
+
 #: A check a :class:`FeatureSpec` may add to its params schema: given the params and
 #: the attack names of the creature carrying the feature, the problems (sentences).
 ParamsCheck = Callable[[Mapping[str, Any], Sequence[str]], Iterable[str]]
@@ -190,7 +230,7 @@ class FeatureSpec:
     - ``params_schema``: the JSON Schema (the supported subset,
       :data:`~zonekeep.sdk.host.SCHEMA_KEYWORDS`) of the feature's ``params``; a
       creature whose params break it is refused where it is loaded, naming the path.
-    - ``doc``: what it does, for people (``hello`` shows it).
+    - ``doc``: what it does, for people (``hello``'s ``capabilities.features`` shows it).
     - ``check``: optionally, ``check(params, attack_names)`` yielding more problems
       (sentences) that a schema cannot say (multiattack naming attacks the creature has).
     """

@@ -308,6 +308,7 @@ STARTUP_HOOKS = frozenset(
         "zonekeep_asset_tags",
         "zonekeep_event_types",
         "zonekeep_plugin_state",
+        "zonekeep_features",
         "zonekeep_settings",
         "zonekeep_compendium",
         "zonekeep_arenas",

@@ -69,6 +69,7 @@ default_plugins: tuple[str, ...] = (
     "zonekeep.plugins.durations",
     "zonekeep.plugins.ending",
     "zonekeep.plugins.gm",
+    "zonekeep.plugins.features",
     "zonekeep.plugins.srd",
 )
 

@@ -16,6 +16,7 @@ import attrs
 from . import _events as ev
 from ._arena import Arena, Asset, single_zone_arena
 from ._fairdice import EMPTY_MIX, next_mix
+from ._features import SequenceItem
 from ._types import Attack, Creature, EncounterOptions
 
 if TYPE_CHECKING:
@@ -57,6 +58,11 @@ class TurnResources:
     disengaged: bool = False
     sprinting: bool = False
     entered_zone: str | None = None
+    #: The attacks left of the multiattack the creature is making this turn (its
+    #: action already spent), in no order: it makes them in the order it chooses.
+    attacks_left: list[SequenceItem] = attrs.field(factory=list)
+    #: The multiattack attack being made now (its disadvantage, if any, applies).
+    multiattack_current: SequenceItem | None = None
 
 
 @attrs.define
@@ -293,6 +299,12 @@ _WORKING_SHARED: dict[str, frozenset[str]] = {
             "damage_vulnerabilities",
             "damage_immunities",
             "condition_immunities",
+            "damage_resistances_nonmagical",
+            "damage_immunities_nonmagical",
+            "abilities",
+            # Replaced whole by its reducers (resource_spent, resource_restored,
+            # recharge_rolled), never changed in place.
+            "resources",
         }
     ),
     "EncounterState": frozenset(),
@@ -841,6 +853,33 @@ def _attack_made(s: EncounterState, e: ev.AttackMade) -> None:
     nothing."""
     if e.kind == "melee":
         s.last_melee[e.target] = e.attacker
+    if s.resources.multiattack_current is not None and e.attacker == s.active:
+        s.resources.multiattack_current = None
+
+
+@reducer(ev.ResourceSpent)
+def _resource_spent(s: EncounterState, e: ev.ResourceSpent) -> None:
+    c = s.creatures[e.creature]
+    c.resources = {**c.resources, e.resource: e.left}  # (replaced: see _WORKING_SHARED)
+
+
+@reducer(ev.ResourceRestored)
+def _resource_restored(s: EncounterState, e: ev.ResourceRestored) -> None:
+    c = s.creatures[e.creature]
+    c.resources = {**c.resources, e.resource: e.left}
+
+
+@reducer(ev.RechargeRolled)
+def _recharge_rolled(s: EncounterState, e: ev.RechargeRolled) -> None:
+    if e.recharged:
+        c = s.creatures[e.creature]
+        c.resources = {**c.resources, e.resource: 1}
+
+
+@reducer(ev.MultiattackUsed)
+def _multiattack_used(s: EncounterState, e: ev.MultiattackUsed) -> None:
+    s.resources.attacks_left = list(e.attacks_left)
+    s.resources.multiattack_current = e.current
 
 
 @reducer(ev.Damaged)
@@ -1121,7 +1160,14 @@ def _plugin_disabled(s: EncounterState, e: ev.PluginDisabled) -> None:
 
 # -- copiers (built once, after the classes) -------------------------------------------------------
 
-_FLAT_COPIERS.update({cls: _copier(cls, {}) for cls in (TurnResources, ReadiedAttack)})
+_FLAT_COPIERS.update(
+    {
+        TurnResources: _copier(
+            TurnResources, {"attacks_left": "list", "multiattack_current": "share"}
+        ),
+        ReadiedAttack: _copier(ReadiedAttack, {}),
+    }
+)
 _ATTACK_COPIER = _copier(Attack, _COPY_PLANS["Attack"])
 _CREATURE_COPIER = _copier(Creature, _COPY_PLANS["Creature"])
 _copy_state = _copier(EncounterState, _COPY_PLANS["EncounterState"], creature_fn=_CREATURE_COPIER)
@@ -1178,6 +1224,7 @@ for _cls in (
     ev.SaveMade,
     ev.ConditionPrevented,
     ev.ContestRolled,
+    ev.CheckRolled,
     ev.PluginErrorRecorded,
     ev.DiceDrawn,
 ):

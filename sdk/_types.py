@@ -274,8 +274,14 @@ class Creature:
     def __attrs_post_init__(self) -> None:
         if self.pc is None:
             self.pc = self.controller != GM
-        for key, full in initial_resources((*self.traits, *self.actions)).items():
-            self.resources.setdefault(key, full)
+        if self.traits or self.actions:
+            missing = {
+                key: full
+                for key, full in initial_resources((*self.traits, *self.actions)).items()
+                if key not in self.resources
+            }
+            if missing:  # (a new dict: the one given may be another creature's)
+                self.resources = {**self.resources, **missing}
 
     def feature(self, key: str) -> Trait | Action | None:
         """The trait or action whose id (or resource key) is ``key``."""

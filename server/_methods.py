@@ -61,6 +61,7 @@ from zonekeep.protocol import (
     EncounterOptionsParams,
     EncounterOptionsResult,
     EndingInfo,
+    FeatureInfo,
     HelloParams,
     JoinParams,
     JoinResult,
@@ -92,6 +93,7 @@ from zonekeep.protocol import (
     SaveArenaParams,
     SaveArenaResult,
     SeatInfo,
+    SequenceItemInfo,
     SetPublicParams,
     SetPublicResult,
     SnapshotParams,
@@ -117,6 +119,7 @@ from zonekeep.sdk import (
     EncounterState,
     Event,
     parse_arena,
+    resource_key,
 )
 from zonekeep.sdk.engine import ActionDetail as EngineDetail
 from zonekeep.sdk.host import (
@@ -1055,6 +1058,7 @@ class Methods:
             actions=[d.id for d in details if d.available],
             details=details,
             ending=ending,
+            features=_features_for(room, member, cid),
         )
 
     def _details(
@@ -1340,6 +1344,8 @@ def _detail_for(found: EngineDetail, room: Room, member: Member) -> ActionDetail
             targets=None,
             zones=None,
             props=None,
+            sequences=None,
+            attacks_left=None,
         )
     hidden = room.hidden_from(member)
 
@@ -1362,7 +1368,42 @@ def _detail_for(found: EngineDetail, room: Room, member: Member) -> ActionDetail
         if found.zones is None
         else [ZoneOption(z.zone, z.cost_feet, list(z.path)) for z in found.zones],
         props=None if found.props is None else list(found.props),
+        sequences=None
+        if found.sequences is None
+        else [[SequenceItemInfo(i.attack, i.disadvantage) for i in q] for q in found.sequences],
+        attacks_left=None
+        if found.attacks_left is None
+        else [SequenceItemInfo(i.attack, i.disadvantage) for i in found.attacks_left],
     )
+
+
+def _features_for(room: Room, member: Member, cid: str) -> list[FeatureInfo]:
+    """``cid``'s traits and actions with what is automated and the uses left, for the GM
+    and the creature's controller (nobody else: a stat block is the GM's to show)."""
+    creature = room.state.creatures[cid]
+    if member.role == "spectator" or not member.actor.controls(creature):
+        return []
+    catalog = room.engine.catalog
+    off = room.state.disabled_plugins
+    found = []
+    for kind, features in (("trait", creature.traits), ("action", creature.actions)):
+        for f in features:
+            automated, reason = catalog.feature_status(kind, f.id, f.gm, off)
+            found.append(
+                FeatureInfo(
+                    id=f.id,
+                    name=f.name,
+                    kind=getattr(f, "kind", "trait"),
+                    text=f.text,
+                    automated=automated,
+                    gm=reason,
+                    uses=None
+                    if f.uses is None
+                    else {k: v for k, v in attrs.asdict(f.uses).items() if v is not None},
+                    left=None if f.uses is None else creature.resources.get(resource_key(f)),
+                )
+            )
+    return found
 
 
 async def _slices(events: list[Any]) -> list[str]:

@@ -323,6 +323,12 @@ def _event_for(
         return HIDDEN_EVENT
     if kind == "asset_removed" and event.get("hidden"):  # hidden until it went
         return HIDDEN_EVENT
+    if kind == "check_rolled" and event.get("source") == "call_check":
+        # A check the GM called: the GM sees every result, a player those of its own
+        # creatures, nobody else any (a hidden creature's never leaks).
+        creature = state.creatures.get(str(event.get("creature")))
+        if creature is None or view.player is None or creature.controller != view.player:
+            return HIDDEN_EVENT
     if not ids:
         return event
     if kind == "initiative_rolled":

@@ -13,6 +13,7 @@ from zonekeep.protocol import (
     Capabilities,
     CommandInfo,
     ConditionInfo,
+    FeatureSpecInfo,
     HelloResult,
     PluginEventInfo,
     PluginStateInfo,
@@ -86,6 +87,16 @@ class Welcome:
                 ],
                 asset_tags=asset_tag_infos(engine),
                 settings=setting_infos(self.config, engine),
+                features=[
+                    FeatureSpecInfo(
+                        id=spec.id,
+                        kind=spec.kind,
+                        plugin=plugin,
+                        summary=spec.doc,
+                        params_schema=dict(spec.params_schema),
+                    )
+                    for (_kind, _id), (plugin, spec) in sorted(engine.catalog.features.items())
+                ],
             ),
             limits=self.config.limits.announced(
                 reaction if reaction is not None else EncounterOptions().reaction_seconds

@@ -79,7 +79,7 @@ class Features:
                 },
             ),
             FeatureSpec(
-                "save-or-condition",
+                "knock-down",
                 "on_hit",
                 {
                     "type": "object",
@@ -265,9 +265,7 @@ def _wolf() -> Creature:
         attacks=[
             Attack(
                 "bite",
-                on_hit=(
-                    OnHit("save-or-condition", {"ability": "str", "dc": 11, "condition": "prone"}),
-                ),
+                on_hit=(OnHit("knock-down", {"ability": "str", "dc": 11, "condition": "prone"}),),
             )
         ],
     )

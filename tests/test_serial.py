@@ -14,6 +14,7 @@ from zonekeep.sdk import (
     AssetPlaced,
     AssetRemoved,
     Attack,
+    CheckRolled,
     ConditionPrevented,
     Creature,
     DiceCommitted,
@@ -21,10 +22,16 @@ from zonekeep.sdk import (
     DiceDrawn,
     DiceRevealed,
     Event,
+    MultiattackUsed,
     PluginDisabled,
     PluginErrorRecorded,
     PluginOverran,
+    RechargeRolled,
+    ResourceRestored,
+    ResourceSpent,
     Rewound,
+    RollRecord,
+    SequenceItem,
     Size,
 )
 from zonekeep.sdk._serial import (
@@ -64,6 +71,19 @@ HAND_MADE["asset_changed"] = AssetChanged("web", {"dc": 14}, False)
 HAND_MADE["asset_removed"] = AssetRemoved("web", "burned", hidden=True)
 #: (``condition_prevented`` only when a rule gives a creature a condition it is immune to.)
 HAND_MADE["condition_prevented"] = ConditionPrevented("gob", "poisoned", "Stench")
+#: (The creature features' events are played in tests/test_features_rules.py, with
+#: creatures that have features; here, each as the log stores it.)
+HAND_MADE["check_rolled"] = CheckRolled(
+    "aria", "wis", RollRecord("d20+5", (10,), (10,), 5, 15), "perception", 13, True, False, "gm"
+)
+HAND_MADE["resource_spent"] = ResourceSpent("hound", "breath", 0)
+HAND_MADE["resource_restored"] = ResourceRestored("hound", "gm-howl", 1, "turn")
+HAND_MADE["recharge_rolled"] = RechargeRolled(
+    "hound", "breath", RollRecord("d6", (5,), (5,), 0, 5), 5, True
+)
+HAND_MADE["multiattack_used"] = MultiattackUsed(
+    "boss", "Multiattack", (SequenceItem("scimitar", True),), SequenceItem("scimitar")
+)
 
 
 def roster() -> list[Creature]:

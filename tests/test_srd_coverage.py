@@ -40,14 +40,13 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
         *(
             ("action", i)
             for i in (
-                "fetid-cloud", "leadership",
-                "multiattack", "rampage", "web",
+                "fetid-cloud", "leadership", "rampage", "web",
             )
         ),
         *(
             ("on_hit", i)
             for i in (
-                "grapple", "life-drain", "poison-paralysis", "save-or-condition",
+                "life-drain", "poison-paralysis",
             )
         ),
         *(
