@@ -204,6 +204,8 @@ SCENARIOS: dict[str, tuple[str, Setup, Send, list[int]]] = {
     "zonekeep_round_end": ("refuse", aria_done, send("end_turn", creature="gob"), []),
     "zonekeep_decision_resolved": ("refuse", asked, decide, []),
     "zonekeep_before_attack": ("refuse", nothing, ATTACK, DICE),
+    "zonekeep_attack_redirect": ("refuse", nothing, ATTACK, DICE),
+    "zonekeep_hit_reaction": ("refuse", nothing, ATTACK, DICE),
     "zonekeep_maneuver_step": ("refuse", nothing, ENTER, DICE),
     "zonekeep_zone_entered": ("refuse", nothing, ENTER, DICE),
     "zonekeep_position_taken": (
@@ -237,6 +239,8 @@ WRONG: dict[str, list[object]] = {
     "zonekeep_area_zones": ["hall", [1]],
     "zonekeep_opportunity_attackers": ["gob", [None]],
     "zonekeep_next_turn": ["1", (1,), (True, 0), (-1, 0), [1, 0]],
+    "zonekeep_attack_redirect": [3, ["gob"]],
+    "zonekeep_hit_reaction": ["2", True, 1.5],
     "zonekeep_zone_refusal": ["nope", ("zone_full", "Full.")],
     "zonekeep_modify_damage": ["nope", 3, Damage("aria", 1)],
     "zonekeep_save_fails": [1, ["paralyzed"]],

@@ -146,7 +146,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "nimble_escape",
             _nimble_escape,
-            "Bonus action (Nimble Escape): take the Disengage action; your movement "
+            "Bonus action: Nimble Escape: take the Disengage action; your movement "
             "provokes no opportunity attacks this turn (Hide is the GM's).",
             {
                 "creature": Param("creature", True, "the acting creature"),

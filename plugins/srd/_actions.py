@@ -410,7 +410,9 @@ def _breath(ctx: RuleContext, cmd: Command) -> None:
     shape, size = area["shape"], int(area["size"])
     width = int(area.get("width", 5))
     length = size if shape in ("cone", "line") else 0  # a radius or cube around itself
-    zone_id = cmd.params.get("zone") or me.zone
+    zone_id: str = cmd.params.get("zone") or me.zone or ""
+    if me.zone is None:
+        ctx.refuse("out_of_range", f"{me.name} is in no zone, so its breath reaches none.")
     if not ctx.state.arena.has_zone(zone_id):
         ctx.refuse("unknown_zone", f"There is no zone {zone_id!r}.")
     distance = _distance(ctx.state, me.zone, zone_id)
@@ -842,7 +844,7 @@ def srd_actions_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "scare",
             _scare,
-            "Action (Scare): one creature in range saves or is frightened.",
+            "Action: Scare: one creature in range saves or is frightened.",
             _one("the creature scared"),
             costs=("action",),
             requires=_needs("scare", "Scare"),
@@ -850,7 +852,7 @@ def srd_actions_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "dreadful_glare",
             _dreadful_glare,
-            "Action (Dreadful Glare): one creature in range saves or is frightened "
+            "Action: Dreadful Glare: one creature in range saves or is frightened "
             "(and paralyzed on a failure by 5 or more) until the end of your next turn.",
             _one("the creature glared at"),
             costs=("action",),
@@ -859,7 +861,7 @@ def srd_actions_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "death_glare",
             _death_glare,
-            "Action (Death Glare): a frightened creature in range saves or drops to 0 hit points.",
+            "Action: Death Glare: a frightened creature in range saves or drops to 0 hit points.",
             _one("the frightened creature"),
             costs=("action",),
             requires=_needs("death-glare", "Death Glare"),
@@ -867,7 +869,7 @@ def srd_actions_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "healing_touch",
             _healing_touch,
-            "Action (Healing Touch): a creature in your zone regains hit points and is "
+            "Action: Healing Touch: a creature in your zone regains hit points and is "
             "poisoned no more.",
             _one("the creature touched"),
             costs=("action",),
@@ -876,7 +878,7 @@ def srd_actions_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "consume_life",
             _consume_life,
-            "Bonus action (Consume Life): a creature at 0 hit points in your zone saves or "
+            "Bonus action: Consume Life: a creature at 0 hit points in your zone saves or "
             "dies; you regain hit points.",
             _one("the creature at 0 hit points"),
             costs=("bonus",),
@@ -885,7 +887,8 @@ def srd_actions_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "grappled_save",
             _grappled_save,
-            "Action (Tentacles, Tentacle Slam): every creature you grapple saves against it.",
+            "Tentacles (free with its Multiattack, once a turn) or Tentacle Slam (an action): "
+            "every creature you grapple saves against it.",
             {
                 "creature": Param("creature", True, "the grappling creature"),
                 "feature": Param("string", True, "tentacles or tentacle-slam"),
@@ -894,7 +897,7 @@ def srd_actions_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "aggressive",
             _aggressive,
-            "Bonus action (Aggressive): movement up to your speed, to move toward a hostile "
+            "Bonus action: Aggressive: movement up to your speed, to move toward a hostile "
             "creature you can see (taken as a Dash).",
             {"creature": Param("creature", True, "the acting creature")},
             costs=("bonus",),
@@ -903,7 +906,7 @@ def srd_actions_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "cunning_action",
             _cunning_action,
-            "Bonus action (Cunning Action): Dash or Disengage (Hide is the GM's).",
+            "Bonus action: Cunning Action: Dash or Disengage (Hide is the GM's).",
             {
                 "creature": Param("creature", True, "the acting creature"),
                 "choice": Param("string", True, "dash, disengage or hide"),
