@@ -505,9 +505,10 @@ def _breath(ctx: RuleContext, cmd: Command) -> None:
 
 @hookimpl(specname="zonekeep_after_damage")
 def srd_actions_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
-    if damage.amount <= 0:
+    effects = ctx.state.condition_effects
+    if not effects or damage.amount <= 0:  # the usual case: nothing to wake
         return
-    for effect in list(ctx.state.condition_effects.values()):
+    for effect in list(effects.values()):
         if effect.creature == creature.id and effect.source.startswith(_ENDS_ON_DAMAGE):
             ctx.emit(ConditionEffectEnded(effect.id, creature.id, effect.condition, "took damage"))
 
@@ -527,6 +528,8 @@ def _can_react(ctx: RuleContext, creature: Creature) -> bool:
 def srd_actions_hit_reaction(
     ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, total: int, ac: int
 ) -> int | None:
+    if not target.actions:  # the usual case: no reaction to play
+        return None
     parry = _action(target, "parry")
     if parry is None or attack.kind != "melee" or not _can_react(ctx, target):
         return None
@@ -543,6 +546,8 @@ def srd_actions_hit_reaction(
 def srd_actions_attack_redirect(
     ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack
 ) -> str | None:
+    if not target.actions:  # the usual case: no reaction to play
+        return None
     redirect = _action(target, "redirect-attack")
     if redirect is None or not _can_react(ctx, target) or target.zone is None:
         return None
@@ -574,7 +579,7 @@ def srd_actions_attack_made(
     result: AttackMade,
     damage: Damaged | None,
 ) -> None:
-    if not result.hit:
+    if not attack.on_hit or not result.hit:  # the usual case: no rider
         return
     for rider in attack.on_hit:
         if rider.id != "save-for-damage" or rider.gm is not None:
@@ -777,6 +782,14 @@ def _grappled_save(ctx: RuleContext, cmd: Command) -> None:
             apply_timed_condition(ctx, cid, "paralyzed", parent=effect, source=me.id)
 
 
+def _grapples_with_tentacles(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if _action(me, "tentacles") is None and _action(me, "tentacle-slam") is None:
+        return ("no_such_feature", f"{me.name} has no Tentacles or Tentacle Slam.")
+    if not _grappled_by(state, me):
+        return ("invalid_target", f"{me.name} grapples nobody.")
+    return None
+
+
 # -- cunning action ---------------------------------------------------------------------------
 
 
@@ -893,6 +906,7 @@ def srd_actions_commands() -> Iterable[CommandSpec]:
                 "creature": Param("creature", True, "the grappling creature"),
                 "feature": Param("string", True, "tentacles or tentacle-slam"),
             },
+            requires=_grapples_with_tentacles,
         ),
         CommandSpec(
             "aggressive",
