@@ -54,15 +54,18 @@ from zonekeep.sdk import (
 def usable_link(ctx: RuleContext, creature: Creature, here: str, there: str) -> Link | None:
     """The best link from ``here`` to ``there`` that ``creature`` can cross, or ``None``.
 
-    A link without a clear path counts when the creature holds a position at an
-    asset whose ``crossing`` includes ``there`` (a rope up the cliff).
+    A link without a clear path counts when a plugin opens it for the creature
+    (``zonekeep_link_crossing``: a spider climbing the wall), or when the creature
+    holds a position at an asset whose ``crossing`` includes ``there`` (a rope up the
+    cliff).
     """
     held = held_assets(ctx, creature)
     crossing = any(there in a.crossing for a in held) if held else False
     usable = [
         link
         for link in ctx.state.arena.links_between(here, there)
-        if (link.clear or crossing) and (link.mode != "fly" or creature.speeds.get("fly", 0) > 0)
+        if (link.clear or _opened(ctx, creature, link) or crossing)
+        and (link.mode != "fly" or creature.speeds.get("fly", 0) > 0)
     ]
     if not usable:
         return None
@@ -70,6 +73,11 @@ def usable_link(ctx: RuleContext, creature: Creature, here: str, there: str) -> 
         return usable[0]
     # Prefer a link that costs nothing extra for this creature.
     return min(usable, key=lambda link: len(_link_surcharge(creature, link)))
+
+
+def _opened(ctx: RuleContext, creature: Creature, link: Link) -> bool:
+    """Whether a plugin lets ``creature`` cross ``link``, which has no clear path."""
+    return ctx.hook.zonekeep_link_crossing(ctx=ctx, creature=creature, link=link) is not None
 
 
 def _link_surcharge(creature: Creature, link: Link) -> list[str]:

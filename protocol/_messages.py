@@ -678,6 +678,31 @@ class Limits:
             exclusiveMinimum=0,
         ),
     )
+    chat_max_chars: int = attrs.field(
+        default=500,
+        metadata=doc(
+            "The longest `chat` text, in characters (Unicode code points); a longer one is "
+            "refused with `invalid_params`. Since 1.6.",
+            minimum=1,
+        ),
+    )
+    table_rate_per_second: float = attrs.field(
+        default=0.5,
+        metadata=doc(
+            "`chat` and `roll` requests one seat (the GM, or one player, over all its "
+            "connections) may send per second on average: a token bucket of "
+            "`table_rate_burst` refilled at this rate, apart from the connection's own "
+            "`rate_per_second`. Past it, `rate_limited` with `retry_after_ms`. Since 1.6.",
+            exclusiveMinimum=0,
+        ),
+    )
+    table_rate_burst: int = attrs.field(
+        default=10,
+        metadata=doc(
+            "The size of the seat's `chat` and `roll` bucket: up to this many at once. Since 1.6.",
+            minimum=1,
+        ),
+    )
 
 
 #: The limits a server applies unless its operator changes them.
@@ -882,6 +907,9 @@ class CreateEncounterParams:
             schema=_DICE_OPTION,
             type_text="object",
         ),
+    )
+    idempotency_key: str | None = idempotency_key_field(
+        "1.6", "the same creator (the same GM key, server key or address)"
     )
 
 
@@ -1834,6 +1862,87 @@ class ContributeDiceResult:
 
 
 @attrs.frozen
+class RollParams:
+    """``roll`` params (GM or player): a free roll at the table, with the encounter's
+    dice, that changes nothing in the fight (a ``dice_rolled`` event)."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    dice: str = attrs.field(
+        metadata=doc(
+            "What to roll: `NdS+M`, `dS`, `NdS-M` or a flat number (at most 100 dice of "
+            "2-1000 sides, a modifier within ±1000, 40 characters), as every dice string "
+            "([Dice](#dice)).",
+            minLength=1,
+            maxLength=40,
+        )
+    )
+    label: str = attrs.field(
+        default="",
+        metadata=doc(
+            "What the roll is for, shown with it (0-80 characters, no control characters).",
+            maxLength=80,
+        ),
+    )
+    advantage: Literal["none", "advantage", "disadvantage"] = attrs.field(
+        default="none",
+        metadata=doc(
+            "Roll a single die twice and keep the higher (`advantage`) or the lower "
+            "(`disadvantage`); ignored for more than one die."
+        ),
+    )
+    private: bool = attrs.field(
+        default=False,
+        metadata=doc(
+            "Seen by the seat that rolled and the GM only (for the GM: by the GM only); "
+            "every other seat gets the event as `hidden`."
+        ),
+    )
+    idempotency_key: str | None = idempotency_key_field()
+
+
+@attrs.frozen
+class RollResult:
+    """``roll`` result: the seq of the ``dice_rolled`` event and the roll's total."""
+
+    seq: int = attrs.field(metadata=doc("The seq of the `dice_rolled` event.", minimum=2))
+    total: int = attrs.field(metadata=doc("The roll's total (its event has every die)."))
+
+
+@attrs.frozen
+class ChatParams:
+    """``chat`` params (GM or player): a line of table chat, or a whisper (a
+    ``chat_sent`` event)."""
+
+    encounter: str = attrs.field(metadata=ENCOUNTER_ID)
+    text: str = attrs.field(
+        metadata=doc(
+            "The message: 1 to `chat_max_chars` characters (hello's limits, 500 by "
+            "default), not only spaces; line breaks and tabs are the only control "
+            "characters allowed.",
+            minLength=1,
+        )
+    )
+    to: str | None = attrs.field(
+        default=None,
+        metadata=doc(
+            'Null for the whole table; `"gm"` for a whisper to the GM (from a player); a '
+            "player id for the GM's whisper to that player. A whisper reaches its two "
+            "seats only: every other seat, spectators included, gets its event as "
+            "`hidden`.",
+            minLength=1,
+        ),
+    )
+    idempotency_key: str | None = idempotency_key_field()
+
+
+@attrs.frozen
+class ChatResult:
+    """``chat`` result: the seq of the ``chat_sent`` event."""
+
+    seq: int = attrs.field(metadata=doc("The seq of the `chat_sent` event.", minimum=2))
+
+
+@attrs.frozen
 class RotateDiceParams:
     """``rotate_dice`` params (GM): reveal the fair dice's seed now and commit a new one."""
 
@@ -2454,6 +2563,8 @@ METHODS: dict[str, tuple[type[Any], type[Any]]] = {
     "table_link": (TableLinkParams, TableLinkResult),
     "contribute_dice": (ContributeDiceParams, ContributeDiceResult),
     "rotate_dice": (RotateDiceParams, RotateDiceResult),
+    "roll": (RollParams, RollResult),
+    "chat": (ChatParams, ChatResult),
 }
 
 #: Notification method -> params class.
@@ -2963,21 +3074,23 @@ ROLES: dict[Role, tuple[str, str]] = {
         "Everything: every command for every creature, GM-only commands (`override`, "
         "`heal`, `move_to_zone`, `add_note` ...), answering any decision, `create_seat`, "
         "`create_spectator_link`, taking tokens back (`remove_seat`, "
-        "`revoke_spectator_link`, `rotate_gm_token`). The GM sees everything, hidden creatures and notes "
-        "included.",
+        "`revoke_spectator_link`, `rotate_gm_token`), `roll` and `chat` (whispers to one "
+        "player). The GM sees everything, hidden creatures, notes and whispers included.",
     ),
     "player": (
         "`join` with a token from `create_seat`",
         'Commands whose `who` is `"creature"` only for creatures whose `controller` is the '
         "seat's player id, and only when the rules allow (its turn, its phase, its action "
         'economy); commands whose `who` is `"any"` (such as `decide`, only for decisions '
-        "whose controller is the player).",
+        "whose controller is the player); `roll` and `chat` (to the table, or whispers to "
+        "the GM).",
     ),
     "spectator": (
         "`join` with a token from `create_spectator_link`",
         "Watching: `snapshot`, `actions` (always empty), `leave`, `ping`, and the "
-        "notifications. Every request that could change something is refused with "
-        "`spectator_read_only` (3004).",
+        "notifications (public rolls and table chat included, never a whisper or a "
+        "private roll). Every request that could change something (`roll` and `chat` "
+        "too) is refused with `spectator_read_only` (3004).",
     ),
 }
 
@@ -3054,6 +3167,8 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "lobby's: the `idempotency_key` of `create_seat`, `create_spectator_link`, "
     "`remove_seat`, `revoke_spectator_link` and `rotate_gm_token` (the GM seat's keys), "
     "and of `encounter_links`, `set_public` and `archive_encounter` (the owner's keys), "
+    "and of `create_encounter` (the creator's keys: a repeat joins the encounter the first "
+    "one made), "
     "their answers kept sealed in the store; the fold table's `how` column (how each "
     "event changes the snapshot, from the rules' reducers) and the Node.js example "
     "client's reference fold (`examples/clients/node/fold.mjs`); "
@@ -3077,5 +3192,10 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`multiattack` detail; `hello`'s `capabilities.features`; the commands `multiattack`, `escape_grapple`, `rest` and "
     "`call_check`; the events `check_rolled`, `resource_spent`, `resource_restored`, "
     "`recharge_rolled` and `multiattack_used`; the errors `no_uses_left` and "
-    "`no_such_feature`",
+    "`no_such_feature`"
+    "; "
+    "table tools: the free dice roll `roll` and its `dice_rolled` event (public or "
+    "private), table chat and whispers `chat` and its `chat_sent` event, `hello`'s "
+    "`limits` `chat_max_chars`, `table_rate_per_second` and `table_rate_burst`; the "
+    "`idempotency_key` of `roll` and `chat`",
 }

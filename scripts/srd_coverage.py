@@ -1,9 +1,11 @@
 """Write the SRD creatures' coverage table into docs/compendium.md.
 
 Every feature of every creature of the ``zonekeep.srd`` plugin's data
-(plugins/srd/srd-5.1.json) is counted: each trait, each action and each rider of an
-attack (``attacks[*].on_hit``). A feature is *implemented* when a plugin the engine
-loads by default declares its id (the built-in rules and ``zonekeep.srd`` itself);
+(plugins/srd/srd-5.1.json) is counted: each trait, each action, each attack (place
+``attack``, id ``attack``: a plain attack, which the built-in attack rules play, the
+``attack`` command) and each rider of an attack (``attacks[*].on_hit``). A feature is
+*implemented* when a plugin the engine loads by default declares its id (the built-in
+rules and ``zonekeep.srd`` itself), or, for an attack, always;
 *GM adjudicates* when the data marks it with a ``gm`` reason; otherwise it is not
 implemented yet, and the GM sees it as "GM adjudicates" with the reason "no installed
 plugin implements it". The table has one row per id and one row per creature. Run by
@@ -28,12 +30,16 @@ DOC = ROOT / "docs" / "compendium.md"
 DATA = ROOT / "plugins" / "srd" / "srd-5.1.json"
 BEGIN = "<!-- coverage: written by scripts/srd_coverage.py from plugins/srd/srd-5.1.json -->"
 END = "<!-- end of the coverage table -->"
+#: The ``(place, id)`` every plain attack counts as: the built-in attack rules (the
+#: ``attack`` command: attack roll against AC, damage, the extra damage) play it.
+ATTACK = ("attack", "attack")
 
 
 def features(entry: dict[str, Any]) -> Iterator[tuple[str, str, str, str | None]]:
     """``(place, id, shown kind, gm reason or None)`` for every feature of an entry: its
-    traits, its actions and its attacks' on-hit riders (``place`` is where a plugin
-    declares the id: ``trait``, ``action`` or ``on_hit``)."""
+    traits, its actions, its attacks and their on-hit riders (``place`` is where a
+    plugin declares the id: ``trait``, ``action`` or ``on_hit``; an attack is
+    ``("attack", "attack")``, shown as ``melee attack`` or ``ranged attack``)."""
     for trait in entry.get("traits", ()):
         if isinstance(trait, dict):
             yield "trait", trait["id"], "trait", trait.get("gm")
@@ -41,17 +47,19 @@ def features(entry: dict[str, Any]) -> Iterator[tuple[str, str, str, str | None]
         shown = action.get("kind", "action").replace("_", " ")
         yield "action", action["id"], shown, action.get("gm")
     for attack in entry.get("attacks", ()):
+        yield "attack", ATTACK[1], f"{attack.get('kind', 'melee')} attack", None
         for rider in attack.get("on_hit", ()):
             yield "on_hit", rider["id"], "on hit", rider.get("gm")
 
 
 def implemented_ids() -> frozenset[tuple[str, str]]:
     """The ``(place, id)`` of every feature the plugins an engine loads by default (the
-    built-in rules and ``zonekeep.srd``) declare with ``zonekeep_features``."""
+    built-in rules and ``zonekeep.srd``) declare with ``zonekeep_features``, and
+    :data:`ATTACK` (a plain attack is the attack rules')."""
     from zonekeep.sdk.engine import Engine
 
     features = getattr(Engine().catalog, "features", {})
-    return frozenset(features)
+    return frozenset(features) | {ATTACK}
 
 
 def coverage(data: dict[str, Any], implemented: frozenset[tuple[str, str]]) -> dict[str, Any]:
@@ -100,7 +108,7 @@ def table(data: dict[str, Any], implemented: frozenset[tuple[str, str]]) -> str:
     lines = [
         BEGIN,
         "",
-        f"{t['features']} features (traits, actions and on-hit riders) on "
+        f"{t['features']} features (traits, actions, attacks and on-hit riders) on "
         f"{len(data['entries'])} creatures: **{t['implemented']} implemented "
         f'({percent(t["implemented"], t["features"])}%)**, {t["gm"]} marked "GM adjudicates" '
         f'with their reason, {t["pending"]} not implemented yet (shown to the GM as "GM '

@@ -939,6 +939,32 @@ class DiceDrawn(Event):
     draws: tuple[tuple[int, int, int], ...]
 
 
+@event_type("dice_rolled")
+@attrs.frozen
+class DiceRolled(Event):
+    """A seat (``by``: ``gm`` or a player id) rolled dice at the table: a free roll that
+    changes nothing in the fight, with the same verifiable dice as every rule's roll.
+    ``label`` says what it was for (empty when not said). A ``private`` roll is seen by
+    the seat that rolled it and the GM only."""
+
+    by: str
+    roll: RollRecord
+    label: str = ""
+    private: bool = False
+
+
+@event_type("chat_sent")
+@attrs.frozen
+class ChatSent(Event):
+    """A seat (``by``: ``gm`` or a player id) wrote ``text`` to the table (``to`` is
+    ``None``) or whispered it to one seat (``to``: ``gm``, or the GM to a player id): a
+    whisper is seen by its two seats only."""
+
+    by: str
+    text: str
+    to: str | None = None
+
+
 @event_type("plugin_error")
 @attrs.frozen
 class PluginErrorRecorded(Event):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from ._arena import Asset
+    from ._arena import Asset, Link
     from ._commands import CommandSpec
     from ._compendium import CompendiumSource
     from ._conditions import AssetTagSpec, ConditionSpec
@@ -820,6 +820,28 @@ def zonekeep_area_zones(
         length, a cube's side, a sphere's diameter, a line's length).
     :return: zone ids, or ``None`` for no answer (when no plugin answers: the
         target zone only).
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_link_crossing(ctx: RuleContext, creature: Creature, link: Link) -> str | None:
+    """Let ``creature`` cross a link that has no clear path (a wall it climbs like a
+    spider, a wall an incorporeal creature passes through).
+
+    Called by the built-in zones rule (``zonekeep.zones``) for each link without a
+    clear path (``link.clear`` false) between the zone a creature is in and a zone it
+    would enter: when its ``enter`` is checked, before each step of the move, and when
+    listing where it can go. Read-only (``ctx.emit`` raises). An answer opens the link
+    for this creature as a clear one would: the link's ``mode`` still applies (a
+    ``fly`` link needs a flying speed; climbing or swimming without that speed costs
+    double), and so do the zone's capacity and the other rules of entering.
+
+    :param ctx: the rule context (read-only use).
+    :param creature: the creature that would cross.
+    :param link: the link, from the arena (``link.a``/``link.b``, ``link.mode``).
+    :return: a short reason (``"spider climb"``) to let it cross, or ``None``.
 
     Stops at first non-None result.
     """

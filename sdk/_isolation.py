@@ -267,6 +267,7 @@ CONTRIBUTIONS: dict[str, Callable[[object], object]] = {
     "zonekeep_area_target_weight": _one((int,), "a whole number"),
     "zonekeep_area_zones": _many(str, "zone ids"),
     "zonekeep_zone_refusal": _one((Refusal,), "a Refusal"),
+    "zonekeep_link_crossing": _one((str,), "a string"),
     "zonekeep_modify_damage": _one((Damage,), "a Damage"),
     "zonekeep_save_fails": _one((str,), "a string"),
     "zonekeep_event_applied": _one((type(None),), "nothing"),

@@ -1227,5 +1227,7 @@ for _cls in (
     ev.CheckRolled,
     ev.PluginErrorRecorded,
     ev.DiceDrawn,
+    ev.DiceRolled,
+    ev.ChatSent,
 ):
     _REDUCERS[_cls] = _record_only

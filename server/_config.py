@@ -265,6 +265,16 @@ class Limits:
     image_bytes_per_key: int = attrs.field(default=100_000_000, validator=_COUNT)
     #: Per GM key (or the operator's): arenas in the server's library (``save_arena``).
     arenas_per_key: int = attrs.field(default=200, validator=_COUNT)
+    #: The longest table chat message (``chat``), in characters.
+    chat_max_chars: int = attrs.field(default=DEFAULT_LIMITS.chat_max_chars, validator=_COUNT)
+    #: ``chat`` and ``roll`` requests one seat (the GM, or one player, over all its
+    #: connections) may send per second on average (a token bucket refilled at this rate);
+    #: past it, ``rate_limited``. Every one is an event stored in the encounter's log.
+    table_rate_per_second: float = attrs.field(
+        default=DEFAULT_LIMITS.table_rate_per_second, validator=_AMOUNT
+    )
+    #: The size of that bucket: up to this many ``chat`` and ``roll`` requests at once.
+    table_rate_burst: int = attrs.field(default=DEFAULT_LIMITS.table_rate_burst, validator=_COUNT)
 
     def announced(self, reaction_seconds: float) -> protocol.Limits:
         """The limits as the ``hello`` result announces them, with the decision time
@@ -284,6 +294,9 @@ class Limits:
             max_spectators_per_encounter=self.max_spectators_per_encounter,
             reply_bytes_burst=self.reply_bytes_burst,
             reply_bytes_per_second=self.reply_bytes_per_second,
+            chat_max_chars=self.chat_max_chars,
+            table_rate_per_second=self.table_rate_per_second,
+            table_rate_burst=self.table_rate_burst,
         )
 
 

@@ -18,6 +18,7 @@ import math
 import re
 import secrets
 import tomllib
+import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from importlib import resources
@@ -37,6 +38,8 @@ from zonekeep.protocol import (
     ArchiveEncounterResult,
     ArenaItem,
     AttackOption,
+    ChatParams,
+    ChatResult,
     CheckArenaParams,
     CheckArenaResult,
     CheckCharacterParams,
@@ -86,6 +89,8 @@ from zonekeep.protocol import (
     RevokeSpectatorLinkResult,
     RewindParams,
     RewindResult,
+    RollParams,
+    RollResult,
     RotateDiceParams,
     RotateDiceResult,
     RotateGmTokenParams,
@@ -116,9 +121,12 @@ from zonekeep.sdk import (
     ArenaError,
     Command,
     DiceCommitted,
+    DiceError,
+    DiceRolled,
     EncounterState,
     Event,
     parse_arena,
+    parse_dice,
     resource_key,
 )
 from zonekeep.sdk.engine import ActionDetail as EngineDetail
@@ -148,7 +156,7 @@ from ._idempotency import (
 from ._plugin_data import setting_infos, settings_schema
 from ._registry import Registry, is_loopback
 from ._room import FoldWork, Grant, Job, Room
-from ._store import EncounterRecord, LibraryArena, StoreError
+from ._store import CREATION, EncounterRecord, LibraryArena, StoreError
 from ._wire import encode_message, encoded_response_text, error_text, response_text
 
 log = logging.getLogger("zonekeep.session")
@@ -304,6 +312,8 @@ class Methods:
             tuple[str, str, Actor],
             tuple[EncounterState, list[EngineDetail], EndingInfo | None],
         ] = {}
+        #: (encounter, seat) -> the seat's ``chat`` and ``roll`` bucket (``table_rate_*``).
+        self.table_buckets: dict[tuple[str, str], TokenBucket] = {}
         registry.detach = self.detach
         registry.close_holders = self.close_holders
         registry.keys_revoked = self.keys_revoked
@@ -406,6 +416,85 @@ class Methods:
         return holders
 
     async def m_create_encounter(
+        self, client: Client, params: CreateEncounterParams
+    ) -> CreateEncounterResult:
+        if params.idempotency_key is None:
+            return await self._create_encounter(client, params)
+        # Keyed: the scope is the creator (a GM key, the server key, or the address of an
+        # open or keyless server), decided before anything is made or looked up.
+        creator = await self.registry.creator_for(
+            params, client.address, client.gm, client.loopback
+        )
+        scope = "create:" + creator
+        key = params.idempotency_key
+        keys = await trio.to_thread.run_sync(
+            seal_keys, request_scope(CREATION, scope), key, limiter=self.seal_limiter
+        )
+        print_ = fingerprint("create_encounter", attrs.asdict(params))
+        store = self.registry.store
+        lock = self.request_locks.setdefault((CREATION, scope), trio.Lock())
+        try:
+            async with lock:
+                sealed = await store.get_request(CREATION, scope, keys.id)
+                record = unseal(keys, sealed) if sealed is not None else None
+                if record is not None:
+                    if record.get("method") != "create_encounter" or (
+                        record.get("fingerprint") != print_
+                    ):
+                        raise ProtocolError(
+                            "idempotency_key_reused",
+                            f"The idempotency key {key!r} was used before for another "
+                            "request; nothing was done. Use a new key for a new request.",
+                        )
+                    return await self._created_again(client, record["answer"])
+                result = await self._create_encounter(client, params)
+                answer = {
+                    "method": "create_encounter",
+                    "fingerprint": print_,
+                    "answer": {
+                        "encounter": result.encounter,
+                        "gm_token": result.gm_token,
+                        "seats": result.seats,
+                    },
+                }
+                try:
+                    await store.put_request(CREATION, scope, keys.id, seal(keys, answer))
+                except StoreError as exc:
+                    log.error("the answer of a keyed create_encounter was not kept: %s", exc)
+                return result
+        finally:
+            if lock.statistics().tasks_waiting == 0 and not lock.locked():
+                self.request_locks.pop((CREATION, scope), None)
+
+    async def _created_again(self, client: Client, first: dict[str, Any]) -> CreateEncounterResult:
+        """A repeated keyed ``create_encounter``: nothing is made; the connection joins the
+        encounter the first one made, as its GM, with the first answer's GM token, and gets
+        the first answer's ids and tokens with today's snapshot. A GM token rotated since
+        (or an encounter archived or deleted) answers as ``join`` would."""
+        encounter = str(first["encounter"])
+        token = str(first["gm_token"])
+        room = self.registry.get(encounter)
+        if room is None:
+            room = await self.registry.load(encounter, token, check=True)
+        grant = room.find_grant(token)
+        if grant is None:
+            raise ProtocolError(
+                "bad_token",
+                "The encounter this key created has a new GM link since: nothing was "
+                "made again. Open it with the GM's current link.",
+            )
+        member = self._admit(client, room, grant)
+        client.rooms[room.id] = member
+        return CreateEncounterResult(
+            encounter=room.id,
+            gm_token=token,
+            role="gm",
+            seq=room.state.seq,
+            snapshot=room.snapshot(member),
+            seats={str(k): str(v) for k, v in dict(first.get("seats") or {}).items()},
+        )
+
+    async def _create_encounter(
         self, client: Client, params: CreateEncounterParams
     ) -> CreateEncounterResult:
         room, token = await self.registry.create_room_from_request(
@@ -859,6 +948,96 @@ class Methods:
         assert room.state.dice is not None
         return RotateDiceResult(seq=result.last_seq, commitment=room.state.dice.commitment)
 
+    def _table_token(self, client: Client, room: Room, member: Member) -> None:
+        """Take one token of the seat's ``chat``/``roll`` bucket, or refuse with
+        ``rate_limited`` (the seat's connections share it)."""
+        limits = client.limits
+        key = (room.id, seat_of(member.role, member.player))
+        bucket = self.table_buckets.get(key)
+        if bucket is None:
+            bucket = TokenBucket(limits.table_rate_per_second, limits.table_rate_burst)
+            self.table_buckets[key] = bucket
+        if not bucket.take():
+            wait_ms = bucket.wait_ms()
+            when = f" Retry in {wait_ms / 1000:.1f} seconds." if wait_ms is not None else ""
+            raise ProtocolError(
+                "rate_limited",
+                f"Too many chat messages and rolls from this seat: at most "
+                f"{limits.table_rate_burst} at once and {limits.table_rate_per_second:g} a "
+                f"second.{when}",
+                retry_after_ms=wait_ms,
+            )
+
+    async def m_roll(self, client: Client, params: RollParams) -> RollResult | Encoded:
+        room, member = self._room(client, params.encounter)
+        room.capability_check(member, "roll")
+        try:
+            parse_dice(params.dice)
+        except DiceError as exc:
+            raise ProtocolError.from_refusal("invalid_params", f"'dice': {exc}") from None
+        label = params.label
+        if len(label) > MAX_ROLL_LABEL or _bad_chars(label, allowed=""):
+            raise ProtocolError.from_refusal(
+                "invalid_params",
+                f"'label' must be at most {MAX_ROLL_LABEL} characters, without control characters.",
+            )
+        keyed = _keyed(member, "roll", params, _roll_answer)
+        if keyed is not None and (first := await room.first_answer(keyed)) is not None:
+            return Encoded(encode_message(first))  # a repeat: its first answer, no token
+        self._table_token(client, room, member)
+        values = {
+            "dice": params.dice,
+            "label": label,
+            "advantage": params.advantage,
+            "private": params.private,
+        }
+        job = Job(member.actor, Command("roll", values, member.actor), member, "roll", keyed=keyed)
+        result = await _submit(room, job)
+        if isinstance(result, Encoded):
+            return result
+        assert isinstance(result, CommandResult) and job.total is not None
+        return RollResult(seq=result.first_seq, total=job.total)
+
+    async def m_chat(self, client: Client, params: ChatParams) -> ChatResult | Encoded:
+        room, member = self._room(client, params.encounter)
+        room.capability_check(member, "chat")
+        limit = client.limits.chat_max_chars
+        text = params.text
+        if not text.strip() or len(text) > limit or _bad_chars(text, allowed="\n\t"):
+            raise ProtocolError.from_refusal(
+                "invalid_params",
+                f"A chat message is 1 to {limit} characters, not only spaces, and holds no "
+                "control characters but line breaks and tabs.",
+            )
+        to = params.to
+        if to is not None:
+            if member.role == "player" and to != "gm":
+                raise ProtocolError.from_refusal(
+                    "invalid_params", 'A player whispers to the GM only: "to": "gm".'
+                )
+            if member.role == "gm" and not any(
+                g.role == "player" and g.player == to for g in room.grants
+            ):
+                raise ProtocolError.from_refusal(
+                    "invalid_params", "'to' must be the id of one of this encounter's seats."
+                )
+        keyed = _keyed(member, "chat", params, lambda first, _: _data(ChatResult(seq=first)))
+        if keyed is not None and (first := await room.first_answer(keyed)) is not None:
+            return Encoded(encode_message(first))  # a repeat: its first answer, no token
+        self._table_token(client, room, member)
+        job = Job(
+            member.actor,
+            Command("chat", {"text": text, "to": to}, member.actor),
+            member,
+            "chat",
+            keyed=keyed,
+        )
+        result = await _submit(room, job)
+        if isinstance(result, Encoded):
+            return result
+        assert isinstance(result, CommandResult)
+        return ChatResult(seq=result.first_seq)
+
     async def m_create_seat(
         self, client: Client, params: CreateSeatParams
     ) -> CreateSeatResult | Encoded:
@@ -1253,6 +1432,8 @@ class Methods:
 
     def detach(self, room: Room) -> None:
         """``room`` is being unloaded: no client is joined to it any more."""
+        for key in [k for k in self.table_buckets if k[0] == room.id]:
+            del self.table_buckets[key]
         for client in list(self.clients):
             if client.rooms.pop(room.id, None) is not None:
                 client.drop_token(room.id)
@@ -1461,6 +1642,22 @@ def _keyed(member: Member, method: str, params: Any, answer: Answer) -> Keyed | 
         fingerprint(method, attrs.asdict(params)),
         answer,
     )
+
+
+def _roll_answer(first: int, events: Sequence[Event]) -> dict[str, Any]:
+    """A ``roll``'s answer, kept with its idempotency key."""
+    rolled = next(e for e in events if isinstance(e, DiceRolled))
+    return _data(RollResult(first, rolled.roll.total))
+
+
+#: The longest label of a free roll (``roll``), in characters.
+MAX_ROLL_LABEL = 80
+
+
+def _bad_chars(text: str, allowed: str) -> bool:
+    """Whether ``text`` holds a control character (but those in ``allowed``) or a lone
+    surrogate (JSON's ``\\ud800``, which is no character and has no UTF-8)."""
+    return any((unicodedata.category(c) in ("Cc", "Cs") and c not in allowed) for c in text)
 
 
 def _gm_only(member: Member, what: str) -> None:

@@ -16,7 +16,7 @@ import hmac
 import logging
 import math
 import secrets
-from collections.abc import Awaitable, Callable, Iterator, Sequence, Set
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence, Set
 from typing import Any
 
 import attrs
@@ -35,8 +35,10 @@ from zonekeep.protocol import (
 from zonekeep.sdk import (
     SYSTEM_ACTOR,
     Actor,
+    ChatSent,
     Command,
     Decision,
+    DiceRolled,
     EncounterState,
     Entropy,
     Event,
@@ -45,6 +47,7 @@ from zonekeep.sdk import (
     Refusal,
     Rewound,
     replay,
+    roll,
 )
 from zonekeep.sdk.engine import Engine, Overrun, PluginFailure, describe, working_copy
 from zonekeep.sdk.host import (
@@ -129,6 +132,8 @@ class Job:
     keyed: Keyed | None = None
     #: The first answer to the key, when this job repeats a keyed request (nothing done).
     replayed: dict[str, Any] | None = None
+    #: A free roll's total (``roll``), once it is done.
+    total: int | None = None
 
 
 #: Events folded between two checkpoints when a filtered replay is built.
@@ -615,6 +620,10 @@ class Room:
                 job.result = await self.contribute(job.actor.id, job.command.params["value"])
             elif job.kind == "rotate_dice":
                 job.result = await self.rotate_dice()
+            elif job.kind == "roll":
+                job.result, job.total = await self.free_roll(job.actor.id, job.command.params)
+            elif job.kind == "chat":
+                job.result = await self.chat(job.actor.id, job.command.params)
             else:
                 job.result = await self.apply(job.command, job.member)
             _metrics.current().command_latency.observe(trio.current_time() - job.received)
@@ -900,6 +909,40 @@ class Room:
         except ProtocolError:
             self.dice.resume_from(self.state.dice)
             raise
+        return CommandResult(first_seq=first, last_seq=self.state.seq)
+
+    async def free_roll(self, by: str, params: Mapping[str, Any]) -> tuple[CommandResult, int]:
+        """A seat's free roll at the table (a ``dice_rolled`` event): the room's dice, so
+        that it verifies like every roll, and no change to the fight. ``params`` were
+        checked by the method (``dice``, ``label``, ``advantage``, ``private``)."""
+        if self.state.phase == "ended":
+            raise ProtocolError.from_refusal(
+                "encounter_over", "The encounter has ended: its dice are revealed."
+            )
+        mark = self.dice.mark() if self.dice is not None else 0
+        record = roll(self.entropy, params["dice"], advantage=params["advantage"])
+        event = DiceRolled(by, record, params["label"], params["private"])
+        after = self.state.copy()
+        apply_event(after, event, self.engine.catalog)
+        events, after = self._with_dice([event], after)
+        try:
+            first = await self._accept(events, after)
+        except ProtocolError:  # not stored: nobody saw these dice
+            if self.dice is not None:
+                self.dice.give_back(mark)
+                self.dice.resume_from(self.state.dice)
+            raise
+        return CommandResult(first_seq=first, last_seq=self.state.seq), record.total
+
+    async def chat(self, by: str, params: Mapping[str, Any]) -> CommandResult:
+        """A line of table chat or a whisper (a ``chat_sent`` event); ``params`` were
+        checked by the method (``text``, ``to``)."""
+        if self.state.phase == "ended":
+            raise ProtocolError.from_refusal("encounter_over", "The encounter has ended.")
+        event = ChatSent(by, params["text"], params["to"])
+        after = self.state.copy()
+        apply_event(after, event, self.engine.catalog)
+        first = await self._accept((event,), after)
         return CommandResult(first_seq=first, last_seq=self.state.seq)
 
     async def _accept(

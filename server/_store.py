@@ -25,6 +25,11 @@ from zonekeep.sdk.host import event_to_dict
 #: many as a room remembers per seat (``server/_idempotency.py``, ``KEYS_PER_SEAT``).
 REQUESTS_PER_SCOPE = 256
 
+#: The pseudo encounter id under which ``put_request`` keeps the keyed
+#: ``create_encounter`` requests (there is no encounter yet); never an encounter's id
+#: (those are lower-case letters, digits and dashes), never listed as an encounter.
+CREATION = "~creation"
+
 
 class StoreError(RuntimeError):
     """The store could not do what was asked (disk full, read-only, corrupt file)."""
@@ -352,6 +357,9 @@ class InMemoryStore:
     def __init__(self, retention: int = 100_000) -> None:
         self.retention = retention
         self._logs: dict[str, _Log] = {}
+        #: The keyed requests of no encounter yet (``create_encounter``'s, under
+        #: :data:`CREATION`): scope -> request id -> sealed record, oldest first.
+        self._creations: dict[str, dict[str, str]] = {}
         self._gm_keys: list[GmKey] = []
         self._outside = 0
         self._dice_secret = secrets.token_bytes(32)
@@ -412,13 +420,20 @@ class InMemoryStore:
         return list(log.requests) if log is not None else []
 
     async def put_request(self, encounter: str, scope: str, request_id: str, sealed: str) -> None:
-        kept = self._logs.setdefault(encounter, _Log()).keyed.setdefault(scope, {})
+        keyed = (
+            self._creations
+            if encounter == CREATION
+            else self._logs.setdefault(encounter, _Log()).keyed
+        )
+        kept = keyed.setdefault(scope, {})
         kept.pop(request_id, None)
         kept[request_id] = sealed
         while len(kept) > REQUESTS_PER_SCOPE:
             del kept[next(iter(kept))]
 
     async def get_request(self, encounter: str, scope: str, request_id: str) -> str | None:
+        if encounter == CREATION:
+            return self._creations.get(scope, {}).get(request_id)
         log = self._logs.get(encounter)
         return log.keyed.get(scope, {}).get(request_id) if log is not None else None
 

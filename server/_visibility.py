@@ -329,6 +329,8 @@ def _event_for(
         creature = state.creatures.get(str(event.get("creature")))
         if creature is None or view.player is None or creature.controller != view.player:
             return HIDDEN_EVENT
+    if kind in ("chat_sent", "dice_rolled"):
+        return _table_talk(event, view)
     if not ids:
         return event
     if kind == "initiative_rolled":
@@ -348,6 +350,24 @@ def _event_for(
         return HIDDEN_EVENT
     scrubbed: dict[str, Any] = scrub_names(event, hidden_names(state, view))
     return scrubbed
+
+
+def _table_talk(event: dict[str, Any], view: Viewer) -> dict[str, Any]:
+    """A line of table chat or a free roll as a player or spectator sees it: a whisper
+    (``chat_sent`` with a ``to``) or a private roll only by the seats it names (the
+    GM, who sees everything, is not asked), else ``{"type": "hidden"}``. What a seat
+    wrote is shown as written: no hidden name is taken out of it (the server's own
+    sentences are scrubbed, a person's words are theirs), and it names no creature."""
+    seats = {event.get("by")}
+    if event.get("type") == "chat_sent":
+        if event.get("to") is None:
+            return event
+        seats.add(event.get("to"))
+    elif not event.get("private"):
+        return event
+    if view.player is not None and view.player in seats:
+        return event
+    return HIDDEN_EVENT
 
 
 def plugin_state_for(

@@ -128,6 +128,9 @@ async def test_hello_announces_version_capabilities_and_limits(running: Running)
         "max_spectators_per_encounter": 16,
         "reply_bytes_burst": 4_000_000,
         "reply_bytes_per_second": 200_000,
+        "chat_max_chars": 500,
+        "table_rate_per_second": 0.5,
+        "table_rate_burst": 10,
     }
 
 

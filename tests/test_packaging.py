@@ -193,6 +193,8 @@ def test_the_wheel_installs_and_serves_its_bundled_arenas(
         "zonekeep/server/static/table.js",
         "zonekeep/server/static/dice.js",
         "zonekeep/server/static/table.css",
+        "zonekeep/server/static/chat.js",
+        "zonekeep/server/static/chat.css",
         *(f"zonekeep/{p}/py.typed" for p in ("protocol", "sdk", "server", "plugins")),
     }
     assert expected <= names, sorted(expected - names)

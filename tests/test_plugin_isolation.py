@@ -130,6 +130,10 @@ def end_the_effect(h: EncounterHarness) -> tuple[str, dict[str, Any]]:
     return "end_effect_of", {"effect": next(iter(h.state.condition_effects))}
 
 
+def at_rope(h: EncounterHarness) -> None:
+    h.send("take_position", creature="aria", asset="rope")
+
+
 def at_chair(h: EncounterHarness) -> None:
     h.send("take_position", creature="aria", asset="chair")
 
@@ -196,6 +200,7 @@ SCENARIOS: dict[str, tuple[str, Setup, Send, list[int]]] = {
     "zonekeep_event_applied": ("skip", nothing, send("dodge", creature="aria"), []),
     "zonekeep_zone_leaving": ("refuse", nothing, ENTER, DICE),
     "zonekeep_zone_refusal": ("skip", nothing, ENTER, DICE),
+    "zonekeep_link_crossing": ("skip", at_rope, send("enter", creature="aria", zones=["pit"]), []),
     "zonekeep_opportunity_attackers": ("refuse", nothing, ENTER, DICE),
     "zonekeep_next_turn": ("refuse", nothing, send("end_turn", creature="aria"), []),
     "zonekeep_turn_start": ("refuse", nothing, send("end_turn", creature="aria"), []),
@@ -242,6 +247,7 @@ WRONG: dict[str, list[object]] = {
     "zonekeep_attack_redirect": [3, ["gob"]],
     "zonekeep_hit_reaction": ["2", True, 1.5],
     "zonekeep_zone_refusal": ["nope", ("zone_full", "Full.")],
+    "zonekeep_link_crossing": [True, ["spider climb"]],
     "zonekeep_modify_damage": ["nope", 3, Damage("aria", 1)],
     "zonekeep_save_fails": [1, ["paralyzed"]],
     "zonekeep_event_applied": ["seen", 1],

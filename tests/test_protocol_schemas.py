@@ -36,6 +36,8 @@ from zonekeep.protocol import (
     AssetTagInfo,
     AttackOption,
     Capabilities,
+    ChatParams,
+    ChatResult,
     CheckArenaParams,
     CheckArenaResult,
     CheckCharacterParams,
@@ -95,6 +97,8 @@ from zonekeep.protocol import (
     RevokeSpectatorLinkResult,
     RewindParams,
     RewindResult,
+    RollParams,
+    RollResult,
     RotateDiceParams,
     RotateDiceResult,
     RotateGmTokenParams,
@@ -337,6 +341,11 @@ def params_samples() -> dict[str, list[Any]]:
         "table_link": [TableLinkParams("e1", "tok")],
         "contribute_dice": [ContributeDiceParams("e1", "lucky-socks")],
         "rotate_dice": [RotateDiceParams("e1")],
+        "roll": [
+            RollParams("e1", "d20+3"),
+            RollParams("e1", "2d6", "Luck", "advantage", True, "k-1"),
+        ],
+        "chat": [ChatParams("e1", "Hello, table"), ChatParams("e1", "Psst", "gm")],
     }
 
 
@@ -537,6 +546,8 @@ def result_samples() -> dict[str, list[Any]]:
         "table_link": [TableLinkResult("http://10.0.0.2:8765/table/#encounter=e1", "<svg/>")],
         "contribute_dice": [ContributeDiceResult(7)],
         "rotate_dice": [RotateDiceResult(9, "ab" * 32)],
+        "roll": [RollResult(12, 17)],
+        "chat": [ChatResult(13)],
     }
 
 
@@ -721,6 +732,9 @@ def test_limits_defaults() -> None:
         "max_spectators_per_encounter": 16,
         "reply_bytes_burst": 4_000_000,
         "reply_bytes_per_second": 200_000,
+        "chat_max_chars": 500,
+        "table_rate_per_second": 0.5,
+        "table_rate_burst": 10,
     }
 
 

@@ -14,6 +14,7 @@ from zonekeep.sdk import (
     AssetPlaced,
     AssetRemoved,
     Attack,
+    ChatSent,
     CheckRolled,
     ConditionPrevented,
     Creature,
@@ -21,6 +22,7 @@ from zonekeep.sdk import (
     DiceContributed,
     DiceDrawn,
     DiceRevealed,
+    DiceRolled,
     Event,
     MultiattackUsed,
     PluginDisabled,
@@ -69,6 +71,11 @@ HAND_MADE["asset_placed"] = AssetPlaced(
 )
 HAND_MADE["asset_changed"] = AssetChanged("web", {"dc": 14}, False)
 HAND_MADE["asset_removed"] = AssetRemoved("web", "burned", hidden=True)
+#: (The table's free rolls and chat are the server's too: the ``roll`` and ``chat`` requests.)
+HAND_MADE["dice_rolled"] = DiceRolled(
+    "alice", RollRecord("2d6+1", (3, 5), (3, 5), 1, 9, draws=((4, 6), (5, 6))), "Luck", True
+)
+HAND_MADE["chat_sent"] = ChatSent("alice", "Is the door locked?", "gm")
 #: (``condition_prevented`` only when a rule gives a creature a condition it is immune to.)
 HAND_MADE["condition_prevented"] = ConditionPrevented("gob", "poisoned", "Stench")
 #: (The creature features' events are played in tests/test_features_rules.py, with

@@ -52,17 +52,14 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
         *(
             ("trait", i)
             for i in (
-                "ambusher", "amphibious", "aversion-of-fire", "blind-beyond",
-                "blood-frenzy", "brave", "camouflage", "charge", "corrosive-form",
-                "damage-absorption", "death-burst", "echolocation", "fey-ancestry",
-                "flyby", "grapple-focus", "grapple-instead", "grapple-limit", "grappler",
-                "heated-body", "hold-breath", "hover", "incorporeal-movement",
-                "magic-resistance", "martial-advantage", "pounce", "prone-ac",
-                "prone-only", "reckless", "regeneration", "relentless",
-                "restricted-target", "save-advantage", "sneak-attack", "spider-climb",
-                "steadfast", "stench", "sunlight-sensitivity", "sure-footed",
-                "surprise-attack", "trampling-charge", "two-heads", "undead-fortitude",
-                "versatile", "water-breathing",
+                "ambusher", "aversion-of-fire", "blood-frenzy", "brave", "charge",
+                "corrosive-form", "damage-absorption", "death-burst", "fey-ancestry",
+                "grapple-focus", "grapple-instead", "grapple-limit", "grappler",
+                "heated-body", "magic-resistance", "martial-advantage", "pounce",
+                "prone-ac", "reckless", "regeneration", "relentless",
+                "restricted-target", "save-advantage", "sneak-attack", "steadfast",
+                "stench", "sunlight-sensitivity", "sure-footed", "surprise-attack",
+                "trampling-charge", "two-heads", "undead-fortitude", "versatile",
             )
         ),
     }
@@ -70,7 +67,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
 
 #: The share of the features implemented today, in percent: the issue asks for 90; raise
 #: this as ids are implemented (never lower it).
-FLOOR = 35.7
+FLOOR = 65.7
 
 
 def _data() -> dict[str, Any]:

@@ -40,6 +40,7 @@ from zonekeep.sdk import (
 )
 
 from ._actions import *  # noqa: F403  (breath weapons, glares, riders: srd-b)
+from ._moves import *  # noqa: F403  (movement and senses: srd-c)
 
 __all__ = ["DATA", "srd_source"]
 

@@ -129,6 +129,7 @@
     pingTimer: null,
   };
   window.zonekeepTable = app; // for debugging (and tests) in the browser's console
+  app.seatName = (by) => seatName(by); // chat.js names seats as the log does
 
   // ---------------------------------------------------------------------------------
   // Connection: requests matched by id, notifications by method, automatic reconnection
@@ -352,6 +353,7 @@
       app.role = joined.role;
       app.player = joined.player;
       app.joined = true;
+      document.dispatchEvent(new CustomEvent("zonekeep:joined", { detail: { role: app.role, player: app.player } }));
       app.attempts = 0;
       app.moves = 0;
       clearError(); // a connection problem has passed
@@ -789,6 +791,9 @@
     zone_affected: (e) => `${zoneName(e.zone)} is hit${e.damage ? `: ${e.damage}${e.damage_type ? ` ${e.damage_type}` : ""} damage${e.roll ? ` (${rollText(e.roll)})` : ""}` : ""}.`,
     zone_entered: (e) => `${name(e.creature)} enters ${zoneName(e.to_zone)} from ${zoneName(e.from_zone)}${e.forced ? " (forced)" : ""}.`,
     hidden: () => "Something happens out of sight.",
+    check_rolled: (e) => `${name(e.creature)} ${e.save ? `${e.ability.toUpperCase()} save` : `${e.ability.toUpperCase()}${e.skill ? ` (${e.skill.replaceAll("_", " ")})` : ""} check`}: ${rollText(e.roll)}${e.dc ? ` against DC ${e.dc}, ${e.success ? "success" : "failure"}` : ""}.`,
+    chat_sent: (e) => `${seatName(e.by)}${e.to ? ` whispers to ${seatName(e.to)}` : " says"}: “${e.text}”`,
+    dice_rolled: (e) => `${seatName(e.by)} rolls${e.label ? ` for ${e.label}` : ""}${e.private ? " (private)" : ""}: ${e.roll.total}.`,
     plugin_disabled: (e) => `Plugin ${e.plugin} is switched off: ${e.reason}`,
     plugin_overran: (e) => `Plugin ${e.plugin} took ${e.ms} ms in ${e.hook} (budget ${e.budget_ms} ms).`,
   };
@@ -806,6 +811,11 @@
       if (typeof value !== "string") return JSON.stringify(value);
       return creature(value) ? name(value) : value;
     });
+  }
+
+  /** A seat as the table names it: "the GM", or the player id. */
+  function seatName(by) {
+    return by === "gm" ? "the GM" : String(by);
   }
 
   function describe(event) {
@@ -850,6 +860,8 @@
       case "tumble_attempted": return [["check", event.roll]];
       case "contest_rolled": return [[name(event.creature), event.roll], [name(event.target), event.target_roll]];
       case "initiative_rolled": return (event.entries || []).map((x) => [list(x.members), x.roll]);
+      case "dice_rolled": return [["roll", event.roll]];
+      case "check_rolled": return [[event.save ? "save" : "check", event.roll]];
       default: return [];
     }
   }
@@ -887,6 +899,8 @@
    * consecutive hidden events collapse into one line ("… out of sight (×5)"). */
   function appendEvent(parent, seq, event) {
     app.events.set(seq, event);
+    // Other panels (chat.js) follow the events this page sees, live and replayed.
+    document.dispatchEvent(new CustomEvent("zonekeep:event", { detail: { seq, event } }));
     if (event.type === "hidden") {
       const last = parent.lastElementChild;
       if (last && last.dataset.type === "hidden") {
@@ -2414,6 +2428,8 @@
   }
 
   app.render = render; // the browser tests redraw after setting app.actions by hand
+  app.request = request; // chat.js sends its own requests on this page's connection
+  app.seat = seat;
 
   function start() {
     $("open-form").addEventListener("submit", (ev) => {

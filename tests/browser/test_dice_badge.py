@@ -76,6 +76,8 @@ def test_a_fair_encounter_played_to_its_end_is_verified_in_the_page(
         await client.command(eid, "set_surprise", surprised=[])
         await client.command(eid, "place", positions={})
         await client.command(eid, "roll_initiative")
+        # A free roll at the table (protocol 1.6) is checked like the rules' rolls.
+        await client.request("roll", encounter=eid, dice="2d6+1", label="Luck")
         for _ in range(6):
             snap = (await client.request("snapshot", encounter=eid))["snapshot"]
             if snap["phase"] == "ended":  # the dice decided it early

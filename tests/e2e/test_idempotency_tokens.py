@@ -203,3 +203,60 @@ async def test_the_gm_seats_repeats_survive_a_restart(
             async with second.client() as watcher:
                 joined = await watcher.join(eid, answers[1]["token"])
                 assert joined["role"] == "spectator"
+
+
+async def test_a_keyed_create_encounter_makes_one_encounter_across_connections_and_a_restart(
+    nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    """A creation whose reply was lost is sent again with its key: no second encounter;
+    the repeat joins the first one as its GM, with the first answer's ids and tokens."""
+    data = tmp_path / "data"
+    first = await start_server(nursery, data, ServerConfig(port=0), sqlite=True)
+    key = await add_gm_key(first, "gwen")
+    other_key = await add_gm_key(first, "hal")
+    ask: dict[str, Any] = {
+        "name": "Once",
+        "arena": "tavern",
+        "creatures": sturdy_goblin_roster(),
+        "seats": [{"player": "ana"}],
+        "idempotency_key": "make-once-7f3a",
+    }
+    async with first.client(gm_key=key) as gm:
+        with trio.fail_after(deadline(10)):
+            made = await gm.request("create_encounter", **ask)
+    eid = made["encounter"]
+    async with first.client(gm_key=key) as again:
+        with trio.fail_after(deadline(10)):
+            repeat = await again.request("create_encounter", **ask)
+            assert {k: repeat[k] for k in ("encounter", "gm_token", "role", "seats")} == {
+                k: made[k] for k in ("encounter", "gm_token", "role", "seats")
+            }
+            # The repeat's connection is the GM's: it can act on the encounter.
+            assert (await again.request("create_seat", encounter=eid, player="ben"))["token"]
+            # The same key with other params is refused and makes nothing.
+            changed = {**ask, "name": "Twice"}
+            error = await refused(again.request("create_encounter", **changed))
+            assert error.name == "idempotency_key_reused"
+    # Another creator's same key is another key: it makes its own encounter.
+    async with first.client(gm_key=other_key) as hal:
+        with trio.fail_after(deadline(10)):
+            hals = await hal.request("create_encounter", **ask)
+            assert hals["encounter"] != eid
+    assert sorted(await first.server.store.encounters()) == sorted([eid, hals["encounter"]])
+    await first.server.shutdown()
+    stored = b"".join(p.read_bytes() for p in data.iterdir() if p.is_file())
+    assert made["gm_token"].encode() not in stored  # the kept answer is sealed
+
+    second = await start_server(nursery, data, ServerConfig(port=0), sqlite=True)
+    async with second.client(gm_key=key) as gm:
+        with trio.fail_after(deadline(10)):
+            after = await gm.request("create_encounter", **ask)
+            assert (after["encounter"], after["gm_token"]) == (eid, made["gm_token"])
+            assert after["seats"] == made["seats"]
+            # Rotated since: the repeat makes nothing and says why.
+            await gm.request("rotate_gm_token", encounter=eid)
+    async with second.client(gm_key=key) as late:
+        with trio.fail_after(deadline(10)):
+            error = await refused(late.request("create_encounter", **ask))
+            assert error.name == "bad_token"
+    assert len(await second.server.store.encounters()) == 2

@@ -262,13 +262,24 @@ def test_web_table_loads_through_the_prefix(site: Site) -> None:
     assert sorted(refs) == [
         b"builder.css",
         b"builder.js",
+        b"chat.css",
+        b"chat.js",
         b"data:,",
         b"dice.js",
         b"home.js",
         b"table.css",
         b"table.js",
     ]
-    for name in ("table.js", "dice.js", "table.css", "home.js", "builder.js", "builder.css"):
+    for name in (
+        "table.js",
+        "dice.js",
+        "table.css",
+        "home.js",
+        "builder.js",
+        "builder.css",
+        "chat.js",
+        "chat.css",
+    ):
         wanted = "text/css" if name.endswith(".css") else "text/javascript"
         status, _, kind, body = site.fetch(site.base + "table/" + name)
         assert status == 200 and kind.startswith(wanted), name

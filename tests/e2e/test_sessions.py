@@ -65,6 +65,10 @@ async def record(nursery: trio.Nursery, data: Path) -> dict[str, list[dict[str, 
             back = await stack.enter_async_context(connect(url))  # connection 4: she resumes
             resumed = await back.join(eid, seat["token"], last_seq=last)
             assert [e["type"] for e in resumed["events"]] == ["note_added"]
+            # Table talk (protocol 1.6): a line, a whisper to the GM, the GM's private roll.
+            await back.request("chat", encounter=eid, text="Sorry, my connection dropped.")
+            await back.request("chat", encounter=eid, text="Is the goblin hurt?", to="gm")
+            await gm.request("roll", encounter=eid, dice="d20", label="Morale", private=True)
             await back.command(eid, "end_turn", creature="aria")
             await gm.command(eid, "enter", creature="gob", zones=["bar"])
             prompt = await back.notification("prompt")
