@@ -49,8 +49,11 @@ def make_attack(
         ctx.refuse("invalid_target", "A creature cannot attack itself.")
     if target.out_of_fight:
         ctx.refuse("invalid_target", f"{target.name} is already out of the fight.")
-    redirected = ctx.hook.zonekeep_attack_redirect(
-        ctx=ctx, attacker=attacker, target=target, attack=attack
+    # A reaction is one of the target's actions: a target without any is asked nothing.
+    redirected = (
+        ctx.hook.zonekeep_attack_redirect(ctx=ctx, attacker=attacker, target=target, attack=attack)
+        if target.actions
+        else None
     )
     if redirected is not None:
         other = ctx.state.creatures.get(redirected)
@@ -70,7 +73,7 @@ def make_attack(
     )
     ac = target.ac + sum(b for b in bonuses if b)
     natural = result.natural
-    if natural not in (1, 20) and result.total >= ac:
+    if target.actions and natural not in (1, 20) and result.total >= ac:
         bonus = ctx.hook.zonekeep_hit_reaction(
             ctx=ctx, attacker=attacker, target=target, attack=attack, total=result.total, ac=ac
         )

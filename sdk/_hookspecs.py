@@ -359,7 +359,9 @@ def zonekeep_attack_redirect(
     """Make another creature the target of an attack, as a reaction of the target's side
     (the goblin boss's Redirect Attack: an ally swaps places with it).
 
-    Called for every attack once the attack and its target are known, before
+    Called for every attack on a target with ``actions`` (a reaction is one of the
+    creature's actions: a target without any is never asked) once the attack and its
+    target are known, before
     ``zonekeep_before_attack`` and any die. The plugin that answers emits what the
     redirection costs and causes (the ``action_taken`` of the reaction spent) and names
     the new target; the attack then goes on against it (``zonekeep_before_attack``, the
@@ -382,7 +384,8 @@ def zonekeep_hit_reaction(
 ) -> int | None:
     """Raise the target's AC against an attack roll that would hit it (a Parry).
 
-    Called after the attack roll, only when the roll (``total``, not a natural 20) meets
+    Called after the attack roll, for a target with ``actions`` (a reaction is one of
+    them), only when the roll (``total``, not a natural 20) meets
     the AC (``ac``, with every ``zonekeep_armor_class_bonus`` added): the plugin that
     answers spends what it costs (the target's reaction: an ``action_taken`` event) and
     returns the bonus; the attack hits only when ``total`` still meets ``ac`` plus it.

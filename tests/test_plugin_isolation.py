@@ -22,6 +22,7 @@ from helpers import make
 
 from zonekeep.plugins import load_default_plugins
 from zonekeep.sdk import (
+    Action,
     Actor,
     AttackMade,
     CommandSpec,
@@ -87,9 +88,11 @@ class Ask:
 
 
 def table(*extra: object) -> EncounterHarness:
-    """Aria (a player's) and a goblin in the hall of the test arena; Aria's turn."""
+    """Aria (a player's) and a goblin in the hall of the test arena; Aria's turn. The
+    goblin has a reaction (one the GM plays), so that the attack reaction hooks ask it."""
+    duck = Action("gm", "Duck", kind="reaction", text="ducks", gm="the GM's")
     h = harness(
-        [make("aria"), make("gob", "goblins")],
+        [make("aria"), make("gob", "goblins", actions=(duck,))],
         {"aria": "hall", "gob": "hall"},
         [20, 10],
         extra_plugins=[loaded(Ask, "ask"), *extra],
