@@ -671,6 +671,26 @@ def zonekeep_save_fails(ctx: RuleContext, creature: Creature, ability: str) -> s
     """
 
 
+@hookspec(firstresult=True)
+def zonekeep_condition_immunity(ctx: RuleContext, creature: Creature, condition: str) -> str | None:
+    """Say that a creature cannot be given a condition right now (an immunity that
+    depends on the moment: "cannot be frightened while it sees an ally").
+
+    Called by :func:`zonekeep.sdk.apply_condition` and
+    :func:`zonekeep.sdk.apply_timed_condition` when the creature's own
+    ``condition_immunities`` do not already list the condition; an answer makes it
+    prevented exactly as those do (a ``condition_prevented`` event, nothing given)
+    unless the caller overrides immunities (the GM).
+
+    :param ctx: the rule context (read-only use).
+    :param creature: the creature about to be given the condition.
+    :param condition: the condition's full id (``"frightened"``).
+    :return: why it is immune (shown in the logs), or ``None``.
+
+    Stops at first non-None result.
+    """
+
+
 @hookspec
 def zonekeep_event_applied(ctx: ObserverContext, event: Event) -> None:
     """Observe every event, right after it is applied: a log, a statistic, a UI hint.

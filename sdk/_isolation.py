@@ -270,6 +270,7 @@ CONTRIBUTIONS: dict[str, Callable[[object], object]] = {
     "zonekeep_link_crossing": _one((str,), "a string"),
     "zonekeep_modify_damage": _one((Damage,), "a Damage"),
     "zonekeep_save_fails": _one((str,), "a string"),
+    "zonekeep_condition_immunity": _one((str,), "a string"),
     "zonekeep_event_applied": _one((type(None),), "nothing"),
 }
 

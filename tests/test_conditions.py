@@ -407,6 +407,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "dodging",
         "dying",
         "escaped",
+        "fire-averse",  # zonekeep.srd's, as "reckless"
         "frightened",
         "grappled",
         "incapacitated",
@@ -414,9 +415,12 @@ def test_the_built_in_conditions_are_declared() -> None:
         "paralyzed",
         "poisoned",
         "prone",
+        "reckless",
+        "regeneration_stopped",  # zonekeep.srd's, as "stench_immune"
         "restrained",
         "squeezing",
         "stable",
+        "stench_immune",
         "stunned",
         "surrendered",
         "unconscious",

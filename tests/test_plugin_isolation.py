@@ -200,6 +200,7 @@ SCENARIOS: dict[str, tuple[str, Setup, Send, list[int]]] = {
     "zonekeep_effect_ended": ("refuse", aria_poisoned, end_the_effect, []),
     "zonekeep_zone_affected": ("refuse", nothing, send("damage_zone", zone="yard", damage="3"), []),
     "zonekeep_save_fails": ("skip", nothing, AREA_SAVE, [12]),
+    "zonekeep_condition_immunity": ("skip", nothing, send("dodge", creature="aria"), []),
     "zonekeep_event_applied": ("skip", nothing, send("dodge", creature="aria"), []),
     "zonekeep_zone_leaving": ("refuse", nothing, ENTER, DICE),
     "zonekeep_zone_refusal": ("skip", nothing, ENTER, DICE),
@@ -253,6 +254,7 @@ WRONG: dict[str, list[object]] = {
     "zonekeep_link_crossing": [True, ["spider climb"]],
     "zonekeep_modify_damage": ["nope", 3, Damage("aria", 1)],
     "zonekeep_save_fails": [1, ["paralyzed"]],
+    "zonekeep_condition_immunity": [1, ["frightened"]],
     "zonekeep_event_applied": ["seen", 1],
 }
 

@@ -52,14 +52,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
         *(
             ("trait", i)
             for i in (
-                "ambusher", "aversion-of-fire", "blood-frenzy", "brave", "charge",
-                "corrosive-form", "damage-absorption", "death-burst", "fey-ancestry",
-                "grapple-focus", "grapple-instead", "grapple-limit", "grappler",
-                "heated-body", "magic-resistance", "martial-advantage", "pounce",
-                "prone-ac", "reckless", "regeneration", "relentless",
-                "restricted-target", "save-advantage", "sneak-attack", "steadfast",
-                "stench", "sunlight-sensitivity", "sure-footed", "surprise-attack",
-                "trampling-charge", "two-heads", "undead-fortitude", "versatile",
+                "grapple-instead", "versatile",
             )
         ),
     }
@@ -67,7 +60,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
 
 #: The share of the features implemented today, in percent: the issue asks for 90; raise
 #: this as ids are implemented (never lower it).
-FLOOR = 65.7
+FLOOR = 76.8
 
 
 def _data() -> dict[str, Any]:

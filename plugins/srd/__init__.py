@@ -21,6 +21,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from zonekeep.plugins.srd._strikes import *  # noqa: F403  (damage and hit points: srd-a2)
 from zonekeep.sdk import (
     Action,
     Command,
@@ -41,6 +42,7 @@ from zonekeep.sdk import (
 
 from ._actions import *  # noqa: F403  (breath weapons, glares, riders: srd-b)
 from ._moves import *  # noqa: F403  (movement and senses: srd-c)
+from ._odds import *  # noqa: F403  # advantage, disadvantage and saves (srd-a1)
 
 __all__ = ["DATA", "srd_source"]
 
