@@ -352,6 +352,58 @@ def zonekeep_before_attack(
     """
 
 
+@hookspec(firstresult=True)
+def zonekeep_attack_redirect(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack
+) -> str | None:
+    """Make another creature the target of an attack, as a reaction of the target's side
+    (the goblin boss's Redirect Attack: an ally swaps places with it).
+
+    Called for every attack on a target with ``actions`` (a reaction is one of the
+    creature's actions: a target without any is never asked) once the attack and its
+    target are known, before
+    ``zonekeep_before_attack`` and any die. The plugin that answers emits what the
+    redirection costs and causes (the ``action_taken`` of the reaction spent) and names
+    the new target; the attack then goes on against it (``zonekeep_before_attack``, the
+    roll, the damage). Asked once per attack: a redirected attack is not redirected again.
+
+    :param ctx: the rule context.
+    :param attacker: the creature attacking.
+    :param target: the creature attacked.
+    :param attack: the attack used.
+    :return: the id of the new target (a creature in the fight, not the attacker), or
+        ``None`` to leave the target as it is.
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_hit_reaction(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, total: int, ac: int
+) -> int | None:
+    """Raise the target's AC against an attack roll that would hit it (a Parry).
+
+    Called after the attack roll, for a target with ``actions`` (a reaction is one of
+    them), only when the roll (``total``, not a natural 20) meets
+    the AC (``ac``, with every ``zonekeep_armor_class_bonus`` added): the plugin that
+    answers spends what it costs (the target's reaction: an ``action_taken`` event) and
+    returns the bonus; the attack hits only when ``total`` still meets ``ac`` plus it.
+    The ``attack_made`` event carries the AC with the bonus (``target_ac``). A plugin answers only when
+    its reaction turns the hit into a miss, or says why it spends it anyway.
+
+    :param ctx: the rule context.
+    :param attacker: the creature attacking.
+    :param target: the creature hit.
+    :param attack: the attack used.
+    :param total: the attack roll's total.
+    :param ac: the AC it is compared with.
+    :return: an AC bonus (whole number), or ``None``.
+
+    Stops at first non-None result.
+    """
+
+
 @hookspec
 def zonekeep_provocations(
     ctx: RuleContext, creature: Creature, maneuver: Maneuver

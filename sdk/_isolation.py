@@ -300,6 +300,8 @@ TRIGGER_ANSWERS: dict[str, Callable[[object], object]] = {
     "zonekeep_maneuver_step": _one((bool,), "true"),
     "zonekeep_opportunity_attackers": _many(str, "creature ids"),
     "zonekeep_next_turn": _turn_position,
+    "zonekeep_attack_redirect": _one((str,), "a creature id"),
+    "zonekeep_hit_reaction": _one((int,), "a whole number"),
 }
 
 #: The declaration hooks, run once at start: a failure stops the engine from being built.

@@ -22,6 +22,7 @@ from helpers import make
 
 from zonekeep.plugins import load_default_plugins
 from zonekeep.sdk import (
+    Action,
     Actor,
     AttackMade,
     CommandSpec,
@@ -87,9 +88,11 @@ class Ask:
 
 
 def table(*extra: object) -> EncounterHarness:
-    """Aria (a player's) and a goblin in the hall of the test arena; Aria's turn."""
+    """Aria (a player's) and a goblin in the hall of the test arena; Aria's turn. The
+    goblin has a reaction (one the GM plays), so that the attack reaction hooks ask it."""
+    duck = Action("gm", "Duck", kind="reaction", text="ducks", gm="the GM's")
     h = harness(
-        [make("aria"), make("gob", "goblins")],
+        [make("aria"), make("gob", "goblins", actions=(duck,))],
         {"aria": "hall", "gob": "hall"},
         [20, 10],
         extra_plugins=[loaded(Ask, "ask"), *extra],
@@ -212,6 +215,8 @@ SCENARIOS: dict[str, tuple[str, Setup, Send, list[int]]] = {
     "zonekeep_round_end": ("refuse", aria_done, send("end_turn", creature="gob"), []),
     "zonekeep_decision_resolved": ("refuse", asked, decide, []),
     "zonekeep_before_attack": ("refuse", nothing, ATTACK, DICE),
+    "zonekeep_attack_redirect": ("refuse", nothing, ATTACK, DICE),
+    "zonekeep_hit_reaction": ("refuse", nothing, ATTACK, DICE),
     "zonekeep_maneuver_step": ("refuse", nothing, ENTER, DICE),
     "zonekeep_zone_entered": ("refuse", nothing, ENTER, DICE),
     "zonekeep_position_taken": (
@@ -247,6 +252,8 @@ WRONG: dict[str, list[object]] = {
     "zonekeep_area_zones": ["hall", [1]],
     "zonekeep_opportunity_attackers": ["gob", [None]],
     "zonekeep_next_turn": ["1", (1,), (True, 0), (-1, 0), [1, 0]],
+    "zonekeep_attack_redirect": [3, ["gob"]],
+    "zonekeep_hit_reaction": ["2", True, 1.5],
     "zonekeep_zone_refusal": ["nope", ("zone_full", "Full.")],
     "zonekeep_link_crossing": [True, ["spider climb"]],
     "zonekeep_modify_damage": ["nope", 3, Damage("aria", 1)],

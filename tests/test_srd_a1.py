@@ -365,7 +365,7 @@ def test_reckless_is_chosen_before_moving_or_acting_and_only_by_the_reckless() -
 
 
 class Scare:
-    """A test plugin: the GM's ``scare`` frightens a creature as a rule would (through
+    """A test plugin: the GM's ``frighten`` (``scare`` is the quasit's) frightens a creature as a rule would (through
     ``apply_timed_condition``, not the GM's immunity check)."""
 
     @staticmethod
@@ -376,7 +376,7 @@ class Scare:
     def zonekeep_commands(self) -> Iterable[CommandSpec]:
         return (
             CommandSpec(
-                "scare",
+                "frighten",
                 self._scare,
                 "Test: frighten a creature for a round.",
                 {"creature": Param("creature", True, "the creature")},
@@ -407,7 +407,7 @@ def test_steadfast_devil_cannot_be_frightened_with_an_ally_in_sight_within_30_ft
         "overrule that.",
     )
     # A rule frightening it meets the immunity: prevented, nothing given.
-    events = h.send("scare", creature="barb-1")
+    events = h.send("frighten", creature="barb-1")
     assert [e for e in events if isinstance(e, ConditionPrevented)] == [
         ConditionPrevented("barb-1", "frightened", "scare")
     ]
@@ -415,7 +415,7 @@ def test_steadfast_devil_cannot_be_frightened_with_an_ally_in_sight_within_30_ft
     assert h.state.condition_effects == {}
     # The imp stunned (incapacitated) is no help: now the devil can be frightened.
     h.send("grant_condition", creature="quip-1", condition="stunned")
-    h.send("scare", creature="barb-1")
+    h.send("frighten", creature="barb-1")
     assert "frightened" in h.creature("barb-1").conditions
     h.assert_replay_matches()
 
@@ -423,11 +423,11 @@ def test_steadfast_devil_cannot_be_frightened_with_an_ally_in_sight_within_30_ft
 def test_steadfast_needs_the_ally_within_30_ft_and_the_devil_able_to_see() -> None:
     # The road is 45 ft from the hall (the yard's 15 ft, then the road's 30): too far.
     far = devil_and_imp("road")
-    far.send("scare", creature="barb-1")
+    far.send("frighten", creature="barb-1")
     assert "frightened" in far.creature("barb-1").conditions
     blind = devil_and_imp("hall")
     blind.send("grant_condition", creature="barb-1", condition="blinded")
-    blind.send("scare", creature="barb-1")
+    blind.send("frighten", creature="barb-1")
     assert "frightened" in blind.creature("barb-1").conditions
     # The GM can overrule the immunity explicitly.
     forced = devil_and_imp("hall")

@@ -40,16 +40,13 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
         *(
             ("action", i)
             for i in (
-                "aggressive", "breath", "consume-life", "death-glare",
-                "dreadful-glare", "fetid-cloud", "healing-touch", "leadership",
-                "parry", "rampage", "redirect-attack",
-                "scare", "tentacle-slam", "tentacles", "web",
+                "fetid-cloud", "leadership", "rampage", "web",
             )
         ),
         *(
             ("on_hit", i)
             for i in (
-                "life-drain", "poison-paralysis", "save-for-damage",
+                "life-drain", "poison-paralysis",
             )
         ),
         *(
@@ -63,7 +60,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
 
 #: The share of the features implemented today, in percent: the issue asks for 90; raise
 #: this as ids are implemented (never lower it).
-FLOOR = 60.6
+FLOOR = 76.8
 
 
 def _data() -> dict[str, Any]:

@@ -40,6 +40,7 @@ from zonekeep.sdk import (
     parse_compendium_source,
 )
 
+from ._actions import *  # noqa: F403  (breath weapons, glares, riders: srd-b)
 from ._moves import *  # noqa: F403  (movement and senses: srd-c)
 from ._odds import *  # noqa: F403  # advantage, disadvantage and saves (srd-a1)
 
