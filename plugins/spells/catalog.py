@@ -74,8 +74,7 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         "Sacred Flame",
         0,
         "save",
-        "Radiance falls on one creature in sight: Dexterity save or 1d8 radiant; cover "
-        "does not help.",
+        "Radiance falls on one creature in sight: Dexterity save or 1d8 radiant.",
         range=60,
         damage="1d8",
         damage_type="radiant",
