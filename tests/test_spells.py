@@ -25,6 +25,7 @@ from zonekeep.sdk import (
     SaveMade,
     Zone,
     ZoneEntered,
+    parse_arena,
 )
 from zonekeep.sdk.host import character_creature, parse_character
 from zonekeep.sdk.testing import EncounterHarness
@@ -48,6 +49,7 @@ def wizard(level: int = 5, **changes: Any) -> Creature:
         "shatter",
         "fireball",
         "lightning-bolt",
+        "thunderwave",
         "misty-step",
         "hold-person",
         "shield",
@@ -474,3 +476,84 @@ def test_misty_step_teleports_to_a_zone_within_30_ft_as_a_bonus_action() -> None
     h2 = fight(wizard(), goblin())
     code, _ = refused(h2, "sera", "cast_bonus", spell="misty-step", zone="yard")  # 45 ft
     assert code == "out_of_range"
+
+
+# -- thunderwave: the push is forced movement --------------------------------------------------------
+
+
+def hall_with_spikes() -> Arena:
+    return parse_arena(
+        {
+            "id": "spiked",
+            "name": "Spiked hall",
+            "zones": [
+                {"id": "hall", "name": "Hall", "size": 15},
+                {"id": "bar", "name": "Bar", "size": 15},
+            ],
+            "links": [{"a": "hall", "b": "bar", "direction": "beside"}],
+            "assets": [
+                {
+                    "id": "spikes",
+                    "name": "Wall of spikes",
+                    "kind": "prop",
+                    "zone": "hall",
+                    "forced": {
+                        "save": {"ability": "dex", "damage": "2d6", "damage_type": "piercing"}
+                    },
+                }
+            ],
+        }
+    )
+
+
+def test_thunderwave_pushes_a_failed_target_into_a_zone_or_onto_spikes() -> None:
+    h = EncounterHarness(
+        [wizard(), goblin(), goblin("orc"), goblin("imp")], arena=hall_with_spikes()
+    )
+    h.start(
+        positions={"sera": "hall", "gob": "hall", "orc": "hall", "imp": "hall"},
+        initiative=[20, 10, 9, 8],
+    )
+    # Con saves: gob 3 (fails), orc 19 (succeeds), imp 2 (fails); 2d8 once: 5 + 3 = 8;
+    # the imp, forced onto the spikes, saves (Dex) against Seraphine's spell DC: 4 fails,
+    # and takes 2d6: 6 + 6.
+    cast(
+        h.rolls(3, 19, 2, 5, 3, 4, 6, 6),
+        "sera",
+        spell="thunderwave",
+        targets=["gob", "orc", "imp"],
+        push={"gob": {"zone": "bar"}, "orc": {"zone": "bar"}, "imp": {"asset": "spikes"}},
+    )
+    assert {e.creature: e.amount for e in h.of_type(Damaged) if e.damage_type == "thunder"} == {
+        "gob": 8,
+        "orc": 4,
+        "imp": 8,
+    }
+    assert h.creature("gob").zone == "bar"
+    entered = [e for e in h.of_type(ZoneEntered) if e.creature == "gob"]
+    assert entered[-1].forced and entered[-1].by == "sera"
+    assert h.creature("orc").zone == "hall"  # it saved: not pushed
+    assert h.creature("imp").position == "spikes"
+    spike_save = h.of_type(SaveMade)[-1]
+    assert (spike_save.creature, spike_save.dc, spike_save.success) == ("imp", 15, False)
+    assert h.creature("imp").hp == 30 - 8 - 12
+    h.assert_replay_matches()
+
+
+def test_a_push_to_a_zone_that_is_not_linked_or_for_a_non_target_is_refused() -> None:
+    h = fight(wizard(), goblin())
+    code, _ = refused(
+        h.rolls(1, 1, 1),
+        "sera",
+        spell="thunderwave",
+        targets=["gob"],
+        push={"gob": {"zone": "yard"}},
+    )
+    assert code == "no_clear_path"
+    assert h.creature("gob").hp == 30 and h.creature("sera").resources["spell-slots-1"] == 4
+    code, _ = refused(
+        h, "sera", spell="thunderwave", targets=["gob"], push={"orc": {"zone": "bar"}}
+    )
+    assert code == "invalid_params"
+    code, _ = refused(h, "sera", spell="fireball", targets=["gob"], push={"gob": {"zone": "bar"}})
+    assert code == "invalid_params"

@@ -62,6 +62,7 @@ from zonekeep.sdk import (
     apply_timed_condition,
     change_zone,
     describe_path,
+    force_move,
     hookimpl,
     largest_dimension,
     parse_dice,
@@ -544,24 +545,64 @@ def _area(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
     )
     maximum = 1 if answer is None else int(answer)
     chosen = _area_targets(ctx, me, spell, affected, maximum, p)
+    pushes = _pushes(ctx, spell, chosen, p.get("push"))
     dc = save_dc(me)
     outcomes = [(t, saving_throw(ctx, t, spell.save, dc, spell.name)) for t in chosen]
     dice = upcast_dice(spell, slot)
     hurt = any(not ok or spell.half_on_save for _, ok in outcomes)
-    if dice is None or not hurt:
-        return
-    roll = ctx.roll(dice)  # one roll for every target (the arena's area rules)
+    if dice is not None and hurt:
+        roll = ctx.roll(dice)  # one roll for every target (the arena's area rules)
+        for target, ok in outcomes:
+            amount = roll.total // 2 if ok else roll.total
+            if amount > 0:
+                apply_damage(
+                    ctx,
+                    ctx.state.creatures[target.id],
+                    amount,
+                    damage_type=spell.damage_type,
+                    roll=roll,
+                    source=me.id,
+                )
     for target, ok in outcomes:
-        amount = roll.total // 2 if ok else roll.total
-        if amount > 0:
-            apply_damage(
-                ctx,
-                ctx.state.creatures[target.id],
-                amount,
-                damage_type=spell.damage_type,
-                roll=roll,
-                source=me.id,
+        where = pushes.get(target.id)
+        now = ctx.state.creatures[target.id]
+        if ok or where is None or now.out_of_fight:
+            continue
+        force_move(
+            ctx,
+            ctx.state.creatures[me.id],
+            now,
+            zone=where.get("zone"),
+            asset=where.get("asset"),
+            magical=True,
+        )
+
+
+def _pushes(
+    ctx: RuleContext, spell: Spell, chosen: Sequence[Creature], given: object
+) -> dict[str, dict[str, str]]:
+    """Where each target that fails is pushed: ``{"gob": {"zone": "bar"}}`` or
+    ``{"gob": {"asset": "spikes"}}`` (both: an asset in that zone). A target left out
+    is pushed within its zone (10 ft moves no one out of a zone by itself)."""
+    if given is None:
+        return {}
+    if not spell.push:
+        ctx.refuse("invalid_params", f"{spell.name} pushes no one.")
+    if not isinstance(given, Mapping):
+        ctx.refuse("invalid_params", 'push is an object: {"<target>": {"zone": "<zone>"}}.')
+    ids = {t.id for t in chosen}
+    found: dict[str, dict[str, str]] = {}
+    for cid, where in given.items():
+        if cid not in ids:
+            ctx.refuse("invalid_params", f"push names {str(cid)[:60]!r}, not a chosen target.")
+        ok = isinstance(where, Mapping) and where and set(where) <= {"zone", "asset"}
+        if not ok or not all(isinstance(v, str) for v in where.values()):
+            ctx.refuse(
+                "invalid_params",
+                f'push.{cid}: give "zone" (a linked zone) and/or "asset" (where it lands).',
             )
+        found[cid] = dict(where)
+    return found
 
 
 def _area_targets(
@@ -718,6 +759,9 @@ _PARAMS = {
         "creatures", False, "the targets (rays and darts may repeat one; an area's choice)"
     ),
     "zone": Param("zone", False, "the zone an area is aimed at (default: the caster's)"),
+    "push": Param(
+        "object", False, 'thunderwave: where a target that fails lands {"gob": {"zone": "bar"}}'
+    ),
 }
 
 

@@ -50,6 +50,7 @@ class Spell:
     rounds: int | None = None
     condition: str | None = None
     targets: int = 1
+    push: bool = False
     gm: str | None = None
 
     @property
@@ -142,6 +143,23 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         half_on_save=True,
         shape="cone",
         size=15,
+    ),
+    Spell(
+        "thunderwave",
+        "Thunderwave",
+        1,
+        "area",
+        "A 15-ft cube of thunder from the caster: Constitution save, 2d8 thunder, half on "
+        "a success; a creature that fails is pushed 10 ft away (into a linked zone or "
+        "an asset, as forced movement); +1d8 per slot level above 1st.",
+        damage="2d8",
+        damage_type="thunder",
+        upcast="1d8",
+        save="con",
+        half_on_save=True,
+        shape="cube",
+        size=15,
+        push=True,
     ),
     Spell(
         "cure-wounds",
@@ -271,7 +289,6 @@ SPELLS: Final[dict[str, Spell]] = {s.id: s for s in _CATALOG}
 #: The other named spells of issue 31, each "GM adjudicates" with the reason, until
 #: the rules resolve them.
 GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
-    "thunderwave": ("Thunderwave", 1, "its 10-ft push is not wired to forced movement yet"),
     "shield": ("Shield", 1, "a reaction that interrupts an attack needs a prompt not built yet"),
     "bless": ("Bless", 1, "adding 1d4 to attacks and saves needs a bonus-die roll modifier"),
     "bane": ("Bane", 1, "subtracting 1d4 from attacks and saves needs a penalty-die modifier"),
