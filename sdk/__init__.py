@@ -38,6 +38,7 @@ from ._checks import (
     spend_use,
 )
 from ._commands import (
+    Choice,
     Command,
     CommandSpec,
     Cost,
@@ -347,6 +348,7 @@ __all__ = [
     "Attack",
     "AttackMade",
     "CheckRolled",
+    "Choice",
     "Command",
     "CommandSpec",
     "Communicated",

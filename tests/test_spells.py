@@ -557,3 +557,30 @@ def test_a_push_to_a_zone_that_is_not_linked_or_for_a_non_target_is_refused() ->
     assert code == "invalid_params"
     code, _ = refused(h, "sera", spell="fireball", targets=["gob"], push={"gob": {"zone": "bar"}})
     assert code == "invalid_params"
+
+
+# -- the actions list each castable spell --------------------------------------------------------------
+
+
+def test_the_action_details_list_each_castable_spell_with_slots_and_targets_or_zones() -> None:
+    h = fight(wizard(spell_slots={"1": 0, "2": 1, "3": 2}), goblin(), positions={"gob": "yard"})
+    details = {d.id: d for d in h.engine.action_details(h.state, "sera", h.player("player-sera"))}
+    cast_detail = details["cast"]
+    assert cast_detail.available and cast_detail.choices is not None
+    choices = {c.params["spell"]: c for c in cast_detail.choices}
+    # No level-1 slot left: a level-1 spell is offered with the higher slots only.
+    assert choices["magic-missile"].options == {"slot": (2, 3), "target": ("gob",)}
+    assert choices["thunderwave"].options == {"slot": (2, 3), "zone": ("hall", "bar")}
+    assert choices["fire-bolt"].options == {"target": ("gob",)}  # 45 ft away, in sight
+    assert choices["shocking-grasp"].options == {"target": ()}  # a touch: nobody near
+    assert choices["scorching-ray"].options["slot"] == (2, 3)
+    assert choices["fireball"].options == {"slot": (3,), "zone": ("hall", "bar", "yard")}
+    assert choices["lightning-bolt"].options["zone"] == ("hall", "bar", "yard")
+    assert choices["fireball"].label == "Fireball (level 3)"
+    bonus = {c.params["spell"]: c for c in details["cast_bonus"].choices or ()}
+    assert bonus["misty-step"].options == {"slot": (2, 3), "zone": ("bar",)}
+    fighter = make("bob", controller="player-bob")
+    h2 = fight(fighter, goblin())
+    no = {d.id: d for d in h2.engine.action_details(h2.state, "bob", h2.player("player-bob"))}
+    assert not no["cast"].available and no["cast"].code == "no_such_feature"
+    assert no["cast"].choices == ()

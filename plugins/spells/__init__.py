@@ -42,6 +42,7 @@ from zonekeep.sdk import (
     STABLE,
     Attack,
     AttackMade,
+    Choice,
     Command,
     CommandSpec,
     ConditionEffectEnded,
@@ -750,6 +751,57 @@ def _is_caster(state: EncounterState, me: Creature) -> tuple[str, str] | None:
     return None
 
 
+def slot_levels(creature: Creature, spell: Spell) -> tuple[int, ...]:
+    """The slot levels ``creature`` could cast ``spell`` with now (``(0,)``: a cantrip)."""
+    if spell.cantrip:
+        return (0,)
+    return tuple(n for n in range(spell.level, 10) if _slot_key(creature, n) is not None)
+
+
+def _reaches(state: EncounterState, me: Creature, zone: str | None, reach: int) -> bool:
+    arena = state.arena
+    if me.zone is None or zone is None or not arena.has_zone(zone):
+        return False
+    if zone == me.zone:
+        return True
+    path = sight_path(arena, me.zone, zone)
+    return path is not None and sum(arena.zone(z).size for z in path) <= reach
+
+
+def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Choice]:
+    """Each spell ``me`` can cast now with ``casting``, its slot levels and its legal
+    targets (creatures in reach and sight) or zones (where an area may be aimed)."""
+    found = []
+    for sid in spells_of(me):
+        spell = SPELLS.get(sid)
+        if spell is None or spell.gm is not None or spell.casting != casting:
+            continue
+        slots = slot_levels(me, spell)
+        if not slots:
+            continue
+        options: dict[str, tuple[Any, ...]] = {} if spell.cantrip else {"slot": slots}
+        if spell.how in ("area", "teleport"):
+            reach = area_reach(spell) if spell.how == "area" else spell.range
+            zones = [
+                z.id
+                for z in state.arena.zones
+                if _reaches(state, me, z.id, reach) and (spell.how == "area" or z.id != me.zone)
+            ]
+            options["zone"] = tuple(zones)
+        else:
+            others = spell.how != "heal"
+            options["target"] = tuple(
+                c.id
+                for c in state.creatures.values()
+                if not c.out_of_fight
+                and not (others and c.id == me.id)
+                and _reaches(state, me, c.zone, spell.range)
+            )
+        level = "cantrip" if spell.cantrip else f"level {spell.level}"
+        found.append(Choice(f"{spell.name} ({level})", {"spell": sid}, options))
+    return found
+
+
 _PARAMS = {
     "creature": Param("creature", True, "the caster"),
     "spell": Param("string", True, "the spell's id (fire-bolt)"),
@@ -782,6 +834,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             _PARAMS,
             costs=("action",),
             requires=_is_caster,
+            choices=lambda state, me: spell_choices(state, me, "action"),
         ),
         CommandSpec(
             "cast_bonus",
@@ -791,5 +844,6 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             _PARAMS,
             costs=("bonus",),
             requires=_is_caster,
+            choices=lambda state, me: spell_choices(state, me, "bonus"),
         ),
     )
