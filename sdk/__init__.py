@@ -38,6 +38,7 @@ from ._checks import (
     spend_use,
 )
 from ._commands import (
+    Choice,
     Command,
     CommandSpec,
     Cost,
@@ -352,6 +353,7 @@ __all__ = [
     "AttackMade",
     "ChatSent",
     "CheckRolled",
+    "Choice",
     "Command",
     "CommandSpec",
     "Communicated",

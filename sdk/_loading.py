@@ -50,8 +50,8 @@ _RESERVED_PREFIX = "zonekeep."
 #: otherwise (in this order). As pytest's ``default_plugins``, they are named here
 #: and imported by name, so the SDK does not import the layer above it: the rules
 #: in ``zonekeep.plugins`` are plugins on this SDK like any third-party one. The last two,
-#: ``zonekeep.plugins.srd`` and ``zonekeep.plugins.classes``, are content rather than
-#: rules: the SRD 5.1 creatures and classes.
+#: ``zonekeep.plugins.srd``, ``zonekeep.plugins.classes`` and ``zonekeep.plugins.spells``,
+#: are content rather than rules: the SRD 5.1 creatures, classes and spells.
 default_plugins: tuple[str, ...] = (
     "zonekeep.plugins.setup",
     "zonekeep.plugins.initiative",
@@ -73,6 +73,7 @@ default_plugins: tuple[str, ...] = (
     "zonekeep.plugins.features",
     "zonekeep.plugins.srd",
     "zonekeep.plugins.classes",
+    "zonekeep.plugins.spells",
 )
 
 

@@ -403,6 +403,7 @@ def test_the_built_in_conditions_are_declared() -> None:
     found = declared_conditions(Engine().pm)
     assert sorted(found) == [
         "blinded",
+        "concentrating",  # the spells plugin's
         "defeated",
         "dodging",
         "dying",
