@@ -49,6 +49,18 @@ def make_attack(
         ctx.refuse("invalid_target", "A creature cannot attack itself.")
     if target.out_of_fight:
         ctx.refuse("invalid_target", f"{target.name} is already out of the fight.")
+    # A reaction is one of the target's actions: a target without any is asked nothing.
+    redirected = (
+        ctx.hook.zonekeep_attack_redirect(ctx=ctx, attacker=attacker, target=target, attack=attack)
+        if target.actions
+        else None
+    )
+    if redirected is not None:
+        other = ctx.state.creatures.get(redirected)
+        if other is None or other.out_of_fight or other.id == attacker.id:
+            raise ValueError(f"zonekeep_attack_redirect named no target: {redirected!r}")
+        target = other
+        attacker = ctx.state.creatures[attacker.id]
     ctx.hook.zonekeep_before_attack(
         ctx=ctx, attacker=attacker, target=target, attack=attack, reaction=reaction
     )
@@ -61,8 +73,14 @@ def make_attack(
     )
     ac = target.ac + sum(b for b in bonuses if b)
     natural = result.natural
-    hit = natural == 20 or (natural != 1 and result.total >= ac)
-    critical = natural == 20 or (hit and _helpless_and_close(ctx, attacker, target, attack))
+    threshold = _critical_threshold(ctx, attacker, attack)
+    if target.actions and natural not in (1, 20) and natural < threshold and result.total >= ac:
+        bonus = ctx.hook.zonekeep_hit_reaction(
+            ctx=ctx, attacker=attacker, target=target, attack=attack, total=result.total, ac=ac
+        )
+        ac += bonus or 0
+    hit = natural >= threshold or (natural != 1 and result.total >= ac)
+    critical = natural >= threshold or (hit and _helpless_and_close(ctx, attacker, target, attack))
     made = AttackMade(
         attacker.id,
         target.id,
@@ -99,6 +117,13 @@ def make_attack(
         damage=damaged,
     )
     return hit
+
+
+def _critical_threshold(ctx: RuleContext, attacker: Creature, attack: Attack) -> int:
+    """The lowest natural roll that is a critical hit: 20, unless a plugin lowers it
+    (``zonekeep_critical_threshold``; answers outside 2 to 20 are ignored)."""
+    answers = ctx.hook.zonekeep_critical_threshold(ctx=ctx, attacker=attacker, attack=attack)
+    return min([20, *(a for a in answers if isinstance(a, int) and 2 <= a <= 20)])
 
 
 def _helpless_and_close(

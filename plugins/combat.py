@@ -9,6 +9,12 @@
 - A PC reduced to 0 hit points is dying; an NPC at 0 is defeated (docs/rules.md,
   12; ``zonekeep_zero_hit_points``, asked by
   ``zonekeep.sdk.apply_damage``).
+- The Attack action makes one attack, or as many as ``zonekeep_attacks_per_action``
+  says (a fighter's Extra Attack: 2): the ones beyond the first are granted at once
+  (``action_granted``, cost ``attack``) and each later ``attack`` command that turn
+  spends one of them (the command's cost ``attack``) before an action.
+- A critical hit comes on a natural 20, or from the lowest natural roll a
+  ``zonekeep_critical_threshold`` answer names (a champion's 19).
 - A squeezing creature has disadvantage on attack rolls and Dexterity saves, and
   attack rolls against it have advantage. Attacks against a dodging creature
   have disadvantage.
@@ -24,6 +30,7 @@ from zonekeep.sdk import (
     DODGING,
     DYING,
     SQUEEZING,
+    ActionGranted,
     Command,
     CommandSpec,
     Creature,
@@ -39,6 +46,11 @@ from zonekeep.sdk import (
 def _attack(ctx: RuleContext, cmd: Command) -> None:
     me = ctx.creature(cmd.params["creature"])
     target = ctx.creature(cmd.params["target"], role="target")
+    if ctx.paid == "action":
+        answers = ctx.hook.zonekeep_attacks_per_action(ctx=ctx, creature=me)
+        count = max([1, *(a for a in answers if isinstance(a, int) and 1 <= a <= 4)])
+        if count > 1:
+            ctx.emit(ActionGranted(me.id, "attack", "extra attack", count - 1))
     make_attack(ctx, me, target, cmd.params.get("attack"))
 
 
@@ -70,13 +82,14 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "attack",
             _attack,
-            "Action: attack a creature with one of your attacks.",
+            "Action: attack a creature with one of your attacks (Extra Attack: the Attack "
+            "action's further attacks cost no more action).",
             {
                 "creature": Param("creature", True, "the attacker"),
                 "target": Param("creature", True, "the creature attacked"),
                 "attack": Param("string", False, "which attack (default: the first)"),
             },
-            costs=("action",),
+            costs=("attack", "action"),
         ),
     )
 

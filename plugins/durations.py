@@ -138,7 +138,9 @@ def _turn_boundary(ctx: RuleContext, creature: Creature, when: str) -> None:
             continue
         saver = s.creatures[creature.id]
         source = f"{effect.condition} ({effect.id})"
-        if saving_throw(ctx, saver, effect.save, effect.save_dc, source):
+        if saving_throw(
+            ctx, saver, effect.save, effect.save_dc, source, against=(effect.condition,)
+        ):
             end_effect(ctx, effect.id, f"{saver.name} made its {effect.save} save", expired=True)
 
 

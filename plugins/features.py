@@ -285,7 +285,9 @@ def _save_or_condition(
 ) -> None:
     ability, dc, condition = params["ability"], int(params["dc"]), str(params["condition"])
     source = f"{attacker.name}'s {attack.name}"
-    if saving_throw(ctx, target, ability, dc, source):
+    # What the save is against (a goat's advantage against being knocked prone) and
+    # whether it is magical (a magical attack's rider) reach the roll modifiers.
+    if saving_throw(ctx, target, ability, dc, source, against=(condition,), magical=attack.magical):
         return
     rounds = params.get("rounds")
     if params.get("save_ends"):

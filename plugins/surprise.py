@@ -12,7 +12,7 @@ from zonekeep.sdk import (
     hookimpl,
 )
 
-_BLOCKED = {"action", "bonus", "interaction", "reaction", "movement"}
+_BLOCKED = {"action", "attack", "bonus", "interaction", "reaction", "movement"}
 
 
 @hookimpl

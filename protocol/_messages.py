@@ -2108,6 +2108,24 @@ class FeatureInfo:
 
 
 @attrs.frozen
+class ChoiceOption:
+    """One way the creature may send a command now, as the plugin declaring it lists it
+    (a spell it can cast): the parameters it fixes and the legal values of the others."""
+
+    label: str = attrs.field(metadata=doc("For a person: `Fireball (level 3)`."))
+    params: dict[str, Any] = attrs.field(
+        metadata=doc('The parameters this choice fixes (`{"spell": "fireball"}`).')
+    )
+    options: dict[str, list[Any]] = attrs.field(
+        metadata=doc(
+            "For each parameter still to choose, its legal values now (`slot`: the slot "
+            "levels; `target`: creature ids, never one this seat may not see; `zone`: zone "
+            "ids)."
+        )
+    )
+
+
+@attrs.frozen
 class ActionDetail:
     """One creature command: whether this seat may send it now, the refusal it would get
     when not, and the legal values of its parameters where the rules can tell (null
@@ -2165,6 +2183,14 @@ class ActionDetail:
         metadata=doc(
             "For `multiattack`: the attacks left of the Multiattack the creature is "
             "making this turn (empty when it is not making one). Since 1.6."
+        ),
+    )
+    choices: list[ChoiceOption] | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "For a command whose plugin lists its choices (`cast`, `cast_bonus`: each "
+            "spell the creature can cast now, with its slot levels and its legal targets "
+            "or zones); empty when the command is unavailable; null for other commands."
         ),
     )
 

@@ -38,6 +38,7 @@ from ._checks import (
     spend_use,
 )
 from ._commands import (
+    Choice,
     Command,
     CommandSpec,
     Cost,
@@ -113,6 +114,7 @@ from ._errors import (
     refuse,
 )
 from ._events import (
+    ActionGranted,
     ActionTaken,
     AdjacencyEnded,
     AdjacencyTaken,
@@ -333,6 +335,7 @@ __all__ = [
     "USES_PERIODS",
     "Ability",
     "Action",
+    "ActionGranted",
     "ActionTaken",
     "Actor",
     "AdjacencyEnded",
@@ -350,6 +353,7 @@ __all__ = [
     "AttackMade",
     "ChatSent",
     "CheckRolled",
+    "Choice",
     "Command",
     "CommandSpec",
     "Communicated",

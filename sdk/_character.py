@@ -500,6 +500,7 @@ def character_attacks(sheet: CharacterSheet, values: SheetValues | None = None) 
             bonus=to_hit,
             damage_type=damage_type,
             magical=weapon.magical or weapon.bonus > 0,
+            properties=tuple(p for p in WEAPON_PROPERTIES if p in properties),
             extra_damage=weapon.extra_damage,
             reach=10 if "reach" in properties else 5,
             range=int(fields.get("range") or 0),

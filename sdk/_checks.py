@@ -107,16 +107,21 @@ def ability_check(
     proficient: bool = False,
     expertise: bool = False,
     extra: Iterable[RollModifier] = (),
+    against: tuple[str, ...] = (),
+    magical: bool = False,
 ) -> CheckRolled:
     """Roll ``creature``'s ``ability`` check (with ``skill``) or, with ``save``, its
     saving throw, against ``dc`` (``None``: no DC, the total is what matters), through
     the plugins' roll modifiers (``RollRequest("check" | "save", ...)``); emit and return
-    the ``check_rolled`` event. A save a plugin says fails whatever the roll
+    the ``check_rolled`` event. A save's ``against`` and ``magical`` are as
+    :func:`saving_throw`'s. A save a plugin says fails whatever the roll
     (``zonekeep_save_fails``) is rolled for the record and fails."""
     if ability not in ABILITIES:
         raise ValueError(f"{ability!r} is not an ability ({', '.join(ABILITIES)})")
     if save:
-        request = RollRequest("save", creature.id, ability=ability)
+        request = RollRequest(
+            "save", creature.id, ability=ability, against=against, magical=magical
+        )
         bonus = save_bonus(creature, ability)
     else:
         request = RollRequest("check", creature.id, ability=ability, skill=skill)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from ._types import Creature
 
 #: What a command costs the acting creature. A tuple of costs means "the first available".
-Cost = Literal["action", "bonus", "reaction", "interaction", "movement", "free"]
+#: ``attack`` is one attack of an Attack action already taken (Extra Attack).
+Cost = Literal["action", "attack", "bonus", "reaction", "interaction", "movement", "free"]
 ParamType = Literal[
     "creature", "string", "integer", "boolean", "zone", "creatures", "strings", "object", "any"
 ]
@@ -47,6 +48,22 @@ Requirement = Callable[["EncounterState", "Creature"], "tuple[str, str] | None"]
 
 
 @attrs.frozen
+class Choice:
+    """One way a creature may send a command now, as the declaring plugin lists it
+    (``CommandSpec.choices``): a ``label`` for a person, the ``params`` it fixes (a
+    spell: ``{"spell": "fireball"}``) and, for the parameters still to choose, their
+    legal values now (``options``: ``{"slot": (3,), "zone": ("hall", "bar")}``)."""
+
+    label: str
+    params: Mapping[str, Any] = attrs.field(factory=dict)
+    options: Mapping[str, tuple[Any, ...]] = attrs.field(factory=dict)
+
+
+#: Lists a command's :class:`Choice` for a creature (``CommandSpec.choices``).
+Chooser = Callable[["EncounterState", "Creature"], "Sequence[Choice]"]
+
+
+@attrs.frozen
 class CommandSpec:
     """Declares a command: who may send it, when, what it costs, and its handler.
 
@@ -72,3 +89,7 @@ class CommandSpec:
     phases: tuple[str, ...] = ("turns",)
     needs_capable: bool = True
     requires: Requirement | None = None
+    #: Optionally, the ways the creature may send it now (a caster's spells with their
+    #: slots, targets and zones): :meth:`Engine.action_details` lists them as the
+    #: command's ``choices`` while it is available.
+    choices: Chooser | None = attrs.field(default=None, eq=False)

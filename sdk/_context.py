@@ -36,6 +36,12 @@ class RollRequest:
     ``attack_kind`` is ``"melee"`` or ``"ranged"`` for attacks and ``attack`` the
     attack's name; ``ability`` names the ability for saves and checks (``"dex"``);
     ``skill`` the skill for checks (``"acrobatics"``, ``"tumble"`` for a Tumble).
+
+    For saves, ``against`` names what a failure would bring (the conditions it would
+    impose: ``("prone",)``, ``("charmed",)``; empty when it is only damage or the
+    caller does not say) and ``magical`` is true for a save against a spell or another
+    magical effect: what advantage "on saves against being frightened" or "against
+    magic" looks at.
     """
 
     kind: RollKind
@@ -45,6 +51,8 @@ class RollRequest:
     ability: str | None = None
     skill: str | None = None
     attack: str | None = None
+    against: tuple[str, ...] = ()
+    magical: bool = False
 
 
 @attrs.frozen

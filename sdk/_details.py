@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from ._commands import Command, CommandSpec
+from ._commands import Choice, Command, CommandSpec
 from ._errors import Refusal
 from ._events import ZoneEntered
 from ._features import MULTIATTACK, SequenceItem, multiattack_sequences
@@ -122,6 +122,9 @@ class ActionDetail:
     #: a Multiattack), and the attacks it has still to make this turn.
     sequences: tuple[tuple[SequenceItem, ...], ...] | None = None
     attacks_left: tuple[SequenceItem, ...] | None = None
+    #: For a command whose spec lists ``choices`` (``cast``: the spells): the ways the
+    #: creature may send it now, each with its parameters' legal values.
+    choices: tuple[Choice, ...] | None = None
 
 
 def attack_label(attack: Attack) -> str:
@@ -318,6 +321,10 @@ def action_details(
                 if state.active == creature_id
                 else (),
             )
+        if spec.choices is not None:
+            listed = tuple(spec.choices(state, creature)) if available else ()
+            detail = attrs.evolve(detail, choices=listed)
+            values = values or listed
         every = trials.unanimous()
         if available and not values and every is not None:
             # Nothing fits, and for the same reason whatever is chosen: unavailable.

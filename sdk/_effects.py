@@ -135,6 +135,15 @@ def apply_damage(
     return event
 
 
+def _immune(ctx: RuleContext, creature: Creature, condition: str) -> bool:
+    """Whether ``creature`` is immune to ``condition``: its own ``condition_immunities``,
+    or a plugin's answer for the moment (``zonekeep_condition_immunity``)."""
+    if condition in creature.condition_immunities:
+        return True
+    ask = ctx.hook.zonekeep_condition_immunity
+    return bool(ask.plan and ask(ctx=ctx, creature=creature, condition=condition))
+
+
 def apply_condition(
     ctx: RuleContext, creature_id: str, condition: str, source: str = "", *, override: bool = False
 ) -> bool:
@@ -142,14 +151,15 @@ def apply_condition(
     the creature did not have it, the ``zonekeep_condition_applied`` triggers run).
     A plugin's condition may be named short (``"burning"`` for ``"hazards.burning"``).
 
-    A creature immune to the condition (``condition_immunities``) is not given it:
+    A creature immune to the condition (``condition_immunities``, or a plugin's
+    ``zonekeep_condition_immunity`` for the moment) is not given it:
     a ``condition_prevented`` event says so instead, unless ``override`` (the GM
     overruling the immunity explicitly): then it is given, and the event says
     ``override``. Returns whether it was applied.
     """
     condition = ctx.resolve("condition", condition)
     creature = ctx.state.creatures[creature_id]
-    immune = condition in creature.condition_immunities
+    immune = _immune(ctx, creature, condition)
     if immune and not override:
         ctx.emit(ConditionPrevented(creature_id, condition, source))
         return False
@@ -215,7 +225,7 @@ def apply_timed_condition(
     if parent is not None and parent not in s.condition_effects and s.asset(parent) is None:
         raise ValueError(f"there is no condition effect, ongoing effect or asset {parent!r}")
     creature = s.creatures[creature_id]
-    immune = condition in creature.condition_immunities
+    immune = _immune(ctx, creature, condition)
     if immune and not override:
         ctx.emit(ConditionPrevented(creature_id, condition, source))
         return None
@@ -253,8 +263,15 @@ def saving_throw(
     source: str,
     *,
     extra: tuple[RollModifier, ...] = (),
+    against: tuple[str, ...] = (),
+    magical: bool = False,
 ) -> bool:
     """Roll ``creature``'s saving throw against ``dc``; emit ``save_made``; return success.
+
+    ``against`` (the conditions a failure would impose) and ``magical`` (a spell or
+    another magical effect) reach the plugins' roll modifiers on the
+    :class:`RollRequest`: a creature with advantage on saves against being knocked
+    prone, or against magic, gets it only when the caller says so.
 
     When a plugin says it fails whatever the roll (``zonekeep_save_fails``: a paralyzed
     creature's Dexterity save), it is still rolled, for the record, and fails; the
@@ -262,7 +279,7 @@ def saving_throw(
     """
     result = ctx.roll(
         "d20",
-        RollRequest("save", creature.id, ability=ability),
+        RollRequest("save", creature.id, ability=ability, against=against, magical=magical),
         bonus=creature.saves.get(ability, 0),
         extra=extra,
     )
@@ -279,7 +296,9 @@ def asset_save(
 
     Returns whether the save succeeded.
     """
-    if saving_throw(ctx, ctx.state.creatures[cid], save.ability, dc, source):
+    if saving_throw(
+        ctx, ctx.state.creatures[cid], save.ability, dc, source, against=tuple(save.conditions)
+    ):
         return True
     if save.damage:
         dmg = ctx.roll(save.damage)

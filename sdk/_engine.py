@@ -95,6 +95,7 @@ class Outcome:
 
 _COST_CODES = {
     "action": ("no_action_left", "has no action left this turn"),
+    "attack": ("no_action_left", "has no attack of its Attack action left this turn"),
     "bonus": ("no_bonus_action_left", "has no bonus action left this turn"),
     "interaction": ("no_interaction_left", "has no interaction left this turn"),
     "reaction": ("no_reaction_left", "has already used its reaction this round"),
@@ -631,6 +632,8 @@ class Engine:
                 return cost
             mine = state.active == creature.id
             if cost == "action" and mine and res.actions > 0:
+                return cost
+            if cost == "attack" and mine and res.attacks > 0:
                 return cost
             if cost == "bonus" and mine and res.bonus_actions > 0:
                 return cost

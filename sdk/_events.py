@@ -233,6 +233,19 @@ class ActionTaken(Event):
     cost: str
 
 
+@event_type("action_granted")
+@attrs.frozen
+class ActionGranted(Event):
+    """``creature``, whose turn it is, gets ``count`` more ``cost`` this turn: an
+    ``action`` (a fighter's Action Surge), a ``bonus`` action, or an ``attack`` of the
+    Attack action it has just taken (Extra Attack); ``source`` says what gave it."""
+
+    creature: str
+    cost: str
+    source: str
+    count: int = 1
+
+
 @event_type("movement_spent")
 @attrs.frozen
 class MovementSpent(Event):

@@ -352,6 +352,58 @@ def zonekeep_before_attack(
     """
 
 
+@hookspec(firstresult=True)
+def zonekeep_attack_redirect(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack
+) -> str | None:
+    """Make another creature the target of an attack, as a reaction of the target's side
+    (the goblin boss's Redirect Attack: an ally swaps places with it).
+
+    Called for every attack on a target with ``actions`` (a reaction is one of the
+    creature's actions: a target without any is never asked) once the attack and its
+    target are known, before
+    ``zonekeep_before_attack`` and any die. The plugin that answers emits what the
+    redirection costs and causes (the ``action_taken`` of the reaction spent) and names
+    the new target; the attack then goes on against it (``zonekeep_before_attack``, the
+    roll, the damage). Asked once per attack: a redirected attack is not redirected again.
+
+    :param ctx: the rule context.
+    :param attacker: the creature attacking.
+    :param target: the creature attacked.
+    :param attack: the attack used.
+    :return: the id of the new target (a creature in the fight, not the attacker), or
+        ``None`` to leave the target as it is.
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_hit_reaction(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, total: int, ac: int
+) -> int | None:
+    """Raise the target's AC against an attack roll that would hit it (a Parry).
+
+    Called after the attack roll, for a target with ``actions`` (a reaction is one of
+    them), only when the roll (``total``, not a natural 20) meets
+    the AC (``ac``, with every ``zonekeep_armor_class_bonus`` added): the plugin that
+    answers spends what it costs (the target's reaction: an ``action_taken`` event) and
+    returns the bonus; the attack hits only when ``total`` still meets ``ac`` plus it.
+    The ``attack_made`` event carries the AC with the bonus (``target_ac``). A plugin answers only when
+    its reaction turns the hit into a miss, or says why it spends it anyway.
+
+    :param ctx: the rule context.
+    :param attacker: the creature attacking.
+    :param target: the creature hit.
+    :param attack: the attack used.
+    :param total: the attack roll's total.
+    :param ac: the AC it is compared with.
+    :return: an AC bonus (whole number), or ``None``.
+
+    Stops at first non-None result.
+    """
+
+
 @hookspec
 def zonekeep_provocations(
     ctx: RuleContext, creature: Creature, maneuver: Maneuver
@@ -444,6 +496,37 @@ def zonekeep_armor_class_bonus(
     :param attacker: the attacker.
     :param attack: the attack.
     :return: a bonus (or penalty) to add, or ``None``. All plugins' bonuses add up.
+    """
+
+
+@hookspec
+def zonekeep_attacks_per_action(ctx: RuleContext, creature: Creature) -> int | None:
+    """Say how many attacks ``creature``'s Attack action makes (a fighter's Extra Attack: 2).
+
+    Called when the ``attack`` command spends an action; the attacks beyond the first
+    are granted at once (``action_granted``, cost ``attack``) and each later ``attack``
+    command that turn spends one of them instead of an action.
+
+    :param ctx: the rule context (read-only use).
+    :param creature: the attacker.
+    :return: the number of attacks (1 to 4), or ``None``. The highest answer wins;
+        without one, the Attack action makes one attack.
+    """
+
+
+@hookspec
+def zonekeep_critical_threshold(ctx: RuleContext, attacker: Creature, attack: Attack) -> int | None:
+    """Lower the natural d20 roll from which ``attacker``'s attack roll is a critical hit
+    (a champion fighter's Improved Critical: 19).
+
+    Called for every attack roll, after the d20 is rolled. A critical hit always hits and
+    doubles the damage dice.
+
+    :param ctx: the rule context (read-only use).
+    :param attacker: the attacker.
+    :param attack: the attack.
+    :return: the lowest natural roll that is a critical hit (2 to 20), or ``None``. The
+        lowest answer wins; without one, only a natural 20 is.
     """
 
 
@@ -614,6 +697,26 @@ def zonekeep_save_fails(ctx: RuleContext, creature: Creature, ability: str) -> s
     :param ability: the ability (``"str"``, ``"dex"``, ...).
     :return: the reason (``"paralyzed"``), recorded in the ``save_made`` event's
         ``automatic_failure``; ``None`` to let the roll decide.
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_condition_immunity(ctx: RuleContext, creature: Creature, condition: str) -> str | None:
+    """Say that a creature cannot be given a condition right now (an immunity that
+    depends on the moment: "cannot be frightened while it sees an ally").
+
+    Called by :func:`zonekeep.sdk.apply_condition` and
+    :func:`zonekeep.sdk.apply_timed_condition` when the creature's own
+    ``condition_immunities`` do not already list the condition; an answer makes it
+    prevented exactly as those do (a ``condition_prevented`` event, nothing given)
+    unless the caller overrides immunities (the GM).
+
+    :param ctx: the rule context (read-only use).
+    :param creature: the creature about to be given the condition.
+    :param condition: the condition's full id (``"frightened"``).
+    :return: why it is immune (shown in the logs), or ``None``.
 
     Stops at first non-None result.
     """

@@ -261,6 +261,8 @@ CONTRIBUTIONS: dict[str, Callable[[object], object]] = {
     "zonekeep_encounter_over": _one((str,), "a string"),
     "zonekeep_provocations": _many(str, "creature ids"),
     "zonekeep_armor_class_bonus": _one((int,), "a whole number"),
+    "zonekeep_critical_threshold": _one((int,), "a whole number"),
+    "zonekeep_attacks_per_action": _one((int,), "a whole number"),
     "zonekeep_zero_hit_points": _one((str,), "a condition name"),
     "zonekeep_skip_turn": _one((str,), "a string"),
     "zonekeep_area_max_targets": _one((int,), "a whole number"),
@@ -270,6 +272,7 @@ CONTRIBUTIONS: dict[str, Callable[[object], object]] = {
     "zonekeep_link_crossing": _one((str,), "a string"),
     "zonekeep_modify_damage": _one((Damage,), "a Damage"),
     "zonekeep_save_fails": _one((str,), "a string"),
+    "zonekeep_condition_immunity": _one((str,), "a string"),
     "zonekeep_event_applied": _one((type(None),), "nothing"),
 }
 
@@ -297,6 +300,8 @@ TRIGGER_ANSWERS: dict[str, Callable[[object], object]] = {
     "zonekeep_maneuver_step": _one((bool,), "true"),
     "zonekeep_opportunity_attackers": _many(str, "creature ids"),
     "zonekeep_next_turn": _turn_position,
+    "zonekeep_attack_redirect": _one((str,), "a creature id"),
+    "zonekeep_hit_reaction": _one((int,), "a whole number"),
 }
 
 #: The declaration hooks, run once at start: a failure stops the engine from being built.

@@ -49,8 +49,9 @@ _RESERVED_PREFIX = "zonekeep."
 #: The built-in rule plugins, by module name, loaded by every engine unless told
 #: otherwise (in this order). As pytest's ``default_plugins``, they are named here
 #: and imported by name, so the SDK does not import the layer above it: the rules
-#: in ``zonekeep.plugins`` are plugins on this SDK like any third-party one. The last,
-#: ``zonekeep.plugins.srd``, is content rather than rules: the SRD 5.1 creatures.
+#: in ``zonekeep.plugins`` are plugins on this SDK like any third-party one. The last two,
+#: ``zonekeep.plugins.srd``, ``zonekeep.plugins.classes`` and ``zonekeep.plugins.spells``,
+#: are content rather than rules: the SRD 5.1 creatures, classes and spells.
 default_plugins: tuple[str, ...] = (
     "zonekeep.plugins.setup",
     "zonekeep.plugins.initiative",
@@ -71,6 +72,8 @@ default_plugins: tuple[str, ...] = (
     "zonekeep.plugins.gm",
     "zonekeep.plugins.features",
     "zonekeep.plugins.srd",
+    "zonekeep.plugins.classes",
+    "zonekeep.plugins.spells",
 )
 
 

@@ -74,7 +74,9 @@ def declared_settings(
     for impl in pm.hook.zonekeep_settings.get_hookimpls():
         who = f"plugin {describe(impl.plugin_name)}"
         specs = cast("Iterable[SettingSpec] | None", impl.function())
-        mine: dict[str, SettingSpec] = {}
+        # A plugin may implement the hook more than once (a package whose modules
+        # each declare their own settings): its settings are the union.
+        mine: dict[str, SettingSpec] = found.get(impl.plugin_name, {})
         for spec in specs or ():
             if not isinstance(spec, SettingSpec):
                 raise SettingsError(f"{who} declared a setting that is not a SettingSpec: {spec!r}")

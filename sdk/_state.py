@@ -58,6 +58,9 @@ class TurnResources:
     disengaged: bool = False
     sprinting: bool = False
     entered_zone: str | None = None
+    #: The attacks left of the Attack action the creature took this turn, beyond the
+    #: first (Extra Attack): each ``attack`` command spends one instead of an action.
+    attacks: int = 0
     #: The attacks left of the multiattack the creature is making this turn (its
     #: action already spent), in no order: it makes them in the order it chooses.
     attacks_left: list[SequenceItem] = attrs.field(factory=list)
@@ -724,18 +727,32 @@ def _surprise_ended(s: EncounterState, e: ev.SurpriseEnded) -> None:
 
 @reducer(ev.ActionTaken)
 def _action_taken(s: EncounterState, e: ev.ActionTaken) -> None:
-    """By `cost`: `action`, `bonus` and `interaction` take one from `resources`' `actions`,
-    `bonus_actions` and `interactions`; `reaction` appends the creature to `reactions_used`
+    """By `cost`: `action`, `attack`, `bonus` and `interaction` take one from `resources`'
+    `actions`, `attacks`, `bonus_actions` and `interactions`; `reaction` appends the creature to `reactions_used`
     unless it is there; `free` changes nothing."""
     r = s.resources
     if e.cost == "action":
         r.actions -= 1
+    elif e.cost == "attack":
+        r.attacks -= 1
     elif e.cost == "bonus":
         r.bonus_actions -= 1
     elif e.cost == "interaction":
         r.interactions -= 1
     elif e.cost == "reaction" and e.creature not in s.reactions_used:
         s.reactions_used.append(e.creature)
+
+
+@reducer(ev.ActionGranted)
+def _action_granted(s: EncounterState, e: ev.ActionGranted) -> None:
+    """By `cost`: `action`, `attack` or `bonus` adds `count` to `resources`' `actions`,
+    `attacks` or `bonus_actions` (the creature is the one whose turn it is)."""
+    if e.cost == "action":
+        s.resources.actions += e.count
+    elif e.cost == "attack":
+        s.resources.attacks += e.count
+    elif e.cost == "bonus":
+        s.resources.bonus_actions += e.count
 
 
 @reducer(ev.MovementSpent)

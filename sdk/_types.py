@@ -134,6 +134,15 @@ class Attack:
             "do not apply."
         },
     )
+    #: The weapon properties of the weapon it is made with (``finesse``, ``light``,
+    #: ``thrown``...), for the rules that read them (a rogue's Sneak Attack).
+    properties: tuple[str, ...] = attrs.field(
+        default=(),
+        metadata={
+            "doc": "The properties of the weapon it is made with (finesse, light, "
+            "thrown, ...), for the rules that read them."
+        },
+    )
     #: More damage a hit deals, each with its own type (a bite's 1d6 acid).
     extra_damage: tuple[ExtraDamage, ...] = attrs.field(
         default=(), metadata={"doc": "More damage a hit deals, each with its damage type."}

@@ -110,6 +110,7 @@ def affect_zone(
     dc: int = 0,
     half_on_save: bool = True,
     attacker: str | None = None,
+    magical: bool = False,
 ) -> tuple[ZoneAffected, list[Damaged]]:
     """Aim an effect at ``zone``, whoever is in it (nobody, too): the ``zone_affected``
     event, then the damage to every creature in the fight there, then the
@@ -119,7 +120,8 @@ def affect_zone(
     or a :class:`RollRecord` already rolled; each creature takes it through
     :func:`apply_damage` with the one roll, so its dice are recorded once in the log (on
     the ``zone_affected`` event). With ``save`` (an ability) each creature first saves
-    against ``dc``: a success takes half (``half_on_save``) or nothing. Returns the event
+    against ``dc`` (``magical``: a spell or other magical effect, which a creature's
+    magic resistance sees): a success takes half (``half_on_save``) or nothing. Returns the event
     and the ``damaged`` events, in roster order.
     """
     if not ctx.state.arena.has_zone(zone):
@@ -143,7 +145,9 @@ def affect_zone(
     hurt: list[Damaged] = []
     for creature in list(ctx.state.in_zone(zone)):
         share = amount
-        if save is not None and saving_throw(ctx, creature, save, dc, source or zone):
+        if save is not None and saving_throw(
+            ctx, creature, save, dc, source or zone, magical=magical
+        ):
             share = amount // 2 if half_on_save else 0
         if damage is not None and share > 0:
             hurt.append(

@@ -44,6 +44,7 @@ from zonekeep.protocol import (
     CheckArenaResult,
     CheckCharacterParams,
     CheckCharacterResult,
+    ChoiceOption,
     CommandParams,
     CommandResult,
     CompendiumItem,
@@ -1555,6 +1556,19 @@ def _detail_for(found: EngineDetail, room: Room, member: Member) -> ActionDetail
         attacks_left=None
         if found.attacks_left is None
         else [SequenceItemInfo(i.attack, i.disadvantage) for i in found.attacks_left],
+        choices=None
+        if found.choices is None
+        else [
+            ChoiceOption(
+                c.label,
+                dict(c.params),
+                {
+                    name: [v for v in values if not (name.startswith("target") and v in hidden)]
+                    for name, values in c.options.items()
+                },
+            )
+            for c in found.choices
+        ],
     )
 
 

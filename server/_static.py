@@ -37,6 +37,8 @@ FILES: dict[str, tuple[str, str]] = {
     "/home.js": ("home.js", "text/javascript; charset=utf-8"),
     "/builder.js": ("builder.js", "text/javascript; charset=utf-8"),
     "/builder.css": ("builder.css", "text/css; charset=utf-8"),
+    "/editor.js": ("editor.js", "text/javascript; charset=utf-8"),
+    "/editor.css": ("editor.css", "text/css; charset=utf-8"),
     "/chat.js": ("chat.js", "text/javascript; charset=utf-8"),
     "/chat.css": ("chat.css", "text/css; charset=utf-8"),
 }

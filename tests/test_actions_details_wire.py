@@ -428,3 +428,54 @@ async def test_a_failing_plugin_command_is_unavailable_as_sending_it_is_refused(
         with trio.fail_after(helpers.deadline(5)), pytest.raises(ClientError) as info:
             await alice.command(eid, "fumble", creature="aria")
         assert (info.value.name, info.value.message) == ("plugin_error", fumble["message"])
+
+
+# -- a caster's spells: each with its slots and its targets or zones --------------------------
+
+
+async def test_a_casters_actions_list_its_spells_and_a_cast_spends_a_slot(
+    make_server: MakeServer,
+) -> None:
+    _running, client = await table(make_server)
+    found = roster()
+    found[0]["traits"] = [
+        {
+            "id": "spellcasting",
+            "name": "Spellcasting",
+            "params": {
+                "ability": "int",
+                "dc": 15,
+                "attack_bonus": 7,
+                "cantrips": ["fire-bolt"],
+                "prepared": ["fireball"],
+            },
+        }
+    ]
+    found[0]["resources"] = {"spell-slots-3": 2}
+    async with client() as gm, client() as alice:
+        with trio.fail_after(helpers.deadline(5)):
+            eid: str = (await gm.create_encounter("Spells", "tavern", found))["encounter"]
+            seat = await gm.request(
+                "create_seat", encounter=eid, player="alice", creatures=["aria"]
+            )
+            await alice.join(eid, seat["token"])
+            await gm.command(eid, "set_surprise", surprised=[])
+            await gm.command(eid, "place", positions={})
+            await gm.command(eid, "roll_initiative")
+        mine = await details(alice, eid, "aria")
+        spells = {c["params"]["spell"]: c for c in mine["cast"]["choices"]}
+        assert spells["fire-bolt"]["label"] == "Fire Bolt (cantrip)"
+        assert spells["fire-bolt"]["options"] == {"target": ["bram", "gob"]}  # no hidden ogre
+        assert spells["fireball"]["options"]["slot"] == [3]
+        assert "common_room" in spells["fireball"]["options"]["zone"]
+        assert mine["attack"]["choices"] is None
+        gm_view = await details(gm, eid, "aria")
+        gm_spells = {c["params"]["spell"]: c for c in gm_view["cast"]["choices"]}
+        assert gm_spells["fire-bolt"]["options"]["target"] == ["bram", "gob", "ogre"]
+        with trio.fail_after(helpers.deadline(5)):
+            await alice.command(eid, "cast", creature="aria", spell="fire-bolt", target="gob")
+            snap = await alice.request("snapshot", encounter=eid)
+        aria = snap["snapshot"]["creatures"]["aria"]
+        assert aria["resources"] == {"spell-slots-3": 2}  # a cantrip spends no slot
+        again = await details(alice, eid, "aria")
+        assert not again["cast"]["available"] and again["cast"]["choices"] == []

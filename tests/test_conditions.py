@@ -403,10 +403,12 @@ def test_the_built_in_conditions_are_declared() -> None:
     found = declared_conditions(Engine().pm)
     assert sorted(found) == [
         "blinded",
+        "concentrating",  # the spells plugin's
         "defeated",
         "dodging",
         "dying",
         "escaped",
+        "fire-averse",  # zonekeep.srd's, as "reckless"
         "frightened",
         "grappled",
         "incapacitated",
@@ -414,11 +416,12 @@ def test_the_built_in_conditions_are_declared() -> None:
         "paralyzed",
         "poisoned",
         "prone",
-        "regeneration_stopped",  # the srd plugin's (a troll's regeneration, stopped)
+        "reckless",
+        "regeneration_stopped",  # zonekeep.srd's, as "stench_immune"
         "restrained",
         "squeezing",
         "stable",
-        "stench_immune",  # the srd plugin's (a creature that saved against a stench)
+        "stench_immune",
         "stunned",
         "surrendered",
         "unconscious",

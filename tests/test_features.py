@@ -70,7 +70,7 @@ class Features:
         return [
             FeatureSpec("hive-tactics", "trait", doc="advantage with an ally engaged"),
             FeatureSpec(
-                "breath",
+                "spit",
                 "action",
                 {
                     "type": "object",
@@ -129,7 +129,7 @@ def test_structured_features_load_onto_entries_and_their_creatures() -> None:
                 traits=[{"id": "hive-tactics", "name": "Hive Tactics", "text": "Ally near."}],
                 actions=[
                     {
-                        "id": "breath",
+                        "id": "spit",
                         "name": "Fire Breath",
                         "kind": "action",
                         "uses": {"recharge": 5},
@@ -151,7 +151,7 @@ def test_structured_features_load_onto_entries_and_their_creatures() -> None:
     (wolf,) = entry_creatures(entry)
     assert wolf.traits == entry.traits
     assert wolf.actions == entry.actions
-    assert wolf.resources == {"breath": 1, "gm-howl": 3}
+    assert wolf.resources == {"spit": 1, "gm-howl": 3}
     assert wolf.abilities == {"str": 1, "dex": 2, "con": 1, "int": -4, "wis": 1, "cha": -2}
     assert wolf.proficiency == 2
     assert wolf.damage_resistances_nonmagical == ["bludgeoning", "piercing", "slashing"]
@@ -261,7 +261,7 @@ def _wolf() -> Creature:
             Trait("tremor-sense", "Tremor Sense", "nobody implements it"),
             Trait("gm", "False Appearance", "looks like a rock", gm="the GM decides"),
         ),
-        actions=(Action("breath", "Fire Breath", params={"damage": "7d6"}, uses=Uses(recharge=5)),),
+        actions=(Action("spit", "Fire Breath", params={"damage": "7d6"}, uses=Uses(recharge=5)),),
         attacks=[
             Attack(
                 "bite",
@@ -280,7 +280,7 @@ def test_the_snapshot_view_marks_each_feature_automated_or_gm_with_the_reason() 
         ("tremor-sense", False, "no installed plugin implements it"),
         ("gm", False, "the GM decides"),
     ]
-    assert [(a["id"], a["automated"], a["gm"]) for a in view["actions"]] == [("breath", True, None)]
+    assert [(a["id"], a["automated"], a["gm"]) for a in view["actions"]] == [("spit", True, None)]
     rider = view["attacks"][0]["on_hit"][0]
     assert (rider["automated"], rider["gm"]) == (True, None)
     # The state itself keeps the data only: the view fills in the status.
@@ -301,7 +301,7 @@ def test_params_breaking_the_declared_schema_refuse_the_encounter_naming_the_pat
         "w",
         "Wolf",
         "wolves",
-        actions=(Action("breath", "Fire Breath", params={"damage": "lots"}),),
+        actions=(Action("spit", "Fire Breath", params={"damage": "lots"}),),
     )
     engine = Engine(_plugins_with(Features()))
     with pytest.raises(Refusal) as caught:

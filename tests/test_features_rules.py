@@ -295,7 +295,7 @@ def breather() -> Creature:
         "hound",
         "foes",
         actions=(
-            Action("breath", "Fire Breath", uses=Uses(recharge=5)),
+            Action("spit", "Fire Breath", uses=Uses(recharge=5)),
             Action("gm", "Howl", kind="bonus_action", uses=Uses(per="turn", count=1)),
             Action("gm", "Rally", uses=Uses(charges=2)),
         ),
@@ -308,20 +308,20 @@ def test_recharge_and_rest_through_commands() -> None:
     h.send("spend", creature="hound", feature="Fire Breath")
     h.send("spend", creature="hound", feature="Howl")
     h.send("spend", creature="hound", feature="Rally")
-    assert h.creature("hound").resources == {"breath": 0, "gm-howl": 0, "gm-rally": 1}
+    assert h.creature("hound").resources == {"spit": 0, "gm-howl": 0, "gm-rally": 1}
     assert h.refused("spend", creature="hound", feature="Fire Breath").code == "no_uses_left"
     h.end_turn()
     h.rolls(4).end_turn()  # the hound's turn starts: a 4 does not recharge it
     rolled = h.of_type(RechargeRolled)
     assert [(r.resource, r.roll.total, r.needed, r.recharged) for r in rolled] == [
-        ("breath", 4, 5, False)
+        ("spit", 4, 5, False)
     ]
-    assert h.creature("hound").resources == {"breath": 0, "gm-howl": 1, "gm-rally": 1}
+    assert h.creature("hound").resources == {"spit": 0, "gm-howl": 1, "gm-rally": 1}
     assert [(r.resource, r.reason) for r in h.of_type(ResourceRestored)] == [("gm-howl", "turn")]
     h.end_turn()
     h.rolls(5).end_turn()
     assert h.of_type(RechargeRolled)[-1].recharged is True
-    assert h.creature("hound").resources["breath"] == 1
+    assert h.creature("hound").resources["spit"] == 1
     h.send("rest", kind="short")
     assert h.creature("hound").resources["gm-rally"] == 1  # charges wait for a long rest
     h.send("rest", kind="long", creatures=["hound"])
@@ -423,14 +423,14 @@ def test_the_shove_contest_uses_the_sdk_checks() -> None:
 def test_the_gm_spends_a_use_of_an_adjudicated_feature_and_it_recharges_on_its_own() -> None:
     h = EncounterHarness([breather(), make("aria")])
     h.start(initiative=[15, 10])
-    h.send("use_feature", feature="breath", creature="hound")
-    assert h.creature("hound").resources["breath"] == 0
-    assert h.refused("use_feature", feature="breath", creature="hound").code == "no_uses_left"
+    h.send("use_feature", feature="spit", creature="hound")
+    assert h.creature("hound").resources["spit"] == 0
+    assert h.refused("use_feature", feature="spit", creature="hound").code == "no_uses_left"
     refusal = h.refused("use_feature", feature="bite", creature="hound")
-    assert refusal.code == "no_such_feature" and "breath, gm-howl, gm-rally" in refusal.message
+    assert refusal.code == "no_such_feature" and "gm-howl, gm-rally, spit" in refusal.message
     h.end_turn()
     h.rolls(6).end_turn()
-    assert h.creature("hound").resources["breath"] == 1
+    assert h.creature("hound").resources["spit"] == 1
 
 
 def test_a_creature_added_mid_encounter_has_its_feature_params_checked() -> None:

@@ -52,6 +52,7 @@ from zonekeep.sdk import (
     MovementSpent,
     RandomEntropy,
     Refusal,
+    Trait,
     TurnStarted,
     Zone,
     ZoneEntered,
@@ -124,6 +125,9 @@ def creatures(draw: st.DrawFn) -> list[Creature]:
                 actions=(Action("nimble-escape", "Nimble Escape", "bonus_action"),)
                 if i == 2 and not pc
                 else (),
+                # The first casts (zonekeep.spells): fire bolt, and healing word with a slot.
+                traits=(SPELLCASTING,) if i == 0 else (),
+                resources={"spell-slots-1": 2} if i == 0 else {},
             )
         )
     return found
@@ -481,6 +485,23 @@ def _set_position(draw: st.DrawFn, state: EncounterState) -> dict[str, Any] | No
     return {"creature": cid}
 
 
+def _caster(state: EncounterState, me: Creature) -> bool:
+    return any(t.id == "spellcasting" for t in me.traits)
+
+
+def _fire_bolt(draw: st.DrawFn, state: EncounterState, me: Creature) -> dict[str, Any] | None:
+    target = _target("target")(draw, state, me) if _caster(state, me) else None
+    return None if target is None else {"spell": "fire-bolt", **target}
+
+
+#: The first creature's Spellcasting (the zonekeep.spells plugin's trait).
+SPELLCASTING = Trait(
+    "spellcasting",
+    "Spellcasting",
+    params={"dc": 13, "attack_bonus": 5, "cantrips": ["fire-bolt"], "prepared": ["healing-word"]},
+)
+
+
 #: How to draw each command so that it fits the state (and how often, by repetition).
 BUILDERS: dict[str, Builder] = {
     "end_turn": turn_command(),
@@ -490,6 +511,10 @@ BUILDERS: dict[str, Builder] = {
     "disengage": turn_command(),
     "nimble_escape": turn_command(
         lambda d, s, me: {} if any(a.id == "nimble-escape" for a in me.actions) else None
+    ),
+    "cast": turn_command(_fire_bolt),
+    "cast_bonus": turn_command(
+        lambda d, s, me: {"spell": "healing-word", "target": me.id} if _caster(s, me) else None
     ),
     "dodge": turn_command(),
     "sprint": turn_command(),

@@ -374,7 +374,7 @@ def test_bad_settings_refuse_the_encounter_naming_each_path() -> None:
         "'2d6', 'd8+1' or '5'; options.settings.burning.rounds: must be at least 1, got "
         "integer 0; options.settings.burning.colour: unknown setting (it has: burn_die, "
         "rounds); options.settings.frost: no plugin called 'frost' declares settings "
-        "(burning do)."
+        "(burning, zonekeep.srd do)."
     )
 
 

@@ -22,6 +22,7 @@ from helpers import make
 
 from zonekeep.plugins import load_default_plugins
 from zonekeep.sdk import (
+    Action,
     Actor,
     AttackMade,
     CommandSpec,
@@ -87,9 +88,11 @@ class Ask:
 
 
 def table(*extra: object) -> EncounterHarness:
-    """Aria (a player's) and a goblin in the hall of the test arena; Aria's turn."""
+    """Aria (a player's) and a goblin in the hall of the test arena; Aria's turn. The
+    goblin has a reaction (one the GM plays), so that the attack reaction hooks ask it."""
+    duck = Action("gm", "Duck", kind="reaction", text="ducks", gm="the GM's")
     h = harness(
-        [make("aria"), make("gob", "goblins")],
+        [make("aria"), make("gob", "goblins", actions=(duck,))],
         {"aria": "hall", "gob": "hall"},
         [20, 10],
         extra_plugins=[loaded(Ask, "ask"), *extra],
@@ -184,6 +187,8 @@ SCENARIOS: dict[str, tuple[str, Setup, Send, list[int]]] = {
     "zonekeep_encounter_over": ("skip", nothing, send("end_turn", creature="aria"), []),
     "zonekeep_provocations": ("skip", nothing, ENTER, DICE),
     "zonekeep_armor_class_bonus": ("skip", nothing, ATTACK, DICE),
+    "zonekeep_critical_threshold": ("skip", nothing, ATTACK, DICE),
+    "zonekeep_attacks_per_action": ("skip", nothing, ATTACK, DICE),
     "zonekeep_zero_hit_points": ("skip", gob_at_1_hp, ATTACK, DICE),
     "zonekeep_skip_turn": ("skip", nothing, send("end_turn", creature="aria"), []),
     "zonekeep_area_max_targets": ("skip", nothing, AREA, []),
@@ -197,6 +202,7 @@ SCENARIOS: dict[str, tuple[str, Setup, Send, list[int]]] = {
     "zonekeep_effect_ended": ("refuse", aria_poisoned, end_the_effect, []),
     "zonekeep_zone_affected": ("refuse", nothing, send("damage_zone", zone="yard", damage="3"), []),
     "zonekeep_save_fails": ("skip", nothing, AREA_SAVE, [12]),
+    "zonekeep_condition_immunity": ("skip", nothing, send("dodge", creature="aria"), []),
     "zonekeep_event_applied": ("skip", nothing, send("dodge", creature="aria"), []),
     "zonekeep_zone_leaving": ("refuse", nothing, ENTER, DICE),
     "zonekeep_zone_refusal": ("skip", nothing, ENTER, DICE),
@@ -209,6 +215,8 @@ SCENARIOS: dict[str, tuple[str, Setup, Send, list[int]]] = {
     "zonekeep_round_end": ("refuse", aria_done, send("end_turn", creature="gob"), []),
     "zonekeep_decision_resolved": ("refuse", asked, decide, []),
     "zonekeep_before_attack": ("refuse", nothing, ATTACK, DICE),
+    "zonekeep_attack_redirect": ("refuse", nothing, ATTACK, DICE),
+    "zonekeep_hit_reaction": ("refuse", nothing, ATTACK, DICE),
     "zonekeep_maneuver_step": ("refuse", nothing, ENTER, DICE),
     "zonekeep_zone_entered": ("refuse", nothing, ENTER, DICE),
     "zonekeep_position_taken": (
@@ -234,6 +242,8 @@ WRONG: dict[str, list[object]] = {
     "zonekeep_encounter_over": [42, ["over"]],
     "zonekeep_provocations": ["gob", [None]],
     "zonekeep_armor_class_bonus": ["2", True, 1.5],
+    "zonekeep_critical_threshold": ["19", True, 19.0],
+    "zonekeep_attacks_per_action": ["2", True, 2.0],
     "zonekeep_maneuver_step": ["done", 1],
     "zonekeep_zero_hit_points": [3, ["dying"]],
     "zonekeep_skip_turn": [1, ["asleep"]],
@@ -242,10 +252,13 @@ WRONG: dict[str, list[object]] = {
     "zonekeep_area_zones": ["hall", [1]],
     "zonekeep_opportunity_attackers": ["gob", [None]],
     "zonekeep_next_turn": ["1", (1,), (True, 0), (-1, 0), [1, 0]],
+    "zonekeep_attack_redirect": [3, ["gob"]],
+    "zonekeep_hit_reaction": ["2", True, 1.5],
     "zonekeep_zone_refusal": ["nope", ("zone_full", "Full.")],
     "zonekeep_link_crossing": [True, ["spider climb"]],
     "zonekeep_modify_damage": ["nope", 3, Damage("aria", 1)],
     "zonekeep_save_fails": [1, ["paralyzed"]],
+    "zonekeep_condition_immunity": [1, ["frightened"]],
     "zonekeep_event_applied": ["seen", 1],
 }
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from zonekeep.sdk import (
+    ActionGranted,
     Asset,
     AssetChanged,
     AssetPlaced,
@@ -85,6 +86,7 @@ HAND_MADE["condition_prevented"] = ConditionPrevented("gob", "poisoned", "Stench
 HAND_MADE["check_rolled"] = CheckRolled(
     "aria", "wis", RollRecord("d20+5", (10,), (10,), 5, 15), "perception", 13, True, False, "gm"
 )
+HAND_MADE["action_granted"] = ActionGranted("aria", "action", "action-surge")
 HAND_MADE["resource_spent"] = ResourceSpent("ogre", "breath", 0)
 HAND_MADE["resource_restored"] = ResourceRestored("ogre", "gm-howl", 1, "turn")
 HAND_MADE["recharge_rolled"] = RechargeRolled(

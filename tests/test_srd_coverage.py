@@ -40,26 +40,19 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
         *(
             ("action", i)
             for i in (
-                "aggressive", "breath", "consume-life", "cunning-action", "death-glare",
-                "dreadful-glare", "fetid-cloud", "healing-touch", "leadership",
-                "parry", "rampage", "redirect-attack",
-                "scare", "tentacle-slam", "tentacles", "web",
+                "fetid-cloud", "leadership", "rampage", "web",
             )
         ),
         *(
             ("on_hit", i)
             for i in (
-                "life-drain", "poison-paralysis", "save-for-damage",
+                "life-drain", "poison-paralysis",
             )
         ),
         *(
             ("trait", i)
             for i in (
-                "ambusher", "aversion-of-fire", "blood-frenzy", "brave", "fey-ancestry",
-                "grapple-instead", "magic-resistance", "prone-ac", "reckless",
-                "restricted-target", "save-advantage", "steadfast",
-                "sunlight-sensitivity", "sure-footed", "surprise-attack", "two-heads",
-                "versatile",
+                "grapple-instead", "versatile",
             )
         ),
     }
@@ -67,7 +60,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
 
 #: The share of the features implemented today, in percent: the issue asks for 90; raise
 #: this as ids are implemented (never lower it).
-FLOOR = 60.6
+FLOOR = 76.8
 
 
 def _data() -> dict[str, Any]:

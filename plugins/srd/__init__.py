@@ -40,7 +40,9 @@ from zonekeep.sdk import (
     parse_compendium_source,
 )
 
+from ._actions import *  # noqa: F403  (breath weapons, glares, riders: srd-b)
 from ._moves import *  # noqa: F403  (movement and senses: srd-c)
+from ._odds import *  # noqa: F403  # advantage, disadvantage and saves (srd-a1)
 
 __all__ = ["DATA", "srd_source"]
 
@@ -147,7 +149,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "nimble_escape",
             _nimble_escape,
-            "Bonus action: Nimble Escape, the Disengage action; your movement "
+            "Bonus action: Nimble Escape, take the Disengage action; your movement "
             "provokes no opportunity attacks this turn (Hide is the GM's).",
             {
                 "creature": Param("creature", True, "the acting creature"),

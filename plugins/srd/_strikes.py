@@ -288,12 +288,6 @@ def strikes_features() -> Iterable[FeatureSpec]:
                     "Once per turn (its uses), the damage more on a hit against a creature "
                     "engaged with one of its allies that is not incapacitated.",
                 ),
-                (
-                    "sneak-attack",
-                    "Once per turn (its uses), the damage more on a hit with advantage, or "
-                    "against a creature engaged with an ally of it that is not "
-                    "incapacitated when the attack had no disadvantage.",
-                ),
             )
         ),
         FeatureSpec(
@@ -810,10 +804,10 @@ def _extra_on_hit(
     attack: Attack,
     result: AttackMade,
 ) -> None:
-    """Martial Advantage and Sneak Attack: once per turn, the ``damage`` of the trait
-    (the attack's type), doubled dice on a critical hit, when the stat block's
-    circumstances hold."""
-    for feature in ("martial-advantage", "sneak-attack"):
+    """Martial Advantage: once per turn, the ``damage`` of the trait (the attack's type),
+    doubled dice on a critical hit, when an ally is engaged with the target. (A stat
+    block's Sneak Attack is the class feature's, played by ``zonekeep.classes``.)"""
+    for feature in ("martial-advantage",):
         attacker = ctx.state.creatures[attacker_id]
         target = ctx.state.creatures[target_id]
         for trait in _traits(attacker, feature):

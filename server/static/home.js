@@ -231,10 +231,14 @@
       el("div", { id: "home-error", class: "error", role: "alert", hidden: true }),
       el("section", { id: "home-key", class: "panel" }),
       el("section", { id: "home-builder", class: "panel", hidden: true }),
+      el("section", { id: "home-editor", class: "panel", hidden: true }),
       el("section", { id: "home-mine", class: "panel" },
         el("div", { class: "zk-head" },
           el("h2", {}, "My encounters"),
-          el("button", { type: "button", id: "new-encounter", onclick: openBuilder }, "New encounter")),
+          el("span", {},
+            el("button", { type: "button", id: "open-editor", onclick: openEditor }, "Arena editor"),
+            " ",
+            el("button", { type: "button", id: "new-encounter", onclick: openBuilder }, "New encounter"))),
         el("div", { id: "home-links" }),
         el("div", { id: "my-encounters" })),
       el("section", { id: "home-public", class: "panel" },
@@ -491,6 +495,17 @@
     box.hidden = false;
     window.zonekeepBuilder.open(box, home.conn, {
       created: () => refreshLobby().catch(() => {}),
+      close: () => { box.hidden = true; },
+    });
+  }
+
+  function openEditor() {
+    const box = $("home-editor");
+    box.hidden = false;
+    window.zonekeepEditor.open(box, home.conn, {
+      key: () => home.key,
+      // An open builder lists the library again, the saved arena with it.
+      saved: () => { if (!$("home-builder").hidden) openBuilder(); },
       close: () => { box.hidden = true; },
     });
   }

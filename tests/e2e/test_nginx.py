@@ -266,6 +266,8 @@ def test_web_table_loads_through_the_prefix(site: Site) -> None:
         b"chat.js",
         b"data:,",
         b"dice.js",
+        b"editor.css",
+        b"editor.js",
         b"home.js",
         b"table.css",
         b"table.js",
@@ -277,6 +279,8 @@ def test_web_table_loads_through_the_prefix(site: Site) -> None:
         "home.js",
         "builder.js",
         "builder.css",
+        "editor.js",
+        "editor.css",
         "chat.js",
         "chat.css",
     ):

@@ -81,6 +81,7 @@ const freshResources = () => ({
   disengaged: false,
   sprinting: false,
   entered_zone: null,
+  attacks: 0,
   attacks_left: [],
   multiattack_current: null,
 });
@@ -206,11 +207,19 @@ export const REDUCERS = {
   action_taken(s, e) {
     const r = s.resources;
     if (e.cost === "action") r.actions -= 1;
+    else if (e.cost === "attack") r.attacks -= 1;
     else if (e.cost === "bonus") r.bonus_actions -= 1;
     else if (e.cost === "interaction") r.interactions -= 1;
     else if (e.cost === "reaction" && !s.reactions_used.includes(e.creature)) {
       s.reactions_used.push(e.creature);
     }
+  },
+  // A feature grants more: `count` actions, attacks (Extra Attack) or bonus actions.
+  action_granted(s, e) {
+    const r = s.resources;
+    if (e.cost === "action") r.actions += e.count;
+    else if (e.cost === "attack") r.attacks += e.count;
+    else if (e.cost === "bonus") r.bonus_actions += e.count;
   },
   movement_spent(s, e) {
     s.resources.movement_spent += e.feet;

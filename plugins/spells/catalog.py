@@ -1,0 +1,305 @@
+"""The SRD 5.1 spells of levels 0-3 the spells plugin knows, as data.
+
+Each :class:`Spell` says how the rules resolve it (``how``) or, with ``gm``, why the
+GM adjudicates it. Numbers are the SRD 5.1's; the descriptions are our own words.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+import attrs
+
+How = Literal["attack", "save", "darts", "heal", "area", "condition", "teleport", "gm"]
+Casting = Literal["action", "bonus", "reaction"]
+
+
+@attrs.frozen
+class Spell:
+    """One spell: its level (0: a cantrip), casting time, range in feet (0: self,
+    5: touch) and what it does, as the rules resolve it.
+
+    - ``how``: ``attack`` (a spell attack per ray/beam, ``melee`` or ranged), ``save``
+      (one target saves against the caster's DC), ``darts`` (automatic hits, each
+      rolled), ``heal``, ``area`` (an area aimed at a zone, by the arena's area rules),
+      ``condition`` (targets save or get ``condition``), ``teleport``, or ``gm``.
+    - ``damage`` and ``upcast``: the dice, and the dice added per slot level above the
+      spell's (a cantrip's dice grow at character levels 5, 11 and 17 instead).
+    - ``rays``: the number of attacks, beams or darts (more per slot: ``more_rays``).
+    - ``shape``/``size``: the area (a sphere's radius, a cone's or line's length).
+    """
+
+    id: str
+    name: str
+    level: int
+    how: How
+    text: str
+    casting: Casting = "action"
+    range: int = 0
+    melee: bool = False
+    damage: str | None = None
+    damage_type: str = ""
+    upcast: str | None = None
+    save: str | None = None
+    half_on_save: bool = False
+    rays: int = 1
+    more_rays: int = 0
+    shape: str | None = None
+    size: int = 0
+    concentration: bool = False
+    rounds: int | None = None
+    condition: str | None = None
+    targets: int = 1
+    push: bool = False
+    gm: str | None = None
+
+    @property
+    def cantrip(self) -> bool:
+        return self.level == 0
+
+
+_CATALOG: Final[tuple[Spell, ...]] = (
+    # -- cantrips ----------------------------------------------------------------------
+    Spell(
+        "fire-bolt",
+        "Fire Bolt",
+        0,
+        "attack",
+        "A mote of fire hurled at one creature: a ranged spell attack, 1d10 fire.",
+        range=120,
+        damage="1d10",
+        damage_type="fire",
+    ),
+    Spell(
+        "sacred-flame",
+        "Sacred Flame",
+        0,
+        "save",
+        "Radiance falls on one creature in sight: Dexterity save or 1d8 radiant.",
+        range=60,
+        damage="1d8",
+        damage_type="radiant",
+        save="dex",
+    ),
+    Spell(
+        "eldritch-blast",
+        "Eldritch Blast",
+        0,
+        "attack",
+        "Beams of force, one attack each: 1d10 force per beam; one beam, two from "
+        "character level 5, three from 11, four from 17.",
+        range=120,
+        damage="1d10",
+        damage_type="force",
+    ),
+    Spell(
+        "ray-of-frost",
+        "Ray of Frost",
+        0,
+        "attack",
+        "A freezing ray: a ranged spell attack, 1d8 cold (its 10-ft speed loss is the "
+        "GM's: zones have no speed change yet).",
+        range=60,
+        damage="1d8",
+        damage_type="cold",
+    ),
+    Spell(
+        "shocking-grasp",
+        "Shocking Grasp",
+        0,
+        "attack",
+        "A touch of lightning: a melee spell attack, 1d8 lightning (advantage against "
+        "metal armour and the lost reaction are the GM's).",
+        range=5,
+        melee=True,
+        damage="1d8",
+        damage_type="lightning",
+    ),
+    # -- level 1 -----------------------------------------------------------------------
+    Spell(
+        "magic-missile",
+        "Magic Missile",
+        1,
+        "darts",
+        "Three glowing darts that always hit, 1d4+1 force each, at one creature or "
+        "several; one more dart per slot level above 1st.",
+        range=120,
+        damage="1d4+1",
+        damage_type="force",
+        rays=3,
+        more_rays=1,
+    ),
+    Spell(
+        "burning-hands",
+        "Burning Hands",
+        1,
+        "area",
+        "A 15-ft cone of flame: Dexterity save, 3d6 fire, half on a success; +1d6 per "
+        "slot level above 1st.",
+        damage="3d6",
+        damage_type="fire",
+        upcast="1d6",
+        save="dex",
+        half_on_save=True,
+        shape="cone",
+        size=15,
+    ),
+    Spell(
+        "thunderwave",
+        "Thunderwave",
+        1,
+        "area",
+        "A 15-ft cube of thunder from the caster: Constitution save, 2d8 thunder, half on "
+        "a success; a creature that fails is pushed 10 ft away (into a linked zone or "
+        "an asset, as forced movement); +1d8 per slot level above 1st.",
+        damage="2d8",
+        damage_type="thunder",
+        upcast="1d8",
+        save="con",
+        half_on_save=True,
+        shape="cube",
+        size=15,
+        push=True,
+    ),
+    Spell(
+        "cure-wounds",
+        "Cure Wounds",
+        1,
+        "heal",
+        "A touch restores 1d8 + the caster's spellcasting modifier hit points; +1d8 per "
+        "slot level above 1st.",
+        range=5,
+        damage="1d8",
+        upcast="1d8",
+    ),
+    Spell(
+        "healing-word",
+        "Healing Word",
+        1,
+        "heal",
+        "A word restores 1d4 + the caster's spellcasting modifier hit points to a "
+        "creature within 60 ft; +1d4 per slot level above 1st.",
+        casting="bonus",
+        range=60,
+        damage="1d4",
+        upcast="1d4",
+    ),
+    Spell(
+        "guiding-bolt",
+        "Guiding Bolt",
+        1,
+        "attack",
+        "A bolt of light: a ranged spell attack, 4d6 radiant; +1d6 per slot level above "
+        "1st (the advantage it grants the next attack is the GM's).",
+        range=120,
+        damage="4d6",
+        damage_type="radiant",
+        upcast="1d6",
+    ),
+    # -- level 2 -----------------------------------------------------------------------
+    Spell(
+        "scorching-ray",
+        "Scorching Ray",
+        2,
+        "attack",
+        "Three rays of fire, one ranged spell attack each, 2d6 fire per ray; one more "
+        "ray per slot level above 2nd.",
+        range=120,
+        damage="2d6",
+        damage_type="fire",
+        rays=3,
+        more_rays=1,
+    ),
+    Spell(
+        "shatter",
+        "Shatter",
+        2,
+        "area",
+        "A ringing burst, 10-ft radius, 60 ft away: Constitution save, 3d8 thunder, half "
+        "on a success; +1d8 per slot level above 2nd.",
+        range=60,
+        damage="3d8",
+        damage_type="thunder",
+        upcast="1d8",
+        save="con",
+        half_on_save=True,
+        shape="sphere",
+        size=10,
+    ),
+    Spell(
+        "hold-person",
+        "Hold Person",
+        2,
+        "condition",
+        "A humanoid within 60 ft makes a Wisdom save or is paralyzed (concentration, up "
+        "to 1 minute; it saves again at the end of each of its turns); one more target "
+        "per slot level above 2nd.",
+        range=60,
+        save="wis",
+        concentration=True,
+        rounds=10,
+        condition="paralyzed",
+    ),
+    Spell(
+        "misty-step",
+        "Misty Step",
+        2,
+        "teleport",
+        "The caster teleports to a zone it can see within 30 ft.",
+        casting="bonus",
+        range=30,
+    ),
+    # -- level 3 -----------------------------------------------------------------------
+    Spell(
+        "fireball",
+        "Fireball",
+        3,
+        "area",
+        "A 20-ft-radius burst 150 ft away: Dexterity save, 8d6 fire, half on a success "
+        "(one damage roll for all); +1d6 per slot level above 3rd.",
+        range=150,
+        damage="8d6",
+        damage_type="fire",
+        upcast="1d6",
+        save="dex",
+        half_on_save=True,
+        shape="sphere",
+        size=20,
+    ),
+    Spell(
+        "lightning-bolt",
+        "Lightning Bolt",
+        3,
+        "area",
+        "A 100-ft line of lightning from the caster: Dexterity save, 8d6 lightning, half "
+        "on a success; +1d6 per slot level above 3rd.",
+        damage="8d6",
+        damage_type="lightning",
+        upcast="1d6",
+        save="dex",
+        half_on_save=True,
+        shape="line",
+        size=100,
+    ),
+)
+
+#: The spells the plugin resolves or marks, by id.
+SPELLS: Final[dict[str, Spell]] = {s.id: s for s in _CATALOG}
+
+#: The other named spells of issue 31, each "GM adjudicates" with the reason, until
+#: the rules resolve them.
+GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
+    "shield": ("Shield", 1, "a reaction that interrupts an attack needs a prompt not built yet"),
+    "bless": ("Bless", 1, "adding 1d4 to attacks and saves needs a bonus-die roll modifier"),
+    "bane": ("Bane", 1, "subtracting 1d4 from attacks and saves needs a penalty-die modifier"),
+    "sleep": ("Sleep", 1, "hit-point pools and waking on damage are not modelled yet"),
+    "spirit-guardians": ("Spirit Guardians", 3, "an aura that moves with the caster"),
+    "web": ("Web", 2, "a runtime asset that restrains is not wired yet"),
+    "entangle": ("Entangle", 1, "a runtime asset that restrains is not wired yet"),
+    "faerie-fire": ("Faerie Fire", 1, "advantage against outlined creatures not wired yet"),
+    "spiritual-weapon": ("Spiritual Weapon", 2, "a movable spectral weapon"),
+    "counterspell": ("Counterspell", 3, "a reaction to another's casting needs a prompt"),
+    "haste": ("Haste", 3, "an extra action and doubled speed per turn"),
+    "slow": ("Slow", 3, "the limits it puts on actions and reactions"),
+    "dispel-magic": ("Dispel Magic", 3, "ending spells of another caster by level"),
+}
