@@ -108,6 +108,8 @@ def test_the_bundled_examples_are_found_by_name(
     assert sorted(bundled_encounters()) == [
         "cliffside-bandits",
         "goblin-ambush",
+        "level3-tavern-hobgoblins",
+        "level5-cliffside-ogre",
         "swamp-lizardfolk",
     ]
     monkeypatch.chdir(tmp_path)
