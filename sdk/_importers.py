@@ -126,6 +126,9 @@ class _Reader:
         if kind is not None:
             feature["kind"] = kind
         feature["text"] = text[:4000]
+        # A sheet's feature is text without the params a plugin implementing an id of the
+        # same name would need: the GM applies it (never refused for missing params).
+        feature["gm"] = "imported from a character sheet: the GM applies its text"
         return feature
 
     def result(self) -> CharacterImport:

@@ -121,8 +121,12 @@ def test_an_improved_initiative_statblock_becomes_a_valid_character() -> None:
             "name": "Hunter's Mark",
             "kind": "action",
             "text": "Bonus action spell: mark a creature; deal an extra 1d6 damage to it on a weapon hit.",
+            "gm": "imported from a character sheet: the GM applies its text",
         }
     ]
+    # Imported features are the GM's: a trait named as a plugin's (Fey Ancestry) carries
+    # no params, so it is never refused for lacking them.
+    assert all(t["gm"] for t in data["traits"])
     assert made.unmapped == (
         "HP.Notes: (4d10+8)",
         "AC.Notes: (studded leather)",
