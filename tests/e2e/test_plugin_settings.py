@@ -77,7 +77,8 @@ async def test_settings_are_announced_checked_kept_and_read_by_the_hooks(
             settings[("hazards", "burn_dc")]["value"],
         ) == (10, 12)
         assert capabilities["options"]["settings"] == {
-            "hazards": {"burn_die": "1d6", "burn_dc": 12}
+            "hazards": {"burn_die": "1d6", "burn_dc": 12},
+            "zonekeep.srd": {"sunlight": []},  # the built-in content plugin's setting
         }
         tags = {t["id"]: t for t in capabilities["asset_tags"]}
         assert tags["hazards.collapsing_floor"]["plugin"] == "hazards"
