@@ -92,7 +92,11 @@ async def test_settings_are_announced_checked_kept_and_read_by_the_hooks(
         hazards = options["schema"]["properties"]["settings"]["properties"]["hazards"]
         assert hazards["properties"]["burn_dc"]["default"] == 12  # the server's value
         assert hazards["additionalProperties"] is False
-        assert [(s["plugin"], s["id"], s["value"]) for s in options["settings"]] == [
+        assert [
+            (s["plugin"], s["id"], s["value"])
+            for s in options["settings"]
+            if s["plugin"] != "zonekeep.srd"  # the built-in content plugin's sunlight
+        ] == [
             ("hazards", "burn_die", "1d6"),
             ("hazards", "burn_dc", 12),
         ]
@@ -114,7 +118,7 @@ async def test_settings_are_announced_checked_kept_and_read_by_the_hooks(
         )
         assert error.message == (
             "options.settings.hazards.burn_dei: unknown setting (did you mean 'burn_die'?); "
-            "options.settings.nobody: no plugin called 'nobody' declares settings (hazards do)."
+            "options.settings.nobody: no plugin called 'nobody' declares settings (hazards, zonekeep.srd do)."
         )
         assert len(first.server.rooms) == before
 
@@ -124,7 +128,7 @@ async def test_settings_are_announced_checked_kept_and_read_by_the_hooks(
         )
         eid, token = created["encounter"], created["gm_token"]
         joined = await gm.join(eid, token)
-        kept = {"hazards": {"burn_die": "1d8", "burn_dc": 12}}
+        kept = {"hazards": {"burn_die": "1d8", "burn_dc": 12}, "zonekeep.srd": {"sunlight": []}}
         assert joined["snapshot"]["options"]["settings"] == kept
         for command in ("set_surprise", "place", "roll_initiative"):
             await gm.command(eid, command)
@@ -153,7 +157,8 @@ async def test_settings_are_announced_checked_kept_and_read_by_the_hooks(
         joined = await gm.join(eid, token)
         assert joined["snapshot"]["options"]["settings"] == kept
         assert gm.welcome["capabilities"]["options"]["settings"] == {  # type: ignore[index]
-            "hazards": {"burn_die": "1d4", "burn_dc": 5}
+            "hazards": {"burn_die": "1d4", "burn_dc": 5},
+            "zonekeep.srd": {"sunlight": []},
         }
     await second.server.shutdown()
 
