@@ -644,7 +644,10 @@ def arena_schema() -> str:
     for cls in (ForcedEffect, SaveEffect, ZoneShape, ArenaMap):  # named in _ARENA_FIELDS
         builder.define(cls)
     builder.defs["SaveEffect"]["allOf"] = _SAVE_RULES
-    builder.defs["ZoneShape"]["oneOf"] = [{"required": ["rect"]}, {"required": ["polygon"]}]
+    # Exactly one of the two; each branch names its property too (ajv's strictRequired).
+    builder.defs["ZoneShape"]["oneOf"] = [
+        {"required": [name], "properties": {name: {"type": "array"}}} for name in ("rect", "polygon")
+    ]
     return _document(
         "arena.schema.json",
         "zonekeep arena",

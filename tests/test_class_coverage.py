@@ -35,7 +35,7 @@ coverage = _script()
 
 #: The share of the class features automated today (by a plugin or by the character
 #: model), in percent: raise it as features are implemented (never lower it).
-FLOOR = 56.2
+FLOOR = 62.5
 #: The class features a plugin implements today, by id.
 IMPLEMENTED = {
     "second-wind",
@@ -44,6 +44,7 @@ IMPLEMENTED = {
     "extra-attack",
     "sneak-attack",
     "cunning-action",
+    "spellcasting",
 }
 
 

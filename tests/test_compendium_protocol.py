@@ -252,6 +252,7 @@ async def test_four_goblins_and_a_goblin_boss_by_reference(running: Running) -> 
                 "range": 0,
                 "long_range": 0,
                 "magical": False,
+                "properties": [],
                 "extra_damage": [],
                 "on_hit": [],
             }

@@ -147,7 +147,7 @@ def test_with_an_engine_the_plugins_settings_are_checked() -> None:
     data = valid(options={"settings": {"nosuch": {"x": 1}}})
     assert parse_encounter(valid(), "f.json", base=ARENAS, engine=Engine()).name == "Ambush"
     assert problems(data, Engine()) == [
-        "options.settings.nosuch: no plugin called 'nosuch' declares settings (none do)"
+        "options.settings.nosuch: no plugin called 'nosuch' declares settings (zonekeep.srd do)"
     ]
 
 

@@ -14,6 +14,7 @@ from arena_fixture import harness
 from helpers import make
 
 from zonekeep.protocol import validate_server_message
+from zonekeep.sdk import Attack
 
 pytestmark = pytest.mark.docs
 
@@ -51,7 +52,9 @@ def test_the_prompt_example_is_valid() -> None:
 def test_the_prompt_example_is_what_the_engine_offers() -> None:
     """Goblin, engaged with Ana's Aria, leaves the Hall: Aria is offered an attack."""
     goblin = attrs.evolve(make("gob", "foes"), name="Goblin")
-    h = harness([make("aria", controller="ana"), goblin], {"aria": "hall", "gob": "hall"}, [10, 20])
+    rapier = [Attack("rapier", "melee", 5, "1d8+3", "piercing")]
+    aria = make("aria", controller="ana", attacks=rapier)
+    h = harness([aria, goblin], {"aria": "hall", "gob": "hall"}, [10, 20])
     assert h.state.active == "gob"
     h.state.engagements.append(("aria", "gob"))
     h.send("enter", creature="gob", zones=["yard"])
