@@ -646,7 +646,8 @@ def arena_schema() -> str:
     builder.defs["SaveEffect"]["allOf"] = _SAVE_RULES
     # Exactly one of the two; each branch names its property too (ajv's strictRequired).
     builder.defs["ZoneShape"]["oneOf"] = [
-        {"required": [name], "properties": {name: {"type": "array"}}} for name in ("rect", "polygon")
+        {"required": [name], "properties": {name: {"type": "array"}}}
+        for name in ("rect", "polygon")
     ]
     return _document(
         "arena.schema.json",
