@@ -389,25 +389,33 @@ class Copied:
     events: int
     grants: int
     gm_keys: int
+    images: int = 0
+    arenas: int = 0
 
 
 async def copy_store(source: EventStore, target: ManagedStore, *, force: bool = False) -> Copied:
     """Copy everything of ``source`` into ``target`` through the store interface: each
     encounter's record, events (same seqs), latest snapshot, grants, ``finished`` mark
     and the sealed answers of its keyed token and lobby requests, the GM keys and the dice secret (so the copied encounters' fair dice stay
-    verifiable). ``target`` must be empty (:class:`AdminError` otherwise) unless
+    verifiable), the map images (by their id, with their owner and last use, so quotas
+    and the unused-image grace carry over) and the library arenas (with their owner).
+    ``target`` must be empty (:class:`AdminError` otherwise) unless
     ``force``: then an encounter it has already is replaced by the source's, and so is a
-    GM key of the same name; but a target whose encounters' dice come from another
+    GM key or library arena of the same name (an image of the same id is the same
+    image); but a target whose encounters' dice come from another
     secret is refused all the same. Only the latest snapshot of each encounter is
     copied (all that loading one needs). Nobody may be writing to ``source`` meanwhile
     (stop its server)."""
     there = await target.encounters()
     keys_there = {k.name for k in await target.gm_keys()}
-    if (there or keys_there) and not force:
+    arenas_there = {a.name for a in await target.library_arenas()}
+    images_there = await target.image_ids()
+    if (there or keys_there or arenas_there or images_there) and not force:
         raise AdminError(
-            f"the target already holds {len(there)} encounter(s) and {len(keys_there)} GM "
-            "key(s); copy into an empty store, or give --force to replace those the source "
-            "has too",
+            f"the target already holds {len(there)} encounter(s), {len(keys_there)} GM "
+            f"key(s), {len(images_there)} map image(s) and {len(arenas_there)} library "
+            "arena(s); copy into an empty store, or give --force to replace those the "
+            "source has too",
             BAD_INPUT,
         )
     secret = await source.dice_secret()
@@ -462,7 +470,21 @@ async def copy_store(source: EventStore, target: ManagedStore, *, force: bool = 
         if key.name in keys_there:
             await target.revoke_gm_key(key.name)
         await target.add_gm_key(key)
-    return Copied(len(ids), events, grants, len(keys))
+    image_ids = await source.image_ids()
+    for image_id in image_ids:
+        blob = await source.get_image(image_id)
+        if blob is None:  # deleted meanwhile (nobody should be writing to the source)
+            raise AdminError(f"map image {image_id}: gone from the source", NOT_FOUND)
+        await target.put_image(blob)
+    arenas = await source.library_arenas()
+    for arena in arenas:
+        if arena.name in arenas_there:
+            await target.delete_arena(arena.name, None)
+        # No quota here: the operator moves what the source holds, all of it.
+        outcome = await target.save_arena(arena, len(arenas) + len(arenas_there) + 1)
+        if outcome not in ("created", "replaced"):  # pragma: no cover (deleted above)
+            raise AdminError(f"library arena {arena.name}: {outcome}", BAD_INPUT)
+    return Copied(len(ids), events, grants, len(keys), len(image_ids), len(arenas))
 
 
 def _store_copy(args: argparse.Namespace) -> int:
@@ -501,7 +523,8 @@ def _store_copy(args: argparse.Namespace) -> int:
     shown = mask_url(target) if isinstance(target, str) else str(target)
     _say(
         f"Copied {done.encounters} encounter(s) ({done.events} events, {done.grants} seats "
-        f"and links) and {done.gm_keys} GM key(s) into {shown}. Start the server on it: "
+        f"and links), {done.gm_keys} GM key(s), {done.images} map image(s) and "
+        f"{done.arenas} library arena(s) into {shown}. Start the server on it: "
         "zonekeep serve --store ..."
     )
     return OK

@@ -68,7 +68,14 @@ from ._fanout import push
 from ._nodes import HANDED_OVER
 from ._plugin_data import with_server_settings
 from ._room import Grant, Job, Room
-from ._store import EncounterRecord, EventStore, LibraryArena, StoredEncounter, StoreError
+from ._store import (
+    UNUSED_IMAGE_GRACE_DAYS,
+    EncounterRecord,
+    EventStore,
+    LibraryArena,
+    StoredEncounter,
+    StoreError,
+)
 
 if TYPE_CHECKING:
     from ._nodes import Node
@@ -997,6 +1004,13 @@ class Registry:
             log.error("the archiving sweep failed: %s", exc)
         if archived or deleted:
             log.info("archiving sweep: %d archived, %d deleted", archived, deleted)
+        try:  # after the deletions: their maps may be unused now
+            gone = await self.store.forget_unused_images(now - UNUSED_IMAGE_GRACE_DAYS * DAY)
+        except (StoreError, NotImplementedError) as exc:
+            log.error("forgetting the unused map images failed: %s", exc)
+        else:
+            if gone:
+                log.info("forgot %d map image(s) nothing used: %s", len(gone), ", ".join(gone))
         return archived, deleted
 
     async def _sweep_hourly(self) -> None:

@@ -48,6 +48,7 @@ from ._store import (
     StoreError,
     check_next_seq,
     event_texts,
+    map_image_of,
     not_to_bring_back,
     record_from_creation,
     stored_request,
@@ -526,6 +527,13 @@ class SqlStore(ABC):
     async def get_image(self, image_id: str) -> StoredBlob | None:
         return await self._reading("the image", _get_image, image_id)
 
+    async def image_ids(self) -> list[str]:
+        rows = await self._reading("the images", fetch, "SELECT id FROM images ORDER BY id", ())
+        return [str(image_id) for (image_id,) in rows]
+
+    async def forget_unused_images(self, before: float) -> list[str]:
+        return await self._doing("forget the unused images", _forget_unused_images, before)
+
     async def image_bytes(self, owner: str) -> int:
         rows = await self._reading("the images", fetch, _IMAGE_BYTES, (owner,))
         return int(rows[0][0] or 0) if rows else 0
@@ -871,7 +879,9 @@ _LIBRARY = "SELECT name, owner, text, updated FROM library_arenas ORDER BY name"
 
 
 def _put_image(db: Db, blob: StoredBlob) -> bool:
+    used = blob.used or time.time()
     if db.execute("SELECT 1 FROM images WHERE id=?", (blob.id,)).fetchone() is not None:
+        _mark_used(db, blob.id, used)
         return False
     db.execute(
         "INSERT INTO images (id, ext, width, height, size, data, owner, created) "
@@ -884,21 +894,64 @@ def _put_image(db: Db, blob: StoredBlob) -> bool:
             len(blob.data),
             blob.data,
             blob.owner,
-            time.time(),
+            used,
         ),
     )
     return True
 
 
+def _mark_used(db: Db, image_id: str, used: float) -> None:
+    """Move image ``image_id``'s last use (column ``created``) on to ``used``. The row
+    lock this takes orders it with :func:`_forget_unused_images`' delete of the row."""
+    db.execute("UPDATE images SET created=? WHERE id=? AND created<?", (used, image_id, used))
+
+
 def _get_image(db: Db, image_id: str) -> StoredBlob | None:
     row = db.execute(
-        "SELECT id, ext, width, height, data, owner FROM images WHERE id=?", (image_id,)
+        "SELECT id, ext, width, height, data, owner, created FROM images WHERE id=?",
+        (image_id,),
     ).fetchone()
     if row is None:
         return None
     return StoredBlob(
-        str(row[0]), str(row[1]), int(row[2]), int(row[3]), bytes(row[4]), str(row[5])
+        str(row[0]),
+        str(row[1]),
+        int(row[2]),
+        int(row[3]),
+        bytes(row[4]),
+        str(row[5]),
+        float(row[6]),
     )
+
+
+def _forget_unused_images(db: Db, before: float) -> list[str]:
+    """Delete the images last used before ``before`` that no library arena's text and no
+    ``encounter_created`` event names (an arena's ``map.image`` is the id itself, 64 hex
+    digits: a text that holds it anywhere keeps the image, never the other way round)."""
+    rows = db.execute("SELECT id FROM images WHERE created<? ORDER BY id", (before,)).fetchall()
+    gone = []
+    for (found,) in rows:
+        image_id = str(found)
+        pattern = f"%{image_id}%"
+        if (
+            db.execute(
+                "SELECT 1 FROM library_arenas WHERE text LIKE ? LIMIT 1", (pattern,)
+            ).fetchone()
+            is not None
+            or db.execute(
+                "SELECT 1 FROM events WHERE type='encounter_created' AND data LIKE ? LIMIT 1",
+                (pattern,),
+            ).fetchone()
+            is not None
+        ):
+            continue
+        # ``created<?`` again: a save or an upload that used it meanwhile keeps it.
+        if (
+            db.execute("DELETE FROM images WHERE id=? AND created<?", (image_id, before)).rowcount
+            > 0
+        ):
+            gone.append(image_id)
+    return gone
 
 
 def _save_arena(db: Db, arena: LibraryArena, max_arenas: int) -> SaveOutcome:
@@ -915,12 +968,17 @@ def _save_arena(db: Db, arena: LibraryArena, max_arenas: int) -> SaveOutcome:
             "INSERT INTO library_arenas (name, owner, text, updated) VALUES (?, ?, ?, ?)",
             (arena.name, arena.owner, arena.text, arena.updated),
         )
-        return "created"
-    db.execute(
-        "UPDATE library_arenas SET text=?, updated=? WHERE name=?",
-        (arena.text, arena.updated, arena.name),
-    )
-    return "replaced"
+        outcome: SaveOutcome = "created"
+    else:
+        db.execute(
+            "UPDATE library_arenas SET text=?, updated=? WHERE name=?",
+            (arena.text, arena.updated, arena.name),
+        )
+        outcome = "replaced"
+    image = map_image_of(arena.text)
+    if image is not None:
+        _mark_used(db, image, time.time())
+    return outcome
 
 
 def _delete_arena(db: Db, name: str, owner: str | None) -> LibraryArena | None:

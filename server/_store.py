@@ -106,8 +106,11 @@ class GmKey:
 @attrs.frozen
 class StoredBlob:
     """A stored map image (issue 35): its id (the sha256 of ``data`` in hex), its
-    extension (``png``, ``webp``), size in pixels, bytes, and the owner who stored it
-    first (``gm:NAME``, ``operator``)."""
+    extension (``png``, ``webp``), size in pixels, bytes, the owner who stored it
+    first (``gm:NAME``, ``operator``) and when it was last stored or used (Unix seconds:
+    its latest upload, or the latest ``save_arena`` of a library arena on it; 0 when
+    not known yet: the store sets it). An image nothing uses is forgotten
+    :data:`UNUSED_IMAGE_GRACE_DAYS` after that (:meth:`EventStore.forget_unused_images`)."""
 
     id: str
     ext: str
@@ -115,6 +118,7 @@ class StoredBlob:
     height: int
     data: bytes = attrs.field(repr=False)
     owner: str = ""
+    used: float = attrs.field(default=0.0, eq=False)
 
 
 @attrs.frozen
@@ -126,6 +130,23 @@ class LibraryArena:
     owner: str
     text: str
     updated: float
+
+
+#: How long a stored map image that no library arena and no encounter uses is kept after
+#: it was last uploaded or saved in an arena (days): the editor uploads a map before its
+#: arena is saved, and a GM may take days to finish one (docs/storage.md, "Map images").
+UNUSED_IMAGE_GRACE_DAYS = 7
+
+
+def map_image_of(text: str) -> str | None:
+    """The ``map.image`` of an arena's JSON text (a library arena's), if it has one."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    drawn = data.get("map") if isinstance(data, dict) else None
+    image = drawn.get("image") if isinstance(drawn, dict) else None
+    return image if isinstance(image, str) else None
 
 
 #: What :meth:`EventStore.save_arena` did: saved anew, replaced the owner's own,
@@ -255,7 +276,18 @@ class EventStore(Protocol):
 
     async def put_image(self, blob: StoredBlob) -> bool:
         """Store ``blob`` unless an image of its id is stored already (its bytes are
-        then the same); ``True`` when it was new."""
+        then the same; its ``used`` time is then moved on to ``blob``'s, or now);
+        ``True`` when it was new. ``blob.used`` of 0 is now."""
+        ...
+
+    async def image_ids(self) -> list[str]:
+        """The ids of every stored image, in order (``zonekeep store copy``)."""
+        ...
+
+    async def forget_unused_images(self, before: float) -> list[str]:
+        """Delete every image last used before ``before`` (Unix seconds) that no library
+        arena and no stored encounter (its ``encounter_created`` event) names, in one
+        transaction; their ids. An image in use is never deleted, however old."""
         ...
 
     async def get_image(self, image_id: str) -> StoredBlob | None:
@@ -269,7 +301,7 @@ class EventStore(Protocol):
     async def save_arena(self, arena: LibraryArena, max_arenas: int) -> SaveOutcome:
         """Save ``arena`` under its name, in one transaction: ``taken`` (nothing
         written) when another owner has that name, ``quota`` when it is new and its owner
-        has ``max_arenas`` already."""
+        has ``max_arenas`` already. A saved arena's map image is marked used now."""
         ...
 
     async def delete_arena(self, name: str, owner: str | None) -> LibraryArena | None:
@@ -536,10 +568,29 @@ class InMemoryStore:
         return self._dice_secret
 
     async def put_image(self, blob: StoredBlob) -> bool:
-        if blob.id in self._images:
+        used = blob.used or time.time()
+        old = self._images.get(blob.id)
+        if old is not None:
+            self._images[blob.id] = attrs.evolve(old, used=max(old.used, used))
             return False
-        self._images[blob.id] = blob
+        self._images[blob.id] = attrs.evolve(blob, used=used)
         return True
+
+    async def image_ids(self) -> list[str]:
+        return sorted(self._images)
+
+    async def forget_unused_images(self, before: float) -> list[str]:
+        named = {map_image_of(a.text) for a in self._arenas.values()}
+        for log in self._logs.values():
+            if log.first != 1:
+                return []  # its first event was trimmed: what it uses cannot be told
+            first = log.events[0] if log.events else None
+            if isinstance(first, EncounterCreated) and first.arena.map is not None:
+                named.add(first.arena.map.image)
+        gone = [i for i, b in sorted(self._images.items()) if b.used < before and i not in named]
+        for image_id in gone:
+            del self._images[image_id]
+        return gone
 
     async def get_image(self, image_id: str) -> StoredBlob | None:
         return self._images.get(image_id)
@@ -554,6 +605,9 @@ class InMemoryStore:
         if old is None and sum(a.owner == arena.owner for a in self._arenas.values()) >= max_arenas:
             return "quota"
         self._arenas[arena.name] = arena
+        image = self._images.get(map_image_of(arena.text) or "")
+        if image is not None:
+            self._images[image.id] = attrs.evolve(image, used=max(image.used, time.time()))
         return "created" if old is None else "replaced"
 
     async def delete_arena(self, name: str, owner: str | None) -> LibraryArena | None:
