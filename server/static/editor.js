@@ -2,7 +2,9 @@
 // draw zones over it (rectangles and polygons), name and size them, drag a link from
 // one zone to another and set how it is crossed, place assets with their tags and the
 // data their plugins' schemas take, and see every problem `check_arena` finds at its
-// place on the map (debounced). Undo and redo; save to the server's library (the GM's
+// place on the map (debounced). A drawn zone is moved by dragging it (or with the arrow
+// keys on the map, Shift for 10 pixels), a rectangle resized by its corner handle (or
+// Alt with the arrow keys). Undo and redo; save to the server's library (the GM's
 // key owns it); export and import one file holding the arena and its image
 // (docs/arenas.md, "Exported arenas").
 "use strict";
@@ -29,7 +31,7 @@
     tool: "select",
     selected: null, // {kind: "zone"|"link"|"asset", index}
     polygon: [], // the points of the polygon being drawn
-    drag: null, // {from: [x, y], to: [x, y], mode: "rect"|"link", zone}
+    drag: null, // {from: [x, y], to: [x, y], mode: "rect"|"link"|"move"|"resize", zone, before, shape}
     problems: [],
     checkTimer: null,
     checkSeq: 0,
@@ -206,6 +208,44 @@
     return { x, y, w, h, cx: x + w / 2, cy: y + h / 2 };
   }
 
+  const clamp = (value, low, high) => Math.max(low, Math.min(high, value));
+
+  /** `shape` moved by (dx, dy), kept inside the map (a copy). */
+  function movedShape(shape, dx, dy) {
+    const { width, height } = ed.arena.map;
+    const b = bounds(shape);
+    const mx = clamp(dx, -b.x, width - b.x - b.w);
+    const my = clamp(dy, -b.y, height - b.y - b.h);
+    if (shape.rect) {
+      const [x, y, w, h] = shape.rect;
+      return { rect: [x + mx, y + my, w, h] };
+    }
+    return { polygon: shape.polygon.map(([x, y]) => [x + mx, y + my]) };
+  }
+
+  /** The rectangle `shape` with its bottom-right corner moved by (dw, dh): at least
+   * 1 pixel on a side, inside the map (a copy). */
+  function resizedShape(shape, dw, dh) {
+    const { width, height } = ed.arena.map;
+    const [x, y, w, h] = shape.rect;
+    return { rect: [x, y, clamp(w + dw, 1, width - x), clamp(h + dh, 1, height - y)] };
+  }
+
+  /** Commit an edit made while dragging: the arena before it (`before`, a JSON text) goes
+   * on the undo stack, as `change` does. */
+  function commitDrag(before) {
+    if (before === JSON.stringify(ed.arena)) {
+      render();
+      return;
+    }
+    ed.past.push(before);
+    if (ed.past.length > 200) ed.past.shift();
+    ed.future = [];
+    keepDraft();
+    render();
+    scheduleCheck();
+  }
+
   function zoneCentre(zone, index) {
     if (zone.shape) return bounds(zone.shape);
     const map = ed.arena.map || { width: 480, height: 360 };
@@ -281,21 +321,38 @@
       renderTools();
       return;
     } else {
-      const zone = zoneAtPoint(ev);
-      if (zone !== null) {
-        ed.selected = { kind: "zone", index: zone };
+      const handle = ev.target?.closest ? ev.target.closest("[data-handle]") : null;
+      const zone = handle ? Number(handle.dataset.handle) : zoneAtPoint(ev);
+      if (zone === null) return;
+      const shape = ed.arena.zones[zone]?.shape;
+      ed.selected = { kind: "zone", index: zone };
+      if (shape && (shape.rect || shape.polygon)) {
+        ed.drag = { mode: handle && shape.rect ? "resize" : "move", from: at, to: at, zone, shape, before: JSON.stringify(ed.arena) };
+      } else {
         render();
         focusSelected();
+        return;
       }
-      return;
+      renderMap();
     }
     ev.preventDefault();
     ev.currentTarget.setPointerCapture?.(ev.pointerId);
   }
 
+  /** While moving or resizing: the zone's shape follows the pointer (committed on
+   * release, as one step of undo). */
+  function dragShape(drag) {
+    const zone = ed.arena.zones[drag.zone];
+    if (!zone) return;
+    const dx = drag.to[0] - drag.from[0];
+    const dy = drag.to[1] - drag.from[1];
+    zone.shape = drag.mode === "resize" ? resizedShape(drag.shape, dx, dy) : movedShape(drag.shape, dx, dy);
+  }
+
   function onPointerMove(ev) {
     if (!ed.drag) return;
     ed.drag.to = pointAt(ev);
+    if (ed.drag.mode === "move" || ed.drag.mode === "resize") dragShape(ed.drag);
     renderMap();
   }
 
@@ -304,6 +361,13 @@
     ed.drag = null;
     if (!drag) return;
     drag.to = pointAt(ev);
+    if (drag.mode === "move" || drag.mode === "resize") {
+      dragShape(drag);
+      const moved = drag.before !== JSON.stringify(ed.arena);
+      commitDrag(drag.before);
+      if (!moved) focusSelected(); // a click: the zone's form, as before
+      return;
+    }
     if (drag.mode === "rect") {
       const x = Math.min(drag.from[0], drag.to[0]);
       const y = Math.min(drag.from[1], drag.to[1]);
@@ -333,6 +397,32 @@
     const points = ed.polygon;
     ed.polygon = [];
     addZone({ polygon: points }, false);
+  }
+
+  /** Arrow keys on the map move the selected zone (Shift: 10 pixels); with Alt they
+   * resize a rectangle. Each press is one step of undo. */
+  function onMapKey(ev) {
+    const steps = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+    const step = steps[ev.key];
+    if (!step || ev.ctrlKey || ev.metaKey || !ed.arena.map) return;
+    ev.preventDefault();
+    const index = ed.selected?.kind === "zone" ? ed.selected.index : -1;
+    const shape = ed.arena.zones[index]?.shape;
+    if (!shape) {
+      message("Select a zone drawn on the map first (click it, or its form below), then move it with the arrow keys.", "error");
+      return;
+    }
+    const by = ev.shiftKey ? 10 : 1;
+    const [dx, dy] = [step[0] * by, step[1] * by];
+    if (ev.altKey && !shape.rect) {
+      message("Only a rectangle is resized; move a polygon's corners by drawing it again.", "error");
+      return;
+    }
+    const next = ev.altKey ? resizedShape(shape, dx, dy) : movedShape(shape, dx, dy);
+    if (JSON.stringify(next) === JSON.stringify(shape)) return; // at the map's edge
+    change((a) => { a.zones[index].shape = next; });
+    const zone = ed.arena.zones[index];
+    message(`${zone.name || zone.id}: ${zone.shape.rect ? `rectangle ${zone.shape.rect.join(", ")}` : `polygon at ${bounds(zone.shape).x}, ${bounds(zone.shape).y}`}.`);
   }
 
   function setTool(tool) {
@@ -526,8 +616,12 @@
     let img = stage.querySelector("img.ed-image");
     if (!img || img.dataset.image !== map.image) {
       img = el("img", { class: "ed-image", alt: `Battle map of ${ed.arena.name}`, src: imageUrl(map.image), dataset: { image: map.image } });
-      const layer = svg("svg", { id: "editor-shapes", class: "ed-shapes", role: "img", "aria-label": "Zones, links and problems drawn on the map" });
+      const layer = svg("svg", {
+        id: "editor-shapes", class: "ed-shapes", role: "application", tabindex: 0,
+        "aria-label": "Zones, links and problems drawn on the map. With a zone selected, the arrow keys move it (Shift: 10 pixels) and Alt with the arrow keys resizes a rectangle.",
+      });
       layer.addEventListener("pointerdown", onPointerDown);
+      layer.addEventListener("keydown", onMapKey);
       layer.addEventListener("pointermove", onPointerMove);
       layer.addEventListener("pointerup", onPointerUp);
       const frame = el("div", { class: "ed-frame" }, img, layer);
@@ -559,6 +653,13 @@
       label.textContent = zone.name || zone.id;
       layer.append(label);
     });
+    const chosen = ed.selected?.kind === "zone" ? zones[ed.selected.index] : null;
+    if (chosen?.shape?.rect && ed.tool === "select") {
+      // The selected rectangle's resize handle, at its bottom-right corner.
+      const [x, y, w, h] = chosen.shape.rect;
+      const r = Math.max(5, Math.round(Math.min(map.width, map.height) / 60));
+      layer.append(svg("rect", { class: "ed-handle", x: x + w - r, y: y + h - r, width: 2 * r, height: 2 * r, "data-handle": ed.selected.index }));
+    }
     ed.arena.links.forEach((link, index) => {
       const ia = zones.findIndex((z) => z.id === link.a);
       const ib = zones.findIndex((z) => z.id === link.b);
@@ -659,7 +760,8 @@
     const zoneOptions = a.zones.map((z) => [z.id, `${z.name || z.id} (${z.id})`]);
     put($("editor-zones"),
       a.zones.length ? null : el("p", { class: "muted" }, "No zones yet: draw one on the map."),
-      a.zones.map((zone, i) => el("fieldset", { id: `editor-zone-${i}`, class: `ed-item${ed.selected?.kind === "zone" && ed.selected.index === i ? " ed-selected" : ""}`, "data-zone": zone.id },
+      a.zones.map((zone, i) => el("fieldset", { id: `editor-zone-${i}`, class: `ed-item${ed.selected?.kind === "zone" && ed.selected.index === i ? " ed-selected" : ""}`, "data-zone": zone.id,
+        onfocusin: () => selectZone(i) },
         el("legend", {}, `Zone ${i + 1}`),
         field("Id", text(zone.id, (v) => change((x) => { renameZone(x, x.zones[i].id, v.trim()); }), { name: "zone_id", autocomplete: "off" })),
         field("Name", text(zone.name, (v) => change((x) => { x.zones[i].name = v; }), { name: "zone_name", autocomplete: "off" })),
@@ -745,6 +847,15 @@
           (v) => set(numeric && v.trim() !== "" && !Number.isNaN(Number(v)) ? Number(v) : v),
           { name: `data_${name}`, inputmode: numeric ? "decimal" : undefined, autocomplete: "off" }));
       }));
+  }
+
+  /** Select zone `i` (its form took focus): marked on the map and in the list, the
+   * form left as it is (its field keeps focus). */
+  function selectZone(i) {
+    if (ed.selected?.kind === "zone" && ed.selected.index === i) return;
+    ed.selected = { kind: "zone", index: i };
+    document.querySelectorAll("#editor-zones > .ed-item").forEach((node, n) => node.classList.toggle("ed-selected", n === i));
+    renderMap();
   }
 
   function renameZone(arena, from, to) {

@@ -397,3 +397,103 @@ def test_the_draft_survives_a_reload_and_a_saved_arena_opens_again_from_the_libr
         expect(home.locator("#editor-zones fieldset")).to_have_count(2)
         expect(home.locator("#editor-id")).to_have_value("yard")
         assert home.errors == []
+
+
+def _shapes(page: Any) -> list[dict[str, Any]]:
+    return [z["shape"] for z in page.evaluate("window.zonekeepEditor.state.arena")["zones"]]
+
+
+def test_a_drawn_zone_is_moved_and_resized_by_pointer_and_keyboard_with_undo(
+    browser: Any, tmp_path: Path
+) -> None:
+    """After drawing: a rectangle or a polygon is dragged to another place, a rectangle
+    resized by its corner handle; the arrow keys on the map move the selected zone
+    (Shift: 10 pixels, never out of the map), Alt with them resizes a rectangle; each
+    is one step of undo and redo."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=STEP_MS)
+    with server_in_thread(tmp_path / "server", MaxDice(), _with_key(KEY)) as (base, _):
+        home = open_page(
+            browser.new_context(viewport={"width": 1280, "height": 800}),
+            f"{base}/table/#gm_key={KEY}",
+        )
+        _open_editor(home)
+        home.locator("#editor-image").set_input_files(str(_map_png(tmp_path / "crypt.png")))
+        expect(home.locator("#editor-message")).to_contain_text("Map uploaded: 480 by 360")
+        home.wait_for_function(
+            "document.querySelector('#editor-stage img.ed-image')?.naturalWidth === 480"
+        )
+        home.locator("input[name=editor-tool][value=rect]").check()
+        _drag(home, (20, 20), (200, 160))
+        home.locator("input[name=editor-tool][value=polygon]").check()
+        for x, y in ((260, 200), (460, 200), (460, 340), (300, 340)):
+            home.mouse.click(*_at(home, x, y))
+        home.locator("#editor-finish-polygon").click()
+        expect(home.locator("#editor-shapes .ed-zone")).to_have_count(2)
+        polygon = [[260, 200], [460, 200], [460, 340], [300, 340]]
+        assert _shapes(home) == [{"rect": [20, 20, 180, 140]}, {"polygon": polygon}]
+
+        # The pointer: move the rectangle, resize it by its handle, move the polygon.
+        home.locator("input[name=editor-tool][value=select]").check()
+        _drag(home, (100, 90), (130, 110))
+        assert _shapes(home)[0] == {"rect": [50, 40, 180, 140]}
+        expect(home.locator("#editor-zone-0")).to_have_class("ed-item ed-selected")
+        handle = home.locator("#editor-shapes .ed-handle")
+        expect(handle).to_have_count(1)
+        _drag(home, (230, 180), (250, 200))
+        assert _shapes(home)[0] == {"rect": [50, 40, 200, 160]}
+        _drag(home, (380, 280), (370, 260))  # the polygon, 10 left and 20 up
+        moved = [[x - 10, y - 20] for x, y in polygon]
+        assert _shapes(home)[1] == {"polygon": moved}
+        expect(handle).to_have_count(0)  # a polygon has no resize handle
+        # Dragged past the map's edge, a shape stops at it.
+        _drag(home, (380, 280), (479, 359))
+        assert _shapes(home)[1] == {"polygon": [[x + 20, y + 20] for x, y in polygon]}
+        home.locator("#editor-undo").click()
+        assert _shapes(home)[1] == {"polygon": moved}
+
+        # Each drag was one step of undo; redo brings them back.
+        home.locator("#editor-undo").click()
+        assert _shapes(home) == [{"rect": [50, 40, 200, 160]}, {"polygon": polygon}]
+        home.locator("#editor-undo").click()
+        assert _shapes(home)[0] == {"rect": [50, 40, 180, 140]}
+        home.locator("#editor-undo").click()
+        assert _shapes(home)[0] == {"rect": [20, 20, 180, 140]}
+        home.locator("#editor-redo").click()
+        home.locator("#editor-redo").click()
+        assert _shapes(home)[0] == {"rect": [50, 40, 200, 160]}
+
+        # The keyboard: select the rectangle through its form, then the arrow keys on
+        # the map.
+        home.locator("#editor-zone-0 [name=zone_name]").focus()
+        expect(home.locator("#editor-zone-0")).to_have_class("ed-item ed-selected")
+        shapes = home.locator("#editor-shapes")
+        shapes.focus()
+        shapes.press("ArrowRight")
+        shapes.press("ArrowDown")
+        assert _shapes(home)[0] == {"rect": [51, 41, 200, 160]}
+        shapes.press("Shift+ArrowLeft")
+        assert _shapes(home)[0] == {"rect": [41, 41, 200, 160]}
+        for _ in range(6):
+            shapes.press("Shift+ArrowUp")  # stops at the map's top
+        assert _shapes(home)[0] == {"rect": [41, 0, 200, 160]}
+        expect(home.locator("#editor-message")).to_contain_text("rectangle 41, 0, 200, 160")
+        shapes.press("Alt+ArrowRight")
+        shapes.press("Alt+Shift+ArrowDown")
+        assert _shapes(home)[0] == {"rect": [41, 0, 201, 170]}
+        expect(shapes).to_be_focused()  # the keys never take focus away from the map
+        shapes.press("Control+z")
+        assert _shapes(home)[0] == {"rect": [41, 0, 201, 160]}
+        shapes.press("Control+y")
+        assert _shapes(home)[0] == {"rect": [41, 0, 201, 170]}
+        # The polygon moves with the keys too, and is not resized.
+        home.locator("#editor-zone-1 [name=zone_name]").focus()
+        shapes.focus()
+        shapes.press("ArrowLeft")
+        assert _shapes(home)[1] == {"polygon": [[x - 1, y] for x, y in polygon]}
+        shapes.press("Alt+ArrowLeft")
+        expect(home.locator("#editor-message")).to_contain_text("Only a rectangle is resized")
+        assert _shapes(home)[1] == {"polygon": [[x - 1, y] for x, y in polygon]}
+        expect(home.locator("#editor-valid")).to_be_visible()
+        assert home.errors == []
