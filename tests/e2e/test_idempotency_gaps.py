@@ -26,8 +26,7 @@ MakeServer = Callable[..., Any]
 async def arenas(running: Running) -> dict[str, tuple[str, str, float]]:
     """The library as stored: name -> (owner, text, updated)."""
     return {
-        a.name: (a.owner, a.text, a.updated)
-        for a in await running.server.store.library_arenas()
+        a.name: (a.owner, a.text, a.updated) for a in await running.server.store.library_arenas()
     }
 
 
@@ -38,8 +37,8 @@ async def test_keyed_save_and_delete_arena_are_done_once_across_connections_and_
     first = await start_server(nursery, data, ServerConfig(port=0), sqlite=True)
     gwen = await add_gm_key(first, "gwen")
     bob = await add_gm_key(first, "bob")
-    save = {"arena": crypt(), "idempotency_key": "save-crypt-1"}
-    delete = {"name": "crypt", "idempotency_key": "delete-crypt-1"}
+    save: dict[str, Any] = {"arena": crypt(), "idempotency_key": "save-crypt-1"}
+    delete: dict[str, Any] = {"name": "crypt", "idempotency_key": "delete-crypt-1"}
     async with first.client(gm_key=gwen) as one, first.client(gm_key=gwen) as two:
         with trio.fail_after(deadline(10)):
             saved = await one.request("save_arena", **save)
@@ -50,7 +49,7 @@ async def test_keyed_save_and_delete_arena_are_done_once_across_connections_and_
             assert await two.request("save_arena", **save) == saved
             assert await arenas(first) == stored
             # The same key for another arena is refused, and saves nothing.
-            other = {**save, "arena": crypt(arena_id="tomb")}
+            other: dict[str, Any] = {**save, "arena": crypt(arena_id="tomb")}
             error = await refused(two.request("save_arena", **other))
             assert (error.code, error.name) == (1011, "idempotency_key_reused")
             assert await arenas(first) == stored
@@ -69,7 +68,7 @@ async def test_keyed_save_and_delete_arena_are_done_once_across_connections_and_
             # saves the mended arena.
             broken = crypt(arena_id="tomb")
             broken["links"] = [{"a": "nave", "b": "nowhere"}]
-            spare = {"arena": broken, "idempotency_key": "save-tomb"}
+            spare: dict[str, Any] = {"arena": broken, "idempotency_key": "save-tomb"}
             assert (await one.request("save_arena", **spare))["saved"] is False
             mended = await one.request("save_arena", **{**spare, "arena": crypt(arena_id="tomb")})
             assert mended == {"saved": True, "name": "tomb", "replaced": False, "problems": []}
@@ -117,12 +116,14 @@ async def test_a_keyed_join_mixes_its_client_seed_once(
             resumed = await again.join(
                 eid, seat, last_seq=joined["seq"], client_seed="socks", idempotency_key="j-1"
             )
-            assert (resumed["role"], resumed["player"], resumed["events"]) == ("player", "alice", [])
+            assert (resumed["role"], resumed["player"], resumed["events"]) == (
+                "player",
+                "alice",
+                [],
+            )
             assert await contributions(gm, eid) == mixed
             # The same key with another seed is refused, and mixes nothing.
-            error = await refused(
-                again.join(eid, seat, client_seed="boots", idempotency_key="j-1")
-            )
+            error = await refused(again.join(eid, seat, client_seed="boots", idempotency_key="j-1"))
             assert (error.code, error.name) == (1011, "idempotency_key_reused")
             assert await contributions(gm, eid) == mixed
             # The GM's seat has keys of its own: the same key there is a new one.
@@ -151,7 +152,7 @@ async def test_a_lost_rotation_is_answered_again_to_the_revoked_token_for_a_whil
         with trio.fail_after(deadline(10)):
             created = await gm.create_encounter("Keys", "tavern", sturdy_goblin_roster())
             eid, old = created["encounter"], created["gm_token"]
-            rotate = {"encounter": eid, "idempotency_key": "rotate-9c1e"}
+            rotate: dict[str, Any] = {"encounter": eid, "idempotency_key": "rotate-9c1e"}
             rotated = await gm.request("rotate_gm_token", **rotate)
     # The GM whose reply was lost holds only the old token, revoked: it opens nothing ...
     async with first.client() as lost:
@@ -169,11 +170,12 @@ async def test_a_lost_rotation_is_answered_again_to_the_revoked_token_for_a_whil
         with trio.fail_after(deadline(10)):
             # Everything else with the old token is refused: another key, no key, a
             # request it does not repeat, a join.
-            for params in (
+            tried: list[dict[str, Any]] = [
                 {"encounter": eid, "token": old, "idempotency_key": "rotate-guess"},
                 {"encounter": eid, "token": old},
-                {"encounter": eid, "token": rotated["token"], **{"idempotency_key": "x"}},
-            ):
+                {"encounter": eid, "token": rotated["token"], "idempotency_key": "x"},
+            ]
+            for params in tried:
                 error = await refused(stranger.request("rotate_gm_token", **params))
                 assert error.name == "bad_token", params
             error = await refused(stranger.request("create_seat", encounter=eid, player="p"))
