@@ -1659,6 +1659,15 @@ class RevokeSpectatorLinkResult:
     closed: int = attrs.field(metadata=_CLOSED)
 
 
+def _old_token(_: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is not None and not 1 <= len(value) <= MAX_OLD_TOKEN:
+        raise ValueError(f"'{attribute.name}' must be 1 to {MAX_OLD_TOKEN} characters long")
+
+
+#: The longest ``token`` a ``rotate_gm_token`` takes (tokens are far shorter).
+MAX_OLD_TOKEN = 200
+
+
 @attrs.frozen
 class RotateGmTokenParams:
     """``rotate_gm_token`` params (GM): the encounter whose GM token is replaced."""
@@ -1667,6 +1676,7 @@ class RotateGmTokenParams:
     idempotency_key: str | None = gm_seat_key_field()
     token: str | None = attrs.field(
         default=None,
+        validator=_old_token,
         metadata=doc(
             "Only from a connection not joined to the encounter as its GM, with the "
             "`idempotency_key` of a rotation whose reply was lost: the GM token that "
@@ -1676,7 +1686,7 @@ class RotateGmTokenParams:
             "Ignored on a connection joined as the GM. See [Idempotency](#idempotency). "
             "Since 1.6.",
             minLength=1,
-            maxLength=200,
+            maxLength=MAX_OLD_TOKEN,
         ),
     )
 

@@ -178,6 +178,10 @@ async def test_a_lost_rotation_is_answered_again_to_the_revoked_token_for_a_whil
             for params in tried:
                 error = await refused(stranger.request("rotate_gm_token", **params))
                 assert error.name == "bad_token", params
+            # Malformed: a clear refusal.
+            for bad in ("", "x" * 201):
+                error = await refused(stranger.request("rotate_gm_token", token=bad, **rotate))
+                assert error.name == "invalid_params" and "token" in error.message
             error = await refused(stranger.request("create_seat", encounter=eid, player="p"))
             assert error.name == "not_joined"
             assert (await refused(stranger.join(eid, old))).name == "bad_token"
