@@ -81,7 +81,7 @@ ERROR_MEANINGS: dict[int, str] = {
     1009: "The encounter is archived (it ended, or was archived by its GM, the operator or the archiving sweep): it cannot be joined or changed. The server's operator can bring it back with `zonekeep encounters restore ID`.",  # encounter_archived
     1010: "Another node of this server serves that encounter (it holds the encounter's lease): the error's `url` is that node's websocket URL. Connect there, say `hello` and send the request again; a client follows it without asking its user. Since 1.4.",  # moved
     1011: "The request's `idempotency_key` was used before by the same seat (for the lobby's requests, the same owner) for another request (another method or other params); nothing was done. Choose a new key for every new request. Since 1.5.",  # idempotency_key_reused
-    2000: "`join`'s token does not open that encounter.",  # bad_token
+    2000: "`join`'s token does not open that encounter (since 1.6 also `rotate_gm_token`'s `token` when it repeats no rotation of that key, or too late).",  # bad_token
     2001: "The server requires a key to create encounters and none was given.",  # server_key_required
     2002: "The server key given is wrong.",  # bad_server_key
     2003: "`hello`'s `gm_key` is not a GM key of this server (or it was revoked); the connection stays unauthenticated and MAY say `hello` again.",  # bad_gm_key

@@ -151,6 +151,13 @@ def gm_seat_key_field() -> Any:
     return idempotency_key_field("1.6", "the encounter's GM seat")
 
 
+def arena_owner_key_field() -> Any:
+    """The ``idempotency_key`` of ``save_arena`` and ``delete_arena``, since 1.6."""
+    return idempotency_key_field(
+        "1.6", "the same arena owner (the GM key the connection said hello with, or the operator)"
+    )
+
+
 def owner_key_field() -> Any:
     """The ``idempotency_key`` of a lobby request on one's own encounter, since 1.6."""
     return idempotency_key_field(
@@ -1156,6 +1163,7 @@ class SaveArenaParams:
             type_text="arena object",
         )
     )
+    idempotency_key: str | None = arena_owner_key_field()
 
 
 @attrs.frozen
@@ -1180,6 +1188,7 @@ class DeleteArenaParams:
     """``delete_arena`` params: a library arena to forget (since 1.6)."""
 
     name: str = attrs.field(metadata=doc("The arena's name in the library.", minLength=1))
+    idempotency_key: str | None = arena_owner_key_field()
 
 
 @attrs.frozen
@@ -1496,6 +1505,19 @@ class JoinParams:
             maximum=MAX_HISTORY,
         ),
     )
+    idempotency_key: str | None = attrs.field(
+        default=None,
+        validator=_idempotency_key,
+        metadata=doc(
+            "A key the client chose for this join's `client_seed` (1-64 printable ASCII "
+            "characters, no spaces): a repeat with the same key and `client_seed` from the "
+            "same seat, on any connection and after a restart, joins as any join does but "
+            "mixes nothing again (the seed was mixed once). `last_seq`, `history` and the "
+            "token may differ. A join whose seed is ignored, or without a seed, spends no "
+            "key. See [Idempotency](#idempotency). Since 1.6.",
+            keywords={"pattern": IDEMPOTENCY_KEY_PATTERN},
+        ),
+    )
 
 
 @attrs.frozen
@@ -1637,12 +1659,36 @@ class RevokeSpectatorLinkResult:
     closed: int = attrs.field(metadata=_CLOSED)
 
 
+def _old_token(_: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is not None and not 1 <= len(value) <= MAX_OLD_TOKEN:
+        raise ValueError(f"'{attribute.name}' must be 1 to {MAX_OLD_TOKEN} characters long")
+
+
+#: The longest ``token`` a ``rotate_gm_token`` takes (tokens are far shorter).
+MAX_OLD_TOKEN = 200
+
+
 @attrs.frozen
 class RotateGmTokenParams:
     """``rotate_gm_token`` params (GM): the encounter whose GM token is replaced."""
 
     encounter: str = attrs.field(metadata=ENCOUNTER_ID)
     idempotency_key: str | None = gm_seat_key_field()
+    token: str | None = attrs.field(
+        default=None,
+        validator=_old_token,
+        metadata=doc(
+            "Only from a connection not joined to the encounter as its GM, with the "
+            "`idempotency_key` of a rotation whose reply was lost: the GM token that "
+            "rotation revoked. Within 10 minutes of the rotation, and while its new token "
+            "is still the GM's, the repeat gets the first answer (nothing is rotated, the "
+            "connection is not joined); anything else is refused with `bad_token`. "
+            "Ignored on a connection joined as the GM. See [Idempotency](#idempotency). "
+            "Since 1.6.",
+            minLength=1,
+            maxLength=MAX_OLD_TOKEN,
+        ),
+    )
 
 
 @attrs.frozen
@@ -3223,5 +3269,8 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "table tools: the free dice roll `roll` and its `dice_rolled` event (public or "
     "private), table chat and whispers `chat` and its `chat_sent` event, `hello`'s "
     "`limits` `chat_max_chars`, `table_rate_per_second` and `table_rate_burst`; the "
-    "`idempotency_key` of `roll` and `chat`",
+    "`idempotency_key` of `roll` and `chat`; the `idempotency_key` of `save_arena` and "
+    "`delete_arena` (the arena owner's keys) and of `join` (its `client_seed` is mixed "
+    "once), `rotate_gm_token`'s `token` (a repeat with the revoked token gets the new "
+    "one, for 10 minutes)",
 }

@@ -569,9 +569,11 @@ class ZonekeepClient:
         client_seed: str | None = None,
         history: int | None = None,
         _on_reply: Callable[[dict[str, Any]], None] | None = None,
+        idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         """Join ``encounter`` with ``token`` (``None``: a public one, as a spectator);
-        ``client_seed`` is this seat's contribution to fair dice; ``history``: also get
+        ``client_seed`` is this seat's contribution to fair dice (``idempotency_key``:
+        mixed once however often the join is sent with that key); ``history``: also get
         the last that many events (the result's ``history``)."""
         params: dict[str, Any] = {"encounter": encounter}
         if token is not None:
@@ -582,6 +584,8 @@ class ZonekeepClient:
             params["client_seed"] = client_seed
         if history is not None:
             params["history"] = history
+        if idempotency_key is not None:
+            params["idempotency_key"] = idempotency_key
         for _ in range(MAX_MOVES):
             try:
                 result = await self.request("join", _on_reply=_on_reply, **params)

@@ -200,6 +200,20 @@ def unseal(keys: SealKeys, sealed: str) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
+#: The scope prefix of the arena library's keyed requests (``save_arena``,
+#: ``delete_arena``), kept under ``_store.CREATION`` (they belong to no encounter) by
+#: owner: ``arena:gm:<name>`` or ``arena:operator``.
+ARENA_SCOPE = "arena:"
+
+#: How long after a keyed ``rotate_gm_token`` its repeat with the revoked GM token (its
+#: ``token``) still gets the first answer, in seconds (SPEC.md, "Idempotency").
+ROTATION_REPEAT_SECONDS = 600.0
+
+#: The fingerprint params of a keyed ``join``: what its key covers (its seed), not what
+#: a retry may change (``last_seq``, ``history``, the token of the same seat).
+JOIN_KEYED = ("encounter", "client_seed")
+
+
 def request_scope(encounter: str, who: str) -> str:
     """The scope of a GM's token request (``who`` ``"gm"``) or of a lobby request on
     one's own encounter (``"owner"``): the encounter's id first, so that forgetting the

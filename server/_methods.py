@@ -145,6 +145,9 @@ from ._dice import check_contribution
 from ._fanout import Member, Subscriber, push
 from ._home import creation_rule, table_home_url, table_link
 from ._idempotency import (
+    ARENA_SCOPE,
+    JOIN_KEYED,
+    ROTATION_REPEAT_SECONDS,
     Answer,
     Keyed,
     fingerprint,
@@ -156,7 +159,7 @@ from ._idempotency import (
 )
 from ._plugin_data import setting_infos, settings_schema
 from ._registry import Registry, is_loopback
-from ._room import FoldWork, Grant, Job, Room
+from ._room import FoldWork, Grant, Job, Room, token_hash
 from ._store import CREATION, EncounterRecord, LibraryArena, StoreError
 from ._wire import encode_message, encoded_response_text, error_text, response_text
 
@@ -615,9 +618,21 @@ class Methods:
             "gm_key_required", "Say hello with your GM key to keep arenas in the library."
         )
 
-    async def m_save_arena(self, client: Client, params: SaveArenaParams) -> SaveArenaResult:
+    async def m_save_arena(
+        self, client: Client, params: SaveArenaParams
+    ) -> SaveArenaResult | Encoded:
         owner = await self._arena_owner(client)
         assert owner is not None
+        return await self._once(
+            CREATION,
+            ARENA_SCOPE + owner,
+            "save_arena",
+            params,
+            lambda: self._save_arena(owner, params),
+            kept=lambda result: result.saved,  # problems: nothing saved, no key spent
+        )
+
+    async def _save_arena(self, owner: str, params: SaveArenaParams) -> SaveArenaResult:
         data = {k: v for k, v in params.arena.items() if k != "$schema"}
         name = data.get("id") if isinstance(data.get("id"), str) else ""
         try:
@@ -666,8 +681,20 @@ class Methods:
                     return True
         return False
 
-    async def m_delete_arena(self, client: Client, params: DeleteArenaParams) -> DeleteArenaResult:
+    async def m_delete_arena(
+        self, client: Client, params: DeleteArenaParams
+    ) -> DeleteArenaResult | Encoded:
         owner = await self._arena_owner(client)
+        assert owner is not None
+        return await self._once(
+            CREATION,
+            ARENA_SCOPE + owner,
+            "delete_arena",
+            params,
+            lambda: self._delete_arena(owner, params),
+        )
+
+    async def _delete_arena(self, owner: str, params: DeleteArenaParams) -> DeleteArenaResult:
         if params.name in self.registry.arena_library():
             raise ProtocolError("not_your_arena", f"{params.name!r} is a bundled arena.")
         wanted = None if owner == "operator" else owner
@@ -812,7 +839,7 @@ class Methods:
             grant = room.find_grant(params.token)
         if grant is None:
             raise ProtocolError("bad_token", "That token does not open this encounter.")
-        await self._join_seed(room, grant, params.client_seed)
+        await self._join_seed(room, grant, params)
         self._admission_check(client, room, grant)  # a full room refuses before any read
         await self.registry.touch(room)
         # Everything that awaits comes before the seat is admitted: a command applied
@@ -879,9 +906,12 @@ class Methods:
         shown = [e["event"] for e in events if e["seq"] <= upto]
         return shown, history, await _slices(shown) if len(shown) > REPLAY_SLICE else None
 
-    async def _join_seed(self, room: Room, grant: Grant, value: str | None) -> None:
+    async def _join_seed(self, room: Room, grant: Grant, params: JoinParams) -> None:
         """``join``'s ``client_seed``: checked, then mixed into a fair encounter's dice
-        (before the seat joins, so that its snapshot already holds the contribution)."""
+        (before the seat joins, so that its snapshot already holds the contribution). A
+        keyed join's seed is mixed once per key of the seat: a repeat (a join sent again
+        after its reply was lost) mixes nothing (SPEC.md, "Idempotency")."""
+        value = params.client_seed
         if value is None:
             return
         value = check_contribution(value)
@@ -891,6 +921,16 @@ class Methods:
         if room.state.phase == "ended":
             return  # no die will be rolled: nothing to mix into
         by = "gm" if grant.role == "gm" else grant.player or ""
+        keyed = None
+        if params.idempotency_key is not None:
+            asked = {name: getattr(params, name) for name in JOIN_KEYED}
+            keyed = Keyed(
+                seat_of(grant.role, grant.player),
+                params.idempotency_key,
+                "join",
+                fingerprint("join", asked),
+                lambda first, _: {"seq": first},  # (never sent: a repeat joins anew)
+            )
         await _submit(
             room,
             Job(
@@ -898,6 +938,7 @@ class Methods:
                 Command("contribute_dice", {"value": value}, Actor(grant.role, by)),
                 None,
                 "contribute_dice",
+                keyed=keyed,
             ),
         )
 
@@ -1089,19 +1130,26 @@ class Methods:
         method: str,
         params: Any,
         act: Callable[[], Awaitable[_R]],
+        *,
+        kept: Callable[[_R], bool] | None = None,
+        extra: Callable[[], dict[str, Any]] | None = None,
+        ignored: tuple[str, ...] = (),
     ) -> _R | Encoded:
         """``act()``'s result, once per ``params.idempotency_key`` in ``scope`` (``"gm"``:
         the encounter's GM seat; ``"owner"``: its owner) of ``encounter``: a repeat gets
         the first answer (:class:`Encoded`) and nothing is done; the key used for another
-        request is refused (``idempotency_key_reused``). A refused request spends no key.
-        SPEC.md, "Idempotency"; ``server/_idempotency.py``."""
+        request is refused (``idempotency_key_reused``). A refused request spends no key,
+        nor does a result ``kept`` says changed nothing. ``extra()``: more members of the
+        kept record (read by :meth:`_rotated_again`); ``ignored``: params left out of the
+        fingerprint. SPEC.md, "Idempotency"; ``server/_idempotency.py``."""
         key: str | None = params.idempotency_key
         if key is None:
             return await act()
         keys = await trio.to_thread.run_sync(
             seal_keys, request_scope(encounter, scope), key, limiter=self.seal_limiter
         )
-        print_ = fingerprint(method, attrs.asdict(params))
+        asked = {k: v for k, v in attrs.asdict(params).items() if k not in ignored}
+        print_ = fingerprint(method, asked)
         store = self.registry.store
         lock = self.request_locks.setdefault((encounter, scope), trio.Lock())
         try:
@@ -1120,7 +1168,11 @@ class Methods:
                 if sealed is not None:
                     log.warning("a stored keyed request of %s does not open", encounter)
                 result = await act()
+                if kept is not None and not kept(result):
+                    return result  # nothing changed: nothing to answer again
                 answer = {"method": method, "fingerprint": print_, "answer": _data(result)}
+                if extra is not None:
+                    answer.update(extra())
                 try:
                     await store.put_request(encounter, scope, keys.id, seal(keys, answer))
                 except StoreError as exc:
@@ -1192,14 +1244,78 @@ class Methods:
     async def m_rotate_gm_token(
         self, client: Client, params: RotateGmTokenParams
     ) -> RotateGmTokenResult | Encoded:
+        joined = client.rooms.get(params.encounter)
+        if params.token is not None and (joined is None or joined.role != "gm"):
+            return await self._rotated_again(params, params.token)
         room, member = self._room(client, params.encounter)
         _gm_only(member, "rotate the GM token")
+        revoked: set[str] = set()
+
+        def extra() -> dict[str, Any]:
+            # What a repeat with the revoked token must show (``_rotated_again``).
+            return {"revoked": sorted(revoked), "at": self.registry.clock()}
+
         return await self._once(
-            room.id, "gm", "rotate_gm_token", params, lambda: self._rotate_gm_token(client, room)
+            room.id,
+            "gm",
+            "rotate_gm_token",
+            params,
+            lambda: self._rotate_gm_token(client, room, revoked),
+            extra=extra,
+            ignored=("token",),
         )
 
-    async def _rotate_gm_token(self, client: Client, room: Room) -> RotateGmTokenResult:
+    async def _rotated_again(self, params: RotateGmTokenParams, old: str) -> Encoded:
+        """A keyed ``rotate_gm_token`` repeated with the GM token it revoked (its reply was
+        lost, and the old token opens nothing now): the first answer, when the key's
+        record names that token, is younger than :data:`ROTATION_REPEAT_SECONDS` and its
+        new token is still the GM's; ``bad_token`` for anything else. Nothing is rotated
+        and the connection is not joined."""
+        refused = ProtocolError("bad_token", "That token does not open this encounter.")
+        key = params.idempotency_key
+        if key is None:
+            raise refused
+        eid = params.encounter
+        keys = await trio.to_thread.run_sync(
+            seal_keys, request_scope(eid, "gm"), key, limiter=self.seal_limiter
+        )
+        sealed = await self.registry.store.get_request(eid, "gm", keys.id)
+        record = unseal(keys, sealed) if sealed is not None else None
+        asked = {k: v for k, v in attrs.asdict(params).items() if k != "token"}
+        if (
+            record is None
+            or record.get("method") != "rotate_gm_token"
+            or record.get("fingerprint") != fingerprint("rotate_gm_token", asked)
+            or token_hash(old) not in (record.get("revoked") or [])
+        ):
+            raise refused
+        at = record.get("at")
+        if not isinstance(at, int | float) or self.registry.clock() - at > ROTATION_REPEAT_SECONDS:
+            raise ProtocolError(
+                "bad_token",
+                "That token was revoked by this rotation too long ago to be answered again "
+                "with it. The encounter's owner gets a new GM token with encounter_links.",
+            )
+        answer = record.get("answer")
+        token = answer.get("token") if isinstance(answer, dict) else None
+        if not isinstance(token, str):
+            raise refused
+        room = self.registry.get(eid)
+        if room is None:
+            room = await self.registry.load(eid, token, check=True)  # bad_token if rotated since
+        if room.find_grant(token) is None:
+            raise ProtocolError(
+                "bad_token",
+                "The GM token was rotated again since: that token opens nothing any more.",
+            )
+        log.info("a lost rotation answered again", extra={"encounter": eid})
+        return Encoded(encode_message(answer))
+
+    async def _rotate_gm_token(
+        self, client: Client, room: Room, revoked: set[str]
+    ) -> RotateGmTokenResult:
         old = {g.token_hash for g in room.grants if g.role == "gm"}
+        revoked.update(old)
         token = await room.grant("gm")  # stored before the old ones go
         closed = await self._revoke(room, old, keep=client)
         # The GM who asked stays joined, now holding the new token.
