@@ -321,3 +321,54 @@ def test_the_druids_produce_flame_plus_4_to_hit_1d8_fire_within_30_ft() -> None:
     assert made == [(13, True)]
     assert hurt(events) == [("aria", 5, "fire")]
     assert spent(events) == []
+
+
+# -- the choices offered, and what is refused --------------------------------------------
+
+
+def test_the_drows_cast_choices_offer_its_innate_spells_without_slots_while_uses_remain() -> None:
+    h = fight(srd("drow", "drow"), pc("aria"), zones={"aria": "yard"})
+
+    def offered() -> dict[str, Any]:
+        details = {d.id: d for d in h.engine.action_details(h.state, "drow", h.gm)}
+        return {c.params["spell"]: c.options for c in details["cast"].choices or ()}
+
+    # Darkness and dancing lights are the GM's: not offered. Faerie fire, 60 ft: both zones.
+    assert offered() == {"faerie-fire": {"zone": ("hall", "yard")}}
+    h.rolls(15).send(
+        "cast", h.gm, creature="drow", spell="faerie-fire", zone="yard", targets=["aria"]
+    )
+    assert h.state.creatures["drow"].resources["innate-faerie-fire"] == 0
+    h.send("end_turn", h.gm, creature="drow")
+    h.send("end_turn", h.player("player-aria"), creature="aria")
+    assert offered() == {}  # its one use a day is spent
+
+
+def test_an_innate_spell_takes_no_other_slot_and_a_spell_not_in_the_stat_block_is_refused() -> None:
+    h = fight(srd("drow", "drow"), pc("aria"))
+    refusal = h.refused(
+        "cast", h.gm, creature="drow", spell="faerie-fire", slot=2, zone="hall", targets=["aria"]
+    )
+    assert refusal.code == "invalid_params"
+    refusal = h.refused("cast", h.gm, creature="drow", spell="fireball", zone="hall")
+    assert refusal.code == "no_such_feature" and "faerie-fire" in refusal.message
+    # Shield of faith is a bonus action: sent as an action, it is refused.
+    h2 = fight(srd("cult-fanatic", "fan"), pc("aria"))
+    refusal = h2.refused("cast", h2.gm, creature="fan", spell="shield-of-faith", target="fan")
+    assert refusal.code == "invalid_params" and "cast_bonus" in refusal.message
+
+
+def test_blur_affects_only_its_caster_and_a_ward_ends_with_concentration() -> None:
+    h = fight(srd("steam-mephit", "mephit"), pc("aria"))
+    refusal = h.refused("cast", h.gm, creature="mephit", spell="blur", target="aria")
+    assert refusal.code == "invalid_target"
+    h2 = fight(srd("cult-fanatic", "fan"), make("guard", "enemies", ac=13), pc("aria", wis=0))
+    h2.send("cast_bonus", h2.gm, creature="fan", spell="shield-of-faith", target="guard")
+    assert "shield-of-faith" in h2.state.creatures["guard"].conditions
+    # A new concentration spell (hold person, next turn) ends shield of faith.
+    for who in ("fan", "guard"):
+        h2.send("end_turn", h2.gm, creature=who)
+    h2.send("end_turn", h2.player("player-aria"), creature="aria")
+    h2.rolls(3).send("cast", h2.gm, creature="fan", spell="hold-person", target="aria")
+    assert "shield-of-faith" not in h2.state.creatures["guard"].conditions
+    assert "paralyzed" in h2.state.creatures["aria"].conditions

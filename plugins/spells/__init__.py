@@ -22,6 +22,11 @@ prepared or known spells), and the ``spellcasting`` action of a monster's stat b
   with the action, no bonus-action spell may. The turn's spells are counted in the
   creature's ``spells-this-turn`` resource (1: a bonus-action spell, 2: a leveled
   action spell, 3: both kinds were ruled out), reset at the start of its turn.
+- Wards: shield of faith, barkskin and blur give their target a condition
+  (``shield-of-faith``: +2 AC; ``barkskin``: AC at least 16; ``blurred``: attack
+  rolls against it have disadvantage), and faerie fire ``outlined`` (attack rolls
+  against it have advantage), through ``zonekeep_armor_class_bonus`` and
+  ``zonekeep_roll_modifiers``.
 - Concentration: a concentration spell puts the ``concentrating`` condition on the
   caster (a timed condition effect, its duration) and the spell's effects are its
   children, so they end with it. A new concentration spell ends the old; damage calls
@@ -136,10 +141,6 @@ def casting_feature(creature: Creature) -> Trait | Action | None:
         if _short(feature.id) == "spellcasting" and feature.gm is None:
             return feature
     return None
-
-
-#: The name it had when only characters cast (kept for callers).
-casting_trait = casting_feature
 
 
 def _innate(creature: Creature) -> tuple[list[str], dict[str, int]]:
