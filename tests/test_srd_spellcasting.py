@@ -372,3 +372,11 @@ def test_blur_affects_only_its_caster_and_a_ward_ends_with_concentration() -> No
     h2.rolls(3).send("cast", h2.gm, creature="fan", spell="hold-person", target="aria")
     assert "shield-of-faith" not in h2.state.creatures["guard"].conditions
     assert "paralyzed" in h2.state.creatures["aria"].conditions
+
+
+def test_a_spells_save_is_magical_the_dryads_magic_resistance_gives_it_advantage() -> None:
+    h = fight(srd("acolyte", "aco"), srd("dryad", "dryad"))
+    # The dryad (Dex +1) rolls 4 and 15 with advantage: 15 + 1 = 16 saves against DC 12.
+    events = h.rolls(4, 15).send("cast", h.gm, creature="aco", spell="sacred-flame", target="dryad")
+    assert saves(events) == [("dryad", "dex", 16, 12, True)]
+    assert hurt(events) == []

@@ -561,7 +561,7 @@ def _save_spell(
     if target.id == me.id:
         ctx.refuse("invalid_target", f"{me.name} cannot aim {spell.name} at itself.")
     assert spell.save is not None and spell.damage is not None
-    ok = saving_throw(ctx, target, spell.save, save_dc(me), spell.name)
+    ok = saving_throw(ctx, target, spell.save, save_dc(me), spell.name, magical=True)
     if ok and not spell.half_on_save:
         return
     dice = scaled(spell.damage, cantrip_tier(me)) if spell.cantrip else upcast_dice(spell, slot)
@@ -584,6 +584,12 @@ def _heal(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
             ctx.emit(ConditionRemoved(target.id, condition, f"healed by {spell.name}"))
 
 
+def _against(spell: Spell) -> dict[str, Any]:
+    """A spell's save is against magic (Magic Resistance), and against the condition
+    it gives (a trait's advantage against being paralyzed)."""
+    return {"magical": True, "against": (spell.condition,) if spell.condition else ()}
+
+
 def _condition_spell(
     ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]
 ) -> None:
@@ -603,7 +609,7 @@ def _condition_spell(
     dc = save_dc(me)
     for target in targets:
         target = ctx.state.creatures[target.id]
-        if saving_throw(ctx, target, spell.save, dc, spell.name):
+        if saving_throw(ctx, target, spell.save, dc, spell.name, **_against(spell)):
             continue
         apply_timed_condition(
             ctx,
@@ -680,7 +686,9 @@ def _area(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
     pushes = _pushes(ctx, spell, chosen, p.get("push"))
     dc = save_dc(me)
     parent = begin_concentration(ctx, me, spell) if spell.concentration else None
-    outcomes = [(t, saving_throw(ctx, t, spell.save, dc, spell.name)) for t in chosen]
+    outcomes = [
+        (t, saving_throw(ctx, t, spell.save, dc, spell.name, **_against(spell))) for t in chosen
+    ]
     if spell.condition is not None:
         for target, ok in outcomes:
             if not ok and not ctx.state.creatures[target.id].out_of_fight:
