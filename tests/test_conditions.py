@@ -402,7 +402,8 @@ class Knockdown:
 def test_the_built_in_conditions_are_declared() -> None:
     found = declared_conditions(Engine().pm)
     assert sorted(found) == [
-        "barkskin",  # the spells plugin's, as "blurred", "outlined", "shield-of-faith"
+        "barkskin",  # the spells plugin's, as "bless", "blurred", "outlined", ...
+        "bless",
         "blinded",
         "blurred",
         "concentrating",  # the spells plugin's

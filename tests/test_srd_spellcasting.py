@@ -40,6 +40,7 @@ from zonekeep.sdk import (
     ConditionEffectApplied,
     Creature,
     Damaged,
+    EncounterOptions,
     Healed,
     Link,
     ResourceSpent,
@@ -71,7 +72,8 @@ def hall() -> Arena:
 
 
 def fight(caster: Creature, *others: Creature, zones: dict[str, str] | None = None) -> Any:
-    h = EncounterHarness([caster, *others], arena=hall())
+    # (no flanking: the spells under test alone decide advantage)
+    h = EncounterHarness([caster, *others], arena=hall(), options=EncounterOptions(flanking=False))
     where = {c.id: "hall" for c in (caster, *others)} | (zones or {})
     h.start(positions=where, initiative=[20, *range(10, 10 - len(others), -1)])
     assert h.state.active == caster.id
@@ -184,15 +186,47 @@ def test_the_acolyte_casts_cure_wounds_1d8_plus_2_from_its_three_slots() -> None
     assert h.state.creatures["aco"].resources["spell-slots-1"] == 2
 
 
-def test_the_acolyte_out_of_slots_is_refused_and_bless_is_the_gms() -> None:
+def test_the_acolyte_out_of_slots_is_refused_and_sanctuary_is_the_gms() -> None:
     aco = srd("acolyte", "aco")
     aco = attrs.evolve(aco, resources={**aco.resources, "spell-slots-1": 0})
     h = fight(aco, pc("aria"))
     refusal = h.refused("cast", h.gm, creature="aco", spell="cure-wounds", target="aco")
     assert refusal.code == "no_uses_left"
-    refusal = h.refused("cast", h.gm, creature="aco", spell="bless", targets=["aco"])
+    refusal = h.refused("cast", h.gm, creature="aco", spell="sanctuary", target="aco")
     assert refusal.code == "no_such_feature"
-    assert "Bless" in refusal.message and "GM adjudicates" in refusal.message
+    assert "Sanctuary" in refusal.message and "GM adjudicates" in refusal.message
+
+
+def test_the_acolyte_blesses_three_creatures_a_d4_on_their_attacks_and_saves() -> None:
+    allies = [make(cid, "enemies") for cid in ("ann", "ben", "cid")]
+    h = fight(srd("acolyte", "aco"), *allies, pc("aria", ac=14))
+    refusal = h.refused(
+        "cast", h.gm, creature="aco", spell="bless", targets=["aco", "ann", "ben", "cid"]
+    )
+    assert refusal.code == "too_many_targets"  # three at level 1
+    events = h.send("cast", h.gm, creature="aco", spell="bless", targets=["aco", "ann", "ben"])
+    applied = [(e.effect.creature, e.effect.condition) for e in events if isinstance(e, ConditionEffectApplied)]  # fmt: skip
+    assert applied == [("aco", CONCENTRATING), ("aco", "bless"), ("ann", "bless"), ("ben", "bless")]
+    assert spent(events) == [("spell-slots-1", 2)]
+    h.send("end_turn", h.gm, creature="aco")
+    # Ann's blade: 8 + 4 = 12 misses AC 14; the d4 (3) makes it 15, a hit (1d6+2: 2 + 2).
+    events = h.rolls(8, 3, 2).send("attack", h.gm, creature="ann", target="aria")
+    made = [(e.roll.total, e.roll.expertise, e.roll.expertise_roll, e.hit) for e in events if isinstance(e, AttackMade)]  # fmt: skip
+    assert made == [(15, 4, 3, True)]
+    h.send("end_turn", h.gm, creature="ann")
+    h.send("end_turn", h.gm, creature="ben")
+    # Cid, not blessed: no die, 8 + 4 = 12 misses.
+    events = h.rolls(8).send("attack", h.gm, creature="cid", target="aria")
+    unblessed = [(e.roll.total, e.roll.expertise, e.hit) for e in events if isinstance(e, AttackMade)]  # fmt: skip
+    assert unblessed == [(12, 0, False)]
+    h.send("end_turn", h.gm, creature="cid")
+    # Aria hits the acolyte (AC 10) for 1d6+2 = 5: its concentration save (Con +0,
+    # DC 10) rolls 8 and the d4 2: 10, it keeps concentrating.
+    events = h.rolls(15, 3, 8, 2).send(
+        "attack", h.player("player-aria"), creature="aria", target="aco"
+    )
+    assert saves(events) == [("aco", "con", 10, 10, True)]
+    assert CONCENTRATING in h.state.creatures["aco"].conditions
 
 
 # -- the cult fanatic ---------------------------------------------------------------------

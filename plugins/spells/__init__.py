@@ -22,9 +22,10 @@ prepared or known spells), and the ``spellcasting`` action of a monster's stat b
   with the action, no bonus-action spell may. The turn's spells are counted in the
   creature's ``spells-this-turn`` resource (1: a bonus-action spell, 2: a leveled
   action spell, 3: both kinds were ruled out), reset at the start of its turn.
-- Wards: shield of faith, barkskin and blur give their target a condition
-  (``shield-of-faith``: +2 AC; ``barkskin``: AC at least 16; ``blurred``: attack
-  rolls against it have disadvantage), and faerie fire ``outlined`` (attack rolls
+- Wards: bless, shield of faith, barkskin and blur give their targets a condition
+  (``bless``: an expertise die, a d4, on attack rolls and saves; ``shield-of-faith``:
+  +2 AC; ``barkskin``: AC at least 16; ``blurred``: attack rolls against it have
+  disadvantage), and faerie fire ``outlined`` (attack rolls
   against it have advantage), through ``zonekeep_armor_class_bonus`` and
   ``zonekeep_roll_modifiers``.
 - Concentration: a concentration spell puts the ``concentrating`` condition on the
@@ -106,6 +107,7 @@ WARDS: Final[dict[str, str]] = {
     "barkskin": "Barkskin: its AC is at least 16.",
     "blurred": "Blur: attack rolls against it have disadvantage.",
     "outlined": "Faerie Fire: attack rolls against it have advantage (an attacker that can see).",
+    "bless": "Bless: an expertise die (a d4) on its attack rolls and saving throws.",
 }
 
 #: The condition a creature concentrating on a spell has.
@@ -628,22 +630,29 @@ def _ward(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
     """A willing creature in range (the caster alone at range 0) gets the spell's
     condition, no save; it ends with the caster's concentration."""
     targets = _targets(ctx, p) or [me]
-    if len(targets) != 1:
-        ctx.refuse("invalid_params", f"{spell.name} takes one target.")
-    (target,) = targets
-    if spell.range == 0 and target.id != me.id:
-        ctx.refuse("invalid_target", f"{spell.name} affects only its caster, {me.name}.")
-    _reach(ctx, me, target, spell, spell.range)
+    most = spell.targets + (max(0, slot - spell.level) if spell.targets > 1 else 0)
+    if len(targets) > most:
+        ctx.refuse(
+            "too_many_targets",
+            f"{spell.name} at level {slot} takes 1 to {most} target{'s' if most > 1 else ''}.",
+        )
+    if len({t.id for t in targets}) != len(targets):
+        ctx.refuse("invalid_params", "Each target is chosen once.")
+    for target in targets:
+        if spell.range == 0 and target.id != me.id:
+            ctx.refuse("invalid_target", f"{spell.name} affects only its caster, {me.name}.")
+        _reach(ctx, me, target, spell, spell.range)
     assert spell.condition is not None
     parent = begin_concentration(ctx, me, spell) if spell.concentration else None
-    apply_timed_condition(
-        ctx,
-        target.id,
-        spell.condition,
-        rounds=None if parent else spell.rounds,
-        source=me.id,
-        parent=parent,
-    )
+    for target in targets:
+        apply_timed_condition(
+            ctx,
+            target.id,
+            spell.condition,
+            rounds=None if parent else spell.rounds,
+            source=me.id,
+            parent=parent,
+        )
 
 
 def _teleport(
@@ -901,11 +910,17 @@ def zonekeep_armor_class_bonus(
 
 @hookimpl
 def zonekeep_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
+    actor = ctx.state.creatures.get(roll.actor)
+    blessed = (
+        [RollModifier("expertise", "bless")]
+        if roll.kind in ("attack", "save") and actor is not None and "bless" in actor.conditions
+        else []
+    )
     if roll.kind != "attack" or roll.target not in ctx.state.creatures:
-        return None
+        return blessed or None
     target = ctx.state.creatures[roll.target]
-    attacker = ctx.state.creatures.get(roll.actor)
-    found = []
+    attacker = actor
+    found = blessed
     if "outlined" in target.conditions and (
         attacker is None or "blinded" not in attacker.conditions
     ):

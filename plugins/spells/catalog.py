@@ -23,8 +23,8 @@ class Spell:
     - ``how``: ``attack`` (a spell attack per ray/beam, ``melee`` or ranged), ``save``
       (one target saves against the caster's DC), ``darts`` (automatic hits, each
       rolled), ``heal``, ``area`` (an area aimed at a zone, by the arena's area rules),
-      ``condition`` (targets save or get ``condition``), ``teleport``, ``ward`` (a
-      willing creature in range, or the caster alone at range 0, gets ``condition``,
+      ``condition`` (targets save or get ``condition``), ``teleport``, ``ward``
+      (``targets`` willing creatures in range, or the caster alone at range 0, get ``condition``,
       no save: the plugin gives the condition its meaning), or ``gm``. An ``area``
       with a ``condition`` gives it to each target that fails its save.
     - ``damage`` and ``upcast``: the dice, and the dice added per slot level above the
@@ -224,6 +224,21 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         upcast="1d6",
     ),
     Spell(
+        "bless",
+        "Bless",
+        1,
+        "ward",
+        "Up to three creatures within 30 ft add a d4 to their attack rolls and saving "
+        "throws (concentration, up to 1 minute), as the table's expertise die (with "
+        "another expertise source the die grows to a d6, then a d8); one more creature "
+        "per slot level above 1st.",
+        range=30,
+        concentration=True,
+        rounds=10,
+        condition="bless",
+        targets=3,
+    ),
+    Spell(
         "inflict-wounds",
         "Inflict Wounds",
         1,
@@ -383,7 +398,6 @@ SPELLS: Final[dict[str, Spell]] = {s.id: s for s in _CATALOG}
 #: the rules resolve them.
 GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     "shield": ("Shield", 1, "a reaction that interrupts an attack needs a prompt not built yet"),
-    "bless": ("Bless", 1, "adding 1d4 to attacks and saves needs a bonus-die roll modifier"),
     "bane": ("Bane", 1, "subtracting 1d4 from attacks and saves needs a penalty-die modifier"),
     "sleep": ("Sleep", 1, "hit-point pools and waking on damage are not modelled yet"),
     "spirit-guardians": ("Spirit Guardians", 3, "an aura that moves with the caster"),
