@@ -45,6 +45,7 @@ from zonekeep.sdk import (
     Link,
     ResourceSpent,
     SaveMade,
+    Trait,
     Zone,
 )
 from zonekeep.sdk.host import entry_creatures
@@ -414,3 +415,25 @@ def test_a_spells_save_is_magical_the_dryads_magic_resistance_gives_it_advantage
     events = h.rolls(4, 15).send("cast", h.gm, creature="aco", spell="sacred-flame", target="dryad")
     assert saves(events) == [("dryad", "dex", 16, 12, True)]
     assert hurt(events) == []
+
+
+def test_a_players_own_spellcasting_params_give_no_slots_and_no_innate_spells() -> None:
+    """Hostile input: a sheet's own ``spellcasting`` trait naming slots and innate spells
+    gets neither (a character's slots are its resources, from the checked sheet)."""
+    forged = Trait(
+        "spellcasting",
+        "Spellcasting",
+        params={
+            "ability": "cha",
+            "prepared": ["magic-missile"],
+            "slots": {"1": 9},
+            "innate": {"at_will": ["fireball"], "per_day": {"hold-person": 9}},
+        },
+    )
+    h = fight(make("aria", "party", traits=(forged,)), make("gob", "enemies"))
+    assert spells_of(h.state.creatures["aria"]) == ["magic-missile"]
+    player = h.player("player-aria")
+    refusal = h.refused("cast", player, creature="aria", spell="magic-missile", target="gob")
+    assert refusal.code == "no_uses_left"
+    refusal = h.refused("cast", player, creature="aria", spell="fireball", zone="hall")
+    assert refusal.code == "no_such_feature"

@@ -146,9 +146,11 @@ def casting_feature(creature: Creature) -> Trait | Action | None:
 
 
 def _innate(creature: Creature) -> tuple[list[str], dict[str, int]]:
-    """The innate spells: those at will, and those with a count per day."""
+    """The innate spells: those at will, and those with a count per day. A monster's
+    only: a player's sheet gets its spells and slots from its validated fields, never
+    from params it wrote itself."""
     feature = casting_feature(creature)
-    innate = feature.params.get("innate") if feature is not None else None
+    innate = feature.params.get("innate") if feature is not None and not creature.pc else None
     if not isinstance(innate, Mapping):
         return [], {}
     at_will = [_short(str(i)) for i in innate.get("at_will") or ()]
@@ -198,11 +200,12 @@ def gm_spells_of(creature: Creature) -> list[tuple[str, str]]:
 
 def _left(creature: Creature, key: str) -> int:
     """The uses left of ``key``: a spell slot level, an innate spell or pact slots.
-    A monster's counts start full, from its ``spellcasting`` params."""
+    A monster's counts start full, from its ``spellcasting`` params (a player character's
+    are its resources, from the sheet's checked slots)."""
     if key in creature.resources:
         return creature.resources[key]
     feature = casting_feature(creature)
-    if feature is None:
+    if feature is None or creature.pc:  # a character's counts are its resources alone
         return 0
     if key.startswith("spell-slots-"):
         slots = feature.params.get("slots")
