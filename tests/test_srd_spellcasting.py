@@ -385,6 +385,10 @@ def test_an_innate_spell_takes_no_other_slot_and_a_spell_not_in_the_stat_block_i
         "cast", h.gm, creature="drow", spell="faerie-fire", slot=2, zone="hall", targets=["aria"]
     )
     assert refusal.code == "invalid_params"
+    refusal = h.refused(
+        "cast", h.gm, creature="drow", spell="faerie-fire", slot=True, zone="hall", targets=["aria"]
+    )
+    assert refusal.code == "invalid_params"
     refusal = h.refused("cast", h.gm, creature="drow", spell="fireball", zone="hall")
     assert refusal.code == "no_such_feature" and "faerie-fire" in refusal.message
     # Shield of faith is a bonus action: sent as an action, it is refused.

@@ -338,7 +338,7 @@ def _slot(ctx: RuleContext, me: Creature, spell: Spell, given: object) -> tuple[
         return 0, None
     at_will, per_day = _innate(me)
     if spell.id in at_will or spell.id in per_day:
-        if given is not None and given != spell.level:
+        if given is not None and (isinstance(given, bool) or given != spell.level):
             ctx.refuse(
                 "invalid_params",
                 f"{me.name} casts {spell.name} innately, at its own level ({spell.level}).",
