@@ -402,7 +402,10 @@ class Knockdown:
 def test_the_built_in_conditions_are_declared() -> None:
     found = declared_conditions(Engine().pm)
     assert sorted(found) == [
+        "barkskin",  # the spells plugin's, as "bless", "blurred", "outlined", ...
+        "bless",
         "blinded",
+        "blurred",
         "concentrating",  # the spells plugin's
         "defeated",
         "dodging",
@@ -413,12 +416,14 @@ def test_the_built_in_conditions_are_declared() -> None:
         "grappled",
         "incapacitated",
         "invisible",
+        "outlined",
         "paralyzed",
         "poisoned",
         "prone",
         "reckless",
         "regeneration_stopped",  # zonekeep.srd's, as "stench_immune"
         "restrained",
+        "shield-of-faith",
         "squeezing",
         "stable",
         "stench_immune",

@@ -74,7 +74,7 @@ def test_every_spell_is_implemented_or_marked_with_a_reason() -> None:
     rows = coverage.rows()
     assert rows
     for level, name, status, why in rows:
-        assert 0 <= level <= 3, name
+        assert 0 <= level <= 9, name
         assert status in ("implemented", "GM adjudicates"), name
         assert why.strip(), f"{name}: no description or reason"
     assert not set(SPELLS) & set(GM_SPELLS)

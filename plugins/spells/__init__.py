@@ -3,7 +3,11 @@
 On by default; an operator turns it off with ``plugins_disabled = ["zonekeep.spells"]``.
 It implements the ``spellcasting`` trait a character sheet gives its roster creature
 (``zonekeep.sdk``'s character model: ability, DC, attack bonus, slots, cantrips and
-prepared or known spells) with the public SDK only, as a third-party plugin would:
+prepared or known spells), and the ``spellcasting`` action of a monster's stat block
+(the same params, plus ``level``, the caster level its cantrips scale with, and
+``innate``: ``at_will`` spells and ``per_day`` counts, each spent from the creature's
+``innate-<spell>`` resource; a monster's slots start full, from ``slots``, in its
+``spell-slots-N`` resources), with the public SDK only, as a third-party plugin would:
 
 - ``cast`` (an action), ``cast_bonus`` (a bonus action): cast a spell the creature
   knows, spending a slot of the spell's level or higher (``slot``: upcasting adds the
@@ -18,6 +22,12 @@ prepared or known spells) with the public SDK only, as a third-party plugin woul
   with the action, no bonus-action spell may. The turn's spells are counted in the
   creature's ``spells-this-turn`` resource (1: a bonus-action spell, 2: a leveled
   action spell, 3: both kinds were ruled out), reset at the start of its turn.
+- Wards: bless, shield of faith, barkskin and blur give their targets a condition
+  (``bless``: an expertise die, a d4, on attack rolls and saves; ``shield-of-faith``:
+  +2 AC; ``barkskin``: AC at least 16; ``blurred``: attack rolls against it have
+  disadvantage), and faerie fire ``outlined`` (attack rolls
+  against it have advantage), through ``zonekeep_armor_class_bonus`` and
+  ``zonekeep_roll_modifiers``.
 - Concentration: a concentration spell puts the ``concentrating`` condition on the
   caster (a timed condition effect, its duration) and the spell's effects are its
   children, so they end with it. A new concentration spell ends the old; damage calls
@@ -35,11 +45,12 @@ docs/characters.md lists every spell as implemented or "GM adjudicates" with the
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from zonekeep.sdk import (
     DYING,
     STABLE,
+    Action,
     Attack,
     AttackMade,
     Choice,
@@ -56,6 +67,7 @@ from zonekeep.sdk import (
     Param,
     ResourceRestored,
     ResourceSpent,
+    RollModifier,
     RollRequest,
     RuleContext,
     Trait,
@@ -71,9 +83,32 @@ from zonekeep.sdk import (
     sight_path,
 )
 
-from .catalog import GM_SPELLS, SPELLS, Spell
+from .catalog import GM_SPELLS, NO_COMBAT_EFFECT, SPELLS, Spell
 
-__all__ = ["CONCENTRATING", "GM_SPELLS", "SPELLS", "TURN_KEY", "Spell", "spell_status"]
+__all__ = [
+    "CONCENTRATING",
+    "GM_SPELLS",
+    "NO_COMBAT_EFFECT",
+    "SPELLS",
+    "TURN_KEY",
+    "WARDS",
+    "Spell",
+    "casting_feature",
+    "gm_spells_of",
+    "innate_key",
+    "spell_problems",
+    "spell_status",
+    "spells_of",
+]
+
+#: The conditions the ``ward`` spells (and faerie fire) give, and what each does.
+WARDS: Final[dict[str, str]] = {
+    "shield-of-faith": "Shield of Faith: +2 to its AC.",
+    "barkskin": "Barkskin: its AC is at least 16.",
+    "blurred": "Blur: attack rolls against it have disadvantage.",
+    "outlined": "Faerie Fire: attack rolls against it have advantage (an attacker that can see).",
+    "bless": "Bless: an expertise die (a d4) on its attack rolls and saving throws.",
+}
 
 #: The condition a creature concentrating on a spell has.
 CONCENTRATING = "concentrating"
@@ -100,40 +135,102 @@ def _short(spell_id: str) -> str:
     return spell_id.rsplit(".", 1)[-1]
 
 
-def casting_trait(creature: Creature) -> Trait | None:
-    """``creature``'s ``spellcasting`` trait, unless the data marks it ``gm``."""
-    for trait in creature.traits:
-        if _short(trait.id) == "spellcasting" and trait.gm is None:
-            return trait
+def casting_feature(creature: Creature) -> Trait | Action | None:
+    """``creature``'s ``spellcasting`` trait (a character's) or action (a monster's stat
+    block), unless the data marks it ``gm``."""
+    features: tuple[Trait | Action, ...] = (*creature.traits, *creature.actions)
+    for feature in features:
+        if _short(feature.id) == "spellcasting" and feature.gm is None:
+            return feature
     return None
+
+
+def _innate(creature: Creature) -> tuple[list[str], dict[str, int]]:
+    """The innate spells: those at will, and those with a count per day. A monster's
+    only: a player's sheet gets its spells and slots from its validated fields, never
+    from params it wrote itself."""
+    feature = casting_feature(creature)
+    innate = feature.params.get("innate") if feature is not None and not creature.pc else None
+    if not isinstance(innate, Mapping):
+        return [], {}
+    at_will = [_short(str(i)) for i in innate.get("at_will") or ()]
+    per_day = innate.get("per_day") or {}
+    counts = {
+        _short(str(k)): int(v)
+        for k, v in (per_day.items() if isinstance(per_day, Mapping) else ())
+        if isinstance(v, int)
+    }
+    return at_will, counts
+
+
+def innate_key(spell_id: str) -> str:
+    """The resource counting the uses left of an innate spell with a count per day."""
+    return f"innate-{_short(spell_id)}"
 
 
 def spells_of(creature: Creature) -> list[str]:
     """The spells ``creature`` can cast now: its cantrips, then its prepared spells (or,
-    without any, its known ones), short ids, each once."""
-    trait = casting_trait(creature)
-    if trait is None:
+    without any, its known ones), then its innate ones; short ids, each once."""
+    feature = casting_feature(creature)
+    if feature is None:
         return []
-    p = trait.params
-    ids = [*p.get("cantrips", ()), *(p.get("prepared") or p.get("known") or ())]
+    p = feature.params
+    at_will, per_day = _innate(creature)
+    ids = [
+        *p.get("cantrips", ()),
+        *(p.get("prepared") or p.get("known") or ()),
+        *at_will,
+        *per_day,
+    ]
     return list(dict.fromkeys(_short(str(i)) for i in ids))
+
+
+def gm_spells_of(creature: Creature) -> list[tuple[str, str]]:
+    """``(name, reason)`` of each spell ``creature`` has that the GM adjudicates."""
+    found = []
+    for sid in spells_of(creature):
+        if sid in SPELLS or sid in GM_SPELLS:
+            name, reason = spell_status(sid)
+            if reason is not None:
+                found.append((name, reason))
+        else:
+            found.append((sid, "a spell the spells plugin does not know"))
+    return found
+
+
+def _left(creature: Creature, key: str) -> int:
+    """The uses left of ``key``: a spell slot level, an innate spell or pact slots.
+    A monster's counts start full, from its ``spellcasting`` params (a player character's
+    are its resources, from the sheet's checked slots)."""
+    if key in creature.resources:
+        return creature.resources[key]
+    feature = casting_feature(creature)
+    if feature is None or creature.pc:  # a character's counts are its resources alone
+        return 0
+    if key.startswith("spell-slots-"):
+        slots = feature.params.get("slots")
+        full = slots.get(key.removeprefix("spell-slots-")) if isinstance(slots, Mapping) else 0
+        return full if isinstance(full, int) else 0
+    if key.startswith("innate-"):
+        return _innate(creature)[1].get(key.removeprefix("innate-"), 0)
+    return 0
 
 
 def attack_bonus(creature: Creature) -> int:
     """The spell attack bonus: the sheet's, else the spell DC minus 8."""
-    trait = casting_trait(creature)
+    trait = casting_feature(creature)
     given = trait.params.get("attack_bonus") if trait is not None else None
     return int(given) if isinstance(given, int) else creature.spell_dc - 8
 
 
 def save_dc(creature: Creature) -> int:
-    trait = casting_trait(creature)
+    trait = casting_feature(creature)
     given = trait.params.get("dc") if trait is not None else None
     return int(given) if isinstance(given, int) else creature.spell_dc
 
 
 def _ability_mod(creature: Creature) -> int:
-    trait = casting_trait(creature)
+    trait = casting_feature(creature)
     ability = trait.params.get("ability") if trait is not None else None
     if isinstance(ability, str):
         return creature.abilities.get(ability, 0)
@@ -141,13 +238,16 @@ def _ability_mod(creature: Creature) -> int:
 
 
 def character_level(creature: Creature) -> int:
-    """The character level from the ``class-levels`` trait (1 without one)."""
+    """The character level from the ``class-levels`` trait, else a monster's caster
+    level (its ``spellcasting`` params' ``level``), else 1."""
     for trait in creature.traits:
         if _short(trait.id) == "class-levels":
             level = trait.params.get("level")
             if isinstance(level, int):
                 return level
-    return 1
+    feature = casting_feature(creature)
+    level = feature.params.get("level") if feature is not None else None
+    return level if isinstance(level, int) else 1
 
 
 def cantrip_tier(creature: Creature) -> int:
@@ -159,12 +259,12 @@ def cantrip_tier(creature: Creature) -> int:
 def _slot_key(creature: Creature, slot: int) -> str | None:
     """The resource paying for a slot of level ``slot``, or None when none is left."""
     key = f"spell-slots-{slot}"
-    if creature.resources.get(key, 0) > 0:
+    if _left(creature, key) > 0:
         return key
-    trait = casting_trait(creature)
+    trait = casting_feature(creature)
     pact = trait.params.get("pact_slots") if trait is not None else None
     level_ok = isinstance(pact, Mapping) and pact.get("level") == slot
-    if level_ok and creature.resources.get("pact-slots", 0) > 0:
+    if level_ok and _left(creature, "pact-slots") > 0:
         return "pact-slots"
     return None
 
@@ -205,7 +305,7 @@ def _spell(ctx: RuleContext, me: Creature, given: object, casting: str) -> Spell
     if not isinstance(given, str) or not given.strip():
         ctx.refuse("invalid_params", "Name the spell to cast (for example 'fire-bolt').")
     sid = _short(given.strip().lower())
-    if casting_trait(me) is None:
+    if casting_feature(me) is None:
         ctx.refuse("no_such_feature", f"{me.name} has no Spellcasting.")
     if sid not in spells_of(me):
         known = ", ".join(spells_of(me)) or "none"
@@ -236,6 +336,19 @@ def _slot(ctx: RuleContext, me: Creature, spell: Spell, given: object) -> tuple[
         if given is not None:
             ctx.refuse("invalid_params", f"{spell.name} is a cantrip: it takes no slot.")
         return 0, None
+    at_will, per_day = _innate(me)
+    if spell.id in at_will or spell.id in per_day:
+        if given is not None and (isinstance(given, bool) or given != spell.level):
+            ctx.refuse(
+                "invalid_params",
+                f"{me.name} casts {spell.name} innately, at its own level ({spell.level}).",
+            )
+        if spell.id in at_will:
+            return spell.level, None
+        innate = innate_key(spell.id)
+        if _left(me, innate) <= 0:
+            ctx.refuse("no_uses_left", f"{me.name} has no use of {spell.name} left today.")
+        return spell.level, innate
     slot = spell.level if given is None else given
     if not isinstance(slot, int) or isinstance(slot, bool) or not spell.level <= slot <= 9:
         ctx.refuse(
@@ -310,7 +423,7 @@ def _cast(ctx: RuleContext, cmd: Command, casting: str) -> None:
     slot, key = _slot(ctx, me, spell, p.get("slot"))
     _turn_rule(ctx, me, spell, casting)
     if key is not None:
-        ctx.emit(ResourceSpent(me.id, key, me.resources[key] - 1))
+        ctx.emit(ResourceSpent(me.id, key, _left(me, key) - 1))
     me = ctx.state.creatures[me.id]
     resolve = {
         "attack": _attack_spell,
@@ -320,6 +433,7 @@ def _cast(ctx: RuleContext, cmd: Command, casting: str) -> None:
         "area": _area,
         "condition": _condition_spell,
         "teleport": _teleport,
+        "ward": _ward,
     }[spell.how]
     resolve(ctx, me, spell, slot, p)
 
@@ -452,7 +566,7 @@ def _save_spell(
     if target.id == me.id:
         ctx.refuse("invalid_target", f"{me.name} cannot aim {spell.name} at itself.")
     assert spell.save is not None and spell.damage is not None
-    ok = saving_throw(ctx, target, spell.save, save_dc(me), spell.name)
+    ok = saving_throw(ctx, target, spell.save, save_dc(me), spell.name, magical=True)
     if ok and not spell.half_on_save:
         return
     dice = scaled(spell.damage, cantrip_tier(me)) if spell.cantrip else upcast_dice(spell, slot)
@@ -475,6 +589,12 @@ def _heal(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
             ctx.emit(ConditionRemoved(target.id, condition, f"healed by {spell.name}"))
 
 
+def _against(spell: Spell) -> dict[str, Any]:
+    """A spell's save is against magic (Magic Resistance), and against the condition
+    it gives (a trait's advantage against being paralyzed)."""
+    return {"magical": True, "against": (spell.condition,) if spell.condition else ()}
+
+
 def _condition_spell(
     ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]
 ) -> None:
@@ -494,7 +614,7 @@ def _condition_spell(
     dc = save_dc(me)
     for target in targets:
         target = ctx.state.creatures[target.id]
-        if saving_throw(ctx, target, spell.save, dc, spell.name):
+        if saving_throw(ctx, target, spell.save, dc, spell.name, **_against(spell)):
             continue
         apply_timed_condition(
             ctx,
@@ -504,6 +624,35 @@ def _condition_spell(
             save=spell.save,
             dc=dc,
             save_when="end",
+            source=me.id,
+            parent=parent,
+        )
+
+
+def _ward(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
+    """A willing creature in range (the caster alone at range 0) gets the spell's
+    condition, no save; it ends with the caster's concentration."""
+    targets = _targets(ctx, p) or [me]
+    most = spell.targets + (max(0, slot - spell.level) if spell.targets > 1 else 0)
+    if len(targets) > most:
+        ctx.refuse(
+            "too_many_targets",
+            f"{spell.name} at level {slot} takes 1 to {most} target{'s' if most > 1 else ''}.",
+        )
+    if len({t.id for t in targets}) != len(targets):
+        ctx.refuse("invalid_params", "Each target is chosen once.")
+    for target in targets:
+        if spell.range == 0 and target.id != me.id:
+            ctx.refuse("invalid_target", f"{spell.name} affects only its caster, {me.name}.")
+        _reach(ctx, me, target, spell, spell.range)
+    assert spell.condition is not None
+    parent = begin_concentration(ctx, me, spell) if spell.concentration else None
+    for target in targets:
+        apply_timed_condition(
+            ctx,
+            target.id,
+            spell.condition,
+            rounds=None if parent else spell.rounds,
             source=me.id,
             parent=parent,
         )
@@ -548,7 +697,21 @@ def _area(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
     chosen = _area_targets(ctx, me, spell, affected, maximum, p)
     pushes = _pushes(ctx, spell, chosen, p.get("push"))
     dc = save_dc(me)
-    outcomes = [(t, saving_throw(ctx, t, spell.save, dc, spell.name)) for t in chosen]
+    parent = begin_concentration(ctx, me, spell) if spell.concentration else None
+    outcomes = [
+        (t, saving_throw(ctx, t, spell.save, dc, spell.name, **_against(spell))) for t in chosen
+    ]
+    if spell.condition is not None:
+        for target, ok in outcomes:
+            if not ok and not ctx.state.creatures[target.id].out_of_fight:
+                apply_timed_condition(
+                    ctx,
+                    target.id,
+                    spell.condition,
+                    rounds=None if parent else spell.rounds,
+                    source=me.id,
+                    parent=parent,
+                )
     dice = upcast_dice(spell, slot)
     hurt = any(not ok or spell.half_on_save for _, ok in outcomes)
     if dice is not None and hurt:
@@ -729,7 +892,101 @@ def zonekeep_conditions() -> Iterable[ConditionSpec]:
             "damage), and a failure, incapacitation or another concentration spell ends it.",
             durations=("rounds", "until_removed"),
         ),
+        *(
+            ConditionSpec(cid, summary, durations=("rounds", "until_removed"))
+            for cid, summary in WARDS.items()
+        ),
     )
+
+
+@hookimpl
+def zonekeep_armor_class_bonus(
+    ctx: RuleContext, target: Creature, attacker: Creature, attack: Attack
+) -> int | None:
+    bonus = 0
+    if "shield-of-faith" in target.conditions:
+        bonus += 2
+    if "barkskin" in target.conditions:
+        bonus += max(0, 16 - target.ac)
+    return bonus or None
+
+
+@hookimpl
+def zonekeep_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
+    actor = ctx.state.creatures.get(roll.actor)
+    blessed = (
+        [RollModifier("expertise", "bless")]
+        if roll.kind in ("attack", "save") and actor is not None and "bless" in actor.conditions
+        else []
+    )
+    if roll.kind != "attack" or roll.target not in ctx.state.creatures:
+        return blessed or None
+    target = ctx.state.creatures[roll.target]
+    attacker = actor
+    found = blessed
+    if "outlined" in target.conditions and (
+        attacker is None or "blinded" not in attacker.conditions
+    ):
+        found.append(RollModifier("advantage", f"faerie fire: {target.name} is outlined"))
+    if "blurred" in target.conditions:
+        found.append(RollModifier("disadvantage", f"blur: {target.name} is blurred"))
+    return found or None
+
+
+_SPELL_IDS: Final = {"type": "array", "items": {"type": "string", "maxLength": 60}, "maxItems": 40}
+#: The params of a monster's ``spellcasting`` action (SRD 5.1 stat blocks).
+ACTION_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "ability": {"enum": ["int", "wis", "cha"]},
+        "dc": {"type": "integer", "minimum": 1, "maximum": 30},
+        "attack_bonus": {"type": "integer", "minimum": -5, "maximum": 20},
+        "level": {"type": "integer", "minimum": 1, "maximum": 20},
+        "slots": {
+            "type": "object",
+            "properties": {
+                str(n): {"type": "integer", "minimum": 0, "maximum": 9} for n in range(1, 10)
+            },
+            "additionalProperties": False,
+        },
+        "cantrips": _SPELL_IDS,
+        "prepared": _SPELL_IDS,
+        "known": _SPELL_IDS,
+        "innate": {
+            "type": "object",
+            "properties": {
+                "at_will": _SPELL_IDS,
+                "per_day": {
+                    "type": "object",
+                    "additionalProperties": {"type": "integer", "minimum": 1, "maximum": 9},
+                },
+            },
+            "additionalProperties": False,
+        },
+    },
+    "required": ["ability"],
+    "additionalProperties": False,
+}
+
+
+def spell_problems(params: Mapping[str, Any], attack_names: Sequence[str] = ()) -> list[str]:
+    """The spells a ``spellcasting`` action names that the plugin does not know (a
+    spell it knows but the rules do not resolve is fine: the GM adjudicates it)."""
+    innate = params.get("innate")
+    innate = innate if isinstance(innate, Mapping) else {}
+    per_day = innate.get("per_day")
+    named = [
+        *(params.get("cantrips") or ()),
+        *(params.get("prepared") or ()),
+        *(params.get("known") or ()),
+        *(innate.get("at_will") or ()),
+        *(per_day if isinstance(per_day, Mapping) else ()),
+    ]
+    return [
+        f"{str(sid)[:60]!r} is not a spell the spells plugin knows"
+        for sid in named
+        if _short(str(sid)) not in SPELLS and _short(str(sid)) not in GM_SPELLS
+    ]
 
 
 @hookimpl
@@ -742,11 +999,21 @@ def zonekeep_features() -> Iterable[FeatureSpec]:
             doc="Casts the spells it knows with cast and cast_bonus: slots and upcasting, "
             "spell attacks and save DC, concentration, the bonus-action spell rule.",
         ),
+        FeatureSpec(
+            "spellcasting",
+            "action",
+            ACTION_SCHEMA,
+            doc="A stat block's Spellcasting or Innate Spellcasting: casts its spells with "
+            "cast and cast_bonus (slots by level, innate spells at will or per day), "
+            "against its save DC and with its spell attack bonus; the spells the rules "
+            "do not resolve are the GM's, each with the reason.",
+            check=spell_problems,
+        ),
     )
 
 
 def _is_caster(state: EncounterState, me: Creature) -> tuple[str, str] | None:
-    if casting_trait(me) is None:
+    if casting_feature(me) is None:
         return ("no_such_feature", f"{me.name} has no Spellcasting.")
     return None
 
@@ -755,6 +1022,11 @@ def slot_levels(creature: Creature, spell: Spell) -> tuple[int, ...]:
     """The slot levels ``creature`` could cast ``spell`` with now (``(0,)``: a cantrip)."""
     if spell.cantrip:
         return (0,)
+    at_will, per_day = _innate(creature)
+    if spell.id in at_will:
+        return (spell.level,)
+    if spell.id in per_day:
+        return (spell.level,) if _left(creature, innate_key(spell.id)) > 0 else ()
     return tuple(n for n in range(spell.level, 10) if _slot_key(creature, n) is not None)
 
 
@@ -779,8 +1051,11 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
         slots = slot_levels(me, spell)
         if not slots:
             continue
-        options: dict[str, tuple[Any, ...]] = {} if spell.cantrip else {"slot": slots}
-        if spell.how in ("area", "teleport"):
+        innate = sid in _innate(me)[0] or sid in _innate(me)[1]
+        options: dict[str, tuple[Any, ...]] = {} if spell.cantrip or innate else {"slot": slots}
+        if spell.how == "ward" and spell.range == 0:
+            pass  # the caster alone
+        elif spell.how in ("area", "teleport"):
             reach = area_reach(spell) if spell.how == "area" else spell.range
             zones = [
                 z.id
@@ -789,7 +1064,7 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
             ]
             options["zone"] = tuple(zones)
         else:
-            others = spell.how != "heal"
+            others = spell.how not in ("heal", "ward")
             options["target"] = tuple(
                 c.id
                 for c in state.creatures.values()

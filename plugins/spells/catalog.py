@@ -1,4 +1,5 @@
-"""The SRD 5.1 spells of levels 0-3 the spells plugin knows, as data.
+"""The SRD 5.1 spells the spells plugin knows, as data: levels 0-3, and the spells the
+SRD creatures' Spellcasting names (issue 30).
 
 Each :class:`Spell` says how the rules resolve it (``how``) or, with ``gm``, why the
 GM adjudicates it. Numbers are the SRD 5.1's; the descriptions are our own words.
@@ -10,7 +11,7 @@ from typing import Final, Literal
 
 import attrs
 
-How = Literal["attack", "save", "darts", "heal", "area", "condition", "teleport", "gm"]
+How = Literal["attack", "save", "darts", "heal", "area", "condition", "teleport", "ward", "gm"]
 Casting = Literal["action", "bonus", "reaction"]
 
 
@@ -22,7 +23,10 @@ class Spell:
     - ``how``: ``attack`` (a spell attack per ray/beam, ``melee`` or ranged), ``save``
       (one target saves against the caster's DC), ``darts`` (automatic hits, each
       rolled), ``heal``, ``area`` (an area aimed at a zone, by the arena's area rules),
-      ``condition`` (targets save or get ``condition``), ``teleport``, or ``gm``.
+      ``condition`` (targets save or get ``condition``), ``teleport``, ``ward``
+      (``targets`` willing creatures in range, or the caster alone at range 0, get ``condition``,
+      no save: the plugin gives the condition its meaning), or ``gm``. An ``area``
+      with a ``condition`` gives it to each target that fails its save.
     - ``damage`` and ``upcast``: the dice, and the dice added per slot level above the
       spell's (a cantrip's dice grow at character levels 5, 11 and 17 instead).
     - ``rays``: the number of attacks, beams or darts (more per slot: ``more_rays``).
@@ -115,6 +119,29 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         damage="1d8",
         damage_type="lightning",
     ),
+    Spell(
+        "produce-flame",
+        "Produce Flame",
+        0,
+        "attack",
+        "A flame in the hand, thrown at a creature within 30 ft: a ranged spell attack, "
+        "1d8 fire (the light it sheds is the GM's).",
+        range=30,
+        damage="1d8",
+        damage_type="fire",
+    ),
+    Spell(
+        "vicious-mockery",
+        "Vicious Mockery",
+        0,
+        "save",
+        "A cutting insult at a creature within 60 ft that can hear it: Wisdom save or "
+        "1d4 psychic (the disadvantage on its next attack roll is the GM's).",
+        range=60,
+        damage="1d4",
+        damage_type="psychic",
+        save="wis",
+    ),
     # -- level 1 -----------------------------------------------------------------------
     Spell(
         "magic-missile",
@@ -196,6 +223,63 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         damage_type="radiant",
         upcast="1d6",
     ),
+    Spell(
+        "bless",
+        "Bless",
+        1,
+        "ward",
+        "Up to three creatures within 30 ft add a d4 to their attack rolls and saving "
+        "throws (concentration, up to 1 minute), as the table's expertise die (with "
+        "another expertise source the die grows to a d6, then a d8); one more creature "
+        "per slot level above 1st.",
+        range=30,
+        concentration=True,
+        rounds=10,
+        condition="bless",
+        targets=3,
+    ),
+    Spell(
+        "inflict-wounds",
+        "Inflict Wounds",
+        1,
+        "attack",
+        "A necrotic touch: a melee spell attack, 3d10 necrotic; +1d10 per slot level above 1st.",
+        range=5,
+        melee=True,
+        damage="3d10",
+        damage_type="necrotic",
+        upcast="1d10",
+    ),
+    Spell(
+        "shield-of-faith",
+        "Shield of Faith",
+        1,
+        "ward",
+        "A shimmering field around a creature within 60 ft: +2 to its AC "
+        "(concentration, up to 10 minutes).",
+        casting="bonus",
+        range=60,
+        concentration=True,
+        rounds=100,
+        condition="shield-of-faith",
+    ),
+    Spell(
+        "faerie-fire",
+        "Faerie Fire",
+        1,
+        "area",
+        "A 20-ft cube of coloured light 60 ft away: each creature in it makes a Dexterity "
+        "save or is outlined (concentration, up to 1 minute): attack rolls against an "
+        "outlined creature have advantage, and it cannot be hidden or invisible to them "
+        "(its dim light is the GM's).",
+        range=60,
+        save="dex",
+        shape="cube",
+        size=20,
+        concentration=True,
+        rounds=10,
+        condition="outlined",
+    ),
     # -- level 2 -----------------------------------------------------------------------
     Spell(
         "scorching-ray",
@@ -239,6 +323,30 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         concentration=True,
         rounds=10,
         condition="paralyzed",
+    ),
+    Spell(
+        "blur",
+        "Blur",
+        2,
+        "ward",
+        "The caster's shape shifts and wavers: attack rolls against it have disadvantage "
+        "(concentration, up to 1 minute; an attacker with blindsight or truesight, or "
+        "that does not rely on sight, is the GM's).",
+        concentration=True,
+        rounds=10,
+        condition="blurred",
+    ),
+    Spell(
+        "barkskin",
+        "Barkskin",
+        2,
+        "ward",
+        "A willing creature touched has bark-hard skin: its AC is at least 16 "
+        "(concentration, up to 1 hour).",
+        range=5,
+        concentration=True,
+        rounds=600,
+        condition="barkskin",
     ),
     Spell(
         "misty-step",
@@ -290,16 +398,61 @@ SPELLS: Final[dict[str, Spell]] = {s.id: s for s in _CATALOG}
 #: the rules resolve them.
 GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     "shield": ("Shield", 1, "a reaction that interrupts an attack needs a prompt not built yet"),
-    "bless": ("Bless", 1, "adding 1d4 to attacks and saves needs a bonus-die roll modifier"),
     "bane": ("Bane", 1, "subtracting 1d4 from attacks and saves needs a penalty-die modifier"),
     "sleep": ("Sleep", 1, "hit-point pools and waking on damage are not modelled yet"),
     "spirit-guardians": ("Spirit Guardians", 3, "an aura that moves with the caster"),
     "web": ("Web", 2, "a runtime asset that restrains is not wired yet"),
     "entangle": ("Entangle", 1, "a runtime asset that restrains is not wired yet"),
-    "faerie-fire": ("Faerie Fire", 1, "advantage against outlined creatures not wired yet"),
     "spiritual-weapon": ("Spiritual Weapon", 2, "a movable spectral weapon"),
     "counterspell": ("Counterspell", 3, "a reaction to another's casting needs a prompt"),
     "haste": ("Haste", 3, "an extra action and doubled speed per turn"),
     "slow": ("Slow", 3, "the limits it puts on actions and reactions"),
     "dispel-magic": ("Dispel Magic", 3, "ending spells of another caster by level"),
+    # The SRD creatures' other spells (issue 30): no combat effect the rules model, or
+    # one they cannot express yet.
+    "light": ("Light", 0, "no combat effect: light is not modelled"),
+    "thaumaturgy": ("Thaumaturgy", 0, "no combat effect: minor wonders the GM narrates"),
+    "dancing-lights": ("Dancing Lights", 0, "no combat effect: light is not modelled"),
+    "druidcraft": ("Druidcraft", 0, "no combat effect: minor nature tricks the GM narrates"),
+    "minor-illusion": ("Minor Illusion", 0, "illusions and the checks to see through them"),
+    "shillelagh": (
+        "Shillelagh",
+        0,
+        "changing a club's or quarterstaff's attack for a minute is not modelled",
+    ),
+    "sanctuary": (
+        "Sanctuary",
+        1,
+        "an attacker's Wisdom save to choose another target needs an attack prompt",
+    ),
+    "command": ("Command", 1, "the one-word command's effect is the GM's to rule"),
+    "fog-cloud": ("Fog Cloud", 1, "heavily obscured areas are not modelled yet"),
+    "goodberry": ("Goodberry", 1, "berries eaten later with an action are not modelled"),
+    "longstrider": ("Longstrider", 1, "a speed change for an hour is not modelled"),
+    "speak-with-animals": ("Speak with Animals", 1, "no combat effect"),
+    "detect-evil-and-good": ("Detect Evil and Good", 1, "no combat effect: a sense"),
+    "darkness": ("Darkness", 2, "magical darkness: heavily obscured areas are not modelled"),
+    "animal-messenger": ("Animal Messenger", 2, "no combat effect"),
+    "pass-without-trace": ("Pass without Trace", 2, "the rules have no hiding yet"),
+    "heat-metal": ("Heat Metal", 2, "a heated metal object held or worn is not modelled"),
+    "calm-emotions": ("Calm Emotions", 2, "suppressing charm, fear and hostility"),
+    "dispel-evil-and-good": (
+        "Dispel Evil and Good",
+        5,
+        "a ward against creature types, and its break enchantment and dismissal",
+    ),
 }
+
+#: The spells of the SRD creatures' Spellcasting with no effect in a fight: the GM
+#: narrates them (they do not make a creature's spellcasting "GM adjudicates").
+NO_COMBAT_EFFECT: Final[frozenset[str]] = frozenset(
+    {
+        "light",
+        "thaumaturgy",
+        "dancing-lights",
+        "druidcraft",
+        "speak-with-animals",
+        "detect-evil-and-good",
+        "animal-messenger",
+    }
+)
