@@ -782,6 +782,12 @@ ROSTER_REFERENCE_KEYS: dict[str, tuple[str, str]] = {
         "`name`, `hp` (sets `hp` and `max_hp`), `ac`, `zone`, `hidden`: one object for "
         "every copy, or a list with one object per copy",
     ),
+    "hp": (
+        '`"average"`',
+        '`"average"`: the entry\'s average hit points; `"roll"`: the server rolls each '
+        "copy's hit points from the entry's hit dice with the encounter's dice, logged in "
+        "a `dice_drawn` event (a copy whose `overrides` set `hp` keeps it). Since 1.6",
+    ),
 }
 #: A roster item naming a compendium entry (since 1.3; SPEC.md, "Roster references").
 _ROSTER_REFERENCE: dict[str, Any] = {
@@ -797,6 +803,7 @@ _ROSTER_REFERENCE: dict[str, Any] = {
         "zone": {"type": ["string", "null"]},
         "hidden": {"type": "boolean", "default": False},
         "overrides": {"anyOf": [_ROSTER_OVERRIDE, {"type": "array", "items": _ROSTER_OVERRIDE}]},
+        "hp": {"enum": ["average", "roll"], "default": "average"},
     },
     "additionalProperties": False,
 }
