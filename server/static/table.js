@@ -1814,7 +1814,23 @@
           if (!more.length) command(cmd, { creature: c.id, ...fixed });
           else { app.featureOpen = app.featureOpen === key ? null : key; renderTurn(); }
         } }, `${f.name} (${kindWord})`, state ? el("span", { class: "uses" }, ` · ${state}`) : null));
-      if (app.featureOpen === key && spec) {
+      // The ways to use it, as buttons: the server's own list (`choices`), else the
+      // stat block's (Nimble Escape: disengage or hide); the server still decides.
+      const detail = actionDetail(cmd);
+      const own = (c.actions || []).find((a) => a.id === f.id);
+      const ways = Array.isArray(detail?.choices) && detail.choices.length && detail.choices.every((w) => !Object.keys(w.options || {}).length)
+        ? detail.choices.map((w) => [w.label, w.params])
+        : "choice" in (spec?.params || {}) && Array.isArray(own?.params?.choices) && more.length === 1
+          ? own.params.choices.map((w) => [String(w), { choice: w }]) : null;
+      if (app.featureOpen === key && ways) {
+        pick = el("div", { class: "targets", role: "group", "aria-label": `${f.name}: choose`, dataset: { featureForm: f.id } },
+          el("span", { class: "muted" }, `${f.name}:`),
+          ways.map(([label, params]) => el("button", { type: "button", class: "big target", dataset: { choice: JSON.stringify(params) },
+            onclick: async () => {
+              const done = await command(cmd, { creature: c.id, ...fixed, ...params });
+              if (done) app.featureOpen = null;
+            } }, label)));
+      } else if (app.featureOpen === key && spec) {
         const form = commandForm(spec, { creature: c.id, ...fixed });
         form.open = true;
         pick = el("div", { class: "feature-form", dataset: { featureForm: f.id } }, form);
@@ -2488,9 +2504,13 @@
 
   function featureItem(f, c, kind) {
     const uses = usesText(f, c);
+    // A Multiattack's sequences as the server plays them (one action).
+    const sequences = f.id.replace(/^[a-z0-9_]+\./, "") === "multiattack" && Array.isArray(f.params?.sequences)
+      ? f.params.sequences.map((seq) => (Array.isArray(seq) ? seq : []).map((it) => (typeof it === "string" ? it : `${it.attack}${it.disadvantage ? " (disadvantage)" : ""}`)).join(", ")) : [];
     return el("li", { class: "feature", dataset: { feature: f.id, kind } },
       el("div", { class: "feature-head" }, el("strong", {}, f.name), uses ? el("span", { class: "uses", dataset: { uses: resourceKey(f) } }, uses) : null, automationBadge(f)),
-      f.text ? el("div", { class: "feature-text" }, f.text) : null);
+      f.text ? el("div", { class: "feature-text" }, f.text) : null,
+      sequences.length ? el("div", { class: "feature-sequence" }, `Sequence: ${sequences.join("; or ")}`) : null);
   }
 
   /** The GM's view of the open token's creature: its whole stat block (the snapshot
