@@ -3230,5 +3230,11 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "table tools: the free dice roll `roll` and its `dice_rolled` event (public or "
     "private), table chat and whispers `chat` and its `chat_sent` event, `hello`'s "
     "`limits` `chat_max_chars`, `table_rate_per_second` and `table_rate_burst`; the "
-    "`idempotency_key` of `roll` and `chat`",
+    "`idempotency_key` of `roll` and `chat`"
+    "; "
+    "stat blocks: a creature's `hit_dice` and `senses`; a player or spectator gets no "
+    "stat block of a creature its seat does not control (its sheet's numbers null, its "
+    "lists and objects empty, in snapshots, `encounter_created`, `creature_added` and "
+    '`override_applied`); a roster reference\'s `hp` (`"roll"`: hit points rolled from '
+    "the hit dice with the encounter's dice, logged in `dice_drawn`)",
 }
