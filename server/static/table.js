@@ -1800,7 +1800,7 @@
                   if (!left.length && sequences.length > 1) params.sequence = i;
                   const done = await command("multiattack", params);
                   if (done) app.featureOpen = items.length > 1 ? "multiattack:next" : null;
-                } }, name(t))));
+                } }, name(t), creature(t)?.side === c.side ? " (ally)" : null)));
           }
         });
         continue;

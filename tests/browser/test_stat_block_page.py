@@ -200,4 +200,7 @@ def test_a_monsters_turn_offers_its_stat_block_actions(
     targets.locator("button[data-target=aria]").click()
     expect(gm.locator("#log")).to_contain_text("Aria")
     expect(multi).to_have_text("Multiattack, next: claws")
+    expect(targets.locator("button[data-target=goblin-1]")).to_have_text("Goblin (ally)")
+    if shots := os.environ.get("ZONEKEEP_SCREENSHOTS"):
+        gm.screenshot(path=str(Path(shots) / "monster-turn.png"))
     assert gm.errors == []
