@@ -789,6 +789,12 @@ ROSTER_REFERENCE_KEYS: dict[str, tuple[str, str]] = {
         "`name`, `hp` (sets `hp` and `max_hp`), `ac`, `zone`, `hidden`: one object for "
         "every copy, or a list with one object per copy",
     ),
+    "hp": (
+        '`"average"`',
+        '`"average"`: the entry\'s average hit points; `"roll"`: the server rolls each '
+        "copy's hit points from the entry's hit dice with the encounter's dice, logged in "
+        "a `dice_drawn` event (a copy whose `overrides` set `hp` keeps it). Since 1.6",
+    ),
 }
 #: A roster item naming a compendium entry (since 1.3; SPEC.md, "Roster references").
 _ROSTER_REFERENCE: dict[str, Any] = {
@@ -804,6 +810,7 @@ _ROSTER_REFERENCE: dict[str, Any] = {
         "zone": {"type": ["string", "null"]},
         "hidden": {"type": "boolean", "default": False},
         "overrides": {"anyOf": [_ROSTER_OVERRIDE, {"type": "array", "items": _ROSTER_OVERRIDE}]},
+        "hp": {"enum": ["average", "roll"], "default": "average"},
     },
     "additionalProperties": False,
 }
@@ -3272,5 +3279,11 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`idempotency_key` of `roll` and `chat`; the `idempotency_key` of `save_arena` and "
     "`delete_arena` (the arena owner's keys) and of `join` (its `client_seed` is mixed "
     "once), `rotate_gm_token`'s `token` (a repeat with the revoked token gets the new "
-    "one, for 10 minutes)",
+    "one, for 10 minutes)"
+    "; "
+    "stat blocks: a creature's `hit_dice` and `senses`; a player or spectator gets no "
+    "stat block of a creature its seat does not control (its sheet's numbers null, its "
+    "lists and objects empty, in snapshots, `encounter_created`, `creature_added` and "
+    '`override_applied`); a roster reference\'s `hp` (`"roll"`: hit points rolled from '
+    "the hit dice with the encounter's dice, logged in `dice_drawn`)",
 }

@@ -504,7 +504,11 @@ REFERENCE_KEYS: Final[tuple[str, ...]] = (
     "hidden",
     "group",
     "overrides",
+    "hp",
 )
+
+#: A roster reference's ``hp``: the entry's average (the default) or rolled hit dice.
+HP_CHOICES: Final[tuple[str, ...]] = ("average", "roll")
 
 #: Copies one roster reference may ask for.
 MAX_COUNT = 50
@@ -621,6 +625,8 @@ def entry_creatures(
                 damage_immunities_nonmagical=list(entry.damage_immunities_nonmagical),
                 abilities={a: abilities.get(a, 0) for a in ABILITIES},
                 proficiency=entry.proficiency,
+                hit_dice=entry.hp.dice or None,
+                senses=dict(entry.senses),
                 traits=entry.traits,
                 actions=entry.actions,
             )
@@ -634,6 +640,7 @@ def roster_reference(
     where: str,
     taken: Iterable[str] = (),
     copies: int | None = None,
+    rolled: list[str] | None = None,
 ) -> list[Creature]:
     """The creatures a roster item naming a compendium entry stands for::
 
@@ -642,8 +649,12 @@ def roster_reference(
 
     ``count`` (default 1, at most 50), ``id`` (the prefix of the copies' ids), ``side``
     (default ``"enemies"``), ``zone``, ``hidden``, ``group`` and ``overrides`` (one
-    object, or a list of one per copy) are optional. Raises ``ValueError`` listing every
-    problem, each at ``where``; an unknown entry is named.
+    object, or a list of one per copy) are optional. ``hp`` is ``"average"`` (the
+    default: the entry's average hit points) or ``"roll"``: the ids of the copies whose
+    hit points are to be rolled from the entry's hit dice (by the caller, with the
+    encounter's dice) are added to ``rolled`` (a copy whose ``overrides`` set ``hp``
+    keeps that number). Raises ``ValueError`` listing every problem, each at ``where``;
+    an unknown entry is named.
     """
     problems = []
     for key in item:
@@ -671,6 +682,11 @@ def roster_reference(
     hidden = item.get("hidden", False)
     if not isinstance(hidden, bool):
         problems.append(f"{where}.hidden: must be true or false")
+    hp_choice = item.get("hp", "average")
+    if hp_choice not in HP_CHOICES:
+        problems.append(f'{where}.hp: must be "average" or "roll"')
+    elif hp_choice == "roll" and entry is not None and not entry.hp.dice:
+        problems.append(f"{where}.hp: the entry {ref!r} has no hit dice to roll")
     overrides = item.get("overrides")
     if isinstance(overrides, list):
         if len(overrides) != count:
@@ -681,7 +697,7 @@ def roster_reference(
         problems += _override_problems(overrides, f"{where}.overrides")
     if problems or entry is None:
         raise ValueError("; ".join(problems))
-    return entry_creatures(
+    made = entry_creatures(
         entry,
         count,
         side=str(texts["side"]),
@@ -693,10 +709,17 @@ def roster_reference(
         taken=taken,
         copies=copies,
     )
+    if hp_choice == "roll" and rolled is not None:
+        per_copy = overrides if isinstance(overrides, list) else [overrides or {}] * count
+        rolled.extend(c.id for c, change in zip(made, per_copy, strict=True) if "hp" not in change)
+    return made
 
 
 def expand_roster(
-    items: Sequence[object], compendium: Compendium, where: str = "creatures"
+    items: Sequence[object],
+    compendium: Compendium,
+    where: str = "creatures",
+    rolled: list[str] | None = None,
 ) -> tuple[list[Creature], list[str]]:
     """A roster's creatures, spelled out (``creature_from_dict``) or named by
     :func:`roster_reference`, in order; and every problem, each at ``where[i]``.
@@ -704,7 +727,8 @@ def expand_roster(
     The copies of compendium entries skip the ids spelled out in the roster; all the
     copies of one entry (over every item naming it) form one group, unless an item
     names its own ``group``. The references together may make at most
-    :data:`MAX_REFERENCED` creatures.
+    :data:`MAX_REFERENCED` creatures. The ids of the copies whose hit points are to
+    be rolled (a reference's ``hp: "roll"``) are added to ``rolled``, when given.
     """
     taken = {
         item["id"]
@@ -736,6 +760,7 @@ def expand_roster(
                     f"{where}[{i}]",
                     taken,
                     copies.get(ref) if isinstance(ref, str) else None,
+                    rolled,
                 )
                 taken.update(c.id for c in made)
                 creatures.extend(made)

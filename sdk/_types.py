@@ -170,6 +170,15 @@ MAX_HP_METADATA = {
 }
 
 
+#: A number of a creature's sheet that a player or spectator does not get for a creature
+#: its seat does not control (SPEC.md, "Stat blocks"): null there.
+def _sheet_number(doc: str) -> dict[str, object]:
+    return {
+        "schema": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        "doc": f"{doc}; null for a player or spectator, of a creature its seat does not control.",
+    }
+
+
 def _damage_types_doc(text: str) -> dict[str, object]:
     return {
         "doc": text,
@@ -201,17 +210,19 @@ class Creature:
     pc: bool | None = None
     size: Size = Size.MEDIUM
     speeds: dict[str, int] = attrs.field(factory=lambda: {"walk": 30})
-    dex_mod: int = 0
-    initiative_bonus: int = 0
+    dex_mod: int = attrs.field(default=0, metadata=_sheet_number("Dexterity modifier"))
+    initiative_bonus: int = attrs.field(
+        default=0, metadata=_sheet_number("Initiative bonus beyond Dexterity")
+    )
     hp: int = attrs.field(default=10, metadata=HP_METADATA)
     max_hp: int = attrs.field(default=10, metadata=MAX_HP_METADATA)
-    ac: int = 10
-    passive_perception: int = 10
+    ac: int = attrs.field(default=10, metadata=_sheet_number("Armor class"))
+    passive_perception: int = attrs.field(default=10, metadata=_sheet_number("Passive Perception"))
     attacks: list[Attack] = attrs.field(factory=list)
     saves: dict[str, int] = attrs.field(factory=dict)
     skills: dict[str, int] = attrs.field(factory=dict)
-    maneuver_dc: int = 10
-    spell_dc: int = 10
+    maneuver_dc: int = attrs.field(default=10, metadata=_sheet_number("Maneuver DC"))
+    spell_dc: int = attrs.field(default=10, metadata=_sheet_number("Spell save DC"))
     group: str | None = None
     hidden: bool = False
     conditions: list[str] = attrs.field(factory=list)
@@ -260,7 +271,7 @@ class Creature:
         metadata={"doc": "Ability modifiers by ability (str, dex, con, int, wis, cha)."},
     )
     #: The proficiency bonus (checks and saves it is proficient in add it).
-    proficiency: int = attrs.field(default=2, metadata={"doc": "Its proficiency bonus."})
+    proficiency: int = attrs.field(default=2, metadata=_sheet_number("Its proficiency bonus"))
     #: Passive or triggered features (Pack Tactics): ids plugins implement.
     traits: tuple[Trait, ...] = attrs.field(
         default=(), metadata={"doc": "Its traits: passive or triggered features."}
@@ -278,6 +289,16 @@ class Creature:
             "doc": "Uses left of its features that have `uses`, by feature id (a `gm` "
             "feature by `gm-<its name>`); a recharge counts 1 (ready) or 0 (spent)."
         },
+    )
+    #: The stat block's hit dice (``2d6``, ``7d10+21``), when it came from one.
+    hit_dice: str | None = attrs.field(
+        default=None,
+        metadata={"doc": "Its stat block's hit dice (`2d6`, `7d10+21`); null when not known."},
+    )
+    #: Its special senses in feet (``{"darkvision": 60}``).
+    senses: dict[str, int] = attrs.field(
+        factory=dict,
+        metadata={"doc": 'Its special senses in feet (`{"darkvision": 60}`).'},
     )
 
     def __attrs_post_init__(self) -> None:

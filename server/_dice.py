@@ -33,13 +33,16 @@ import attrs
 
 from zonekeep.protocol import ProtocolError
 from zonekeep.sdk import (
+    Creature,
     DiceCommitted,
     DiceContributed,
     DiceDrawn,
     DiceRevealed,
     DiceState,
     EncounterState,
+    Entropy,
     Event,
+    parse_dice,
 )
 from zonekeep.sdk.host import (
     CountedEntropy,
@@ -86,6 +89,20 @@ def parse_dice_option(value: Any) -> DiceChoice:
             )
         return DiceChoice("seeded", str(seed))
     raise _invalid('\'dice.mode\' must be "fair" or "seeded".')
+
+
+def roll_hit_points(creatures: Iterable[Creature], ids: Iterable[str], entropy: Entropy) -> None:
+    """Roll the hit points of the creatures named in ``ids`` from their ``hit_dice``
+    (``2d6``, ``7d10+21``: each die in order, creature by creature in roster order;
+    at least 1) on ``entropy``, and set their ``hp`` and ``max_hp`` (``create_encounter``'s
+    roster reference ``hp: "roll"``)."""
+    wanted = set(ids)
+    for creature in creatures:
+        if creature.id not in wanted or not creature.hit_dice:
+            continue
+        expr = parse_dice(creature.hit_dice)
+        total = sum(entropy.randint(expr.sides) for _ in range(expr.count)) + expr.modifier
+        creature.hp = creature.max_hp = max(1, total)
 
 
 def check_contribution(value: Any) -> str:
@@ -292,5 +309,6 @@ __all__ = [
     "fair_seed",
     "next_counter",
     "parse_dice_option",
+    "roll_hit_points",
     "verify_export",
 ]

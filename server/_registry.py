@@ -22,7 +22,7 @@ import logging
 import secrets
 import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,7 +62,7 @@ from zonekeep.sdk.host import (
 
 from ._compendium import build_compendium
 from ._config import ServerConfig
-from ._dice import DiceChoice, RoomDice, next_counter, parse_dice_option
+from ._dice import DiceChoice, RoomDice, next_counter, parse_dice_option, roll_hit_points
 from ._encounter_file import EncounterFile
 from ._fanout import push
 from ._nodes import HANDED_OVER
@@ -350,13 +350,17 @@ class Registry:
         public: bool = False,
         source: str | None = None,
         dice: DiceChoice | None = None,
+        roll_hp: Sequence[str] = (),
     ) -> tuple[Room, str]:
         """Create an encounter, store it and its record, and start its loop under the
         server's nursery.
 
         ``creator`` (``"gm:<name>"``, ``"key:<sha256>"``, ``"ip:<address>"``) is held to
         its quotas; the operator's own encounters (``None``: files, the command line)
-        have none. Returns the room and its GM token.
+        have none. ``roll_hp`` names the creatures whose hit points are rolled from
+        their ``hit_dice`` with the encounter's dice (the draws are logged in a
+        ``dice_drawn`` event right after the commitment). Returns the room and its GM
+        token.
         """
         if self.nursery is None:
             raise RuntimeError("the server is not running")
@@ -372,16 +376,27 @@ class Registry:
         eid = self._new_id()
         while eid in self.rooms:
             eid = self._new_id()
+        room_dice = await self._dice_for(eid, dice)
+        committed = room_dice.first_commitment(dice or DiceChoice()) if room_dice else None
+        drawn: list[tuple[int, int, int]] = []
+        if roll_hp:
+            entropy = room_dice.entropy if room_dice is not None else self.entropy
+            assert entropy is not None  # no verifiable dice only with a test's entropy
+            roll_hit_points(creatures, roll_hp, entropy)
+            if room_dice is not None:
+                drawn = room_dice.entropy.take_draws()
         try:
             outcome = self.engine.create(eid, creatures, options=options, name=name, arena=arena)
         except Refusal as refusal:
             raise ProtocolError.from_refusal(refusal.code, refusal.message) from None
         events = list(outcome.events)
-        room_dice = await self._dice_for(eid, dice)
-        if room_dice is not None:
-            committed = room_dice.first_commitment(dice or DiceChoice())
+        if committed is not None:
             host.apply_event(outcome.state, committed, self.engine.catalog)
             events.append(committed)
+        if drawn:
+            hit_dice = sdk.DiceDrawn(tuple(drawn))
+            host.apply_event(outcome.state, hit_dice, self.engine.catalog)
+            events.append(hit_dice)
         room = self._new_room(eid, outcome.state, room_dice)
         now = self.clock()
         state = outcome.state
@@ -486,7 +501,8 @@ class Registry:
         raw = params.creatures
         if not raw and not params.seats:
             raise _roster_error("'creatures' must be a non-empty list (or ask for 'seats').")
-        creatures, problems = expand_roster(raw, self.compendium)
+        rolled: list[str] = []
+        creatures, problems = expand_roster(raw, self.compendium, rolled=rolled)
         for c in creatures:
             if c.zone is not None and not arena.has_zone(c.zone):
                 problems.append(f"{c.id}: unknown zone {c.zone!r}")
@@ -512,6 +528,7 @@ class Registry:
             arena_name=arena_name,
             public=params.public,
             dice=dice,
+            roll_hp=rolled,
         )
 
     def arena_data(self, path: Path) -> dict[str, Any]:

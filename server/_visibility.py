@@ -95,6 +95,68 @@ def enemy_ids(state: EncounterState, view: bool | Viewer) -> set[str]:
     }
 
 
+#: A creature's stat block as a player or spectator does not get it for a creature its
+#: seat does not control (SPEC.md, "Stat blocks"): these numbers are null, these lists
+#: and objects empty. What shows on the table (name, side, size, speeds, conditions,
+#: where it stands, hit points as the rules on enemy hit points say) stays.
+SHEET_NUMBERS: tuple[str, ...] = (
+    "ac",
+    "dex_mod",
+    "initiative_bonus",
+    "passive_perception",
+    "maneuver_dc",
+    "spell_dc",
+    "proficiency",
+    "hit_dice",
+)
+SHEET_LISTS: tuple[str, ...] = (
+    "attacks",
+    "traits",
+    "actions",
+    "damage_resistances",
+    "damage_vulnerabilities",
+    "damage_immunities",
+    "condition_immunities",
+    "damage_resistances_nonmagical",
+    "damage_immunities_nonmagical",
+)
+SHEET_OBJECTS: tuple[str, ...] = ("abilities", "saves", "skills", "resources", "senses")
+SHEET_FIELDS = frozenset((*SHEET_NUMBERS, *SHEET_LISTS, *SHEET_OBJECTS))
+
+
+def sheet_hidden(creature: dict[str, Any]) -> dict[str, Any]:
+    """``creature`` (a snapshot's creature) without its stat block (:data:`SHEET_FIELDS`)."""
+    shown = dict(creature)
+    for key in SHEET_NUMBERS:
+        shown[key] = None
+    for key in SHEET_LISTS:
+        shown[key] = []
+    for key in SHEET_OBJECTS:
+        shown[key] = {}
+    return shown
+
+
+def _sheet_of(event: dict[str, Any], state: EncounterState, view: Viewer) -> dict[str, Any]:
+    """``event`` without the stat blocks of the creatures ``view`` does not control."""
+    kind = event.get("type")
+    mine = owned_ids(state, view)
+    if kind == "encounter_created":
+        return {
+            **event,
+            "creatures": [c if c["id"] in mine else sheet_hidden(c) for c in event["creatures"]],
+        }
+    if kind == "creature_added":
+        c = event["creature"]
+        return event if c["id"] in mine else {**event, "creature": sheet_hidden(c)}
+    if (
+        kind == "override_applied"
+        and event.get("field") in SHEET_FIELDS
+        and event.get("creature") not in mine
+    ):
+        return {**event, "value": None}
+    return event
+
+
 def _hp_of(creature: dict[str, Any]) -> dict[str, Any]:
     return {**creature, "hp": hp_word(creature["hp"], creature["max_hp"]), "max_hp": None}
 
@@ -255,7 +317,7 @@ def event_for(
     ):
         return HIDDEN_EVENT
     ids = hidden_ids(state, view) if hidden is None else hidden
-    shown = _enemy_hp(_event_for(event, state, view, ids), state, view)
+    shown = _sheet_of(_enemy_hp(_event_for(event, state, view, ids), state, view), state, view)
     if ids:
         shown = _without_counters(shown)
     return shown
@@ -418,7 +480,8 @@ def snapshot_for(
     state: EncounterState, full: bool | Viewer, catalog: PluginCatalog | None = None
 ) -> dict[str, Any]:
     """The state as a seat may see it (the GM's is complete; a player sees its own
-    hidden creatures, marked hidden; plugin state as :func:`plugin_state_for` says).
+    hidden creatures, marked hidden, and the stat blocks of its own creatures only;
+    plugin state as :func:`plugin_state_for` says).
     Every creature's traits, actions and attack riders say whether they are
     ``automated`` (and when not, ``gm``: why), from ``catalog``'s features."""
     view = viewer(full)
@@ -434,6 +497,10 @@ def snapshot_for(
     data["notes"] = {k: v for k, v in data["notes"].items() if not v["hidden"]}
     enemies = enemy_ids(state, view)
     data["creatures"] = {k: _hp_of(v) if k in enemies else v for k, v in data["creatures"].items()}
+    mine = owned_ids(state, view)
+    data["creatures"] = {
+        k: v if k in mine else sheet_hidden(v) for k, v in data["creatures"].items()
+    }
     ids = hidden_ids(state, view)
     if not ids:
         return data

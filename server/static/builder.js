@@ -296,7 +296,8 @@
     for (let i = 1; i <= Math.min(50, count); i++) {
       copies.push({ name: count > 1 ? `${e.name} ${i}` : e.name, hp: e.hp?.average ?? null, ac: e.ac ?? null, zone: zones[0]?.id || null, hidden: false });
     }
-    b.draft.groups.push({ id: item.id, name: e.name, side: "enemies", challenge: e.challenge, copies, defaults: { hp: e.hp?.average, ac: e.ac } });
+    b.draft.groups.push({ id: item.id, name: e.name, side: "enemies", challenge: e.challenge, copies, defaults: { hp: e.hp?.average, ac: e.ac },
+      hitDice: e.hp?.dice || null, rollHp: false });
     save();
     renderRoster();
   }
@@ -329,6 +330,11 @@
             el("option", { value: "-" }, "— zone by zone —"),
             el("option", { value: "" }, "— the GM places them —"),
             zones.map((z) => el("option", { value: z.id }, z.name)))),
+          // The server rolls each copy's hit points from the hit dice, with the
+          // encounter's own verifiable dice (the builder rolls nothing).
+          g.hitDice ? el("label", { class: "zk-field zk-check" },
+            el("input", { name: "roll_hp", type: "checkbox", checked: Boolean(g.rollHp), onchange: (ev) => { g.rollHp = ev.target.checked; save(); renderRoster(); } }),
+            el("span", {}, `Roll hit points (${g.hitDice}) instead of ${g.defaults?.hp ?? "the average"}`)) : null,
           el("button", { type: "button", class: "zk-remove", onclick: () => {
             b.draft.groups.splice(gi, 1);
             save();
@@ -338,7 +344,7 @@
           el("thead", {}, el("tr", {}, ["Name", "HP", "AC", "Starting zone", "Hidden"].map((h) => el("th", { scope: "col" }, h)))),
           el("tbody", {}, g.copies.map((c, ci) => el("tr", { dataset: { copy: ci } },
             el("td", {}, el("input", { name: "name", value: c.name, "aria-label": `${who(ci)}: name`, oninput: (ev) => { c.name = ev.target.value; save(); } })),
-            el("td", {}, el("input", { name: "hp", type: "number", min: 1, value: c.hp ?? "", "aria-label": `${who(ci)}: hit points`, oninput: (ev) => { c.hp = ev.target.value === "" ? null : Number(ev.target.value); save(); } })),
+            el("td", {}, g.rollHp ? el("span", { class: "zk-rolled", dataset: { rolled: ci } }, `rolled (${g.hitDice})`) : el("input", { name: "hp", type: "number", min: 1, value: c.hp ?? "", "aria-label": `${who(ci)}: hit points`, oninput: (ev) => { c.hp = ev.target.value === "" ? null : Number(ev.target.value); save(); } })),
             el("td", {}, el("input", { name: "ac", type: "number", min: 1, value: c.ac ?? "", "aria-label": `${who(ci)}: Armor Class`, oninput: (ev) => { c.ac = ev.target.value === "" ? null : Number(ev.target.value); save(); } })),
             el("td", {}, el("select", { name: "zone", "aria-label": `${who(ci)}: starting zone`, onchange: (ev) => { c.zone = ev.target.value || null; save(); } },
               el("option", { value: "" }, "— the GM places it —"),
@@ -563,7 +569,7 @@
         const o = {};
         const plain = g.copies.length > 1 ? `${g.name} ${i + 1}` : g.name;
         if (c.name && c.name !== plain) o.name = c.name;
-        if (c.hp !== null && c.hp !== undefined && c.hp !== g.defaults?.hp) o.hp = c.hp;
+        if (!g.rollHp && c.hp !== null && c.hp !== undefined && c.hp !== g.defaults?.hp) o.hp = c.hp;
         if (c.ac !== null && c.ac !== undefined && c.ac !== g.defaults?.ac) o.ac = c.ac;
         if (c.zone) o.zone = c.zone;
         if (c.hidden) o.hidden = true;
@@ -571,6 +577,7 @@
       });
       const item = { compendium: g.id, count: g.copies.length };
       if (g.side && g.side !== "enemies") item.side = g.side;
+      if (g.rollHp && g.hitDice) item.hp = "roll";
       if (overrides.some((o) => Object.keys(o).length)) item.overrides = overrides;
       return item;
     });

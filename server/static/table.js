@@ -123,6 +123,7 @@
     floats: new Map(), // creature id -> {text, until}: a roll shown briefly by the token
     gmToken: null, // the creature whose GM actions are open
     attackOpen: null, // the attack whose targets are shown
+    featureOpen: null, // the stat-block action whose targets or form are shown
     sound: false,
     waitingKey: "",
     nextSendAt: 0,
@@ -1662,6 +1663,7 @@
       panel.hidden = true;
       app.commandsKey = null;
       app.attackOpen = null;
+      app.featureOpen = null;
       return;
     }
     panel.hidden = false;
@@ -1722,7 +1724,8 @@
           const done = await command("attack", { creature: c.id, target: t, attack: open.name });
           if (done) app.attackOpen = null;
         } }, name(t), creature(t)?.side === c.side ? " (ally)" : null))) : null;
-    keepFocus($("quick"), () => $("quick").replaceChildren(...[el("div", { class: "quick" }, big), targets].filter(Boolean)));
+    const [featureRow, featurePick] = featureChoices(c);
+    keepFocus($("quick"), () => $("quick").replaceChildren(...[el("div", { class: "quick" }, big), targets, featureRow, featurePick].filter(Boolean)));
     // "More": every other command as a form, rebuilt when the turn changes or anyone moves.
     const where = Object.values(s.creatures).map((x) => `${x.id}:${x.zone}:${isOut(x)}`).join(",");
     const key = `${c.id}|${s.phase}|${app.role}|${where}`;
@@ -1744,6 +1747,96 @@
         send.title = why || "";
       }
     }
+  }
+
+  /** The command that plays an automated stat-block action (`nimble-escape` →
+   * `nimble_escape`), with the params it fixes; null when no command does. */
+  function featureCommand(f) {
+    if (f.id === "tentacles" || f.id === "tentacle-slam") return app.commands.has("grappled_save") ? ["grappled_save", { feature: f.id }] : null;
+    const id = f.id.replace(/^[a-z0-9_]+\./, "").replaceAll("-", "_");
+    return app.commands.has(id) ? [id, {}] : null;
+  }
+
+  const KIND_WORD = { action: "action", bonus_action: "bonus action", reaction: "reaction", legendary: "legendary" };
+
+  /** The active creature's automated stat-block actions as buttons (Multiattack as one
+   * choice per sequence, showing it; Nimble Escape among the bonus actions; a recharge
+   * action with its state), and the picker of the open one (its targets, or its form). */
+  function featureChoices(c) {
+    const listed = Array.isArray(app.actions?.features) && app.actions.creature === c.id && app.actions.features.length
+      ? app.actions.features : (c.actions || []).map((f) => ({ ...f, left: c.resources?.[resourceKey(f)] ?? null }));
+    const playable = listed.filter((f) => f.kind !== "trait" && f.automated !== false && featureCommand(f));
+    if (!playable.length) return [null, null];
+    const buttons = [];
+    let pick = null;
+    const order = ["action", "bonus_action", "reaction", "legendary"];
+    playable.sort((a, b) => order.indexOf(a.kind || "action") - order.indexOf(b.kind || "action"));
+    for (const f of playable) {
+      const [cmd, fixed] = featureCommand(f);
+      const why = unavailableWhy(cmd, c);
+      const kindWord = KIND_WORD[f.kind || "action"] || f.kind;
+      const state = f.uses ? usesText(f, { resources: { [resourceKey(f)]: f.left ?? c.resources?.[resourceKey(f)] } }) : null;
+      if (cmd === "multiattack") {
+        const detail = actionDetail("multiattack");
+        const left = detail?.attacks_left || [];
+        const sequences = left.length ? [left] : (detail?.sequences?.length ? detail.sequences : f.params?.sequences || [[]]);
+        sequences.forEach((seq, i) => {
+          const items = seq.map((it) => (typeof it === "string" ? { attack: it } : it));
+          const shown = items.map((it) => `${it.attack}${it.disadvantage ? " (disadvantage)" : ""}`).join(", ");
+          const key = `multiattack:${left.length ? "next" : i}`;
+          buttons.push(el("button", { type: "button", class: `big feature${app.featureOpen === key ? " open" : ""}`, dataset: { feature: "multiattack", sequence: String(i) },
+            disabled: Boolean(why), title: why || `${f.name}: ${shown}`, "aria-expanded": app.featureOpen === key ? "true" : "false",
+            onclick: () => { app.featureOpen = app.featureOpen === key ? null : key; renderTurn(); } },
+          `${left.length ? `${f.name}, next` : f.name}: ${shown || "its attacks"}`));
+          if (app.featureOpen === key && items.length) {
+            const next = items[0].attack;
+            const option = (detail?.attacks || []).find((a) => a.name === next);
+            const targetIds = option?.targets ?? detail?.targets ?? legalChoices("attack", "target", c.id)?.map((o) => o.id) ?? [];
+            pick = el("div", { class: "targets", role: "group", "aria-label": `Targets for ${f.name}` },
+              el("span", { class: "muted" }, `${f.name}, ${next}: target`),
+              targetIds.map((t) => el("button", { type: "button", class: "big target", dataset: { target: t },
+                onclick: async () => {
+                  const params = { creature: c.id, target: t, attack: next };
+                  if (!left.length && sequences.length > 1) params.sequence = i;
+                  const done = await command("multiattack", params);
+                  if (done) app.featureOpen = items.length > 1 ? "multiattack:next" : null;
+                } }, name(t), creature(t)?.side === c.side ? " (ally)" : null)));
+          }
+        });
+        continue;
+      }
+      const spec = app.commands.get(cmd);
+      const more = Object.keys(spec?.params || {}).filter((p) => p !== "creature" && !(p in fixed));
+      const key = `feature:${f.id}`;
+      buttons.push(el("button", { type: "button", class: `big feature${app.featureOpen === key ? " open" : ""}`, dataset: { feature: f.id, kind: f.kind || "action" },
+        disabled: Boolean(why), title: why || f.text || f.name, "aria-expanded": more.length ? (app.featureOpen === key ? "true" : "false") : null,
+        onclick: () => {
+          if (!more.length) command(cmd, { creature: c.id, ...fixed });
+          else { app.featureOpen = app.featureOpen === key ? null : key; renderTurn(); }
+        } }, `${f.name} (${kindWord})`, state ? el("span", { class: "uses" }, ` · ${state}`) : null));
+      // The ways to use it, as buttons: the server's own list (`choices`), else the
+      // stat block's (Nimble Escape: disengage or hide); the server still decides.
+      const detail = actionDetail(cmd);
+      const own = (c.actions || []).find((a) => a.id === f.id);
+      const ways = Array.isArray(detail?.choices) && detail.choices.length && detail.choices.every((w) => !Object.keys(w.options || {}).length)
+        ? detail.choices.map((w) => [w.label, w.params])
+        : "choice" in (spec?.params || {}) && Array.isArray(own?.params?.choices) && more.length === 1
+          ? own.params.choices.map((w) => [String(w), { choice: w }]) : null;
+      if (app.featureOpen === key && ways) {
+        pick = el("div", { class: "targets", role: "group", "aria-label": `${f.name}: choose`, dataset: { featureForm: f.id } },
+          el("span", { class: "muted" }, `${f.name}:`),
+          ways.map(([label, params]) => el("button", { type: "button", class: "big target", dataset: { choice: JSON.stringify(params) },
+            onclick: async () => {
+              const done = await command(cmd, { creature: c.id, ...fixed, ...params });
+              if (done) app.featureOpen = null;
+            } }, label)));
+      } else if (app.featureOpen === key && spec) {
+        const form = commandForm(spec, { creature: c.id, ...fixed });
+        form.open = true;
+        pick = el("div", { class: "feature-form", dataset: { featureForm: f.id } }, form);
+      }
+    }
+    return [el("div", { class: "quick features", role: "group", "aria-label": "Stat block actions" }, buttons), pick];
   }
 
   /** A form for one command, built from its capability entry (params and schema). */
@@ -2121,6 +2214,7 @@
       ? el("p", { class: "hint" }, el("strong", {}, "The fight goes on because "), reasons.join("; "), ".")
       : s.phase === "turns" ? el("p", { class: "hint" }, "Nothing keeps the encounter open: the rules may end it.") : "");
     renderGmToken();
+    renderStatBlock();
     const root = $("gm");
     // Rebuilt only when the phase or the roster changes, so half-filled forms survive events.
     const setupPhase = s.phase === "surprise" || s.phase === "positions" || s.phase === "initiative";
@@ -2246,6 +2340,7 @@
   function openGmToken(cid) {
     app.gmToken = app.gmToken === cid ? null : cid;
     renderGmToken();
+    renderStatBlock();
     placeGmToken();
     if (app.gmToken) gmTokenBox().scrollIntoView({ block: "nearest" });
   }
@@ -2368,6 +2463,122 @@
           onclick: (ev) => command("grant_condition", { creature: c.id,
             condition: ev.currentTarget.parentNode.querySelector("select[name=remove-as]").value }) }, "Remove from the fight"),
         el("button", { type: "button", class: "close", onclick: () => openGmToken(c.id) }, "Close"))].filter(Boolean)));
+  }
+
+  // -- the GM's stat block of the creature whose token is open --------------------------
+
+  /** A feature's key in its creature's `resources` (SDK `resource_key`). */
+  function resourceKey(f) {
+    if (f.id !== "gm") return f.id;
+    return `gm-${f.name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "") || "feature"}`;
+  }
+
+  /** How often a feature may be used, and what it has left: "Recharge 5–6: ready". */
+  function usesText(f, c) {
+    const u = f.uses;
+    if (!u) return null;
+    const left = c.resources?.[resourceKey(f)];
+    if (u.recharge != null) {
+      const range = u.recharge >= 6 ? "6" : `${u.recharge}–6`;
+      return `Recharge ${range}: ${left === 0 ? "spent" : "ready"}`;
+    }
+    const most = u.charges ?? u.count;
+    const per = u.per ? `/${u.per.replaceAll("_", " ")}` : " charges";
+    return `${most}${per}: ${left ?? most} left`;
+  }
+
+  /** Whether the server plays a feature itself, or the GM adjudicates it (and why). */
+  function automationBadge(f) {
+    if (f.automated === true) return el("span", { class: "auto yes", dataset: { automated: "true" } }, "Automated");
+    return el("span", { class: "auto gm", dataset: { automated: "false" }, title: f.gm || "" },
+      "GM adjudicates", f.gm ? `: ${f.gm}` : "");
+  }
+
+  const ACTION_KINDS = [["action", "Actions"], ["bonus_action", "Bonus actions"], ["reaction", "Reactions"], ["legendary", "Legendary actions"]];
+
+  function attackLine(a) {
+    const reach = a.kind === "ranged" ? `range ${a.range}${a.long_range ? `/${a.long_range}` : ""} ft` : `reach ${a.reach} ft`;
+    const extra = (a.extra_damage || []).map((x) => ` plus ${x.damage} ${x.damage_type}`).join("");
+    return `${a.kind === "ranged" ? "Ranged" : "Melee"} ${fmtBonus(a.bonus)} to hit, ${reach}; ${a.damage} ${a.damage_type || ""}${extra}${a.magical ? " (magical)" : ""}`;
+  }
+
+  function featureItem(f, c, kind) {
+    const uses = usesText(f, c);
+    // A Multiattack's sequences as the server plays them (one action).
+    const sequences = f.id.replace(/^[a-z0-9_]+\./, "") === "multiattack" && Array.isArray(f.params?.sequences)
+      ? f.params.sequences.map((seq) => (Array.isArray(seq) ? seq : []).map((it) => (typeof it === "string" ? it : `${it.attack}${it.disadvantage ? " (disadvantage)" : ""}`)).join(", ")) : [];
+    return el("li", { class: "feature", dataset: { feature: f.id, kind } },
+      el("div", { class: "feature-head" }, el("strong", {}, f.name), uses ? el("span", { class: "uses", dataset: { uses: resourceKey(f) } }, uses) : null, automationBadge(f)),
+      f.text ? el("div", { class: "feature-text" }, f.text) : null,
+      sequences.length ? el("div", { class: "feature-sequence" }, `Sequence: ${sequences.join("; or ")}`) : null);
+  }
+
+  /** The GM's view of the open token's creature: its whole stat block (the snapshot
+   * carries it for the GM only; a player's page never gets another creature's). */
+  function renderStatBlock() {
+    const box = $("stat-block");
+    const c = app.role === "gm" && app.gmToken ? creature(app.gmToken) : null;
+    if (!c) {
+      box.hidden = true;
+      box.replaceChildren();
+      delete box.dataset.key;
+      return;
+    }
+    const key = JSON.stringify(c);
+    box.hidden = false;
+    if (box.dataset.key === key) return;
+    box.dataset.key = key;
+    box.dataset.statBlock = c.id;
+    const list = (items) => items.filter(Boolean).join(", ");
+    const signed = (obj) => list(Object.entries(obj || {}).map(([k, v]) => `${k.replaceAll("_", " ")} ${fmtBonus(v)}`));
+    const row = (label, value) => (value || value === 0 ? el("div", { class: "sb-row" }, el("dt", {}, label), el("dd", {}, String(value))) : null);
+    const nonmagical = (types) => (types && types.length ? `${types.join(", ")} from nonmagical attacks` : null);
+    const speeds = list(Object.entries(c.speeds || {}).map(([m, ft]) => (m === "walk" ? `${ft} ft` : `${m} ${ft} ft`)));
+    const senses = list([...Object.entries(c.senses || {}).map(([k, ft]) => `${k} ${ft} ft`), `passive Perception ${c.passive_perception}`]);
+    const dl = el("dl", { class: "sb-props" },
+      row("Armor Class", c.ac),
+      row("Hit Points", `${c.hp} / ${c.max_hp}${c.hit_dice ? ` (${c.hit_dice})` : ""}`),
+      row("Speed", speeds),
+      row("Saving Throws", signed(c.saves)),
+      row("Skills", signed(c.skills)),
+      row("Damage Vulnerabilities", list(c.damage_vulnerabilities || [])),
+      row("Damage Resistances", list([...(c.damage_resistances || []), nonmagical(c.damage_resistances_nonmagical)])),
+      row("Damage Immunities", list([...(c.damage_immunities || []), nonmagical(c.damage_immunities_nonmagical)])),
+      row("Condition Immunities", list(c.condition_immunities || [])),
+      row("Senses", senses),
+      row("Proficiency", fmtBonus(c.proficiency ?? 0)),
+      row("DCs", `maneuver ${c.maneuver_dc}, spell ${c.spell_dc}`));
+    const abilities = el("table", { class: "sb-abilities" },
+      el("thead", {}, el("tr", {}, ABILITIES.map((a) => el("th", { scope: "col" }, a.toUpperCase())))),
+      el("tbody", {}, el("tr", {}, ABILITIES.map((a) => el("td", { dataset: { ability: a } }, c.abilities && a in c.abilities ? fmtBonus(c.abilities[a]) : "—")))));
+    const sections = [];
+    if ((c.traits || []).length) {
+      sections.push(el("section", { class: "sb-section", dataset: { section: "traits" } }, el("h4", {}, "Traits"),
+        el("ul", { class: "features" }, c.traits.map((f) => featureItem(f, c, "trait")))));
+    }
+    const attacks = (c.attacks || []).map((a) => el("li", { class: "feature attack", dataset: { attack: a.name } },
+      el("div", { class: "feature-head" }, el("strong", {}, a.name[0].toUpperCase() + a.name.slice(1)), el("span", { class: "auto yes", dataset: { automated: "true" } }, "Automated")),
+      el("div", { class: "feature-text" }, attackLine(a)),
+      (a.on_hit || []).length ? el("ul", { class: "riders" }, a.on_hit.map((r) => el("li", { dataset: { rider: r.id } },
+        `On a hit: ${r.text || r.id} `, automationBadge(r)))) : null));
+    for (const [kind, title] of ACTION_KINDS) {
+      const own = (c.actions || []).filter((f) => (f.kind || "action") === kind);
+      const items = [...(kind === "action" ? attacks : []), ...own.map((f) => featureItem(f, c, kind))];
+      if (items.length) sections.push(el("section", { class: "sb-section", dataset: { section: kind } }, el("h4", {}, title), el("ul", { class: "features" }, items)));
+    }
+    const resources = Object.entries(c.resources || {});
+    if (resources.length) {
+      const all = [...(c.traits || []), ...(c.actions || [])];
+      sections.push(el("section", { class: "sb-section", dataset: { section: "resources" } }, el("h4", {}, "Resources"),
+        el("ul", { class: "sb-resources" }, resources.map(([k, left]) => {
+          const f = all.find((x) => resourceKey(x) === k);
+          return el("li", { dataset: { resource: k } }, f ? `${f.name}: ${usesText(f, c)}` : `${k}: ${left} left`);
+        }))));
+    }
+    box.replaceChildren(
+      el("h3", { id: "stat-block-title" }, `${c.name}: stat block`),
+      el("div", { class: "muted sb-sub" }, `${c.size || ""} · ${c.side}${c.group ? ` · group ${c.group}` : ""}`),
+      dl, abilities, ...sections);
   }
 
   function seatsSection(creatures, rosterKey, keep) {
