@@ -2355,6 +2355,18 @@ class DecisionInfo:
             "True: answer with an ordering of all `options`; false: with exactly one of them."
         )
     )
+    trigger: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "What a reaction decision interrupted: an attack waiting for the answer "
+            '(`{"type": "attack", ...}`: attacker, target, attack, the moment, the roll '
+            "when it would hit); absent for the decisions that interrupt nothing. While "
+            "one is pending, the creatures' commands other than reactions are refused "
+            "with `decision_pending`. Since 1.6.",
+            schema={"type": "object"},
+        )
+        | {"added_later": True, "null": False},
+    )
 
 
 @attrs.frozen
@@ -2681,6 +2693,12 @@ wire.register_unstructure_hook(
     make_dict_unstructure_fn(
         EventNotification, wire, idempotency_key=override(omit_if_default=True)
     ),
+)
+
+#: A decision's ``trigger`` is there only for a reaction decision that interrupted something.
+wire.register_unstructure_hook(
+    DecisionInfo,
+    make_dict_unstructure_fn(DecisionInfo, wire, trigger=override(omit_if_default=True)),
 )
 
 
@@ -3223,5 +3241,6 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "table tools: the free dice roll `roll` and its `dice_rolled` event (public or "
     "private), table chat and whispers `chat` and its `chat_sent` event, `hello`'s "
     "`limits` `chat_max_chars`, `table_rate_per_second` and `table_rate_burst`; the "
-    "`idempotency_key` of `roll` and `chat`",
+    "`idempotency_key` of `roll` and `chat`; a decision's `trigger` (what a reaction "
+    "decision interrupted: an attack waiting for the answer)",
 }

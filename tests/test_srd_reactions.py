@@ -1,0 +1,210 @@
+"""The SRD reactions of plugins/srd/_reactions.py, offered to the creature's controller as
+decisions (the GM's for a monster), each tested from its SRD 5.1 stat block:
+
+- Bandit captain, Parry: "The captain adds 2 to its AC against one melee attack that would
+  hit it. To do so, the captain must see the attacker and be wielding a melee weapon."
+- Goblin boss, Redirect Attack: "When a creature the goblin can see targets it with an
+  attack, the goblin chooses another goblin within 5 feet of it. The two goblins swap
+  places, and the chosen goblin becomes the target instead."
+"""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+from arena_fixture import harness
+from helpers import make
+
+import zonekeep.plugins.srd as srd_plugin
+from zonekeep.sdk import (
+    ActionTaken,
+    Attack,
+    AttackMade,
+    Creature,
+    DecisionResolved,
+    EncounterOptions,
+    Refusal,
+)
+from zonekeep.sdk.host import entry_creatures
+from zonekeep.sdk.testing import EncounterHarness
+
+
+def srd(entry_id: str, name: str, **overrides: object) -> Creature:
+    """A creature from the SRD entry ``srd.<entry_id>``, named ``name``."""
+    entry = next(e for e in srd_plugin.srd_source().entries if e.id == entry_id)
+    (made,) = entry_creatures(entry, id_prefix=name.lower(), overrides={"name": name, **overrides})
+    return made
+
+
+def plain(creature: Creature) -> Creature:
+    """``creature`` without its Multiattack and its attacks' riders."""
+    return attrs.evolve(
+        creature,
+        attacks=[attrs.evolve(a, on_hit=()) for a in creature.attacks],
+        actions=tuple(a for a in creature.actions if a.id != "multiattack"),
+    )
+
+
+def fight(
+    first: Creature, *others: Creature, zones: dict[str, str] | None = None
+) -> EncounterHarness:
+    """``first`` acts first, then the others in order; everyone in the hall unless told."""
+    every = [first, *others]
+    where = {c.id: "hall" for c in every} | (zones or {})
+    return harness(
+        every, where, [20, 15, 10, 5, 3][: len(every)], options=EncounterOptions(flanking=False)
+    )
+
+
+def made(events: tuple[object, ...]) -> list[tuple[str, int, int, bool]]:
+    return [
+        (e.target, e.roll.total, e.target_ac, e.hit) for e in events if isinstance(e, AttackMade)
+    ]
+
+
+def reactions(events: tuple[object, ...]) -> list[tuple[str, str]]:
+    return [
+        (e.creature, e.action)
+        for e in events
+        if isinstance(e, ActionTaken) and e.cost == "reaction"
+    ]
+
+
+# -- parry --------------------------------------------------------------------------------
+
+
+def test_a_parry_is_offered_to_the_gm_and_taken_turns_the_melee_hit_into_a_miss() -> None:
+    captain = srd("bandit-captain", "Captain")  # AC 15, Parry +2
+    h = fight(make("aria"), make("bram"), make("cleo"), captain)
+    # Aria: 14 + 4 = 18 hits even against 17: nothing to offer, no decision.
+    events = h.rolls(14, 3).send("attack", creature="aria", target="captain-1", attack="blade")
+    assert made(events) == [("captain-1", 18, 15, True)]
+    assert h.state.pending == []
+    h.end_turn()
+    # Bram: 11 + 4 = 15 would hit AC 15: the GM is asked; the attack waits.
+    events = h.rolls(11).send("attack", creature="bram", target="captain-1", attack="blade")
+    assert made(events) == [] and reactions(events) == []
+    offered = h.decision("parry")
+    assert (offered.controller, offered.creature, offered.options, offered.default) == (
+        "gm",
+        "captain-1",
+        ("parry", "decline"),
+        ("decline",),
+    )
+    assert "15 against AC 15" in offered.prompt
+    # Meanwhile the creatures wait (the attacker's turn included).
+    assert h.refused("end_turn", creature="bram").code == "decision_pending"
+    # A player cannot answer the GM's decision.
+    assert h.refused(
+        "decide", h.player("player-bram"), decision=offered.id, choice=["decline"]
+    ).code == ("not_your_decision")
+    events = h.decide("parry")
+    assert reactions(events) == [("captain-1", "parry")]
+    assert made(events) == [("captain-1", 15, 17, False)]
+    assert h.creature("captain-1").hp == 65 - 5
+    h.end_turn()
+    # Cleo, the same round: the reaction is spent, nothing offered, 15 hits.
+    events = h.rolls(11, 3).send("attack", creature="cleo", target="captain-1", attack="blade")
+    assert made(events) == [("captain-1", 15, 15, True)]
+    assert h.creature("captain-1").hp == 65 - 5 - 5
+    h.assert_replay_matches()
+
+
+def test_a_declined_or_timed_out_parry_lets_the_hit_land_and_keeps_the_reaction() -> None:
+    captain = srd("bandit-captain", "Captain")
+    h = fight(make("aria"), make("bram"), captain)
+    h.rolls(11).send("attack", creature="aria", target="captain-1", attack="blade")
+    events = h.rolls(4).time_out("parry")  # the deadline passes: the default, decline
+    resolved = [e for e in events if isinstance(e, DecisionResolved)]
+    assert [(e.choice, e.defaulted) for e in resolved] == [(("decline",), True)]
+    assert made(events) == [("captain-1", 15, 15, True)]
+    assert reactions(events) == [] and h.creature("captain-1").hp == 65 - 6
+    h.end_turn()
+    # Declined, it is offered again at the next hit of the round; declined again.
+    h.rolls(12).send("attack", creature="bram", target="captain-1", attack="blade")
+    events = h.rolls(1).decide("decline")
+    assert made(events) == [("captain-1", 16, 15, True)]
+    assert h.creature("captain-1").hp == 65 - 6 - 3
+    assert h.state.has_reaction("captain-1")
+
+
+def test_no_parry_offered_against_a_ranged_attack_or_when_blinded() -> None:
+    captain = srd("bandit-captain", "Captain")
+    bow = Attack("bow", "ranged", 4, "1d6", "piercing", range=80, long_range=320)
+    h = fight(make("aria", attacks=[bow]), make("bram"), captain)
+    events = h.rolls(11, 2).send("attack", creature="aria", target="captain-1", attack="bow")
+    assert made(events) == [("captain-1", 15, 15, True)] and h.state.pending == []
+    h.end_turn()
+    h.send("grant_condition", creature="captain-1", condition="blinded")
+    # Blinded: it cannot see the attacker (and Bram has advantage: 11 and 3, 11 kept).
+    events = h.rolls(11, 3, 2).send("attack", creature="bram", target="captain-1", attack="blade")
+    assert made(events) == [("captain-1", 15, 15, True)] and h.state.pending == []
+
+
+# -- redirect attack ------------------------------------------------------------------------
+
+
+def test_the_goblin_boss_redirect_is_the_gms_choice_of_goblin_and_swaps_the_target() -> None:
+    boss = plain(srd("goblin-boss", "Boss"))
+    h = fight(make("aria"), make("bram"), boss, srd("goblin", "Goblin"), srd("goblin", "Goblins"))
+    events = h.send("attack", creature="aria", target="boss-1", attack="blade")
+    assert made(events) == []  # no die before the choice
+    offered = h.decision("redirect_attack")
+    assert offered.options == ("goblin-1", "goblins-1", "decline")
+    assert offered.controller == "gm" and offered.default == ("decline",)
+    # Not an option: refused, nothing changes.
+    assert h.refused("decide", decision=offered.id, choice=["aria"]).code == "invalid_choice"
+    events = h.rolls(15, 3).decide("goblins-1")
+    assert reactions(events) == [("boss-1", "redirect-attack")]
+    assert made(events) == [("goblins-1", 19, 15, True)]
+    assert (h.creature("goblins-1").hp, h.creature("goblin-1").hp, h.creature("boss-1").hp) == (
+        7 - 5,
+        7,
+        21,
+    )
+    h.end_turn()
+    # Its reaction is spent: Bram's attack stays on the boss, nothing offered.
+    events = h.rolls(15, 3).send("attack", creature="bram", target="boss-1", attack="blade")
+    assert reactions(events) == [] and h.state.pending == []
+    assert made(events) == [("boss-1", 19, 17, True)]
+    h.assert_replay_matches()
+
+
+def test_a_declined_redirect_leaves_the_boss_the_target() -> None:
+    boss = plain(srd("goblin-boss", "Boss"))
+    h = fight(make("aria"), boss, srd("goblin", "Goblin"))
+    h.send("attack", creature="aria", target="boss-1", attack="blade")
+    events = h.rolls(15, 3).time_out("redirect_attack")
+    assert made(events) == [("boss-1", 19, 17, True)] and reactions(events) == []
+
+
+def test_no_goblin_in_its_zone_no_redirect_offered() -> None:
+    boss = plain(srd("goblin-boss", "Boss"))
+    h = fight(make("aria"), boss, srd("goblin", "Goblin"), zones={"goblin-1": "yard"})
+    events = h.rolls(15, 3).send("attack", creature="aria", target="boss-1", attack="blade")
+    assert h.state.pending == []
+    assert made(events) == [("boss-1", 19, 17, True)]
+
+
+def test_a_goblin_gone_before_the_answer_is_not_redirected_to() -> None:
+    boss = plain(srd("goblin-boss", "Boss"))
+    h = fight(make("aria"), boss, srd("goblin", "Goblin"))
+    h.send("attack", creature="aria", target="boss-1", attack="blade")
+    h.send("damage", creature="goblin-1", amount=7)  # an NPC at 0: defeated
+    events = h.rolls(15, 3).decide("goblin-1")
+    assert reactions(events) == [] and made(events) == [("boss-1", 19, 17, True)]
+
+
+def test_a_player_answers_for_its_own_creature_only() -> None:
+    """A PC with Parry: its player is asked; the GM may answer too."""
+    captain = attrs.evolve(
+        srd("bandit-captain", "Captain"), controller="player-cap", side="party", pc=True
+    )
+    h = fight(make("orc", "foes"), captain)
+    h.rolls(11).send("attack", creature="orc", target="captain-1", attack="blade")
+    offered = h.decision("parry")
+    assert offered.controller == "player-cap"
+    with pytest.raises(Refusal):
+        h.decide("parry", h.player("someone-else"))
+    events = h.decide("parry", h.player("player-cap"))
+    assert made(events) == [("captain-1", 15, 17, False)]
