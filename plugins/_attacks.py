@@ -115,8 +115,6 @@ def _offered(ctx: RuleContext, trigger: AttackTrigger, total: int | None, ac: in
     """Open the first reaction offered at the trigger's moment not yet asked, if any."""
     s = ctx.state
     attacker, target = s.creatures[trigger.attacker], s.creatures[trigger.target]
-    if not target.actions:
-        return False
     attack = attack_of(ctx, attacker, trigger.attack)
     answers = ctx.hook.zonekeep_attack_reactions(
         ctx=ctx,

@@ -417,8 +417,8 @@ def zonekeep_attack_reactions(
 ) -> Iterable[ReactionOffer] | None:
     """Offer reactions to an attack, as decisions for the reactors' controllers.
 
-    Called at two moments of every attack on a target with ``actions`` (a reaction is
-    one of the creature's actions): ``"targeted"``, once the attack and its target are
+    Called at two moments of every attack (the reactor may be the target, or anyone:
+    a Shield, a protecting ally): ``"targeted", once the attack and its target are
     known, before ``zonekeep_before_attack`` and any die (``total`` and ``ac`` are
     ``None``); ``"hit"``, after a roll that would hit (not a critical hit), with the
     roll's ``total`` and the ``ac`` it meets (every bonus so far added). The first offer

@@ -96,7 +96,7 @@ class AttackTrigger:
 
     def to_data(self) -> dict[str, Any]:
         """The JSON object :attr:`Decision.trigger` carries (``{"type": "attack", ...}``)."""
-        data: dict[str, Any] = converter.unstructure(self)
+        data: dict[str, Any] = _plain(converter.unstructure(self))
         return {"type": "attack", **data}
 
     @classmethod
@@ -106,6 +106,16 @@ class AttackTrigger:
             return None
         fields = {k: v for k, v in data.items() if k != "type"}
         return converter.structure(fields, cls)
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON reads it back: lists for tuples (a trigger equals itself after
+    the log, a restart)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
 
 
 def offer_reaction(ctx: RuleContext, offer: ReactionOffer, trigger: Mapping[str, Any]) -> Decision:
@@ -123,7 +133,7 @@ def offer_reaction(ctx: RuleContext, offer: ReactionOffer, trigger: Mapping[str,
         options=(*options, DECLINE),
         default=(DECLINE,),
         creature=reactor.id,
-        trigger=dict(trigger),
+        trigger=_plain(dict(trigger)),
     )
     ctx.emit(DecisionOpened(decision))
     return decision
