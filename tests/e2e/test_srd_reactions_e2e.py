@@ -17,7 +17,7 @@ from e2e_support import Running, ServerConfig
 from zonekeep.protocol.client import ClientError
 from zonekeep.sdk import ScriptedEntropy
 
-ARIA = {
+ARIA: dict[str, Any] = {
     "id": "aria", "name": "Aria", "side": "party", "controller": "alice",
     "zone": "common_room", "hp": 30, "max_hp": 30, "ac": 15,
     "attacks": [{"name": "sword", "kind": "melee", "bonus": 4, "damage": "1d8+2",
@@ -39,7 +39,7 @@ async def test_the_goblin_boss_redirect_attack_is_a_gm_prompt_and_answered_swaps
     dice = ScriptedEntropy([20, 10, 5])  # initiative: Aria, the boss, the goblin
     running: Running = await make_server(ServerConfig(port=0), entropy=dice)
     async with running.client() as gm, running.client() as alice:
-        roster = [
+        roster: list[dict[str, Any]] = [
             ARIA,
             {"compendium": "srd.goblin-boss", "id": "boss", "zone": "common_room"},
             {"compendium": "srd.goblin", "id": "gob", "zone": "common_room"},
