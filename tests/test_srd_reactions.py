@@ -17,6 +17,7 @@ from helpers import make
 
 import zonekeep.plugins.srd as srd_plugin
 from zonekeep.sdk import (
+    Action,
     ActionTaken,
     Attack,
     AttackMade,
@@ -24,6 +25,7 @@ from zonekeep.sdk import (
     DecisionResolved,
     EncounterOptions,
     Refusal,
+    SaveMade,
 )
 from zonekeep.sdk.host import entry_creatures
 from zonekeep.sdk.testing import EncounterHarness
@@ -208,3 +210,100 @@ def test_a_player_answers_for_its_own_creature_only() -> None:
         h.decide("parry", h.player("someone-else"))
     events = h.decide("parry", h.player("player-cap"))
     assert made(events) == [("captain-1", 15, 17, False)]
+
+
+# -- leadership -------------------------------------------------------------------------------
+
+
+def rolled(events: tuple[object, ...]) -> list[tuple[int, int, int]]:
+    """Each attack roll's total, its expertise die and that die's roll."""
+    return [
+        (e.roll.total, e.roll.expertise, e.roll.expertise_roll)
+        for e in events
+        if isinstance(e, AttackMade)
+    ]
+
+
+def test_the_knights_leadership_adds_a_d4_to_its_sides_attacks_and_saves_within_30_ft() -> None:
+    """Knight, Leadership (Recharges after a Short or Long Rest): "For 1 minute, the knight
+    can utter a special command or warning whenever a nonhostile creature that it can see
+    within 30 feet of it makes an attack roll or a saving throw. The creature can add a d4
+    to its roll provided it can hear and understand the knight. [...] This effect ends if
+    the knight is incapacitated." """
+    knight = plain(srd("knight", "Knight"))
+    bow = Attack("bow", "ranged", 4, "1d6", "piercing", range=80, long_range=320)
+    ally, far = make("ally", "enemies"), make("far", "enemies", attacks=[bow])  # its side
+    h = fight(knight, ally, make("aria"), far, zones={"far": "road"})  # the road: 45 ft
+    h.send("leadership", creature="knight-1")
+    assert "leadership" in h.creature("knight-1").conditions
+    assert h.refused("leadership", creature="knight-1").code == "no_action_left"
+    h.end_turn()
+    # The ally: d20 10 + 4, and a d4 of 3: 17.
+    events = h.rolls(10, 3, 2).send("attack", creature="ally", target="aria")
+    assert rolled(events) == [(17, 4, 3)]
+    h.end_turn()
+    # Aria's area: each Dexterity save, the ally's with a d4; Aria, an enemy, none.
+    events = h.rolls(8, 4, 9).send(
+        "area_effect", creature="aria", zone="hall", shape="sphere", size=5, range=0,
+        targets=["ally", "aria"], name="Burst", save="dex", dc=10,
+    )  # fmt: skip
+    assert [(e.creature, e.roll.total, e.roll.expertise, e.success) for e in events
+            if isinstance(e, SaveMade)] == [("ally", 12, 4, True), ("aria", 9, 0, False)]  # fmt: skip
+    h.end_turn()
+    # Beyond 30 ft (the road, 45 ft away): no die.
+    events = h.rolls(10, 2).send("attack", creature="far", target="aria")
+    assert rolled(events) == [(14, 0, 0)]
+    h.end_turn()
+    # The knight is stunned: the Leadership ends.
+    h.send("grant_condition", creature="knight-1", condition="stunned")
+    assert "leadership" not in h.creature("knight-1").conditions
+    h.end_turn()
+    events = h.rolls(10, 2).send("attack", creature="ally", target="aria")
+    assert rolled(events) == [(14, 0, 0)]
+    # Its one use (per short or long rest) is spent.
+    assert h.creature("knight-1").resources == {"leadership": 0}
+
+
+# -- fetid cloud --------------------------------------------------------------------------------
+
+
+def test_the_dretchs_fetid_cloud_poisons_who_starts_a_turn_in_it_for_one_minute() -> None:
+    """Dretch, Fetid Cloud (1/Day): "A 10-foot radius of disgusting green gas extends out
+    from the dretch. [...] It lasts for 1 minute [...]. Any creature that starts its turn
+    in that area must succeed on a DC 11 Constitution saving throw or be poisoned until the
+    start of its next turn. While poisoned in this way, the target can take either an
+    action or a bonus action on its turn, not both, and can't take reactions." """
+    dretch = plain(srd("dretch", "Dretch"))
+    escape = Action("nimble-escape", "Nimble Escape", kind="bonus_action", text="disengage")
+    aria = make("aria", actions=(escape,))
+    h = fight(dretch, aria, make("gob", "foes"), make("cleo"), zones={"cleo": "yard"})
+    h.send("fetid_cloud", creature="dretch-1")
+    (cloud,) = [a for a in h.state.arena.assets if a.name == "Fetid Cloud"]
+    assert (cloud.zone, cloud.kind) == ("hall", "element")
+    assert h.creature("dretch-1").resources == {"fetid-cloud": 0}
+    # Aria starts her turn in it: 5 against DC 11, poisoned until the start of her next.
+    events = h.rolls(5).end_turn()
+    assert [(e.creature, e.roll.total, e.dc, e.success) for e in events
+            if isinstance(e, SaveMade)] == [("aria", 5, 11, False)]  # fmt: skip
+    assert "poisoned" in h.creature("aria").conditions
+    h.rolls(15, 3).send("attack", creature="aria", target="gob")  # her action (engages)
+    refused = h.refused("nimble_escape", creature="aria")
+    assert refused.code == "no_bonus_action_left"
+    # The goblin saves (15); it leaves Aria's reach: she can take no reaction, no offer.
+    h.rolls(15).end_turn()
+    h.send("enter", creature="gob", zones=["yard"])
+    assert h.state.pending == [] and h.creature("gob").zone == "yard"
+    h.end_turn()  # Cleo, in the yard, rolls nothing
+    assert "poisoned" in h.creature("aria").conditions
+    # Round 2: the dretch saves (immune to the condition anyway), then Aria's poison ends
+    # at the start of her turn and she saves again: 12, not poisoned.
+    events = h.rolls(20).end_turn()
+    events = h.rolls(12).end_turn()
+    assert "poisoned" not in h.creature("aria").conditions
+    assert [(e.creature, e.success) for e in events if isinstance(e, SaveMade)] == [("aria", True)]
+    # The minute: the cloud is there through round 10, gone when round 11 starts.
+    while h.state.round < 11:
+        assert any(a.name == "Fetid Cloud" for a in h.state.arena.assets)
+        h.rolls(20).end_turn()
+    assert not any(a.name == "Fetid Cloud" for a in h.state.arena.assets)
+    h.assert_replay_matches()

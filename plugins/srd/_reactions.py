@@ -16,6 +16,20 @@ deadline passes) and the attack waits for it; a taken reaction is carried out he
   5 feet"; not the attacker): the two swap places (in the same zone, no zone changes)
   and the chosen one becomes the attack's target. A redirected attack is not redirected
   again.
+- ``leadership`` (the knight; the ``leadership`` command, an action, one use per short
+  or long rest): for ``rounds`` rounds the knight has the ``leadership`` condition; while
+  it has it and is not incapacitated, each creature of its side (not itself) within
+  ``within`` feet of it in its sight (the zone rules' distances) and not deafened adds a
+  d4 to its attack rolls and saving throws: the roll's expertise die
+  (``RollModifier("expertise", "leadership")``; one die however many knights). The
+  effect ends when the knight is incapacitated.
+- ``fetid-cloud`` (the dretch; the ``fetid_cloud`` command, an action, once a day): a
+  cloud of gas (an element asset, ``Fetid Cloud``) fills the dretch's zone (a 10-ft
+  radius around it: its zone, the zone rules' nearest) for ``rounds`` rounds (to the end
+  of the round ``rounds - 1`` after this one). A creature that starts its turn there
+  makes the Constitution save or is poisoned until the start of its next turn; poisoned
+  this way it takes an action or a bonus action on its turn, not both, and no reactions
+  (``zonekeep_action_refusal``). The lightly obscured area is left to the GM.
 """
 
 from __future__ import annotations
@@ -25,27 +39,53 @@ from collections.abc import Iterable
 from zonekeep.sdk import (
     Action,
     ActionTaken,
+    Asset,
     Attack,
+    Command,
+    CommandSpec,
+    ConditionEffectEnded,
+    ConditionSpec,
     Creature,
     Decision,
+    EncounterState,
     FeatureSpec,
+    Param,
     ReactionOffer,
     ReactionOutcome,
+    Refusal,
+    RollModifier,
+    RollRequest,
     RuleContext,
+    apply_timed_condition,
+    change_asset,
     hookimpl,
+    place_asset,
+    saving_throw,
+    spend_use,
 )
+
+from ._actions import _distance
 
 #: The hook implementations, imported by the package (plugins/srd/__init__.py) under
 #: these names: pluggy registers each for its ``specname`` beside the package's own.
 __all__ = [
+    "srd_reactions_action_refusal",
     "srd_reactions_attack",
+    "srd_reactions_commands",
+    "srd_reactions_condition_applied",
+    "srd_reactions_conditions",
     "srd_reactions_features",
+    "srd_reactions_roll_modifiers",
+    "srd_reactions_round_end",
     "srd_reactions_taken",
+    "srd_reactions_turn_start",
 ]
 
 #: The decision kinds this module opens.
 PARRY = "parry"
 REDIRECT = "redirect_attack"
+#: The condition a knight has while its Leadership lasts.
+LEADING = "leadership"
 
 
 @hookimpl(specname="zonekeep_features")
@@ -79,6 +119,56 @@ def srd_reactions_features() -> Iterable[FeatureSpec]:
             "attack targets the creature (it sees the attacker): the controller picks a "
             "creature whose name has ally_tag (a goblin) in its zone; they swap places and "
             "it becomes the target.",
+        ),
+        FeatureSpec(
+            "leadership",
+            "action",
+            {
+                "type": "object",
+                "properties": {
+                    "within": {"type": "integer", "minimum": 5, "maximum": 120},
+                    "bonus_die": {"const": "1d4"},
+                    "rounds": {"type": "integer", "minimum": 1, "maximum": 100},
+                },
+                "additionalProperties": False,
+            },
+            "The `leadership` command (an action, its uses): for `rounds` rounds, the "
+            "creatures of its side within `within` ft in its sight (not deafened) add a d4 "
+            "to attack rolls and saves (an expertise die), until it is incapacitated.",
+        ),
+        FeatureSpec(
+            "fetid-cloud",
+            "action",
+            {
+                "type": "object",
+                "required": ["save"],
+                "properties": {
+                    "area": {
+                        "type": "object",
+                        "properties": {
+                            "shape": {"const": "radius"},
+                            "size": {"type": "integer", "minimum": 5, "maximum": 30},
+                        },
+                        "additionalProperties": False,
+                    },
+                    "save": {
+                        "type": "object",
+                        "required": ["ability", "dc"],
+                        "properties": {
+                            "ability": {"enum": ["str", "dex", "con", "int", "wis", "cha"]},
+                            "dc": {"type": "integer", "minimum": 1, "maximum": 30},
+                        },
+                        "additionalProperties": False,
+                    },
+                    "condition": {"const": "poisoned"},
+                    "rounds": {"type": "integer", "minimum": 1, "maximum": 100},
+                },
+                "additionalProperties": False,
+            },
+            "The `fetid_cloud` command (an action, its uses): a cloud fills its zone for "
+            "`rounds` rounds; a creature starting its turn there saves or is poisoned until "
+            "the start of its next turn, with an action or a bonus action, not both, and no "
+            "reactions.",
         ),
     )
 
@@ -183,3 +273,209 @@ def srd_reactions_taken(
         return None  # the chosen goblin is gone or moved away
     ctx.emit(ActionTaken(me.id, "redirect-attack", "reaction"))
     return ReactionOutcome(target=choice[0])
+
+
+# -- leadership ---------------------------------------------------------------------------
+
+
+@hookimpl(specname="zonekeep_conditions")
+def srd_reactions_conditions() -> Iterable[ConditionSpec]:
+    return (
+        ConditionSpec(
+            LEADING,
+            "Leadership: the creatures of its side within 30 ft that it sees add a d4 to "
+            "their attack rolls and saving throws while it is not incapacitated.",
+            durations=("rounds",),
+        ),
+    )
+
+
+def _leads(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if _action(me, "leadership") is None:
+        return ("no_such_feature", f"{me.name} has no Leadership.")
+    return None
+
+
+def _leadership(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    action = _action(me, "leadership")
+    assert action is not None  # (requires)
+    spend_use(ctx, me, action)
+    for effect in list(ctx.state.condition_effects.values()):
+        if effect.creature == me.id and effect.condition == LEADING:  # a new minute
+            ctx.emit(ConditionEffectEnded(effect.id, me.id, LEADING, "used again"))
+    apply_timed_condition(
+        ctx, me.id, LEADING, rounds=int(action.params.get("rounds", 10)), source=me.id
+    )
+
+
+@hookimpl(specname="zonekeep_commands")
+def srd_reactions_commands() -> Iterable[CommandSpec]:
+    return (
+        CommandSpec(
+            "leadership",
+            _leadership,
+            "Action: Leadership: for 1 minute, the creatures of your side within 30 ft "
+            "that you see add a d4 to their attack rolls and saves.",
+            {"creature": Param("creature", True, "the leading creature")},
+            costs=("action",),
+            requires=_leads,
+        ),
+        CommandSpec(
+            "fetid_cloud",
+            _fetid_cloud,
+            "Action: Fetid Cloud: gas fills your zone for 1 minute; a creature starting its "
+            "turn there saves or is poisoned (an action or a bonus action, no reactions).",
+            {"creature": Param("creature", True, "the creature releasing the gas")},
+            costs=("action",),
+            requires=_has_cloud,
+        ),
+    )
+
+
+def _leader(ctx: RuleContext, actor: Creature) -> Creature | None:
+    """A creature of ``actor``'s side whose Leadership reaches it now, or None."""
+    if "deafened" in actor.conditions:
+        return None  # it cannot hear the knight's command
+    for knight in ctx.state.creatures.values():
+        if (
+            LEADING not in knight.conditions
+            or knight.id == actor.id
+            or ctx.is_enemy(knight, actor)
+            or knight.incapacitated
+            or knight.out_of_fight
+            or "blinded" in knight.conditions
+        ):
+            continue
+        action = _action(knight, "leadership")
+        within = int(action.params.get("within", 30)) if action is not None else 30
+        distance = _distance(ctx.state, knight.zone, actor.zone)
+        if distance is not None and distance <= within:
+            return knight
+    return None
+
+
+@hookimpl(specname="zonekeep_roll_modifiers")
+def srd_reactions_roll_modifiers(
+    ctx: RuleContext, roll: RollRequest
+) -> Iterable[RollModifier] | None:
+    if roll.kind not in ("attack", "save"):
+        return None
+    if not any(LEADING in c.conditions for c in ctx.state.creatures.values()):
+        return None  # the usual case: nobody leads
+    actor = ctx.state.creatures.get(roll.actor)
+    if actor is None or _leader(ctx, actor) is None:
+        return None
+    return (RollModifier("expertise", "leadership"),)
+
+
+@hookimpl(specname="zonekeep_condition_applied")
+def srd_reactions_condition_applied(ctx: RuleContext, creature: Creature, condition: str) -> None:
+    if LEADING not in creature.conditions or not creature.incapacitated:
+        return
+    for effect in list(ctx.state.condition_effects.values()):
+        if effect.creature == creature.id and effect.condition == LEADING:
+            ctx.emit(ConditionEffectEnded(effect.id, creature.id, LEADING, "incapacitated"))
+
+
+# -- fetid cloud -------------------------------------------------------------------------
+
+#: The source of the poisoned condition a fetid cloud gives: ``srd.fetid-cloud:<asset>``.
+_CLOUD = "srd.fetid-cloud:"
+
+
+def _has_cloud(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if _action(me, "fetid-cloud") is None:
+        return ("no_such_feature", f"{me.name} has no Fetid Cloud.")
+    return None
+
+
+def _fetid_cloud(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    action = _action(me, "fetid-cloud")
+    assert action is not None  # (requires)
+    if me.zone is None:
+        ctx.refuse("invalid_params", f"{me.name} is in no zone.")
+    spend_use(ctx, me, action)
+    p = action.params
+    rounds = int(p.get("rounds", 10))
+    place_asset(
+        ctx,
+        Asset(
+            "fetid-cloud",
+            "Fetid Cloud",
+            "element",
+            me.zone,
+            description=f"{me.name}'s disgusting gas: a creature starting its turn here "
+            f"makes a DC {p['save']['dc']} Constitution save or is poisoned.",
+            data={
+                "srd": "fetid-cloud",
+                "owner": me.id,
+                "ability": str(p["save"]["ability"]),
+                "dc": int(p["save"]["dc"]),
+                "last_round": max(ctx.state.round, 1) + rounds - 1,
+            },
+        ),
+    )
+
+
+def _clouds(state: EncounterState, zone: str | None) -> list[Asset]:
+    """The fetid clouds in ``zone`` (every one for ``None``)."""
+    return [
+        a
+        for a in state.arena.assets
+        if a.data.get("srd") == "fetid-cloud" and (zone is None or a.zone == zone)
+    ]
+
+
+# Last: after the durations rules end what ends at the start of this turn (the poison of
+# the cloud's last save), so that the new poison lasts to the start of the next one.
+@hookimpl(specname="zonekeep_turn_start", trylast=True)
+def srd_reactions_turn_start(ctx: RuleContext, creature: Creature) -> None:
+    if creature.zone is None or creature.out_of_fight:
+        return
+    for cloud in _clouds(ctx.state, creature.zone):
+        now = ctx.state.creatures[creature.id]
+        ability, dc = str(cloud.data["ability"]), int(cloud.data["dc"])
+        if saving_throw(ctx, now, ability, dc, cloud.name):
+            continue
+        apply_timed_condition(
+            ctx, now.id, "poisoned", until="start", of=now.id, source=_CLOUD + cloud.id
+        )
+        return  # poisoned once, however many clouds
+
+
+@hookimpl(specname="zonekeep_round_end")
+def srd_reactions_round_end(ctx: RuleContext, round: int) -> None:
+    for cloud in _clouds(ctx.state, None):
+        if round >= int(cloud.data.get("last_round", 0)):
+            change_asset(ctx, cloud.id, remove=True, reason="the minute is over")
+
+
+def _choked(state: EncounterState, creature: Creature) -> bool:
+    """Whether ``creature`` is poisoned by a fetid cloud."""
+    return "poisoned" in creature.conditions and any(
+        e.creature == creature.id and e.source.startswith(_CLOUD)
+        for e in state.condition_effects.values()
+    )
+
+
+@hookimpl(specname="zonekeep_action_refusal")
+def srd_reactions_action_refusal(
+    ctx: RuleContext, creature: Creature, spec: CommandSpec
+) -> Refusal | None:
+    if not spec.costs or "poisoned" not in creature.conditions:
+        return None  # the usual case
+    if not _choked(ctx.state, creature):
+        return None
+    why = f"{creature.name} is poisoned by the fetid cloud"
+    if "reaction" in spec.costs:
+        return Refusal("no_reaction_left", f"{why}: it can take no reactions.")
+    s = ctx.state
+    if s.active != creature.id:
+        return None
+    if "bonus" in spec.costs and "action" not in spec.costs and s.resources.actions <= 0:
+        return Refusal("no_bonus_action_left", f"{why}: it took its action, so no bonus action.")
+    if "action" in spec.costs and "bonus" not in spec.costs and s.resources.bonus_actions <= 0:
+        return Refusal("no_action_left", f"{why}: it took a bonus action, so no action.")
+    return None
