@@ -40,7 +40,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
         *(
             ("action", i)
             for i in (
-                "rampage", "web",
+                "web",
             )
         ),
         *(

@@ -26,6 +26,7 @@ from zonekeep.sdk import (
     EncounterOptions,
     Refusal,
     SaveMade,
+    movement_left,
 )
 from zonekeep.sdk.host import entry_creatures
 from zonekeep.sdk.testing import EncounterHarness
@@ -307,3 +308,41 @@ def test_the_dretchs_fetid_cloud_poisons_who_starts_a_turn_in_it_for_one_minute(
         h.rolls(20).end_turn()
     assert not any(a.name == "Fetid Cloud" for a in h.state.arena.assets)
     h.assert_replay_matches()
+
+
+# -- rampage --------------------------------------------------------------------------------
+
+
+def test_the_gnolls_rampage_after_a_melee_kill_moves_half_its_speed_and_bites() -> None:
+    """Gnoll, Rampage: "When the gnoll reduces a creature to 0 hit points with a melee
+    attack on its turn, the gnoll can take a bonus action to move up to half its speed
+    and make a bite attack." (bite: +4 to hit, 1d4 + 2 piercing; speed 30 ft)"""
+    gnoll = plain(srd("gnoll", "Gnoll"))
+    h = fight(gnoll, make("weak", hp=3), make("aria"), zones={"aria": "yard"})
+    assert h.refused("rampage", creature="gnoll-1").code == "invalid_params"  # no kill yet
+    # The spear (+4): 12 + 4 = 16 hits; 1d6 + 2 = 5 drops Weak (3 hit points) to 0.
+    h.rolls(12, 3).send("attack", creature="gnoll-1", target="weak", attack="spear")
+    assert h.creature("weak").hp == 0
+    assert h.creature("gnoll-1").resources == {"rampage": 1}
+    assert movement_left(h.state, h.creature("gnoll-1")) == 30
+    h.send("rampage", creature="gnoll-1")
+    assert movement_left(h.state, h.creature("gnoll-1")) == 30 + 15  # half its speed more
+    assert h.state.resources.bonus_actions == 0
+    # It moves into the yard (15 ft) and bites Aria: 10 + 4 = 14 hits, 1d4 + 2 = 5.
+    h.send("enter", creature="gnoll-1", zones=["yard"])
+    events = h.rolls(10, 3).send("attack", creature="gnoll-1", target="aria", attack="bite")
+    assert [(e.target, e.attack, e.roll.total, e.hit) for e in events
+            if isinstance(e, AttackMade)] == [("aria", "bite", 14, True)]  # fmt: skip
+    assert h.creature("aria").hp == 20 - 5
+    assert h.refused("attack", creature="gnoll-1", target="aria").code == "no_action_left"
+    h.end_turn()
+    assert h.creature("gnoll-1").resources == {"rampage": 0}
+
+
+def test_no_rampage_without_a_kill_by_a_melee_attack_on_its_turn() -> None:
+    gnoll = plain(srd("gnoll", "Gnoll"))
+    h = fight(gnoll, make("weak", hp=3), make("aria"), zones={"weak": "yard"})
+    # The longbow drops Weak: a ranged attack, no rampage.
+    h.rolls(12, 2).send("attack", creature="gnoll-1", target="weak", attack="longbow")
+    assert h.creature("weak").hp == 0
+    assert h.refused("rampage", creature="gnoll-1").code == "invalid_params"

@@ -30,6 +30,12 @@ deadline passes) and the attack waits for it; a taken reaction is carried out he
   makes the Constitution save or is poisoned until the start of its next turn; poisoned
   this way it takes an action or a bonus action on its turn, not both, and no reactions
   (``zonekeep_action_refusal``). The lightly obscured area is left to the GM.
+- ``rampage`` (the gnoll, the giant hyena; the ``rampage`` command, a bonus action): once
+  it reduces a creature to 0 hit points with a melee attack on its turn (it is then
+  "ready to rampage": its resource ``rampage`` is 1 until the end of that turn), it may
+  move up to half its speed more (taken as a Dash less the other half: its movement
+  grows by half its speed) and make one more attack, its bite (``action_granted`` of
+  an ``attack``: the next ``attack`` command, with the bite, spends it).
 """
 
 from __future__ import annotations
@@ -38,21 +44,28 @@ from collections.abc import Iterable
 
 from zonekeep.sdk import (
     Action,
+    ActionGranted,
     ActionTaken,
     Asset,
     Attack,
+    AttackMade,
     Command,
     CommandSpec,
     ConditionEffectEnded,
     ConditionSpec,
     Creature,
+    Damaged,
+    Dashed,
     Decision,
     EncounterState,
     FeatureSpec,
+    MovementSpent,
     Param,
     ReactionOffer,
     ReactionOutcome,
     Refusal,
+    ResourceRestored,
+    ResourceSpent,
     RollModifier,
     RollRequest,
     RuleContext,
@@ -71,6 +84,7 @@ from ._actions import _distance
 __all__ = [
     "srd_reactions_action_refusal",
     "srd_reactions_attack",
+    "srd_reactions_attack_made",
     "srd_reactions_commands",
     "srd_reactions_condition_applied",
     "srd_reactions_conditions",
@@ -78,6 +92,7 @@ __all__ = [
     "srd_reactions_roll_modifiers",
     "srd_reactions_round_end",
     "srd_reactions_taken",
+    "srd_reactions_turn_end",
     "srd_reactions_turn_start",
 ]
 
@@ -169,6 +184,21 @@ def srd_reactions_features() -> Iterable[FeatureSpec]:
             "`rounds` rounds; a creature starting its turn there saves or is poisoned until "
             "the start of its next turn, with an action or a bonus action, not both, and no "
             "reactions.",
+        ),
+        FeatureSpec(
+            "rampage",
+            "action",
+            {
+                "type": "object",
+                "properties": {
+                    "attack": {"type": "string", "minLength": 1},
+                    "move": {"const": "half"},
+                },
+                "additionalProperties": False,
+            },
+            "The `rampage` command (a bonus action), once it dropped a creature to 0 hit "
+            "points with a melee attack on its turn: half its speed more movement and one "
+            "more attack, its bite.",
         ),
     )
 
@@ -330,6 +360,16 @@ def srd_reactions_commands() -> Iterable[CommandSpec]:
             costs=("action",),
             requires=_has_cloud,
         ),
+        CommandSpec(
+            "rampage",
+            _rampage,
+            "Bonus action: Rampage, after you dropped a creature to 0 hit points with a "
+            "melee attack this turn: move up to half your speed and make a bite attack "
+            "(the next attack command).",
+            {"creature": Param("creature", True, "the rampaging creature")},
+            costs=("bonus",),
+            requires=_ready_to_rampage,
+        ),
     )
 
 
@@ -479,3 +519,57 @@ def srd_reactions_action_refusal(
     if "action" in spec.costs and "bonus" not in spec.costs and s.resources.bonus_actions <= 0:
         return Refusal("no_action_left", f"{why}: it took a bonus action, so no action.")
     return None
+
+
+# -- rampage ------------------------------------------------------------------------------
+
+#: The resource that says a creature may rampage this turn.
+RAMPAGE = "rampage"
+
+
+def _ready_to_rampage(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if _action(me, "rampage") is None:
+        return ("no_such_feature", f"{me.name} has no Rampage.")
+    if me.resources.get(RAMPAGE, 0) <= 0:
+        return (
+            "invalid_params",
+            f"{me.name} has not reduced a creature to 0 hit points with a melee attack this turn.",
+        )
+    return None
+
+
+def _rampage(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    action = _action(me, "rampage")
+    assert action is not None  # (requires)
+    bite = str(action.params.get("attack", "bite"))
+    if me.attack(bite) is None:
+        ctx.refuse("unknown_attack", f"{me.name} has no attack called {bite!r}.")
+    ctx.emit(ResourceSpent(me.id, RAMPAGE, 0))
+    # Half its speed more: a Dash's whole speed, less the half it does not give.
+    ctx.emit(Dashed(me.id), MovementSpent(me.id, me.speed - me.speed // 2, "rampage: half speed"))
+    ctx.emit(ActionGranted(me.id, "attack", f"rampage: {bite}", 1))
+
+
+@hookimpl(specname="zonekeep_attack_made")
+def srd_reactions_attack_made(
+    ctx: RuleContext,
+    attacker: Creature,
+    target: Creature,
+    attack: Attack,
+    result: AttackMade,
+    damage: Damaged | None,
+) -> None:
+    if damage is None or damage.hp > 0 or damage.amount <= 0 or attacker.actions == ():
+        return  # the usual case: nobody dropped
+    if attack.kind != "melee" or ctx.state.active != attacker.id:
+        return
+    if _action(attacker, "rampage") is None or attacker.resources.get(RAMPAGE, 0) > 0:
+        return
+    ctx.emit(ResourceRestored(attacker.id, RAMPAGE, 1, "turn"))
+
+
+@hookimpl(specname="zonekeep_turn_end")
+def srd_reactions_turn_end(ctx: RuleContext, creature: Creature) -> None:
+    if creature.resources.get(RAMPAGE, 0) > 0:
+        ctx.emit(ResourceSpent(creature.id, RAMPAGE, 0))
