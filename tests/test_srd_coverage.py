@@ -38,12 +38,6 @@ coverage = _script()
 NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
     {
         *(
-            ("action", i)
-            for i in (
-                "web",
-            )
-        ),
-        *(
             ("on_hit", i)
             for i in (
                 "life-drain", "poison-paralysis",

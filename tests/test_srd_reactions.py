@@ -21,11 +21,13 @@ from zonekeep.sdk import (
     ActionTaken,
     Attack,
     AttackMade,
+    CheckRolled,
     Creature,
     DecisionResolved,
     EncounterOptions,
     Refusal,
     SaveMade,
+    Size,
     movement_left,
 )
 from zonekeep.sdk.host import entry_creatures
@@ -346,3 +348,74 @@ def test_no_rampage_without_a_kill_by_a_melee_attack_on_its_turn() -> None:
     h.rolls(12, 2).send("attack", creature="gnoll-1", target="weak", attack="longbow")
     assert h.creature("weak").hp == 0
     assert h.refused("rampage", creature="gnoll-1").code == "invalid_params"
+
+
+# -- web ----------------------------------------------------------------------------------------
+
+
+def test_the_ettercaps_web_restrains_until_a_strength_check_or_the_web_is_destroyed() -> None:
+    """Ettercap, Web (Recharge 5-6): "Ranged Weapon Attack: +4 to hit, range 30/60 ft., one
+    Large or smaller creature. Hit: The creature is restrained by webbing. As an action,
+    the restrained creature can make a DC 11 Strength check, escaping from the webbing on
+    a success. The effect also ends if the webbing is destroyed. The webbing has AC 10, 5
+    hit points, vulnerability to fire damage, and immunity to bludgeoning, poison, and
+    psychic damage." """
+    ettercap = plain(srd("ettercap", "Ettercap"))
+    torch = Attack("torch", "melee", 2, "1d4", "fire")
+    club = Attack("club", "melee", 2, "1d4", "bludgeoning")
+    giant = make("giant", size=Size.HUGE)
+    h = fight(ettercap, make("aria", attacks=[club, torch]), make("bram"), giant,
+              zones={"aria": "yard", "bram": "yard", "giant": "yard"})  # fmt: skip
+    assert h.refused("web", creature="ettercap-1", target="giant").code == "invalid_target"
+    # The yard is 15 ft away: 10 + 4 = 14 hits Aria's AC 12.
+    events = h.rolls(10).send("web", creature="ettercap-1", target="aria")
+    assert [(e.target, e.attack, e.roll.total, e.target_ac, e.hit) for e in events
+            if isinstance(e, AttackMade)] == [("aria", "Web", 14, 12, True)]  # fmt: skip
+    assert "restrained" in h.creature("aria").conditions
+    assert h.creature("ettercap-1").resources == {"web": 0}
+    (web,) = [a for a in h.state.arena.assets if a.name == "Web"]
+    assert (web.zone, web.data["hp"], web.data["ac"]) == ("yard", 5, 10)
+    h.end_turn()
+    # Aria's club (bludgeoning; restrained, she rolls with disadvantage: 12 and 12): 12 + 2
+    # hits AC 10, but the web is immune to its 4: 5 hit points still.
+    h.rolls(12, 12, 4).send("attack_web", creature="aria", web=web.id, attack="club")
+    assert h.state.asset(web.id) is not None and h.state.asset(web.id).data["hp"] == 5  # type: ignore[union-attr]
+    h.end_turn()
+    # Bram's blade (1d6 + 2 slashing): 10 + 4 hits; 1 + 2 = 3 damage, 2 hit points left.
+    h.rolls(10, 1).send("attack_web", creature="bram", web=web.id)
+    assert h.state.asset(web.id).data["hp"] == 2  # type: ignore[union-attr]
+    assert "restrained" in h.creature("aria").conditions
+    h.end_turn()
+    h.rolls(1).end_turn()  # the ettercap's recharge at the start of its turn: a 1
+    h.end_turn()
+    # Aria's torch (fire, doubled): 1 becomes 2: the web is destroyed, Aria is free.
+    h.rolls(12, 12, 1).send("attack_web", creature="aria", web=web.id, attack="torch")
+    assert h.state.asset(web.id) is None
+    assert "restrained" not in h.creature("aria").conditions
+    h.assert_replay_matches()
+
+
+def test_a_strength_check_at_the_dc_frees_the_webbed_creature() -> None:
+    spider = plain(srd("giant-spider", "Spider"))  # Web +5, escape DC 12
+    h = fight(spider, make("aria"))
+    assert h.refused("escape_web", creature="spider-1").code == "invalid_params"
+    h.rolls(2).send("web", creature="spider-1", target="aria")  # 2 + 5 = 7: a miss
+    assert "restrained" not in h.creature("aria").conditions
+    assert [a for a in h.state.arena.assets if a.name == "Web"] == []
+    h.end_turn()
+    h.rolls(6).end_turn()  # round 2: the spider's web recharges on a 6
+    h.rolls(10).send("web", creature="spider-1", target="aria")  # 15 hits AC 12
+    assert "restrained" in h.creature("aria").conditions
+    h.end_turn()
+    # Aria (Strength +0): 11 fails the DC 12.
+    events = h.rolls(11).send("escape_web", creature="aria")
+    assert [(e.roll.total, e.dc, e.success) for e in events if isinstance(e, CheckRolled)] == [
+        (11, 12, False)
+    ]
+    assert "restrained" in h.creature("aria").conditions
+    h.rolls(1).end_turn()  # the spider's recharge at the start of its turn: a 1
+    h.end_turn()
+    # 12 meets it: free, the web gone.
+    h.rolls(12).send("escape_web", creature="aria")
+    assert "restrained" not in h.creature("aria").conditions
+    assert [a for a in h.state.arena.assets if a.name == "Web"] == []

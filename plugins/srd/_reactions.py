@@ -36,6 +36,15 @@ deadline passes) and the attack waits for it; a taken reaction is carried out he
   move up to half its speed more (taken as a Dash less the other half: its movement
   grows by half its speed) and make one more attack, its bite (``action_granted`` of
   an ``attack``: the next ``attack`` command, with the bite, spends it).
+- ``web`` (the ettercap, the giant spider; the ``web`` command, an action, recharge 5-6):
+  a ranged attack roll (``bonus``) at a creature in sight within ``long_range`` ft
+  (disadvantage beyond ``range``; no larger than ``max_size``), against its AC; a hit
+  restrains it, held by a web (an element asset, ``Web``, in its zone, that keeps the
+  web's AC and hit points) that the restrained condition lasts as long as. The creature
+  escapes with the ``escape_web`` command (an action: a Strength check against
+  ``escape_dc``); anyone may attack the web (``attack_web``: one of its attacks against
+  the web's AC; the damage through the web's vulnerabilities and immunities), and at 0
+  hit points it is destroyed: both end the restraint.
 """
 
 from __future__ import annotations
@@ -54,6 +63,7 @@ from zonekeep.sdk import (
     ConditionEffectEnded,
     ConditionSpec,
     Creature,
+    Damage,
     Damaged,
     Dashed,
     Decision,
@@ -69,8 +79,10 @@ from zonekeep.sdk import (
     RollModifier,
     RollRequest,
     RuleContext,
+    ability_check,
     apply_timed_condition,
     change_asset,
+    defend,
     hookimpl,
     place_asset,
     saving_throw,
@@ -101,6 +113,8 @@ PARRY = "parry"
 REDIRECT = "redirect_attack"
 #: The condition a knight has while its Leadership lasts.
 LEADING = "leadership"
+#: The size categories a web's ``max_size`` names, smallest first.
+_SIZES = ["Tiny", "Small", "Medium", "Large", "Huge", "Gargantuan"]
 
 
 @hookimpl(specname="zonekeep_features")
@@ -199,6 +213,37 @@ def srd_reactions_features() -> Iterable[FeatureSpec]:
             "The `rampage` command (a bonus action), once it dropped a creature to 0 hit "
             "points with a melee attack on its turn: half its speed more movement and one "
             "more attack, its bite.",
+        ),
+        FeatureSpec(
+            "web",
+            "action",
+            {
+                "type": "object",
+                "required": ["bonus", "range", "escape_dc", "web"],
+                "properties": {
+                    "bonus": {"type": "integer", "minimum": -5, "maximum": 20},
+                    "range": {"type": "integer", "minimum": 5, "maximum": 600},
+                    "long_range": {"type": "integer", "minimum": 5, "maximum": 600},
+                    "condition": {"const": "restrained"},
+                    "escape_dc": {"type": "integer", "minimum": 1, "maximum": 30},
+                    "max_size": {"enum": _SIZES},
+                    "web": {
+                        "type": "object",
+                        "required": ["ac", "hp"],
+                        "properties": {
+                            "ac": {"type": "integer", "minimum": 1, "maximum": 30},
+                            "hp": {"type": "integer", "minimum": 1, "maximum": 100},
+                            "vulnerabilities": {"type": "array", "items": {"type": "string"}},
+                            "immunities": {"type": "array", "items": {"type": "string"}},
+                        },
+                        "additionalProperties": False,
+                    },
+                },
+                "additionalProperties": False,
+            },
+            "The `web` command (an action, its recharge): a ranged attack roll; a hit "
+            "restrains the target in a web (AC, hit points, defences) until it escapes "
+            "(`escape_web`, a Strength check) or the web is destroyed (`attack_web`).",
         ),
     )
 
@@ -369,6 +414,37 @@ def srd_reactions_commands() -> Iterable[CommandSpec]:
             {"creature": Param("creature", True, "the rampaging creature")},
             costs=("bonus",),
             requires=_ready_to_rampage,
+        ),
+        CommandSpec(
+            "web",
+            _web,
+            "Action: Web: a ranged attack roll; a hit restrains the target in webbing.",
+            {
+                "creature": Param("creature", True, "the creature spinning the web"),
+                "target": Param("creature", True, "the creature webbed"),
+            },
+            costs=("action",),
+            requires=_has_web,
+        ),
+        CommandSpec(
+            "escape_web",
+            _escape_web,
+            "Action: try to break free of the web that restrains you (a Strength check).",
+            {"creature": Param("creature", True, "the webbed creature")},
+            costs=("action",),
+            requires=_webbed,
+        ),
+        CommandSpec(
+            "attack_web",
+            _attack_web,
+            "Action: attack the web that restrains a creature (its AC and hit points); "
+            "destroyed, it lets the creature go.",
+            {
+                "creature": Param("creature", True, "the attacker"),
+                "web": Param("string", True, "the web (its asset id)"),
+                "attack": Param("string", False, "which attack (default: the first)"),
+            },
+            costs=("attack", "action"),
         ),
     )
 
@@ -573,3 +649,137 @@ def srd_reactions_attack_made(
 def srd_reactions_turn_end(ctx: RuleContext, creature: Creature) -> None:
     if creature.resources.get(RAMPAGE, 0) > 0:
         ctx.emit(ResourceSpent(creature.id, RAMPAGE, 0))
+
+
+# -- web ---------------------------------------------------------------------------------------
+
+
+def _has_web(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if _action(me, "web") is None:
+        return ("no_such_feature", f"{me.name} has no Web.")
+    return None
+
+
+def _webs(state: EncounterState, holding: str | None = None) -> list[Asset]:
+    """The webs in the arena (those holding creature ``holding`` when given)."""
+    return [
+        a
+        for a in state.arena.assets
+        if a.data.get("srd") == "web" and (holding is None or a.data.get("holds") == holding)
+    ]
+
+
+def _webbed(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if not _webs(state, me.id):
+        return ("invalid_params", f"{me.name} is held by no web.")
+    return None
+
+
+def _web(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    target = ctx.creature(cmd.params["target"], role="target")
+    action = _action(me, "web")
+    assert action is not None  # (requires)
+    p = action.params
+    if target.id == me.id or target.out_of_fight:
+        ctx.refuse("invalid_target", f"{me.name} cannot web {target.name}.")
+    largest = p.get("max_size")
+    if largest is not None and target.size.label not in _SIZES[: _SIZES.index(largest) + 1]:
+        ctx.refuse("invalid_target", f"{target.name} is larger than {largest}: the web fails.")
+    distance = _distance(ctx.state, me.zone, target.zone)
+    if distance is None:
+        ctx.refuse("no_line_of_sight", f"{me.name} cannot see {target.name}'s zone.")
+    near, far = int(p["range"]), int(p.get("long_range", p["range"]))
+    if distance > far:
+        ctx.refuse(
+            "out_of_range", f"{target.name} is {distance} ft away; the web reaches {far} ft."
+        )
+    spend_use(ctx, me, action)
+    extra = (RollModifier("disadvantage", "long range"),) if distance > near else ()
+    request = RollRequest("attack", me.id, target.id, attack_kind="ranged", attack=action.name)
+    rolled = ctx.roll("d20", request, bonus=int(p["bonus"]), extra=extra)
+    ac = target.ac + sum(
+        b
+        for b in ctx.hook.zonekeep_armor_class_bonus(
+            ctx=ctx,
+            target=target,
+            attacker=me,
+            attack=Attack(action.name, "ranged", int(p["bonus"]), "0", range=near, long_range=far),
+        )
+        if b
+    )
+    critical = rolled.natural == 20
+    hit = critical or (rolled.natural != 1 and rolled.total >= ac)
+    ctx.emit(AttackMade(me.id, target.id, action.name, "ranged", rolled, ac, hit, critical, False))
+    if not hit or target.zone is None:
+        return
+    web = dict(p["web"])
+    placed = place_asset(
+        ctx,
+        Asset(
+            "web",
+            "Web",
+            "element",
+            target.zone,
+            description=f"Webbing holding {target.name}: AC {web['ac']}, {web['hp']} hit points.",
+            data={
+                "srd": "web",
+                "holds": target.id,
+                "by": me.id,
+                "escape_dc": int(p["escape_dc"]),
+                "ac": int(web["ac"]),
+                "hp": int(web["hp"]),
+                "vulnerabilities": list(web.get("vulnerabilities", [])),
+                "immunities": list(web.get("immunities", [])),
+            },
+        ),
+    )
+    apply_timed_condition(
+        ctx, target.id, str(p.get("condition", "restrained")), parent=placed.id, source=me.id
+    )
+
+
+def _escape_web(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    for web in _webs(ctx.state, me.id):
+        dc = int(web.data.get("escape_dc", 10))
+        result = ability_check(ctx, me, "str", dc=dc, source="escape the web")
+        if result.success:
+            change_asset(ctx, web.id, remove=True, reason=f"{me.name} broke free")
+        return
+
+
+def _attack_web(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    web = ctx.state.asset(str(cmd.params["web"]))
+    if web is None or web.data.get("srd") != "web":
+        ctx.refuse("unknown_asset", f"There is no web {cmd.params['web']!r}.")
+    attack = me.attack(cmd.params.get("attack"))
+    if attack is None:
+        ctx.refuse(
+            "unknown_attack", f"{me.name} has no attack called {cmd.params.get('attack')!r}."
+        )
+    distance = _distance(ctx.state, me.zone, web.zone)
+    reach = 0 if attack.kind == "melee" else int(attack.long_range or attack.range or 0)
+    if distance is None or distance > reach:
+        ctx.refuse("out_of_range", f"The web is out of reach of {me.name}'s {attack.name}.")
+    rolled = ctx.roll(
+        "d20",
+        RollRequest("attack", me.id, attack_kind=attack.kind, attack=attack.name),
+        bonus=attack.bonus,
+    )
+    hit = rolled.natural == 20 or (rolled.natural != 1 and rolled.total >= int(web.data["ac"]))
+    if not hit:
+        return
+    damage = ctx.roll(attack.damage, double_dice=rolled.natural == 20)
+    dealt = defend(
+        Damage(web.id, damage.total, attack.damage_type, me.id),
+        list(web.data.get("immunities", [])),
+        [],
+        list(web.data.get("vulnerabilities", [])),
+    )
+    hp = max(0, int(web.data["hp"]) - dealt.amount)
+    if hp > 0:
+        change_asset(ctx, web.id, data={**web.data, "hp": hp})
+    else:
+        change_asset(ctx, web.id, remove=True, reason="the web is destroyed")
