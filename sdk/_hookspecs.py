@@ -358,7 +358,8 @@ def zonekeep_attack_redirect(
     ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack
 ) -> str | None:
     """Make another creature the target of an attack, as a reaction of the target's side
-    (the goblin boss's Redirect Attack: an ally swaps places with it).
+    played by the server with no prompt (a reaction that is its controller's choice is
+    offered with ``zonekeep_attack_reactions``).
 
     Called for every attack on a target with ``actions`` (a reaction is one of the
     creature's actions: a target without any is never asked) once the attack and its
@@ -383,7 +384,8 @@ def zonekeep_attack_redirect(
 def zonekeep_hit_reaction(
     ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, total: int, ac: int
 ) -> int | None:
-    """Raise the target's AC against an attack roll that would hit it (a Parry).
+    """Raise the target's AC against an attack roll that would hit it, as a reaction the
+    server plays with no prompt (one the controller chooses: ``zonekeep_attack_reactions``).
 
     Called after the attack roll, for a target with ``actions`` (a reaction is one of
     them), only when the roll (``total``, not a natural 20) meets
