@@ -106,8 +106,14 @@ def resume_attack(ctx: RuleContext, decision: Decision, choice: tuple[str, ...])
         # carries them without their draws (a die is recorded once).
         trigger = attrs.evolve(trigger, roll=attrs.evolve(trigger.roll, draws=()))
     attacker, target = s.creatures.get(trigger.attacker), s.creatures.get(trigger.target)
-    if attacker is None or target is None or target.out_of_fight:
-        return None  # the fight moved on while the reaction was awaited
+    if (
+        attacker is None
+        or target is None
+        or attacker.out_of_fight
+        or target.out_of_fight
+        or attacker.attack(trigger.attack) is None
+    ):
+        return None  # the fight moved on while the reaction was awaited (the GM's doing)
     return _go_on(ctx, trigger)
 
 

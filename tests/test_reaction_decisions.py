@@ -192,3 +192,19 @@ def test_an_opportunity_attack_waits_for_the_reaction_and_then_the_move_goes_on(
     assert made(events) == [("aria", 14, 17, False)]
     assert h.creature("aria").zone == "yard"
     h.assert_replay_matches()
+
+
+def test_an_attacker_dropped_by_the_gm_while_waiting_makes_no_attack() -> None:
+    h = harness(
+        [make("gob", "foes"), make("aria"), make("orc", "foes")],
+        {"gob": "hall", "aria": "hall", "orc": "hall"},
+        [20, 10, 5],
+        options=OPTIONS,
+        extra_plugins=[Shield()],
+    )
+    h.rolls(10).send("attack", creature="gob", target="aria")
+    h.send("damage", creature="gob", amount=20)  # the GM: the goblin is defeated meanwhile
+    assert "defeated" in h.creature("gob").conditions
+    events = h.time_out("shield")
+    assert made(events) == [] and h.state.pending == []
+    assert h.creature("aria").hp == 20

@@ -636,7 +636,7 @@ def srd_reactions_attack_made(
     result: AttackMade,
     damage: Damaged | None,
 ) -> None:
-    if damage is None or damage.hp > 0 or damage.amount <= 0 or attacker.actions == ():
+    if damage is None or damage.hp > 0 or damage.amount <= 0 or not attacker.actions:
         return  # the usual case: nobody dropped
     if attack.kind != "melee" or ctx.state.active != attacker.id:
         return
