@@ -23,6 +23,7 @@ from zonekeep.sdk import (
     Creature,
     Damaged,
     Decision,
+    Refusal,
     RollModifier,
     RollRequest,
     RuleContext,
@@ -148,19 +149,42 @@ def _offered(ctx: RuleContext, trigger: AttackTrigger, total: int | None, ac: in
     return False
 
 
+def _declared(ctx: RuleContext, trigger: AttackTrigger) -> AttackTrigger:
+    """The attack declared against its target (``zonekeep_before_attack``: its checks, a
+    melee attack's engagement), once per target: before any reaction is offered, so that
+    an attack the rules refuse opens no decision. Against a target a reaction chose (a
+    Redirect Attack's goblin) that the rules refuse, it stays on the one declared."""
+    if trigger.declared == trigger.target:
+        return trigger
+    s = ctx.state
+    attacker, target = s.creatures[trigger.attacker], s.creatures[trigger.target]
+    attack = attack_of(ctx, attacker, trigger.attack)
+    if trigger.declared is None:  # the attack's own target: a refusal refuses the command
+        ctx.hook.zonekeep_before_attack(
+            ctx=ctx, attacker=attacker, target=target, attack=attack, reaction=trigger.reaction
+        )
+        return attrs.evolve(trigger, declared=target.id)
+    try:
+        ctx.hook.zonekeep_before_attack(
+            ctx=ctx, attacker=attacker, target=target, attack=attack, reaction=trigger.reaction
+        )
+    except Refusal:
+        return attrs.evolve(trigger, target=trigger.declared)
+    return attrs.evolve(trigger, declared=target.id)
+
+
 def _go_on(ctx: RuleContext, trigger: AttackTrigger) -> bool | None:
     """Play the attack from where ``trigger`` stands to its end, or to the next reaction
     decision it waits for."""
     s = ctx.state
     if trigger.moment == "targeted":
+        trigger = _declared(ctx, trigger)
         # A redirected attack is not redirected again: no more offers once it is.
         if not trigger.redirected and _offered(ctx, trigger, None, None):
             return None
+        trigger = _declared(ctx, trigger)
         attacker, target = s.creatures[trigger.attacker], s.creatures[trigger.target]
         attack = attack_of(ctx, attacker, trigger.attack)
-        ctx.hook.zonekeep_before_attack(
-            ctx=ctx, attacker=attacker, target=target, attack=attack, reaction=trigger.reaction
-        )
         request = RollRequest(
             "attack", attacker.id, target.id, attack_kind=attack.kind, attack=attack.name
         )

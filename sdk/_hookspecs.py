@@ -420,9 +420,9 @@ def zonekeep_attack_reactions(
     """Offer reactions to an attack, as decisions for the reactors' controllers.
 
     Called at two moments of every attack (the reactor may be the target, or anyone:
-    a Shield, a protecting ally): ``"targeted", once the attack and its target are
-    known, before ``zonekeep_before_attack`` and any die (``total`` and ``ac`` are
-    ``None``); ``"hit"``, after a roll that would hit (not a critical hit), with the
+    a Shield, a protecting ally): ``"targeted"``, once the attack and its target are
+    known and ``zonekeep_before_attack`` accepted it, before any die (``total`` and
+    ``ac`` are ``None``); ``"hit"``, after a roll that would hit (not a critical hit), with the
     roll's ``total`` and the ``ac`` it meets (every bonus so far added). The first offer
     whose creature was not yet asked at that moment, and still has its reaction,
     becomes a decision (:func:`~zonekeep.sdk.offer_reaction`) and the attack waits for

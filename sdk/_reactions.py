@@ -78,7 +78,8 @@ class AttackTrigger:
     (each is asked once); ``roll`` and ``ac`` the attack roll and the AC it met (at the
     ``"hit"`` moment); ``ac_bonus`` what taken reactions added so far; ``redirected``
     whether a reaction already changed its target (a redirected attack is not
-    redirected again). It travels in :attr:`Decision.trigger` as
+    redirected again); ``declared`` the target ``zonekeep_before_attack`` last accepted
+    (before any offer: an attack the rules refuse opens no decision). It travels in :attr:`Decision.trigger` as
     :meth:`to_data` writes it.
     """
 
@@ -93,6 +94,7 @@ class AttackTrigger:
     ac: int = 0
     ac_bonus: int = 0
     redirected: bool = False
+    declared: str | None = None
 
     def to_data(self) -> dict[str, Any]:
         """The JSON object :attr:`Decision.trigger` carries (``{"type": "attack", ...}``)."""

@@ -191,6 +191,14 @@ def test_no_goblin_in_its_zone_no_redirect_offered() -> None:
     assert made(events) == [("boss-1", 19, 17, True)]
 
 
+def test_an_attack_the_rules_refuse_opens_no_redirect_decision() -> None:
+    boss = plain(srd("goblin-boss", "Boss"))
+    h = fight(make("aria"), boss, srd("goblin", "Goblin"), zones={"aria": "yard"})
+    # A melee attack from the yard: out of reach, refused before anything is offered.
+    assert h.refused("attack", creature="aria", target="boss-1").code == "out_of_range"
+    assert h.state.pending == []
+
+
 def test_a_goblin_gone_before_the_answer_is_not_redirected_to() -> None:
     boss = plain(srd("goblin-boss", "Boss"))
     h = fight(make("aria"), boss, srd("goblin", "Goblin"))
