@@ -9,19 +9,26 @@ The rules are in ``combat``'s docstring.
 
 from __future__ import annotations
 
+import attrs
+
 from zonekeep.sdk import (
+    DECLINE,
     DYING,
     PARALYZED,
     STABLE,
     UNCONSCIOUS,
     Attack,
     AttackMade,
+    AttackTrigger,
     Creature,
     Damaged,
+    Decision,
+    Refusal,
     RollModifier,
     RollRequest,
     RuleContext,
     apply_damage,
+    offer_reaction,
 )
 
 
@@ -41,9 +48,11 @@ def make_attack(
     *,
     reaction: bool = False,
     extra: tuple[RollModifier, ...] = (),
-) -> bool:
-    """Roll one attack and its damage. Returns whether it hit. ``extra`` adds sources of
-    advantage or disadvantage of the caller's own (a multiattack's disadvantaged attack)."""
+) -> bool | None:
+    """Roll one attack and its damage. Returns whether it hit, or ``None`` when it waits
+    for a reaction decision (``zonekeep_attack_reactions``; :func:`resume_attack`
+    finishes it once the decision closes). ``extra`` adds sources of advantage or
+    disadvantage of the caller's own (a multiattack's disadvantaged attack)."""
     attack = attack_of(ctx, attacker, attack_name)
     if target.id == attacker.id:
         ctx.refuse("invalid_target", "A creature cannot attack itself.")
@@ -60,25 +69,154 @@ def make_attack(
         if other is None or other.out_of_fight or other.id == attacker.id:
             raise ValueError(f"zonekeep_attack_redirect named no target: {redirected!r}")
         target = other
-        attacker = ctx.state.creatures[attacker.id]
-    ctx.hook.zonekeep_before_attack(
-        ctx=ctx, attacker=attacker, target=target, attack=attack, reaction=reaction
+    trigger = AttackTrigger(
+        attacker.id,
+        target.id,
+        attack.name,
+        reaction=reaction,
+        extra=tuple(extra),
+        redirected=redirected is not None,
     )
-    request = RollRequest(
-        "attack", attacker.id, target.id, attack_kind=attack.kind, attack=attack.name
+    return _go_on(ctx, trigger)
+
+
+def resume_attack(ctx: RuleContext, decision: Decision, choice: tuple[str, ...]) -> bool | None:
+    """Resume the attack a reaction decision interrupted, once it closed with
+    ``choice``: a taken reaction is carried out first (``zonekeep_reaction_taken``).
+    Returns whether it hit, ``None`` while it waits again (or was cancelled)."""
+    trigger = AttackTrigger.from_data(decision.trigger or {})
+    if trigger is None:
+        return None
+    s = ctx.state
+    if choice and choice[0] != DECLINE:
+        outcome = ctx.hook.zonekeep_reaction_taken(ctx=ctx, decision=decision, choice=choice)
+        if outcome is not None:
+            if outcome.cancel:
+                return None
+            trigger = attrs.evolve(trigger, ac_bonus=trigger.ac_bonus + outcome.ac_bonus)
+            other = s.creatures.get(outcome.target or "")
+            if (
+                trigger.moment == "targeted"
+                and other is not None
+                and not other.out_of_fight
+                and other.id != trigger.attacker
+            ):
+                trigger = attrs.evolve(trigger, target=other.id, redirected=True)
+    if trigger.roll is not None and trigger.roll.draws:
+        # The decision that carried the roll recorded its dice: the attack_made event
+        # carries them without their draws (a die is recorded once).
+        trigger = attrs.evolve(trigger, roll=attrs.evolve(trigger.roll, draws=()))
+    attacker, target = s.creatures.get(trigger.attacker), s.creatures.get(trigger.target)
+    if (
+        attacker is None
+        or target is None
+        or attacker.out_of_fight
+        or target.out_of_fight
+        or attacker.attack(trigger.attack) is None
+    ):
+        return None  # the fight moved on while the reaction was awaited (the GM's doing)
+    return _go_on(ctx, trigger)
+
+
+def _offered(ctx: RuleContext, trigger: AttackTrigger, total: int | None, ac: int | None) -> bool:
+    """Open the first reaction offered at the trigger's moment not yet asked, if any."""
+    s = ctx.state
+    attacker, target = s.creatures[trigger.attacker], s.creatures[trigger.target]
+    attack = attack_of(ctx, attacker, trigger.attack)
+    answers = ctx.hook.zonekeep_attack_reactions(
+        ctx=ctx,
+        attacker=attacker,
+        target=target,
+        attack=attack,
+        moment=trigger.moment,
+        total=total,
+        ac=ac,
     )
-    result = ctx.roll("d20", request, bonus=attack.bonus, extra=extra)
-    bonuses = ctx.hook.zonekeep_armor_class_bonus(
-        ctx=ctx, target=target, attacker=attacker, attack=attack
-    )
-    ac = target.ac + sum(b for b in bonuses if b)
+    for offers in answers:
+        for offer in offers or ():
+            reactor = s.creatures.get(offer.creature)
+            if (
+                reactor is None
+                or reactor.id in trigger.asked
+                or reactor.out_of_fight
+                or reactor.incapacitated
+                or not s.has_reaction(reactor.id)
+            ):
+                continue
+            asked = attrs.evolve(trigger, asked=(*trigger.asked, reactor.id))
+            offer_reaction(ctx, offer, asked.to_data())
+            return True
+    return False
+
+
+def _declared(ctx: RuleContext, trigger: AttackTrigger) -> AttackTrigger:
+    """The attack declared against its target (``zonekeep_before_attack``: its checks, a
+    melee attack's engagement), once per target: before any reaction is offered, so that
+    an attack the rules refuse opens no decision. Against a target a reaction chose (a
+    Redirect Attack's goblin) that the rules refuse, it stays on the one declared."""
+    if trigger.declared == trigger.target:
+        return trigger
+    s = ctx.state
+    attacker, target = s.creatures[trigger.attacker], s.creatures[trigger.target]
+    attack = attack_of(ctx, attacker, trigger.attack)
+    if trigger.declared is None:  # the attack's own target: a refusal refuses the command
+        ctx.hook.zonekeep_before_attack(
+            ctx=ctx, attacker=attacker, target=target, attack=attack, reaction=trigger.reaction
+        )
+        return attrs.evolve(trigger, declared=target.id)
+    try:
+        ctx.hook.zonekeep_before_attack(
+            ctx=ctx, attacker=attacker, target=target, attack=attack, reaction=trigger.reaction
+        )
+    except Refusal:
+        return attrs.evolve(trigger, target=trigger.declared)
+    return attrs.evolve(trigger, declared=target.id)
+
+
+def _go_on(ctx: RuleContext, trigger: AttackTrigger) -> bool | None:
+    """Play the attack from where ``trigger`` stands to its end, or to the next reaction
+    decision it waits for."""
+    s = ctx.state
+    if trigger.moment == "targeted":
+        trigger = _declared(ctx, trigger)
+        # A redirected attack is not redirected again: no more offers once it is.
+        if not trigger.redirected and _offered(ctx, trigger, None, None):
+            return None
+        trigger = _declared(ctx, trigger)
+        attacker, target = s.creatures[trigger.attacker], s.creatures[trigger.target]
+        attack = attack_of(ctx, attacker, trigger.attack)
+        request = RollRequest(
+            "attack", attacker.id, target.id, attack_kind=attack.kind, attack=attack.name
+        )
+        result = ctx.roll("d20", request, bonus=attack.bonus, extra=trigger.extra)
+        bonuses = ctx.hook.zonekeep_armor_class_bonus(
+            ctx=ctx, target=target, attacker=attacker, attack=attack
+        )
+        ac = target.ac + sum(b for b in bonuses if b) + trigger.ac_bonus
+        natural = result.natural
+        threshold = _critical_threshold(ctx, attacker, attack)
+        if target.actions and natural not in (1, 20) and natural < threshold and result.total >= ac:
+            bonus = ctx.hook.zonekeep_hit_reaction(
+                ctx=ctx, attacker=attacker, target=target, attack=attack, total=result.total, ac=ac
+            )
+            ac += bonus or 0
+        trigger = attrs.evolve(trigger, moment="hit", asked=(), roll=result, ac=ac, ac_bonus=0)
+    assert trigger.roll is not None
+    return _hit_or_miss(ctx, trigger)
+
+
+def _hit_or_miss(ctx: RuleContext, trigger: AttackTrigger) -> bool | None:
+    s = ctx.state
+    attacker, target = s.creatures[trigger.attacker], s.creatures[trigger.target]
+    attack = attack_of(ctx, attacker, trigger.attack)
+    result = trigger.roll
+    assert result is not None
+    ac = trigger.ac + trigger.ac_bonus
     natural = result.natural
     threshold = _critical_threshold(ctx, attacker, attack)
-    if target.actions and natural not in (1, 20) and natural < threshold and result.total >= ac:
-        bonus = ctx.hook.zonekeep_hit_reaction(
-            ctx=ctx, attacker=attacker, target=target, attack=attack, total=result.total, ac=ac
-        )
-        ac += bonus or 0
+    would_hit = natural != 1 and natural < threshold and result.total >= ac
+    if would_hit and _offered(ctx, trigger, result.total, ac):
+        return None
     hit = natural >= threshold or (natural != 1 and result.total >= ac)
     critical = natural >= threshold or (hit and _helpless_and_close(ctx, attacker, target, attack))
     made = AttackMade(
@@ -90,7 +228,7 @@ def make_attack(
         ac,
         hit,
         critical,
-        reaction,
+        trigger.reaction,
     )
     ctx.emit(made)
     damaged: Damaged | None = None
@@ -107,7 +245,6 @@ def make_attack(
             attack=attack.name,
             critical=critical,
         )
-    s = ctx.state
     ctx.hook.zonekeep_attack_made(
         ctx=ctx,
         attacker=s.creatures[attacker.id],

@@ -15,6 +15,9 @@
   spends one of them (the command's cost ``attack``) before an action.
 - A critical hit comes on a natural 20, or from the lowest natural roll a
   ``zonekeep_critical_threshold`` answer names (a champion's 19).
+- A reaction offered to an attack (``zonekeep_attack_reactions``: when it targets a
+  creature, when its roll would hit) is a decision for the reactor's controller; the
+  attack waits for it and resumes when it closes (``decline`` by default).
 - A squeezing creature has disadvantage on attack rolls and Dexterity saves, and
   attack rolls against it have advantage. Attacks against a dodging creature
   have disadvantage.
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from zonekeep.plugins._attacks import attack_of, make_attack
+from zonekeep.plugins._attacks import attack_of, make_attack, resume_attack
 from zonekeep.sdk import (
     DEFEATED,
     DODGING,
@@ -34,12 +37,15 @@ from zonekeep.sdk import (
     Command,
     CommandSpec,
     Creature,
+    Decision,
     Param,
     RollModifier,
     RollRequest,
     RuleContext,
     apply_damage,
     hookimpl,
+    reactions_pending,
+    run_maneuver,
 )
 
 
@@ -52,6 +58,19 @@ def _attack(ctx: RuleContext, cmd: Command) -> None:
         if count > 1:
             ctx.emit(ActionGranted(me.id, "attack", "extra attack", count - 1))
     make_attack(ctx, me, target, cmd.params.get("attack"))
+
+
+@hookimpl
+def zonekeep_decision_resolved(
+    ctx: RuleContext, decision: Decision, choice: tuple[str, ...], defaulted: bool
+) -> None:
+    """A reaction decision an attack waited for closed: the attack goes on (then the move
+    it interrupted, if any, once no other reaction is awaited)."""
+    if decision.trigger is None or decision.trigger.get("type") != "attack":
+        return
+    resume_attack(ctx, decision, choice)
+    if ctx.state.maneuver is not None and not reactions_pending(ctx):
+        run_maneuver(ctx)
 
 
 @hookimpl

@@ -2408,6 +2408,18 @@ class DecisionInfo:
             "True: answer with an ordering of all `options`; false: with exactly one of them."
         )
     )
+    trigger: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "What a reaction decision interrupted: an attack waiting for the answer "
+            '(`{"type": "attack", ...}`: attacker, target, attack, the moment, the roll '
+            "when it would hit); absent for the decisions that interrupt nothing. While "
+            "one is pending, the creatures' commands other than reactions are refused "
+            "with `decision_pending`. Since 1.6.",
+            schema={"type": "object"},
+        )
+        | {"added_later": True, "null": False},
+    )
 
 
 @attrs.frozen
@@ -2734,6 +2746,12 @@ wire.register_unstructure_hook(
     make_dict_unstructure_fn(
         EventNotification, wire, idempotency_key=override(omit_if_default=True)
     ),
+)
+
+#: A decision's ``trigger`` is there only for a reaction decision that interrupted something.
+wire.register_unstructure_hook(
+    DecisionInfo,
+    make_dict_unstructure_fn(DecisionInfo, wire, trigger=override(omit_if_default=True)),
 )
 
 
@@ -3285,5 +3303,7 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "stat block of a creature its seat does not control (its sheet's numbers null, its "
     "lists and objects empty, in snapshots, `encounter_created`, `creature_added` and "
     '`override_applied`); a roster reference\'s `hp` (`"roll"`: hit points rolled from '
-    "the hit dice with the encounter's dice, logged in `dice_drawn`)",
+    "the hit dice with the encounter's dice, logged in `dice_drawn`)"
+    "; a decision's `trigger` (what a reaction decision interrupted: an attack "
+    "waiting for the answer)",
 }

@@ -242,6 +242,15 @@ from ._hookspecs import (
 from ._plugin import (
     PluginInfo,
 )
+from ._reactions import (
+    DECLINE,
+    AttackMoment,
+    AttackTrigger,
+    ReactionOffer,
+    ReactionOutcome,
+    interrupting,
+    offer_reaction,
+)
 from ._serial import (
     creature_from_dict,
 )
@@ -305,6 +314,7 @@ __all__ = [
     "CREATURE_TYPES",
     "DAMAGE_STEP_KINDS",
     "DAMAGE_TYPES",
+    "DECLINE",
     "DEFEATED",
     "DODGING",
     "DYING",
@@ -351,6 +361,8 @@ __all__ = [
     "AssetTagSpec",
     "Attack",
     "AttackMade",
+    "AttackMoment",
+    "AttackTrigger",
     "ChatSent",
     "CheckRolled",
     "Choice",
@@ -439,6 +451,8 @@ __all__ = [
     "PositionTaken",
     "PositionsEstablished",
     "RandomEntropy",
+    "ReactionOffer",
+    "ReactionOutcome",
     "ReadOnlyContext",
     "Readied",
     "ReadiedCleared",
@@ -507,6 +521,7 @@ __all__ = [
     "forcer_dc",
     "held_assets",
     "hookimpl",
+    "interrupting",
     "largest_dimension",
     "leave_position",
     "line_of_sight",
@@ -514,6 +529,7 @@ __all__ = [
     "max_surrounding",
     "movement_left",
     "multiattack_sequences",
+    "offer_reaction",
     "parse_arena",
     "parse_compendium_source",
     "parse_dice",

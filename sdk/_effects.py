@@ -506,7 +506,9 @@ def start_maneuver(ctx: RuleContext, maneuver: Maneuver) -> None:
 
 
 def reactions_pending(ctx: RuleContext) -> bool:
-    return any(d.kind == OPPORTUNITY_ATTACK for d in ctx.state.pending)
+    """Whether a reaction is awaited: an opportunity attack offered, or a reaction
+    decision that interrupted something (:func:`~zonekeep.sdk.offer_reaction`)."""
+    return any(d.kind == OPPORTUNITY_ATTACK or d.trigger is not None for d in ctx.state.pending)
 
 
 def run_maneuver(ctx: RuleContext) -> None:

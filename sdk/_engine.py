@@ -69,6 +69,7 @@ from ._loading import (
     discover,
 )
 from ._plugin import PluginInfo
+from ._reactions import interrupting
 from ._settings import SettingsError, SettingSpec, declared_settings, effective_settings
 from ._settings import settings_problems as _settings_problems
 from ._state import EncounterState, apply_event, replay, working_copy
@@ -543,6 +544,14 @@ class Engine:
                 raise Refusal(
                     "decision_pending",
                     f"Waiting for reactions to {mover}'s move before anyone acts.",
+                )
+            waiting = interrupting(state.pending)
+            if waiting is not None and spec.costs != ("reaction",):
+                who = state.creatures.get(waiting.creature or "")
+                raise Refusal(
+                    "decision_pending",
+                    f"Waiting for {who.name if who else 'a creature'}'s reaction before "
+                    "anyone acts.",
                 )
             self._check_creature(state, spec, command, plugin_errors)
 

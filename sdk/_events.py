@@ -80,7 +80,10 @@ class Decision:
     ``controller`` is who may answer (``gm`` or a player id); ``default`` is what
     applies if nobody answers in time. ``kind`` says how the choice is used. When
     ``ordering`` is true the answer is an ordering of all ``options``; otherwise it
-    is exactly one of them.
+    is exactly one of them. ``trigger``: what a reaction decision interrupted (opened
+    with :func:`~zonekeep.sdk.offer_reaction`: an attack waiting for the answer, as
+    :meth:`~zonekeep.sdk.AttackTrigger.to_data` writes it), ``None`` for the others;
+    while one is pending the creatures' commands wait (reactions excepted).
     """
 
     id: str
@@ -91,6 +94,16 @@ class Decision:
     default: tuple[str, ...]
     creature: str | None = None
     ordering: bool = False
+    trigger: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata={
+            "added_later": True,
+            "null": False,
+            "schema": {"type": "object"},
+            "doc": "What the reaction decision interrupted (an attack waiting for the "
+            'answer: `{"type": "attack", ...}`); absent for other decisions. Since 1.6.',
+        },
+    )
 
 
 @attrs.frozen

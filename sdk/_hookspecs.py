@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         ZoneAffected,
     )
     from ._features import FeatureSpec
+    from ._reactions import ReactionOffer, ReactionOutcome
     from ._settings import SettingSpec
     from ._types import Attack, Creature
 
@@ -357,7 +358,8 @@ def zonekeep_attack_redirect(
     ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack
 ) -> str | None:
     """Make another creature the target of an attack, as a reaction of the target's side
-    (the goblin boss's Redirect Attack: an ally swaps places with it).
+    played by the server with no prompt (a reaction that is its controller's choice is
+    offered with ``zonekeep_attack_reactions``).
 
     Called for every attack on a target with ``actions`` (a reaction is one of the
     creature's actions: a target without any is never asked) once the attack and its
@@ -382,7 +384,8 @@ def zonekeep_attack_redirect(
 def zonekeep_hit_reaction(
     ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, total: int, ac: int
 ) -> int | None:
-    """Raise the target's AC against an attack roll that would hit it (a Parry).
+    """Raise the target's AC against an attack roll that would hit it, as a reaction the
+    server plays with no prompt (one the controller chooses: ``zonekeep_attack_reactions``).
 
     Called after the attack roll, for a target with ``actions`` (a reaction is one of
     them), only when the roll (``total``, not a natural 20) meets
@@ -399,6 +402,62 @@ def zonekeep_hit_reaction(
     :param total: the attack roll's total.
     :param ac: the AC it is compared with.
     :return: an AC bonus (whole number), or ``None``.
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec
+def zonekeep_attack_reactions(
+    ctx: RuleContext,
+    attacker: Creature,
+    target: Creature,
+    attack: Attack,
+    moment: str,
+    total: int | None,
+    ac: int | None,
+) -> Iterable[ReactionOffer] | None:
+    """Offer reactions to an attack, as decisions for the reactors' controllers.
+
+    Called at two moments of every attack (the reactor may be the target, or anyone:
+    a Shield, a protecting ally): ``"targeted"``, once the attack and its target are
+    known and ``zonekeep_before_attack`` accepted it, before any die (``total`` and
+    ``ac`` are ``None``); ``"hit"``, after a roll that would hit (not a critical hit), with the
+    roll's ``total`` and the ``ac`` it meets (every bonus so far added). The first offer
+    whose creature was not yet asked at that moment, and still has its reaction,
+    becomes a decision (:func:`~zonekeep.sdk.offer_reaction`) and the attack waits for
+    it; once it closes, the hook is asked again (the creatures asked are left out),
+    until nobody more is offered. Offer only what may be taken now (the reaction
+    unspent, the creature able to see, in reach...): say nothing otherwise.
+
+    :param ctx: the rule context (read-only use: open nothing, emit nothing).
+    :param attacker: the creature attacking.
+    :param target: the creature attacked.
+    :param attack: the attack used.
+    :param moment: ``"targeted"`` or ``"hit"``.
+    :param total: the attack roll's total (at ``"hit"``).
+    :param ac: the AC it meets (at ``"hit"``).
+    :return: :class:`~zonekeep.sdk.ReactionOffer` objects, or ``None``.
+    """
+
+
+@hookspec(firstresult=True)
+def zonekeep_reaction_taken(
+    ctx: RuleContext, decision: Decision, choice: tuple[str, ...]
+) -> ReactionOutcome | None:
+    """Carry out a reaction its controller took (a choice other than ``decline``).
+
+    Called when a decision opened by :func:`~zonekeep.sdk.offer_reaction` for an
+    attack closes with one of the offer's options; the plugin that opened decisions of
+    ``decision.kind`` checks that the reaction may still be taken, emits what it costs
+    (the reactor's reaction: an ``action_taken`` event) and what it does (a swap of
+    places), and says what it changes in the attack. The attack then resumes
+    (:class:`~zonekeep.sdk.AttackTrigger` in ``decision.trigger``).
+
+    :param ctx: the rule context.
+    :param decision: the decision, as it was opened (``creature`` is the reactor).
+    :param choice: the option chosen (one of them).
+    :return: a :class:`~zonekeep.sdk.ReactionOutcome`, or ``None`` (nothing changes).
 
     Stops at first non-None result.
     """

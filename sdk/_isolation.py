@@ -62,6 +62,7 @@ from ._context import ObserverContext, RollModifier, RuleContext
 from ._damage import Damage
 from ._errors import Refusal
 from ._loading import PluginLoadError
+from ._reactions import ReactionOffer, ReactionOutcome
 
 if TYPE_CHECKING:
     from ._state import EncounterState
@@ -302,6 +303,8 @@ TRIGGER_ANSWERS: dict[str, Callable[[object], object]] = {
     "zonekeep_next_turn": _turn_position,
     "zonekeep_attack_redirect": _one((str,), "a creature id"),
     "zonekeep_hit_reaction": _one((int,), "a whole number"),
+    "zonekeep_attack_reactions": _many(ReactionOffer, "ReactionOffer"),
+    "zonekeep_reaction_taken": _one((ReactionOutcome,), "a ReactionOutcome"),
 }
 
 #: The declaration hooks, run once at start: a failure stops the engine from being built.

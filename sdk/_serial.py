@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import cattrs
-from cattrs.gen import make_dict_structure_fn
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from ._dice import DiceError, parse_dice
-from ._events import EVENT_TYPES, Event, PluginEvent
+from ._events import EVENT_TYPES, Decision, Event, PluginEvent
 from ._features import Trait, feature_data_problems, text_trait
 from ._json import strict_containers, strict_scalar
 from ._state import EncounterState
@@ -37,6 +37,12 @@ converter.register_structure_hook(float, strict_scalar(float, "a number"))
 
 
 strict_containers(converter)
+# A decision's ``trigger`` (since 1.6) is left out when it has none: the decisions written
+# before it, and every decision that interrupts nothing, read as they always did.
+converter.register_unstructure_hook(
+    Decision,
+    make_dict_unstructure_fn(Decision, converter, trigger=override(omit_if_default=True)),
+)
 _trait_fields = make_dict_structure_fn(Trait, converter, _cattrs_forbid_extra_keys=True)
 
 

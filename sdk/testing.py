@@ -29,7 +29,7 @@ from ._commands import Command
 from ._dice import ScriptedEntropy
 from ._engine import Engine
 from ._errors import Refusal
-from ._events import Event, PluginEvent
+from ._events import Decision, Event, PluginEvent
 from ._fairdice import dice_in
 from ._isolation import Overrun
 from ._loading import load_default_plugins
@@ -192,6 +192,29 @@ class EncounterHarness:
         self.send("place", positions=dict(positions or {}))
         self.rolls(*initiative)
         return self.send("roll_initiative")
+
+    def decision(self, kind: str | None = None) -> Decision:
+        """The first pending decision (of ``kind`` when given): a reaction offered by
+        :func:`~zonekeep.sdk.offer_reaction`, an opportunity attack, a tie. Fails the test
+        when there is none."""
+        found = [d for d in self.state.pending if kind is None or d.kind == kind]
+        assert found, f"no pending decision{f' of kind {kind!r}' if kind else ''}"
+        return found[0]
+
+    def decide(
+        self, choice: str | Sequence[str], actor: Actor = GM_ACTOR, /, *, kind: str | None = None
+    ) -> tuple[Event, ...]:
+        """Answer the first pending decision (of ``kind`` when given) with ``choice`` (one
+        option, or an ordering), as ``actor`` (the GM unless told); return the events
+        (the reaction carried out, the attack it interrupted resumed)."""
+        decision = self.decision(kind)
+        answer = [choice] if isinstance(choice, str) else list(choice)
+        return self.send("decide", actor, decision=decision.id, choice=answer)
+
+    def time_out(self, kind: str | None = None) -> tuple[Event, ...]:
+        """Let the first pending decision's deadline pass (of ``kind`` when given): its
+        default applies, as the server applies it (``decision_timeout``)."""
+        return self.send("decision_timeout", decision=self.decision(kind).id)
 
     def end_turn(self) -> tuple[Event, ...]:
         """End the active creature's turn, as the GM."""

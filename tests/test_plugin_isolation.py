@@ -25,6 +25,7 @@ from zonekeep.sdk import (
     Action,
     Actor,
     AttackMade,
+    AttackTrigger,
     CommandSpec,
     Damage,
     Decision,
@@ -32,12 +33,14 @@ from zonekeep.sdk import (
     Event,
     Param,
     PluginErrorRecorded,
+    ReactionOffer,
     Refusal,
     RollModifier,
     RollRequest,
     RuleContext,
     _hookspecs,
     hookimpl,
+    offer_reaction,
 )
 from zonekeep.sdk._isolation import CONTRIBUTIONS, STARTUP_HOOKS, TRIGGER_ANSWERS, policy
 from zonekeep.sdk._loading import IN_PROCESS, LoadedPlugin, PluginLoadError
@@ -84,7 +87,18 @@ class Ask:
                 DecisionOpened(Decision(did, "question", "gm", "Yes?", ("yes", "no"), ("no",)))
             )
 
-        return (CommandSpec("ask", ask, "GM: ask a question.", who="gm", phases=("turns",)),)
+        def ask_reaction(ctx: RuleContext, cmd: Any) -> None:
+            # The goblin is offered a reaction to Aria's attack, which waits for it.
+            trigger = AttackTrigger("aria", "gob", "blade")
+            offer = ReactionOffer("gob", "duck", "Duck?", ("duck",))
+            offer_reaction(ctx, offer, trigger.to_data())
+
+        return (
+            CommandSpec("ask", ask, "GM: ask a question.", who="gm", phases=("turns",)),
+            CommandSpec(
+                "ask_reaction", ask_reaction, "GM: offer a reaction.", who="gm", phases=("turns",)
+            ),
+        )
 
 
 def table(*extra: object) -> EncounterHarness:
@@ -119,6 +133,14 @@ def aria_done(h: EncounterHarness) -> None:
 
 def asked(h: EncounterHarness) -> None:
     h.send("ask")
+
+
+def reaction_asked(h: EncounterHarness) -> None:
+    h.send("ask_reaction")
+
+
+def duck(h: EncounterHarness) -> tuple[str, dict[str, Any]]:
+    return "decide", {"decision": h.state.pending[0].id, "choice": ["duck"]}
 
 
 def decide(h: EncounterHarness) -> tuple[str, dict[str, Any]]:
@@ -217,6 +239,8 @@ SCENARIOS: dict[str, tuple[str, Setup, Send, list[int]]] = {
     "zonekeep_before_attack": ("refuse", nothing, ATTACK, DICE),
     "zonekeep_attack_redirect": ("refuse", nothing, ATTACK, DICE),
     "zonekeep_hit_reaction": ("refuse", nothing, ATTACK, DICE),
+    "zonekeep_attack_reactions": ("refuse", nothing, ATTACK, DICE),
+    "zonekeep_reaction_taken": ("refuse", reaction_asked, duck, DICE),
     "zonekeep_maneuver_step": ("refuse", nothing, ENTER, DICE),
     "zonekeep_zone_entered": ("refuse", nothing, ENTER, DICE),
     "zonekeep_position_taken": (
@@ -254,6 +278,8 @@ WRONG: dict[str, list[object]] = {
     "zonekeep_next_turn": ["1", (1,), (True, 0), (-1, 0), [1, 0]],
     "zonekeep_attack_redirect": [3, ["gob"]],
     "zonekeep_hit_reaction": ["2", True, 1.5],
+    "zonekeep_attack_reactions": ["gob", [None], [("gob", "duck")]],
+    "zonekeep_reaction_taken": [2, {"ac_bonus": 2}, ["gob"]],
     "zonekeep_zone_refusal": ["nope", ("zone_full", "Full.")],
     "zonekeep_link_crossing": [True, ["spider climb"]],
     "zonekeep_modify_damage": ["nope", 3, Damage("aria", 1)],

@@ -32,8 +32,6 @@ from helpers import make
 
 import zonekeep.plugins.srd as srd_plugin
 from zonekeep.sdk import (
-    ActionTaken,
-    Attack,
     AttackMade,
     ConditionEffectApplied,
     ConditionEffectEnded,
@@ -399,73 +397,6 @@ def test_the_spys_cunning_action_dashes_or_disengages_as_a_bonus_action() -> Non
     assert h.refused("cunning_action", creature="spy-1", choice="hide").code == "invalid_params"
     events = h.send("cunning_action", creature="spy-1", choice="disengage")
     assert [e.creature for e in events if isinstance(e, Disengaged)] == ["spy-1"]
-
-
-# -- reactions: parry, redirect attack -----------------------------------------------------
-
-
-def made(events: tuple[object, ...]) -> list[tuple[str, int, int, bool]]:
-    return [
-        (e.target, e.roll.total, e.target_ac, e.hit) for e in events if isinstance(e, AttackMade)
-    ]
-
-
-def reactions(events: tuple[object, ...]) -> list[tuple[str, str]]:
-    return [
-        (e.creature, e.action)
-        for e in events
-        if isinstance(e, ActionTaken) and e.cost == "reaction"
-    ]
-
-
-def test_the_bandit_captain_parries_a_melee_hit_only_when_2_ac_turns_it_aside() -> None:
-    captain = srd("bandit-captain", "Captain")  # AC 15, Parry +2
-    h = fight(make("aria"), make("bram"), make("cleo"), captain)
-    # Aria: 14 + 4 = 18 hits even against 17: the captain keeps its reaction.
-    events = h.rolls(14, 3).send("attack", creature="aria", target="captain-1", attack="blade")
-    assert made(events) == [("captain-1", 18, 15, True)]
-    assert reactions(events) == []
-    h.end_turn()
-    # Bram: 11 + 4 = 15 would hit AC 15; the parry makes it 17: a miss, the reaction spent.
-    events = h.rolls(11).send("attack", creature="bram", target="captain-1", attack="blade")
-    assert made(events) == [("captain-1", 15, 17, False)]
-    assert reactions(events) == [("captain-1", "parry")]
-    h.end_turn()
-    # Cleo, the same round: no reaction left, 15 hits.
-    events = h.rolls(11, 3).send("attack", creature="cleo", target="captain-1", attack="blade")
-    assert made(events) == [("captain-1", 15, 15, True)]
-    assert h.creature("captain-1").hp == 65 - 5 - 5
-
-
-def test_a_ranged_attack_is_not_parried() -> None:
-    captain = srd("bandit-captain", "Captain")
-    bow = Attack("bow", "ranged", 4, "1d6", "piercing", range=80, long_range=320)
-    h = fight(make("aria", attacks=[bow]), captain)
-    events = h.rolls(11, 2).send("attack", creature="aria", target="captain-1", attack="bow")
-    assert made(events) == [("captain-1", 15, 15, True)]
-
-
-def test_the_goblin_boss_redirects_an_attack_to_a_goblin_in_its_zone_once_a_round() -> None:
-    boss = plain(srd("goblin-boss", "Boss"))
-    goblin = srd("goblin", "Goblin")
-    h = fight(make("aria"), make("bram"), boss, goblin)
-    events = h.rolls(15, 3).send("attack", creature="aria", target="boss-1", attack="blade")
-    assert reactions(events) == [("boss-1", "redirect-attack")]
-    assert made(events) == [("goblin-1", 19, 15, True)]
-    assert (h.creature("goblin-1").hp, h.creature("boss-1").hp) == (7 - 5, 21)
-    h.end_turn()
-    # Its reaction is spent: Bram's attack stays on the boss.
-    events = h.rolls(15, 3).send("attack", creature="bram", target="boss-1", attack="blade")
-    assert reactions(events) == []
-    assert made(events) == [("boss-1", 19, 17, True)]
-
-
-def test_no_goblin_in_its_zone_no_redirect() -> None:
-    boss = plain(srd("goblin-boss", "Boss"))
-    h = fight(make("aria"), boss, srd("goblin", "Goblin"), zones={"goblin-1": "yard"})
-    events = h.rolls(15, 3).send("attack", creature="aria", target="boss-1", attack="blade")
-    assert reactions(events) == []
-    assert made(events) == [("boss-1", 19, 17, True)]
 
 
 def test_the_orcs_aggressive_bonus_action_gives_its_speed_again_while_it_sees_a_foe() -> None:

@@ -38,12 +38,6 @@ coverage = _script()
 NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
     {
         *(
-            ("action", i)
-            for i in (
-                "fetid-cloud", "leadership", "rampage", "web",
-            )
-        ),
-        *(
             ("on_hit", i)
             for i in (
                 "life-drain", "poison-paralysis",
@@ -60,7 +54,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
 
 #: The share of the features implemented today, in percent: the issue asks for 90; raise
 #: this as ids are implemented (never lower it).
-FLOOR = 77.8
+FLOOR = 78.6
 
 
 def _data() -> dict[str, Any]:

@@ -67,10 +67,8 @@ from zonekeep.sdk import (
 __all__ = [
     "srd_actions_after_damage",
     "srd_actions_attack_made",
-    "srd_actions_attack_redirect",
     "srd_actions_commands",
     "srd_actions_features",
-    "srd_actions_hit_reaction",
 ]
 
 _SAVE = {
@@ -200,32 +198,6 @@ def srd_actions_features() -> Iterable[FeatureSpec]:
             "The `breath` command: an area from the creature into its zone or one in reach "
             "of the area's length; each target saves, the damage is rolled once (half on a "
             "success), conditions on a failure; the use recharges on its d6.",
-        ),
-        FeatureSpec(
-            "parry",
-            "action",
-            {
-                "type": "object",
-                "required": ["ac_bonus"],
-                "properties": {"ac_bonus": {"type": "integer", "minimum": 1, "maximum": 10}},
-                "additionalProperties": False,
-            },
-            "Reaction, used by the server when it turns a melee hit into a miss: +ac_bonus "
-            "AC against that attack (the creature has a melee attack and is not blinded).",
-        ),
-        FeatureSpec(
-            "redirect-attack",
-            "action",
-            {
-                "type": "object",
-                "properties": {
-                    "within": {"type": "integer", "minimum": 0, "maximum": 30},
-                    "ally_tag": {"type": "string"},
-                },
-                "additionalProperties": False,
-            },
-            "Reaction, used by the server when an attack targets the creature: the first "
-            "ally in its zone whose name has ally_tag (a goblin) takes its place as the target.",
         ),
         FeatureSpec(
             "save-for-damage",
@@ -502,60 +474,6 @@ def srd_actions_after_damage(ctx: RuleContext, creature: Creature, damage: Damag
     for effect in list(effects.values()):
         if effect.creature == creature.id and effect.source.startswith(_ENDS_ON_DAMAGE):
             ctx.emit(ConditionEffectEnded(effect.id, creature.id, effect.condition, "took damage"))
-
-
-# -- reactions: parry, redirect attack -------------------------------------------------------
-
-
-def _can_react(ctx: RuleContext, creature: Creature) -> bool:
-    return (
-        ctx.state.has_reaction(creature.id)
-        and not creature.incapacitated
-        and not creature.out_of_fight
-    )
-
-
-@hookimpl(specname="zonekeep_hit_reaction")
-def srd_actions_hit_reaction(
-    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, total: int, ac: int
-) -> int | None:
-    if not target.actions:  # the usual case: no reaction to play
-        return None
-    parry = _action(target, "parry")
-    if parry is None or attack.kind != "melee" or not _can_react(ctx, target):
-        return None
-    if not any(a.kind == "melee" for a in target.attacks) or "blinded" in target.conditions:
-        return None  # it wields no melee weapon, or cannot see the attacker
-    bonus = int(parry.params.get("ac_bonus", 0))
-    if total >= ac + bonus:
-        return None  # the parry would not turn the hit aside: the reaction is kept
-    ctx.emit(ActionTaken(target.id, "parry", "reaction"))
-    return bonus
-
-
-@hookimpl(specname="zonekeep_attack_redirect")
-def srd_actions_attack_redirect(
-    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack
-) -> str | None:
-    if not target.actions:  # the usual case: no reaction to play
-        return None
-    redirect = _action(target, "redirect-attack")
-    if redirect is None or not _can_react(ctx, target) or target.zone is None:
-        return None
-    if "blinded" in target.conditions:
-        return None  # it must see the attacker
-    tag = str(redirect.params.get("ally_tag", "")).lower()
-    for ally in ctx.state.in_zone(target.zone):
-        if (
-            ally.id not in (target.id, attacker.id)
-            and ally.side == target.side
-            and not ally.out_of_fight
-            and not ally.incapacitated
-            and tag in ally.name.lower()
-        ):
-            ctx.emit(ActionTaken(target.id, "redirect-attack", "reaction"))
-            return ally.id
-    return None
 
 
 # -- save-for-damage ----------------------------------------------------------------------
