@@ -44,12 +44,6 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
             )
         ),
         *(
-            ("on_hit", i)
-            for i in (
-                "life-drain", "poison-paralysis",
-            )
-        ),
-        *(
             ("trait", i)
             for i in (
                 "grapple-instead", "versatile",
@@ -60,7 +54,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset(
 
 #: The share of the features implemented today, in percent: the issue asks for 90; raise
 #: this as ids are implemented (never lower it).
-FLOOR = 76.8
+FLOOR = 78.9
 
 
 def _data() -> dict[str, Any]:

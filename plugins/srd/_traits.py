@@ -1,0 +1,334 @@
+"""SRD creature traits and riders about poisons, drains, invisibility and passing through
+walls (part of the ``zonekeep.srd`` plugin, issue 30).
+
+Each hook implementation carries a name of its own (``traits_...``) and names the hook it
+implements with ``specname``, so that the package ``zonekeep.plugins.srd`` can import it
+beside the other feature modules' implementations of the same hooks. Only public
+``zonekeep.sdk`` names are used, as a third-party content plugin would.
+
+- ``poison-paralysis`` (an attack's ``on_hit``, after its ``save-for-damage``): when the
+  rider's poison damage is what brings the creature hit to 0 hit points (it had some
+  left after the weapon's damage), it is stable instead of dying or defeated, and
+  poisoned for ``rounds`` (600: 1 hour), even after it regains hit points, and paralyzed
+  while poisoned that way (a timed ``paralyzed`` whose parent is the poison).
+- ``life-drain`` (``on_hit``, ``ability``, ``dc``): the creature hit saves; on a failure
+  its hit point maximum drops by the damage it took from the hit (after its defences),
+  its hit points with it when they are above the new maximum (an ``override_applied``
+  of ``max_hp`` and ``hp``, ``by`` the attacker). At a maximum of 0 it dies
+  (``defeated``). The maximum comes back on a long rest, outside the fight: the
+  encounter's ``rest`` does not restore it (the GM restores it with an override).
+- ``invisibility`` (action, the ``invisibility`` command): the creature turns
+  ``invisible`` (the built-in condition: its attack rolls have advantage, attack rolls
+  against it disadvantage) as if concentrating on a spell: with the spells plugin
+  loaded, it gets that plugin's ``concentrating`` condition (damage calls for a
+  Constitution save, incapacitation or a concentration spell ends it) and the
+  invisibility hangs on it; ``rounds`` (the duergar's 1 hour: 600) bounds it. It ends
+  when the creature attacks (after that attack, which the invisibility helped). Using
+  Scare, Consume Life, Enlarge or a spell also ends it in the stat blocks: the GM ends
+  it then (``end_effect``), since those are other commands.
+- ``incorporeal-movement`` (trait): it crosses a link that has no clear path (a wall)
+  as if it were clear, and passing through a zone it reached that way costs as
+  difficult terrain (the surcharge ``incorporeal``); moving through creatures costs as
+  every enemy's space already does. Zones have no inside of an object to end a turn in,
+  so the 1d10 force damage for that never arises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+from zonekeep.sdk import (
+    ABILITIES,
+    DEFEATED,
+    DYING,
+    STABLE,
+    Action,
+    Attack,
+    AttackMade,
+    Command,
+    CommandSpec,
+    ConditionEffectEnded,
+    ConditionRemoved,
+    Creature,
+    Damaged,
+    EncounterState,
+    FeatureSpec,
+    Link,
+    MoveRequest,
+    OverrideApplied,
+    Param,
+    RuleContext,
+    apply_condition,
+    apply_timed_condition,
+    hookimpl,
+    saving_throw,
+    spend_use,
+)
+
+__all__ = [
+    "traits_attack_made",
+    "traits_commands",
+    "traits_features",
+    "traits_link_crossing",
+    "traits_movement_surcharges",
+]
+
+#: The condition the built-in conditions rules play for an invisible creature.
+INVISIBLE: Final = "invisible"
+#: The spells plugin's condition of a creature concentrating (when that plugin is loaded).
+CONCENTRATING: Final = "concentrating"
+#: The source of the invisibility an ``invisibility`` action gives (and of its
+#: concentration).
+INVISIBILITY_SOURCE: Final = "invisibility"
+#: The surcharge for passing through a zone reached through a wall.
+INCORPOREAL: Final = "incorporeal"
+
+_EMPTY: Final = {"type": "object", "properties": {}, "additionalProperties": False}
+PARALYSIS_SCHEMA: Final = {
+    "type": "object",
+    "required": ["rounds"],
+    "properties": {"rounds": {"type": "integer", "minimum": 1, "maximum": 14_400}},
+    "additionalProperties": False,
+}
+LIFE_DRAIN_SCHEMA: Final = {
+    "type": "object",
+    "required": ["ability", "dc"],
+    "properties": {
+        "ability": {"enum": list(ABILITIES)},
+        "dc": {"type": "integer", "minimum": 1, "maximum": 30},
+    },
+    "additionalProperties": False,
+}
+INVISIBILITY_SCHEMA: Final = {
+    "type": "object",
+    "properties": {"rounds": {"type": "integer", "minimum": 1, "maximum": 14_400}},
+    "additionalProperties": False,
+}
+
+
+def _trait(creature: Creature, feature: str) -> bool:
+    return any(
+        t.id in (feature, f"zonekeep.srd.{feature}") and t.gm is None for t in creature.traits
+    )
+
+
+def _action(creature: Creature, feature: str) -> Action | None:
+    for action in creature.actions:
+        if action.id in (feature, f"zonekeep.srd.{feature}") and action.gm is None:
+            return action
+    return None
+
+
+@hookimpl(specname="zonekeep_features")
+def traits_features() -> Iterable[FeatureSpec]:
+    return (
+        FeatureSpec(
+            "poison-paralysis",
+            "on_hit",
+            PARALYSIS_SCHEMA,
+            doc="When the attack's poison (its save-for-damage) brings the creature hit to "
+            "0 hit points, it is stable, and poisoned for the rounds (even after it regains "
+            "hit points) and paralyzed while poisoned that way.",
+        ),
+        FeatureSpec(
+            "life-drain",
+            "on_hit",
+            LIFE_DRAIN_SCHEMA,
+            doc="The creature hit saves or its hit point maximum drops by the damage it took "
+            "from the hit (until a long rest, which the fight does not have); at a maximum "
+            "of 0 it dies (defeated).",
+        ),
+        FeatureSpec(
+            "invisibility",
+            "action",
+            INVISIBILITY_SCHEMA,
+            doc="The invisibility command: invisible, as if concentrating on a spell (the "
+            "spells plugin's concentrating, when loaded), for at most the rounds given; it "
+            "ends when the creature attacks. Ending it for using another feature or a "
+            "spell is the GM's (end_effect).",
+        ),
+        FeatureSpec(
+            "incorporeal-movement",
+            "trait",
+            _EMPTY,
+            doc="Crosses a link without a clear path (a wall) as if it were clear; passing "
+            "through a zone reached that way costs as difficult terrain.",
+        ),
+    )
+
+
+# -- on-hit riders ----------------------------------------------------------------------------
+
+
+@hookimpl(specname="zonekeep_attack_made", trylast=True)
+def traits_attack_made(
+    ctx: RuleContext,
+    attacker: Creature,
+    target: Creature,
+    attack: Attack,
+    result: AttackMade,
+    damage: Damaged | None,
+) -> None:
+    """Runs last, after every other plugin's riders (the save-for-damage the poison
+    paralysis follows), and ends the attacker's invisibility after its attack."""
+    if result.hit and attack.on_hit:
+        for rider in attack.on_hit:
+            if rider.gm is not None:
+                continue
+            if rider.id == "poison-paralysis":
+                _poison_paralysis(ctx, attacker, target, damage, rider.params)
+            elif rider.id == "life-drain":
+                _life_drain(ctx, attacker, target, attack, damage, rider.params)
+    if INVISIBLE in ctx.state.creatures[attacker.id].conditions:
+        _end_invisibility(ctx, attacker.id, f"{attacker.name} attacked")
+
+
+def _poison_paralysis(
+    ctx: RuleContext,
+    attacker: Creature,
+    target: Creature,
+    damage: Damaged | None,
+    params: dict[str, Any],
+) -> None:
+    now = ctx.state.creatures[target.id]
+    # The weapon's damage left it standing (damage.hp > 0); it is at 0 now: the poison did it.
+    if damage is None or damage.hp <= 0 or now.hp > 0:
+        return
+    for down in (DYING, DEFEATED):
+        if down in now.conditions:
+            ctx.emit(ConditionRemoved(now.id, down, "stable: the poison paralyzes instead"))
+    if STABLE not in ctx.state.creatures[target.id].conditions:
+        apply_condition(ctx, target.id, STABLE, f"{attacker.name}'s poison")
+    poisoned = apply_timed_condition(
+        ctx, target.id, "poisoned", rounds=int(params["rounds"]), source=attacker.id
+    )
+    if poisoned is not None:
+        apply_timed_condition(ctx, target.id, "paralyzed", source=attacker.id, parent=poisoned)
+
+
+def _life_drain(
+    ctx: RuleContext,
+    attacker: Creature,
+    target: Creature,
+    attack: Attack,
+    damage: Damaged | None,
+    params: dict[str, Any],
+) -> None:
+    if damage is None or damage.amount <= 0:
+        return
+    now = ctx.state.creatures[target.id]
+    if DEFEATED in now.conditions:
+        return
+    source = f"{attacker.name}'s {attack.name}"
+    if saving_throw(ctx, now, str(params["ability"]), int(params["dc"]), source):
+        return
+    now = ctx.state.creatures[target.id]
+    new_max = max(0, now.max_hp - damage.amount)
+    ctx.emit(OverrideApplied(attacker.id, now.id, "max_hp", new_max))
+    if now.hp > new_max:
+        ctx.emit(OverrideApplied(attacker.id, now.id, "hp", new_max))
+    if new_max == 0:
+        for down in (DYING, STABLE):
+            if down in ctx.state.creatures[now.id].conditions:
+                ctx.emit(ConditionRemoved(now.id, down, "its hit point maximum is 0"))
+        apply_condition(ctx, now.id, DEFEATED, f"{source}: hit point maximum 0")
+
+
+# -- invisibility -----------------------------------------------------------------------------
+
+
+def _has_invisibility(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if _action(me, "invisibility") is None:
+        return ("invalid_params", f"{me.name} cannot turn invisible.")
+    return None
+
+
+def _concentrating(ctx: RuleContext) -> str | None:
+    """The spells plugin's ``concentrating`` condition, when that plugin is loaded."""
+    full = ctx.resolve("condition", CONCENTRATING)
+    if ctx.catalog is None or full not in ctx.catalog.ids("condition"):
+        return None  # no plugin declares it: no concentration to hang on
+    return full
+
+
+def _invisibility_effects(state: EncounterState, creature_id: str) -> list[str]:
+    return [
+        e.id
+        for e in state.condition_effects.values()
+        if e.creature == creature_id and e.source == INVISIBILITY_SOURCE
+    ]
+
+
+def _end_invisibility(ctx: RuleContext, creature_id: str, reason: str) -> None:
+    for eid in _invisibility_effects(ctx.state, creature_id):
+        effect = ctx.state.condition_effects.get(eid)
+        if effect is not None:
+            ctx.emit(ConditionEffectEnded(eid, creature_id, effect.condition, reason))
+
+
+def _invisibility(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    action = _action(me, "invisibility")
+    assert action is not None  # (requires)
+    spend_use(ctx, me, action)
+    _end_invisibility(ctx, me.id, f"{me.name} turned invisible again")
+    rounds = action.params.get("rounds")
+    parent = None
+    concentrating = _concentrating(ctx)
+    if concentrating is not None:
+        parent = apply_timed_condition(
+            ctx,
+            me.id,
+            concentrating,
+            rounds=int(rounds) if rounds else None,
+            source=INVISIBILITY_SOURCE,
+            override=True,
+        )
+    apply_timed_condition(
+        ctx,
+        me.id,
+        INVISIBLE,
+        rounds=int(rounds) if rounds and parent is None else None,
+        source=INVISIBILITY_SOURCE,
+        parent=parent,
+    )
+
+
+@hookimpl(specname="zonekeep_commands")
+def traits_commands() -> Iterable[CommandSpec]:
+    return (
+        CommandSpec(
+            "invisibility",
+            _invisibility,
+            "Action: turn invisible, as if concentrating on a spell, until you attack "
+            "(Invisibility, Invisible Passage).",
+            {"creature": Param("creature", True, "the acting creature")},
+            costs=("action",),
+            requires=_has_invisibility,
+        ),
+    )
+
+
+# -- incorporeal movement -----------------------------------------------------------------------
+
+
+@hookimpl(specname="zonekeep_link_crossing")
+def traits_link_crossing(ctx: RuleContext, creature: Creature, link: Link) -> str | None:
+    if creature.traits and _trait(creature, "incorporeal-movement"):
+        return "incorporeal movement"
+    return None
+
+
+@hookimpl(specname="zonekeep_movement_surcharges")
+def traits_movement_surcharges(
+    ctx: RuleContext, creature: Creature, move: MoveRequest
+) -> Iterable[str] | None:
+    if move.kind != "enter" or move.zone is None or creature.zone is None:
+        return None
+    if not creature.traits or not _trait(creature, "incorporeal-movement"):
+        return None
+    links = ctx.state.arena.links_between(creature.zone, move.zone)
+    if links and not any(link.clear for link in links):
+        return (INCORPOREAL,)
+    return None

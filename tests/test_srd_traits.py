@@ -1,0 +1,287 @@
+"""The SRD creatures' features of plugins/srd/_traits.py, each tested from its SRD 5.1
+stat block:
+
+- Giant centipede, Bite: +4, 4 (1d4 + 2) piercing, and a DC 11 Constitution save or 10
+  (3d6) poison damage; if the poison damage reduces the target to 0 hit points, it is
+  stable but poisoned for 1 hour, even after regaining hit points, and paralyzed while
+  poisoned this way. The giant wasp's sting: the same with half the poison on a success.
+- Wraith, Life Drain: +6, 21 (4d8 + 3) necrotic; a DC 14 Constitution save or the
+  target's hit point maximum is reduced by the damage taken, until a long rest; it dies
+  if this reduces its maximum to 0.
+- Imp, Invisibility: it turns invisible until it attacks or its concentration ends (as
+  if concentrating on a spell). Duergar, Invisibility (once per short or long rest): up
+  to 1 hour.
+- Specter, Incorporeal Movement: it moves through objects as difficult terrain.
+"""
+
+from __future__ import annotations
+
+import attrs
+from helpers import make
+
+import zonekeep.plugins.srd as srd_plugin
+from zonekeep.sdk import (
+    Attack,
+    ConditionEffectApplied,
+    Creature,
+    Damaged,
+    EncounterOptions,
+    OverrideApplied,
+    SaveMade,
+    parse_arena,
+)
+from zonekeep.sdk.host import entry_creatures
+from zonekeep.sdk.testing import EncounterHarness
+
+
+def srd(entry_id: str, name: str, **overrides: object) -> Creature:
+    """A creature from the SRD entry ``srd.<entry_id>``, named ``name``."""
+    entry = next(e for e in srd_plugin.srd_source().entries if e.id == entry_id)
+    (made,) = entry_creatures(entry, id_prefix=name.lower(), overrides={"name": name, **overrides})
+    return made
+
+
+def without_riders(creature: Creature) -> Creature:
+    """``creature`` without its attacks' riders (the imp's poison): the feature under test
+    alone."""
+    return attrs.evolve(creature, attacks=[attrs.evolve(a, on_hit=()) for a in creature.attacks])
+
+
+#: Three zones in a row: the hall, a wall, the cellar (30 ft), a doorway, the vault; flying
+#: links, since the specter only flies.
+WALLED = {
+    "id": "walled",
+    "name": "Walled",
+    "zones": [
+        {"id": "hall", "name": "Hall", "size": 30},
+        {"id": "cellar", "name": "Cellar", "size": 30},
+        {"id": "vault", "name": "Vault", "size": 30},
+    ],
+    "links": [
+        {"a": "hall", "b": "cellar", "direction": "beside", "clear": False, "mode": "fly"},
+        {"a": "cellar", "b": "vault", "direction": "beside", "mode": "fly"},
+    ],
+}
+
+
+def fight(
+    first: Creature, *others: Creature, zones: dict[str, str] | None = None
+) -> EncounterHarness:
+    """``first`` acts first, then the others in order; everyone in the hall unless told."""
+    every = [first, *others]
+    h = EncounterHarness(
+        every, arena=parse_arena(WALLED, "walled"), options=EncounterOptions(flanking=False)
+    )
+    where = {c.id: "hall" for c in every} | (zones or {})
+    h.start(positions=where, initiative=[20, 15, 10, 5][: len(every)])
+    return h
+
+
+def hurt(events: tuple[object, ...]) -> list[tuple[str, int, str]]:
+    return [(e.creature, e.amount, e.damage_type) for e in events if isinstance(e, Damaged)]
+
+
+def effects(h: EncounterHarness, cid: str) -> list[tuple[str, int | None, bool]]:
+    """``cid``'s timed conditions: (condition, rounds, whether it hangs on a parent)."""
+    return sorted(
+        (e.condition, e.rounds, e.parent is not None)
+        for e in h.state.condition_effects.values()
+        if e.creature == cid
+    )
+
+
+# -- poison paralysis ---------------------------------------------------------------------------
+
+
+def test_the_centipedes_poison_bringing_the_target_to_0_leaves_it_stable_and_paralyzed() -> None:
+    centipede = srd("giant-centipede", "Centipede")
+    h = fight(centipede, make("aria", hp=12, ac=10))
+    # Bite +4: 15 hits; 1d4+2 (3 -> 5): Aria at 7. DC 11 Con save 6 fails: 3d6 (2+3+4 = 9)
+    # poison brings her to 0: stable, poisoned for 1 hour, paralyzed while poisoned.
+    events = h.rolls(15, 3, 6, 2, 3, 4).send(
+        "attack", creature="centipede-1", target="aria", attack="bite"
+    )
+    assert hurt(events) == [("aria", 5, "piercing"), ("aria", 9, "poison")]
+    aria = h.creature("aria")
+    assert aria.hp == 0
+    assert "dying" not in aria.conditions and "stable" in aria.conditions
+    assert {"poisoned", "paralyzed"} <= set(aria.conditions)
+    assert effects(h, "aria") == [("paralyzed", None, True), ("poisoned", 600, False)]
+    paralyzed = next(e for e in h.state.condition_effects.values() if e.condition == "paralyzed")
+    poisoned = next(e for e in h.state.condition_effects.values() if e.condition == "poisoned")
+    assert paralyzed.parent == poisoned.id
+    # Healed, she stays poisoned and paralyzed: the hour is not over.
+    h.send("heal", creature="aria", amount=5)
+    assert {"poisoned", "paralyzed"} <= set(h.creature("aria").conditions)
+
+
+def test_a_centipede_bite_whose_piercing_drops_the_target_does_not_paralyze() -> None:
+    centipede = srd("giant-centipede", "Centipede")
+    h = fight(centipede, make("aria", hp=5, ac=10))
+    # 1d4+2 (4 -> 6) drops Aria to 0 before the poison: she is dying, not paralyzed.
+    h.rolls(15, 4, 20).send("attack", creature="centipede-1", target="aria", attack="bite")
+    aria = h.creature("aria")
+    assert aria.hp == 0 and "dying" in aria.conditions
+    assert "paralyzed" not in aria.conditions and "poisoned" not in aria.conditions
+
+
+def test_a_poison_that_leaves_hit_points_only_hurts() -> None:
+    centipede = srd("giant-centipede", "Centipede")
+    h = fight(centipede, make("aria", hp=30, ac=10))
+    h.rolls(15, 3, 6, 2, 3, 4).send("attack", creature="centipede-1", target="aria", attack="bite")
+    aria = h.creature("aria")
+    assert aria.hp == 16 and aria.conditions == []
+
+
+def test_the_wasps_halved_poison_still_paralyzes_when_it_is_what_drops_the_target() -> None:
+    wasp = srd("giant-wasp", "Wasp")
+    h = fight(wasp, make("aria", hp=10, ac=10))
+    # Sting +4: 1d6+2 (4 -> 6), Aria at 4; save 18 succeeds: 3d6 (3+3+3 = 9) halved to 4.
+    events = h.rolls(15, 4, 18, 3, 3, 3).send(
+        "attack", creature="wasp-1", target="aria", attack="sting"
+    )
+    assert hurt(events) == [("aria", 6, "piercing"), ("aria", 4, "poison")]
+    assert {"stable", "poisoned", "paralyzed"} <= set(h.creature("aria").conditions)
+
+
+# -- life drain -----------------------------------------------------------------------------------
+
+
+def test_the_wraiths_life_drain_lowers_the_maximum_by_the_damage_on_a_failed_save() -> None:
+    wraith = srd("wraith", "Wraith")
+    h = fight(wraith, make("aria", hp=40, ac=10), make("bram", hp=40, ac=10))
+    # +6: 15 hits; 4d8+3 (1+2+3+4 = 10 -> 13) necrotic; DC 14 Con save 9 fails.
+    events = h.rolls(15, 1, 2, 3, 4, 9).send(
+        "attack", creature="wraith-1", target="aria", attack="life drain"
+    )
+    assert hurt(events) == [("aria", 13, "necrotic")]
+    assert [(e.creature, e.field, e.value) for e in events if isinstance(e, OverrideApplied)] == [
+        ("aria", "max_hp", 27)
+    ]
+    aria = h.creature("aria")
+    assert (aria.hp, aria.max_hp) == (27, 27)
+    h.send("heal", creature="aria", amount=10)
+    assert h.creature("aria").hp == 27  # no higher than the drained maximum
+    # A save of 14 succeeds: the maximum stays.
+    h.end_turn()
+    h.end_turn()
+    h.end_turn()
+    h.rolls(15, 1, 2, 3, 4, 14).send(
+        "attack", creature="wraith-1", target="bram", attack="life drain"
+    )
+    bram = h.creature("bram")
+    assert (bram.hp, bram.max_hp) == (27, 40)
+
+
+def test_life_drain_takes_what_got_through_a_resistance() -> None:
+    wraith = srd("wraith", "Wraith")
+    h = fight(wraith, make("aria", hp=40, ac=10, damage_resistances=["necrotic"]))
+    h.rolls(15, 1, 2, 3, 4, 9).send(
+        "attack", creature="wraith-1", target="aria", attack="life drain"
+    )
+    aria = h.creature("aria")
+    assert (aria.hp, aria.max_hp) == (34, 34)  # 13 halved to 6
+
+
+def test_life_drain_to_a_maximum_of_0_kills() -> None:
+    wraith = srd("wraith", "Wraith")
+    h = fight(wraith, make("aria", hp=12, ac=10))
+    # 13 necrotic: Aria at 0 and dying; the failed save takes her maximum to 0: dead.
+    h.rolls(15, 1, 2, 3, 4, 2).send(
+        "attack", creature="wraith-1", target="aria", attack="life drain"
+    )
+    aria = h.creature("aria")
+    assert (aria.hp, aria.max_hp) == (0, 0)
+    assert "defeated" in aria.conditions and "dying" not in aria.conditions
+
+
+def test_a_missed_life_drain_asks_for_no_save() -> None:
+    wraith = srd("wraith", "Wraith")
+    h = fight(wraith, make("aria", hp=40, ac=20))
+    events = h.rolls(2).send("attack", creature="wraith-1", target="aria", attack="life drain")
+    assert [e for e in events if isinstance(e, SaveMade)] == []
+    assert h.creature("aria").max_hp == 40
+
+
+# -- invisibility ---------------------------------------------------------------------------------
+
+
+def test_the_imp_turns_invisible_and_attacks_with_advantage_which_ends_it() -> None:
+    imp = without_riders(srd("imp", "Imp"))
+    h = fight(imp, make("aria", hp=40, ac=10))
+    events = h.send("invisibility", creature="imp-1")
+    applied = [e.effect for e in events if isinstance(e, ConditionEffectApplied)]
+    assert [e.condition for e in applied] == ["concentrating", "invisible"]
+    assert applied[1].parent == applied[0].id
+    assert h.state.resources.actions == 0
+    assert {"invisible", "concentrating"} <= set(h.creature("imp-1").conditions)
+    h.end_turn()
+    # Aria's attack on the invisible imp has disadvantage: 18 and 4, the 4 counts (+4: 8).
+    h.rolls(18, 4).send("attack", creature="aria", target="imp-1")
+    h.end_turn()
+    # The imp's sting (+5) has advantage: 3 and 15, the 15 counts; 1d4+3 (2 -> 5).
+    events = h.rolls(3, 15, 2).send("attack", creature="imp-1", target="aria", attack="sting")
+    assert hurt(events) == [("aria", 5, "piercing")]
+    imp_now = h.creature("imp-1")
+    assert "invisible" not in imp_now.conditions and "concentrating" not in imp_now.conditions
+
+
+def test_damage_breaks_the_imps_concentration_and_its_invisibility() -> None:
+    imp = without_riders(srd("imp", "Imp"))
+    aria = make("aria", hp=40, attacks=[Attack("bolt", "melee", 4, "1d6+2", "force")])
+    h = fight(imp, aria)
+    h.send("invisibility", creature="imp-1")
+    h.end_turn()
+    # Disadvantage: 18 and 19 (+4: 22 hits AC 13); 1d6+2 (3 -> 5) force; the imp's
+    # concentration save (DC 10, Con +1) rolls 3: the invisibility ends.
+    events = h.rolls(18, 19, 3, 3).send("attack", creature="aria", target="imp-1")
+    assert hurt(events) == [("imp-1", 5, "force")]
+    assert [(e.creature, e.roll.total, e.success) for e in events if isinstance(e, SaveMade)] == [
+        ("imp-1", 4, False)
+    ]
+    assert "invisible" not in h.creature("imp-1").conditions
+
+
+def test_the_duergars_invisibility_lasts_an_hour_once_per_rest() -> None:
+    duergar = srd("duergar", "Duergar")
+    h = fight(duergar, make("aria"))
+    h.send("invisibility", creature="duergar-1")
+    assert effects(h, "duergar-1") == [("concentrating", 600, False), ("invisible", None, True)]
+    h.end_turn()
+    h.end_turn()
+    assert h.refused("invisibility", creature="duergar-1").code == "no_uses_left"
+
+
+def test_a_creature_without_the_action_cannot_turn_invisible() -> None:
+    h = fight(make("aria"), make("bram"))
+    assert h.refused("invisibility", creature="aria").code == "invalid_params"
+
+
+# -- incorporeal movement ---------------------------------------------------------------------
+
+
+def test_the_specter_passes_through_a_wall_that_stops_others() -> None:
+    specter = srd("specter", "Specter")
+    h = fight(specter, make("aria", speeds={"fly": 30}))
+    h.send("enter", creature="specter-1", zones=["cellar"])
+    assert h.creature("specter-1").zone == "cellar"
+    h.end_turn()
+    refusal = h.refused("enter", creature="aria", zones=["cellar"])
+    assert refusal.code == "no_clear_path"
+
+
+def test_going_on_past_a_zone_reached_through_a_wall_costs_as_difficult_terrain() -> None:
+    specter = srd("specter", "Specter")  # flying 50 ft
+    h = fight(specter, make("aria"), zones={"aria": "vault"})
+    # Through the wall into the 30-ft cellar and on into the vault: 50 / 2 = 25, not
+    # more than 30 (without the wall, 50 would be).
+    refusal = h.refused("enter", creature="specter-1", zones=["cellar", "vault"])
+    assert refusal.code == "not_enough_movement"
+    assert "divided by 2: incorporeal" in refusal.message
+    h.send("enter", creature="specter-1", zones=["cellar"])
+    h.end_turn()
+    h.end_turn()
+    # From the cellar, through the doorway: no wall, so 50 ft go on past the vault's...
+    # the cellar to the hall is the wall again, but it is the zone entered last: free.
+    h.send("enter", creature="specter-1", zones=["hall"])
+    assert h.creature("specter-1").zone == "hall"
