@@ -95,7 +95,10 @@ def make_attack(
     ctx.emit(made)
     damaged: Damaged | None = None
     if hit:
-        damage = ctx.roll(attack.damage, double_dice=critical)
+        dice = ctx.hook.zonekeep_attack_damage(
+            ctx=ctx, attacker=attacker, target=target, attack=attack
+        )
+        damage = ctx.roll(dice or attack.damage, double_dice=critical)
         damaged = apply_damage(
             ctx,
             target,

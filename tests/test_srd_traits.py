@@ -12,6 +12,8 @@ stat block:
   if concentrating on a spell). Duergar, Invisibility (once per short or long rest): up
   to 1 hour.
 - Specter, Incorporeal Movement: it moves through objects as difficult terrain.
+- Hobgoblin, Longsword: 5 (1d8 + 1) slashing, or 6 (1d10 + 1) slashing if used with two
+  hands; guard, Spear: 1d6 + 1 piercing, or 1d8 + 1 with two hands in melee.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from zonekeep.sdk import (
     EncounterOptions,
     OverrideApplied,
     SaveMade,
+    hookimpl,
     parse_arena,
 )
 from zonekeep.sdk.host import entry_creatures
@@ -285,3 +288,82 @@ def test_going_on_past_a_zone_reached_through_a_wall_costs_as_difficult_terrain(
     # the cellar to the hall is the wall again, but it is the zone entered last: free.
     h.send("enter", creature="specter-1", zones=["hall"])
     assert h.creature("specter-1").zone == "hall"
+
+
+# -- versatile weapons ---------------------------------------------------------------------------
+
+
+def test_the_hobgoblins_longsword_in_both_hands_rolls_1d10() -> None:
+    hobgoblin = srd("hobgoblin", "Hobgoblin")
+    h = fight(hobgoblin, make("aria", hp=60, ac=10))
+    # Longsword +3, 1d8+1 slashing in one hand: 15 hits, 8 -> 9.
+    events = h.rolls(15, 8).send(
+        "attack", creature="hobgoblin-1", target="aria", attack="longsword"
+    )
+    assert hurt(events) == [("aria", 9, "slashing")]
+    h.end_turn()
+    h.end_turn()
+    h.send("grip", creature="hobgoblin-1", hands=2)
+    assert "two-handed" in h.creature("hobgoblin-1").conditions
+    assert h.state.resources.actions == 1  # the grip is free
+    # 1d10+1 with two hands: 10 -> 11, more than one hand can deal.
+    events = h.rolls(15, 10).send(
+        "attack", creature="hobgoblin-1", target="aria", attack="longsword"
+    )
+    assert hurt(events) == [("aria", 11, "slashing")]
+    damaged = next(e for e in events if isinstance(e, Damaged))
+    assert damaged.roll is not None and damaged.roll.dice == (10,)
+
+
+def test_a_critical_two_handed_hit_doubles_the_two_handed_dice() -> None:
+    hobgoblin = srd("hobgoblin", "Hobgoblin")
+    h = fight(hobgoblin, make("aria", hp=60, ac=10))
+    h.send("grip", creature="hobgoblin-1", hands=2)
+    events = h.rolls(20, 10, 9).send(
+        "attack", creature="hobgoblin-1", target="aria", attack="longsword"
+    )
+    assert hurt(events) == [("aria", 20, "slashing")]  # 2d10+1: 10 + 9 + 1
+
+
+def test_back_to_one_hand_and_the_thrown_spear_keep_their_own_damage() -> None:
+    guard = srd("guard", "Guard")
+    h = fight(guard, make("aria", hp=60, ac=10))
+    h.send("grip", creature="guard-1", hands=2)
+    # The thrown spear (+3, 1d6+1) is not the melee spear: 6 -> 7 whatever the grip.
+    events = h.rolls(15, 6).send(
+        "attack", creature="guard-1", target="aria", attack="spear (thrown)"
+    )
+    assert hurt(events) == [("aria", 7, "piercing")]
+    assert h.refused("grip", creature="guard-1", hands=2).code == "invalid_params"
+    h.send("grip", creature="guard-1", hands=1)
+    assert "two-handed" not in h.creature("guard-1").conditions
+    assert h.refused("grip", creature="guard-1", hands=1).code == "invalid_params"
+    assert h.refused("grip", creature="guard-1", hands=3).code == "invalid_params"
+
+
+def test_a_creature_without_a_versatile_weapon_has_no_grip() -> None:
+    h = fight(make("aria"), make("bram"))
+    assert h.refused("grip", creature="aria", hands=2).code == "invalid_params"
+
+
+class TwoDFour:
+    """A plugin answering ``zonekeep_attack_damage`` with 2d4 for every hit."""
+
+    @staticmethod
+    @hookimpl
+    def zonekeep_attack_damage(attack: Attack) -> str | None:
+        return "2d4"
+
+
+def test_the_attack_damage_hook_replaces_the_dice_of_a_hit() -> None:
+    every = [make("aria", hp=30, ac=10), make("bram", "foes", hp=30, ac=10)]
+    h = EncounterHarness(
+        every,
+        arena=parse_arena(WALLED, "walled"),
+        options=EncounterOptions(flanking=False),
+        extra_plugins=[TwoDFour()],
+    )
+    h.start(positions={"aria": "hall", "bram": "hall"}, initiative=[20, 10])
+    # The blade's 1d6+2 becomes 2d4 (1 + 2), with the blade's damage type.
+    events = h.rolls(15, 1, 2).send("attack", creature="aria", target="bram")
+    assert hurt(events) == [("bram", 3, "slashing")]

@@ -31,6 +31,11 @@ beside the other feature modules' implementations of the same hooks. Only public
   difficult terrain (the surcharge ``incorporeal``); moving through creatures costs as
   every enemy's space already does. Zones have no inside of an object to end a turn in,
   so the 1d10 force damage for that never arises.
+- ``versatile`` (trait, ``attack``, ``damage``): the ``grip`` command (free, on its
+  turn) has the creature hold its weapon in both hands (the ``two-handed`` condition)
+  or in one again; while it holds it in both, a hit of its melee attack ``attack`` rolls
+  ``damage`` (the stat block's two-handed damage) instead, through the public hook
+  ``zonekeep_attack_damage``. Its thrown or ranged attacks keep their own damage.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ from zonekeep.sdk import (
     CommandSpec,
     ConditionEffectEnded,
     ConditionRemoved,
+    ConditionSpec,
     Creature,
     Damaged,
     EncounterState,
@@ -67,8 +73,10 @@ from zonekeep.sdk import (
 )
 
 __all__ = [
+    "traits_attack_damage",
     "traits_attack_made",
     "traits_commands",
+    "traits_conditions",
     "traits_features",
     "traits_link_crossing",
     "traits_movement_surcharges",
@@ -84,6 +92,9 @@ INVISIBILITY_SOURCE: Final = "invisibility"
 #: The surcharge for passing through a zone reached through a wall.
 INCORPOREAL: Final = "incorporeal"
 
+#: The condition of a creature holding its versatile weapon in both hands.
+TWO_HANDED: Final = "two-handed"
+
 _EMPTY: Final = {"type": "object", "properties": {}, "additionalProperties": False}
 PARALYSIS_SCHEMA: Final = {
     "type": "object",
@@ -97,6 +108,15 @@ LIFE_DRAIN_SCHEMA: Final = {
     "properties": {
         "ability": {"enum": list(ABILITIES)},
         "dc": {"type": "integer", "minimum": 1, "maximum": 30},
+    },
+    "additionalProperties": False,
+}
+VERSATILE_SCHEMA: Final = {
+    "type": "object",
+    "required": ["attack", "damage"],
+    "properties": {
+        "attack": {"type": "string", "minLength": 1},
+        "damage": {"type": "string", "format": "dice"},
     },
     "additionalProperties": False,
 }
@@ -118,6 +138,11 @@ def _action(creature: Creature, feature: str) -> Action | None:
         if action.id in (feature, f"zonekeep.srd.{feature}") and action.gm is None:
             return action
     return None
+
+
+def _versatile_check(params: Any, attack_names: Any) -> Iterable[str]:
+    if params.get("attack") not in attack_names:
+        yield f"versatile names the attack {params.get('attack')!r}, which the creature lacks"
 
 
 @hookimpl(specname="zonekeep_features")
@@ -147,6 +172,15 @@ def traits_features() -> Iterable[FeatureSpec]:
             "spells plugin's concentrating, when loaded), for at most the rounds given; it "
             "ends when the creature attacks. Ending it for using another feature or a "
             "spell is the GM's (end_effect).",
+        ),
+        FeatureSpec(
+            "versatile",
+            "trait",
+            VERSATILE_SCHEMA,
+            doc="The grip command holds the weapon in both hands (the two-handed condition) "
+            "or in one again; in both, a hit of the melee attack named rolls the damage "
+            "given (the two-handed damage) instead of the attack's own.",
+            check=_versatile_check,
         ),
         FeatureSpec(
             "incorporeal-movement",
@@ -299,6 +333,17 @@ def _invisibility(ctx: RuleContext, cmd: Command) -> None:
 def traits_commands() -> Iterable[CommandSpec]:
     return (
         CommandSpec(
+            "grip",
+            _grip,
+            "Hold your versatile weapon in both hands (hands 2: its two-handed damage) or in "
+            "one again (hands 1).",
+            {
+                "creature": Param("creature", True, "the acting creature"),
+                "hands": Param("integer", True, "1 or 2"),
+            },
+            requires=_has_versatile,
+        ),
+        CommandSpec(
             "invisibility",
             _invisibility,
             "Action: turn invisible, as if concentrating on a spell, until you attack "
@@ -332,3 +377,64 @@ def traits_movement_surcharges(
     if links and not any(link.clear for link in links):
         return (INCORPOREAL,)
     return None
+
+
+# -- versatile weapons ---------------------------------------------------------------------------
+
+
+def _versatile(creature: Creature, attack: Attack) -> str | None:
+    """The two-handed damage of ``creature``'s melee attack ``attack``, if versatile."""
+    if attack.kind != "melee":
+        return None
+    for trait in creature.traits:
+        if (
+            trait.id in ("versatile", "zonekeep.srd.versatile")
+            and trait.gm is None
+            and trait.params.get("attack") == attack.name
+        ):
+            return str(trait.params["damage"])
+    return None
+
+
+def _has_versatile(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if not _trait(me, "versatile"):
+        return ("invalid_params", f"{me.name} has no versatile weapon.")
+    return None
+
+
+def _grip(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    hands = cmd.params["hands"]
+    two = ctx.resolve("condition", TWO_HANDED)
+    if hands == 2:
+        if two in me.conditions:
+            ctx.refuse("invalid_params", f"{me.name} already holds its weapon in both hands.")
+        apply_condition(ctx, me.id, two, "grip")
+    elif hands == 1:
+        if two not in me.conditions:
+            ctx.refuse("invalid_params", f"{me.name} already holds its weapon in one hand.")
+        ctx.emit(ConditionRemoved(me.id, two, "grip"))
+    else:
+        ctx.refuse("invalid_params", f"'hands' is 1 or 2, not {hands!r}.")
+
+
+@hookimpl(specname="zonekeep_attack_damage")
+def traits_attack_damage(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack
+) -> str | None:
+    if not attacker.traits or not attacker.conditions:  # the usual case: nothing to change
+        return None
+    if ctx.resolve("condition", TWO_HANDED) not in attacker.conditions:
+        return None
+    return _versatile(attacker, attack)
+
+
+@hookimpl(specname="zonekeep_conditions")
+def traits_conditions() -> Iterable[ConditionSpec]:
+    return (
+        ConditionSpec(
+            TWO_HANDED,
+            "Holds its versatile weapon in both hands: its hits with it roll the "
+            "two-handed damage (the grip command).",
+        ),
+    )
