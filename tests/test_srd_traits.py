@@ -367,3 +367,47 @@ def test_the_attack_damage_hook_replaces_the_dice_of_a_hit() -> None:
     # The blade's 1d6+2 becomes 2d4 (1 + 2), with the blade's damage type.
     events = h.rolls(15, 1, 2).send("attack", creature="aria", target="bram")
     assert hurt(events) == [("bram", 3, "slashing")]
+
+
+# -- false appearance ----------------------------------------------------------------------------
+
+
+def test_hidden_animated_armor_stays_hidden_while_still_and_is_revealed_when_it_attacks() -> None:
+    armor = without_riders(srd("animated-armor", "Armor", hidden=True))
+    h = fight(make("aria", hp=60, ac=10), armor)
+    assert h.creature("armor-1").hidden
+    h.end_turn()
+    h.end_turn()  # the armor's turn passes: it did nothing, it still looks like armor
+    assert h.creature("armor-1").hidden
+    h.end_turn()
+    # Slam +4: 15 hits, 1d6+2 (1 -> 3): the attack gives it away.
+    events = h.rolls(15, 1).send("attack", creature="armor-1", target="aria", attack="slam")
+    revealed = [
+        (e.by, e.creature, e.field, e.value) for e in events if isinstance(e, OverrideApplied)
+    ]
+    assert revealed == [("armor-1", "armor-1", "hidden", False)]
+    assert not h.creature("armor-1").hidden
+
+
+def test_a_hidden_gargoyle_that_moves_is_revealed() -> None:
+    gargoyle = srd("gargoyle", "Gargoyle", hidden=True)
+    h = fight(gargoyle, make("aria"), zones={"gargoyle-1": "cellar", "aria": "vault"})
+    h.send("enter", creature="gargoyle-1", zones=["vault"])
+    assert not h.creature("gargoyle-1").hidden
+
+
+def test_a_hidden_creature_without_false_appearance_stays_hidden_when_it_attacks() -> None:
+    lurker = make("lurker", "foes", hidden=True)
+    h = fight(lurker, make("aria", hp=60, ac=10))
+    h.rolls(15, 1).send("attack", creature="lurker", target="aria")
+    h.end_turn()
+    assert h.creature("lurker").hidden  # revealing it is the GM's
+
+
+def test_a_hidden_mimic_that_takes_an_action_is_revealed_at_the_end_of_its_turn() -> None:
+    mimic = srd("mimic", "Mimic", hidden=True)
+    h = fight(mimic, make("aria"))
+    h.send("dodge", creature="mimic-1")
+    assert h.creature("mimic-1").hidden
+    h.end_turn()
+    assert not h.creature("mimic-1").hidden

@@ -36,6 +36,12 @@ beside the other feature modules' implementations of the same hooks. Only public
   or in one again; while it holds it in both, a hit of its melee attack ``attack`` rolls
   ``damage`` (the stat block's two-handed damage) instead, through the public hook
   ``zonekeep_attack_damage``. Its thrown or ranged attacks keep their own damage.
+- ``false-appearance`` (trait): a creature the GM placed ``hidden`` (the roster's or an
+  override's ``hidden``: players and spectators do not see it, they see the object it
+  looks like) stays hidden while it keeps still, and is revealed (an
+  ``override_applied`` of ``hidden`` to false, ``by`` the creature itself) the moment it
+  stops: when it enters a zone on its own, when it attacks, and at the end of a turn in
+  which it moved or spent its action or bonus action.
 """
 
 from __future__ import annotations
@@ -80,6 +86,8 @@ __all__ = [
     "traits_features",
     "traits_link_crossing",
     "traits_movement_surcharges",
+    "traits_turn_end",
+    "traits_zone_entered",
 ]
 
 #: The condition the built-in conditions rules play for an invisible creature.
@@ -183,6 +191,14 @@ def traits_features() -> Iterable[FeatureSpec]:
             check=_versatile_check,
         ),
         FeatureSpec(
+            "false-appearance",
+            "trait",
+            _EMPTY,
+            doc="Placed hidden by the GM, it stays hidden while it keeps still and is "
+            "revealed as soon as it enters a zone on its own, attacks, or ends a turn in "
+            "which it moved or spent its action or bonus action.",
+        ),
+        FeatureSpec(
             "incorporeal-movement",
             "trait",
             _EMPTY,
@@ -214,8 +230,11 @@ def traits_attack_made(
                 _poison_paralysis(ctx, attacker, target, damage, rider.params)
             elif rider.id == "life-drain":
                 _life_drain(ctx, attacker, target, attack, damage, rider.params)
-    if INVISIBLE in ctx.state.creatures[attacker.id].conditions:
+    now = ctx.state.creatures[attacker.id]
+    if INVISIBLE in now.conditions:
         _end_invisibility(ctx, attacker.id, f"{attacker.name} attacked")
+    if now.hidden:
+        _reveal(ctx, now)
 
 
 def _poison_paralysis(
@@ -438,3 +457,27 @@ def traits_conditions() -> Iterable[ConditionSpec]:
             "two-handed damage (the grip command).",
         ),
     )
+
+
+# -- false appearance ----------------------------------------------------------------------------
+
+
+def _reveal(ctx: RuleContext, creature: Creature) -> None:
+    """``creature``, hidden behind its False Appearance, stopped keeping still: revealed."""
+    if creature.hidden and creature.traits and _trait(creature, "false-appearance"):
+        ctx.emit(OverrideApplied(creature.id, creature.id, "hidden", False))
+
+
+@hookimpl(specname="zonekeep_zone_entered")
+def traits_zone_entered(ctx: RuleContext, creature: Creature, from_zone: str, forced: bool) -> None:
+    if creature.hidden and not forced:
+        _reveal(ctx, creature)
+
+
+@hookimpl(specname="zonekeep_turn_end")
+def traits_turn_end(ctx: RuleContext, creature: Creature) -> None:
+    if not creature.hidden:
+        return
+    res = ctx.state.resources
+    if res.movement_spent > 0 or res.actions < 1 or res.bonus_actions < 1:
+        _reveal(ctx, creature)
