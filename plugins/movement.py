@@ -121,8 +121,15 @@ def _move(ctx: RuleContext, cmd: Command) -> None:
     if run_up < 0:
         ctx.refuse("invalid_params", f"A run-up cannot be negative ({run_up} ft).")
     if mode == "jump":
-        reach = jump_distance(me, running=run_up >= RUN_UP)
-        if feet > reach:
+        running = run_up >= RUN_UP
+        reach = jump_distance(me, running=running)
+        answers = ctx.hook.zonekeep_jump_distance(ctx=ctx, creature=me, running=running)
+        leap = max([0, *(a for a in answers if isinstance(a, int) and a >= 0)])
+        if feet > max(reach, leap):
+            if leap > reach:
+                ctx.refuse(
+                    "cannot_move", f"{me.name} can jump at most {leap} ft; {feet} ft is too far."
+                )
             ctx.refuse("cannot_move", _too_far(me, feet, run_up))
     move = MoveRequest(feet, mode, difficult, squeeze, through)
     cost, extra = move_cost(ctx, me, move)

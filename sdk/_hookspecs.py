@@ -537,6 +537,23 @@ def zonekeep_attack_damage(
 
 
 @hookspec
+def zonekeep_jump_distance(ctx: RuleContext, creature: Creature, running: bool) -> int | None:
+    """Let ``creature`` long-jump farther than its Strength allows (a bulette's Standing
+    Leap: 30 ft, with or without a running start).
+
+    Called by the built-in movement rule (``zonekeep.movement``) for every jump (the
+    ``move`` command in mode ``jump``), before the distance is checked.
+
+    :param ctx: the rule context (read-only use).
+    :param creature: the creature jumping.
+    :param running: whether it ran at least 10 ft on foot right before (a running jump).
+    :return: how far it can jump, in feet, or ``None``. The highest answer counts when
+        it beats the Strength rule (the score after a run-up, half without); answers
+        below 0 are ignored.
+    """
+
+
+@hookspec
 def zonekeep_critical_threshold(ctx: RuleContext, attacker: Creature, attack: Attack) -> int | None:
     """Lower the natural d20 roll from which ``attacker``'s attack roll is a critical hit
     (a champion fighter's Improved Critical: 19).

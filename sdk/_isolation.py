@@ -277,6 +277,7 @@ CONTRIBUTIONS: dict[str, Callable[[object], object]] = {
     "zonekeep_armor_class_bonus": _one((int,), "a whole number"),
     "zonekeep_critical_threshold": _one((int,), "a whole number"),
     "zonekeep_attack_damage": _dice,
+    "zonekeep_jump_distance": _one((int,), "a whole number"),
     "zonekeep_attacks_per_action": _one((int,), "a whole number"),
     "zonekeep_zero_hit_points": _one((str,), "a condition name"),
     "zonekeep_skip_turn": _one((str,), "a string"),

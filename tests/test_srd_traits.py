@@ -14,6 +14,10 @@ stat block:
 - Specter, Incorporeal Movement: it moves through objects as difficult terrain.
 - Hobgoblin, Longsword: 5 (1d8 + 1) slashing, or 6 (1d10 + 1) slashing if used with two
   hands; guard, Spear: 1d6 + 1 piercing, or 1d8 + 1 with two hands in melee.
+- Animated armor, mimic, gargoyle, False Appearance: while motionless, indistinguishable
+  from an object.
+- Bulette, Standing Leap: long jump up to 30 ft, with or without a running start; lion,
+  Running Leap: with a 10-ft running start, a long jump up to 25 ft.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from zonekeep.sdk import (
     Creature,
     Damaged,
     EncounterOptions,
+    Moved,
     OverrideApplied,
     SaveMade,
     hookimpl,
@@ -411,3 +416,33 @@ def test_a_hidden_mimic_that_takes_an_action_is_revealed_at_the_end_of_its_turn(
     assert h.creature("mimic-1").hidden
     h.end_turn()
     assert not h.creature("mimic-1").hidden
+
+
+# -- leap -----------------------------------------------------------------------------------------
+
+
+def test_the_bulettes_standing_leap_reaches_30_ft_without_a_run_up() -> None:
+    bulette = srd("bulette", "Bulette")  # Strength 19: 9 ft from a standing start by the rule
+    h = fight(bulette, make("aria"))
+    refusal = h.refused("move", creature="bulette-1", feet=35, mode="jump")
+    assert (refusal.code, refusal.message) == (
+        "cannot_move",
+        "Bulette can jump at most 30 ft; 35 ft is too far.",
+    )
+    events = h.send("move", creature="bulette-1", feet=30, mode="jump")
+    assert [(e.feet, e.mode) for e in events if isinstance(e, Moved)] == [(30, "jump")]
+
+
+def test_the_lions_running_leap_needs_its_10_ft_run() -> None:
+    lion = srd("lion", "Lion")  # Strength 17: 8 ft standing, 17 running by the rule
+    h = fight(lion, make("aria"))
+    refusal = h.refused("move", creature="lion-1", feet=10, mode="jump")
+    assert refusal.code == "cannot_move" and "half its Strength" in refusal.message
+    assert h.refused("move", creature="lion-1", feet=30, mode="jump", run_up=10).message == (
+        "Lion can jump at most 25 ft; 30 ft is too far."
+    )
+    events = h.send("move", creature="lion-1", feet=25, mode="jump", run_up=10)
+    assert [(e.feet, e.mode) for e in events if isinstance(e, Moved)] == [
+        (10, "walk"),
+        (25, "jump"),
+    ]

@@ -42,6 +42,11 @@ beside the other feature modules' implementations of the same hooks. Only public
   ``override_applied`` of ``hidden`` to false, ``by`` the creature itself) the moment it
   stops: when it enters a zone on its own, when it attacks, and at the end of a turn in
   which it moved or spent its action or bonus action.
+- ``leap`` (trait, ``long``, ``high``, ``running``): its long jump reaches ``long`` feet
+  (only after a 10-ft run-up when ``running``, the lion's Running Leap; with or without
+  one otherwise), when that beats its Strength, through the public hook
+  ``zonekeep_jump_distance``. The arena's jumps are long jumps: ``high`` is kept for the
+  GM (a high jump onto a ledge is a climb the arena's links decide).
 """
 
 from __future__ import annotations
@@ -84,6 +89,7 @@ __all__ = [
     "traits_commands",
     "traits_conditions",
     "traits_features",
+    "traits_jump_distance",
     "traits_link_crossing",
     "traits_movement_surcharges",
     "traits_turn_end",
@@ -125,6 +131,16 @@ VERSATILE_SCHEMA: Final = {
     "properties": {
         "attack": {"type": "string", "minLength": 1},
         "damage": {"type": "string", "format": "dice"},
+    },
+    "additionalProperties": False,
+}
+LEAP_SCHEMA: Final = {
+    "type": "object",
+    "required": ["long"],
+    "properties": {
+        "long": {"type": "integer", "minimum": 5, "maximum": 120},
+        "high": {"type": "integer", "minimum": 5, "maximum": 60},
+        "running": {"type": "boolean"},
     },
     "additionalProperties": False,
 }
@@ -197,6 +213,13 @@ def traits_features() -> Iterable[FeatureSpec]:
             doc="Placed hidden by the GM, it stays hidden while it keeps still and is "
             "revealed as soon as it enters a zone on its own, attacks, or ends a turn in "
             "which it moved or spent its action or bonus action.",
+        ),
+        FeatureSpec(
+            "leap",
+            "trait",
+            LEAP_SCHEMA,
+            doc="Its long jump reaches the long distance given (with running, only after a "
+            "10-ft run-up), when that beats its Strength; the high jump is the GM's.",
         ),
         FeatureSpec(
             "incorporeal-movement",
@@ -481,3 +504,16 @@ def traits_turn_end(ctx: RuleContext, creature: Creature) -> None:
     res = ctx.state.resources
     if res.movement_spent > 0 or res.actions < 1 or res.bonus_actions < 1:
         _reveal(ctx, creature)
+
+
+# -- leap -----------------------------------------------------------------------------------------
+
+
+@hookimpl(specname="zonekeep_jump_distance")
+def traits_jump_distance(ctx: RuleContext, creature: Creature, running: bool) -> int | None:
+    for trait in creature.traits:
+        if trait.id in ("leap", "zonekeep.srd.leap") and trait.gm is None:
+            if trait.params.get("running") and not running:
+                return None
+            return int(trait.params["long"])
+    return None
