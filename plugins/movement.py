@@ -208,8 +208,14 @@ def _difficult_ground(ctx: RuleContext, me: Creature) -> bool:
 
 
 def _squeezed(ctx: RuleContext, me: Creature) -> bool:
-    """Whether ``me`` moves squeezed: it is ``squeezing`` or its zone is over capacity."""
-    return SQUEEZING in me.conditions or _crowded(ctx, me)
+    """Whether ``me`` moves squeezed: it is ``squeezing`` or its zone is over capacity,
+    unless it is immune to squeezing (an ooze's Amorphous)."""
+    if SQUEEZING in me.conditions:
+        return True
+    if not _crowded(ctx, me) or SQUEEZING in me.condition_immunities:
+        return False
+    ask = ctx.hook.zonekeep_condition_immunity
+    return not ask(ctx=ctx, creature=me, condition=SQUEEZING)
 
 
 def _crowded(ctx: RuleContext, me: Creature) -> bool:

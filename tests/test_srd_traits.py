@@ -18,6 +18,7 @@ stat block:
   from an object.
 - Bulette, Standing Leap: long jump up to 30 ft, with or without a running start; lion,
   Running Leap: with a 10-ft running start, a long jump up to 25 ft.
+- Gray ooze, Amorphous: it can move through a space as narrow as 1 inch without squeezing.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from helpers import make
 import zonekeep.plugins.srd as srd_plugin
 from zonekeep.sdk import (
     Attack,
+    AttackMade,
     ConditionEffectApplied,
     Creature,
     Damaged,
@@ -446,3 +448,36 @@ def test_the_lions_running_leap_needs_its_10_ft_run() -> None:
         (10, "walk"),
         (25, "jump"),
     ]
+
+
+# -- amorphous -------------------------------------------------------------------------------------
+
+
+def test_the_gray_ooze_does_not_squeeze_in_a_crowded_zone() -> None:
+    ooze = srd("gray-ooze", "Ooze")
+    arena = parse_arena(
+        {
+            "id": "den",
+            "name": "Den",
+            "zones": [{"id": "den", "name": "Den", "size": 15, "capacity": 2}],
+        },
+        "den",
+    )
+    every = [ooze, make("aria", hp=40, ac=10), make("bram")]
+    h = EncounterHarness(every, arena=arena, options=EncounterOptions(flanking=False))
+    h.start(positions={c.id: "den" for c in every}, initiative=[20, 15, 10])
+    # Three Medium creatures in a den for two: the others squeeze, the ooze does not.
+    assert "squeezing" in h.creature("aria").conditions
+    assert "squeezing" in h.creature("bram").conditions
+    assert "squeezing" not in h.creature("ooze-1").conditions
+    # Its 10 ft of walking cost 10 ft (squeezing would double it).
+    events = h.send("move", creature="ooze-1", feet=10)
+    assert [(e.feet, e.cost) for e in events if isinstance(e, Moved)] == [(10, 10)]
+    # Its pseudopod (+3) against squeezing Aria has advantage, which no squeezing of its
+    # own cancels: two d20s, 15 and 3, the 15 counts; 1d6+1 (2 -> 3), and 2d6 acid.
+    events = h.rolls(15, 3, 2, 1, 1).send(
+        "attack", creature="ooze-1", target="aria", attack="pseudopod"
+    )
+    assert hurt(events) == [("aria", 3, "bludgeoning"), ("aria", 2, "acid")]
+    made = next(e for e in events if isinstance(e, AttackMade))
+    assert made.roll.dice == (15, 3) and made.roll.total == 18

@@ -47,6 +47,10 @@ beside the other feature modules' implementations of the same hooks. Only public
   one otherwise), when that beats its Strength, through the public hook
   ``zonekeep_jump_distance``. The arena's jumps are long jumps: ``high`` is kept for the
   GM (a high jump onto a ledge is a climb the arena's links decide).
+- ``amorphous`` (trait): it never squeezes: immune to the ``squeezing`` condition (a
+  crowded zone's, ``zonekeep_condition_immunity``), so its attacks, its Dexterity saves
+  and its moves in a crowded zone are as in any other zone. It still takes its room in
+  the zone (its capacity counts it).
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ from zonekeep.sdk import (
     ABILITIES,
     DEFEATED,
     DYING,
+    SQUEEZING,
     STABLE,
     Action,
     Attack,
@@ -87,6 +92,7 @@ __all__ = [
     "traits_attack_damage",
     "traits_attack_made",
     "traits_commands",
+    "traits_condition_immunity",
     "traits_conditions",
     "traits_features",
     "traits_jump_distance",
@@ -220,6 +226,14 @@ def traits_features() -> Iterable[FeatureSpec]:
             LEAP_SCHEMA,
             doc="Its long jump reaches the long distance given (with running, only after a "
             "10-ft run-up), when that beats its Strength; the high jump is the GM's.",
+        ),
+        FeatureSpec(
+            "amorphous",
+            "trait",
+            _EMPTY,
+            doc="It never squeezes: immune to the squeezing condition, so a crowded zone "
+            "costs it no extra movement and gives its attacks and Dexterity saves no "
+            "disadvantage.",
         ),
         FeatureSpec(
             "incorporeal-movement",
@@ -516,4 +530,14 @@ def traits_jump_distance(ctx: RuleContext, creature: Creature, running: bool) ->
             if trait.params.get("running") and not running:
                 return None
             return int(trait.params["long"])
+    return None
+
+
+# -- amorphous ------------------------------------------------------------------------------------
+
+
+@hookimpl(specname="zonekeep_condition_immunity")
+def traits_condition_immunity(ctx: RuleContext, creature: Creature, condition: str) -> str | None:
+    if condition == SQUEEZING and creature.traits and _trait(creature, "amorphous"):
+        return "amorphous"
     return None
