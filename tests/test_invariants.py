@@ -789,7 +789,7 @@ NOT_DRAWN_YET = {
     "action_surge", "aggressive", "breath", "call_check", "consume_life", "cunning_action",
     "damage_zone", "death_glare", "dreadful_glare", "escape_grapple", "grappled_save",
     "grip", "healing_touch", "invisibility", "multiattack", "reckless", "scare",
-    "second_wind", "use_feature",
+    "second_wind", "teleport", "use_feature",
 }  # fmt: skip
 #: At least this share of the generated commands (after setup) must be accepted per run.
 ACCEPTED_SHARE = 1 / 3

@@ -19,6 +19,9 @@ stat block:
 - Bulette, Standing Leap: long jump up to 30 ft, with or without a running start; lion,
   Running Leap: with a 10-ft running start, a long jump up to 25 ft.
 - Gray ooze, Amorphous: it can move through a space as narrow as 1 inch without squeezing.
+- Blink dog, Teleport (Recharge 4-6): up to 40 ft to a space it can see, and one bite
+  before or after; unicorn, Teleport (1/day): it and up to three willing creatures
+  within 5 ft, to a place up to 1 mile away.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from helpers import make
 
 import zonekeep.plugins.srd as srd_plugin
 from zonekeep.sdk import (
+    ActionGranted,
     Attack,
     AttackMade,
     ConditionEffectApplied,
@@ -481,3 +485,48 @@ def test_the_gray_ooze_does_not_squeeze_in_a_crowded_zone() -> None:
     assert hurt(events) == [("aria", 3, "bludgeoning"), ("aria", 2, "acid")]
     made = next(e for e in events if isinstance(e, AttackMade))
     assert made.roll.dice == (15, 3) and made.roll.total == 18
+
+
+# -- teleport -------------------------------------------------------------------------------------
+
+
+def test_the_blink_dog_teleports_within_40_ft_and_then_bites() -> None:
+    dog = srd("blink-dog", "Dog")
+    h = fight(dog, make("aria", hp=30, ac=10), zones={"aria": "cellar"})
+    refusal = h.refused("teleport", creature="dog-1", zone="vault")
+    assert (refusal.code, refusal.message) == (
+        "out_of_range",
+        "vault is 60 ft away; Teleport reaches 40 ft.",
+    )
+    # Through the wall to the cellar, 30 ft away: no movement spent, then the bite.
+    events = h.send("teleport", creature="dog-1", zone="cellar")
+    assert h.creature("dog-1").zone == "cellar"
+    assert [(e.cost, e.count) for e in events if isinstance(e, ActionGranted)] == [("attack", 1)]
+    assert (h.state.resources.actions, h.state.resources.movement_spent) == (0, 0)
+    # Bite +3: 15 hits, 1d6+1 (4 -> 5).
+    events = h.rolls(15, 4).send("attack", creature="dog-1", target="aria", attack="bite")
+    assert hurt(events) == [("aria", 5, "piercing")]
+    # Recharge 4-6: spent until a 4 or more at the start of its turn.
+    h.end_turn()
+    h.rolls(3).end_turn()
+    assert h.refused("teleport", creature="dog-1", zone="hall").code == "no_uses_left"
+
+
+def test_the_unicorn_teleports_away_with_up_to_three_allies_in_its_zone() -> None:
+    unicorn = srd("unicorn", "Unicorn")
+    side = unicorn.side
+    h = fight(unicorn, make("aria"), make("elf", side), make("fox", side), zones={"fox": "vault"})
+    # Aria is no willing ally; the fox is not within 5 feet; four would be too many.
+    assert h.refused("teleport", creature="unicorn-1", creatures=["aria"]).code == (
+        "invalid_target"
+    )
+    assert h.refused("teleport", creature="unicorn-1", creatures=["fox"]).code == "out_of_range"
+    assert (
+        h.refused("teleport", creature="unicorn-1", creatures=["elf", "fox", "aria", "elf"]).code
+        == "invalid_params"
+    )
+    h.send("teleport", creature="unicorn-1", creatures=["elf"])
+    assert [cid for cid, c in h.state.creatures.items() if "escaped" in c.conditions] == [
+        "unicorn-1",
+        "elf",
+    ]

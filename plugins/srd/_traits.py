@@ -51,6 +51,12 @@ beside the other feature modules' implementations of the same hooks. Only public
   crowded zone's, ``zonekeep_condition_immunity``), so its attacks, its Dexterity saves
   and its moves in a crowded zone are as in any other zone. It still takes its room in
   the zone (its capacity counts it).
+- ``teleport`` (action, the ``teleport`` command, its use spent): with ``within`` (the
+  blink dog's 40 ft), it goes to a zone it sees within that path distance (not blinded;
+  the zone must have room), without leaving by the ways that provoke, and gets one
+  ``attack`` (its ``attack``, the bite) after it; biting first is the GM's. With
+  ``away`` (the unicorn's mile), it and up to ``companions`` willing creatures (its
+  allies, ``creatures``) within 5 feet (its zone) leave the fight (``escaped``).
 """
 
 from __future__ import annotations
@@ -62,9 +68,11 @@ from zonekeep.sdk import (
     ABILITIES,
     DEFEATED,
     DYING,
+    ESCAPED,
     SQUEEZING,
     STABLE,
     Action,
+    ActionGranted,
     Attack,
     AttackMade,
     Command,
@@ -83,9 +91,12 @@ from zonekeep.sdk import (
     RuleContext,
     apply_condition,
     apply_timed_condition,
+    change_zone,
     hookimpl,
+    path_distance,
     saving_throw,
     spend_use,
+    zone_room,
 )
 
 __all__ = [
@@ -147,6 +158,16 @@ LEAP_SCHEMA: Final = {
         "long": {"type": "integer", "minimum": 5, "maximum": 120},
         "high": {"type": "integer", "minimum": 5, "maximum": 60},
         "running": {"type": "boolean"},
+    },
+    "additionalProperties": False,
+}
+TELEPORT_SCHEMA: Final = {
+    "type": "object",
+    "properties": {
+        "within": {"type": "integer", "minimum": 5, "maximum": 500},
+        "attack": {"type": "string", "minLength": 1},
+        "away": {"type": "boolean"},
+        "companions": {"type": "integer", "minimum": 0, "maximum": 10},
     },
     "additionalProperties": False,
 }
@@ -234,6 +255,14 @@ def traits_features() -> Iterable[FeatureSpec]:
             doc="It never squeezes: immune to the squeezing condition, so a crowded zone "
             "costs it no extra movement and gives its attacks and Dexterity saves no "
             "disadvantage.",
+        ),
+        FeatureSpec(
+            "teleport",
+            "action",
+            TELEPORT_SCHEMA,
+            doc="The teleport command: with within, to a zone it sees within that many feet, "
+            "provoking nothing, then one attack; with away, it and up to companions allies in "
+            "its zone leave the fight (escaped).",
         ),
         FeatureSpec(
             "incorporeal-movement",
@@ -400,6 +429,19 @@ def traits_commands() -> Iterable[CommandSpec]:
             requires=_has_versatile,
         ),
         CommandSpec(
+            "teleport",
+            _teleport,
+            "Action: Teleport: to a zone you see within range, then one attack (the blink "
+            "dog); or away from the fight with willing allies in your zone (the unicorn).",
+            {
+                "creature": Param("creature", True, "the acting creature"),
+                "zone": Param("zone", False, "where to (a teleport within range)"),
+                "creatures": Param("creatures", False, "the allies taken along (away)"),
+            },
+            costs=("action",),
+            requires=_has_teleport,
+        ),
+        CommandSpec(
             "invisibility",
             _invisibility,
             "Action: turn invisible, as if concentrating on a spell, until you attack "
@@ -541,3 +583,60 @@ def traits_condition_immunity(ctx: RuleContext, creature: Creature, condition: s
     if condition == SQUEEZING and creature.traits and _trait(creature, "amorphous"):
         return "amorphous"
     return None
+
+
+# -- teleport -------------------------------------------------------------------------------------
+
+
+def _has_teleport(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if _action(me, "teleport") is None:
+        return ("invalid_params", f"{me.name} cannot teleport.")
+    return None
+
+
+def _teleport(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    action = _action(me, "teleport")
+    assert action is not None  # (requires)
+    p = action.params
+    if p.get("away"):
+        _teleport_away(ctx, cmd, me, action)
+        return
+    zone = cmd.params.get("zone")
+    s = ctx.state
+    if zone is None or not s.arena.has_zone(zone):
+        ctx.refuse("unknown_zone", f"Teleport needs a zone of the arena, not {zone!r}.")
+    if me.zone is None or zone == me.zone:
+        ctx.refuse("invalid_params", f"{me.name} is already in {zone}.")
+    if "blinded" in me.conditions:
+        ctx.refuse("invalid_target", f"{me.name} must see where it teleports; it is blinded.")
+    distance = path_distance(s.arena, me.zone, zone)
+    within = int(p.get("within", 0))
+    if distance is None:
+        ctx.refuse("no_line_of_sight", f"{me.name} cannot see {zone}.")
+    if distance > within:
+        ctx.refuse(
+            "out_of_range", f"{zone} is {distance} ft away; {action.name} reaches {within} ft."
+        )
+    full = zone_room(ctx, me, zone)
+    if full:
+        ctx.refuse(*full)
+    spend_use(ctx, me, action)
+    change_zone(ctx, me, zone, by=action.name)
+    if p.get("attack") and me.attack(str(p["attack"])) is not None:
+        ctx.emit(ActionGranted(me.id, "attack", action.name, 1))
+
+
+def _teleport_away(ctx: RuleContext, cmd: Command, me: Creature, action: Action) -> None:
+    chosen = [ctx.creature(c, role="target") for c in cmd.params.get("creatures") or ()]
+    most = int(action.params.get("companions", 0))
+    if len(chosen) > most or len({c.id for c in chosen}) != len(chosen):
+        ctx.refuse("invalid_params", f"{action.name} takes at most {most} other creatures.")
+    for other in chosen:
+        if other.id == me.id or other.side != me.side or other.out_of_fight:
+            ctx.refuse("invalid_target", f"{other.name} is not a willing ally in the fight.")
+        if other.zone != me.zone:
+            ctx.refuse("out_of_range", f"{other.name} is not within 5 feet of {me.name}.")
+    spend_use(ctx, me, action)
+    for creature in (me, *chosen):
+        apply_condition(ctx, creature.id, ESCAPED, action.name)
