@@ -411,6 +411,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "fire-averse",  # zonekeep.srd's, as "reckless"
         "frightened",
         "grappled",
+        "ignited",  # zonekeep.srd's (plugins/srd/_traits.py: a magmin's touch)
         "incapacitated",
         "invisible",
         "paralyzed",

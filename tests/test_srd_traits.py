@@ -22,6 +22,9 @@ stat block:
 - Blink dog, Teleport (Recharge 4-6): up to 40 ft to a space it can see, and one bite
   before or after; unicorn, Teleport (1/day): it and up to three willing creatures
   within 5 ft, to a place up to 1 mile away.
+- Death dog, Bite: a DC 12 Constitution save against disease or poisoned until cured.
+- Magmin, Touch: +4, 7 (2d6) fire; a creature hit ignites: 3 (1d6) fire damage at the
+  end of each of its turns until a creature takes an action to douse the fire.
 """
 
 from __future__ import annotations
@@ -530,3 +533,51 @@ def test_the_unicorn_teleports_away_with_up_to_three_allies_in_its_zone() -> Non
         "unicorn-1",
         "elf",
     ]
+
+
+# -- disease and ignite ----------------------------------------------------------------------------
+
+
+def test_the_death_dogs_bite_poisons_with_disease_until_cured() -> None:
+    dog = srd("death-dog", "Dog")
+    h = fight(dog, make("aria", hp=40, ac=10), make("bram", hp=40, ac=10))
+    # Bite +4: 15 hits, 1d6+2 (3 -> 5); DC 12 Con save 11 fails: poisoned, no end.
+    events = h.rolls(15, 3, 11).send("attack", creature="dog-1", target="aria", attack="bite")
+    assert [(e.creature, e.roll.total, e.success) for e in events if isinstance(e, SaveMade)] == [
+        ("aria", 11, False)
+    ]
+    assert effects(h, "aria") == [("poisoned", None, False)]
+    h.end_turn()
+    h.end_turn()
+    h.end_turn()
+    # Sick already: a second bite asks for no second save.
+    events = h.rolls(15, 3).send("attack", creature="dog-1", target="aria", attack="bite")
+    assert [e for e in events if isinstance(e, SaveMade)] == []
+    h.end_turn()
+    h.end_turn()
+    h.end_turn()
+    # A save of 12 resists it.
+    h.rolls(15, 3, 12).send("attack", creature="dog-1", target="bram", attack="bite")
+    assert "poisoned" not in h.creature("bram").conditions
+
+
+def test_the_magmins_touch_ignites_until_someone_douses_the_fire() -> None:
+    magmin = srd("magmin", "Magmin")
+    h = fight(magmin, make("aria", hp=40, ac=10), make("bram", hp=40))
+    # Touch +4: 15 hits, 2d6 (3 + 4) fire; Aria is ignited.
+    events = h.rolls(15, 3, 4).send("attack", creature="magmin-1", target="aria", attack="touch")
+    assert hurt(events) == [("aria", 7, "fire")]
+    assert "ignited" in h.creature("aria").conditions
+    h.end_turn()
+    # The end of Aria's turn: 1d6 (5) fire.
+    events = h.rolls(5).end_turn()
+    assert hurt(events) == [("aria", 5, "fire")]
+    # Bram douses her (his action): no more burning.
+    assert h.refused("douse", creature="bram", target="bram").code == "invalid_target"
+    h.send("douse", creature="bram", target="aria")
+    assert "ignited" not in h.creature("aria").conditions
+    assert h.state.resources.actions == 0
+    h.end_turn()
+    h.end_turn()
+    events = h.end_turn()
+    assert hurt(events) == []

@@ -57,6 +57,14 @@ beside the other feature modules' implementations of the same hooks. Only public
   ``attack`` (its ``attack``, the bite) after it; biting first is the GM's. With
   ``away`` (the unicorn's mile), it and up to ``companions`` willing creatures (its
   allies, ``creatures``) within 5 feet (its zone) leave the fight (``escaped``).
+- ``disease`` (``on_hit``, ``ability``, ``dc``): the creature hit saves against the
+  disease or is ``poisoned`` until cured (a timed condition with no end: the GM, or a
+  cure such as the unicorn's Healing Touch, ends it). A creature already sick with that
+  creature's disease does not save again. Its course over days is outside the fight.
+- ``ignite`` (``on_hit``, ``damage``, ``damage_type``): the creature hit catches fire
+  (the ``ignited`` condition, once however many hits): at the end of each of its turns
+  it takes the damage, until a creature in its zone douses it (the ``douse`` command,
+  an action; the burning creature may douse itself).
 """
 
 from __future__ import annotations
@@ -90,6 +98,7 @@ from zonekeep.sdk import (
     Param,
     RuleContext,
     apply_condition,
+    apply_damage,
     apply_timed_condition,
     change_zone,
     hookimpl,
@@ -125,6 +134,8 @@ INCORPOREAL: Final = "incorporeal"
 
 #: The condition of a creature holding its versatile weapon in both hands.
 TWO_HANDED: Final = "two-handed"
+#: The condition of a creature on fire until doused (a magmin's touch).
+IGNITED: Final = "ignited"
 
 _EMPTY: Final = {"type": "object", "properties": {}, "additionalProperties": False}
 PARALYSIS_SCHEMA: Final = {
@@ -158,6 +169,15 @@ LEAP_SCHEMA: Final = {
         "long": {"type": "integer", "minimum": 5, "maximum": 120},
         "high": {"type": "integer", "minimum": 5, "maximum": 60},
         "running": {"type": "boolean"},
+    },
+    "additionalProperties": False,
+}
+IGNITE_SCHEMA: Final = {
+    "type": "object",
+    "required": ["damage", "damage_type"],
+    "properties": {
+        "damage": {"type": "string", "format": "dice"},
+        "damage_type": {"type": "string", "minLength": 1},
     },
     "additionalProperties": False,
 }
@@ -265,6 +285,20 @@ def traits_features() -> Iterable[FeatureSpec]:
             "its zone leave the fight (escaped).",
         ),
         FeatureSpec(
+            "disease",
+            "on_hit",
+            LIFE_DRAIN_SCHEMA,
+            doc="The creature hit saves against the disease or is poisoned until cured; "
+            "its course over days is the GM's.",
+        ),
+        FeatureSpec(
+            "ignite",
+            "on_hit",
+            IGNITE_SCHEMA,
+            doc="The creature hit is ignited: the damage at the end of each of its turns, "
+            "until a creature in its zone douses it (the douse command, an action).",
+        ),
+        FeatureSpec(
             "incorporeal-movement",
             "trait",
             _EMPTY,
@@ -296,6 +330,10 @@ def traits_attack_made(
                 _poison_paralysis(ctx, attacker, target, damage, rider.params)
             elif rider.id == "life-drain":
                 _life_drain(ctx, attacker, target, attack, damage, rider.params)
+            elif rider.id == "disease":
+                _disease(ctx, attacker, target, attack, rider.params)
+            elif rider.id == "ignite":
+                _ignite(ctx, attacker, target)
     now = ctx.state.creatures[attacker.id]
     if INVISIBLE in now.conditions:
         _end_invisibility(ctx, attacker.id, f"{attacker.name} attacked")
@@ -442,6 +480,16 @@ def traits_commands() -> Iterable[CommandSpec]:
             requires=_has_teleport,
         ),
         CommandSpec(
+            "douse",
+            _douse,
+            "Action: douse the fire on a creature in your zone (or on yourself).",
+            {
+                "creature": Param("creature", True, "the acting creature"),
+                "target": Param("creature", True, "the burning creature"),
+            },
+            costs=("action",),
+        ),
+        CommandSpec(
             "invisibility",
             _invisibility,
             "Action: turn invisible, as if concentrating on a spell, until you attack "
@@ -531,6 +579,11 @@ def traits_attack_damage(
 def traits_conditions() -> Iterable[ConditionSpec]:
     return (
         ConditionSpec(
+            IGNITED,
+            "On fire: fire damage at the end of each of its turns until a creature douses "
+            "it (the douse command).",
+        ),
+        ConditionSpec(
             TWO_HANDED,
             "Holds its versatile weapon in both hands: its hits with it roll the "
             "two-handed damage (the grip command).",
@@ -555,8 +608,11 @@ def traits_zone_entered(ctx: RuleContext, creature: Creature, from_zone: str, fo
 
 @hookimpl(specname="zonekeep_turn_end")
 def traits_turn_end(ctx: RuleContext, creature: Creature) -> None:
-    if not creature.hidden:
+    if creature.conditions and ctx.resolve("condition", IGNITED) in creature.conditions:
+        _burn(ctx, creature)
+    if not ctx.state.creatures[creature.id].hidden:
         return
+    creature = ctx.state.creatures[creature.id]
     res = ctx.state.resources
     if res.movement_spent > 0 or res.actions < 1 or res.bonus_actions < 1:
         _reveal(ctx, creature)
@@ -640,3 +696,73 @@ def _teleport_away(ctx: RuleContext, cmd: Command, me: Creature, action: Action)
     spend_use(ctx, me, action)
     for creature in (me, *chosen):
         apply_condition(ctx, creature.id, ESCAPED, action.name)
+
+
+# -- disease ---------------------------------------------------------------------------------------
+
+
+def _disease(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, params: dict[str, Any]
+) -> None:
+    now = ctx.state.creatures[target.id]
+    source = f"disease:{attacker.id}"
+    if now.out_of_fight or any(
+        e.creature == now.id and e.source == source for e in ctx.state.condition_effects.values()
+    ):
+        return
+    name = f"{attacker.name}'s {attack.name} (disease)"
+    if saving_throw(ctx, now, str(params["ability"]), int(params["dc"]), name):
+        return
+    apply_timed_condition(ctx, now.id, "poisoned", source=source)
+
+
+# -- ignite ----------------------------------------------------------------------------------------
+
+
+def _ignite(ctx: RuleContext, attacker: Creature, target: Creature) -> None:
+    now = ctx.state.creatures[target.id]
+    if now.out_of_fight or ctx.resolve("condition", IGNITED) in now.conditions:
+        return
+    apply_timed_condition(ctx, now.id, IGNITED, source=f"ignite:{attacker.id}")
+
+
+def _fires(state: EncounterState, creature_id: str) -> list[tuple[str, str]]:
+    """The ignite effects on ``creature_id``: (effect id, the igniting creature's id)."""
+    return [
+        (e.id, e.source.removeprefix("ignite:"))
+        for e in state.condition_effects.values()
+        if e.creature == creature_id and e.source.startswith("ignite:")
+    ]
+
+
+def _burn(ctx: RuleContext, creature: Creature) -> None:
+    for _effect, by in _fires(ctx.state, creature.id)[:1]:
+        source = ctx.state.creatures.get(by)
+        rider = None
+        if source is not None:
+            rider = next((r for a in source.attacks for r in a.on_hit if r.id == "ignite"), None)
+        dice = str(rider.params["damage"]) if rider else "1d6"
+        kind = str(rider.params["damage_type"]) if rider else "fire"
+        rolled = ctx.roll(dice)
+        apply_damage(
+            ctx,
+            ctx.state.creatures[creature.id],
+            rolled.total,
+            damage_type=kind,
+            roll=rolled,
+            source=by,
+        )
+
+
+def _douse(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    target = ctx.creature(cmd.params["target"], role="target")
+    fires = _fires(ctx.state, target.id)
+    if not fires:
+        ctx.refuse("invalid_target", f"{target.name} is not on fire.")
+    if target.zone != me.zone:
+        ctx.refuse("out_of_range", f"{target.name} is not in {me.name}'s zone.")
+    for effect, _by in fires:
+        ctx.emit(
+            ConditionEffectEnded(effect, target.id, ctx.resolve("condition", IGNITED), "doused")
+        )
