@@ -581,3 +581,14 @@ def test_the_magmins_touch_ignites_until_someone_douses_the_fire() -> None:
     h.end_turn()
     events = h.end_turn()
     assert hurt(events) == []
+
+
+def test_turning_invisible_ends_the_concentration_it_held() -> None:
+    imp = without_riders(srd("imp", "Imp"))
+    h = fight(imp, make("aria"))
+    # Concentrating on something else (a spell, given here by the GM) for 10 rounds.
+    h.send("apply_effect", creature="imp-1", condition="concentrating", rounds=10)
+    (held,) = [e.id for e in h.state.condition_effects.values() if e.creature == "imp-1"]
+    h.send("invisibility", creature="imp-1")
+    assert held not in h.state.condition_effects
+    assert effects(h, "imp-1") == [("concentrating", None, False), ("invisible", None, True)]

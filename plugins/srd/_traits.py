@@ -21,8 +21,8 @@ beside the other feature modules' implementations of the same hooks. Only public
   ``invisible`` (the built-in condition: its attack rolls have advantage, attack rolls
   against it disadvantage) as if concentrating on a spell: with the spells plugin
   loaded, it gets that plugin's ``concentrating`` condition (damage calls for a
-  Constitution save, incapacitation or a concentration spell ends it) and the
-  invisibility hangs on it; ``rounds`` (the duergar's 1 hour: 600) bounds it. It ends
+  Constitution save, incapacitation or a concentration spell ends it; turning
+  invisible ends any concentration it held) and the invisibility hangs on it; ``rounds`` (the duergar's 1 hour: 600) bounds it. It ends
   when the creature attacks (after that attack, which the invisibility helped). Using
   Scare, Consume Life, Enlarge or a spell also ends it in the stat blocks: the GM ends
   it then (``end_effect``), since those are other commands.
@@ -434,6 +434,15 @@ def _invisibility(ctx: RuleContext, cmd: Command) -> None:
     parent = None
     concentrating = _concentrating(ctx)
     if concentrating is not None:
+        # As if concentrating on a spell: any other concentration of its ends (and what
+        # hangs on it, by the durations rules).
+        for effect in list(ctx.state.condition_effects.values()):
+            if effect.creature == me.id and effect.condition == concentrating:
+                ctx.emit(
+                    ConditionEffectEnded(
+                        effect.id, me.id, concentrating, f"{me.name} turned invisible"
+                    )
+                )
         parent = apply_timed_condition(
             ctx,
             me.id,
