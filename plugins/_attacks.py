@@ -233,7 +233,10 @@ def _hit_or_miss(ctx: RuleContext, trigger: AttackTrigger) -> bool | None:
     ctx.emit(made)
     damaged: Damaged | None = None
     if hit:
-        damage = ctx.roll(attack.damage, double_dice=critical)
+        dice = ctx.hook.zonekeep_attack_damage(
+            ctx=ctx, attacker=attacker, target=target, attack=attack
+        )
+        damage = ctx.roll(dice or attack.damage, double_dice=critical)
         damaged = apply_damage(
             ctx,
             target,

@@ -121,8 +121,15 @@ def _move(ctx: RuleContext, cmd: Command) -> None:
     if run_up < 0:
         ctx.refuse("invalid_params", f"A run-up cannot be negative ({run_up} ft).")
     if mode == "jump":
-        reach = jump_distance(me, running=run_up >= RUN_UP)
-        if feet > reach:
+        running = run_up >= RUN_UP
+        reach = jump_distance(me, running=running)
+        answers = ctx.hook.zonekeep_jump_distance(ctx=ctx, creature=me, running=running)
+        leap = max([0, *(a for a in answers if isinstance(a, int) and a >= 0)])
+        if feet > max(reach, leap):
+            if leap > reach:
+                ctx.refuse(
+                    "cannot_move", f"{me.name} can jump at most {leap} ft; {feet} ft is too far."
+                )
             ctx.refuse("cannot_move", _too_far(me, feet, run_up))
     move = MoveRequest(feet, mode, difficult, squeeze, through)
     cost, extra = move_cost(ctx, me, move)
@@ -201,8 +208,14 @@ def _difficult_ground(ctx: RuleContext, me: Creature) -> bool:
 
 
 def _squeezed(ctx: RuleContext, me: Creature) -> bool:
-    """Whether ``me`` moves squeezed: it is ``squeezing`` or its zone is over capacity."""
-    return SQUEEZING in me.conditions or _crowded(ctx, me)
+    """Whether ``me`` moves squeezed: it is ``squeezing`` or its zone is over capacity,
+    unless it is immune to squeezing (an ooze's Amorphous)."""
+    if SQUEEZING in me.conditions:
+        return True
+    if not _crowded(ctx, me) or SQUEEZING in me.condition_immunities:
+        return False
+    ask = ctx.hook.zonekeep_condition_immunity
+    return not ask(ctx=ctx, creature=me, condition=SQUEEZING)
 
 
 def _crowded(ctx: RuleContext, me: Creature) -> bool:

@@ -573,6 +573,45 @@ def zonekeep_attacks_per_action(ctx: RuleContext, creature: Creature) -> int | N
     """
 
 
+@hookspec(firstresult=True)
+def zonekeep_attack_damage(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack
+) -> str | None:
+    """Name other damage dice for a hit of ``attack`` than its own ``damage`` (a
+    versatile weapon wielded with two hands: ``"1d10+3"`` for a ``"1d8+3"`` longsword).
+
+    Called by the built-in attack (``zonekeep.combat``'s ``make_attack``: actions,
+    opportunity attacks, readied attacks) on every hit, right before the damage is
+    rolled (doubled dice on a critical hit). The damage type stays the attack's.
+
+    :param ctx: the rule context (read-only use).
+    :param attacker: the attacker.
+    :param target: the creature hit.
+    :param attack: the attack.
+    :return: the dice (``"1d10+3"``), or ``None`` for the attack's own. An answer that
+        is not dice is the plugin's failure (skipped).
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec
+def zonekeep_jump_distance(ctx: RuleContext, creature: Creature, running: bool) -> int | None:
+    """Let ``creature`` long-jump farther than its Strength allows (a bulette's Standing
+    Leap: 30 ft, with or without a running start).
+
+    Called by the built-in movement rule (``zonekeep.movement``) for every jump (the
+    ``move`` command in mode ``jump``), before the distance is checked.
+
+    :param ctx: the rule context (read-only use).
+    :param creature: the creature jumping.
+    :param running: whether it ran at least 10 ft on foot right before (a running jump).
+    :return: how far it can jump, in feet, or ``None``. The highest answer counts when
+        it beats the Strength rule (the score after a run-up, half without); answers
+        below 0 are ignored.
+    """
+
+
 @hookspec
 def zonekeep_critical_threshold(ctx: RuleContext, attacker: Creature, attack: Attack) -> int | None:
     """Lower the natural d20 roll from which ``attacker``'s attack roll is a critical hit

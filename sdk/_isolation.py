@@ -60,6 +60,7 @@ from ._actors import SYSTEM_ACTOR
 from ._commands import Command, CommandSpec
 from ._context import ObserverContext, RollModifier, RuleContext
 from ._damage import Damage
+from ._dice import DiceError, parse_dice
 from ._errors import Refusal
 from ._loading import PluginLoadError
 from ._reactions import ReactionOffer, ReactionOutcome
@@ -253,6 +254,19 @@ def _one(kinds: tuple[type, ...], words: str) -> Callable[[object], object]:
     return check
 
 
+def _dice(value: object) -> str | None:
+    if value is None:
+        return None
+    if type(value) is str:
+        try:
+            parse_dice(value)
+        except DiceError:
+            pass
+        else:
+            return value
+    raise WrongShape(f'returned {_short(value)}; expected dice ("1d10+3") or None')
+
+
 #: Contribution hooks: what a valid answer is. A failing implementation is skipped.
 CONTRIBUTIONS: dict[str, Callable[[object], object]] = {
     "zonekeep_action_refusal": _one((Refusal,), "a Refusal"),
@@ -263,6 +277,8 @@ CONTRIBUTIONS: dict[str, Callable[[object], object]] = {
     "zonekeep_provocations": _many(str, "creature ids"),
     "zonekeep_armor_class_bonus": _one((int,), "a whole number"),
     "zonekeep_critical_threshold": _one((int,), "a whole number"),
+    "zonekeep_attack_damage": _dice,
+    "zonekeep_jump_distance": _one((int,), "a whole number"),
     "zonekeep_attacks_per_action": _one((int,), "a whole number"),
     "zonekeep_zero_hit_points": _one((str,), "a condition name"),
     "zonekeep_skip_turn": _one((str,), "a string"),

@@ -414,6 +414,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "fire-averse",  # zonekeep.srd's, as "reckless"
         "frightened",
         "grappled",
+        "ignited",  # zonekeep.srd's (plugins/srd/_traits.py: a magmin's touch)
         "incapacitated",
         "invisible",
         "outlined",
@@ -429,6 +430,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "stench_immune",
         "stunned",
         "surrendered",
+        "two-handed",  # zonekeep.srd's (plugins/srd/_traits.py: a versatile weapon's grip)
         "unconscious",
     ]
     assert all(spec.summary for spec in found.values())

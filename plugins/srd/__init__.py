@@ -44,6 +44,7 @@ from ._actions import *  # noqa: F403  (breath weapons, glares, riders: srd-b)
 from ._moves import *  # noqa: F403  (movement and senses: srd-c)
 from ._odds import *  # noqa: F403  # advantage, disadvantage and saves (srd-a1)
 from ._reactions import *  # noqa: F403  (reactions offered as decisions: parry, redirect)
+from ._traits import *  # noqa: F403  (poisons, drains, invisibility, walls: srd-traits)
 
 __all__ = ["DATA", "srd_source"]
 
