@@ -72,6 +72,10 @@ from zonekeep.sdk import (
     spend_use,
 )
 
+from ._common import class_level, feature_of
+from ._sorcery import *  # noqa: F403  (the sorcerer's Font of Magic)
+from ._warriors import *  # noqa: F403  (barbarian, monk, paladin, ranger)
+
 __all__ = ["DATA", "class_data", "class_level"]
 
 #: The class data this plugin implements (package data, shipped in the wheel).
@@ -87,25 +91,7 @@ def class_data() -> dict[str, Any]:
     return data
 
 
-def class_level(creature: Creature, class_id: str) -> int:
-    """``creature``'s level in ``class_id`` (from its ``class-levels`` trait), or 0."""
-    for trait in creature.traits:
-        if trait.id != "class-levels":
-            continue
-        for entry in trait.params.get("classes", ()):
-            if isinstance(entry, dict) and entry.get("name") == class_id:
-                level = entry.get("level")
-                return level if isinstance(level, int) and not isinstance(level, bool) else 0
-    return 0
-
-
-def _feature(creature: Creature, feature: str) -> Trait | Action | None:
-    """``creature``'s trait or action ``feature``, unless its data marks it ``gm``."""
-    found: tuple[Trait | Action, ...] = (*creature.traits, *creature.actions)
-    for item in found:
-        if item.id in (feature, f"zonekeep.classes.{feature}") and item.gm is None:
-            return item
-    return None
+_feature = feature_of
 
 
 _NO_PARAMS = {"type": "object", "additionalProperties": True}
