@@ -8,6 +8,8 @@ the SRD 5.1 text with a level-5 barbarian built from a character sheet and scrip
   made with Strength this turn; attacks against it have advantage until its next turn.
 - Danger Sense: advantage on Dexterity saving throws, not while blinded, deafened or
   incapacitated.
+- Frenzy (Path of the Berserker): a rage may be a frenzy, with one melee weapon attack
+  as a bonus action on each turn while it lasts.
 - Extra Attack (5th level): the Attack action makes two attacks.
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 from arena_fixture import harness
 from helpers import make
 
@@ -27,6 +30,7 @@ from zonekeep.sdk import (
     Damaged,
     EncounterOptions,
     ResourceSpent,
+    Trait,
 )
 from zonekeep.sdk.host import character_creature, parse_character
 from zonekeep.sdk.testing import EncounterHarness
@@ -198,3 +202,26 @@ def test_a_level_5_barbarian_attacks_twice_with_the_attack_action() -> None:
     h = fight(barbarian(), ogre())
     events = h.rolls(2).send("attack", creature="ulfa", target="ogre")
     assert ActionGranted("ulfa", "attack", "extra attack", 1) in events
+
+
+def test_a_berserkers_frenzy_gives_a_bonus_action_attack_each_turn_while_the_rage_lasts() -> None:
+    ulfa = barbarian()
+    frenzy = Trait("frenzy", "Frenzy", "A frenzied rage.")
+    h = fight(attrs.evolve(ulfa, traits=(*ulfa.traits, frenzy)), ogre())
+    assert h.refused("frenzy_attack", creature="ulfa").code == "not_now"
+    h.send("rage", creature="ulfa", frenzy=True)
+    assert {"raging", "frenzied"} <= set(h.creature("ulfa").conditions)
+    h.end_turn()
+    h.end_turn()
+    events = h.send("frenzy_attack", creature="ulfa")
+    assert ActionTaken("ulfa", "frenzy_attack", "bonus") in events
+    assert ActionGranted("ulfa", "attack", "frenzy", 1) in events
+    events = h.rolls(12, 5).send("attack", creature="ulfa", target="ogre")
+    assert damage(events) == [5 + 3 + 2]
+    assert h.refused("frenzy_attack", creature="ulfa").code == "no_bonus_action_left"
+
+
+def test_a_rage_without_the_frenzy_feature_cannot_be_a_frenzy() -> None:
+    h = fight(barbarian(), ogre())
+    assert h.refused("rage", creature="ulfa", frenzy=True).code == "no_such_feature"
+    assert h.creature("ulfa").resources["rage"] == 3

@@ -11,6 +11,10 @@ so that this module's hooks sit beside the package's own.
   of Strength and Dexterity), on the hit's own damage, not on its riders. The GM ends a
   rage early (``end_effect_of``) when the barbarian is knocked out or a turn passes
   without it attacking or being damaged; heavy armor and spells are the player's care.
+- ``frenzy`` (a berserker's): ``rage`` with ``frenzy: true`` also gives the
+  ``frenzied`` condition, which ends with the rage; while frenzied, ``frenzy_attack``
+  (bonus action) grants one more attack (a melee weapon attack: the player picks it).
+  The level of exhaustion when the frenzy ends is the GM's (exhaustion is not modelled).
 - ``reckless-attack`` (the ``reckless_attack`` command, free, on its turn before its
   first attack: its action unspent and no attack granted yet): the ``reckless``
   condition until the start of its next turn; its melee attacks made with Strength
@@ -32,9 +36,12 @@ so that this module's hooks sit beside the package's own.
   DC or is ``stunned`` until the end of the monk's next turn. The declaration is the
   monk's resource ``stunning-strike`` (1 while declared) and lapses when a turn starts.
 - ``lay-on-hands`` (action, the ``lay_on_hands`` command): restores ``amount`` hit
-  points to a creature in the paladin's zone (touch; itself included) from the pool,
-  the uses of its ``lay-on-hands`` action (five times the paladin level per long
-  rest). Undead and constructs are the GM's to refuse (a roster creature has no type).
+  points to a creature in the paladin's zone (touch; itself included) from the pool:
+  its resource ``lay-on-hands``, the sheet's class resource (five times the paladin
+  level per long rest; without one, five times the paladin level). The GM's ``rest``
+  gives back features' uses, not class resources: the pool is refilled by loading the
+  sheet again. Undead and constructs are the GM's to refuse (a roster creature has no
+  type).
 - ``divine-smite`` (the ``divine_smite`` command, free, declared before the attack roll
   with the ``slot`` level): the paladin's next melee weapon hit this turn spends a spell
   slot of that level and deals 2d8 radiant damage, 1d8 more per slot level above 1st,
@@ -50,7 +57,6 @@ so that this module's hooks sit beside the package's own.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from zonekeep.sdk import (
     DODGING,
@@ -73,6 +79,7 @@ from zonekeep.sdk import (
     FeatureSpec,
     Healed,
     Param,
+    Requirement,
     ResourceRestored,
     ResourceSpent,
     RollModifier,
@@ -82,19 +89,21 @@ from zonekeep.sdk import (
     apply_damage,
     apply_timed_condition,
     hookimpl,
-    resource_key,
     saving_throw,
     spend_use,
 )
 
-from ._common import feature_of, no_uses_left, uses_left, uses_strength
+from ._common import class_level, feature_of, no_uses_left, uses_left, uses_strength
 
 __all__ = [
     "DIVINE_SMITE",
+    "FRENZIED",
+    "LAY_ON_HANDS",
     "RAGING",
     "RECKLESS",
     "STUNNING_STRIKE",
     "ki_dc",
+    "lay_on_hands_pool",
     "warriors_attack_made",
     "warriors_before_attack",
     "warriors_commands",
@@ -107,11 +116,15 @@ __all__ = [
 
 #: The condition of a raging barbarian.
 RAGING = "raging"
+#: The condition of a berserker raging in a frenzy (it ends with the rage).
+FRENZIED = "frenzied"
 #: The condition of a barbarian that attacked recklessly this turn.
 RECKLESS = "reckless-attack"
 #: The resources that hold a declared Stunning Strike (1) and Divine Smite (slot level).
 STUNNING_STRIKE = "stunning-strike"
 DIVINE_SMITE = "divine-smite"
+#: The resource holding what is left of a paladin's Lay on Hands pool.
+LAY_ON_HANDS = "lay-on-hands"
 #: The resource of a hunter's once-per-turn Colossus Slayer (1 ready, 0 spent).
 COLOSSUS_SLAYER = "colossus-slayer"
 #: Rage's resisted damage types.
@@ -142,6 +155,13 @@ def warriors_features() -> Iterable[FeatureSpec]:
             doc="The rage command: a bonus action; a minute of advantage on Strength checks "
             "and saves, resistance to bludgeoning, piercing and slashing damage and the rage "
             "damage (params.damage, else +2) on melee weapon attacks made with Strength.",
+        ),
+        FeatureSpec(
+            "frenzy",
+            "trait",
+            _NO_PARAMS,
+            doc="rage with frenzy: true; then frenzy_attack, a bonus-action melee attack on "
+            "each of its turns while the rage lasts (the exhaustion after is the GM's).",
         ),
         FeatureSpec(
             "reckless-attack",
@@ -200,8 +220,8 @@ def warriors_features() -> Iterable[FeatureSpec]:
             "lay-on-hands",
             "action",
             _NO_PARAMS,
-            doc="The lay_on_hands command: restore hit points from the pool (its uses) to a "
-            "creature in its zone.",
+            doc="The lay_on_hands command: restore hit points from the pool (the class "
+            "resource lay-on-hands, else 5 x paladin level) to a creature in its zone.",
         ),
         FeatureSpec(
             "divine-smite",
@@ -236,6 +256,12 @@ def warriors_conditions() -> Iterable[ConditionSpec]:
             durations=("rounds", "until_removed"),
         ),
         ConditionSpec(
+            FRENZIED,
+            "In a frenzy: one melee weapon attack as a bonus action on each of its turns "
+            "(frenzy_attack) while the rage lasts; exhaustion afterwards (the GM's).",
+            durations=("rounds", "until_removed"),
+        ),
+        ConditionSpec(
             RECKLESS,
             "Attacked recklessly: its melee Strength attacks this turn have advantage, and "
             "attacks against it have advantage until its next turn.",
@@ -246,7 +272,7 @@ def warriors_conditions() -> Iterable[ConditionSpec]:
 # -- helpers --------------------------------------------------------------------------------
 
 
-def _has(feature: str, name: str) -> Any:
+def _has(feature: str, name: str) -> Requirement:
     """A ``requires`` check: the creature has ``feature`` and, with uses, one left."""
 
     def check(state: EncounterState, me: Creature) -> tuple[str, str] | None:
@@ -258,7 +284,7 @@ def _has(feature: str, name: str) -> Any:
     return check
 
 
-def _ki_check(feature: str, name: str, *, after_action: bool = False) -> Any:
+def _ki_check(feature: str, name: str, *, after_action: bool = False) -> Requirement:
     """A ``requires`` check for a ki feature: the feature, 1 ki point and, for those that
     follow the Attack action, the creature's action spent this turn."""
 
@@ -306,8 +332,23 @@ def _rage(ctx: RuleContext, cmd: Command) -> None:
     me = ctx.creature(cmd.params["creature"])
     feature = feature_of(me, "rage")
     assert feature is not None  # (requires)
+    frenzy = cmd.params.get("frenzy", False)
+    if frenzy and feature_of(me, "frenzy") is None:
+        ctx.refuse("no_such_feature", f"{me.name} has no Frenzy.")
     spend_use(ctx, me, feature)
-    apply_timed_condition(ctx, me.id, RAGING, rounds=10, source="rage")
+    rage = apply_timed_condition(ctx, me.id, RAGING, rounds=10, source="rage")
+    if frenzy and rage is not None:
+        apply_timed_condition(ctx, me.id, FRENZIED, rounds=10, source="frenzy", parent=rage)
+
+
+def _frenzied(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if FRENZIED not in me.conditions:
+        return ("not_now", f"{me.name} is not in a frenzy (rage with frenzy: true).")
+    return None
+
+
+def _frenzy_attack(ctx: RuleContext, cmd: Command) -> None:
+    ctx.emit(ActionGranted(cmd.params["creature"], "attack", "frenzy", 1))
 
 
 def _reckless_ready(state: EncounterState, me: Creature) -> tuple[str, str] | None:
@@ -450,18 +491,30 @@ def _stunning_strike(
 # -- paladin ----------------------------------------------------------------------------------
 
 
+def lay_on_hands_pool(creature: Creature) -> int:
+    """The hit points left in ``creature``'s Lay on Hands pool: its resource
+    ``lay-on-hands`` (the sheet's class resource), else five times its paladin level."""
+    return creature.resources.get(LAY_ON_HANDS, 5 * class_level(creature, "paladin"))
+
+
+def _has_lay_on_hands(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if feature_of(me, "lay-on-hands") is None:
+        return ("no_such_feature", f"{me.name} has no Lay on Hands.")
+    if lay_on_hands_pool(me) < 1:
+        return ("no_uses_left", f"{me.name}'s Lay on Hands pool is empty.")
+    return None
+
+
 def _lay_on_hands(ctx: RuleContext, cmd: Command) -> None:
     me = ctx.creature(cmd.params["creature"])
     target = ctx.creature(cmd.params["target"], role="target")
     amount = cmd.params["amount"]
-    feature = feature_of(me, "lay-on-hands")
-    assert feature is not None  # (requires)
-    left = uses_left(me, feature)
+    left = lay_on_hands_pool(me)
     if not isinstance(amount, int) or isinstance(amount, bool) or not 1 <= amount <= left:
         ctx.refuse("invalid_params", f"'amount' is 1 to the pool's {left} hit points left.")
     if target.id != me.id and (target.zone is None or target.zone != me.zone):
         ctx.refuse("out_of_range", f"Lay on Hands is a touch: {target.name} is not in reach.")
-    ctx.emit(ResourceSpent(me.id, resource_key(feature), left - amount))
+    ctx.emit(ResourceSpent(me.id, LAY_ON_HANDS, left - amount))
     hp = max(target.hp, min(target.max_hp, target.hp + amount))
     ctx.emit(Healed(target.id, amount, hp, me.id))
     for condition in (DYING, STABLE):
@@ -603,10 +656,19 @@ def warriors_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "rage",
             _rage,
-            "Bonus action: Rage for a minute (uses per long rest).",
-            {"creature": me},
+            "Bonus action: Rage for a minute (uses per long rest); frenzy: a berserker's "
+            "frenzy too.",
+            {"creature": me, "frenzy": Param("boolean", False, "rage in a frenzy (Frenzy)")},
             costs=("bonus",),
             requires=_not_raging,
+        ),
+        CommandSpec(
+            "frenzy_attack",
+            _frenzy_attack,
+            "Bonus action, in a frenzy: one melee weapon attack (Frenzy).",
+            {"creature": me},
+            costs=("bonus",),
+            requires=_frenzied,
         ),
         CommandSpec(
             "reckless_attack",
@@ -668,7 +730,7 @@ def warriors_commands() -> Iterable[CommandSpec]:
                 "amount": Param("integer", True, "hit points, from the pool"),
             },
             costs=("action",),
-            requires=_has("lay-on-hands", "Lay on Hands"),
+            requires=_has_lay_on_hands,
         ),
         CommandSpec(
             "divine_smite",
