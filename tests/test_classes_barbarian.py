@@ -96,7 +96,7 @@ def test_rage_is_a_bonus_action_that_spends_a_use_and_adds_2_to_strength_melee_d
     assert ActionTaken("ulfa", "rage", "bonus") in events
     assert ResourceSpent("ulfa", "rage", 2) in events
     assert "raging" in h.creature("ulfa").conditions
-    assert h.refused("rage", creature="ulfa").code in ("already_raging", "no_bonus_action_left")
+    assert h.refused("rage", creature="ulfa").code in ("invalid_params", "no_bonus_action_left")
     # Greataxe: +6 to hit, 1d12+3, and +2 while raging.
     events = h.rolls(12, 5).send("attack", creature="ulfa", target="ogre")
     assert made(events).hit and damage(events) == [5 + 3 + 2]
@@ -179,7 +179,7 @@ def test_reckless_attack_gives_advantage_both_ways_until_its_next_turn() -> None
 def test_reckless_attack_is_decided_before_the_first_attack_and_not_for_ranged_attacks() -> None:
     h = fight(barbarian(), ogre())
     h.rolls(2).send("attack", creature="ulfa", target="ogre")
-    assert h.refused("reckless_attack", creature="ulfa").code == "not_now"
+    assert h.refused("reckless_attack", creature="ulfa").code == "invalid_params"
     h.end_turn()
     h.end_turn()
     h.send("reckless_attack", creature="ulfa")
@@ -208,7 +208,7 @@ def test_a_berserkers_frenzy_gives_a_bonus_action_attack_each_turn_while_the_rag
     ulfa = barbarian()
     frenzy = Trait("frenzy", "Frenzy", "A frenzied rage.")
     h = fight(attrs.evolve(ulfa, traits=(*ulfa.traits, frenzy)), ogre())
-    assert h.refused("frenzy_attack", creature="ulfa").code == "not_now"
+    assert h.refused("frenzy_attack", creature="ulfa").code == "invalid_params"
     h.send("rage", creature="ulfa", frenzy=True)
     assert {"raging", "frenzied"} <= set(h.creature("ulfa").conditions)
     h.end_turn()

@@ -101,7 +101,7 @@ def damage(events: tuple[Any, ...]) -> list[int]:
 
 def test_flurry_of_blows_follows_the_attack_action_and_makes_two_more_attacks_for_1_ki() -> None:
     h = fight(monk(), ogre())
-    assert h.refused("flurry_of_blows", creature="sora").code == "not_yet"
+    assert h.refused("flurry_of_blows", creature="sora").code == "invalid_params"
     h.rolls(15, 2).send("attack", creature="sora", target="ogre")
     h.rolls(15, 2).send("attack", creature="sora", target="ogre")
     events = h.send("flurry_of_blows", creature="sora")
@@ -118,7 +118,7 @@ def test_flurry_of_blows_follows_the_attack_action_and_makes_two_more_attacks_fo
 
 def test_martial_arts_gives_one_unarmed_strike_as_a_bonus_action_after_attacking() -> None:
     h = fight(monk(), ogre())
-    assert h.refused("martial_arts", creature="sora").code == "not_yet"
+    assert h.refused("martial_arts", creature="sora").code == "invalid_params"
     h.rolls(2).send("attack", creature="sora", target="ogre")
     h.rolls(2).send("attack", creature="sora", target="ogre")
     events = h.send("martial_arts", creature="sora")
@@ -194,7 +194,7 @@ def test_a_successful_save_resists_the_stun_and_an_unused_declaration_lapses() -
     h.end_turn()
     h.end_turn()
     h.send("stunning_strike", creature="sora")
-    assert h.refused("stunning_strike", creature="sora").code == "not_now"
+    assert h.refused("stunning_strike", creature="sora").code == "invalid_params"
     events = h.end_turn()
     assert ResourceSpent("sora", "stunning-strike", 0) in events
     assert h.creature("sora").resources["ki"] == 4

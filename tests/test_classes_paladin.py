@@ -195,7 +195,7 @@ def test_divine_smite_is_at_most_5d8() -> None:
 
 def test_divine_smite_needs_a_slot_and_lapses_at_the_next_turn_and_not_on_ranged_hits() -> None:
     h = fight(paladin(), ogre(), zones={"aldric": "hall", "ogre": "yard"})
-    assert h.refused("divine_smite", creature="aldric", slot=3).code == "no_slot"
+    assert h.refused("divine_smite", creature="aldric", slot=3).code == "no_uses_left"
     h.send("divine_smite", creature="aldric", slot=1)
     # A javelin thrown from the hall into the yard: a ranged hit, no smite.
     events = h.rolls(15, 4).send(

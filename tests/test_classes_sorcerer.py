@@ -82,7 +82,9 @@ def test_font_of_magic_refuses_what_it_cannot_do_and_changes_nothing() -> None:
     assert h.refused("font_of_magic", creature="ysolde", make="slot", slot=6).code == (
         "invalid_params"
     )
-    assert h.refused("font_of_magic", creature="ysolde", make="points", slot=4).code == "no_slot"
+    assert (
+        h.refused("font_of_magic", creature="ysolde", make="points", slot=4).code == "no_uses_left"
+    )
     assert h.refused("font_of_magic", creature="ysolde", make="gold", slot=1).code == (
         "invalid_params"
     )

@@ -789,6 +789,10 @@ NOT_DRAWN_YET = {
     "action_surge", "aggressive", "breath", "call_check", "consume_life", "cunning_action",
     "damage_zone", "death_glare", "dreadful_glare", "escape_grapple", "grappled_save",
     "healing_touch", "multiattack", "reckless", "scare", "second_wind", "use_feature",
+    # the classes plugin's barbarian, monk, paladin and sorcerer features
+    "divine_smite", "flurry_of_blows", "font_of_magic", "frenzy_attack", "lay_on_hands",
+    "martial_arts", "patient_defense", "rage", "reckless_attack", "step_of_the_wind",
+    "stunning_strike",
 }  # fmt: skip
 #: At least this share of the generated commands (after setup) must be accepted per run.
 ACCEPTED_SHARE = 1 / 3

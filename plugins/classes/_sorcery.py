@@ -68,7 +68,7 @@ def _font_of_magic(ctx: RuleContext, cmd: Command) -> None:
     slots = me.resources.get(slot_key, 0)
     if make == "points":
         if slots < 1:
-            ctx.refuse("no_slot", f"{me.name} has no spell slot of level {level} left.")
+            ctx.refuse("no_uses_left", f"{me.name} has no spell slot of level {level} left.")
         ctx.emit(ResourceSpent(me.id, slot_key, slots - 1))
         ctx.emit(ResourceRestored(me.id, key, points + level, "font-of-magic"))
     elif make == "slot":

@@ -295,7 +295,7 @@ def _ki_check(feature: str, name: str, *, after_action: bool = False) -> Require
         if ki is None or uses_left(me, ki) < 1:
             return ("no_uses_left", f"{me.name} has no ki point left.")
         if after_action and state.active == me.id and state.resources.actions > 0:
-            return ("not_yet", f"{name} follows the Attack action: attack first.")
+            return ("invalid_params", f"{name} follows the Attack action: attack first.")
         return None
 
     return check
@@ -324,7 +324,7 @@ def _rage_damage(creature: Creature) -> int:
 def _not_raging(state: EncounterState, me: Creature) -> tuple[str, str] | None:
     refusal = _has("rage", "Rage")(state, me)
     if refusal is None and RAGING in me.conditions:
-        return ("already_raging", f"{me.name} is raging already.")
+        return ("invalid_params", f"{me.name} is raging already.")
     return refusal
 
 
@@ -343,7 +343,7 @@ def _rage(ctx: RuleContext, cmd: Command) -> None:
 
 def _frenzied(state: EncounterState, me: Creature) -> tuple[str, str] | None:
     if FRENZIED not in me.conditions:
-        return ("not_now", f"{me.name} is not in a frenzy (rage with frenzy: true).")
+        return ("invalid_params", f"{me.name} is not in a frenzy (rage with frenzy: true).")
     return None
 
 
@@ -355,9 +355,9 @@ def _reckless_ready(state: EncounterState, me: Creature) -> tuple[str, str] | No
     if feature_of(me, "reckless-attack") is None:
         return ("no_such_feature", f"{me.name} has no Reckless Attack.")
     if state.active != me.id or state.resources.actions < 1 or state.resources.attacks:
-        return ("not_now", "Reckless Attack is decided on the first attack of its turn.")
+        return ("invalid_params", "Reckless Attack is decided on the first attack of its turn.")
     if RECKLESS in me.conditions:
-        return ("not_now", f"{me.name} attacks recklessly already.")
+        return ("invalid_params", f"{me.name} attacks recklessly already.")
     return None
 
 
@@ -440,7 +440,10 @@ def _martial_ready(state: EncounterState, me: Creature) -> tuple[str, str] | Non
     if feature_of(me, "martial-arts") is None:
         return ("no_such_feature", f"{me.name} has no Martial Arts.")
     if state.active == me.id and state.resources.actions > 0:
-        return ("not_yet", "The Martial Arts strike follows the Attack action: attack first.")
+        return (
+            "invalid_params",
+            "The Martial Arts strike follows the Attack action: attack first.",
+        )
     return None
 
 
@@ -468,7 +471,7 @@ def _step_of_the_wind(ctx: RuleContext, cmd: Command) -> None:
 def _declare_stunning_strike(ctx: RuleContext, cmd: Command) -> None:
     me = ctx.creature(cmd.params["creature"])
     if me.resources.get(STUNNING_STRIKE, 0) > 0:
-        ctx.refuse("not_now", f"{me.name}'s Stunning Strike is declared already.")
+        ctx.refuse("invalid_params", f"{me.name}'s Stunning Strike is declared already.")
     ctx.emit(ResourceRestored(me.id, STUNNING_STRIKE, 1, "declared"))
 
 
@@ -532,9 +535,9 @@ def _declare_divine_smite(ctx: RuleContext, cmd: Command) -> None:
     if not isinstance(slot, int) or isinstance(slot, bool) or not 1 <= slot <= 9:
         ctx.refuse("invalid_params", "'slot' is a spell slot level, 1 to 9.")
     if _slots_left(me, slot) < 1:
-        ctx.refuse("no_slot", f"{me.name} has no spell slot of level {slot} left.")
+        ctx.refuse("no_uses_left", f"{me.name} has no spell slot of level {slot} left.")
     if me.resources.get(DIVINE_SMITE, 0) > 0:
-        ctx.refuse("not_now", f"{me.name}'s Divine Smite is declared already.")
+        ctx.refuse("invalid_params", f"{me.name}'s Divine Smite is declared already.")
     ctx.emit(ResourceRestored(me.id, DIVINE_SMITE, slot, "declared"))
 
 
