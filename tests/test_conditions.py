@@ -412,6 +412,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "dying",
         "escaped",
         "fire-averse",  # zonekeep.srd's, as "reckless"
+        "frenzied",  # zonekeep.classes's, as "raging" and "reckless-attack"
         "frightened",
         "grappled",
         "ignited",  # zonekeep.srd's (plugins/srd/_traits.py: a magmin's touch)
@@ -421,7 +422,9 @@ def test_the_built_in_conditions_are_declared() -> None:
         "paralyzed",
         "poisoned",
         "prone",
+        "raging",
         "reckless",
+        "reckless-attack",
         "regeneration_stopped",  # zonekeep.srd's, as "stench_immune"
         "restrained",
         "shield-of-faith",

@@ -1,8 +1,11 @@
 """The SRD 5.1 classes at levels 1 to 5: a first-party content plugin, on by default.
 
-``classes-5.1.json``, shipped beside this module, lists every feature of the fighter
-(Champion), rogue (Thief), cleric (Life Domain) and wizard (School of Evocation) at
-levels 1 to 5, in the project's own words, each either implemented here, carried by the
+``classes-5.1.json``, shipped beside this module, lists every feature of the twelve SRD
+classes with their SRD subclass (fighter/Champion, rogue/Thief, cleric/Life Domain,
+wizard/School of Evocation, barbarian/Berserker, bard/Lore, druid/Land, monk/Open Hand,
+paladin/Devotion, ranger/Hunter, sorcerer/Draconic Bloodline, warlock/Fiend) at levels
+1 to 5, with each class's hit die, saving throws, proficiencies and per-level figures,
+in the project's own words, each either implemented here, carried by the
 character model itself (``sheet``: the numbers a sheet derives), or marked ``gm`` with
 the reason the GM adjudicates it. docs/characters.md has the generated coverage table
 (scripts/class_coverage.py).
@@ -30,6 +33,13 @@ characters list theirs. What this plugin implements (declared with
   (``resource_restored``).
 - ``cunning-action`` (bonus action, the ``cunning_action`` command): Dash or Disengage;
   Hide is refused with the reason (the rules have no hiding: the GM adjudicates it).
+
+The barbarian's, monk's, paladin's and ranger's features (Rage, Frenzy, Reckless
+Attack, Danger Sense, Martial Arts, Ki, Flurry of Blows, Patient Defense, Step of the
+Wind, Stunning Strike, Lay on Hands, Divine Smite, Colossus Slayer) are in
+``_warriors.py``, the sorcerer's Font of Magic in ``_sorcery.py``, each documented
+there; Extra Attack above serves every class that has it. The casters' ``spellcasting``
+is the spells plugin's (``zonekeep.spells``).
 
 It uses the public SDK only, as a third-party content plugin would. An operator turns
 it off with ``plugins_disabled = ["zonekeep.classes"]``; the features then show as "GM
@@ -72,6 +82,10 @@ from zonekeep.sdk import (
     spend_use,
 )
 
+from ._common import class_level, feature_of
+from ._sorcery import *  # noqa: F403  (the sorcerer's Font of Magic)
+from ._warriors import *  # noqa: F403  (barbarian, monk, paladin, ranger)
+
 __all__ = ["DATA", "class_data", "class_level"]
 
 #: The class data this plugin implements (package data, shipped in the wheel).
@@ -87,25 +101,7 @@ def class_data() -> dict[str, Any]:
     return data
 
 
-def class_level(creature: Creature, class_id: str) -> int:
-    """``creature``'s level in ``class_id`` (from its ``class-levels`` trait), or 0."""
-    for trait in creature.traits:
-        if trait.id != "class-levels":
-            continue
-        for entry in trait.params.get("classes", ()):
-            if isinstance(entry, dict) and entry.get("name") == class_id:
-                level = entry.get("level")
-                return level if isinstance(level, int) and not isinstance(level, bool) else 0
-    return 0
-
-
-def _feature(creature: Creature, feature: str) -> Trait | Action | None:
-    """``creature``'s trait or action ``feature``, unless its data marks it ``gm``."""
-    found: tuple[Trait | Action, ...] = (*creature.traits, *creature.actions)
-    for item in found:
-        if item.id in (feature, f"zonekeep.classes.{feature}") and item.gm is None:
-            return item
-    return None
+_feature = feature_of
 
 
 _NO_PARAMS = {"type": "object", "additionalProperties": True}
