@@ -418,6 +418,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "ignited",  # zonekeep.srd's (plugins/srd/_traits.py: a magmin's touch)
         "incapacitated",
         "invisible",
+        "leadership",  # zonekeep.srd's (the knight)
         "outlined",
         "paralyzed",
         "poisoned",

@@ -79,9 +79,27 @@ ACTORS = [GM_ACTOR, P1, Actor("player", "p2"), Actor("spectator", "watcher"), SY
 BOGUS_IDS = ["nobody", "", "g1", "P0"]
 CONDITIONS = ["prone", "dying", "stable", "defeated", "dodging", "squeezing", "poisoned", ""]
 
-#: Every command, with the turn's own commands drawn more often so that rounds go by.
+#: Commands of the content plugins (creature features, classes) and of issue 30's GM
+#: tools that this generator does not draw yet: its random roster carries no creature
+#: with the features they need (a breath weapon, Second Wind, a multiattack...). Each is
+#: played by its own tests (tests/test_srd_*.py, test_classes.py, test_features*.py,
+#: test_sdk_world.py); drawing them here is open work, and this set must shrink.
+NOT_DRAWN_YET = {
+    "action_surge", "aggressive", "breath", "call_check", "consume_life", "cunning_action",
+    "damage_zone", "death_glare", "douse", "dreadful_glare", "escape_grapple", "grappled_save",
+    "grip", "healing_touch", "invisibility", "multiattack", "reckless", "scare",
+    "second_wind", "teleport", "use_feature",
+    "leadership", "fetid_cloud", "rampage", "web", "escape_web", "attack_web",
+    # the classes plugin's barbarian, monk, paladin and sorcerer features
+    "divine_smite", "flurry_of_blows", "font_of_magic", "frenzy_attack", "lay_on_hands",
+    "martial_arts", "patient_defense", "rage", "reckless_attack", "step_of_the_wind",
+    "stunning_strike",
+}  # fmt: skip
+#: Every command the generator draws (not those of :data:`NOT_DRAWN_YET`: a content
+#: plugin's new command then leaves the derandomized run's draws as they were), with the
+#: turn's own commands drawn more often so that rounds go by.
 WEIGHTED = [
-    *COMMANDS,
+    *(c for c in COMMANDS if c not in NOT_DRAWN_YET),
     *["end_turn"] * 10,
     *["move"] * 4,
     *["attack"] * 4,
@@ -538,6 +556,7 @@ BUILDERS: dict[str, Builder] = {
     "decision_timeout": gm_command(
         lambda d, s: {"decision": s.pending[0].id} if s.pending else None
     ),
+    "rest": gm_command(lambda d, s: {"kind": d(st.sampled_from(["short", "long"]))}),
     "override": gm_command(_override),
     "grant_condition": gm_command(_grant),
     "remove_condition": gm_command(_remove),
@@ -755,7 +774,12 @@ def check_order_change(
 ) -> None:
     if before == after:
         return
-    assert kind in ("add_creature", "set_group_order"), f"{kind} changed the initiative order"
+    assert kind in ("add_creature", "set_group_order", "decide"), (
+        f"{kind} changed the initiative order"
+    )
+    if kind == "decide":  # an initiative tie settled: the same slots, the tied ones reordered
+        assert sorted(before) == sorted(after)
+        return
     if kind == "set_group_order":
         assert [s for s, _ in before] == [s for s, _ in after]
         assert [sorted(m) for _, m in before] == [sorted(m) for _, m in after]
@@ -780,22 +804,6 @@ def check_order_change(
 
 #: The setup commands, which every example sends and must see accepted.
 SETUP = {"set_surprise", "place", "roll_initiative"}
-#: Commands of the content plugins (creature features, classes) and of issue 30's GM
-#: tools that this generator does not draw yet: its random roster carries no creature
-#: with the features they need (a breath weapon, Second Wind, a multiattack...). Each is
-#: played by its own tests (tests/test_srd_*.py, test_classes.py, test_features*.py,
-#: test_sdk_world.py); drawing them here is open work, and this set must shrink.
-NOT_DRAWN_YET = {
-    "action_surge", "aggressive", "breath", "call_check", "consume_life", "cunning_action",
-    "damage_zone", "death_glare", "douse", "dreadful_glare", "escape_grapple", "grappled_save",
-    "grip", "healing_touch", "invisibility", "multiattack", "reckless", "scare",
-    "second_wind", "teleport", "use_feature",
-    "leadership", "fetid_cloud", "rampage", "web", "escape_web", "attack_web",
-    # the classes plugin's barbarian, monk, paladin and sorcerer features
-    "divine_smite", "flurry_of_blows", "font_of_magic", "frenzy_attack", "lay_on_hands",
-    "martial_arts", "patient_defense", "rage", "reckless_attack", "step_of_the_wind",
-    "stunning_strike",
-}  # fmt: skip
 #: At least this share of the generated commands (after setup) must be accepted per run.
 ACCEPTED_SHARE = 1 / 3
 
@@ -821,7 +829,7 @@ def test_random_commands_keep_invariants(monkeypatch: pytest.MonkeyPatch) -> Non
     accepted: Counter[str] = Counter()
 
     @settings(
-        max_examples=150,
+        max_examples=250,
         # The coverage asserted below is over the whole run: derandomized, the run is
         # the same every time, so it is met or missed for the code, not for a seed.
         derandomize=True,

@@ -23,6 +23,7 @@ from zonekeep.protocol import PROTOCOL_VERSION
 from zonekeep.protocol.client import ClientError, ZonekeepClient
 from zonekeep.sdk.engine import Engine
 from zonekeep.sdk.host import EVENT_TYPES
+from zonekeep.server._visibility import sheet_hidden
 
 MakeServer = Callable[..., Any]
 
@@ -482,6 +483,10 @@ async def test_snapshot_leave_and_ping(running: Running) -> None:
             del expected["creatures"]["ogre"]
             # Alice sees the goblin's (an enemy's) hit points as a word.
             expected["creatures"]["gob"].update(hp="unhurt", max_hp=None)
+            # ...and no stat block of a creature she does not control.
+            for cid, creature in expected["creatures"].items():
+                if creature["controller"] != "alice":
+                    expected["creatures"][cid] = sheet_hidden(creature)
             assert snap["snapshot"] == expected
             assert await alice.request("leave", encounter=eid) == {}
             await gm.command(eid, "set_surprise", surprised=[])

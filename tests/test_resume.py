@@ -11,6 +11,7 @@ import trio
 from e2e_support import Loaded, Running, ServerConfig, sturdy_goblin_roster
 
 from zonekeep.protocol.client import ZonekeepClient
+from zonekeep.server._visibility import sheet_hidden
 
 MakeServer = Callable[..., Any]
 
@@ -94,6 +95,10 @@ async def test_join_with_last_seq_beyond_current_gets_a_snapshot(running: Runnin
         expected = {**current["snapshot"], "creatures": dict(current["snapshot"]["creatures"])}
         expected["creatures"]["gob"] = {**expected["creatures"]["gob"], "hp": "unhurt"}
         expected["creatures"]["gob"]["max_hp"] = None
+        # ...and no stat block of a creature she does not control.
+        for cid, creature in expected["creatures"].items():
+            if creature["controller"] != "alice":
+                expected["creatures"][cid] = sheet_hidden(creature)
         assert joined["snapshot"] == expected
 
 
