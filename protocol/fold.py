@@ -76,12 +76,44 @@ class GmFold:
             self.replace(params["seq"], params["snapshot"])
 
 
+#: A stat block's fields a seat gets empty for a creature it does not control (SPEC.md,
+#: Hidden information, Stat blocks): numbers as null, lists as ``[]``, objects as ``{}``.
+SHEET_NUMBERS: tuple[str, ...] = (
+    "ac",
+    "dex_mod",
+    "initiative_bonus",
+    "passive_perception",
+    "maneuver_dc",
+    "spell_dc",
+    "proficiency",
+)
+SHEET_EMPTY: dict[str, Any] = {
+    **{
+        key: []
+        for key in (
+            "attacks",
+            "traits",
+            "actions",
+            "damage_resistances",
+            "damage_vulnerabilities",
+            "damage_immunities",
+            "condition_immunities",
+            "damage_resistances_nonmagical",
+            "damage_immunities_nonmagical",
+        )
+    },
+    **{key: {} for key in ("abilities", "saves", "skills", "resources", "senses")},
+}
+
+
 class SeatFold(GmFold):
     """A player's or a spectator's state, kept from events (see the module's docstring)."""
 
     def __init__(self, snapshot: dict[str, Any], seq: int, catalog: Any = None) -> None:
         #: Creature id -> its hit points as this seat sees them (a word).
         self.words: dict[str, str] = {}
+        #: The creatures whose stat block this seat does not get (their numbers null).
+        self.sheetless: set[str] = set()
         super().__init__(self._numbers(snapshot), seq, catalog)
 
     def _numbers(self, snapshot: dict[str, Any]) -> dict[str, Any]:
@@ -92,6 +124,10 @@ class SeatFold(GmFold):
         return data
 
     def _take_word(self, cid: str, creature: dict[str, Any]) -> None:
+        if any(key in creature and creature[key] is None for key in SHEET_NUMBERS):
+            self.sheetless.add(cid)
+            for key in SHEET_NUMBERS:
+                creature[key] = 0 if creature.get(key) is None else creature[key]
         if isinstance(creature.get("hp"), str):
             self.words[cid] = creature["hp"]
             creature["hp"] = 0
@@ -105,6 +141,10 @@ class SeatFold(GmFold):
             creature = data["creatures"].get(cid)
             if creature is not None:
                 creature["hp"], creature["max_hp"] = word, None
+        for cid in self.sheetless:
+            creature = data["creatures"].get(cid)
+            if creature is not None:
+                creature.update(dict.fromkeys(SHEET_NUMBERS), **json.loads(json.dumps(SHEET_EMPTY)))
         return data
 
     def event(self, seq: int, event: dict[str, Any]) -> None:
@@ -116,6 +156,16 @@ class SeatFold(GmFold):
         if kind in ("damaged", "healed") and isinstance(event.get("hp"), str):
             self.words[event["creature"]] = event["hp"]
             event["hp"] = 0
+        elif (
+            kind == "override_applied"
+            and event.get("value") is None
+            and (event.get("field") in SHEET_NUMBERS or event.get("field") in SHEET_EMPTY)
+        ):  # a sheet field of a creature whose stat block this seat does not get
+            field = event["field"]
+            self.sheetless.add(event["creature"])
+            event["value"] = (
+                0 if field in SHEET_NUMBERS else json.loads(json.dumps(SHEET_EMPTY[field]))
+            )
         elif kind == "override_applied" and event.get("field") == "hp":
             if isinstance(event.get("value"), str):
                 self.words[event["creature"]] = event["value"]

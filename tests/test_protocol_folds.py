@@ -86,3 +86,17 @@ def test_folding_a_whole_encounter_changes_only_what_each_rule_names(path: Path,
         seen.add(event.type)
         before = after
     assert {"encounter_created", "turn_started", "turn_ended", "encounter_ended"} <= seen
+
+
+def test_the_seat_folds_stat_block_fields_are_the_servers() -> None:
+    """The reference fold fills in and gives back as null the very fields the server
+    empties for a seat that does not control a creature."""
+    from zonekeep.protocol.fold import SHEET_EMPTY, SHEET_NUMBERS
+    from zonekeep.server._visibility import SHEET_LISTS, SHEET_OBJECTS
+    from zonekeep.server._visibility import SHEET_NUMBERS as SERVER_NUMBERS
+
+    # hit_dice is a string or null for everyone: the fold keeps it as it came.
+    assert set(SHEET_NUMBERS) == set(SERVER_NUMBERS) - {"hit_dice"}
+    assert set(SHEET_EMPTY) == {*SHEET_LISTS, *SHEET_OBJECTS}
+    assert all(SHEET_EMPTY[key] == [] for key in SHEET_LISTS)
+    assert all(SHEET_EMPTY[key] == {} for key in SHEET_OBJECTS)

@@ -573,8 +573,8 @@ def test_the_magmins_touch_ignites_until_someone_douses_the_fire() -> None:
     events = h.rolls(5).end_turn()
     assert hurt(events) == [("aria", 5, "fire")]
     # Bram douses her (his action): no more burning.
-    assert h.refused("douse", creature="bram", target="bram").code == "invalid_target"
-    h.send("douse", creature="bram", target="aria")
+    assert h.refused("put_out_fire", creature="bram", target="bram").code == "invalid_target"
+    h.send("put_out_fire", creature="bram", target="aria")
     assert "ignited" not in h.creature("aria").conditions
     assert h.state.resources.actions == 0
     h.end_turn()

@@ -668,7 +668,7 @@ def warriors_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "frenzy_attack",
             _frenzy_attack,
-            "Bonus action, in a frenzy: one melee weapon attack (Frenzy).",
+            "Bonus action: in a frenzy, one melee weapon attack (Frenzy).",
             {"creature": me},
             costs=("bonus",),
             requires=_frenzied,
@@ -685,7 +685,7 @@ def warriors_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "martial_arts",
             _martial_arts,
-            "Bonus action, after the Attack action: one unarmed strike (Martial Arts).",
+            "Bonus action: after the Attack action, one unarmed strike (Martial Arts).",
             {"creature": me},
             costs=("bonus",),
             requires=_martial_ready,
@@ -693,7 +693,7 @@ def warriors_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "flurry_of_blows",
             _flurry,
-            "Bonus action, after the Attack action: 1 ki point, two unarmed strikes.",
+            "Bonus action: after the Attack action, 1 ki point for two unarmed strikes.",
             {"creature": me},
             costs=("bonus",),
             requires=_ki_check("flurry-of-blows", "Flurry of Blows", after_action=True),

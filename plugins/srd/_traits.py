@@ -63,7 +63,7 @@ beside the other feature modules' implementations of the same hooks. Only public
   creature's disease does not save again. Its course over days is outside the fight.
 - ``ignite`` (``on_hit``, ``damage``, ``damage_type``): the creature hit catches fire
   (the ``ignited`` condition, once however many hits): at the end of each of its turns
-  it takes the damage, until a creature in its zone douses it (the ``douse`` command,
+  it takes the damage, until a creature in its zone douses it (the ``put_out_fire`` command,
   an action; the burning creature may douse itself).
 """
 
@@ -296,7 +296,7 @@ def traits_features() -> Iterable[FeatureSpec]:
             "on_hit",
             IGNITE_SCHEMA,
             doc="The creature hit is ignited: the damage at the end of each of its turns, "
-            "until a creature in its zone douses it (the douse command, an action).",
+            "until a creature in its zone douses it (the put_out_fire command, an action).",
         ),
         FeatureSpec(
             "incorporeal-movement",
@@ -489,7 +489,7 @@ def traits_commands() -> Iterable[CommandSpec]:
             requires=_has_teleport,
         ),
         CommandSpec(
-            "douse",
+            "put_out_fire",
             _douse,
             "Action: douse the fire on a creature in your zone (or on yourself).",
             {
@@ -590,7 +590,7 @@ def traits_conditions() -> Iterable[ConditionSpec]:
         ConditionSpec(
             IGNITED,
             "On fire: fire damage at the end of each of its turns until a creature douses "
-            "it (the douse command).",
+            "it (the put_out_fire command).",
         ),
         ConditionSpec(
             TWO_HANDED,
