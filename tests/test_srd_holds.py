@@ -280,3 +280,27 @@ def test_a_golem_above_the_threshold_rolls_no_die() -> None:
     assert "berserk" not in h.creature("golem-1").conditions
     assert not [e for e in events if type(e).__name__ == "DiceRolled"]
     assert attrs.has(type(events[0]))
+
+
+# -- barkskin -----------------------------------------------------------------------------------
+
+
+def test_the_dryads_innate_barkskin_makes_its_ac_16() -> None:
+    """Dryad: "Armor Class 11 (16 with barkskin)"; Innate Spellcasting: barkskin 1/day."""
+    dryad = srd("dryad", "Dryad")
+    assert dryad.ac == 11
+    h = fight(dryad, make("aria"))
+    # Before: Aria's blade, 7 + 4 = 11, hits AC 11.
+    h.end_turn()
+    events = h.rolls(7, 1).send("attack", creature="aria", target="dryad-1")
+    assert [(e.target_ac, e.hit) for e in events if isinstance(e, AttackMade)] == [(11, True)]
+    h.end_turn()
+    h.send("cast", creature="dryad-1", spell="barkskin", target="dryad-1")
+    assert "barkskin" in h.creature("dryad-1").conditions
+    assert h.creature("dryad-1").resources["innate-barkskin"] == 0  # its 1/day
+    h.end_turn()
+    # 11 + 4 = 15 would hit AC 11; with barkskin the AC is 16: a miss.
+    events = h.rolls(11).send("attack", creature="aria", target="dryad-1")
+    assert [(e.roll.total, e.target_ac, e.hit) for e in events if isinstance(e, AttackMade)] == [
+        (15, 16, False)
+    ]

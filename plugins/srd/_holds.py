@@ -1,6 +1,6 @@
 """SRD creatures' holds on others and others' holds on them: webs that do not hold a web
 walker, a claw that grapples instead of wounding, creatures that attach to their prey,
-and a golem's berserk rage (part of the ``zonekeep.srd`` plugin, issue 30).
+and a golem's berserk rage; and the druids' barkskin AC (part of the ``zonekeep.srd`` plugin, issue 30).
 
 Each hook implementation carries a name of its own (``holds_...``) and names the hook it
 implements with ``specname``, so that the package ``zonekeep.plugins.srd`` can import it
@@ -44,6 +44,12 @@ beside the other feature modules' implementations of the same hooks. Only public
   It lets go on its turn with ``let_go`` (free: 5 ft of its movement). Any creature in
   its zone, the target included, pulls it off with ``detach`` (an action): at once for
   the stirge, with a Strength check against ``escape_dc`` for the darkmantle.
+- ``barkskin`` (trait, ``ac``: 16; the druid, the dryad): the stat block's "AC 16 with
+  barkskin". Nothing is needed here: both cast barkskin from their Spellcasting (the
+  ``cast`` command of the ``zonekeep.spells`` plugin, on by default: a 2nd-level slot
+  for the druid, the dryad's innate 1/day), and that plugin's ``barkskin`` condition
+  makes the AC at least 16 while it lasts. The trait is declared here so that the GM
+  sees it automated; without the spells plugin it would not be.
 - ``berserk`` (trait, ``hp``; the flesh golem): at the start of each of its turns with
   ``hp`` hit points or fewer and not berserk, it rolls a d6; on a 6 it goes ``berserk``
   (the condition). While berserk, its attacks must target the nearest creature it sees
@@ -189,6 +195,19 @@ def holds_features() -> Iterable[FeatureSpec]:
             "without, it attacks only that target, with advantage (and blinds a Medium or "
             "smaller one it hit with advantage). `let_go` (5 ft of movement) or `detach` "
             "(any creature's action; a Strength check against `escape_dc` when given) end it.",
+        ),
+        FeatureSpec(
+            "barkskin",
+            "trait",
+            {
+                "type": "object",
+                "required": ["ac"],
+                "properties": {"ac": {"const": 16}},
+                "additionalProperties": False,
+            },
+            doc="Its stat block's AC with barkskin: its Spellcasting casts the spell (the "
+            "`cast` command of zonekeep.spells), whose `barkskin` condition makes its AC at "
+            "least 16 while it lasts.",
         ),
         FeatureSpec(
             "berserk",
