@@ -121,10 +121,9 @@ def test_the_vampire_spawns_claws_grapple_instead_of_dealing_damage() -> None:
 def test_only_a_creature_with_grapple_instead_may_choose_it() -> None:
     h = fight(make("aria"), make("bram"))
     assert h.refused("grapple_instead", creature="aria", grapple=True).code == "no_such_feature"
-    assert h.refused("grapple_instead", creature="aria", grapple="yes").code in (
-        "invalid_params",
-        "no_such_feature",
-    )
+    h = fight(srd("vampire-spawn", "Spawn"), make("aria"))
+    assert h.refused("grapple_instead", creature="spawn-1", grapple="yes").code == "invalid_params"
+    assert "grapple-instead" not in h.creature("spawn-1").conditions
 
 
 def test_the_grapple_ends_when_the_grappler_leaves_the_zone() -> None:
@@ -168,9 +167,10 @@ def test_any_creature_pulls_the_stirge_off_with_its_action_and_it_moves_with_its
     h.rolls(10, 2).send("attack", creature="stirge-1", target="aria", attack="blood drain")
     assert h.refused("enter", creature="stirge-1", zones=["yard"]).code == "cannot_move"
     h.end_turn()
-    # Aria disengages and walks to the yard: the stirge is carried along.
-    h.send("disengage", creature="aria")
-    h.send("enter", creature="aria", zones=["yard"])
+    # Aria walks to the yard without disengaging: the stirge engaged with her is offered
+    # no opportunity attack (nobody is: Bram is her ally), and it is carried along.
+    events = h.send("enter", creature="aria", zones=["yard"])
+    assert [e for e in events if type(e).__name__ == "DecisionOpened"] == []
     assert h.creature("stirge-1").zone == "yard"
     h.end_turn()
     # Bram is in the hall: out of reach.

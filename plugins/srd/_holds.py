@@ -21,7 +21,8 @@ beside the other feature modules' implementations of the same hooks. Only public
   (a ``grappled`` condition effect whose source is ``grapple-instead:<its id>``). The
   grappled creature escapes with ``escape_hold`` (an action: Athletics or Acrobatics,
   its better, against ``escape_dc``); the grapple also ends when the grappler is
-  incapacitated or out of the fight, or when the two are no longer in one zone.
+  incapacitated or out of the fight, or when the two are no longer in one zone (looked
+  at whenever a creature enters a zone and at the start of every turn).
 - ``attach`` (an attack's ``on_hit``; the stirge's Blood Drain with ``drain`` and
   ``max``, the darkmantle's Crush with ``escape_dc``): a hit attaches the attacker to
   the target (the ``attached`` condition on the attacker, an effect whose source is
@@ -29,7 +30,8 @@ beside the other feature modules' implementations of the same hooks. Only public
 
   - it moves with its target (when the target enters a zone, it is carried there:
     forced movement), and cannot leave on its own (``enter``, ``sprint`` and
-    ``withdraw`` are refused; the GM's ``move_to_zone`` still moves it) until it lets go;
+    ``withdraw`` are refused; the GM's ``move_to_zone`` still moves it) until it lets go,
+    and it makes no opportunity attacks (carried along by its target, or drinking);
   - with ``drain`` (the stirge) it makes no attacks; at the start of each of its turns
     the target loses ``drain`` hit points (untyped damage, which nothing resists:
     the server has no hit point loss apart from damage); the total drained is kept in
@@ -65,6 +67,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from zonekeep.sdk import (
+    OPPORTUNITY_ATTACK,
     SKILLS,
     Attack,
     AttackMade,
@@ -600,8 +603,15 @@ def holds_zone_entered(ctx: RuleContext, creature: Creature, from_zone: str, for
 
 @hookimpl(specname="zonekeep_action_refusal")
 def holds_action_refusal(ctx: RuleContext, creature: Creature, spec: CommandSpec) -> Refusal | None:
-    if spec.id in _ZONE_MOVES and ATTACHED in creature.conditions:
+    if ATTACHED not in creature.conditions:
+        return None  # the usual case
+    if spec.id in _ZONE_MOVES:
         return Refusal("cannot_move", f"{creature.name} is attached: it lets go first (let_go).")
+    if spec.id == OPPORTUNITY_ATTACK:
+        # A stirge makes no attacks; a darkmantle's only target carries it along.
+        return Refusal(
+            "invalid_target", f"{creature.name} is attached: it makes no opportunity attacks."
+        )
     return None
 
 
