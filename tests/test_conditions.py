@@ -402,7 +402,9 @@ class Knockdown:
 def test_the_built_in_conditions_are_declared() -> None:
     found = declared_conditions(Engine().pm)
     assert sorted(found) == [
+        "attached",  # zonekeep.srd's (plugins/srd/_holds.py: a stirge, a darkmantle)
         "barkskin",  # the spells plugin's, as "bless", "blurred", "outlined", ...
+        "berserk",  # zonekeep.srd's (plugins/srd/_holds.py: a flesh golem)
         "bless",
         "blinded",
         "blurred",
@@ -414,6 +416,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "fire-averse",  # zonekeep.srd's, as "reckless"
         "frenzied",  # zonekeep.classes's, as "raging" and "reckless-attack"
         "frightened",
+        "grapple-instead",  # zonekeep.srd's (plugins/srd/_holds.py: a vampire spawn's claws)
         "grappled",
         "ignited",  # zonekeep.srd's (plugins/srd/_traits.py: a magmin's touch)
         "incapacitated",
