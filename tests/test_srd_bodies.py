@@ -20,6 +20,7 @@ from zonekeep.sdk import (
     Damage,
     Damaged,
     EncounterOptions,
+    Size,
     hookimpl,
 )
 from zonekeep.sdk.host import entry_creatures
@@ -164,3 +165,93 @@ def test_overcome_nonmagical_sets_aside_only_the_nonmagical_defences() -> None:
     events = h.rolls(15, 5).send("attack", creature="bram", target="ogre")
     assert hurt(events) == [("ogre", 3, "fire")]
     assert Damage("x", 4).overcome_nonmagical("why").nonmagical_overcome == "why"
+
+
+# -- swallow ---------------------------------------------------------------------------------
+
+
+def effects(h: EncounterHarness, cid: str) -> list[tuple[str, str]]:
+    """``cid``'s timed conditions: (condition, source)."""
+    return sorted(
+        (e.condition, e.source) for e in h.state.condition_effects.values() if e.creature == cid
+    )
+
+
+def test_the_toad_swallows_a_creature_it_already_grapples_and_digests_it() -> None:
+    toad = srd("giant-toad", "Toad")
+    h = fight(toad, make("aria", hp=60, ac=10), make("bram", hp=30, ac=10))
+    # Bite +4, 15 hits: 1d10+2 (5: 7) piercing, 1d10 (4) poison, grappled (escape DC 13).
+    h.rolls(15, 5, 4).send("attack", creature="toad-1", target="aria", attack="bite")
+    assert effects(h, "aria") == [("grappled", "grapple:toad-1:bite")]
+    h.end_turn()
+    h.end_turn()
+    h.end_turn()
+    # Its next bite hits the Aria it grapples: swallowed, the grapple over.
+    h.rolls(15, 5, 4).send("attack", creature="toad-1", target="aria", attack="bite")
+    assert effects(h, "aria") == [
+        ("blinded", "swallow:toad-1"),
+        ("restrained", "swallow:toad-1"),
+        ("swallowed", "swallow:toad-1"),
+    ]
+    assert h.creature("aria").hp == 60 - 11 - 11
+    # Total cover: Bram cannot reach her; she reaches only the toad.
+    h.end_turn()
+    h.end_turn()
+    assert h.refused("attack", creature="bram", target="aria").code == "invalid_target"
+    # The start of the toad's turn: 3d6 (2+3+4 = 9) acid.
+    events = h.rolls(2, 3, 4).end_turn()
+    assert hurt(events) == [("aria", 9, "acid")]
+    assert h.creature("aria").hp == 60 - 22 - 9
+
+
+def test_the_hit_that_grapples_does_not_also_swallow() -> None:
+    toad = srd("giant-toad", "Toad")
+    h = fight(toad, make("aria", hp=60, ac=10))
+    h.rolls(15, 5, 4).send("attack", creature="toad-1", target="aria", attack="bite")
+    assert "swallowed" not in h.creature("aria").conditions
+    assert "grappled" in h.creature("aria").conditions
+
+
+def test_the_frog_cannot_swallow_a_medium_creature() -> None:
+    frog = srd("giant-frog", "Frog")
+    h = fight(frog, make("aria", hp=60, ac=10))
+    h.rolls(15, 3).send("attack", creature="frog-1", target="aria", attack="bite")
+    h.end_turn()
+    h.end_turn()
+    h.rolls(15, 3).send("attack", creature="frog-1", target="aria", attack="bite")
+    assert effects(h, "aria") == [("grappled", "grapple:frog-1:bite")]
+
+
+def test_a_swallowed_creature_attacks_only_its_swallower_and_comes_out_prone_when_it_dies() -> None:
+    frog = srd("giant-frog", "Frog", hp=6)
+    h = fight(frog, make("pip", hp=40, ac=10, size=Size.SMALL), make("bram", ac=10))
+    h.rolls(15, 3).send("attack", creature="frog-1", target="pip", attack="bite")
+    h.end_turn()
+    h.end_turn()
+    h.end_turn()
+    h.rolls(15, 3).send("attack", creature="frog-1", target="pip", attack="bite")
+    assert "swallowed" in h.creature("pip").conditions
+    h.end_turn()
+    assert h.refused("attack", creature="pip", target="bram").code == "invalid_target"
+    # Blinded and restrained, she stabs from inside: 1d6+2 (4: 6) kills the frog.
+    h.rolls(15, 15, 4).send("attack", creature="pip", target="frog-1")
+    assert h.creature("frog-1").out_of_fight
+    pip = h.creature("pip")
+    assert "swallowed" not in pip.conditions and "blinded" not in pip.conditions
+    assert "restrained" not in pip.conditions and "prone" in pip.conditions
+    assert effects(h, "pip") == []
+
+
+def test_a_swallowed_creature_moves_with_its_swallower() -> None:
+    toad = srd("giant-toad", "Toad")
+    aria = make("aria", hp=60, ac=10)
+    h = EncounterHarness([toad, aria], zones=["hall", "yard"])
+    h.start(positions={"toad-1": "hall", "aria": "hall"}, initiative=[20, 15])
+    h.rolls(15, 5, 4).send("attack", creature="toad-1", target="aria", attack="bite")
+    h.end_turn()
+    h.end_turn()
+    h.rolls(15, 5, 4).send("attack", creature="toad-1", target="aria", attack="bite")
+    assert "swallowed" in h.creature("aria").conditions
+    h.send("enter", creature="toad-1", zones=["yard"])
+    assert h.creature("toad-1").zone == "yard"
+    assert h.creature("aria").zone == "yard"

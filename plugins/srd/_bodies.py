@@ -13,27 +13,63 @@ beside the other feature modules' implementations of the same hooks. Only public
   (``"silvered"``, ``"adamantine"``: a compendium entry's or a custom creature's attack)
   deals it full damage, through :meth:`zonekeep.sdk.Damage.overcome_nonmagical` in the
   public hook ``zonekeep_modify_damage``. A magical attack already overcomes them.
+- ``swallow`` (``on_hit`` of a bite that also grapples; ``max_size``, ``damage``,
+  ``damage_type``): a hit of that attack on a creature the attacker was already
+  grappling before the attack (not the grapple this same hit gives), of ``max_size`` or
+  smaller, while it has no one else swallowed, swallows it: the grapple ends and it is
+  ``swallowed`` (a condition effect whose source is ``swallow:<swallower>``), with
+  ``blinded`` and ``restrained`` hanging on it. It takes ``damage`` (``damage_type``)
+  at the start of each of the swallower's turns. Total cover: attacks against it from
+  anyone but its swallower are refused, and so are its own attacks against anyone
+  else; it moves with its swallower (a forced ``zone_entered`` after each of the
+  swallower's). When the swallower is out of the fight (defeated, or dying), it is
+  free, out of the corpse and ``prone`` (the 5 feet of movement that costs are the
+  GM's to charge). Area effects reaching its zone still reach it: the GM cancels them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
+from typing import Any, Final
 
 from zonekeep.sdk import (
+    DAMAGE_TYPES,
+    Attack,
+    AttackMade,
+    ConditionEffectApplied,
+    ConditionEffectEnded,
+    ConditionSpec,
     Creature,
     Damage,
+    Damaged,
     FeatureSpec,
     RuleContext,
+    Size,
     Trait,
+    apply_condition,
+    apply_damage,
+    apply_timed_condition,
+    change_zone,
     hookimpl,
+    parse_dice,
 )
 
 __all__ = [
     "METALS",
+    "SWALLOWED",
+    "bodies_after_damage",
+    "bodies_attack_made",
+    "bodies_before_attack",
+    "bodies_conditions",
     "bodies_features",
     "bodies_modify_damage",
+    "bodies_turn_start",
+    "bodies_zone_entered",
 ]
+
+#: The condition of a creature inside another (a giant frog's, a giant toad's).
+SWALLOWED: Final = "swallowed"
+_SIZES = [s.label for s in Size if s is not Size.COLOSSAL]
 
 #: The weapon metals a creature's nonmagical defences may except, by trait id: an
 #: attack whose ``properties`` hold the metal is made with such a weapon.
@@ -50,8 +86,41 @@ def _trait(creature: Creature, feature: str) -> Trait | None:
     return None
 
 
+def _dice_problems(params: Any, attack_names: Any) -> Iterable[str]:
+    try:
+        parse_dice(str(params.get("damage", "")))
+    except ValueError as error:
+        yield f"swallow's damage {params.get('damage')!r} is not dice: {error}"
+
+
 @hookimpl(specname="zonekeep_features")
 def bodies_features() -> Iterable[FeatureSpec]:
+    return (
+        FeatureSpec(
+            "swallow",
+            "on_hit",
+            {
+                "type": "object",
+                "properties": {
+                    "max_size": {"enum": _SIZES},
+                    "damage": {"type": "string", "minLength": 1, "maxLength": 40},
+                    "damage_type": {"enum": list(DAMAGE_TYPES)},
+                },
+                "required": ["max_size", "damage", "damage_type"],
+                "additionalProperties": False,
+            },
+            doc="A hit on a creature it was already grappling, of max_size or smaller, "
+            "swallows it (while it has no one else swallowed): the grapple ends; it is "
+            "blinded and restrained, has total cover from everyone else, moves with it, "
+            "takes the damage at the start of each of the swallower's turns, and comes "
+            "out prone when the swallower is out of the fight.",
+            check=_dice_problems,
+        ),
+        *_metal_specs(),
+    )
+
+
+def _metal_specs() -> Iterable[FeatureSpec]:
     return tuple(
         FeatureSpec(
             feature,
@@ -94,3 +163,166 @@ def bodies_modify_damage(ctx: RuleContext, damage: Damage) -> Damage | None:
         return None
     why = _metal_weapon(ctx, target, damage)
     return damage.overcome_nonmagical(why) if why is not None else None
+
+
+# -- swallow ----------------------------------------------------------------------------------
+
+
+def _swallowed_by(ctx: RuleContext, swallower: str) -> list[tuple[str, str]]:
+    """``(effect id, creature)`` of the ``swallowed`` effects ``swallower`` holds."""
+    source = f"swallow:{swallower}"
+    return [
+        (e.id, e.creature)
+        for e in ctx.state.condition_effects.values()
+        if e.condition == SWALLOWED and e.source == source
+    ]
+
+
+def _swallower(ctx: RuleContext, creature: str) -> str | None:
+    """The id of the creature that has ``creature`` swallowed, or None."""
+    for e in ctx.state.condition_effects.values():
+        if e.condition == SWALLOWED and e.creature == creature and e.source.startswith("swallow:"):
+            return e.source.removeprefix("swallow:")
+    return None
+
+
+def _end(ctx: RuleContext, effect_id: str, reason: str) -> None:
+    """End ``effect_id`` and the effects hanging on it (the swallowed one's blindness)."""
+    effects = ctx.state.condition_effects
+    below = [e.id for e in effects.values() if e.parent == effect_id]
+    effect = effects[effect_id]
+    ctx.emit(ConditionEffectEnded(effect.id, effect.creature, effect.condition, reason))
+    for child in below:
+        if child in effects:
+            _end(ctx, child, f"its parent effect {effect_id} ended")
+
+
+def _rider(attack: Attack, feature: str) -> Any:
+    return next(
+        (r for r in attack.on_hit if r.id in (feature, f"zonekeep.srd.{feature}") and r.gm is None),
+        None,
+    )
+
+
+def _swallow(ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack) -> None:
+    rider = _rider(attack, "swallow")
+    if rider is None or target.out_of_fight or attacker.out_of_fight:
+        return
+    if int(target.size) > int(Size.parse(rider.params["max_size"])):
+        return
+    if _swallowed_by(ctx, attacker.id) or _swallower(ctx, target.id) is not None:
+        return
+    # The grapple must be an earlier one: the hit that grapples does not also swallow.
+    new = {e.effect.id for e in ctx.events if isinstance(e, ConditionEffectApplied)}
+    prefix = f"grapple:{attacker.id}:"
+    grapples = [
+        e
+        for e in ctx.state.condition_effects.values()
+        if e.creature == target.id and e.condition == "grappled" and e.source.startswith(prefix)
+    ]
+    if not grapples or any(g.id in new for g in grapples):
+        return
+    for grapple in grapples:
+        _end(ctx, grapple.id, "swallowed")
+    swallowed = apply_timed_condition(ctx, target.id, SWALLOWED, source=f"swallow:{attacker.id}")
+    if swallowed is None:
+        return
+    for condition in ("blinded", "restrained"):
+        apply_timed_condition(
+            ctx, target.id, condition, source=f"swallow:{attacker.id}", parent=swallowed
+        )
+
+
+@hookimpl(specname="zonekeep_attack_made", trylast=True)
+def bodies_attack_made(
+    ctx: RuleContext,
+    attacker: Creature,
+    target: Creature,
+    attack: Attack,
+    result: AttackMade,
+    damage: Damaged | None,
+) -> None:
+    if damage is None or not result.hit or not attack.on_hit:
+        return
+    _swallow(ctx, attacker, ctx.state.creatures[target.id], attack)
+
+
+@hookimpl(specname="zonekeep_conditions")
+def bodies_conditions() -> Iterable[ConditionSpec]:
+    return (
+        ConditionSpec(
+            SWALLOWED,
+            "Inside the creature that swallowed it: blinded and restrained, total cover from "
+            "everyone else, its swallower's damage at the start of each of its turns.",
+        ),
+    )
+
+
+@hookimpl(specname="zonekeep_before_attack")
+def bodies_before_attack(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, reaction: bool
+) -> None:
+    if not ctx.state.condition_effects:
+        return
+    inside = _swallower(ctx, target.id)
+    if inside is not None and inside != attacker.id:
+        ctx.refuse(
+            "invalid_target",
+            f"{target.name} is inside {ctx.state.creatures[inside].name}: it has total cover.",
+        )
+    mine = _swallower(ctx, attacker.id)
+    if mine is not None and mine != target.id:
+        ctx.refuse(
+            "invalid_target",
+            f"{attacker.name} is inside {ctx.state.creatures[mine].name}: it can reach "
+            "nothing outside.",
+        )
+
+
+def _swallow_rider(creature: Creature) -> Any:
+    for attack in creature.attacks:
+        rider = _rider(attack, "swallow")
+        if rider is not None:
+            return rider
+    return None
+
+
+@hookimpl(specname="zonekeep_turn_start")
+def bodies_turn_start(ctx: RuleContext, creature: Creature) -> None:
+    if not ctx.state.condition_effects:
+        return
+    held = _swallowed_by(ctx, creature.id)
+    rider = _swallow_rider(creature) if held else None
+    if rider is None:
+        return
+    for _effect, cid in held:
+        rolled = ctx.roll(str(rider.params["damage"]))
+        apply_damage(
+            ctx,
+            ctx.state.creatures[cid],
+            rolled.total,
+            damage_type=str(rider.params["damage_type"]),
+            roll=rolled,
+            source=creature.id,
+        )
+
+
+@hookimpl(specname="zonekeep_zone_entered")
+def bodies_zone_entered(ctx: RuleContext, creature: Creature, from_zone: str, forced: bool) -> None:
+    if not ctx.state.condition_effects or creature.zone is None:
+        return
+    for _effect, cid in _swallowed_by(ctx, creature.id):
+        inside = ctx.state.creatures[cid]
+        if inside.zone != creature.zone:
+            change_zone(ctx, inside, creature.zone, forced=True, by=creature.id)
+
+
+@hookimpl(specname="zonekeep_after_damage")
+def bodies_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
+    if not creature.out_of_fight or not ctx.state.condition_effects:
+        return
+    for effect, cid in _swallowed_by(ctx, creature.id):
+        _end(ctx, effect, f"{creature.name} is down")
+        freed = ctx.state.creatures[cid]
+        if "prone" not in freed.conditions and not freed.out_of_fight:
+            apply_condition(ctx, cid, "prone", f"out of {creature.name}")
