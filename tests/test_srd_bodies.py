@@ -255,3 +255,62 @@ def test_a_swallowed_creature_moves_with_its_swallower() -> None:
     h.send("enter", creature="toad-1", zones=["yard"])
     assert h.creature("toad-1").zone == "yard"
     assert h.creature("aria").zone == "yard"
+
+
+# -- split ------------------------------------------------------------------------------------
+
+
+def sizes(h: EncounterHarness) -> dict[str, tuple[str, int, int, str | None]]:
+    """Every creature's (size, hp, max_hp, zone)."""
+    return {c.id: (c.size.label, c.hp, c.max_hp, c.zone) for c in h.state.creatures.values()}
+
+
+def test_slashing_splits_the_ochre_jelly_in_two_medium_jellies_then_small_ones() -> None:
+    jelly = srd("ochre-jelly", "Jelly")
+    h = fight(armed("aria"), jelly)
+    # Slashing: immune, no damage, but it splits: 45 -> two Medium jellies of 22.
+    events = h.rolls(15, 5).send("attack", creature="aria", target="jelly-1")
+    assert hurt(events) == [("jelly-1", 0, "slashing")]
+    assert sizes(h) == {
+        "aria": ("Medium", 20, 20, "hall"),
+        "jelly-1": ("Medium", 22, 22, "hall"),
+        "jelly-1-2": ("Medium", 22, 22, "hall"),
+    }
+    assert h.creature("jelly-1-2").name == "Jelly (2)"
+    # The copy acts in the jelly's initiative slot, after it.
+    (slot,) = [e for e in h.state.initiative if "jelly-1" in e.members]
+    assert slot.members == ("jelly-1", "jelly-1-2")
+    h.end_turn()
+    assert h.state.active == "jelly-1"
+    h.end_turn()
+    assert h.state.active == "jelly-1-2"
+    # Lightning (the GM's damage) splits the Medium one again: two Small ones of 11.
+    h.send("damage", creature="jelly-1-2", amount=8, damage_type="lightning")
+    assert sizes(h)["jelly-1-2"] == ("Small", 11, 11, "hall")
+    assert sizes(h)["jelly-1-2-2"] == ("Small", 11, 11, "hall")
+    # A Small jelly does not split.
+    h.send("damage", creature="jelly-1-2-2", amount=8, damage_type="slashing")
+    assert len(h.state.creatures) == 4
+    assert sizes(h)["jelly-1-2-2"] == ("Small", 11, 11, "hall")
+
+
+def test_other_damage_and_too_few_hit_points_do_not_split_it() -> None:
+    pudding = srd("black-pudding", "Pudding", hp=10)
+    jelly = srd("ochre-jelly", "Jelly", hp=9)
+    h = fight(armed("aria"), pudding, jelly)
+    h.send("damage", creature="pudding-1", amount=3, damage_type="fire")
+    assert sizes(h)["pudding-1"] == ("Large", 7, 10, "hall")
+    h.send("damage", creature="jelly-1", amount=3, damage_type="slashing")
+    assert sizes(h)["jelly-1"] == ("Large", 9, 9, "hall")
+    assert set(h.state.creatures) == {"aria", "pudding-1", "jelly-1"}
+
+
+def test_the_gm_overrides_a_size_by_name_and_a_bad_one_is_refused() -> None:
+    h = fight(make("aria"))
+    h.send("override", creature="aria", field="size", value="large")
+    assert h.creature("aria").size is Size.LARGE
+    assert h.refused("override", creature="aria", field="size", value="vast").code == (
+        "invalid_params"
+    )
+    assert h.refused("override", creature="aria", field="size", value=3).code == "invalid_params"
+    assert h.creature("aria").size is Size.LARGE

@@ -25,12 +25,22 @@ beside the other feature modules' implementations of the same hooks. Only public
   swallower's). When the swallower is out of the fight (defeated, or dying), it is
   free, out of the corpse and ``prone`` (the 5 feet of movement that costs are the
   GM's to charge). Area effects reaching its zone still reach it: the GM cancels them.
+- ``split`` (trait, ``damage_types``): when it is Medium or larger, has at least 10 hit
+  points and is dealt damage of one of ``damage_types`` (lightning or slashing, which
+  it is immune to: the damage it was dealt, before its defences, counts), it splits in
+  two one size smaller, each with half its hit points (rounded down) as hit points and
+  maximum: the creature itself shrinks (``override_applied`` of ``size``, ``max_hp``
+  and ``hp``, ``by`` itself) and a copy of it joins the fight in its zone and its
+  initiative slot (``creature_added``; id ``<its id>-<n>``, its name with ``(n)``),
+  without its conditions, positions or engagements.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any, Final
+
+import attrs
 
 from zonekeep.sdk import (
     DAMAGE_TYPES,
@@ -40,9 +50,11 @@ from zonekeep.sdk import (
     ConditionEffectEnded,
     ConditionSpec,
     Creature,
+    CreatureAdded,
     Damage,
     Damaged,
     FeatureSpec,
+    OverrideApplied,
     RuleContext,
     Size,
     Trait,
@@ -56,6 +68,7 @@ from zonekeep.sdk import (
 
 __all__ = [
     "METALS",
+    "SPLIT_FROM",
     "SWALLOWED",
     "bodies_after_damage",
     "bodies_attack_made",
@@ -67,6 +80,8 @@ __all__ = [
     "bodies_zone_entered",
 ]
 
+#: The sizes a split can start from: Medium and larger.
+SPLIT_FROM: Final = Size.MEDIUM
 #: The condition of a creature inside another (a giant frog's, a giant toad's).
 SWALLOWED: Final = "swallowed"
 _SIZES = [s.label for s in Size if s is not Size.COLOSSAL]
@@ -115,6 +130,26 @@ def bodies_features() -> Iterable[FeatureSpec]:
             "takes the damage at the start of each of the swallower's turns, and comes "
             "out prone when the swallower is out of the fight.",
             check=_dice_problems,
+        ),
+        FeatureSpec(
+            "split",
+            "trait",
+            {
+                "type": "object",
+                "properties": {
+                    "damage_types": {
+                        "type": "array",
+                        "items": {"enum": list(DAMAGE_TYPES)},
+                        "minItems": 1,
+                        "maxItems": 13,
+                    }
+                },
+                "required": ["damage_types"],
+                "additionalProperties": False,
+            },
+            doc="Medium or larger, with at least 10 hit points, and dealt damage of one of "
+            "damage_types: it splits into two creatures one size smaller, each with half "
+            "its hit points (rounded down), the copy in its zone and initiative slot.",
         ),
         *_metal_specs(),
     )
@@ -319,6 +354,8 @@ def bodies_zone_entered(ctx: RuleContext, creature: Creature, from_zone: str, fo
 
 @hookimpl(specname="zonekeep_after_damage")
 def bodies_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
+    if creature.traits and not creature.out_of_fight:
+        _split(ctx, creature, damage)
     if not creature.out_of_fight or not ctx.state.condition_effects:
         return
     for effect, cid in _swallowed_by(ctx, creature.id):
@@ -326,3 +363,39 @@ def bodies_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged) -
         freed = ctx.state.creatures[cid]
         if "prone" not in freed.conditions and not freed.out_of_fight:
             apply_condition(ctx, cid, "prone", f"out of {creature.name}")
+
+
+# -- split --------------------------------------------------------------------------------------
+
+
+def _split(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
+    trait = _trait(creature, "split")
+    # What it was dealt before its defences (it is immune to what splits it).
+    raw = damage.amount if damage.raw is None else damage.raw
+    raw_type = damage.damage_type if damage.raw_type is None else damage.raw_type
+    if trait is None or raw <= 0 or raw_type not in trait.params.get("damage_types", ()):
+        return
+    if creature.size < SPLIT_FROM or creature.hp < 10:
+        return
+    half = creature.hp // 2
+    smaller = Size(int(creature.size) - 1).label
+    for field, value in (("size", smaller), ("max_hp", half), ("hp", half)):
+        ctx.emit(OverrideApplied(creature.id, creature.id, field, value))
+    n = 2
+    while f"{creature.id}-{n}" in ctx.state.creatures:
+        n += 1
+    now = ctx.state.creatures[creature.id]
+    copy = attrs.evolve(
+        now,
+        id=f"{creature.id}-{n}",
+        name=f"{creature.name} ({n})",
+        conditions=[],
+        position=None,
+        elements=[],
+        sharing_with=None,
+    )
+    entry = next((e for e in ctx.state.initiative if creature.id in e.members), None)
+    if entry is not None:
+        # It joins the slot: the slot's roll is an earlier event's, its dice not drawn again.
+        entry = attrs.evolve(entry, roll=attrs.evolve(entry.roll, draws=()))
+    ctx.emit(CreatureAdded(copy, entry, -1))
