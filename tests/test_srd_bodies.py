@@ -6,6 +6,14 @@ stat block:
 - Gargoyle: resistance to bludgeoning, piercing and slashing from nonmagical attacks
   that are not adamantine; flesh golem: immunity to the same; xorn: resistance to
   piercing and slashing from nonmagical attacks that are not adamantine.
+- Giant toad, Swallow: a bite on a Medium or smaller target it is grappling swallows
+  it: blinded, restrained, total cover, 10 (3d6) acid at the start of each of the toad's
+  turns; out prone if the toad dies. Giant frog: the same for Small or smaller, 5 (2d4).
+- Black pudding, ochre jelly, Split: a Medium or larger one subjected to lightning or
+  slashing damage, with at least 10 hit points, splits into two one size smaller, each
+  with half its hit points (rounded down).
+- Octopus, giant octopus, Ink Cloud (once per rest): a 5-ft (20-ft) radius heavily
+  obscured for 1 minute; then the Dash action as a bonus action.
 """
 
 from __future__ import annotations
@@ -16,12 +24,15 @@ from helpers import make
 import zonekeep.plugins.srd as srd_plugin
 from zonekeep.sdk import (
     Attack,
+    AttackMade,
     Creature,
     Damage,
     Damaged,
+    Dashed,
     EncounterOptions,
     Size,
     hookimpl,
+    movement_left,
 )
 from zonekeep.sdk.host import entry_creatures
 from zonekeep.sdk.testing import EncounterHarness
@@ -314,3 +325,71 @@ def test_the_gm_overrides_a_size_by_name_and_a_bad_one_is_refused() -> None:
     )
     assert h.refused("override", creature="aria", field="size", value=3).code == "invalid_params"
     assert h.creature("aria").size is Size.LARGE
+
+
+# -- ink cloud --------------------------------------------------------------------------------
+
+
+def attack_mods(events: tuple[object, ...]) -> tuple[str, tuple[str, ...]]:
+    """The attack roll's advantage state and its sources."""
+    (made,) = [e for e in events if isinstance(e, AttackMade)]
+    return made.roll.advantage, made.roll.sources
+
+
+def test_the_octopus_inks_its_zone_then_dashes_as_a_bonus_action() -> None:
+    octopus = srd("giant-octopus", "Octopus")
+    h = EncounterHarness([octopus, make("aria")], zones=["pool", "shore"])
+    h.start(positions={"octopus-1": "pool", "aria": "shore"}, initiative=[20, 15])
+    assert h.refused("ink_dash", creature="octopus-1").code == "invalid_params"
+    h.send("ink_cloud", creature="octopus-1")
+    (cloud,) = [a for a in h.state.arena.assets if a.data.get("srd") == "ink"]
+    assert (cloud.zone, cloud.kind, cloud.data["until_round"]) == ("pool", "element", 10)
+    me = h.creature("octopus-1")
+    before = movement_left(h.state, me, "swim")
+    events = h.send("ink_dash", creature="octopus-1")
+    assert [e.creature for e in events if isinstance(e, Dashed)] == ["octopus-1"]
+    assert movement_left(h.state, h.creature("octopus-1"), "swim") == before + 60
+    assert h.refused("ink_dash", creature="octopus-1").code in ("invalid_params", "no_bonus")
+    h.end_turn()
+    h.end_turn()
+    # Once per short rest.
+    assert h.refused("ink_cloud", creature="octopus-1").code == "no_uses_left"
+
+
+def test_no_one_sees_through_the_ink_but_blindsight_does() -> None:
+    octopus = srd("octopus", "Octopus")
+    bat = make("bat", senses={"blindsight": 60})
+    h = EncounterHarness(
+        [octopus, make("aria"), bat],
+        zones=["pool", "shore"],
+        options=EncounterOptions(flanking=False),
+    )
+    h.start(positions={"octopus-1": "pool", "aria": "pool", "bat": "pool"}, initiative=[20, 15, 10])
+    h.send("ink_cloud", creature="octopus-1")
+    h.end_turn()
+    # Aria cannot see the octopus in the ink, nor it her: the two cancel.
+    events = h.rolls(2).send("attack", creature="aria", target="octopus-1")
+    assert attack_mods(events) == (
+        "none",
+        ("disadvantage:ink cloud: target unseen", "advantage:ink cloud: attacker unseen"),
+    )
+    h.end_turn()
+    # The bat feels it out: it has advantage, the octopus cannot see it.
+    events = h.rolls(5, 4).send("attack", creature="bat", target="octopus-1")
+    assert attack_mods(events) == ("advantage", ("advantage:ink cloud: attacker unseen",))
+
+
+def test_the_ink_disperses_after_a_minute() -> None:
+    octopus = srd("octopus", "Octopus")
+    h = EncounterHarness([octopus, make("aria")], zones=["pool", "shore"])
+    h.start(positions={"octopus-1": "pool", "aria": "shore"}, initiative=[20, 15])
+    h.send("ink_cloud", creature="octopus-1")
+    for _ in range(9):
+        h.end_turn()
+        h.end_turn()
+    assert h.state.round == 10
+    assert [a.id for a in h.state.arena.assets if a.data.get("srd") == "ink"] == ["ink-cloud"]
+    h.end_turn()
+    h.end_turn()
+    assert h.state.round == 11
+    assert [a for a in h.state.arena.assets if a.data.get("srd") == "ink"] == []

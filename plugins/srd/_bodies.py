@@ -33,6 +33,18 @@ beside the other feature modules' implementations of the same hooks. Only public
   and ``hp``, ``by`` itself) and a copy of it joins the fight in its zone and its
   initiative slot (``creature_added``; id ``<its id>-<n>``, its name with ``(n)``),
   without its conditions, positions or engagements.
+- ``obscuring-cloud`` (action, the ``ink_cloud`` command; ``radius``, ``rounds``): its
+  use spent, an ink cloud (an ``element`` asset placed at runtime, ``data.srd`` ``ink``)
+  fills its zone, heavily obscured for ``rounds`` (10: 1 minute; removed at the end of
+  the round its time runs out). Seeing into, out of or inside that zone takes
+  blindsight or tremorsense that reaches (the zones' path distance): an attack roll
+  made by a creature that cannot see its target has disadvantage, and one against a
+  creature that cannot see its attacker advantage, whenever either is in a cloud (both
+  blind: the two cancel, as the rules have it). Then, on the same turn, the command
+  ``ink_dash`` (a bonus action) takes the Dash action. The zone stands for the
+  cloud's radius; that the octopus must be underwater is the GM's to rule, as are
+  Perception checks (the rules do not say which sense a check relies on) and
+  opportunity attacks on a creature no one can see.
 """
 
 from __future__ import annotations
@@ -44,8 +56,12 @@ import attrs
 
 from zonekeep.sdk import (
     DAMAGE_TYPES,
+    Action,
+    Asset,
     Attack,
     AttackMade,
+    Command,
+    CommandSpec,
     ConditionEffectApplied,
     ConditionEffectEnded,
     ConditionSpec,
@@ -53,33 +69,48 @@ from zonekeep.sdk import (
     CreatureAdded,
     Damage,
     Damaged,
+    Dashed,
+    EncounterState,
     FeatureSpec,
     OverrideApplied,
+    Param,
+    RollModifier,
+    RollRequest,
     RuleContext,
     Size,
     Trait,
     apply_condition,
     apply_damage,
     apply_timed_condition,
+    change_asset,
     change_zone,
     hookimpl,
     parse_dice,
+    path_distance,
+    place_asset,
+    spend_use,
 )
 
 __all__ = [
+    "INK",
     "METALS",
     "SPLIT_FROM",
     "SWALLOWED",
     "bodies_after_damage",
     "bodies_attack_made",
     "bodies_before_attack",
+    "bodies_commands",
     "bodies_conditions",
     "bodies_features",
     "bodies_modify_damage",
+    "bodies_roll_modifiers",
+    "bodies_round_end",
     "bodies_turn_start",
     "bodies_zone_entered",
 ]
 
+#: The ``data.srd`` of an ink cloud asset.
+INK: Final = "ink"
 #: The sizes a split can start from: Medium and larger.
 SPLIT_FROM: Final = Size.MEDIUM
 #: The condition of a creature inside another (a giant frog's, a giant toad's).
@@ -150,6 +181,22 @@ def bodies_features() -> Iterable[FeatureSpec]:
             doc="Medium or larger, with at least 10 hit points, and dealt damage of one of "
             "damage_types: it splits into two creatures one size smaller, each with half "
             "its hit points (rounded down), the copy in its zone and initiative slot.",
+        ),
+        FeatureSpec(
+            "obscuring-cloud",
+            "action",
+            {
+                "type": "object",
+                "properties": {
+                    "radius": {"type": "integer", "minimum": 5, "maximum": 120},
+                    "rounds": {"type": "integer", "minimum": 1, "maximum": 100},
+                },
+                "required": ["radius"],
+                "additionalProperties": False,
+            },
+            doc="The ink_cloud command: a cloud fills its zone, heavily obscured for the "
+            "rounds (10 unless told): attack rolls there go by who can see whom "
+            "(blindsight, tremorsense); then ink_dash, a bonus action, takes the Dash action.",
         ),
         *_metal_specs(),
     )
@@ -399,3 +446,125 @@ def _split(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
         # It joins the slot: the slot's roll is an earlier event's, its dice not drawn again.
         entry = attrs.evolve(entry, roll=attrs.evolve(entry.roll, draws=()))
     ctx.emit(CreatureAdded(copy, entry, -1))
+
+
+# -- ink cloud ---------------------------------------------------------------------------------
+
+
+def _action(creature: Creature, feature: str) -> Action | None:
+    for action in creature.actions:
+        if action.id in (feature, f"zonekeep.srd.{feature}") and action.gm is None:
+            return action
+    return None
+
+
+def _clouds(state: EncounterState) -> list[Asset]:
+    return [a for a in state.arena.assets if a.data.get("srd") == INK]
+
+
+def _has_ink(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if _action(me, "obscuring-cloud") is None:
+        return ("invalid_params", f"{me.name} has no ink to release.")
+    return None
+
+
+def _ink_cloud(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    action = _action(me, "obscuring-cloud")
+    assert action is not None  # (requires)
+    if me.zone is None:
+        ctx.refuse("invalid_params", f"{me.name} is in no zone.")
+    spend_use(ctx, me, action)
+    rounds = int(action.params.get("rounds", 10))
+    radius = int(action.params["radius"])
+    place_asset(
+        ctx,
+        Asset(
+            "ink-cloud",
+            "Ink cloud",
+            "element",
+            me.zone,
+            description=f"{me.name}'s ink, {radius}-ft radius: heavily obscured.",
+            data={
+                "srd": INK,
+                "by": me.id,
+                "until_round": ctx.state.round + rounds - 1,
+                "dash_round": ctx.state.round,
+            },
+        ),
+    )
+
+
+def _may_ink_dash(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if not any(
+        c.data.get("by") == me.id and c.data.get("dash_round") == state.round
+        for c in _clouds(state)
+    ):
+        return ("invalid_params", f"{me.name} released no ink this turn.")
+    return None
+
+
+def _ink_dash(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    for cloud in _clouds(ctx.state):
+        if cloud.data.get("by") == me.id and cloud.data.get("dash_round") == ctx.state.round:
+            change_asset(ctx, cloud.id, data={**cloud.data, "dash_round": None})
+    ctx.emit(Dashed(me.id))
+
+
+@hookimpl(specname="zonekeep_commands")
+def bodies_commands() -> Iterable[CommandSpec]:
+    return (
+        CommandSpec(
+            "ink_cloud",
+            _ink_cloud,
+            "Action: Ink Cloud, a heavily obscured cloud of ink fills your zone for a "
+            "minute; then ink_dash, a bonus action, takes the Dash action.",
+            {"creature": Param("creature", True, "the acting creature")},
+            costs=("action",),
+            requires=_has_ink,
+        ),
+        CommandSpec(
+            "ink_dash",
+            _ink_dash,
+            "Bonus action, after ink_cloud on this turn: take the Dash action.",
+            {"creature": Param("creature", True, "the acting creature")},
+            costs=("bonus",),
+            requires=_may_ink_dash,
+        ),
+    )
+
+
+def _feels(state: EncounterState, seer: Creature, seen: Creature) -> bool:
+    """Whether ``seer`` perceives ``seen`` without sight (blindsight, tremorsense)."""
+    reach = max(int(seer.senses.get("blindsight", 0)), int(seer.senses.get("tremorsense", 0)))
+    if reach <= 0 or seer.zone is None or seen.zone is None:
+        return False
+    distance = path_distance(state.arena, seer.zone, seen.zone)
+    return distance is not None and distance <= reach
+
+
+@hookimpl(specname="zonekeep_roll_modifiers")
+def bodies_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
+    if roll.kind != "attack" or roll.target is None or not ctx.state.arena.assets:
+        return None
+    inked = {c.zone for c in _clouds(ctx.state)}
+    attacker = ctx.state.creatures.get(roll.actor)
+    target = ctx.state.creatures.get(roll.target)
+    if not inked or attacker is None or target is None:
+        return None
+    if attacker.zone not in inked and target.zone not in inked:
+        return None
+    found = []
+    if not _feels(ctx.state, attacker, target):
+        found.append(RollModifier("disadvantage", "ink cloud: target unseen"))
+    if not _feels(ctx.state, target, attacker):
+        found.append(RollModifier("advantage", "ink cloud: attacker unseen"))
+    return found
+
+
+@hookimpl(specname="zonekeep_round_end")
+def bodies_round_end(ctx: RuleContext, round: int) -> None:
+    for cloud in _clouds(ctx.state):
+        if int(cloud.data.get("until_round", 0)) <= round:
+            change_asset(ctx, cloud.id, remove=True, reason="the ink dispersed")
