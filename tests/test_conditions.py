@@ -410,6 +410,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "defeated",
         "dodging",
         "dying",
+        "engulfed",  # zonekeep.srd's (plugins/srd/_bodies.py: a gelatinous cube's)
         "escaped",
         "fire-averse",  # zonekeep.srd's, as "reckless"
         "frenzied",  # zonekeep.classes's, as "raging" and "reckless-attack"

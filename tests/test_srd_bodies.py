@@ -14,6 +14,11 @@ stat block:
   with half its hit points (rounded down).
 - Octopus, giant octopus, Ink Cloud (once per rest): a 5-ft (20-ft) radius heavily
   obscured for 1 minute; then the Dash action as a bonus action.
+- Gelatinous cube, Engulf: DC 12 Dexterity save or engulfed: 10 (3d6) acid, restrained,
+  21 (6d6) acid at the start of each of the cube's turns, a DC 12 Strength check (an
+  action) to escape. Ooze Cube: creatures inside have total cover; a creature within
+  5 ft pulls one out with an action and a DC 12 Strength check, taking 10 (3d6) acid;
+  it holds one Large creature or up to four Medium or smaller.
 """
 
 from __future__ import annotations
@@ -393,3 +398,56 @@ def test_the_ink_disperses_after_a_minute() -> None:
     h.end_turn()
     assert h.state.round == 11
     assert [a for a in h.state.arena.assets if a.data.get("srd") == "ink"] == []
+
+
+# -- engulf ------------------------------------------------------------------------------------
+
+
+def test_the_cube_engulfs_who_fails_the_save_and_a_friend_pulls_her_out() -> None:
+    cube = srd("gelatinous-cube", "Cube")
+    h = fight(cube, make("aria", hp=40), make("bram", hp=20))
+    # Aria's Dexterity save 5 fails DC 12: 3d6 (2+3+4 = 9) acid, engulfed; Bram's 15 holds.
+    events = h.rolls(5, 2, 3, 4, 15).send("engulf", creature="cube-1", creatures=["aria", "bram"])
+    assert hurt(events) == [("aria", 9, "acid")]
+    assert effects(h, "aria") == [("engulfed", "engulf:cube-1"), ("restrained", "engulf:cube-1")]
+    assert effects(h, "bram") == []
+    h.end_turn()
+    assert h.refused("attack", creature="aria", target="bram").code == "invalid_target"
+    # Her Strength check 8 fails DC 12.
+    h.rolls(8).send("escape_engulf", creature="aria")
+    assert "engulfed" in h.creature("aria").conditions
+    h.end_turn()
+    assert h.refused("attack", creature="bram", target="aria").code == "invalid_target"
+    # Bram reaches in: 3d6 (1+1+1 = 3) acid burns him, his check 14 pulls her out.
+    events = h.rolls(1, 1, 1, 14).send("pull_out", creature="bram", target="aria")
+    assert hurt(events) == [("bram", 3, "acid")]
+    assert effects(h, "aria") == []
+    assert "restrained" not in h.creature("aria").conditions
+
+
+def test_an_engulfed_creature_dissolves_at_the_start_of_the_cubes_turns_until_it_escapes() -> None:
+    cube = srd("gelatinous-cube", "Cube")
+    h = fight(cube, make("aria", hp=60))
+    h.rolls(5, 2, 3, 4).send("engulf", creature="cube-1", creatures=["aria"])
+    h.end_turn()
+    # The cube's turn: 6d6 (1+2+3+4+5+6 = 21) acid.
+    events = h.rolls(1, 2, 3, 4, 5, 6).end_turn()
+    assert hurt(events) == [("aria", 21, "acid")]
+    h.end_turn()
+    h.rolls(12).send("escape_engulf", creature="aria")
+    assert effects(h, "aria") == []
+    assert h.refused("escape_engulf", creature="aria").code == "invalid_params"
+
+
+def test_the_cube_holds_one_large_creature_or_four_smaller_ones() -> None:
+    cube = srd("gelatinous-cube", "Cube")
+    ogre = make("ogre", size=Size.LARGE)
+    huge = make("giant", size=Size.HUGE)
+    h = fight(cube, ogre, make("aria"), huge)
+    assert h.refused("engulf", creature="cube-1", creatures=["giant"]).code == "invalid_target"
+    assert (
+        h.refused("engulf", creature="cube-1", creatures=["ogre", "aria"]).code == "invalid_target"
+    )
+    assert h.refused("engulf", creature="cube-1", creatures=["cube-1"]).code == "invalid_target"
+    h.rolls(5, 1, 1, 1).send("engulf", creature="cube-1", creatures=["ogre"])
+    assert "engulfed" in h.creature("ogre").conditions

@@ -45,6 +45,24 @@ beside the other feature modules' implementations of the same hooks. Only public
   cloud's radius; that the octopus must be underwater is the GM's to rule, as are
   Perception checks (the rules do not say which sense a check relies on) and
   opportunity attacks on a creature no one can see.
+- ``engulf`` (action, the ``engulf`` command; ``dc``, ``damage``, ``turn_damage``,
+  ``damage_type``, ``escape_dc``, ``max_size``): the cube engulfs ``creatures`` of its
+  zone (it moves there first with its movement, ``enter``): each of ``max_size`` or
+  smaller saves (Dexterity, ``dc``); on a failure it takes ``damage`` and is
+  ``engulfed`` (``restrained`` hanging on it; it cannot breathe, which the fight does
+  not count), moves with the cube and takes ``turn_damage`` at the start of each of
+  the cube's turns; a success leaves it outside (the push aside is a place in the same
+  zone). The command ``escape_engulf`` (an action of the engulfed creature) is a
+  Strength check against ``escape_dc``: out on a success.
+- ``engulf`` (trait, Ooze Cube; ``pull_dc``, ``pull_damage``, ``damage_type``,
+  ``holds``): an engulfed creature has total cover (as a swallowed one: attacks on it,
+  and its attacks, reach only the cube); the cube holds ``holds`` Medium or smaller
+  creatures, a Large one filling it (``engulf`` refuses more); a creature in the
+  cube's zone pulls one out with the ``pull_out`` command (an action): it takes
+  ``pull_damage`` and makes a Strength check against ``pull_dc``, the engulfed
+  creature out on a success. A creature walking into the cube's space is subjected to
+  Engulf with disadvantage: a zone is not a space, so the GM rules when that happens
+  (the ``engulf`` command with the creature).
 """
 
 from __future__ import annotations
@@ -79,6 +97,7 @@ from zonekeep.sdk import (
     RuleContext,
     Size,
     Trait,
+    ability_check,
     apply_condition,
     apply_damage,
     apply_timed_condition,
@@ -88,10 +107,12 @@ from zonekeep.sdk import (
     parse_dice,
     path_distance,
     place_asset,
+    saving_throw,
     spend_use,
 )
 
 __all__ = [
+    "ENGULFED",
     "INK",
     "METALS",
     "SPLIT_FROM",
@@ -101,6 +122,7 @@ __all__ = [
     "bodies_before_attack",
     "bodies_commands",
     "bodies_conditions",
+    "bodies_engulf_commands",
     "bodies_features",
     "bodies_modify_damage",
     "bodies_roll_modifiers",
@@ -111,6 +133,8 @@ __all__ = [
 
 #: The ``data.srd`` of an ink cloud asset.
 INK: Final = "ink"
+#: The condition of a creature inside a gelatinous cube.
+ENGULFED: Final = "engulfed"
 #: The sizes a split can start from: Medium and larger.
 SPLIT_FROM: Final = Size.MEDIUM
 #: The condition of a creature inside another (a giant frog's, a giant toad's).
@@ -198,6 +222,51 @@ def bodies_features() -> Iterable[FeatureSpec]:
             "rounds (10 unless told): attack rolls there go by who can see whom "
             "(blindsight, tremorsense); then ink_dash, a bonus action, takes the Dash action.",
         ),
+        FeatureSpec(
+            "engulf",
+            "action",
+            {
+                "type": "object",
+                "properties": {
+                    "dc": {"type": "integer", "minimum": 1, "maximum": 30},
+                    "damage": {"type": "string", "minLength": 1, "maxLength": 40},
+                    "turn_damage": {"type": "string", "minLength": 1, "maxLength": 40},
+                    "damage_type": {"enum": list(DAMAGE_TYPES)},
+                    "escape_dc": {"type": "integer", "minimum": 1, "maximum": 30},
+                    "max_size": {"enum": _SIZES},
+                },
+                "required": [
+                    "dc",
+                    "damage",
+                    "turn_damage",
+                    "damage_type",
+                    "escape_dc",
+                    "max_size",
+                ],
+                "additionalProperties": False,
+            },
+            doc="The engulf command: creatures of its zone save or are engulfed (damage, "
+            "restrained, moved with it, turn_damage at the start of its turns); "
+            "escape_engulf, a Strength check, gets one out.",
+        ),
+        FeatureSpec(
+            "engulf",
+            "trait",
+            {
+                "type": "object",
+                "properties": {
+                    "pull_dc": {"type": "integer", "minimum": 1, "maximum": 30},
+                    "pull_damage": {"type": "string", "minLength": 1, "maxLength": 40},
+                    "damage_type": {"enum": list(DAMAGE_TYPES)},
+                    "holds": {"type": "integer", "minimum": 1, "maximum": 20},
+                },
+                "required": ["pull_dc", "pull_damage", "damage_type", "holds"],
+                "additionalProperties": False,
+            },
+            doc="Engulfed creatures have total cover; it holds `holds` Medium or smaller "
+            "creatures or one Large; pull_out (an action, a Strength check, the puller "
+            "takes pull_damage) gets one out.",
+        ),
         *_metal_specs(),
     )
 
@@ -250,21 +319,31 @@ def bodies_modify_damage(ctx: RuleContext, damage: Damage) -> Damage | None:
 # -- swallow ----------------------------------------------------------------------------------
 
 
-def _swallowed_by(ctx: RuleContext, swallower: str) -> list[tuple[str, str]]:
-    """``(effect id, creature)`` of the ``swallowed`` effects ``swallower`` holds."""
-    source = f"swallow:{swallower}"
+#: The conditions of a creature inside another, by the source's prefix.
+_INSIDE: Final = {"swallow": "swallowed", "engulf": "engulfed"}
+
+
+def _swallowed_by(
+    ctx: RuleContext, holder: str, prefix: str | None = None
+) -> list[tuple[str, str]]:
+    """``(effect id, creature)`` of the creatures ``holder`` has inside it (swallowed or
+    engulfed; only those of ``prefix``, ``swallow`` or ``engulf``, when given)."""
+    sources = {f"{p}:{holder}": c for p, c in _INSIDE.items() if prefix in (None, p)}
     return [
         (e.id, e.creature)
         for e in ctx.state.condition_effects.values()
-        if e.condition == SWALLOWED and e.source == source
+        if sources.get(e.source) == e.condition
     ]
 
 
 def _swallower(ctx: RuleContext, creature: str) -> str | None:
-    """The id of the creature that has ``creature`` swallowed, or None."""
+    """The id of the creature that has ``creature`` inside it (swallowed, engulfed)."""
     for e in ctx.state.condition_effects.values():
-        if e.condition == SWALLOWED and e.creature == creature and e.source.startswith("swallow:"):
-            return e.source.removeprefix("swallow:")
+        if e.creature != creature or e.condition not in _INSIDE.values():
+            continue
+        prefix, _, holder = e.source.partition(":")
+        if _INSIDE.get(prefix) == e.condition:
+            return holder
     return None
 
 
@@ -292,7 +371,7 @@ def _swallow(ctx: RuleContext, attacker: Creature, target: Creature, attack: Att
         return
     if int(target.size) > int(Size.parse(rider.params["max_size"])):
         return
-    if _swallowed_by(ctx, attacker.id) or _swallower(ctx, target.id) is not None:
+    if _swallowed_by(ctx, attacker.id, "swallow") or _swallower(ctx, target.id) is not None:
         return
     # The grapple must be an earlier one: the hit that grapples does not also swallow.
     new = {e.effect.id for e in ctx.events if isinstance(e, ConditionEffectApplied)}
@@ -332,6 +411,11 @@ def bodies_attack_made(
 @hookimpl(specname="zonekeep_conditions")
 def bodies_conditions() -> Iterable[ConditionSpec]:
     return (
+        ConditionSpec(
+            ENGULFED,
+            "Inside a gelatinous cube: restrained, total cover from everyone else, moved "
+            "with it, its acid at the start of each of its turns (escape_engulf, pull_out).",
+        ),
         ConditionSpec(
             SWALLOWED,
             "Inside the creature that swallowed it: blinded and restrained, total cover from "
@@ -373,19 +457,29 @@ def _swallow_rider(creature: Creature) -> Any:
 def bodies_turn_start(ctx: RuleContext, creature: Creature) -> None:
     if not ctx.state.condition_effects:
         return
-    held = _swallowed_by(ctx, creature.id)
-    rider = _swallow_rider(creature) if held else None
-    if rider is None:
-        return
+    swallowed = _swallowed_by(ctx, creature.id, "swallow")
+    rider = _swallow_rider(creature) if swallowed else None
+    if rider is not None:
+        _digest(ctx, creature, swallowed, rider.params["damage"], rider.params["damage_type"])
+    engulfed = _swallowed_by(ctx, creature.id, "engulf")
+    action = _action(creature, "engulf") if engulfed else None
+    if action is not None:
+        p = action.params
+        _digest(ctx, creature, engulfed, p["turn_damage"], p["damage_type"])
+
+
+def _digest(
+    ctx: RuleContext, holder: Creature, held: list[tuple[str, str]], dice: Any, kind: Any
+) -> None:
     for _effect, cid in held:
-        rolled = ctx.roll(str(rider.params["damage"]))
+        rolled = ctx.roll(str(dice))
         apply_damage(
             ctx,
             ctx.state.creatures[cid],
             rolled.total,
-            damage_type=str(rider.params["damage_type"]),
+            damage_type=str(kind),
             roll=rolled,
-            source=creature.id,
+            source=holder.id,
         )
 
 
@@ -405,7 +499,9 @@ def bodies_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged) -
         _split(ctx, creature, damage)
     if not creature.out_of_fight or not ctx.state.condition_effects:
         return
-    for effect, cid in _swallowed_by(ctx, creature.id):
+    for effect, _cid in _swallowed_by(ctx, creature.id, "engulf"):
+        _end(ctx, effect, f"{creature.name} is down")
+    for effect, cid in _swallowed_by(ctx, creature.id, "swallow"):
         _end(ctx, effect, f"{creature.name} is down")
         freed = ctx.state.creatures[cid]
         if "prone" not in freed.conditions and not freed.out_of_fight:
@@ -568,3 +664,145 @@ def bodies_round_end(ctx: RuleContext, round: int) -> None:
     for cloud in _clouds(ctx.state):
         if int(cloud.data.get("until_round", 0)) <= round:
             change_asset(ctx, cloud.id, remove=True, reason="the ink dispersed")
+
+
+# -- engulf ------------------------------------------------------------------------------------
+
+
+def _room_taken(creature: Creature) -> int:
+    """How much of a cube one creature fills: a Large one all four places."""
+    return 4 if creature.size >= Size.LARGE else 1
+
+
+def _can_engulf(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if _action(me, "engulf") is None:
+        return ("invalid_params", f"{me.name} cannot engulf.")
+    return None
+
+
+def _engulf(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    action = _action(me, "engulf")
+    assert action is not None  # (requires)
+    p = action.params
+    names = cmd.params["creatures"]
+    targets = [ctx.creature(c, role="target") for c in names]
+    if len({t.id for t in targets}) != len(targets):
+        ctx.refuse("invalid_params", "Name each creature once.")
+    largest = Size.parse(p["max_size"])
+    for t in targets:
+        if t.id == me.id or t.out_of_fight or t.zone != me.zone:
+            ctx.refuse("invalid_target", f"{me.name} cannot engulf {t.name}: not in its zone.")
+        if t.size > largest:
+            ctx.refuse("invalid_target", f"{t.name} is too large for {me.name} to engulf.")
+        if _swallower(ctx, t.id) is not None:
+            ctx.refuse("invalid_target", f"{t.name} is already inside a creature.")
+    trait = _trait(me, "engulf")
+    room = int(trait.params["holds"]) if trait is not None else 4
+    inside = [ctx.state.creatures[c] for _e, c in _swallowed_by(ctx, me.id, "engulf")]
+    if sum(_room_taken(c) for c in (*inside, *targets)) > room:
+        ctx.refuse(
+            "invalid_target",
+            f"{me.name} holds one Large creature or {room} smaller ones: no room for all.",
+        )
+    for t in targets:
+        now = ctx.state.creatures[t.id]
+        if saving_throw(ctx, now, "dex", int(p["dc"]), f"{me.name}'s Engulf", against=(ENGULFED,)):
+            continue
+        rolled = ctx.roll(str(p["damage"]))
+        apply_damage(
+            ctx, now, rolled.total, damage_type=str(p["damage_type"]), roll=rolled, source=me.id
+        )
+        now = ctx.state.creatures[t.id]
+        if now.out_of_fight:
+            continue
+        held = apply_timed_condition(ctx, t.id, ENGULFED, source=f"engulf:{me.id}")
+        if held is not None:
+            apply_timed_condition(ctx, t.id, "restrained", source=f"engulf:{me.id}", parent=held)
+
+
+def _engulfed(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    for e in state.condition_effects.values():
+        if e.creature == me.id and e.condition == ENGULFED:
+            return None
+    return ("invalid_params", f"{me.name} is not engulfed.")
+
+
+def _engulf_effect(ctx: RuleContext, creature: str) -> tuple[str, Creature] | None:
+    """The ``engulfed`` effect on ``creature`` and the cube holding it."""
+    for e in ctx.state.condition_effects.values():
+        if e.creature == creature and e.condition == ENGULFED and e.source.startswith("engulf:"):
+            cube = ctx.state.creatures.get(e.source.removeprefix("engulf:"))
+            if cube is not None:
+                return e.id, cube
+    return None
+
+
+def _escape_engulf(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    found = _engulf_effect(ctx, me.id)
+    if found is None:
+        ctx.refuse("invalid_params", f"{me.name} is not engulfed.")
+    effect, cube = found
+    action = _action(cube, "engulf")
+    dc = int(action.params["escape_dc"]) if action is not None else 10
+    if ability_check(ctx, me, "str", dc=dc, source=f"escape {cube.name}").success:
+        _end(ctx, effect, f"escaped {cube.name}")
+
+
+def _pull_out(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    target = ctx.creature(cmd.params["target"], role="target")
+    found = _engulf_effect(ctx, target.id)
+    if found is None:
+        ctx.refuse("invalid_target", f"{target.name} is not engulfed.")
+    effect, cube = found
+    if me.zone != cube.zone or _swallower(ctx, me.id) is not None:
+        ctx.refuse("invalid_target", f"{me.name} cannot reach into {cube.name}.")
+    trait = _trait(cube, "engulf")
+    if trait is None:
+        ctx.refuse("invalid_target", f"{cube.name}'s Ooze Cube is the GM's to rule.")
+    p = trait.params
+    rolled = ctx.roll(str(p["pull_damage"]))
+    apply_damage(
+        ctx, me, rolled.total, damage_type=str(p["damage_type"]), roll=rolled, source=cube.id
+    )
+    now = ctx.state.creatures[me.id]
+    if now.out_of_fight:
+        return
+    if ability_check(
+        ctx, now, "str", dc=int(p["pull_dc"]), source=f"pull out of {cube.name}"
+    ).success:
+        _end(ctx, effect, f"pulled out by {me.name}")
+
+
+@hookimpl(specname="zonekeep_commands")
+def bodies_engulf_commands() -> Iterable[CommandSpec]:
+    creature = Param("creature", True, "the acting creature")
+    return (
+        CommandSpec(
+            "engulf",
+            _engulf,
+            "Action: Engulf the creatures of your zone (move there first): each saves or is "
+            "engulfed, taking your acid, restrained, moved with you.",
+            {"creature": creature, "creatures": Param("creatures", True, "the creatures")},
+            costs=("action",),
+            requires=_can_engulf,
+        ),
+        CommandSpec(
+            "escape_engulf",
+            _escape_engulf,
+            "Action: try to escape the cube that engulfs you (a Strength check).",
+            {"creature": creature},
+            costs=("action",),
+            requires=_engulfed,
+        ),
+        CommandSpec(
+            "pull_out",
+            _pull_out,
+            "Action: pull an engulfed creature out of the cube in your zone (a Strength "
+            "check; its acid burns you either way).",
+            {"creature": creature, "target": Param("creature", True, "the engulfed creature")},
+            costs=("action",),
+        ),
+    )
