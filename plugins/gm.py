@@ -25,6 +25,7 @@ from zonekeep.sdk import (
     OverrideApplied,
     Param,
     RuleContext,
+    Size,
     affect_zone,
     apply_condition,
     apply_damage,
@@ -51,6 +52,11 @@ def _override(ctx: RuleContext, cmd: Command) -> None:
             ctx.refuse("invalid_params", "A creature cannot share its own space.")
     if field in ("hp", "max_hp") and isinstance(value, int) and value < 0:
         ctx.refuse("invalid_params", "Hit points cannot be negative.")
+    if field == "size":
+        try:
+            value = Size.parse(str(value)).label
+        except ValueError as error:
+            ctx.refuse("invalid_params", f"{value!r} is not a size: {error}.")
     if field == "condition_immunities":
         names = value if isinstance(value, list) else []
         if len(names) > 50 or not all(isinstance(v, str) and v.strip() for v in names):

@@ -3305,5 +3305,6 @@ PROTOCOL_HISTORY: dict[str, str] = {
     '`override_applied`); a roster reference\'s `hp` (`"roll"`: hit points rolled from '
     "the hit dice with the encounter's dice, logged in `dice_drawn`)"
     "; a decision's `trigger` (what a reaction decision interrupted: an attack "
-    "waiting for the answer)",
+    "waiting for the answer)"
+    "; `override`'s `size` (a size name; `override_applied` of `size` carries the name)",
 }

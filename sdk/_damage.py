@@ -50,11 +50,12 @@ class Damage:
     asset, a condition, ``"GM gm"``). ``attacker``, ``attack`` and ``critical`` are set
     when an attack dealt it. ``raw`` and ``raw_type`` are what it started as; ``steps``
     what changed it so far; ``granted`` the immunities, resistances and
-    vulnerabilities plugins granted for this instance (``(kind, source)``).
+    vulnerabilities plugins granted for this instance (``(kind, source)``);
+    ``nonmagical_overcome`` why its nonmagical defences are set aside, or None.
 
     It is immutable: a ``zonekeep_modify_damage`` implementation returns a changed copy
-    made with :meth:`add`, :meth:`reduce`, :meth:`convert`, :meth:`cancel` or
-    :meth:`grant`, each of which records its step.
+    made with :meth:`add`, :meth:`reduce`, :meth:`convert`, :meth:`cancel`,
+    :meth:`grant` (each of which records its step) or :meth:`overcome_nonmagical`.
     """
 
     target: str
@@ -73,6 +74,9 @@ class Damage:
     steps: tuple[DamageStep, ...] = ()
     cancelled: bool = False
     granted: tuple[tuple[DefenceKind, str], ...] = ()
+    #: Why the target's defences "from nonmagical attacks" do not apply to this
+    #: instance (a silvered weapon against a werewolf), or None.
+    nonmagical_overcome: str | None = None
 
     def _step(self, kind: DamageStepKind, source: str, amount: int, damage_type: str) -> Damage:
         return attrs.evolve(
@@ -98,6 +102,13 @@ class Damage:
         """No damage at all: the target's defences are not applied either."""
         done = self._step("cancel", source, 0, self.damage_type)
         return attrs.evolve(done, cancelled=True)
+
+    def overcome_nonmagical(self, source: str) -> Damage:
+        """The target's ``damage_resistances_nonmagical`` and
+        ``damage_immunities_nonmagical`` do not apply to this instance, though the
+        attack is not magical (a silvered weapon against a creature whose resistance
+        excepts silvered weapons); ``source`` says why. Its other defences still do."""
+        return attrs.evolve(self, nonmagical_overcome=source)
 
     def grant(self, kind: DefenceKind, source: str) -> Damage:
         """Give the target ``immunity``, ``resistance`` or ``vulnerability`` to this

@@ -76,7 +76,8 @@ def apply_damage(
        convert, cancel, grant a defence);
     2. the target's immunity (``damage_immunities`` or a granted immunity; with an
        ``attacker``'s ``attack`` that is not ``magical``, also
-       ``damage_immunities_nonmagical``): no damage;
+       ``damage_immunities_nonmagical``, unless a plugin set the damage's
+       ``nonmagical_overcome``): no damage;
     3. its resistance (likewise with ``damage_resistances_nonmagical``): halved, rounded
        down, once however many sources;
     4. its vulnerability: doubled, once.
@@ -104,8 +105,10 @@ def apply_damage(
     damage: Damage = ctx.hook.zonekeep_modify_damage.pipe("damage", ctx=ctx, damage=start)
     now = ctx.state.creatures[target.id]
     immunities, resistances = now.damage_immunities, now.damage_resistances
-    if (now.damage_immunities_nonmagical or now.damage_resistances_nonmagical) and _nonmagical(
-        ctx, damage
+    if (
+        (now.damage_immunities_nonmagical or now.damage_resistances_nonmagical)
+        and damage.nonmagical_overcome is None
+        and _nonmagical(ctx, damage)
     ):
         # A nonmagical attack meets the defences "from nonmagical attacks" too.
         immunities = [*immunities, *now.damage_immunities_nonmagical]

@@ -17,7 +17,7 @@ from . import _events as ev
 from ._arena import Arena, Asset, single_zone_arena
 from ._fairdice import EMPTY_MIX, next_mix
 from ._features import SequenceItem
-from ._types import Attack, Creature, EncounterOptions
+from ._types import Attack, Creature, EncounterOptions, Size
 
 if TYPE_CHECKING:
     from ._custom import PluginCatalog
@@ -39,6 +39,8 @@ OVERRIDE_FIELDS: dict[str, tuple[type, ...]] = {
     "controller": (str,),
     "pc": (bool,),
     "condition_immunities": (list,),
+    #: A size name (``"Small"``): a creature that grows or shrinks (an ooze splitting).
+    "size": (str,),
 }
 
 
@@ -966,8 +968,9 @@ def _hazard_removed(s: EncounterState, e: ev.HazardRemoved) -> None:
 
 @reducer(ev.OverrideApplied)
 def _override(s: EncounterState, e: ev.OverrideApplied) -> None:
-    """The creature's field named `field` becomes `value`."""
-    setattr(s.creatures[e.creature], e.field, e.value)
+    """The creature's field named `field` becomes `value` (a `size` by its name)."""
+    value = Size.parse(e.value) if e.field == "size" else e.value
+    setattr(s.creatures[e.creature], e.field, value)
 
 
 @reducer(ev.EncounterContinued)

@@ -412,6 +412,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "defeated",
         "dodging",
         "dying",
+        "engulfed",  # zonekeep.srd's (plugins/srd/_bodies.py: a gelatinous cube's)
         "escaped",
         "fire-averse",  # zonekeep.srd's, as "reckless"
         "frenzied",  # zonekeep.classes's, as "raging" and "reckless-attack"
@@ -437,6 +438,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "stench_immune",
         "stunned",
         "surrendered",
+        "swallowed",  # zonekeep.srd's (plugins/srd/_bodies.py: a giant frog's, a giant toad's)
         "two-handed",  # zonekeep.srd's (plugins/srd/_traits.py: a versatile weapon's grip)
         "unconscious",
     ]

@@ -91,6 +91,7 @@ NOT_DRAWN_YET = {
     "second_wind", "teleport", "use_feature", "put_out_fire",
     "leadership", "fetid_cloud", "rampage", "web", "escape_web", "attack_web",
     "grapple_instead", "escape_hold", "detach", "let_go",
+    "ink_cloud", "ink_dash", "engulf", "escape_engulf", "pull_out",
     # the classes plugin's barbarian, monk, paladin and sorcerer features
     "divine_smite", "flurry_of_blows", "font_of_magic", "frenzy_attack", "lay_on_hands",
     "martial_arts", "patient_defense", "rage", "reckless_attack", "step_of_the_wind",
