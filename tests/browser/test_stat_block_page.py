@@ -124,11 +124,13 @@ def test_the_gm_reads_a_creatures_stat_block_from_its_token(
     gm.locator("#map button.token[data-creature=armor-1]").click()
     traits = block.locator("[data-section=traits]")
     expect(traits.locator("li")).to_have_count(3)
-    false_appearance = traits.locator("li[data-feature=false-appearance]")
-    expect(false_appearance.locator(".auto")).to_have_text(
-        "GM adjudicates: telling it from an object is a matter of what the characters look at, "
-        "which the GM judges"
+    antimagic = traits.locator("li[data-feature=antimagic-susceptibility]")
+    expect(antimagic.locator(".auto")).to_have_text(
+        "GM adjudicates: antimagic fields and dispel magic are spells the rules do not model"
     )
+    expect(antimagic.locator(".feature-text")).to_contain_text("antimagic field")
+    false_appearance = traits.locator("li[data-feature=false-appearance]")
+    expect(false_appearance.locator(".auto")).to_have_text("Automated")
     expect(false_appearance.locator(".feature-text")).to_contain_text("ordinary suit of armor")
     multiattack = block.locator("[data-section=action] li[data-feature=multiattack]")
     expect(multiattack.locator(".auto")).to_have_text("Automated")
