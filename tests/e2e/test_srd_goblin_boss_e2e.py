@@ -14,7 +14,7 @@ from zonekeep.sdk import ScriptedEntropy
 
 #: A compendium reference's ``id`` names its copies: the first is ``<id>-1``.
 BOSS = "boss-1"
-ARIA = {
+ARIA: dict[str, Any] = {
     "id": "aria",
     "name": "Aria",
     "side": "party",
