@@ -433,6 +433,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "regeneration_stopped",  # zonekeep.srd's, as "stench_immune"
         "restrained",
         "shield-of-faith",
+        "shielded",  # the spells plugin's (Shield)
         "squeezing",
         "stable",
         "stench_immune",

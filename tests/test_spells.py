@@ -253,7 +253,11 @@ def test_an_unknown_or_unprepared_spell_is_refused_naming_what_it_can_cast() -> 
     h = fight(wizard(), goblin())
     code, message = refused(h, "sera", spell="wish", target="gob")
     assert code == "no_such_feature" and "fire-bolt" in message
-    code, message = refused(h, "sera", spell="shield")
+    code, message = refused(h, "sera", spell="shield")  # a reaction: offered as a prompt
+    assert code == "invalid_params" and "reaction" in message
+    known = ["magic-missile", "sleep"]
+    h3 = fight(wizard(spells_known=known, spells_prepared=known), goblin())
+    code, message = refused(h3, "sera", spell="sleep", zone="hall")
     assert code == "no_such_feature" and "GM adjudicates" in message
     fighter = make("bob", controller="player-bob")
     h2 = fight(fighter, goblin())

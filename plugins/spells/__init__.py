@@ -51,6 +51,7 @@ from zonekeep.sdk import (
     DYING,
     STABLE,
     Action,
+    ActionTaken,
     Attack,
     AttackMade,
     Choice,
@@ -61,10 +62,13 @@ from zonekeep.sdk import (
     ConditionSpec,
     Creature,
     Damaged,
+    Decision,
     EncounterState,
     FeatureSpec,
     Healed,
     Param,
+    ReactionOffer,
+    ReactionOutcome,
     ResourceRestored,
     ResourceSpent,
     RollModifier,
@@ -103,12 +107,18 @@ __all__ = [
 
 #: The conditions the ``ward`` spells (and faerie fire) give, and what each does.
 WARDS: Final[dict[str, str]] = {
+    "shielded": "Shield: +5 to its AC until the start of its next turn.",
     "shield-of-faith": "Shield of Faith: +2 to its AC.",
     "barkskin": "Barkskin: its AC is at least 16.",
     "blurred": "Blur: attack rolls against it have disadvantage.",
     "outlined": "Faerie Fire: attack rolls against it have advantage (an attacker that can see).",
     "bless": "Bless: an expertise die (a d4) on its attack rolls and saving throws.",
 }
+
+#: Shield: the decision kind of its prompt, its condition and what it adds to AC.
+SHIELD = "shield"
+SHIELDED = "shielded"
+SHIELD_AC = 5
 
 #: The condition a creature concentrating on a spell has.
 CONCENTRATING = "concentrating"
@@ -320,8 +330,14 @@ def _spell(ctx: RuleContext, me: Creature, given: object, casting: str) -> Spell
             f"The rules do not resolve {name} ({reason or 'an unknown spell'}): the GM "
             "adjudicates it.",
         )
+    if spell.casting == "reaction":
+        ctx.refuse(
+            "invalid_params",
+            f"{spell.name} is cast as a reaction, when its trigger happens: the server "
+            "offers it then, as a prompt.",
+        )
     if spell.casting != casting:
-        needs = {"action": "cast", "bonus": "cast_bonus", "reaction": "cast_reaction"}
+        needs = {"action": "cast", "bonus": "cast_bonus"}
         ctx.refuse(
             "invalid_params",
             f"{spell.name} takes {'a bonus action' if spell.casting == 'bonus' else 'an action'}"
@@ -906,9 +922,84 @@ def zonekeep_armor_class_bonus(
     bonus = 0
     if "shield-of-faith" in target.conditions:
         bonus += 2
+    if SHIELDED in target.conditions:
+        bonus += SHIELD_AC
     if "barkskin" in target.conditions:
         bonus += max(0, 16 - target.ac)
     return bonus or None
+
+
+# -- Shield: a reaction spell, offered as a prompt ---------------------------------------------
+
+
+def _shield_slot(creature: Creature) -> str | None:
+    """The resource a Shield would spend: the lowest slot left (or an innate use)."""
+    if SHIELD not in spells_of(creature):
+        return None
+    at_will, per_day = _innate(creature)
+    if SHIELD in at_will:
+        return ""
+    if SHIELD in per_day:
+        innate = innate_key(SHIELD)
+        return innate if _left(creature, innate) > 0 else None
+    for slot in range(1, 10):
+        key = _slot_key(creature, slot)
+        if key is not None:
+            return key
+    return None
+
+
+@hookimpl
+def zonekeep_attack_reactions(
+    ctx: RuleContext,
+    attacker: Creature,
+    target: Creature,
+    attack: Attack,
+    moment: str,
+    total: int | None,
+    ac: int | None,
+) -> Iterable[ReactionOffer] | None:
+    """Shield is offered to a caster who knows it when an attack would hit it (not a
+    critical hit, which the rules never ask about), with its reaction and a slot left."""
+    if moment != "hit" or casting_feature(target) is None or SHIELDED in target.conditions:
+        return None
+    if not ctx.state.has_reaction(target.id) or target.incapacitated or target.out_of_fight:
+        return None
+    if _shield_slot(target) is None:
+        return None
+    turned = total is not None and ac is not None and total < ac + SHIELD_AC
+    return (
+        ReactionOffer(
+            target.id,
+            SHIELD,
+            f"{attacker.name}'s {attack.name} would hit {target.name} ({total} against AC "
+            f"{ac}). Cast Shield (reaction, a level 1 slot): +{SHIELD_AC} AC until the start "
+            f"of {target.name}'s next turn, "
+            + ("making this attack miss?" if turned else "though this attack still hits?"),
+            (SHIELD,),
+        ),
+    )
+
+
+@hookimpl
+def zonekeep_reaction_taken(
+    ctx: RuleContext, decision: Decision, choice: tuple[str, ...]
+) -> ReactionOutcome | None:
+    if decision.kind != SHIELD or choice[:1] != (SHIELD,):
+        return None
+    me = ctx.state.creatures.get(decision.creature or "")
+    if me is None or me.incapacitated or me.out_of_fight:
+        return None  # it can no longer cast: the attack goes on as it was
+    key = _shield_slot(me)
+    if key is None:
+        return None  # its last slot went since the prompt
+    ctx.emit(ActionTaken(me.id, SHIELD, "reaction"))
+    if key:
+        ctx.emit(ResourceSpent(me.id, key, _left(me, key) - 1))
+    apply_timed_condition(ctx, me.id, SHIELDED, until="start", of=me.id, source=me.id)
+    # The condition's +5 counts from now on; the outcome adds it to this attack, which
+    # was rolled against the AC before it.
+    return ReactionOutcome(ac_bonus=SHIELD_AC)
 
 
 @hookimpl

@@ -251,6 +251,17 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         upcast="1d10",
     ),
     Spell(
+        "shield",
+        "Shield",
+        1,
+        "ward",
+        "A reaction when an attack hits the caster: an unseen barrier gives +5 AC until the "
+        "start of its next turn, against the triggering attack too (offered as a prompt, "
+        "never cast as an action).",
+        casting="reaction",
+        condition="shielded",
+    ),
+    Spell(
         "shield-of-faith",
         "Shield of Faith",
         1,
@@ -397,7 +408,6 @@ SPELLS: Final[dict[str, Spell]] = {s.id: s for s in _CATALOG}
 #: The other named spells of issue 31, each "GM adjudicates" with the reason, until
 #: the rules resolve them.
 GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
-    "shield": ("Shield", 1, "a reaction that interrupts an attack needs a prompt not built yet"),
     "bane": ("Bane", 1, "subtracting 1d4 from attacks and saves needs a penalty-die modifier"),
     "sleep": ("Sleep", 1, "hit-point pools and waking on damage are not modelled yet"),
     "spirit-guardians": ("Spirit Guardians", 3, "an aura that moves with the caster"),
