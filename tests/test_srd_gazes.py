@@ -5,6 +5,11 @@ stat block:
   magically petrified: on a failure it begins to turn to stone and is restrained; it
   repeats the save at the end of its next turn: a success ends the effect, a failure
   petrifies it for 24 hours.
+- Manticore, Tail Spike Regrowth: it has twenty-four tail spikes; used spikes regrow
+  when it finishes a long rest. Tail Spike: +5, range 100/200 ft, 7 (1d8 + 3) piercing.
+- Vampire spawn, Vampire Weaknesses (Sunlight Hypersensitivity): 20 radiant damage when
+  it starts its turn in sunlight; while in sunlight, disadvantage on attack rolls and
+  ability checks.
 - Basilisk, Petrifying Gaze: a creature starting its turn within 30 ft, when the two can
   see each other, makes a DC 12 Constitution save (unless it averts its eyes): on a
   failure it begins to turn to stone and is restrained, repeating the save at the end of
@@ -13,12 +18,16 @@ stat block:
 
 from __future__ import annotations
 
+import attrs
 from helpers import make
 
 import zonekeep.plugins.srd as srd_plugin
 from zonekeep.sdk import (
+    AttackMade,
     Creature,
+    Damaged,
     EncounterOptions,
+    RollRequest,
     SaveMade,
     parse_arena,
     path_distance,
@@ -50,12 +59,14 @@ ROW = {
 
 
 def fight(
-    first: Creature, *others: Creature, zones: dict[str, str] | None = None
+    first: Creature,
+    *others: Creature,
+    zones: dict[str, str] | None = None,
+    sunlight: tuple[str, ...] = (),
 ) -> EncounterHarness:
     every = [first, *others]
-    h = EncounterHarness(
-        every, arena=parse_arena(ROW, "row"), options=EncounterOptions(flanking=False)
-    )
+    options = EncounterOptions(flanking=False, settings={"zonekeep.srd": {"sunlight": [*sunlight]}})
+    h = EncounterHarness(every, arena=parse_arena(ROW, "row"), options=options)
     where = {c.id: "hall" for c in every} | (zones or {})
     h.start(positions=where, initiative=[20, 15, 10, 5][: len(every)])
     return h
@@ -158,3 +169,65 @@ def test_a_successful_gaze_save_and_a_blinded_creature() -> None:
     assert saves(h.end_turn()) == []
     assert saves(h.end_turn()) == []
     assert effects(h, "bram") == []
+
+
+# -- tail spikes -------------------------------------------------------------------------------
+
+
+def test_the_manticore_spends_a_spike_per_tail_spike_attack_and_regrows_them_on_a_long_rest() -> (
+    None
+):
+    beast = srd("manticore", "Beast")
+    assert beast.resources["tail-spike-regrowth"] == 24
+    beast = attrs.evolve(beast, resources={**beast.resources, "tail-spike-regrowth": 1})
+    h = fight(beast, make("aria", hp=40, ac=10), zones={"aria": "yard"})
+    # The last spike: +5, 15 hits, 1d8+3 (4 -> 7).
+    events = h.rolls(15, 4).send("attack", creature="beast-1", target="aria", attack="tail spike")
+    assert [(e.creature, e.amount) for e in events if isinstance(e, Damaged)] == [("aria", 7)]
+    assert h.creature("beast-1").resources["tail-spike-regrowth"] == 0
+    h.end_turn()
+    h.end_turn()
+    # None left: refused, and nothing rolled; its bite and claws need no spikes.
+    refusal = h.refused("attack", creature="beast-1", target="aria", attack="tail spike")
+    assert refusal.code == "no_uses_left"
+    h.send("rest", kind="short")
+    assert h.creature("beast-1").resources["tail-spike-regrowth"] == 0
+    h.send("rest", kind="long")
+    assert h.creature("beast-1").resources["tail-spike-regrowth"] == 24
+    h.rolls(15, 4).send("attack", creature="beast-1", target="aria", attack="tail spike")
+    assert h.creature("beast-1").resources["tail-spike-regrowth"] == 23
+
+
+# -- sunlight hypersensitivity ------------------------------------------------------------------
+
+
+def test_the_vampire_spawn_burns_and_falters_in_sunlight() -> None:
+    spawn = srd("vampire-spawn", "Spawn")
+    h = fight(make("aria", hp=40, ac=10), spawn, sunlight=("hall",))
+    # Its turn starts in the sunlit hall: 20 radiant (82 -> 62).
+    events = h.end_turn()
+    assert [(e.creature, e.amount, e.damage_type) for e in events if isinstance(e, Damaged)] == [
+        ("spawn-1", 20, "radiant")
+    ]
+    assert h.creature("spawn-1").hp == 62
+    # Claws +6 with disadvantage: 18 and 2, the 2 kept: 8 misses AC 10.
+    events = h.rolls(18, 2).send("attack", creature="spawn-1", target="aria", attack="claws")
+    (made,) = [e for e in events if isinstance(e, AttackMade)]
+    assert (made.roll.advantage, made.roll.kept, made.hit) == ("disadvantage", (2,), False)
+    ctx = h.engine.context(h.state)
+    check = RollRequest("check", "spawn-1", ability="dex", skill="stealth")
+    assert [(m.effect, m.source) for m in ctx.modifiers(check)] == [
+        ("disadvantage", "vampire weaknesses: in sunlight")
+    ]
+    # Saves are untouched.
+    assert ctx.modifiers(RollRequest("save", "spawn-1", ability="dex")) == []
+
+
+def test_the_vampire_spawn_in_the_shade_neither_burns_nor_falters() -> None:
+    spawn = srd("vampire-spawn", "Spawn")
+    h = fight(make("aria", hp=40, ac=10), spawn, sunlight=("hall",), zones={"spawn-1": "yard"})
+    events = h.end_turn()
+    assert [e for e in events if isinstance(e, Damaged)] == []
+    assert h.creature("spawn-1").hp == 82
+    ctx = h.engine.context(h.state)
+    assert ctx.modifiers(RollRequest("check", "spawn-1", ability="dex")) == []

@@ -18,6 +18,16 @@ hook implementation carries a name of its own (``gazes_...``) and names its hook
   between their zones, the gazer is not incapacitated), saves as against ``petrify``, and
   repeats the save at the end of that turn (the first end of its turn after it began to
   turn). Averting the eyes is the player's choice the GM honours (ending the effect).
+- ``tail-spike-regrowth`` (trait, ``attack``, with ``uses``): the manticore's 24 tail
+  spikes. Each ``attack`` made (alone, in a multiattack or as a reaction) spends one use
+  before its roll; with none left the attack is refused (``no_uses_left``). The GM's long
+  ``rest`` grows them back (its uses are ``charges``, which only a long rest restores).
+- ``vampire-weaknesses`` (trait, ``sunlight_damage``): its Sunlight Hypersensitivity, in
+  the zones the encounter setting ``sunlight`` of ``zonekeep.srd`` names (``["*"]``:
+  all): ``sunlight_damage`` radiant damage at the start of its turn there, and
+  disadvantage on its attack rolls and ability checks there. The rest of its weaknesses
+  (thresholds, running water, a stake through the heart) are the GM's: the arena has no
+  residences, running water or resting places.
 """
 
 from __future__ import annotations
@@ -34,14 +44,29 @@ from zonekeep.sdk import (
     Damaged,
     EncounterState,
     FeatureSpec,
+    RollModifier,
+    RollRequest,
     RuleContext,
+    Trait,
+    apply_damage,
     apply_timed_condition,
     hookimpl,
     path_distance,
     saving_throw,
+    spend_use,
 )
 
-__all__ = ["gazes_attack_made", "gazes_features", "gazes_turn_end", "gazes_turn_start"]
+__all__ = [
+    "gazes_attack_made",
+    "gazes_before_attack",
+    "gazes_features",
+    "gazes_roll_modifiers",
+    "gazes_turn_end",
+    "gazes_turn_start",
+]
+
+#: The plugin whose encounter setting ``sunlight`` names the sunlit zones.
+PLUGIN: Final = "zonekeep.srd"
 
 #: The prefix of the source of the restraint of a creature turning to stone.
 TURNING: Final = "petrify:"
@@ -70,6 +95,23 @@ GAZE_SCHEMA: Final = {
     },
     "additionalProperties": False,
 }
+SPIKES_SCHEMA: Final = {
+    "type": "object",
+    "required": ["attack"],
+    "properties": {"attack": {"type": "string", "minLength": 1}},
+    "additionalProperties": False,
+}
+VAMPIRE_SCHEMA: Final = {
+    "type": "object",
+    "required": ["sunlight_damage"],
+    "properties": {"sunlight_damage": {"type": "integer", "minimum": 1, "maximum": 100}},
+    "additionalProperties": False,
+}
+
+
+def _spikes_check(params: Any, attack_names: Any) -> Iterable[str]:
+    if params.get("attack") not in attack_names:
+        yield f"tail-spike-regrowth names the attack {params.get('attack')!r}, which it lacks"
 
 
 @hookimpl(specname="zonekeep_features")
@@ -91,7 +133,30 @@ def gazes_features() -> Iterable[FeatureSpec]:
             "saves or begins to turn to stone (as petrify), saving again at the end of that "
             "turn. Averting the eyes is the GM's.",
         ),
+        FeatureSpec(
+            "tail-spike-regrowth",
+            "trait",
+            SPIKES_SCHEMA,
+            doc="Each attack named spends one of its uses (its spikes) before the roll; with "
+            "none left it is refused; a long rest grows them back.",
+            check=_spikes_check,
+        ),
+        FeatureSpec(
+            "vampire-weaknesses",
+            "trait",
+            VAMPIRE_SCHEMA,
+            doc="In a sunlit zone (the encounter setting sunlight): the radiant damage given "
+            "at the start of its turn, and disadvantage on its attack rolls and ability "
+            "checks. Thresholds, running water and stakes are the GM's.",
+        ),
     )
+
+
+def _trait(creature: Creature, feature: str) -> Trait | None:
+    for trait in creature.traits:
+        if trait.id in (feature, f"zonekeep.srd.{feature}") and trait.gm is None:
+            return trait
+    return None
 
 
 def _gaze(creature: Creature) -> dict[str, Any] | None:
@@ -155,6 +220,16 @@ def _sees(ctx: RuleContext, a: Creature, b: Creature, within: int) -> bool:
 
 @hookimpl(specname="zonekeep_turn_start")
 def gazes_turn_start(ctx: RuleContext, creature: Creature) -> None:
+    if creature.traits:
+        vampire = _trait(creature, "vampire-weaknesses")
+        if vampire is not None and _in_sunlight(ctx, creature) and not creature.out_of_fight:
+            apply_damage(
+                ctx,
+                creature,
+                int(vampire.params["sunlight_damage"]),
+                damage_type="radiant",
+                source="sunlight",
+            )
     for gazer in list(ctx.state.creatures.values()):
         if gazer.id == creature.id or not gazer.traits:
             continue
@@ -223,3 +298,43 @@ def gazes_turn_end(ctx: RuleContext, creature: Creature) -> None:
                 rounds=int(rounds) if rounds else None,
                 source=f"{STONE}{by_id}",
             )
+
+
+# -- tail spikes -------------------------------------------------------------------------------
+
+
+@hookimpl(specname="zonekeep_before_attack")
+def gazes_before_attack(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, reaction: bool
+) -> None:
+    if not attacker.traits:
+        return
+    spikes = _trait(attacker, "tail-spike-regrowth")
+    if spikes is not None and spikes.params.get("attack") == attack.name:
+        spend_use(ctx, attacker, spikes)
+
+
+# -- sunlight ----------------------------------------------------------------------------------
+
+
+def _in_sunlight(ctx: RuleContext, creature: Creature) -> bool:
+    if creature.zone is None:
+        return False
+    try:
+        sunlit = ctx.setting(PLUGIN, "sunlight")
+    except KeyError:  # pragma: no cover - zonekeep.srd declares it
+        return False
+    return "*" in sunlit or creature.zone in sunlit
+
+
+@hookimpl(specname="zonekeep_roll_modifiers")
+def gazes_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
+    if roll.kind not in ("attack", "check"):
+        return None
+    me = ctx.state.creatures.get(roll.actor)
+    if me is None or not me.traits:
+        return None
+    vampire = _trait(me, "vampire-weaknesses")
+    if vampire is None or not _in_sunlight(ctx, me):
+        return None
+    return (RollModifier("disadvantage", f"{vampire.name.lower()}: in sunlight"),)
