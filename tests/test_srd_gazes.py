@@ -9,7 +9,9 @@ stat block:
   when it finishes a long rest. Tail Spike: +5, range 100/200 ft, 7 (1d8 + 3) piercing.
 - Vampire spawn, Vampire Weaknesses (Sunlight Hypersensitivity): 20 radiant damage when
   it starts its turn in sunlight; while in sunlight, disadvantage on attack rolls and
-  ability checks.
+  ability checks. Regeneration: it regains 10 hit points at the start of its turn if it
+  has at least 1 hit point and isn't in sunlight; radiant damage stops it at the start
+  of its next turn.
 - Basilisk, Petrifying Gaze: a creature starting its turn within 30 ft, when the two can
   see each other, makes a DC 12 Constitution save (unless it averts its eyes): on a
   failure it begins to turn to stone and is restrained, repeating the save at the end of
@@ -27,6 +29,7 @@ from zonekeep.sdk import (
     Creature,
     Damaged,
     EncounterOptions,
+    Healed,
     RollRequest,
     SaveMade,
     parse_arena,
@@ -231,3 +234,21 @@ def test_the_vampire_spawn_in_the_shade_neither_burns_nor_falters() -> None:
     assert h.creature("spawn-1").hp == 82
     ctx = h.engine.context(h.state)
     assert ctx.modifiers(RollRequest("check", "spawn-1", ability="dex")) == []
+
+
+def test_no_regeneration_in_sunlight() -> None:
+    spawn = attrs.evolve(srd("vampire-spawn", "Spawn"), hp=50)
+    h = fight(make("aria", hp=40, ac=10), spawn, sunlight=("hall",))
+    # In the sun: 20 radiant (50 -> 30), no regeneration.
+    events = h.end_turn()
+    assert [e for e in events if isinstance(e, Healed)] == []
+    assert h.creature("spawn-1").hp == 30
+
+
+def test_in_the_shade_the_vampire_spawn_regenerates() -> None:
+    spawn = attrs.evolve(srd("vampire-spawn", "Spawn"), hp=50)
+    h = fight(make("aria", hp=40, ac=10), spawn, sunlight=("hall",), zones={"spawn-1": "yard"})
+    # In the shade: Regeneration, 10 hit points back (50 -> 60), and no burn.
+    events = h.end_turn()
+    assert [e for e in events if isinstance(e, Damaged)] == []
+    assert h.creature("spawn-1").hp == 60

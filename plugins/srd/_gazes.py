@@ -28,6 +28,13 @@ hook implementation carries a name of its own (``gazes_...``) and names its hook
   disadvantage on its attack rolls and ability checks there. The rest of its weaknesses
   (thresholds, running water, a stake through the heart) are the GM's: the arena has no
   residences, running water or resting places.
+  Its ``regeneration`` (the ``zonekeep.srd`` trait, stopped by radiant damage) does not
+  work at the start of a turn in sunlight: the burn comes first, and its radiant damage
+  stops the regeneration of that turn (the regeneration's turn-start rules run last).
+  Not done: radiant damage also stops it at the start of the vampire's *next* turn, and
+  the burn's does not (the regeneration's own rules consume the stop the burn lays): a
+  vampire that leaves the sunlight regenerates at its next turn; the GM gives it
+  ``regeneration_stopped`` when that matters.
 """
 
 from __future__ import annotations
@@ -64,6 +71,7 @@ __all__ = [
     "gazes_turn_end",
     "gazes_turn_start",
 ]
+
 
 #: The plugin whose encounter setting ``sunlight`` names the sunlit zones.
 PLUGIN: Final = "zonekeep.srd"
