@@ -413,6 +413,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "dodging",
         "dying",
         "engulfed",  # zonekeep.srd's (plugins/srd/_bodies.py: a gelatinous cube's)
+        "enlarged",  # zonekeep.srd's (plugins/srd/_gazes.py: a duergar's Enlarge)
         "escaped",
         "fire-averse",  # zonekeep.srd's, as "reckless"
         "frenzied",  # zonekeep.classes's, as "raging" and "reckless-attack"

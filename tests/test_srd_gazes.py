@@ -12,6 +12,10 @@ stat block:
   ability checks. Regeneration: it regains 10 hit points at the start of its turn if it
   has at least 1 hit point and isn't in sunlight; radiant damage stops it at the start
   of its next turn.
+- Duergar, Enlarge (recharges after a short or long rest): for 1 minute it magically
+  grows Large; while enlarged, its Strength-based weapon attacks deal twice their dice
+  (war pick 11 (2d8 + 2) piercing, javelin 9 (2d6 + 2)) and it has advantage on
+  Strength checks and Strength saving throws.
 - Basilisk, Petrifying Gaze: a creature starting its turn within 30 ft, when the two can
   see each other, makes a DC 12 Constitution save (unless it averts its eyes): on a
   failure it begins to turn to stone and is restrained, repeating the save at the end of
@@ -252,3 +256,50 @@ def test_in_the_shade_the_vampire_spawn_regenerates() -> None:
     events = h.end_turn()
     assert [e for e in events if isinstance(e, Damaged)] == []
     assert h.creature("spawn-1").hp == 60
+
+
+# -- enlarge -----------------------------------------------------------------------------------
+
+
+def test_the_duergar_enlarges_for_a_minute_doubling_its_war_picks_dice() -> None:
+    dwarf = srd("duergar", "Dwarf")
+    h = fight(dwarf, make("aria", hp=60, ac=10))
+    h.send("enlarge", creature="dwarf-1")
+    me = h.creature("dwarf-1")
+    assert "enlarged" in me.conditions
+    assert me.size.label == "Large"
+    assert h.state.resources.actions == 0
+    assert effects(h, "dwarf-1") == [("enlarged", 10)]
+    ctx = h.engine.context(h.state)
+    assert [
+        (m.effect, m.source) for m in ctx.modifiers(RollRequest("save", "dwarf-1", ability="str"))
+    ] == [("advantage", "enlarged")]
+    assert [
+        (m.effect, m.source)
+        for m in ctx.modifiers(RollRequest("check", "dwarf-1", ability="str", skill="athletics"))
+    ] == [("advantage", "enlarged")]
+    assert ctx.modifiers(RollRequest("save", "dwarf-1", ability="dex")) == []
+    h.end_turn()
+    h.end_turn()
+    # Enlarged again while enlarged: refused.
+    assert h.refused("enlarge", creature="dwarf-1").code == "invalid_params"
+    # War pick +4: 15 hits, 2d8+2 (3 + 5 + 2 = 10).
+    events = h.rolls(15, 3, 5).send("attack", creature="dwarf-1", target="aria", attack="war pick")
+    assert [(e.creature, e.amount) for e in events if isinstance(e, Damaged)] == [("aria", 10)]
+    while "enlarged" in h.creature("dwarf-1").conditions:
+        h.end_turn()
+    # Applied in round 1 for 10 rounds: it ends at the end of round 10.
+    assert h.state.round == 11
+    assert h.creature("dwarf-1").size.label == "Medium"
+    # Back to 1d8+2 (3 + 2).
+    events = h.rolls(15, 3).send("attack", creature="dwarf-1", target="aria", attack="war pick")
+    assert [(e.creature, e.amount) for e in events if isinstance(e, Damaged)] == [("aria", 5)]
+    # Its one use before a rest is spent.
+    h.end_turn()
+    h.end_turn()
+    assert h.refused("enlarge", creature="dwarf-1").code == "no_uses_left"
+
+
+def test_a_creature_without_enlarge_cannot_enlarge() -> None:
+    h = fight(make("aria", hp=60), make("bram", hp=60))
+    assert h.refused("enlarge", creature="aria").code == "invalid_params"

@@ -35,25 +35,43 @@ hook implementation carries a name of its own (``gazes_...``) and names its hook
   the burn's does not (the regeneration's own rules consume the stop the burn lays): a
   vampire that leaves the sunlight regenerates at its next turn; the GM gives it
   ``regeneration_stopped`` when that matters.
+- ``enlarge`` (action, the ``enlarge`` command, its use spent; ``rounds``, ``size``,
+  ``attacks``): the duergar grows for ``rounds`` (10: 1 minute): the ``enlarged``
+  condition, and its size becomes ``size`` (an ``override_applied`` of ``size``, ``by``
+  itself; one size smaller, its own, comes back when ``enlarged`` ends, by its rounds or
+  the GM). While
+  enlarged, the hits of its ``attacks`` (its Strength weapons) roll twice their damage
+  dice (``zonekeep_attack_damage``: ``1d8+2`` becomes ``2d8+2``), and its Strength checks
+  and saves have advantage. Not done: growing in a zone without room for a Large
+  creature (the GM shrinks it by override); its Invisibility does not end by itself
+  (the GM ends it, as the traits module says).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any, Final
 
 from zonekeep.sdk import (
     ABILITIES,
+    Action,
     Attack,
     AttackMade,
+    Command,
+    CommandSpec,
     ConditionEffectEnded,
+    ConditionSpec,
     Creature,
     Damaged,
     EncounterState,
     FeatureSpec,
+    OverrideApplied,
+    Param,
     RollModifier,
     RollRequest,
     RuleContext,
+    Size,
     Trait,
     apply_damage,
     apply_timed_condition,
@@ -64,8 +82,12 @@ from zonekeep.sdk import (
 )
 
 __all__ = [
+    "gazes_attack_damage",
     "gazes_attack_made",
     "gazes_before_attack",
+    "gazes_commands",
+    "gazes_condition_removed",
+    "gazes_conditions",
     "gazes_features",
     "gazes_roll_modifiers",
     "gazes_turn_end",
@@ -73,6 +95,10 @@ __all__ = [
 ]
 
 
+#: The condition of a duergar grown by its Enlarge.
+ENLARGED: Final = "enlarged"
+#: The prefix of the ``enlarged`` effect's source, followed by the creature's id.
+GROWN: Final = "enlarge:"
 #: The plugin whose encounter setting ``sunlight`` names the sunlit zones.
 PLUGIN: Final = "zonekeep.srd"
 
@@ -116,6 +142,28 @@ VAMPIRE_SCHEMA: Final = {
     "additionalProperties": False,
 }
 
+ENLARGE_SCHEMA: Final = {
+    "type": "object",
+    "required": ["rounds", "size", "attacks"],
+    "properties": {
+        "rounds": {"type": "integer", "minimum": 1, "maximum": 14_400},
+        "size": {"enum": ["small", "medium", "large", "huge", "gargantuan"]},
+        "attacks": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "minItems": 1,
+            "maxItems": 10,
+        },
+    },
+    "additionalProperties": False,
+}
+
+
+def _enlarge_check(params: Any, attack_names: Any) -> Iterable[str]:
+    for name in params.get("attacks") or ():
+        if name not in attack_names:
+            yield f"enlarge names the attack {name!r}, which the creature lacks"
+
 
 def _spikes_check(params: Any, attack_names: Any) -> Iterable[str]:
     if params.get("attack") not in attack_names:
@@ -156,6 +204,15 @@ def gazes_features() -> Iterable[FeatureSpec]:
             doc="In a sunlit zone (the encounter setting sunlight): the radiant damage given "
             "at the start of its turn, and disadvantage on its attack rolls and ability "
             "checks. Thresholds, running water and stakes are the GM's.",
+        ),
+        FeatureSpec(
+            "enlarge",
+            "action",
+            ENLARGE_SCHEMA,
+            doc="The enlarge command: for the rounds, enlarged and of the size given (its "
+            "own size back after); its attacks named roll twice their damage dice, and its "
+            "Strength checks and saves have advantage.",
+            check=_enlarge_check,
         ),
     )
 
@@ -337,12 +394,113 @@ def _in_sunlight(ctx: RuleContext, creature: Creature) -> bool:
 
 @hookimpl(specname="zonekeep_roll_modifiers")
 def gazes_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
-    if roll.kind not in ("attack", "check"):
-        return None
     me = ctx.state.creatures.get(roll.actor)
-    if me is None or not me.traits:
+    if me is None:
+        return None
+    if (
+        roll.kind in ("check", "save")
+        and roll.ability == "str"
+        and me.conditions
+        and ctx.resolve("condition", ENLARGED) in me.conditions
+    ):
+        return (RollModifier("advantage", "enlarged"),)
+    if roll.kind not in ("attack", "check") or not me.traits:
         return None
     vampire = _trait(me, "vampire-weaknesses")
     if vampire is None or not _in_sunlight(ctx, me):
         return None
     return (RollModifier("disadvantage", f"{vampire.name.lower()}: in sunlight"),)
+
+
+# -- enlarge -----------------------------------------------------------------------------------
+
+
+def _action(creature: Creature, feature: str) -> Action | None:
+    for action in creature.actions:
+        if action.id in (feature, f"zonekeep.srd.{feature}") and action.gm is None:
+            return action
+    return None
+
+
+def _can_enlarge(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if _action(me, "enlarge") is None:
+        return ("invalid_params", f"{me.name} cannot enlarge itself.")
+    return None
+
+
+def _enlarge(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    action = _action(me, "enlarge")
+    assert action is not None  # (requires)
+    enlarged = ctx.resolve("condition", ENLARGED)
+    if enlarged in me.conditions:
+        ctx.refuse("invalid_params", f"{me.name} is enlarged already.")
+    spend_use(ctx, me, action)
+    grown = apply_timed_condition(
+        ctx, me.id, enlarged, rounds=int(action.params["rounds"]), source=f"{GROWN}{me.id}"
+    )
+    if grown is not None:
+        ctx.emit(OverrideApplied(me.id, me.id, "size", str(action.params["size"])))
+
+
+@hookimpl(specname="zonekeep_condition_removed")
+def gazes_condition_removed(
+    ctx: RuleContext, creature: Creature, condition: str, reason: str, expired: bool
+) -> None:
+    if condition != ctx.resolve("condition", ENLARGED):
+        return
+    action = _action(creature, "enlarge")
+    if action is None:
+        return
+    # Enlarge grows it one size: back to the size below the one it grew to.
+    grown = Size.parse(str(action.params["size"]))
+    ctx.emit(OverrideApplied(creature.id, creature.id, "size", Size(int(grown) - 1).label))
+
+
+_DICE = re.compile(r"^(\d*)d(\d+)")
+
+
+def _doubled(damage: str) -> str:
+    found = _DICE.match(damage)
+    if found is None:
+        return damage
+    count = int(found.group(1) or 1)
+    return f"{count * 2}d{found.group(2)}{damage[found.end() :]}"
+
+
+@hookimpl(specname="zonekeep_attack_damage")
+def gazes_attack_damage(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack
+) -> str | None:
+    if not attacker.conditions or ctx.resolve("condition", ENLARGED) not in attacker.conditions:
+        return None
+    action = _action(attacker, "enlarge")
+    if action is None or attack.name not in action.params.get("attacks", ()):
+        return None
+    return _doubled(attack.damage)
+
+
+@hookimpl(specname="zonekeep_commands")
+def gazes_commands() -> Iterable[CommandSpec]:
+    return (
+        CommandSpec(
+            "enlarge",
+            _enlarge,
+            "Action: Enlarge: grow for a minute (Large; your Strength weapons roll twice "
+            "their damage dice; advantage on Strength checks and saves).",
+            {"creature": Param("creature", True, "the acting creature")},
+            costs=("action",),
+            requires=_can_enlarge,
+        ),
+    )
+
+
+@hookimpl(specname="zonekeep_conditions")
+def gazes_conditions() -> Iterable[ConditionSpec]:
+    return (
+        ConditionSpec(
+            ENLARGED,
+            "Grown by its Enlarge: larger, twice the damage dice of its Strength weapons, "
+            "advantage on Strength checks and saves.",
+        ),
+    )
