@@ -422,6 +422,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "grappled",
         "ignited",  # zonekeep.srd's (plugins/srd/_traits.py: a magmin's touch)
         "incapacitated",
+        "infernal-wound",  # zonekeep.srd's (plugins/srd/_gazes.py: a bearded devil's glaive)
         "invisible",
         "leadership",  # zonekeep.srd's (the knight)
         "outlined",

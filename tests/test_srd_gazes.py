@@ -16,6 +16,11 @@ stat block:
   grows Large; while enlarged, its Strength-based weapon attacks deal twice their dice
   (war pick 11 (2d8 + 2) piercing, javelin 9 (2d6 + 2)) and it has advantage on
   Strength checks and Strength saving throws.
+- Bearded devil, Glaive: +5, reach 10 ft, 8 (1d10 + 3) slashing; a creature other than
+  an undead or a construct makes a DC 12 Constitution save or loses 5 (1d10) hit points at
+  the start of each of its turns (an infernal wound); each later glaive hit on it adds
+  5 (1d10); any creature can take an action to stanch it with a DC 12 Wisdom (Medicine)
+  check; magical healing closes it too.
 - Basilisk, Petrifying Gaze: a creature starting its turn within 30 ft, when the two can
   see each other, makes a DC 12 Constitution save (unless it averts its eyes): on a
   failure it begins to turn to stone and is restrained, repeating the save at the end of
@@ -303,3 +308,59 @@ def test_the_duergar_enlarges_for_a_minute_doubling_its_war_picks_dice() -> None
 def test_a_creature_without_enlarge_cannot_enlarge() -> None:
     h = fight(make("aria", hp=60), make("bram", hp=60))
     assert h.refused("enlarge", creature="aria").code == "invalid_params"
+
+
+# -- infernal wound ----------------------------------------------------------------------------
+
+
+def hurt(events: tuple[object, ...]) -> list[tuple[str, int, str]]:
+    return [(e.creature, e.amount, e.damage_type) for e in events if isinstance(e, Damaged)]
+
+
+def test_the_glaives_infernal_wound_bleeds_deepens_and_is_stanched() -> None:
+    devil = srd("bearded-devil", "Devil")
+    h = fight(devil, make("aria", hp=60, ac=10))
+    # Glaive +5: 15 hits, 1d10+3 (5 -> 8); DC 12 Con save 11 fails: wounded.
+    events = h.rolls(15, 5, 11).send("attack", creature="devil-1", target="aria", attack="glaive")
+    assert hurt(events) == [("aria", 8, "slashing")]
+    assert saves(events) == [("aria", "con", 11, 12, False)]
+    assert effects(h, "aria") == [("infernal-wound", None)]
+    # The start of her turn: 1d10 (6) hit points lost.
+    events = h.rolls(6).end_turn()
+    assert hurt(events) == [("aria", 6, "")]
+    # She tries to stanch it herself: Medicine 11 fails (an action spent).
+    h.rolls(11).send("stanch", creature="aria", target="aria")
+    assert h.state.resources.actions == 0
+    assert effects(h, "aria") == [("infernal-wound", None)]
+    h.end_turn()
+    # A second glaive hit: no save, the wound deepens to 2d10.
+    events = h.rolls(15, 5).send("attack", creature="devil-1", target="aria", attack="glaive")
+    assert saves(events) == []
+    assert effects(h, "aria") == [("infernal-wound", None), ("infernal-wound", None)]
+    events = h.rolls(3, 4).end_turn()
+    assert hurt(events) == [("aria", 7, "")]
+    assert h.creature("aria").hp == 60 - 8 - 6 - 8 - 7
+    # Medicine 12: stanched, every wound closed; no more bleeding.
+    h.rolls(12).send("stanch", creature="aria", target="aria")
+    assert effects(h, "aria") == []
+    assert "infernal-wound" not in h.creature("aria").conditions
+    h.end_turn()
+    assert hurt(h.end_turn()) == []
+
+
+def test_a_save_of_12_resists_and_stanching_needs_a_wound_in_reach() -> None:
+    devil = srd("bearded-devil", "Devil")
+    h = fight(devil, make("aria", hp=60, ac=10), make("bram", hp=60), zones={"bram": "yard"})
+    # No wound yet: nothing to stanch.
+    assert h.refused("stanch", creature="devil-1", target="aria").code == "invalid_target"
+    events = h.rolls(15, 5, 12).send("attack", creature="devil-1", target="aria", attack="glaive")
+    assert saves(events) == [("aria", "con", 12, 12, True)]
+    assert effects(h, "aria") == []
+    h.end_turn()
+    h.end_turn()
+    h.end_turn()
+    h.rolls(15, 5, 3).send("attack", creature="devil-1", target="aria", attack="glaive")
+    assert hurt(h.rolls(4).end_turn()) == [("aria", 4, "")]
+    h.end_turn()
+    # Bram, in the yard, cannot reach her wound.
+    assert h.refused("stanch", creature="bram", target="aria").code == "out_of_range"

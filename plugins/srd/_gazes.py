@@ -45,6 +45,16 @@ hook implementation carries a name of its own (``gazes_...``) and names its hook
   and saves have advantage. Not done: growing in a zone without room for a Large
   creature (the GM shrinks it by override); its Invisibility does not end by itself
   (the GM ends it, as the traits module says).
+- ``infernal-wound`` (``on_hit``, ``ability``, ``dc``, ``damage``, ``check_dc``): the
+  creature hit saves or has an infernal wound (the ``infernal-wound`` condition, its
+  source ``wound:<attacker>``); each later hit of that attack on the wounded creature
+  deepens it, with no save (one more wound effect). At the start of each of its turns it
+  loses ``damage`` hit points per wound (1d10, 2d10 ...: untyped damage, by the wounding
+  creature). Any creature in its zone (itself too) stanches it with the ``stanch``
+  command (an action): a Wisdom (Medicine) check against ``check_dc`` closes every
+  wound. Not done: the wound also closes on magical healing, and undead and constructs
+  are spared; the SDK has no healing trigger and creatures carry no type, so the GM
+  ends it (``end_effect``) then.
 """
 
 from __future__ import annotations
@@ -73,6 +83,7 @@ from zonekeep.sdk import (
     RuleContext,
     Size,
     Trait,
+    ability_check,
     apply_damage,
     apply_timed_condition,
     hookimpl,
@@ -95,6 +106,10 @@ __all__ = [
 ]
 
 
+#: The condition of a creature bleeding from a bearded devil's glaive.
+INFERNAL_WOUND: Final = "infernal-wound"
+#: The prefix of an infernal wound's source, followed by the wounding creature's id.
+WOUND: Final = "wound:"
 #: The condition of a duergar grown by its Enlarge.
 ENLARGED: Final = "enlarged"
 #: The prefix of the ``enlarged`` effect's source, followed by the creature's id.
@@ -142,6 +157,17 @@ VAMPIRE_SCHEMA: Final = {
     "additionalProperties": False,
 }
 
+WOUND_SCHEMA: Final = {
+    "type": "object",
+    "required": ["ability", "dc", "damage", "check_dc"],
+    "properties": {
+        "ability": {"enum": list(ABILITIES)},
+        "dc": {"type": "integer", "minimum": 1, "maximum": 30},
+        "damage": {"type": "string", "format": "dice"},
+        "check_dc": {"type": "integer", "minimum": 1, "maximum": 30},
+    },
+    "additionalProperties": False,
+}
 ENLARGE_SCHEMA: Final = {
     "type": "object",
     "required": ["rounds", "size", "attacks"],
@@ -204,6 +230,16 @@ def gazes_features() -> Iterable[FeatureSpec]:
             doc="In a sunlit zone (the encounter setting sunlight): the radiant damage given "
             "at the start of its turn, and disadvantage on its attack rolls and ability "
             "checks. Thresholds, running water and stakes are the GM's.",
+        ),
+        FeatureSpec(
+            "infernal-wound",
+            "on_hit",
+            WOUND_SCHEMA,
+            doc="The creature hit saves or is wounded (infernal-wound): it loses the damage "
+            "in hit points at the start of each of its turns, once more per later hit; the "
+            "stanch command (an action, a Wisdom (Medicine) check against check_dc) closes "
+            "it. Magical healing closing it, and sparing undead and constructs, are the "
+            "GM's.",
         ),
         FeatureSpec(
             "enlarge",
@@ -272,6 +308,8 @@ def gazes_attack_made(
     for rider in attack.on_hit:
         if rider.gm is None and rider.id == "petrify":
             _begin_petrify(ctx, attacker, target, rider.params, f"{attacker.name}'s {attack.name}")
+        elif rider.gm is None and rider.id == "infernal-wound":
+            _wound(ctx, attacker, target, attack, rider.params)
 
 
 def _sees(ctx: RuleContext, a: Creature, b: Creature, within: int) -> bool:
@@ -285,6 +323,8 @@ def _sees(ctx: RuleContext, a: Creature, b: Creature, within: int) -> bool:
 
 @hookimpl(specname="zonekeep_turn_start")
 def gazes_turn_start(ctx: RuleContext, creature: Creature) -> None:
+    if creature.conditions and ctx.resolve("condition", INFERNAL_WOUND) in creature.conditions:
+        _bleed(ctx, creature)
     if creature.traits:
         vampire = _trait(creature, "vampire-weaknesses")
         if vampire is not None and _in_sunlight(ctx, creature) and not creature.out_of_fight:
@@ -460,12 +500,13 @@ def gazes_condition_removed(
 _DICE = re.compile(r"^(\d*)d(\d+)")
 
 
-def _doubled(damage: str) -> str:
+def _times(damage: str, times: int) -> str:
+    """``damage`` with ``times`` as many dice (``1d8+2``, 2: ``2d8+2``)."""
     found = _DICE.match(damage)
     if found is None:
         return damage
     count = int(found.group(1) or 1)
-    return f"{count * 2}d{found.group(2)}{damage[found.end() :]}"
+    return f"{count * times}d{found.group(2)}{damage[found.end() :]}"
 
 
 @hookimpl(specname="zonekeep_attack_damage")
@@ -477,12 +518,23 @@ def gazes_attack_damage(
     action = _action(attacker, "enlarge")
     if action is None or attack.name not in action.params.get("attacks", ()):
         return None
-    return _doubled(attack.damage)
+    return _times(attack.damage, 2)
 
 
 @hookimpl(specname="zonekeep_commands")
 def gazes_commands() -> Iterable[CommandSpec]:
     return (
+        CommandSpec(
+            "stanch",
+            _stanch,
+            "Action: stanch the infernal wounds of a creature in your zone (or your own): a "
+            "Wisdom (Medicine) check.",
+            {
+                "creature": Param("creature", True, "the acting creature"),
+                "target": Param("creature", True, "the wounded creature"),
+            },
+            costs=("action",),
+        ),
         CommandSpec(
             "enlarge",
             _enlarge,
@@ -499,8 +551,77 @@ def gazes_commands() -> Iterable[CommandSpec]:
 def gazes_conditions() -> Iterable[ConditionSpec]:
     return (
         ConditionSpec(
+            INFERNAL_WOUND,
+            "An infernal wound: it loses hit points at the start of each of its turns until "
+            "stanched (the stanch command) or magically healed.",
+        ),
+        ConditionSpec(
             ENLARGED,
             "Grown by its Enlarge: larger, twice the damage dice of its Strength weapons, "
             "advantage on Strength checks and saves.",
         ),
     )
+
+
+# -- infernal wound ----------------------------------------------------------------------------
+
+
+def _wounds(state: EncounterState, creature_id: str) -> list[tuple[str, str]]:
+    """The infernal wounds on ``creature_id``: (effect id, the wounding creature's id)."""
+    return [
+        (e.id, e.source.removeprefix(WOUND))
+        for e in state.condition_effects.values()
+        if e.creature == creature_id and e.source.startswith(WOUND)
+    ]
+
+
+def _wound(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, params: dict[str, Any]
+) -> None:
+    now = ctx.state.creatures[target.id]
+    if now.out_of_fight:
+        return
+    wound = ctx.resolve("condition", INFERNAL_WOUND)
+    if not any(by == attacker.id for _e, by in _wounds(ctx.state, now.id)):
+        name = f"{attacker.name}'s {attack.name} (infernal wound)"
+        if saving_throw(ctx, now, str(params["ability"]), int(params["dc"]), name):
+            return
+    apply_timed_condition(ctx, now.id, wound, source=f"{WOUND}{attacker.id}")
+
+
+def _wound_params(ctx: RuleContext, by: str) -> dict[str, Any]:
+    source = ctx.state.creatures.get(by)
+    if source is not None:
+        for attack in source.attacks:
+            for rider in attack.on_hit:
+                if rider.id == "infernal-wound":
+                    return dict(rider.params)
+    return {"damage": "1d10", "check_dc": 12}
+
+
+def _bleed(ctx: RuleContext, creature: Creature) -> None:
+    wounds = _wounds(ctx.state, creature.id)
+    if not wounds or creature.out_of_fight:
+        return
+    by = wounds[0][1]
+    rolled = ctx.roll(_times(str(_wound_params(ctx, by)["damage"]), len(wounds)))
+    apply_damage(ctx, ctx.state.creatures[creature.id], rolled.total, roll=rolled, source=by)
+
+
+def _stanch(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    target = ctx.creature(cmd.params["target"], role="target")
+    wounds = _wounds(ctx.state, target.id)
+    if not wounds:
+        ctx.refuse("invalid_target", f"{target.name} has no infernal wound.")
+    if target.zone != me.zone:
+        ctx.refuse("out_of_range", f"{target.name} is not in {me.name}'s zone.")
+    dc = int(_wound_params(ctx, wounds[0][1])["check_dc"])
+    check = ability_check(
+        ctx, me, "wis", "medicine", dc, source=f"stanching {target.name}'s infernal wound"
+    )
+    if not check.success:
+        return
+    wound = ctx.resolve("condition", INFERNAL_WOUND)
+    for effect, _by in wounds:
+        ctx.emit(ConditionEffectEnded(effect, target.id, wound, "stanched"))
