@@ -21,6 +21,11 @@ stat block:
   the start of each of its turns (an infernal wound); each later glaive hit on it adds
   5 (1d10); any creature can take an action to stanch it with a DC 12 Wisdom (Medicine)
   check; magical healing closes it too.
+- Bulette, Deadly Leap: if it jumps at least 15 ft as part of its movement, it can then
+  use this action to land on creatures; each makes a DC 16 Strength or Dexterity save
+  (its choice) or is knocked prone and takes 14 (3d6 + 4) bludgeoning plus 14 (3d6 + 4)
+  slashing damage; on a success, half the damage, not prone, pushed 5 ft out of the
+  bulette's space. Standing Leap: long jump up to 30 ft.
 - Basilisk, Petrifying Gaze: a creature starting its turn within 30 ft, when the two can
   see each other, makes a DC 12 Constitution save (unless it averts its eyes): on a
   failure it begins to turn to stone and is restrained, repeating the save at the end of
@@ -364,3 +369,51 @@ def test_a_save_of_12_resists_and_stanching_needs_a_wound_in_reach() -> None:
     h.end_turn()
     # Bram, in the yard, cannot reach her wound.
     assert h.refused("stanch", creature="bram", target="aria").code == "out_of_range"
+
+
+# -- deadly leap -------------------------------------------------------------------------------
+
+
+def test_the_bulettes_deadly_leap_lands_on_creatures_30_ft_away() -> None:
+    bulette = srd("bulette", "Landshark")
+    h = fight(
+        bulette,
+        make("aria", hp=60),
+        make("bram", hp=60, saves={"str": 1, "dex": 3}),
+        zones={"aria": "yard", "bram": "yard"},
+    )
+    # The field is too far for its 30-ft Standing Leap; its own zone is no leap.
+    refusal = h.refused("deadly_leap", creature="landshark-1", zone="field", creatures=["aria"])
+    assert refusal.code == "out_of_range"
+    refusal = h.refused("deadly_leap", creature="landshark-1", zone="yard", creatures=[])
+    assert refusal.code == "invalid_params"
+    # Damage 3d6+4 (3+4+5+4 = 16) bludgeoning, 3d6+4 (2+3+4+4 = 13) slashing; Aria's save
+    # (her better: +0 Strength) 10 fails; Bram's (Dexterity, +3) 13 + 3 = 16 succeeds.
+    events = h.rolls(3, 4, 5, 2, 3, 4, 10, 13).send(
+        "deadly_leap", creature="landshark-1", zone="yard", creatures=["aria", "bram"]
+    )
+    assert h.creature("landshark-1").zone == "yard"
+    assert h.state.resources.movement_spent == 30
+    assert h.state.resources.actions == 0
+    assert saves(events) == [("aria", "str", 10, 16, False), ("bram", "dex", 16, 16, True)]
+    assert hurt(events) == [
+        ("aria", 16, "bludgeoning"),
+        ("aria", 13, "slashing"),
+        ("bram", 8, "bludgeoning"),
+        ("bram", 6, "slashing"),
+    ]
+    assert "prone" in h.creature("aria").conditions
+    assert "prone" not in h.creature("bram").conditions
+    assert h.creature("bram").zone == "yard"
+
+
+def test_a_creature_without_deadly_leap_or_too_little_movement() -> None:
+    h = fight(make("aria", hp=60), make("bram", hp=60), zones={"bram": "yard"})
+    refusal = h.refused("deadly_leap", creature="aria", zone="yard", creatures=["bram"])
+    assert refusal.code == "invalid_params"
+    bulette = srd("bulette", "Landshark")
+    h = fight(bulette, make("aria", hp=60), zones={"aria": "yard"})
+    # 15 ft of its 40-ft walk spent: 25 ft left, short of the 30-ft leap to the yard.
+    h.send("move", creature="landshark-1", feet=15)
+    refusal = h.refused("deadly_leap", creature="landshark-1", zone="yard", creatures=["aria"])
+    assert refusal.code == "not_enough_movement"

@@ -55,6 +55,16 @@ hook implementation carries a name of its own (``gazes_...``) and names its hook
   wound. Not done: the wound also closes on magical healing, and undead and constructs
   are spared; the SDK has no healing trigger and creatures carry no type, so the GM
   ends it (``end_effect``) then.
+- ``deadly-leap`` (action, the ``deadly_leap`` command; ``min_jump``, ``abilities``,
+  ``dc``, ``damage``): the bulette jumps (at least ``min_jump`` feet of path distance, at
+  most its standing long jump, ``zonekeep_jump_distance`` as the ``leap`` trait gives it,
+  paid from its movement) into a zone with room for it and lands on the ``creatures``
+  it names there (one to four: its Large space). Each saves with the better of the
+  ``abilities`` (its Strength and Dexterity saves) (the creature's choice, taken for it): on a failure it is
+  knocked prone and takes each ``damage`` (3d6+4 bludgeoning and 3d6+4 slashing, rolled
+  once for all); on a success half, and it is pushed 5 ft out of the bulette's space,
+  which keeps it in the zone (no event). Not done: a creature with no unoccupied space
+  to be pushed to falls prone instead (a zone always has one here).
 """
 
 from __future__ import annotations
@@ -65,6 +75,7 @@ from typing import Any, Final
 
 from zonekeep.sdk import (
     ABILITIES,
+    PRONE,
     Action,
     Attack,
     AttackMade,
@@ -84,12 +95,16 @@ from zonekeep.sdk import (
     Size,
     Trait,
     ability_check,
+    apply_condition,
     apply_damage,
     apply_timed_condition,
+    change_zone,
     hookimpl,
+    movement_left,
     path_distance,
     saving_throw,
     spend_use,
+    zone_room,
 )
 
 __all__ = [
@@ -168,6 +183,26 @@ WOUND_SCHEMA: Final = {
     },
     "additionalProperties": False,
 }
+LEAP_DAMAGE: Final = {
+    "type": "object",
+    "required": ["damage", "damage_type"],
+    "properties": {
+        "damage": {"type": "string", "format": "dice"},
+        "damage_type": {"type": "string", "minLength": 1},
+    },
+    "additionalProperties": False,
+}
+DEADLY_LEAP_SCHEMA: Final = {
+    "type": "object",
+    "required": ["min_jump", "abilities", "dc", "damage"],
+    "properties": {
+        "min_jump": {"type": "integer", "minimum": 5, "maximum": 120},
+        "abilities": {"type": "array", "items": {"enum": list(ABILITIES)}, "minItems": 1},
+        "dc": {"type": "integer", "minimum": 1, "maximum": 30},
+        "damage": {"type": "array", "items": LEAP_DAMAGE, "minItems": 1, "maxItems": 4},
+    },
+    "additionalProperties": False,
+}
 ENLARGE_SCHEMA: Final = {
     "type": "object",
     "required": ["rounds", "size", "attacks"],
@@ -240,6 +275,15 @@ def gazes_features() -> Iterable[FeatureSpec]:
             "stanch command (an action, a Wisdom (Medicine) check against check_dc) closes "
             "it. Magical healing closing it, and sparing undead and constructs, are the "
             "GM's.",
+        ),
+        FeatureSpec(
+            "deadly-leap",
+            "action",
+            DEADLY_LEAP_SCHEMA,
+            doc="The deadly_leap command: a jump of at least min_jump feet (its movement, "
+            "at most its long jump) into a zone, landing on one to four creatures there: "
+            "each saves with the better of the abilities against the dc or is knocked "
+            "prone and takes the damage, half on a success.",
         ),
         FeatureSpec(
             "enlarge",
@@ -536,6 +580,19 @@ def gazes_commands() -> Iterable[CommandSpec]:
             costs=("action",),
         ),
         CommandSpec(
+            "deadly_leap",
+            _deadly_leap,
+            "Action: Deadly Leap: jump into a zone (at least 15 ft, your movement) and land "
+            "on creatures there: they save or are knocked prone and take heavy damage.",
+            {
+                "creature": Param("creature", True, "the acting creature"),
+                "zone": Param("zone", True, "where it lands"),
+                "creatures": Param("creatures", True, "the creatures it lands on (1 to 4)"),
+            },
+            costs=("action",),
+            requires=_can_leap,
+        ),
+        CommandSpec(
             "enlarge",
             _enlarge,
             "Action: Enlarge: grow for a minute (Large; your Strength weapons roll twice "
@@ -625,3 +682,68 @@ def _stanch(ctx: RuleContext, cmd: Command) -> None:
     wound = ctx.resolve("condition", INFERNAL_WOUND)
     for effect, _by in wounds:
         ctx.emit(ConditionEffectEnded(effect, target.id, wound, "stanched"))
+
+
+# -- deadly leap -------------------------------------------------------------------------------
+
+
+def _can_leap(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if _action(me, "deadly-leap") is None:
+        return ("invalid_params", f"{me.name} has no Deadly Leap.")
+    return None
+
+
+def _deadly_leap(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    action = _action(me, "deadly-leap")
+    assert action is not None  # (requires)
+    p = action.params
+    zone = cmd.params["zone"]
+    s = ctx.state
+    if not s.arena.has_zone(zone):
+        ctx.refuse("unknown_zone", f"There is no zone {zone!r}.")
+    if me.zone is None or zone == me.zone:
+        ctx.refuse("invalid_params", f"{me.name} must leap out of its zone into another one.")
+    distance = path_distance(s.arena, me.zone, zone)
+    if distance is None:
+        ctx.refuse("no_clear_path", f"{me.name} has no way to {zone}.")
+    answers = ctx.hook.zonekeep_jump_distance(ctx=ctx, creature=me, running=False)
+    reach = max([0, *(a for a in answers if isinstance(a, int) and a >= 0)])
+    if distance < int(p["min_jump"]) or distance > reach:
+        ctx.refuse(
+            "out_of_range",
+            f"{zone} is {distance} ft away; {action.name} needs a jump of "
+            f"{p['min_jump']} to {reach} ft.",
+        )
+    if distance > movement_left(s, me):
+        ctx.refuse(
+            "not_enough_movement", f"{me.name} has {movement_left(s, me)} ft of movement left."
+        )
+    chosen = [ctx.creature(c, role="target") for c in cmd.params["creatures"] or ()]
+    if not 1 <= len(chosen) <= 4 or len({c.id for c in chosen}) != len(chosen):
+        ctx.refuse("invalid_params", f"{action.name} lands on one to four creatures.")
+    for other in chosen:
+        if other.id == me.id or other.out_of_fight or other.zone != zone:
+            ctx.refuse("invalid_target", f"{other.name} is not a creature in {zone}.")
+    full = zone_room(ctx, me, zone)
+    if full:
+        ctx.refuse(*full)
+    change_zone(ctx, me, zone, cost=distance, by=action.name)
+    rolls = [(ctx.roll(str(d["damage"])), str(d["damage_type"])) for d in p["damage"]]
+    for other in chosen:
+        now = ctx.state.creatures[other.id]
+        ability = max(p["abilities"], key=lambda a: now.saves.get(a, 0))
+        saved = saving_throw(
+            ctx, now, str(ability), int(p["dc"]), f"{me.name}'s {action.name}", against=(PRONE,)
+        )
+        for rolled, kind in rolls:
+            target = ctx.state.creatures[other.id]
+            if target.out_of_fight:
+                break
+            amount = rolled.total // 2 if saved else rolled.total
+            apply_damage(
+                ctx, target, amount, damage_type=kind, roll=rolled, source=me.id, attacker=me.id
+            )
+        now = ctx.state.creatures[other.id]
+        if not saved and not now.out_of_fight and PRONE not in now.conditions:
+            apply_condition(ctx, now.id, PRONE, action.name)
