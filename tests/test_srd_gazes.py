@@ -26,6 +26,8 @@ stat block:
   (its choice) or is knocked prone and takes 14 (3d6 + 4) bludgeoning plus 14 (3d6 + 4)
   slashing damage; on a success, half the damage, not prone, pushed 5 ft out of the
   bulette's space. Standing Leap: long jump up to 30 ft.
+- Gelatinous cube, Transparent: even in plain sight, spotting a cube that has neither
+  moved nor attacked takes a successful DC 15 Wisdom (Perception) check.
 - Basilisk, Petrifying Gaze: a creature starting its turn within 30 ft, when the two can
   see each other, makes a DC 12 Constitution save (unless it averts its eyes): on a
   failure it begins to turn to stone and is restrained, repeating the save at the end of
@@ -44,6 +46,7 @@ from zonekeep.sdk import (
     Damaged,
     EncounterOptions,
     Healed,
+    OverrideApplied,
     RollRequest,
     SaveMade,
     parse_arena,
@@ -417,3 +420,43 @@ def test_a_creature_without_deadly_leap_or_too_little_movement() -> None:
     h.send("move", creature="landshark-1", feet=15)
     refusal = h.refused("deadly_leap", creature="landshark-1", zone="yard", creatures=["aria"])
     assert refusal.code == "not_enough_movement"
+
+
+# -- transparent -------------------------------------------------------------------------------
+
+
+def test_a_hidden_gelatinous_cube_is_spotted_with_a_perception_of_15() -> None:
+    cube = srd("gelatinous-cube", "Cube", hidden=True)
+    h = fight(make("aria", hp=60), make("bram", hp=60), cube, zones={"cube-1": "yard"})
+    # Aria's Perception 14 misses it (her action spent); it stays hidden.
+    h.rolls(14).send("spot", creature="aria", target="cube-1")
+    assert h.state.resources.actions == 0
+    assert h.creature("cube-1").hidden
+    h.end_turn()
+    # Bram's 15 spots it: revealed, by him.
+    events = h.rolls(15).send("spot", creature="bram", target="cube-1")
+    assert [
+        (e.by, e.creature, e.field, e.value) for e in events if isinstance(e, OverrideApplied)
+    ] == [("bram", "cube-1", "hidden", False)]
+    assert not h.creature("cube-1").hidden
+    h.end_turn()
+    h.end_turn()
+    # Nothing hidden to spot any more, nor a hidden creature that is not transparent.
+    assert h.refused("spot", creature="aria", target="cube-1").code == "invalid_target"
+
+
+def test_the_cubes_attack_reveals_it() -> None:
+    cube = srd("gelatinous-cube", "Cube", hidden=True)
+    h = fight(cube, make("aria", hp=60, ac=10))
+    events = h.rolls(15, 3, 3, 3).send(
+        "attack", creature="cube-1", target="aria", attack="pseudopod"
+    )
+    assert [(e.by, e.field, e.value) for e in events if isinstance(e, OverrideApplied)] == [
+        ("cube-1", "hidden", False)
+    ]
+    assert not h.creature("cube-1").hidden
+
+
+def test_a_hidden_creature_that_is_not_transparent_cannot_be_spotted_so() -> None:
+    h = fight(make("aria", hp=60), make("lurker", "foes", hidden=True))
+    assert h.refused("spot", creature="aria", target="lurker").code == "invalid_target"

@@ -65,6 +65,13 @@ hook implementation carries a name of its own (``gazes_...``) and names its hook
   once for all); on a success half, and it is pushed 5 ft out of the bulette's space,
   which keeps it in the zone (no event). Not done: a creature with no unoccupied space
   to be pushed to falls prone instead (a zone always has one here).
+- ``transparent`` (trait, ``dc``): a creature the GM placed ``hidden`` (the gelatinous
+  cube: players and spectators do not see it) stays hidden until it moves into another
+  zone on its own or attacks (revealed then: an ``override_applied`` of ``hidden`` to
+  false, ``by`` itself), or until a creature spots it: the ``spot`` command (an action,
+  the Search action), a Wisdom (Perception) check against ``dc`` by a creature that is
+  not blinded and has a path to its zone; on a success it is revealed (``by`` the
+  spotter). Not done: a creature walking into it unaware is surprised (the GM's).
 """
 
 from __future__ import annotations
@@ -118,6 +125,7 @@ __all__ = [
     "gazes_roll_modifiers",
     "gazes_turn_end",
     "gazes_turn_start",
+    "gazes_zone_entered",
 ]
 
 
@@ -203,6 +211,12 @@ DEADLY_LEAP_SCHEMA: Final = {
     },
     "additionalProperties": False,
 }
+DC_SCHEMA: Final = {
+    "type": "object",
+    "required": ["dc"],
+    "properties": {"dc": {"type": "integer", "minimum": 1, "maximum": 30}},
+    "additionalProperties": False,
+}
 ENLARGE_SCHEMA: Final = {
     "type": "object",
     "required": ["rounds", "size", "attacks"],
@@ -286,6 +300,14 @@ def gazes_features() -> Iterable[FeatureSpec]:
             "prone and takes the damage, half on a success.",
         ),
         FeatureSpec(
+            "transparent",
+            "trait",
+            DC_SCHEMA,
+            doc="Placed hidden by the GM, it stays hidden until it enters a zone on its own "
+            "or attacks, or a creature spots it (the spot command: a Wisdom (Perception) "
+            "check against the dc). Surprising a creature that walks into it is the GM's.",
+        ),
+        FeatureSpec(
             "enlarge",
             "action",
             ENLARGE_SCHEMA,
@@ -347,6 +369,8 @@ def gazes_attack_made(
     result: AttackMade,
     damage: Damaged | None,
 ) -> None:
+    if attacker.hidden and attacker.traits and _trait(attacker, "transparent") is not None:
+        ctx.emit(OverrideApplied(attacker.id, attacker.id, "hidden", False))
     if not result.hit or not attack.on_hit:
         return
     for rider in attack.on_hit:
@@ -593,6 +617,17 @@ def gazes_commands() -> Iterable[CommandSpec]:
             requires=_can_leap,
         ),
         CommandSpec(
+            "spot",
+            _spot,
+            "Action: search for a transparent creature you suspect (a Wisdom (Perception) "
+            "check against its DC): spotted, it is revealed.",
+            {
+                "creature": Param("creature", True, "the acting creature"),
+                "target": Param("creature", True, "the hidden creature"),
+            },
+            costs=("action",),
+        ),
+        CommandSpec(
             "enlarge",
             _enlarge,
             "Action: Enlarge: grow for a minute (Large; your Strength weapons roll twice "
@@ -747,3 +782,31 @@ def _deadly_leap(ctx: RuleContext, cmd: Command) -> None:
         now = ctx.state.creatures[other.id]
         if not saved and not now.out_of_fight and PRONE not in now.conditions:
             apply_condition(ctx, now.id, PRONE, action.name)
+
+
+# -- transparent -------------------------------------------------------------------------------
+
+
+@hookimpl(specname="zonekeep_zone_entered")
+def gazes_zone_entered(ctx: RuleContext, creature: Creature, from_zone: str, forced: bool) -> None:
+    if creature.hidden and not forced and _trait(creature, "transparent") is not None:
+        ctx.emit(OverrideApplied(creature.id, creature.id, "hidden", False))
+
+
+def _spot(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    target = ctx.creature(cmd.params["target"], role="target")
+    trait = _trait(target, "transparent")
+    if trait is None or not target.hidden:
+        ctx.refuse("invalid_target", f"{target.name} is no hidden transparent creature.")
+    if "blinded" in me.conditions:
+        ctx.refuse("invalid_target", f"{me.name} is blinded.")
+    if me.zone is None or target.zone is None:
+        ctx.refuse("invalid_target", f"{target.name} is not in the arena.")
+    if path_distance(ctx.state.arena, me.zone, target.zone) is None:
+        ctx.refuse("no_line_of_sight", f"{me.name} cannot see {target.zone}.")
+    check = ability_check(
+        ctx, me, "wis", "perception", int(trait.params["dc"]), source=f"spotting {target.name}"
+    )
+    if check.success:
+        ctx.emit(OverrideApplied(me.id, target.id, "hidden", False))
