@@ -28,6 +28,10 @@ stat block:
   bulette's space. Standing Leap: long jump up to 30 ft.
 - Gelatinous cube, Transparent: even in plain sight, spotting a cube that has neither
   moved nor attacked takes a successful DC 15 Wisdom (Perception) check.
+- Mimic, Adhesive (object form only): it adheres to anything that touches it; a Huge or
+  smaller creature adhered to it is grappled (escape DC 13), and ability checks made to
+  escape have disadvantage. Pseudopod: +5, 7 (1d8 + 3) bludgeoning; in object form, the
+  target is subjected to Adhesive.
 - Basilisk, Petrifying Gaze: a creature starting its turn within 30 ft, when the two can
   see each other, makes a DC 12 Constitution save (unless it averts its eyes): on a
   failure it begins to turn to stone and is restrained, repeating the save at the end of
@@ -42,6 +46,7 @@ from helpers import make
 import zonekeep.plugins.srd as srd_plugin
 from zonekeep.sdk import (
     AttackMade,
+    CheckRolled,
     Creature,
     Damaged,
     EncounterOptions,
@@ -460,3 +465,36 @@ def test_the_cubes_attack_reveals_it() -> None:
 def test_a_hidden_creature_that_is_not_transparent_cannot_be_spotted_so() -> None:
     h = fight(make("aria", hp=60), make("lurker", "foes", hidden=True))
     assert h.refused("spot", creature="aria", target="lurker").code == "invalid_target"
+
+
+# -- adhesive ----------------------------------------------------------------------------------
+
+
+def test_the_mimic_in_object_form_sticks_what_its_pseudopod_hits() -> None:
+    mimic = attrs.evolve(srd("mimic", "Chest"), conditions=["object-form"])
+    h = fight(mimic, make("aria", hp=60, ac=10))
+    # Pseudopod +5: 15 hits, 1d8+3 (4 -> 7); Aria sticks: grappled.
+    h.rolls(15, 4).send("attack", creature="chest-1", target="aria", attack="pseudopod")
+    assert effects(h, "aria") == [("grappled", None)]
+    h.end_turn()
+    # Unstick: Athletics with disadvantage, 18 and 12, the 12 kept: 12 < 13 fails.
+    events = h.rolls(18, 12).send("unstick", creature="aria")
+    (check,) = [e for e in events if isinstance(e, CheckRolled)]
+    assert (check.roll.advantage, check.roll.total, check.success) == ("disadvantage", 12, False)
+    assert "grappled" in h.creature("aria").conditions
+    h.end_turn()
+    h.end_turn()
+    # 13 and 20: 13 kept, free.
+    h.rolls(13, 20).send("unstick", creature="aria")
+    assert effects(h, "aria") == []
+    h.end_turn()
+    h.end_turn()
+    # Not stuck any more: nothing to pull free of.
+    assert h.refused("unstick", creature="aria").code == "invalid_target"
+
+
+def test_the_mimic_out_of_object_form_does_not_stick() -> None:
+    mimic = srd("mimic", "Chest")
+    h = fight(mimic, make("aria", hp=60, ac=10))
+    h.rolls(15, 4).send("attack", creature="chest-1", target="aria", attack="pseudopod")
+    assert effects(h, "aria") == []

@@ -72,6 +72,13 @@ hook implementation carries a name of its own (``gazes_...``) and names its hook
   the Search action), a Wisdom (Perception) check against ``dc`` by a creature that is
   not blinded and has a path to its zone; on a success it is revealed (``by`` the
   spotter). Not done: a creature walking into it unaware is surprised (the GM's).
+- ``adhesive`` (trait, ``attack``, ``escape_dc``): while the mimic is in object form (the
+  ``object-form`` condition, which the GM gives and takes away: its Shapechanger stays
+  the GM's), a creature its ``attack`` (the pseudopod) hits, Huge or smaller, sticks to
+  it: ``grappled`` (source ``adhesive:<mimic>``). It gets free with the ``unstick``
+  command (an action): an Athletics or Acrobatics check (its better) with disadvantage
+  against ``escape_dc``. Not done: objects and creatures that touch it otherwise stick
+  too (the GM grapples them).
 """
 
 from __future__ import annotations
@@ -83,6 +90,7 @@ from typing import Any, Final
 from zonekeep.sdk import (
     ABILITIES,
     PRONE,
+    SKILLS,
     Action,
     Attack,
     AttackMade,
@@ -106,6 +114,7 @@ from zonekeep.sdk import (
     apply_damage,
     apply_timed_condition,
     change_zone,
+    check_bonus,
     hookimpl,
     movement_left,
     path_distance,
@@ -133,6 +142,10 @@ __all__ = [
 INFERNAL_WOUND: Final = "infernal-wound"
 #: The prefix of an infernal wound's source, followed by the wounding creature's id.
 WOUND: Final = "wound:"
+#: The condition of a mimic in the form of an object (given by the GM).
+OBJECT_FORM: Final = "object-form"
+#: The prefix of the source of a creature stuck to an adhesive mimic.
+STUCK: Final = "adhesive:"
 #: The condition of a duergar grown by its Enlarge.
 ENLARGED: Final = "enlarged"
 #: The prefix of the ``enlarged`` effect's source, followed by the creature's id.
@@ -215,6 +228,15 @@ DC_SCHEMA: Final = {
     "type": "object",
     "required": ["dc"],
     "properties": {"dc": {"type": "integer", "minimum": 1, "maximum": 30}},
+    "additionalProperties": False,
+}
+ADHESIVE_SCHEMA: Final = {
+    "type": "object",
+    "required": ["attack", "escape_dc"],
+    "properties": {
+        "attack": {"type": "string", "minLength": 1},
+        "escape_dc": {"type": "integer", "minimum": 1, "maximum": 30},
+    },
     "additionalProperties": False,
 }
 ENLARGE_SCHEMA: Final = {
@@ -308,6 +330,14 @@ def gazes_features() -> Iterable[FeatureSpec]:
             "check against the dc). Surprising a creature that walks into it is the GM's.",
         ),
         FeatureSpec(
+            "adhesive",
+            "trait",
+            ADHESIVE_SCHEMA,
+            doc="In object form (the object-form condition, the GM's), a Huge or smaller "
+            "creature its attack hits is grappled; the unstick command (an action, "
+            "Athletics or Acrobatics with disadvantage against the escape_dc) frees it.",
+        ),
+        FeatureSpec(
             "enlarge",
             "action",
             ENLARGE_SCHEMA,
@@ -371,6 +401,8 @@ def gazes_attack_made(
 ) -> None:
     if attacker.hidden and attacker.traits and _trait(attacker, "transparent") is not None:
         ctx.emit(OverrideApplied(attacker.id, attacker.id, "hidden", False))
+    if result.hit and attacker.traits:
+        _adhere(ctx, attacker, target, attack)
     if not result.hit or not attack.on_hit:
         return
     for rider in attack.on_hit:
@@ -628,6 +660,14 @@ def gazes_commands() -> Iterable[CommandSpec]:
             costs=("action",),
         ),
         CommandSpec(
+            "unstick",
+            _unstick,
+            "Action: pull free of the adhesive creature you are stuck to (Athletics or "
+            "Acrobatics, your better, with disadvantage, against its escape DC).",
+            {"creature": Param("creature", True, "the stuck creature")},
+            costs=("action",),
+        ),
+        CommandSpec(
             "enlarge",
             _enlarge,
             "Action: Enlarge: grow for a minute (Large; your Strength weapons roll twice "
@@ -646,6 +686,10 @@ def gazes_conditions() -> Iterable[ConditionSpec]:
             INFERNAL_WOUND,
             "An infernal wound: it loses hit points at the start of each of its turns until "
             "stanched (the stanch command) or magically healed.",
+        ),
+        ConditionSpec(
+            OBJECT_FORM,
+            "In the form of an object (a mimic): what touches it sticks (its Adhesive).",
         ),
         ConditionSpec(
             ENLARGED,
@@ -810,3 +854,50 @@ def _spot(ctx: RuleContext, cmd: Command) -> None:
     )
     if check.success:
         ctx.emit(OverrideApplied(me.id, target.id, "hidden", False))
+
+
+# -- adhesive ----------------------------------------------------------------------------------
+
+
+def _adhere(ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack) -> None:
+    trait = _trait(attacker, "adhesive")
+    if trait is None or trait.params.get("attack") != attack.name:
+        return
+    if ctx.resolve("condition", OBJECT_FORM) not in attacker.conditions:
+        return
+    now = ctx.state.creatures[target.id]
+    if now.out_of_fight or now.size > Size.HUGE:
+        return
+    if any(
+        e.creature == now.id and e.source == f"{STUCK}{attacker.id}"
+        for e in ctx.state.condition_effects.values()
+    ):
+        return
+    apply_timed_condition(ctx, now.id, "grappled", source=f"{STUCK}{attacker.id}")
+
+
+def _unstick(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    stuck = [
+        e
+        for e in ctx.state.condition_effects.values()
+        if e.creature == me.id and e.source.startswith(STUCK)
+    ]
+    if not stuck:
+        ctx.refuse("invalid_target", f"{me.name} is not stuck to an adhesive creature.")
+    effect = stuck[0]
+    holder = ctx.state.creatures.get(effect.source.removeprefix(STUCK))
+    trait = _trait(holder, "adhesive") if holder is not None else None
+    dc = int(trait.params["escape_dc"]) if trait is not None else 10
+    skill = max(("athletics", "acrobatics"), key=lambda k: check_bonus(me, SKILLS[k], k))
+    check = ability_check(
+        ctx,
+        me,
+        SKILLS[skill],
+        skill,
+        dc,
+        source="unstick",
+        extra=(RollModifier("disadvantage", "adhesive"),),
+    )
+    if check.success:
+        ctx.emit(ConditionEffectEnded(effect.id, me.id, effect.condition, "pulled free"))
