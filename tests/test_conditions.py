@@ -413,6 +413,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "dodging",
         "dying",
         "engulfed",  # zonekeep.srd's (plugins/srd/_bodies.py: a gelatinous cube's)
+        "enlarged",  # zonekeep.srd's (plugins/srd/_gazes.py: a duergar's Enlarge)
         "escaped",
         "fire-averse",  # zonekeep.srd's, as "reckless"
         "frenzied",  # zonekeep.classes's, as "raging" and "reckless-attack"
@@ -421,8 +422,10 @@ def test_the_built_in_conditions_are_declared() -> None:
         "grappled",
         "ignited",  # zonekeep.srd's (plugins/srd/_traits.py: a magmin's touch)
         "incapacitated",
+        "infernal-wound",  # zonekeep.srd's (plugins/srd/_gazes.py: a bearded devil's glaive)
         "invisible",
         "leadership",  # zonekeep.srd's (the knight)
+        "object-form",  # zonekeep.srd's (plugins/srd/_gazes.py: a mimic's form, given by the GM)
         "outlined",
         "paralyzed",
         "poisoned",

@@ -89,6 +89,7 @@ NOT_DRAWN_YET = {
     "damage_zone", "death_glare", "dreadful_glare", "escape_grapple", "grappled_save",
     "grip", "healing_touch", "invisibility", "multiattack", "reckless", "scare",
     "second_wind", "teleport", "use_feature", "put_out_fire",
+    "enlarge", "stanch", "deadly_leap", "spot", "unstick",  # zonekeep.srd (_gazes.py)
     "leadership", "fetid_cloud", "rampage", "web", "escape_web", "attack_web",
     "grapple_instead", "escape_hold", "detach", "let_go",
     "ink_cloud", "ink_dash", "engulf", "escape_engulf", "pull_out",

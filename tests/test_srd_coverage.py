@@ -39,7 +39,7 @@ NOT_YET_IMPLEMENTED: frozenset[tuple[str, str]] = frozenset()
 
 #: The share of the features implemented today, in percent: the issue asks for 90; raise
 #: this as ids are implemented (never lower it).
-FLOOR = 88.8
+FLOOR = 90.1
 
 
 def _data() -> dict[str, Any]:

@@ -42,6 +42,7 @@ from zonekeep.sdk import (
 
 from ._actions import *  # noqa: F403  (breath weapons, glares, riders: srd-b)
 from ._bodies import *  # noqa: F403  (silvered weapons, swallowing, splitting: srd3)
+from ._gazes import *  # noqa: F403  (petrifying gazes and bites: srd4)
 from ._holds import *  # noqa: F403  (web walker, grapple instead, attach, berserk: srd2)
 from ._moves import *  # noqa: F403  (movement and senses: srd-c)
 from ._odds import *  # noqa: F403  # advantage, disadvantage and saves (srd-a1)
