@@ -46,6 +46,7 @@ from zonekeep.plugins.spells import SHIELD, SHIELDED
 from zonekeep.protocol.client import ClientError, ZonekeepClient
 from zonekeep.sdk import die
 from zonekeep.sdk.host import EMPTY_MIX, dice_in
+from zonekeep.server._cli import main as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 ZONEKEEP = [sys.executable, "-m", "zonekeep.server._cli"]
@@ -439,11 +440,54 @@ async def test_the_level5_party_fights_to_the_end_and_the_export_verifies(
             for c in (kael, pip, hilda)
             if {"bless", "concentrating"} & set(shown_to_carol[c]["conditions"])
         ] == []
+
+        # Then the ogre runs for the bar, out of its foes' reach: each of them engaged
+        # with it is asked, on their own seat, for an opportunity attack. Pip's hit, on
+        # the ogre's turn, is a new turn's: Kael is still engaged, and Sneak Attack
+        # comes again (once per turn, not once per round).
+        mine_of = {kael: alice, pip: bob, hilda: carol, sera: dave}
+        await table.send(gm, "enter", creature=OGRE, zones=["bar"])
+        asked: list[str] = []
+        fled: list[dict[str, Any]] = []
+        for _ in range(4):
+            pending = (await table.snapshot())["pending"]
+            if not pending:
+                break
+            decision = pending[0]
+            assert decision["kind"] == "opportunity_attack"
+            who = decision["creature"]
+            asked.append(who)
+            if who == pip:
+
+                def lives(f: list[int], hp: int = ogre_hp) -> bool:
+                    return 4 <= f[0] <= 19 and f[1] + 4 + sum(f[2:]) < hp
+
+                d20, d6, *sneak = await table.steer([20, 6, 6, 6, 6], lives)
+                strike = await table.send(bob, "decide", decision=decision["id"], choice=["attack"])
+                hit_back = of(strike, "attack_made")
+                assert [(e["attacker"], e["reaction"], e["hit"]) for e in hit_back] == [
+                    (pip, True, True)
+                ]
+                assert hit_back[0]["roll"]["total"] == d20 + 7
+                assert damage(strike) == [(OGRE, d6 + 4, [d6]), (OGRE, sum(sneak), sneak)]
+                assert [(e["resource"], e["left"]) for e in of(strike, "resource_spent")] == [
+                    ("sneak-attack", 0)
+                ]
+                ogre_hp -= d6 + 4 + sum(sneak)
+                fled += strike
+            else:
+                client = mine_of[who]
+                fled += await table.send(
+                    client, "decide", decision=decision["id"], choice=["decline"]
+                )
+        assert asked == [hilda, kael, pip, sera]  # one after the other, by id
+        assert [e["creature"] for e in of(fled, "zone_entered")] == [OGRE]
+        ogre = (await table.snapshot())["creatures"][OGRE]
+        assert (ogre["zone"], ogre["hp"]) == ("bar", ogre_hp)
         await table.send(gm, "end_turn", creature=OGRE)
         await table.send(gm, "end_turn", creature=BUGBEAR_2)
 
         # -- to the end: the party strikes, the raiders (the GM) hold -----------------------
-        mine_of = {kael: alice, pip: bob, hilda: carol, sera: dave}
         over: list[dict[str, Any]] = []
         for _ in range(60):
             active = await table.active()
@@ -451,7 +495,7 @@ async def test_the_level5_party_fights_to_the_end_and_the_export_verifies(
             foes = [f for f in (OGRE, BUGBEAR_2) if snap["creatures"][f]["hp"] > 0]
             client = mine_of.get(active, gm)
             if active in mine_of and foes:
-                near = foes[0] == OGRE
+                near = snap["creatures"][foes[0]]["zone"] == snap["creatures"][active]["zone"]
                 if active == sera:
                     seen = await table.send(
                         client, "cast", creature=sera, spell="fire-bolt", target=foes[0]
@@ -486,26 +530,30 @@ async def test_the_level5_party_fights_to_the_end_and_the_export_verifies(
         async with running.client() as again:
             replay = await again.join(eid, created["gm_token"], last_seq=0)
         client_log = replay["events"]
-        assert client_log[-len(table.log) :] == table.log
+        assert client_log[created["seq"] :] == table.log
+        assert [e["type"] for e in client_log[: created["seq"]]] == [
+            "encounter_created",
+            "dice_committed",
+        ]
 
-    # The operator's export (zonekeep export) and the client's copy both verify.
-    data_dir = running.server.config.data_dir
-    exported = tmp_path / "keep.jsonl"
-    ran = zonekeep("export", eid, "--data-dir", str(data_dir), "-o", str(exported))
-    assert ran.returncode == 0, ran.stderr
-    lines = [json.loads(line) for line in exported.read_text(encoding="utf-8").splitlines()]
-    assert [line["event"] for line in lines] == client_log
-    rolls = sorted(c for line in lines for c, _, _ in dice_in(line["event"]))
+    # The log as a client got it passes zonekeep verify (the real CLI, in a process of
+    # its own): every die, the GM's passing rolls too, from the public seed.
+    rolls = sorted(c for e in client_log for c, _, _ in dice_in(e))
     assert rolls == list(range(table.next_die))
-    ran = zonekeep("verify", str(exported))
-    assert (ran.returncode, ran.stderr) == (0, "")
-    assert f"dice verified: {len(rolls)} rolls (seeded)" in ran.stdout
-    from_client = tmp_path / "as-the-gm-saw-it.jsonl"
+    from_client = tmp_path / "as-the-gm-got-it.jsonl"
     from_client.write_text(
         "".join(json.dumps({"seq": i, "event": e}) + "\n" for i, e in enumerate(client_log, 1)),
         encoding="utf-8",
     )
     ran = zonekeep("verify", str(from_client))
     assert (ran.returncode, ran.stderr) == (0, "")
+    assert f"dice verified: {len(rolls)} rolls (seeded)" in ran.stdout
+    # The operator's export (zonekeep export) holds the same events, and verifies too.
+    exported = tmp_path / "keep.jsonl"
+    data_dir = running.server.config.data_dir
+    assert cli(["export", eid, "--data-dir", str(data_dir), "-o", str(exported)]) == 0
+    lines = [json.loads(line) for line in exported.read_text(encoding="utf-8").splitlines()]
+    assert [(line["seq"], line["event"]) for line in lines] == list(enumerate(client_log, 1))
+    assert cli(["verify", str(exported)]) == 0
     # Every message the five connections received was checked against the schemas.
     assert e2e_support.VALIDATED[0] - validated > len(client_log)
