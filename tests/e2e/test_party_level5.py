@@ -16,6 +16,9 @@ end of the encounter, through the protocol only:
   (the turn's use spent, and given back when the next turn starts);
 - the ogre's hit on Hilda: a Constitution save for her concentration, which fails, and
   bless ends on all three;
+- the ogre runs: the four engaged with it are asked in turn, each on their own seat, for
+  an opportunity attack; Pip's hit, on the ogre's turn, gets Sneak Attack again (once
+  per turn, not per round);
 - the party finishes the fight, the rules end the encounter, and its export, as the
   operator's ``zonekeep export`` writes it and as a GM client replays it with ``join``
   from seq 0, passes ``zonekeep verify`` (the real CLI, in a subprocess).
@@ -344,7 +347,7 @@ async def test_the_level5_party_fights_to_the_end_and_the_export_verifies(
         )
         assert (offered["options"], offered["default"]) == ([SHIELD, "decline"], ["decline"])
         assert f"{club + 6} against AC 12" in offered["prompt"]
-        assert 0 < prompt["deadline_seconds"] <= 30  # the table's reaction window
+        assert 29 < prompt["deadline_seconds"] <= 30  # the table's reaction window, just opened
         for other in (alice, bob, carol):
             assert [n for n in other.pending_notifications() if n["method"] == "prompt"] == []
         seen = await table.send(dave, "decide", decision=offered["id"], choice=[SHIELD])
