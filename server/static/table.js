@@ -1794,7 +1794,10 @@
    * with the spells. */
   function classResources(c) {
     const features = [...(c.traits || []), ...(c.actions || [])];
-    return Object.entries(c.resources || {})
+    // A feature with uses counts them in `resources` once one is spent; until then it has them all.
+    const counts = { ...Object.fromEntries(features.filter((f) => f.uses && f.uses.recharge == null)
+      .map((f) => [resourceKey(f), f.uses.charges ?? f.uses.count ?? 0])), ...(c.resources || {}) };
+    return Object.entries(counts)
       .filter(([k]) => !HIDDEN_RESOURCES.has(k) && !/^spell-slots-\d$/.test(k))
       .map(([k, left]) => {
         const f = features.find((x) => x.uses && resourceKey(x) === k);

@@ -31,16 +31,17 @@ PHONE = {"width": 390, "height": 844}
 class Dice:
     """Every d20 shows 12 (no critical hit, so Shield is asked; the brute's blade, +4,
     makes 16: a hit against AC 12, a miss against 17), every other die its highest
-    face. Initiative: Seraphine 14, the raiders 13, the brute 12, Hilda 11."""
+    face. Initiative: Seraphine 14, the raiders 13, the brute 12, Hilda 11, then Kael
+    (a level-5 fighter, told to go last)."""
 
     def randint(self, sides: int) -> int:
         return 12 if sides == 20 else sides
 
 
-def _character(name: str, cid: str) -> Creature:
+def _character(name: str, cid: str, **changes: Any) -> Creature:
     data = json.loads((ROOT / "examples" / "characters" / f"{name}.json").read_text("utf-8"))
     made = character_creature(parse_character(copy.deepcopy(data)), cid, "ana")
-    return attrs.evolve(made, zone="hall")
+    return attrs.evolve(made, zone="hall", **changes)
 
 
 def _foe(cid: str, name: str, dex: int, zone: str) -> Creature:
@@ -76,6 +77,7 @@ def casters(tmp_path: Path) -> Iterator[dict[str, str]]:
         roster = [
             _character("seraphine", "sera"),
             _character("hilda", "hilda"),
+            _character("kael", "kael", initiative_bonus=-10),  # last
             _foe("brute", "Brute", 0, "hall"),
             _foe("r1", "Raider 1", 1, "yard"),
             _foe("r2", "Raider 2", 1, "yard"),
@@ -130,7 +132,8 @@ def test_a_caster_plays_a_turn_on_a_phone(
 
     # Seraphine's turn: her class resource, then the Spells panel, by level, slots as text.
     expect(phone.locator("#turn-title")).to_have_text("Your turn: Seraphine")
-    expect(phone.locator("[data-class-resource=arcane-recovery]")).to_have_text("1 left")
+    # (A sheet's class resource reaches the page as its id and count: no name, no maximum.)
+    expect(phone.locator("#caster dl.class-resources .res")).to_have_text(["Arcane recovery1 left"])
     phone.locator("[data-spells-toggle]").tap()
     spells = phone.locator("#caster details.spells")
     expect(spells.locator(".spell-level-title")).to_have_text(
@@ -196,7 +199,9 @@ def test_a_caster_plays_a_turn_on_a_phone(
 
     # Hilda's turn: her Channel Divinity, then Bless on both (concentration).
     expect(phone.locator("#turn-title")).to_have_text("Your turn: Hilda")
-    expect(phone.locator("[data-class-resource=channel-divinity]")).to_have_text("1 left")
+    expect(phone.locator("#caster dl.class-resources .res")).to_have_text(
+        ["Channel divinity1 left"]
+    )
     if not spells.evaluate("d => d.open"):
         phone.locator("[data-spells-toggle]").tap()
     spells.locator("button.spell[data-spell=bless]").tap()
@@ -216,6 +221,15 @@ def test_a_caster_plays_a_turn_on_a_phone(
     expect(phone.locator("#glance [data-concentration=hilda]")).to_have_text(badge)
     _no_sideways_scroll(phone)
     assert _axe(phone, axe_script) == []
+    phone.locator("[data-quick=end_turn]").tap()
+
+    # Kael, a fighter: his class resources as labelled counters, and no Spells panel.
+    expect(phone.locator("#turn-title")).to_have_text("Your turn: Kael")
+    expect(phone.locator("#caster dl.class-resources .res")).to_have_text(
+        ["Action Surge1 of 1 ●", "Second Wind1 of 1 ●"]
+    )
+    expect(phone.locator("#caster details.spells")).to_have_count(0)
+    expect(phone.locator("#glance [data-concentration=hilda]")).to_have_text(badge)
     phone.set_viewport_size(LAPTOP_SIZE)
     assert _axe(phone, axe_script) == []
     assert phone.errors == [] and gm.errors == []
