@@ -19,13 +19,13 @@ from typing import Any
 import attrs
 import pytest
 from browser.browser_support import LAPTOP_SIZE, STEP_MS, open_page, server_in_thread
+from browser.test_web_table_views import PHONE, _axe, _keep, _no_sideways_scroll
 
 from zonekeep.sdk import Arena, Attack, Creature, EncounterOptions, Link, Zone
 from zonekeep.sdk.host import character_creature, parse_character
 from zonekeep.server._app import ZonekeepServer
 
 ROOT = Path(__file__).resolve().parents[2]
-PHONE = {"width": 390, "height": 844}
 
 
 class Dice:
@@ -93,29 +93,6 @@ def casters(tmp_path: Path) -> Iterator[dict[str, str]]:
         yield {k: base + v for k, v in links.items()}
 
 
-def _axe(page: Any, axe_script: Path) -> list[dict[str, Any]]:
-    if not page.evaluate("typeof window.axe === 'object'"):
-        page.add_script_tag(path=str(axe_script))
-    result = page.evaluate(
-        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
-    )
-    return [
-        {"id": v["id"], "impact": v["impact"], "nodes": [n["target"] for n in v["nodes"]][:5]}
-        for v in result
-        if v["impact"] in ("serious", "critical")
-    ]
-
-
-def _no_sideways_scroll(page: Any) -> None:
-    width = page.evaluate("document.documentElement.scrollWidth")
-    wide = page.evaluate(
-        """() => [...document.querySelectorAll('*')]
-        .filter(n => n.getBoundingClientRect().right > innerWidth + 1).slice(0, 8)
-        .map(n => `${n.tagName}#${n.id}.${n.className} ${Math.round(n.getBoundingClientRect().right)}`)"""
-    )
-    assert width <= page.viewport_size["width"], (width, wide)
-
-
 def test_a_caster_plays_a_turn_on_a_phone(
     browser: Any, casters: dict[str, str], axe_script: Path
 ) -> None:
@@ -161,6 +138,8 @@ def test_a_caster_plays_a_turn_on_a_phone(
     expect(picker.locator("button[data-target]")).to_have_text(["Raider 1", "Raider 2"])
     expect(picker.locator("button[data-target][aria-pressed=true]")).to_have_count(2)
     _no_sideways_scroll(phone)
+    picker.locator("button.cast").scroll_into_view_if_needed()
+    _keep(phone, "web-table-caster-390.png")  # the README's screenshot of a caster's turn
     picker.locator("button.cast").tap()
     # Both raiders fail their save (12 against DC 15) and take 8d6 = 48 fire.
     expect(spells.locator("[data-slots='3'] .count-text")).to_have_text("1 of 2")
