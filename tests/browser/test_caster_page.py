@@ -140,6 +140,16 @@ def test_a_caster_plays_a_turn_on_a_phone(
     _no_sideways_scroll(phone)
     picker.locator("button.cast").scroll_into_view_if_needed()
     _keep(phone, "web-table-caster-390.png")  # the README's screenshot of a caster's turn
+    # Leaving a raider out of the area is refused beside the button, and spends nothing.
+    picker.locator("button[data-target=r2]").tap()
+    picker.locator("button.cast").tap()
+    refusal = picker.locator(".refusal[data-error=too_few_targets] span")
+    expect(refusal).to_have_text(
+        "Fireball must fill its 5 targets while creatures remain in its area: Raider 2 not chosen."
+    )
+    expect(spells.locator("[data-slots='3'] .count-text")).to_have_text("2 of 2")
+    picker.locator("button[data-target=r2]").tap()
+    expect(picker.locator("button[data-target][aria-pressed=true]")).to_have_count(2)
     picker.locator("button.cast").tap()
     # Both raiders fail their save (12 against DC 15) and take 8d6 = 48 fire.
     expect(spells.locator("[data-slots='3'] .count-text")).to_have_text("1 of 2")
@@ -150,7 +160,7 @@ def test_a_caster_plays_a_turn_on_a_phone(
     expect(spells.locator("[data-casting-unavailable=cast]")).to_have_text(
         "Action spells: Seraphine has no action left this turn."
     )
-    assert phone.evaluate("window.zonekeepTable.sent") == ["cast"]
+    assert phone.evaluate("window.zonekeepTable.sent") == ["cast", "cast"]
     phone.locator("[data-quick=end_turn]").tap()
 
     # The brute's blade would hit Seraphine: Ana is asked, with the countdown.
