@@ -160,7 +160,19 @@ def test_a_caster_plays_a_turn_on_a_phone(
     expect(spells.locator("[data-casting-unavailable=cast]")).to_have_text(
         "Action spells: Seraphine has no action left this turn."
     )
-    assert phone.evaluate("window.zonekeepTable.sent") == ["cast", "cast"]
+    # The server still offers Misty Step (bonus action); casting it now is refused by the
+    # bonus-action spell rule, said beside its Cast button, and nothing is spent.
+    spells.locator("button.spell[data-spell=misty-step]").tap()
+    picker = spells.locator("[data-spell-picker=misty-step]")
+    expect(picker.locator("button[data-zone]")).to_have_text(["Bar"])  # 30 ft: the yard is 45
+    picker.locator("button[data-zone=bar]").tap()
+    picker.locator("button.cast").tap()
+    expect(picker.locator(".refusal[data-error=spell_limit] span")).to_have_text(
+        "Seraphine cast a leveled spell with its action this turn: a bonus-action spell "
+        "would break the bonus-action spell rule."
+    )
+    expect(spells.locator("[data-slots='2'] .count-text")).to_have_text("3 of 3")
+    assert phone.evaluate("window.zonekeepTable.sent") == ["cast", "cast", "cast_bonus"]
     phone.locator("[data-quick=end_turn]").tap()
 
     # The brute's blade would hit Seraphine: Ana is asked, with the countdown.
@@ -198,6 +210,11 @@ def test_a_caster_plays_a_turn_on_a_phone(
     expect(picker.locator("button[data-slot]")).to_have_text(
         ["1st level", "2nd level", "3rd level"]
     )
+    expect(picker.locator("button.cast")).to_have_text("Cast Bless")
+    picker.locator("button[data-slot='2']").tap()  # upcast: the button says so
+    expect(picker.locator("button.cast")).to_have_text("Cast Bless at 2nd level")
+    picker.locator("button[data-slot='1']").tap()
+    expect(picker.locator("button.cast")).to_have_text("Cast Bless")
     picker.locator("button[data-target=sera]").tap()
     picker.locator("button[data-target=hilda]").tap()
     picker.locator("button.cast").tap()
