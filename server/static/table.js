@@ -674,6 +674,10 @@
     if (isDying(c)) badges.push(el("span", { class: "badge dying", title: "Dying: at 0 hit points, making death saves" }, "✚ dying"));
     for (const cond of c.conditions) {
       if (cond === "dying" && isDying(c)) continue;
+      if (cond === "concentrating" && concentrationOf(c.id)) {
+        badges.push(concentrationBadge(c.id));
+        continue;
+      }
       const effect = effects.find((e) => e.condition === cond);
       const parts = [cond];
       if (effect?.rounds) parts.push(`${effect.rounds} rd${effect.rounds === 1 ? "" : "s"}`);
@@ -1064,7 +1068,7 @@
     box.replaceChildren(...[
       el("div", { class: `glance-turn${s.phase === "ended" ? " ended" : ""}`, dataset: { glance: "turn" } }, turn),
       mine.length ? el("div", { class: "glance-mine", dataset: { glance: "mine" } },
-        mine.map((c) => el("span", { class: "glance-hp" }, `${c.name} ${hpText(c)}`))) : null,
+        mine.map((c) => el("span", { class: "glance-hp" }, `${c.name} ${hpText(c)}`, concentrationOf(c.id) ? [" ", concentrationBadge(c.id)] : null))) : null,
       last ? el("div", { class: "glance-log muted", dataset: { glance: "log" }, title: last }, last) : null].filter(Boolean));
   }
 
@@ -1662,6 +1666,7 @@
     if (!c) {
       panel.hidden = true;
       app.commandsKey = null;
+      app.spellOpen = null;
       app.attackOpen = null;
       app.featureOpen = null;
       return;
@@ -1726,6 +1731,7 @@
         } }, name(t), creature(t)?.side === c.side ? " (ally)" : null))) : null;
     const [featureRow, featurePick] = featureChoices(c);
     keepFocus($("quick"), () => $("quick").replaceChildren(...[el("div", { class: "quick" }, big), targets, featureRow, featurePick].filter(Boolean)));
+    keepFocus($("caster"), () => $("caster").replaceChildren(...renderCaster(c)));
     // "More": every other command as a form, rebuilt when the turn changes or anyone moves.
     const where = Object.values(s.creatures).map((x) => `${x.id}:${x.zone}:${isOut(x)}`).join(",");
     const key = `${c.id}|${s.phase}|${app.role}|${where}`;
@@ -1747,6 +1753,190 @@
         send.title = why || "";
       }
     }
+  }
+
+  // -- a caster's page: class resources, concentration, and the spells by level --------
+
+  /** Resources that are the rules' own bookkeeping, not a use a player counts. */
+  const HIDDEN_RESOURCES = new Set(["spells-this-turn"]);
+  const ORDINAL = (n) => `${n}${n % 10 === 1 && n !== 11 ? "st" : n % 10 === 2 && n !== 12 ? "nd" : n % 10 === 3 && n !== 13 ? "rd" : "th"}`;
+  const slotKey = (level) => `spell-slots-${level}`;
+
+  /** The creature's Spellcasting (a trait from its sheet, or an action of a stat block). */
+  function spellcastingOf(c) {
+    return [...(c.traits || []), ...(c.actions || [])].find((f) => f.id === "spellcasting") || null;
+  }
+
+  /** Slots per level: [{level, left, most}] from the creature's resources, the most from
+   * its Spellcasting's `slots` when it says them. */
+  function slotsOf(c) {
+    const most = spellcastingOf(c)?.params?.slots || {};
+    const levels = new Set(Object.keys(most).map(Number));
+    for (const k of Object.keys(c.resources || {})) {
+      const m = /^spell-slots-(\d)$/.exec(k);
+      if (m) levels.add(Number(m[1]));
+    }
+    return [...levels].filter((n) => n > 0).sort((a, b) => a - b)
+      .map((level) => ({ level, left: c.resources?.[slotKey(level)] ?? 0, most: most[String(level)] ?? null }));
+  }
+
+  /** "2 of 4" as text, and as pips for the eye (the text says it; the pips are hidden). */
+  function countNode(left, most, attrs = {}) {
+    const text = most == null ? `${left} left` : `${left} of ${most}`;
+    const pips = most != null && most <= 12
+      ? el("span", { class: "pips", "aria-hidden": "true" }, Array.from({ length: most }, (_, i) => el("span", { class: i < left ? "pip full" : "pip" }, i < left ? "●" : "○")))
+      : null;
+    return el("span", { class: "count", ...attrs }, el("span", { class: "count-text" }, text), pips ? " " : null, pips);
+  }
+
+  /** A creature's class resources (uses left), labelled: its features' names when a
+   * feature counts them, else the resource's own id in words. Spell slots are shown
+   * with the spells. */
+  function classResources(c) {
+    const features = [...(c.traits || []), ...(c.actions || [])];
+    // A feature with uses counts them in `resources` once one is spent; until then it has them all.
+    const counts = { ...Object.fromEntries(features.filter((f) => f.uses && f.uses.recharge == null)
+      .map((f) => [resourceKey(f), f.uses.charges ?? f.uses.count ?? 0])), ...(c.resources || {}) };
+    return Object.entries(counts)
+      .filter(([k]) => !HIDDEN_RESOURCES.has(k) && !/^spell-slots-\d$/.test(k))
+      .map(([k, left]) => {
+        const f = features.find((x) => x.uses && resourceKey(x) === k);
+        const label = f ? f.name : (k.charAt(0).toUpperCase() + k.slice(1)).replaceAll("-", " ").replaceAll("_", " ");
+        const most = f?.uses && f.uses.recharge == null ? f.uses.charges ?? f.uses.count ?? null : null;
+        return { key: k, label, left, most };
+      });
+  }
+
+  /** What the creature concentrates on (its `concentrating` effect's source), or null. */
+  function concentrationOf(cid) {
+    const c = creature(cid);
+    if (!c || !c.conditions.includes("concentrating")) return null;
+    const effect = effectsOf(cid).find((e) => e.condition === "concentrating");
+    return effect?.source || "a spell";
+  }
+
+  function concentrationBadge(cid) {
+    const on = concentrationOf(cid);
+    if (!on) return null;
+    return el("span", { class: "badge concentrating", dataset: { concentration: cid }, title: `${name(cid)} concentrates on ${on}: damage calls for a Constitution save` },
+      el("span", { "aria-hidden": "true" }, "◎ "), `Concentrating: ${on}`);
+  }
+
+  /** A spell's level from its choice: "Fireball (level 3)", "Fire Bolt (cantrip)". */
+  function spellLevel(choice) {
+    const m = /\((?:level (\d)|(cantrip))/.exec(choice.label || "");
+    if (m) return m[2] ? 0 : Number(m[1]);
+    const slots = choice.options?.slot;
+    return Array.isArray(slots) && slots.length ? Math.min(...slots) : 0;
+  }
+
+  const spellName = (choice) => (choice.label || choice.params?.spell || "").replace(/\s*\((?:level \d|cantrip)\)$/, "");
+
+  /** The caster's part of the turn panel: concentration, class resources, then the
+   * "Spells" disclosure (spells by level with the slots left, each castable spell a
+   * button opening its slot levels and its legal targets or zones, all from `actions`). */
+  function renderCaster(c) {
+    const parts = [];
+    const badge = concentrationBadge(c.id);
+    if (badge) parts.push(el("p", { class: "concentration-line" }, badge));
+    const res = classResources(c);
+    if (res.length && c.controller !== "gm") {
+      parts.push(el("dl", { class: "resources class-resources", "aria-label": "Class resources" },
+        res.map((r) => el("div", { class: "res" }, el("dt", {}, r.label), el("dd", { dataset: { classResource: r.key } }, countNode(r.left, r.most))))));
+    }
+    const kinds = [["cast", "Action spells"], ["cast_bonus", "Bonus-action spells"]].filter(([id]) => app.commands.has(id));
+    const details = kinds.map(([id, word]) => ({ id, word, detail: actionDetail(id) }));
+    const caster = spellcastingOf(c) || details.some((d) => d.detail?.choices?.length);
+    if (!caster || !kinds.length) return parts;
+    if (app.spellOpen && app.spellOpen.creature !== c.id) app.spellOpen = null;
+    const choices = details.flatMap(({ id, detail }) => (detail?.choices || []).map((ch) => ({ ...ch, command: id, level: spellLevel(ch) })));
+    const slots = slotsOf(c);
+    const levels = [...new Set([...choices.map((ch) => ch.level), ...slots.map((s) => s.level)])].sort((a, b) => a - b);
+    const open = app.spellOpen ? choices.find((ch) => ch.command === app.spellOpen.command && ch.params.spell === app.spellOpen.spell) : null;
+    if (app.spellOpen && !open) app.spellOpen = null;
+    const groups = levels.map((level) => {
+      const slot = slots.find((s) => s.level === level);
+      const here = choices.filter((ch) => ch.level === level);
+      const title = level === 0 ? "Cantrips" : `${ORDINAL(level)} level`;
+      return el("section", { class: "spell-level", dataset: { level: String(level) }, "aria-label": title },
+        el("h3", { class: "spell-level-title" }, title,
+          slot ? [" · slots ", countNode(slot.left, slot.most, { dataset: { slots: String(level) } })] : null),
+        here.length ? el("div", { class: "spell-buttons" }, here.map((ch) => {
+          const isOpen = open === ch;
+          return el("button", { type: "button", class: `spell${isOpen ? " open" : ""}`, dataset: { spell: ch.params.spell, casting: ch.command },
+            "aria-expanded": isOpen ? "true" : "false",
+            onclick: () => {
+              app.spellOpen = isOpen ? null : { creature: c.id, command: ch.command, spell: ch.params.spell,
+                slot: ch.options?.slot?.[0] ?? null, zone: null, targets: [] };
+              renderTurn();
+            } }, spellName(ch), ch.command === "cast_bonus" ? el("span", { class: "muted" }, " (bonus action)") : null);
+        }))
+          : el("p", { class: "muted" }, level && slot && slot.left === 0 ? "No slot left." : "No spell of this level can be cast now."),
+        open && open.level === level ? spellPicker(c, open) : null);
+    });
+    // A way of casting the server refuses now: said with its reason (no spell of it is offered).
+    const refusals = details.filter(({ detail }) => detail && !detail.available).map(({ id, word, detail }) =>
+      el("li", { dataset: { castingUnavailable: id } }, `${word}: ${detail.message || "not possible now."}`));
+    const wasOpen = $("caster").querySelector("details.spells")?.open ?? false;
+    parts.push(el("details", { class: "spells", open: wasOpen || Boolean(open) },
+      el("summary", { dataset: { spellsToggle: "1" } }, "Spells"),
+      refusals.length ? el("ul", { class: "spell-refusals" }, refusals) : null,
+      groups));
+    return parts;
+  }
+
+  /** The open spell's choices, exactly as `actions` offers them: its slot levels
+   * (upcasting), then its targets or zones; an area aimed at a zone then lists the
+   * creatures in it (the caster picks its targets; the server checks them). */
+  function spellPicker(c, ch) {
+    const o = app.spellOpen;
+    const options = ch.options || {};
+    const rows = [];
+    const toggle = (attrs, pressed, label, onclick) => el("button", { type: "button", class: `choice${pressed ? " chosen" : ""}`, "aria-pressed": pressed ? "true" : "false", ...attrs, onclick }, label);
+    if (Array.isArray(options.slot) && options.slot.length) {
+      rows.push(el("div", { class: "targets", role: "group", "aria-label": `${spellName(ch)}: slot level` },
+        el("span", { class: "muted" }, "Slot:"),
+        options.slot.map((n) => toggle({ dataset: { slot: String(n) } }, o.slot === n, `${ORDINAL(n)} level`, () => { o.slot = n; renderTurn(); }))));
+    }
+    if (Array.isArray(options.zone)) {
+      rows.push(el("div", { class: "targets", role: "group", "aria-label": `${spellName(ch)}: zone` },
+        el("span", { class: "muted" }, "Zone:"),
+        options.zone.length ? options.zone.map((z) => toggle({ dataset: { zone: z } }, o.zone === z, zoneName(z), () => {
+          o.zone = z;
+          o.targets = Object.values(app.state.creatures).filter((x) => x.zone === z && x.id !== c.id && !isOut(x) && !x.hidden).map((x) => x.id);
+          renderTurn();
+        })) : el("span", {}, "No zone in reach.")));
+      if (o.zone) {
+        const inside = Object.values(app.state.creatures).filter((x) => x.zone === o.zone && !isOut(x) && !x.hidden);
+        rows.push(el("div", { class: "targets", role: "group", "aria-label": `${spellName(ch)}: targets in ${zoneName(o.zone)}` },
+          el("span", { class: "muted" }, "Targets:"),
+          inside.length ? inside.map((x) => toggle({ dataset: { target: x.id } }, o.targets.includes(x.id), [name(x.id), x.side === c.side ? " (ally)" : null], () => {
+            o.targets = o.targets.includes(x.id) ? o.targets.filter((t) => t !== x.id) : [...o.targets, x.id];
+            renderTurn();
+          })) : el("span", {}, "Nobody there.")));
+      }
+    }
+    if (Array.isArray(options.target)) {
+      rows.push(el("div", { class: "targets", role: "group", "aria-label": `${spellName(ch)}: targets` },
+        el("span", { class: "muted" }, "Target:"),
+        options.target.length ? options.target.map((t) => toggle({ dataset: { target: t } }, o.targets.includes(t), [name(t), creature(t)?.side === c.side ? " (ally)" : null], () => {
+          o.targets = o.targets.includes(t) ? o.targets.filter((x) => x !== t) : [...o.targets, t];
+          renderTurn();
+        })) : el("span", {}, "No target in reach.")));
+    }
+    const missing = Array.isArray(options.zone) && !o.zone ? "Choose a zone first."
+      : Array.isArray(options.target) && !o.targets.length ? "Choose a target first." : null;
+    const cast = el("button", { type: "button", class: "big cast", dataset: { cast: ch.params.spell }, disabled: Boolean(missing), title: missing || "",
+      onclick: async () => {
+        const params = { creature: c.id, ...ch.params };
+        if (o.slot != null) params.slot = o.slot;
+        if (o.zone) params.zone = o.zone;
+        if (o.targets.length === 1 && !o.zone) params.target = o.targets[0];
+        else if (o.targets.length) params.targets = [...o.targets];
+        const done = await command(ch.command, params);
+        if (done) app.spellOpen = null;
+      } }, `Cast ${spellName(ch)}${o.slot != null && o.slot !== ch.level ? ` at ${ORDINAL(o.slot)} level` : ""}`);
+    return el("div", { class: "spell-picker", dataset: { spellPicker: ch.params.spell } }, rows, el("div", { class: "targets" }, cast));
   }
 
   /** The command that plays an automated stat-block action (`nimble-escape` →
