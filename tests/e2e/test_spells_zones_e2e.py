@@ -133,9 +133,9 @@ async def test_web_restrains_then_spirit_guardians_end_it_and_hurt_a_foe(
         dice.push(9, 2, 3, 4)
         done = await gm.command(eid, "end_turn", creature="cleric")
         seen = await _events_until(gm, done["last_seq"])
-        saves = [(e["creature"], e["ability"], e["roll"]["total"], e["success"])
+        saves = [(e["creature"], e["ability"], e["roll"]["total"], e["dc"], e["success"])
                  for e in seen if e["type"] == "save_made"]  # fmt: skip
-        assert saves == [("bram", "wis", 10, False)]
+        assert saves == [("bram", "wis", 10, 13, False)]
         hurt = [(e["creature"], e["amount"], e["damage_type"])
                 for e in seen if e["type"] == "damaged"]  # fmt: skip
         assert hurt == [("bram", 9, "radiant")]
