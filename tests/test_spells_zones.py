@@ -312,3 +312,43 @@ def test_the_action_details_list_the_zone_spells_with_their_zones() -> None:
     assert actions["spirit-guardians"] == {"slot": (3,)}
     bonuses = {c.params["spell"]: c.options for c in spell_choices(h.state, me, "bonus")}
     assert bonuses["spiritual-weapon"]["zone"] == ("hall", "bar", "yard")
+
+
+# -- the edges -----------------------------------------------------------------------------------
+
+
+def test_entangle_catches_only_those_there_when_cast_web_frees_one_moved_out() -> None:
+    h = fight(goblin(), goblin("orc"), where={"gob": "bar", "orc": "yard"})
+    cast(h.rolls(1), "hilda", spell="entangle", zone="yard", targets=["orc"])
+    h.end_turn()
+    # The goblin walks into the plants on its turn: no save, only difficult ground.
+    events = h.send("enter", h.gm, creature="gob", zones=["yard"])
+    assert saves(events) == [] and "restrained" not in h.creature("gob").conditions
+    # The orc, held, is moved out of the yard by the GM: the plants no longer hold it.
+    events = h.send("move_to_zone", h.gm, creature="orc", zone="bar")
+    ended = [e for e in events if isinstance(e, ConditionEffectEnded)]
+    assert [(e.creature, e.condition) for e in ended] == [("orc", "restrained")]
+    assert "restrained" not in h.creature("orc").conditions
+
+
+def test_the_weapon_strikes_only_in_its_zone_and_a_new_casting_replaces_it() -> None:
+    h = fight(goblin(), goblin("orc"), where={"gob": "yard", "orc": "bar"}, level=7)
+    refusal = h.refused(
+        "cast_bonus",
+        h.player("player-hilda"),
+        creature="hilda",
+        spell="spiritual-weapon",
+        zone="yard",
+        target="orc",
+    )
+    assert refusal.code == "out_of_range"
+    assert assets(h, "spell_spiritual_weapon") == []
+    bonus(h, spell="spiritual-weapon", zone="yard")
+    for _ in range(3):
+        h.end_turn()
+    # Upcast at 4th: 2d8 + 4; the old weapon goes, the new one appears in the bar.
+    events = bonus(h.rolls(15, 3, 4), spell="spiritual-weapon", slot=4, target="orc")
+    assert [e.asset for e in events if isinstance(e, AssetRemoved)] == ["spiritual-weapon-hilda"]
+    assert hurt(events) == [("orc", 11, "force")]
+    assert assets(h, "spell_spiritual_weapon") == [("spiritual-weapon-hilda", "bar")]
+    assert sum(e.condition == SPIRITUAL_WEAPON for e in h.state.condition_effects.values()) == 1
