@@ -37,7 +37,14 @@ def druid(level: int = 5) -> Creature:
         ability_scores={"str": 14, "dex": 8, "con": 15, "int": 10, "wis": 18, "cha": 12},
         spellcasting_ability="wis",
         cantrips=["sacred-flame"],
-        spells_known=["entangle", "web", "spiritual-weapon", "spirit-guardians", "hold-person"],
+        spells_known=[
+            "entangle",
+            "web",
+            "spiritual-weapon",
+            "spirit-guardians",
+            "moonbeam",
+            "flaming-sphere",
+        ],
         spells_prepared=[],
     )
     if level >= 7:
@@ -352,3 +359,50 @@ def test_the_weapon_strikes_only_in_its_zone_and_a_new_casting_replaces_it() -> 
     assert hurt(events) == [("orc", 11, "force")]
     assert assets(h, "spell_spiritual_weapon") == [("spiritual-weapon-hilda", "bar")]
     assert sum(e.condition == SPIRITUAL_WEAPON for e in h.state.condition_effects.values()) == 1
+
+
+# -- moonbeam and flaming sphere ----------------------------------------------------------------
+
+
+def test_moonbeam_burns_who_starts_a_turn_or_enters_and_moves_60_ft_as_an_action() -> None:
+    h = fight(goblin(), goblin("orc"), where={"gob": "yard", "orc": "bar"})
+    events = cast(h, "hilda", spell="moonbeam", zone="yard")
+    assert saves(events) == []  # nothing on the cast
+    assert assets(h, "spell_moonbeam") == [("moonbeam-hilda", "yard")]
+    # The goblin starts its turn in the beam: Con 7 fails against 15; 2d10 = 3 + 9.
+    events = h.rolls(7, 3, 9).end_turn()
+    assert saves(events) == [("gob", "con", 7, 15, False)]
+    assert hurt(events) == [("gob", 12, "radiant")]
+    # The orc walks in on its turn: 15 saves, half of 2d10 = 10 + 1: 5.
+    h.end_turn()
+    events = h.rolls(15, 10, 1).send("enter", h.gm, creature="orc", zones=["yard"])
+    assert hurt(events) == [("orc", 5, "radiant")]
+    h.end_turn()
+    # Hilda's action moves the beam: the far field is 120 ft away, the bar 15.
+    refusal = h.refused("move_moonbeam", h.player("player-hilda"), creature="hilda", zone="far")
+    assert refusal.code == "out_of_range"
+    h.send("move_moonbeam", h.player("player-hilda"), creature="hilda", zone="bar")
+    assert assets(h, "spell_moonbeam") == [("moonbeam-hilda", "bar")]
+    assert h.state.resources.actions == 0
+
+
+def test_flaming_sphere_burns_at_the_end_of_a_turn_and_rams_as_a_bonus_action() -> None:
+    h = fight(goblin(), goblin("orc"), where={"gob": "yard", "orc": "bar"})
+    refusal = h.refused("move_sphere", h.player("player-hilda"), creature="hilda", zone="bar")
+    assert refusal.code == "no_such_feature"
+    cast(h, "hilda", spell="flaming-sphere", zone="yard")
+    assert assets(h, "spell_flaming_sphere") == [("flaming-sphere-hilda", "yard")]
+    h.end_turn()
+    # The goblin ends its turn by the sphere: Dex 3 fails; 2d6 = 4 + 5 fire.
+    events = h.rolls(3, 4, 5).end_turn()
+    assert saves(events) == [("gob", "dex", 3, 15, False)]
+    assert hurt(events) == [("gob", 9, "fire")]
+    h.end_turn()
+    # Rolled 15 ft into the bar, it rams the orc: 20 saves, half of 2d6 = 6 + 6: 6.
+    events = h.rolls(20, 6, 6).send(
+        "move_sphere", h.player("player-hilda"), creature="hilda", zone="bar", target="orc"
+    )
+    assert hurt(events) == [("orc", 6, "fire")]
+    assert assets(h, "spell_flaming_sphere") == [("flaming-sphere-hilda", "bar")]
+    assert h.state.resources.bonus_actions == 0
+    h.assert_replay_matches()

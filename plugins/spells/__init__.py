@@ -1149,7 +1149,7 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
             pass  # the caster alone
         elif spell.how == "aura":
             pass  # around the caster
-        elif spell.how in ("area", "teleport", "snare", "weapon"):
+        elif spell.how in ("area", "teleport", "snare", "weapon", "hazard"):
             reach = area_reach(spell) if spell.how == "area" else spell.range
             zones = [
                 z.id

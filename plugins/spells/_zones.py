@@ -36,7 +36,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from zonekeep.sdk import (
-    ActionTaken,
     Asset,
     AssetRemoved,
     AssetTagSpec,
@@ -80,6 +79,7 @@ from . import (
 
 __all__ = [
     "GUARDIANS",
+    "HAZARDS",
     "SNARES",
     "SPIRITUAL_WEAPON",
     "WEAPON_MOVE",
@@ -89,6 +89,7 @@ __all__ = [
     "zones_conditions",
     "zones_effect_ended",
     "zones_movement_surcharges",
+    "zones_turn_end",
     "zones_turn_start",
     "zones_zone_affected",
     "zones_zone_entered",
@@ -98,7 +99,19 @@ __all__ = [
 SNARES: Final[dict[str, str]] = {"entangle": "spell_entangle", "web": "spell_web"}
 WEAPON_TAG = "spell_spiritual_weapon"
 GUARDIANS_TAG = "spell_spirit_guardians"
-_TAGS: Final = (*SNARES.values(), WEAPON_TAG, GUARDIANS_TAG)
+#: The hazards a caster places and moves: the tag, the command moving it, how far it
+#: moves, and when it hurts (``enter``: entering on one's turn or starting a turn in
+#: its zone; ``end``: ending a turn there).
+HAZARDS: Final[dict[str, tuple[str, str, int, str]]] = {
+    "moonbeam": ("spell_moonbeam", "move_moonbeam", 60, "enter"),
+    "flaming-sphere": ("spell_flaming_sphere", "move_sphere", 30, "end"),
+}
+_TAGS: Final = (
+    *SNARES.values(),
+    WEAPON_TAG,
+    GUARDIANS_TAG,
+    *(tag for tag, _command, _feet, _when in HAZARDS.values()),
+)
 #: The condition a caster of spiritual weapon has while its weapon lasts.
 SPIRITUAL_WEAPON = "spiritual-weapon"
 #: The condition a caster of spirit guardians has while they last.
@@ -107,6 +120,28 @@ GUARDIANS = "spirit-guardians"
 WEAPON_MOVE = 20
 #: The resource on a creature: the turn the spirit guardians last hurt it.
 _GUARDED = "guardians-turn"
+
+
+_TAGSET: Final = frozenset(
+    (
+        "spell_entangle",
+        "spell_web",
+        "spell_spiritual_weapon",
+        "spell_spirit_guardians",
+        "spell_moonbeam",
+        "spell_flaming_sphere",
+    )
+)
+
+
+def _none_placed(state: EncounterState) -> bool:
+    """Whether no asset of these spells is in the arena: the hooks' fast way out (they
+    run on every move and turn), in plain loops, with no call per asset."""
+    for asset in state.arena.assets:
+        for tag in asset.tags:
+            if tag in _TAGSET:
+                return False
+    return True
 
 
 def spell_assets(state: EncounterState, tag: str, zone: str | None = None) -> list[Asset]:
@@ -369,6 +404,136 @@ def _guard(ctx: RuleContext, creature: Creature) -> None:
         )
 
 
+def _hazard(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
+    """Moonbeam, flaming sphere: the hazard placed in a zone in range, under concentration;
+    no save on the cast."""
+    if p.get("target") is not None or p.get("targets") or p.get("push") is not None:
+        ctx.refuse("invalid_params", f"{spell.name} is aimed at a zone (zone), not a creature.")
+    zone = _aimed_zone(ctx, me, spell, p)
+    assert spell.save is not None
+    tag, command, feet, when = HAZARDS[spell.id]
+    effect = begin_concentration(ctx, me, spell)
+    dice = upcast_dice(spell, slot)
+    dc = save_dc(me)
+    place_asset(
+        ctx,
+        Asset(
+            f"{spell.id}-{me.id}",
+            f"{me.name}'s {spell.name.lower()}",
+            "element",
+            zone,
+            description=f"{spell.name}: a {spell.save.upper()} save (DC {dc}) or {dice} "
+            f"{spell.damage_type} (half on a success) for a creature "
+            + ("entering or starting its turn here" if when == "enter" else "ending its turn here")
+            + f"; {command} moves it {feet} ft.",
+            tags=(tag,),
+            data={
+                "spell": spell.id,
+                "caster": me.id,
+                "dc": dc,
+                "save": spell.save,
+                "dice": dice,
+                "damage_type": spell.damage_type,
+                "effect": effect,
+            },
+        ),
+    )
+
+
+def _hazards_in(state: EncounterState, zone: str | None, when: str) -> list[Asset]:
+    return [
+        a
+        for tag, _command, _feet, hurts in HAZARDS.values()
+        if hurts == when
+        for a in spell_assets(state, tag, zone)
+    ]
+
+
+def _scorch(ctx: RuleContext, creature: Creature, asset: Asset, once: bool) -> None:
+    """``creature`` saves against the hazard ``asset``: its damage, half on a success
+    (``once``: not again this turn, as a resource on the creature says)."""
+    now = ctx.state.creatures[creature.id]
+    if now.out_of_fight:
+        return
+    stamp, key = _turn_stamp(ctx.state), f"{asset.data['spell']}-turn"
+    if once and stamp:
+        if now.resources.get(key) == stamp:
+            return
+        ctx.emit(ResourceSpent(now.id, key, stamp))
+        now = ctx.state.creatures[creature.id]
+    save, dc = str(asset.data["save"]), int(asset.data["dc"])
+    ok = saving_throw(ctx, now, save, dc, asset.name, magical=True)
+    roll = ctx.roll(str(asset.data["dice"]))
+    apply_damage(
+        ctx,
+        ctx.state.creatures[now.id],
+        roll.total // 2 if ok else roll.total,
+        damage_type=str(asset.data["damage_type"]),
+        roll=roll,
+        source=str(asset.data["caster"]),
+    )
+
+
+def _has_hazard(spell_id: str) -> Any:
+    tag = HAZARDS[spell_id][0]
+
+    def requires(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+        if not _none_placed(state) and any(
+            a.data.get("caster") == me.id for a in spell_assets(state, tag)
+        ):
+            return None
+        return ("no_such_feature", f"{me.name} has no {spell_id.replace('-', ' ')} to move.")
+
+    return requires
+
+
+def _move_hazard(spell_id: str) -> Any:
+    tag, _command, feet, _when = HAZARDS[spell_id]
+
+    def handler(ctx: RuleContext, cmd: Command) -> None:
+        p = cmd.params
+        me = ctx.creature(p["creature"])
+        asset = next(
+            (a for a in spell_assets(ctx.state, tag) if a.data.get("caster") == me.id), None
+        )
+        if asset is None:
+            ctx.refuse("no_such_feature", f"{me.name} has no {spell_id.replace('-', ' ')} to move.")
+        zone = p.get("zone")
+        arena = ctx.state.arena
+        if not isinstance(zone, str) or not arena.has_zone(zone):
+            ctx.refuse("unknown_zone", f"There is no zone {str(zone)[:60]!r} to move it to.")
+        distance = 0 if zone == asset.zone else path_distance(arena, asset.zone, zone)
+        if distance is None or distance > feet:
+            far = "out of sight" if distance is None else f"{distance} ft away"
+            ctx.refuse(
+                "out_of_range", f"{arena.zone(zone).name} is {far}: {asset.name} moves {feet} ft."
+            )
+        target = ctx.creature(p["target"], role="target") if p.get("target") is not None else None
+        if target is not None and spell_id != "flaming-sphere":
+            ctx.refuse("invalid_params", f"{asset.name} rams no one: give only the zone.")
+        if target is not None and (target.zone != zone or target.out_of_fight):
+            ctx.refuse("out_of_range", f"{target.name} is not in {arena.zone(zone).name}.")
+        if zone != asset.zone:
+            data = dict(asset.data)
+            change_asset(ctx, asset.id, remove=True, reason="moved")
+            asset = place_asset(
+                ctx,
+                Asset(
+                    asset.id,
+                    asset.name,
+                    asset.kind,
+                    zone,
+                    description=asset.description,
+                    tags=asset.tags,
+                    data=data,
+                ),
+            )
+        if target is not None:
+            _scorch(ctx, ctx.state.creatures[target.id], asset, once=False)
+
+    return handler
+
+
 # -- the commands -------------------------------------------------------------------------------
 
 
@@ -379,7 +544,7 @@ def _end_effect(ctx: RuleContext, effect_id: str, reason: str) -> None:
 
 
 def _snared(state: EncounterState, me: Creature) -> tuple[str, str] | None:
-    if not _held_by(state, me.id):
+    if "restrained" not in me.conditions or not _held_by(state, me.id):
         return ("invalid_params", f"{me.name} is not restrained by entangle or web.")
     return None
 
@@ -389,7 +554,6 @@ def _break_free(ctx: RuleContext, cmd: Command) -> None:
     held = _held_by(ctx.state, me.id)
     if not held:
         ctx.refuse("invalid_params", f"{me.name} is not restrained by entangle or web.")
-    ctx.emit(ActionTaken(me.id, "break_free", "action"))
     effect = ctx.state.condition_effects[held[0]]
     asset = ctx.state.asset(effect.parent or "")
     assert asset is not None
@@ -405,7 +569,7 @@ def _my_weapon(state: EncounterState, me: Creature) -> Asset | None:
 
 
 def _has_weapon(state: EncounterState, me: Creature) -> tuple[str, str] | None:
-    if _my_weapon(state, me) is None:
+    if _none_placed(state) or _my_weapon(state, me) is None:
         return (
             "no_such_feature",
             f"{me.name} has no spiritual weapon: cast spiritual-weapon first.",
@@ -438,7 +602,6 @@ def _strike(ctx: RuleContext, cmd: Command) -> None:
         ctx.refuse("out_of_range", f"{target.name} is not in {arena.zone(zone).name}.")
     if target is not None and (target.out_of_fight or target.id == me.id):
         ctx.refuse("invalid_target", f"The weapon cannot strike {target.name}.")
-    ctx.emit(ActionTaken(me.id, "spiritual_weapon", "bonus"))
     if zone != weapon.zone:
         data = dict(weapon.data)
         change_asset(ctx, weapon.id, remove=True, reason="moved")
@@ -483,6 +646,30 @@ def zones_commands() -> Iterable[CommandSpec]:
             costs=("bonus",),
             requires=_has_weapon,
         ),
+        CommandSpec(
+            "move_moonbeam",
+            _move_hazard("moonbeam"),
+            "Action: move your moonbeam up to 60 ft, to a zone (zone).",
+            {
+                "creature": Param("creature", True, "the caster"),
+                "zone": Param("zone", True, "where the beam moves"),
+            },
+            costs=("action",),
+            requires=_has_hazard("moonbeam"),
+        ),
+        CommandSpec(
+            "move_sphere",
+            _move_hazard("flaming-sphere"),
+            "Bonus action: roll your flaming sphere up to 30 ft, to a zone (zone), and ram a "
+            "creature there (target): its Dexterity save against the sphere's damage.",
+            {
+                "creature": Param("creature", True, "the caster"),
+                "zone": Param("zone", True, "where the sphere rolls"),
+                "target": Param("creature", False, "the creature it rams, in that zone"),
+            },
+            costs=("bonus",),
+            requires=_has_hazard("flaming-sphere"),
+        ),
     )
 
 
@@ -526,6 +713,16 @@ def zones_asset_tags() -> Iterable[AssetTagSpec]:
         AssetTagSpec(
             GUARDIANS_TAG, "Spirit Guardians: spirits around their caster that hurt its foes."
         ),
+        AssetTagSpec(
+            HAZARDS["moonbeam"][0],
+            "Moonbeam: a beam of pale light; a creature entering it or starting its turn in "
+            "it makes a Constitution save or takes radiant damage (half on a success).",
+        ),
+        AssetTagSpec(
+            HAZARDS["flaming-sphere"][0],
+            "Flaming Sphere: a rolling ball of fire; a creature ending its turn beside it "
+            "makes a Dexterity save or takes fire damage (half on a success).",
+        ),
     )
 
 
@@ -533,6 +730,8 @@ def zones_asset_tags() -> Iterable[AssetTagSpec]:
 def zones_movement_surcharges(
     ctx: RuleContext, creature: Creature, move: MoveRequest
 ) -> Iterable[str] | None:
+    if _none_placed(ctx.state):
+        return None
     zone = move.zone if move.kind == "enter" else creature.zone
     if zone is None:
         return None
@@ -547,6 +746,8 @@ def zones_movement_surcharges(
 
 @hookimpl(specname="zonekeep_zone_entered")
 def zones_zone_entered(ctx: RuleContext, creature: Creature, from_zone: str, forced: bool) -> None:
+    if _none_placed(ctx.state):
+        return
     # A creature moved out of a snare's zone is free of it.
     for eid in _held_by(ctx.state, creature.id):
         effect = ctx.state.condition_effects[eid]
@@ -565,15 +766,27 @@ def zones_zone_entered(ctx: RuleContext, creature: Creature, from_zone: str, for
     for web in spell_assets(ctx.state, SNARES["web"], now.zone):
         _catch(ctx, ctx.state.creatures[now.id], web)
     _guard(ctx, ctx.state.creatures[now.id])
+    for beam in _hazards_in(ctx.state, now.zone, "enter"):
+        _scorch(ctx, ctx.state.creatures[now.id], beam, once=True)
 
 
 @hookimpl(specname="zonekeep_turn_start")
 def zones_turn_start(ctx: RuleContext, creature: Creature) -> None:
-    if creature.zone is None or creature.out_of_fight:
+    if creature.zone is None or creature.out_of_fight or _none_placed(ctx.state):
         return
     for web in spell_assets(ctx.state, SNARES["web"], creature.zone):
         _catch(ctx, ctx.state.creatures[creature.id], web)
     _guard(ctx, ctx.state.creatures[creature.id])
+    for beam in _hazards_in(ctx.state, creature.zone, "enter"):
+        _scorch(ctx, ctx.state.creatures[creature.id], beam, once=True)
+
+
+@hookimpl(specname="zonekeep_turn_end")
+def zones_turn_end(ctx: RuleContext, creature: Creature) -> None:
+    if creature.zone is None or creature.out_of_fight or _none_placed(ctx.state):
+        return
+    for sphere in _hazards_in(ctx.state, creature.zone, "end"):
+        _scorch(ctx, ctx.state.creatures[creature.id], sphere, once=False)
 
 
 @hookimpl(specname="zonekeep_effect_ended")
@@ -583,7 +796,7 @@ def zones_effect_ended(
     """The assets hanging on an effect that ended go with it."""
     if not isinstance(ended, ConditionEffectEnded):
         return
-    if ended.condition not in (CONCENTRATING, SPIRITUAL_WEAPON):
+    if ended.condition not in (CONCENTRATING, SPIRITUAL_WEAPON) or _none_placed(ctx.state):
         return
     for tag in _TAGS:
         for asset in spell_assets(ctx.state, tag):
@@ -596,10 +809,10 @@ def zones_effect_ended(
 
 @hookimpl(specname="zonekeep_zone_affected")
 def zones_zone_affected(ctx: RuleContext, effect: ZoneAffected) -> None:
-    if effect.damage_type != "fire":
+    if effect.damage_type != "fire" or _none_placed(ctx.state):
         return
     for web in spell_assets(ctx.state, SNARES["web"], effect.zone):
         change_asset(ctx, web.id, remove=True, reason="burned away")
 
 
-RESOLVERS: Final = {"snare": _snare, "weapon": _weapon, "aura": _aura}
+RESOLVERS: Final = {"snare": _snare, "weapon": _weapon, "aura": _aura, "hazard": _hazard}

@@ -23,6 +23,7 @@ How = Literal[
     "snare",
     "weapon",
     "aura",
+    "hazard",
     "gm",
 ]
 Casting = Literal["action", "bonus", "reaction"]
@@ -40,8 +41,9 @@ class Spell:
       (``targets`` willing creatures in range, or the caster alone at range 0, get ``condition``,
       no save: the plugin gives the condition its meaning), ``snare`` (an area that
       stays, as an asset: difficult terrain, a save or ``condition``), ``weapon`` (the
-      spiritual weapon), ``aura`` (around the caster, moving with it) or ``gm``
-      (plugins/spells/_zones.py has the last three). An ``area`` with a ``condition``
+      spiritual weapon), ``aura`` (around the caster, moving with it), ``hazard`` (a
+      moonbeam, a flaming sphere: an asset the caster moves) or ``gm``
+      (plugins/spells/_zones.py has the last four). An ``area`` with a ``condition``
       gives it to each target that fails its save.
     - ``damage`` and ``upcast``: the dice, and the dice added per slot level above the
       spell's (a cantrip's dice grow at character levels 5, 11 and 17 instead).
@@ -433,6 +435,48 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         melee=True,
         damage="1d8",
         damage_type="force",
+        rounds=10,
+    ),
+    Spell(
+        "moonbeam",
+        "Moonbeam",
+        2,
+        "hazard",
+        "A beam of pale light in a zone within 120 ft (concentration, up to 1 minute): a "
+        "creature entering its zone on its turn or starting its turn there makes a "
+        "Constitution save, 2d10 radiant, half on a success, once a turn; later, an action "
+        "moves it 60 ft (move_moonbeam); +1d10 per slot level above 2nd (a shapechanger's "
+        "disadvantage and forced true form are the GM's).",
+        range=120,
+        damage="2d10",
+        damage_type="radiant",
+        upcast="1d10",
+        save="con",
+        half_on_save=True,
+        shape="cylinder",
+        size=5,
+        concentration=True,
+        rounds=10,
+    ),
+    Spell(
+        "flaming-sphere",
+        "Flaming Sphere",
+        2,
+        "hazard",
+        "A 5-ft ball of fire in a zone within 60 ft (concentration, up to 1 minute): a "
+        "creature ending its turn in its zone makes a Dexterity save, 2d6 fire, half on a "
+        "success; a bonus action rolls it 30 ft and rams a creature there, which makes the "
+        "save too (move_sphere); +1d6 per slot level above 2nd (its light and the objects "
+        "it ignites are the GM's).",
+        range=60,
+        damage="2d6",
+        damage_type="fire",
+        upcast="1d6",
+        save="dex",
+        half_on_save=True,
+        shape="sphere",
+        size=5,
+        concentration=True,
         rounds=10,
     ),
     # -- level 3 -----------------------------------------------------------------------
