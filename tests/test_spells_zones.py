@@ -406,3 +406,15 @@ def test_flaming_sphere_burns_at_the_end_of_a_turn_and_rams_as_a_bonus_action() 
     assert assets(h, "spell_flaming_sphere") == [("flaming-sphere-hilda", "bar")]
     assert h.state.resources.bonus_actions == 0
     h.assert_replay_matches()
+
+
+def test_a_hidden_casters_spell_assets_are_hidden_from_the_players() -> None:
+    import attrs
+
+    h = EncounterHarness([attrs.evolve(druid(), hidden=True), goblin()], arena=keep())
+    h.start(positions={"hilda": "hall", "gob": "yard"}, initiative=[20, 10])
+    cast(h, "hilda", spell="spirit-guardians")
+    assert h.state.hidden_assets == ["spirit-guardians-hilda"]
+    h.send("enter", h.player("player-hilda"), creature="hilda", zones=["bar"])
+    assert assets(h, "spell_spirit_guardians") == [("spirit-guardians-hilda", "bar")]
+    assert h.state.hidden_assets == ["spirit-guardians-hilda"]

@@ -144,6 +144,12 @@ def _none_placed(state: EncounterState) -> bool:
     return True
 
 
+def _place(ctx: RuleContext, me: Creature, asset: Asset) -> Asset:
+    """Place a spell's asset: hidden from the players while its caster is hidden (its
+    name, its data and, for the guardians, its zone would give the caster away)."""
+    return place_asset(ctx, asset, hidden=ctx.state.creatures[me.id].hidden)
+
+
 def spell_assets(state: EncounterState, tag: str, zone: str | None = None) -> list[Asset]:
     """The runtime assets with ``tag`` (in ``zone``, when given)."""
     found = state.arena.assets if zone is None else state.assets_in(zone)
@@ -186,8 +192,9 @@ def _snare(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[s
     effect = begin_concentration(ctx, me, spell)
     dc = save_dc(me)
     placed = {
-        z: place_asset(
+        z: _place(
             ctx,
+            me,
             Asset(
                 f"{spell.id}-{z}",
                 spell.name,
@@ -308,8 +315,9 @@ def _weapon(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[
         ctx, me.id, SPIRITUAL_WEAPON, rounds=spell.rounds, source=me.id, override=True
     )
     assert effect is not None
-    weapon = place_asset(
+    weapon = _place(
         ctx,
+        me,
         Asset(
             f"spiritual-weapon-{me.id}",
             f"{me.name}'s spiritual weapon",
@@ -353,8 +361,9 @@ def _aura(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
 
 
 def _place_guardians(ctx: RuleContext, me: Creature, zone: str, data: Mapping[str, Any]) -> None:
-    place_asset(
+    _place(
         ctx,
+        me,
         Asset(
             f"spirit-guardians-{me.id}",
             f"{me.name}'s spirit guardians",
@@ -415,8 +424,9 @@ def _hazard(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[
     effect = begin_concentration(ctx, me, spell)
     dice = upcast_dice(spell, slot)
     dc = save_dc(me)
-    place_asset(
+    _place(
         ctx,
+        me,
         Asset(
             f"{spell.id}-{me.id}",
             f"{me.name}'s {spell.name.lower()}",
@@ -515,9 +525,10 @@ def _move_hazard(spell_id: str) -> Any:
             ctx.refuse("out_of_range", f"{target.name} is not in {arena.zone(zone).name}.")
         if zone != asset.zone:
             data = dict(asset.data)
-            change_asset(ctx, asset.id, remove=True, reason="moved")
-            asset = place_asset(
+            change_asset(ctx, asset.id, remove=True, reason="moved", by_rule=True)
+            asset = _place(
                 ctx,
+                me,
                 Asset(
                     asset.id,
                     asset.name,
@@ -604,9 +615,10 @@ def _strike(ctx: RuleContext, cmd: Command) -> None:
         ctx.refuse("invalid_target", f"The weapon cannot strike {target.name}.")
     if zone != weapon.zone:
         data = dict(weapon.data)
-        change_asset(ctx, weapon.id, remove=True, reason="moved")
-        weapon = place_asset(
+        change_asset(ctx, weapon.id, remove=True, reason="moved", by_rule=True)
+        weapon = _place(
             ctx,
+            me,
             Asset(
                 weapon.id,
                 weapon.name,
@@ -758,7 +770,7 @@ def zones_zone_entered(ctx: RuleContext, creature: Creature, from_zone: str, for
     for asset in spell_assets(ctx.state, GUARDIANS_TAG):
         if asset.data.get("caster") == creature.id and creature.zone is not None:
             data = dict(asset.data)
-            change_asset(ctx, asset.id, remove=True, reason="moved with its caster")
+            change_asset(ctx, asset.id, remove=True, reason="moved with its caster", by_rule=True)
             _place_guardians(ctx, creature, creature.zone, data)
     now = ctx.state.creatures[creature.id]
     if now.zone is None or ctx.state.active != now.id:
@@ -801,7 +813,7 @@ def zones_effect_ended(
     for tag in _TAGS:
         for asset in spell_assets(ctx.state, tag):
             if asset.data.get("effect") == ended.effect:
-                change_asset(ctx, asset.id, remove=True, reason=f"{asset.name} ended")
+                change_asset(ctx, asset.id, remove=True, reason=f"{asset.name} ended", by_rule=True)
     for effect in list(ctx.state.condition_effects.values()):
         if effect.parent == ended.effect and effect.condition == GUARDIANS:
             _end_effect(ctx, effect.id, "its concentration ended")
@@ -812,7 +824,7 @@ def zones_zone_affected(ctx: RuleContext, effect: ZoneAffected) -> None:
     if effect.damage_type != "fire" or _none_placed(ctx.state):
         return
     for web in spell_assets(ctx.state, SNARES["web"], effect.zone):
-        change_asset(ctx, web.id, remove=True, reason="burned away")
+        change_asset(ctx, web.id, remove=True, reason="burned away", by_rule=True)
 
 
 RESOLVERS: Final = {"snare": _snare, "weapon": _weapon, "aura": _aura, "hazard": _hazard}
