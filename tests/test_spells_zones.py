@@ -415,6 +415,7 @@ def test_a_hidden_casters_spell_assets_are_hidden_from_the_players() -> None:
     h.start(positions={"hilda": "hall", "gob": "yard"}, initiative=[20, 10])
     cast(h, "hilda", spell="spirit-guardians")
     assert h.state.hidden_assets == ["spirit-guardians-hilda"]
+    assert h.state.asset("spirit-guardians-hilda").name == "Spirit guardians"  # type: ignore[union-attr]
     h.send("enter", h.player("player-hilda"), creature="hilda", zones=["bar"])
     assert assets(h, "spell_spirit_guardians") == [("spirit-guardians-hilda", "bar")]
     assert h.state.hidden_assets == ["spirit-guardians-hilda"]

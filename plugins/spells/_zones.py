@@ -35,6 +35,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+import attrs
+
 from zonekeep.sdk import (
     Asset,
     AssetRemoved,
@@ -144,10 +146,24 @@ def _none_placed(state: EncounterState) -> bool:
     return True
 
 
+#: A spell asset's name when its caster is hidden (the saves and the log name it).
+_PLAIN_NAMES: Final = {
+    "spell_spiritual_weapon": "A spiritual weapon",
+    "spell_spirit_guardians": "Spirit guardians",
+    "spell_moonbeam": "A moonbeam",
+    "spell_flaming_sphere": "A flaming sphere",
+}
+
+
 def _place(ctx: RuleContext, me: Creature, asset: Asset) -> Asset:
     """Place a spell's asset: hidden from the players while its caster is hidden (its
-    name, its data and, for the guardians, its zone would give the caster away)."""
-    return place_asset(ctx, asset, hidden=ctx.state.creatures[me.id].hidden)
+    data and, for the guardians, its zone would give the caster away), and then named
+    without the caster's name."""
+    hidden = ctx.state.creatures[me.id].hidden
+    plain = next((_PLAIN_NAMES[t] for t in asset.tags if t in _PLAIN_NAMES), None)
+    if hidden and plain is not None:
+        asset = attrs.evolve(asset, name=plain, description="")
+    return place_asset(ctx, asset, hidden=hidden)
 
 
 def spell_assets(state: EncounterState, tag: str, zone: str | None = None) -> list[Asset]:
