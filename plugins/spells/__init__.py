@@ -38,6 +38,8 @@ prepared or known spells), and the ``spellcasting`` action of a monster's stat b
   targets, which the caster must fill while creatures remain); every target saves,
   then one damage roll serves them all. Cones and lines start at the caster: their
   length is their range (docs/rules.md, "Rulings").
+- Spells that stay on the field (entangle, web, spiritual weapon, spirit guardians,
+  moonbeam, flaming sphere): runtime assets, in ``_zones.py``.
 
 docs/characters.md lists every spell as implemented or "GM adjudicates" with the reason.
 """

@@ -1,5 +1,5 @@
-"""Spells that stay on the field (issue 31): entangle, web, spiritual weapon and spirit
-guardians, each a runtime asset (``place_asset``) carrying its facts in its data, whose
+"""Spells that stay on the field (issue 31): entangle, web, spiritual weapon, spirit
+guardians, moonbeam and flaming sphere, each a runtime asset (``place_asset``) carrying its facts in its data, whose
 life hangs on a condition effect of its caster (its concentration, or the spiritual
 weapon's minute): when that effect ends, for whatever reason, the asset goes
 (``zonekeep_effect_ended``), and every condition hanging on the asset with it.
@@ -27,7 +27,17 @@ weapon's minute): when that effect ends, for whatever reason, the asset goes
   A creature of another side (the caster spares its allies) that enters the caster's
   zone on its turn or starts its turn there makes a Wisdom save: 3d8 radiant, half on
   a success, +1d8 per slot above 3rd; once per turn per caster (an evil caster's
-  necrotic spirits are the GM's: creatures have no alignment). The zone is difficult terrain for those creatures (their speed is halved).
+  necrotic spirits are the GM's: creatures have no alignment). The zone is difficult
+  terrain for those creatures (their speed is halved).
+- **Moonbeam** and **flaming sphere** (``how="hazard"``): an asset in a zone in range,
+  under concentration. The beam hurts a creature entering its zone on its own turn or
+  starting its turn there (a Constitution save, 2d10 radiant, half on a success, once a
+  turn); ``move_moonbeam`` (an action) moves it 60 ft. The sphere hurts a creature
+  ending its turn in its zone (a Dexterity save, 2d6 fire, half on a success);
+  ``move_sphere`` (a bonus action) rolls it 30 ft and rams a creature there (the save).
+
+A hidden caster's assets are hidden, and unnamed, too; the assets go by the rules'
+own hand (``change_asset(..., by_rule=True)``), whoever sent the command.
 """
 
 from __future__ import annotations
