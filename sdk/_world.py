@@ -62,6 +62,7 @@ def change_asset(
     hidden: bool | None = None,
     remove: bool = False,
     reason: str = "",
+    by_rule: bool = False,
 ) -> Asset | None:
     """Change asset ``asset_id`` (the arena's, one placed at runtime, or an ongoing
     effect) and return it as it is now (``None`` once removed).
@@ -74,10 +75,14 @@ def change_asset(
     players, but once it is gone its id is hidden no more: name it in no later event
     (a ``source``) that players see. An unknown id refuses the command
     (``unknown_asset``), as it does for a hidden asset when a player sends it: check
-    what a player names before calling this.
+    what a player names before calling this. ``by_rule``: the rules change the asset
+    on their own (a spell's asset going when its concentration ends, whoever's command
+    ended it), not because the sender named it, so a hidden asset is changed even
+    when a player sent the command (an unknown id still raises the refusal).
     """
     asset = ctx.state.asset(asset_id)
-    if asset is None or (asset_id in ctx.state.hidden_assets and not ctx.actor.is_gm):
+    unseen = asset_id in ctx.state.hidden_assets and not ctx.actor.is_gm and not by_rule
+    if asset is None or unseen:
         ctx.refuse("unknown_asset", f"There is no asset {asset_id!r}.")
     if data is not None or hidden is not None:
         changed = data is not None and dict(data) != asset.data

@@ -437,6 +437,8 @@ def test_the_built_in_conditions_are_declared() -> None:
         "restrained",
         "shield-of-faith",
         "shielded",  # the spells plugin's (Shield)
+        "spirit-guardians",  # the spells plugin's (plugins/spells/_zones.py)
+        "spiritual-weapon",  # the spells plugin's (plugins/spells/_zones.py)
         "squeezing",
         "stable",
         "stench_immune",

@@ -172,6 +172,22 @@ def test_a_player_cannot_change_a_hidden_asset_and_learns_nothing_from_the_refus
     assert h.state.hidden_assets == ["web-passage"]
 
 
+def test_a_rule_changes_a_hidden_asset_whoever_sent_the_command() -> None:
+    h = harness()
+    h.send("web.spin_web", creature="aria", zone="passage", hidden=True)
+    # A rule of its own (by_rule): the player's command goes on, and the web goes.
+    run(
+        h,
+        lambda ctx: change_asset(ctx, "web-passage", remove=True, reason="ended", by_rule=True),
+        h.player("alice"),
+    )
+    assert h.state.asset("web-passage") is None and h.state.hidden_assets == []
+    # An unknown id is still refused.
+    with pytest.raises(Refusal) as unknown:
+        run(h, lambda ctx: change_asset(ctx, "web-passage", by_rule=True), h.player("alice"))
+    assert unknown.value.code == "unknown_asset"
+
+
 # -- movement surcharges for enter -------------------------------------------------------------
 
 

@@ -113,6 +113,7 @@ IMPLEMENTED = {
     "dryad",
     "green-hag",
     "steam-mephit",
+    "unicorn",
 }
 
 

@@ -38,6 +38,8 @@ prepared or known spells), and the ``spellcasting`` action of a monster's stat b
   targets, which the caster must fill while creatures remain); every target saves,
   then one damage roll serves them all. Cones and lines start at the caster: their
   length is their range (docs/rules.md, "Rulings").
+- Spells that stay on the field (entangle, web, spiritual weapon, spirit guardians,
+  moonbeam, flaming sphere): runtime assets, in ``_zones.py``.
 
 docs/characters.md lists every spell as implemented or "GM adjudicates" with the reason.
 """
@@ -450,6 +452,7 @@ def _cast(ctx: RuleContext, cmd: Command, casting: str) -> None:
         "condition": _condition_spell,
         "teleport": _teleport,
         "ward": _ward,
+        **_zones.RESOLVERS,
     }[spell.how]
     resolve(ctx, me, spell, slot, p)
 
@@ -1146,12 +1149,14 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
         options: dict[str, tuple[Any, ...]] = {} if spell.cantrip or innate else {"slot": slots}
         if spell.how == "ward" and spell.range == 0:
             pass  # the caster alone
-        elif spell.how in ("area", "teleport"):
+        elif spell.how == "aura":
+            pass  # around the caster
+        elif spell.how in ("area", "teleport", "snare", "weapon", "hazard"):
             reach = area_reach(spell) if spell.how == "area" else spell.range
             zones = [
                 z.id
                 for z in state.arena.zones
-                if _reaches(state, me, z.id, reach) and (spell.how == "area" or z.id != me.zone)
+                if _reaches(state, me, z.id, reach) and (spell.how != "teleport" or z.id != me.zone)
             ]
             options["zone"] = tuple(zones)
         else:
@@ -1213,3 +1218,8 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             choices=lambda state, me: spell_choices(state, me, "bonus"),
         ),
     )
+
+
+# Entangle, web, spiritual weapon and spirit guardians: assets that stay (spells-b2).
+from . import _zones  # noqa: E402
+from ._zones import *  # noqa: E402, F403

@@ -11,7 +11,21 @@ from typing import Final, Literal
 
 import attrs
 
-How = Literal["attack", "save", "darts", "heal", "area", "condition", "teleport", "ward", "gm"]
+How = Literal[
+    "attack",
+    "save",
+    "darts",
+    "heal",
+    "area",
+    "condition",
+    "teleport",
+    "ward",
+    "snare",
+    "weapon",
+    "aura",
+    "hazard",
+    "gm",
+]
 Casting = Literal["action", "bonus", "reaction"]
 
 
@@ -25,8 +39,12 @@ class Spell:
       rolled), ``heal``, ``area`` (an area aimed at a zone, by the arena's area rules),
       ``condition`` (targets save or get ``condition``), ``teleport``, ``ward``
       (``targets`` willing creatures in range, or the caster alone at range 0, get ``condition``,
-      no save: the plugin gives the condition its meaning), or ``gm``. An ``area``
-      with a ``condition`` gives it to each target that fails its save.
+      no save: the plugin gives the condition its meaning), ``snare`` (an area that
+      stays, as an asset: difficult terrain, a save or ``condition``), ``weapon`` (the
+      spiritual weapon), ``aura`` (around the caster, moving with it), ``hazard`` (a
+      moonbeam, a flaming sphere: an asset the caster moves) or ``gm``
+      (plugins/spells/_zones.py has the last four). An ``area`` with a ``condition``
+      gives it to each target that fails its save.
     - ``damage`` and ``upcast``: the dice, and the dice added per slot level above the
       spell's (a cantrip's dice grow at character levels 5, 11 and 17 instead).
     - ``rays``: the number of attacks, beams or darts (more per slot: ``more_rays``).
@@ -291,6 +309,23 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         rounds=10,
         condition="outlined",
     ),
+    Spell(
+        "entangle",
+        "Entangle",
+        1,
+        "snare",
+        "Grasping plants fill a 20-ft square within 90 ft (concentration, up to 1 minute): "
+        "difficult terrain; each creature there when it is cast makes a Strength save or "
+        "is restrained until the spell ends, or until it breaks free (its action: a "
+        "Strength check against the spell DC).",
+        range=90,
+        save="str",
+        shape="cube",
+        size=20,
+        concentration=True,
+        rounds=10,
+        condition="restrained",
+    ),
     # -- level 2 -----------------------------------------------------------------------
     Spell(
         "scorching-ray",
@@ -368,6 +403,82 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         casting="bonus",
         range=30,
     ),
+    Spell(
+        "web",
+        "Web",
+        2,
+        "snare",
+        "Sticky webs fill a 20-ft cube within 60 ft (concentration, up to 1 hour): "
+        "difficult terrain; a creature in them when it is cast, entering them on its turn "
+        "or starting its turn there makes a Dexterity save or is restrained while it stays "
+        "in them, or until it breaks free (its action: a Strength check against the spell "
+        "DC); fire burns them away (its lightly obscured area is the GM's).",
+        range=60,
+        save="dex",
+        shape="cube",
+        size=20,
+        concentration=True,
+        rounds=600,
+        condition="restrained",
+    ),
+    Spell(
+        "spiritual-weapon",
+        "Spiritual Weapon",
+        2,
+        "weapon",
+        "A floating spectral weapon appears in a zone within 60 ft for 1 minute: a melee "
+        "spell attack against a creature there, 1d8 + the spellcasting modifier force; "
+        "later, a bonus action moves it 20 ft and strikes again (spiritual_weapon); +1d8 "
+        "per two slot levels above 2nd.",
+        casting="bonus",
+        range=60,
+        melee=True,
+        damage="1d8",
+        damage_type="force",
+        rounds=10,
+    ),
+    Spell(
+        "moonbeam",
+        "Moonbeam",
+        2,
+        "hazard",
+        "A beam of pale light in a zone within 120 ft (concentration, up to 1 minute): a "
+        "creature entering its zone on its turn or starting its turn there makes a "
+        "Constitution save, 2d10 radiant, half on a success, once a turn; later, an action "
+        "moves it 60 ft (move_moonbeam); +1d10 per slot level above 2nd (a shapechanger's "
+        "disadvantage and forced true form are the GM's).",
+        range=120,
+        damage="2d10",
+        damage_type="radiant",
+        upcast="1d10",
+        save="con",
+        half_on_save=True,
+        shape="cylinder",
+        size=5,
+        concentration=True,
+        rounds=10,
+    ),
+    Spell(
+        "flaming-sphere",
+        "Flaming Sphere",
+        2,
+        "hazard",
+        "A 5-ft ball of fire in a zone within 60 ft (concentration, up to 1 minute): a "
+        "creature ending its turn in its zone makes a Dexterity save, 2d6 fire, half on a "
+        "success; a bonus action rolls it 30 ft and rams a creature there, which makes the "
+        "save too (move_sphere); +1d6 per slot level above 2nd (its light and the objects "
+        "it ignites are the GM's).",
+        range=60,
+        damage="2d6",
+        damage_type="fire",
+        upcast="1d6",
+        save="dex",
+        half_on_save=True,
+        shape="sphere",
+        size=5,
+        concentration=True,
+        rounds=10,
+    ),
     # -- level 3 -----------------------------------------------------------------------
     Spell(
         "fireball",
@@ -400,6 +511,26 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         shape="line",
         size=100,
     ),
+    Spell(
+        "spirit-guardians",
+        "Spirit Guardians",
+        3,
+        "aura",
+        "Spirits fill the caster's zone and move with it (concentration, up to 10 "
+        "minutes): its foes there are slowed (difficult terrain), and one that enters on "
+        "its turn or starts its turn there makes a Wisdom save, 3d8 radiant, half on a "
+        "success, once a turn; +1d8 per slot level above 3rd (an evil caster's necrotic "
+        "is the GM's).",
+        damage="3d8",
+        damage_type="radiant",
+        upcast="1d8",
+        save="wis",
+        half_on_save=True,
+        shape="sphere",
+        size=15,
+        concentration=True,
+        rounds=100,
+    ),
 )
 
 #: The spells the plugin resolves or marks, by id.
@@ -410,10 +541,6 @@ SPELLS: Final[dict[str, Spell]] = {s.id: s for s in _CATALOG}
 GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     "bane": ("Bane", 1, "subtracting 1d4 from attacks and saves needs a penalty-die modifier"),
     "sleep": ("Sleep", 1, "hit-point pools and waking on damage are not modelled yet"),
-    "spirit-guardians": ("Spirit Guardians", 3, "an aura that moves with the caster"),
-    "web": ("Web", 2, "a runtime asset that restrains is not wired yet"),
-    "entangle": ("Entangle", 1, "a runtime asset that restrains is not wired yet"),
-    "spiritual-weapon": ("Spiritual Weapon", 2, "a movable spectral weapon"),
     "counterspell": ("Counterspell", 3, "a reaction to another's casting needs a prompt"),
     "haste": ("Haste", 3, "an extra action and doubled speed per turn"),
     "slow": ("Slow", 3, "the limits it puts on actions and reactions"),

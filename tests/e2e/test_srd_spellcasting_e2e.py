@@ -49,7 +49,7 @@ async def test_the_gm_makes_a_cult_fanatic_cast_hold_person_from_its_stat_block(
         casting = next(a for a in fanatic["actions"] if a["id"] == "spellcasting")
         assert (casting["automated"], casting["params"]["slots"]) == (True, {"1": 4, "2": 3})
         # The GM reads which of its spells are theirs to adjudicate.
-        assert "command and spiritual weapon are the GM's" in casting["text"]
+        assert "command is the GM's" in casting["text"]
         for command in ("set_surprise", "place", "roll_initiative"):
             await gm.command(eid, command)
 
