@@ -57,10 +57,15 @@ class RollRequest:
 
 @attrs.frozen
 class RollModifier:
-    """One source of advantage, disadvantage or an expertise die on a roll."""
+    """One source of advantage, disadvantage, an expertise die or a penalty die on a roll.
 
-    effect: Literal["advantage", "disadvantage", "expertise"]
+    ``"penalty"`` subtracts a die of ``die`` sides (Bane's d4) from the roll's total; a
+    roll takes one penalty die, the largest its sources give (the same die from two
+    sources does not stack). ``die`` means nothing for the other effects."""
+
+    effect: Literal["advantage", "disadvantage", "expertise", "penalty"]
     source: str
+    die: int = 4
 
 
 @attrs.frozen
@@ -381,7 +386,10 @@ class RuleContext:
         mods = [*(self.modifiers(request) if request else []), *extra]
         adv = dis = 0
         experts: set[str] = set()
+        penalty = 0
         for m in mods:
+            if m.effect == "penalty":
+                penalty = max(penalty, m.die)
             if m.effect == "advantage":
                 adv += 1
             if m.effect == "disadvantage":
@@ -397,4 +405,5 @@ class RuleContext:
             bonus=bonus,
             sources=sources,
             double_dice=double_dice,
+            penalty=penalty,
         )

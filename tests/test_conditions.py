@@ -403,6 +403,7 @@ def test_the_built_in_conditions_are_declared() -> None:
     found = declared_conditions(Engine().pm)
     assert sorted(found) == [
         "attached",  # zonekeep.srd's (plugins/srd/_holds.py: a stirge, a darkmantle)
+        "bane",  # the spells plugin's (Bane)
         "barkskin",  # the spells plugin's, as "bless", "blurred", "outlined", ...
         "berserk",  # zonekeep.srd's (plugins/srd/_holds.py: a flesh golem)
         "bless",

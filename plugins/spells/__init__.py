@@ -87,6 +87,7 @@ from zonekeep.sdk import (
     sight_path,
 )
 
+from . import _control
 from .catalog import GM_SPELLS, NO_COMBAT_EFFECT, SPELLS, Spell
 
 __all__ = [
@@ -450,6 +451,7 @@ def _cast(ctx: RuleContext, cmd: Command, casting: str) -> None:
         "condition": _condition_spell,
         "teleport": _teleport,
         "ward": _ward,
+        "control": _control.resolve,
     }[spell.how]
     resolve(ctx, me, spell, slot, p)
 
@@ -626,7 +628,7 @@ def _condition_spell(
     for target in targets:
         _reach(ctx, me, target, spell, spell.range)
     assert spell.save is not None and spell.condition is not None
-    parent = begin_concentration(ctx, me, spell) if spell.concentration else None
+    parent = begin_concentration(ctx, me, spell, slot) if spell.concentration else None
     dc = save_dc(me)
     for target in targets:
         target = ctx.state.creatures[target.id]
@@ -662,7 +664,7 @@ def _ward(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
             ctx.refuse("invalid_target", f"{spell.name} affects only its caster, {me.name}.")
         _reach(ctx, me, target, spell, spell.range)
     assert spell.condition is not None
-    parent = begin_concentration(ctx, me, spell) if spell.concentration else None
+    parent = begin_concentration(ctx, me, spell, slot) if spell.concentration else None
     for target in targets:
         apply_timed_condition(
             ctx,
@@ -713,7 +715,7 @@ def _area(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
     chosen = _area_targets(ctx, me, spell, affected, maximum, p)
     pushes = _pushes(ctx, spell, chosen, p.get("push"))
     dc = save_dc(me)
-    parent = begin_concentration(ctx, me, spell) if spell.concentration else None
+    parent = begin_concentration(ctx, me, spell, slot) if spell.concentration else None
     outcomes = [
         (t, saving_throw(ctx, t, spell.save, dc, spell.name, **_against(spell))) for t in chosen
     ]
@@ -861,12 +863,13 @@ def end_concentration(ctx: RuleContext, creature_id: str, reason: str) -> None:
             ctx.emit(ConditionEffectEnded(effect.id, effect.creature, effect.condition, why))
 
 
-def begin_concentration(ctx: RuleContext, me: Creature, spell: Spell) -> str:
-    """Start concentrating on ``spell`` (ending any other); the effect id its effects
-    hang on."""
+def begin_concentration(ctx: RuleContext, me: Creature, spell: Spell, slot: int = 0) -> str:
+    """Start concentrating on ``spell`` cast at ``slot`` (ending any other); the effect id
+    its effects hang on. Its source records the spell and its level (Dispel Magic)."""
     end_concentration(ctx, me.id, f"{me.name} began concentrating on {spell.name}")
+    source = _control.spell_source(spell, slot)
     eid = apply_timed_condition(
-        ctx, me.id, CONCENTRATING, rounds=spell.rounds, source=spell.name, override=True
+        ctx, me.id, CONCENTRATING, rounds=spell.rounds, source=source, override=True
     )
     assert eid is not None
     return eid
@@ -874,6 +877,7 @@ def begin_concentration(ctx: RuleContext, me: Creature, spell: Spell) -> str:
 
 @hookimpl
 def zonekeep_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
+    _control.after_damage(ctx, creature, damage)
     if damage.amount <= 0 or concentration_of(ctx.state, creature.id) is None:
         return
     if creature.incapacitated or creature.hp <= 0:
@@ -911,6 +915,11 @@ def zonekeep_conditions() -> Iterable[ConditionSpec]:
         *(
             ConditionSpec(cid, summary, durations=("rounds", "until_removed"))
             for cid, summary in WARDS.items()
+        ),
+        ConditionSpec(
+            _control.BANE,
+            "Bane: a penalty die (a d4) subtracted from its attack rolls and saving throws.",
+            durations=("rounds", "until_removed"),
         ),
     )
 
@@ -1009,7 +1018,7 @@ def zonekeep_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[Rol
         [RollModifier("expertise", "bless")]
         if roll.kind in ("attack", "save") and actor is not None and "bless" in actor.conditions
         else []
-    )
+    ) + _control.roll_modifiers(ctx, roll)
     if roll.kind != "attack" or roll.target not in ctx.state.creatures:
         return blessed or None
     target = ctx.state.creatures[roll.target]
@@ -1146,12 +1155,12 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
         options: dict[str, tuple[Any, ...]] = {} if spell.cantrip or innate else {"slot": slots}
         if spell.how == "ward" and spell.range == 0:
             pass  # the caster alone
-        elif spell.how in ("area", "teleport"):
-            reach = area_reach(spell) if spell.how == "area" else spell.range
+        elif spell.how in ("area", "teleport") or spell.shape is not None:
+            reach = area_reach(spell) if spell.shape is not None else spell.range
             zones = [
                 z.id
                 for z in state.arena.zones
-                if _reaches(state, me, z.id, reach) and (spell.how == "area" or z.id != me.zone)
+                if _reaches(state, me, z.id, reach) and (spell.how != "teleport" or z.id != me.zone)
             ]
             options["zone"] = tuple(zones)
         else:

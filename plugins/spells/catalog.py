@@ -11,7 +11,9 @@ from typing import Final, Literal
 
 import attrs
 
-How = Literal["attack", "save", "darts", "heal", "area", "condition", "teleport", "ward", "gm"]
+How = Literal[
+    "attack", "save", "darts", "heal", "area", "condition", "teleport", "ward", "control", "gm"
+]
 Casting = Literal["action", "bonus", "reaction"]
 
 
@@ -25,7 +27,8 @@ class Spell:
       rolled), ``heal``, ``area`` (an area aimed at a zone, by the arena's area rules),
       ``condition`` (targets save or get ``condition``), ``teleport``, ``ward``
       (``targets`` willing creatures in range, or the caster alone at range 0, get ``condition``,
-      no save: the plugin gives the condition its meaning), or ``gm``. An ``area``
+      no save: the plugin gives the condition its meaning), ``control`` (resolved one
+      by one in ``_control``: bane, sleep, dispel magic), or ``gm``. An ``area``
       with a ``condition`` gives it to each target that fails its save.
     - ``damage`` and ``upcast``: the dice, and the dice added per slot level above the
       spell's (a cantrip's dice grow at character levels 5, 11 and 17 instead).
@@ -291,6 +294,41 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         rounds=10,
         condition="outlined",
     ),
+    Spell(
+        "bane",
+        "Bane",
+        1,
+        "control",
+        "Up to three creatures within 30 ft make a Charisma save; each that fails "
+        "subtracts a d4 from its attack rolls and saving throws (a penalty die; "
+        "concentration, up to 1 minute); one more creature per slot level above 1st.",
+        range=30,
+        save="cha",
+        concentration=True,
+        rounds=10,
+        condition="bane",
+        targets=3,
+    ),
+    Spell(
+        "sleep",
+        "Sleep",
+        1,
+        "control",
+        "A 20-ft-radius area 90 ft away: roll 5d8, the hit points it can put to sleep; "
+        "the creatures there, lowest current hit points first, fall unconscious for 1 "
+        "minute while the pool covers their hit points (each one's hit points are taken "
+        "from the pool); +2d8 per slot level above 1st. Creatures immune to being charmed "
+        "and those already unconscious are skipped (sparing undead is the GM's: the rules "
+        "know no creature types). A sleeper wakes when it takes damage, or when the GM "
+        "ends the effect (a creature shaking it awake with its action).",
+        range=90,
+        damage="5d8",
+        upcast="2d8",
+        shape="sphere",
+        size=20,
+        rounds=10,
+        condition="unconscious",
+    ),
     # -- level 2 -----------------------------------------------------------------------
     Spell(
         "scorching-ray",
@@ -386,6 +424,18 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         size=20,
     ),
     Spell(
+        "dispel-magic",
+        "Dispel Magic",
+        3,
+        "control",
+        "Ends the spells on one creature within 120 ft: each spell of the slot's level or "
+        "lower ends; a higher one ends on an ability check with the caster's spellcasting "
+        "ability against DC 10 + its level. A concentration spell ends at its source (the "
+        "caster's concentration, and every effect hanging on it). Upcast with a higher "
+        "slot, it ends spells up to that level automatically.",
+        range=120,
+    ),
+    Spell(
         "lightning-bolt",
         "Lightning Bolt",
         3,
@@ -408,8 +458,6 @@ SPELLS: Final[dict[str, Spell]] = {s.id: s for s in _CATALOG}
 #: The other named spells of issue 31, each "GM adjudicates" with the reason, until
 #: the rules resolve them.
 GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
-    "bane": ("Bane", 1, "subtracting 1d4 from attacks and saves needs a penalty-die modifier"),
-    "sleep": ("Sleep", 1, "hit-point pools and waking on damage are not modelled yet"),
     "spirit-guardians": ("Spirit Guardians", 3, "an aura that moves with the caster"),
     "web": ("Web", 2, "a runtime asset that restrains is not wired yet"),
     "entangle": ("Entangle", 1, "a runtime asset that restrains is not wired yet"),
@@ -417,7 +465,6 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     "counterspell": ("Counterspell", 3, "a reaction to another's casting needs a prompt"),
     "haste": ("Haste", 3, "an extra action and doubled speed per turn"),
     "slow": ("Slow", 3, "the limits it puts on actions and reactions"),
-    "dispel-magic": ("Dispel Magic", 3, "ending spells of another caster by level"),
     # The SRD creatures' other spells (issue 30): no combat effect the rules model, or
     # one they cannot express yet.
     "light": ("Light", 0, "no combat effect: light is not modelled"),
