@@ -1,4 +1,5 @@
-"""Bane, Sleep and Dispel Magic (issue 31, item 3), and the SDK's penalty die Bane needs.
+"""Counterspell, Bane, Sleep and Dispel Magic (issue 31, item 3), and the SDK's penalty
+die Bane needs.
 Seraphine (Int 18: +4, spell DC 15) from her real sheet, against goblins (no save
 bonus, blade +4); flanking is off, so that every attack roll is one d20."""
 
@@ -7,28 +8,35 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import attrs
 from helpers import make
 from test_spells import SERAPHINE, keep
 
+import zonekeep.plugins.srd as srd_plugin
 from zonekeep.plugins.spells import CONCENTRATING
 from zonekeep.plugins.spells._control import spell_level, spell_source
 from zonekeep.plugins.spells.catalog import SPELLS
 from zonekeep.sdk import (
+    Action,
+    ActionTaken,
     AttackMade,
     CheckRolled,
     ConditionEffectEnded,
     Creature,
+    Damaged,
     EncounterOptions,
+    ResourceSpent,
     RollModifier,
     RuleContext,
     SaveMade,
     ScriptedEntropy,
+    Trait,
     roll,
 )
-from zonekeep.sdk.host import character_creature, parse_character
+from zonekeep.sdk.host import character_creature, entry_creatures, parse_character
 from zonekeep.sdk.testing import EncounterHarness
 
-SPELL_IDS = ["bane", "sleep", "dispel-magic", "hold-person", "magic-missile"]
+SPELL_IDS = ["bane", "sleep", "dispel-magic", "hold-person", "magic-missile", "counterspell"]
 
 
 def mage(cid: str = "sera", level: int = 5) -> Creature:
@@ -270,3 +278,169 @@ def test_the_sources_record_name_and_level() -> None:
     assert spell_source(SPELLS["bane"], 3) == "Bane (level 3)"
     assert spell_level("Bane (level 3)") == ("Bane", 3)
     assert spell_level("gob") is None and spell_level("Bane") is None
+
+
+# -- Counterspell ------------------------------------------------------------------------------
+
+
+def foe(cid: str = "vex", level: int = 5) -> Creature:
+    """A twin of Seraphine on the other side, who knows Counterspell."""
+    return attrs.evolve(mage(cid, level), side="foes")
+
+
+def spent_by(events: tuple[Any, ...], who: str) -> list[tuple[str, int]]:
+    return [
+        (e.resource, e.left)
+        for e in events
+        if isinstance(e, ResourceSpent)
+        and e.creature == who
+        and e.resource.startswith("spell")
+        and e.resource != "spells-this-turn"
+    ]
+
+
+def test_a_foe_is_asked_before_the_spell_and_its_counterspell_stops_it() -> None:
+    h = fight(mage(), foe(), goblin("gob", hp=30))
+    events = cast(h, "sera", spell="magic-missile", target="gob")
+    assert not [e for e in events if isinstance(e, Damaged)]  # it waits
+    assert spent_by(events, "sera") == [("spell-slots-1", 3)]
+    offered = h.decision("counterspell")
+    assert (offered.controller, offered.creature, offered.options) == (
+        "player-vex",
+        "vex",
+        ("level-3", "decline"),
+    )
+    assert "Sera is casting Magic Missile (level 1)" in offered.prompt
+    # Sera's next command waits for the answer.
+    assert h.refused("end_turn", h.player("player-sera"), creature="sera").code == (
+        "decision_pending"
+    )
+    events = h.decide("level-3", h.player("player-vex"))
+    assert [(e.creature, e.action, e.cost) for e in events if isinstance(e, ActionTaken)] == [
+        ("vex", "counterspell", "reaction")
+    ]
+    assert spent_by(events, "vex") == [("spell-slots-3", 1)]
+    assert not [e for e in events if isinstance(e, (Damaged, CheckRolled))]
+    assert h.creature("gob").hp == 30 and not h.state.has_reaction("vex")
+    h.assert_replay_matches()
+
+
+def test_a_declined_counterspell_lets_the_spell_resolve() -> None:
+    h = fight(mage(), foe(), goblin("gob", hp=30))
+    cast(h, "sera", spell="magic-missile", target="gob")
+    events = h.rolls(1, 2, 3).decide("decline", h.player("player-vex"))
+    assert [e.amount for e in events if isinstance(e, Damaged)] == [2, 3, 4]
+    assert h.creature("vex").resources["spell-slots-3"] == 2 and h.state.has_reaction("vex")
+
+
+def test_against_a_higher_spell_a_check_dc_10_plus_its_level() -> None:
+    # Hold Person with a level 4 slot against Counterspell at level 3: DC 14, Int +4.
+    for d20, countered in ((9, False), (10, True)):
+        h = fight(mage(level=7), foe(), goblin("gob"))
+        cast(h, "sera", spell="hold-person", slot=4, target="gob")
+        events = h.rolls(d20, 2).decide("level-3", h.player("player-vex"))
+        checks = [
+            (e.creature, e.roll.total, e.dc, e.success)
+            for e in events
+            if isinstance(e, CheckRolled)
+        ]
+        assert checks == [("vex", d20 + 4, 14, countered)]
+        assert ("paralyzed" in h.creature("gob").conditions) is not countered
+        assert h.creature("sera").resources["spell-slots-4"] == 0
+
+
+def test_an_upcast_counterspell_stops_a_level_4_spell_without_a_check() -> None:
+    h = fight(mage(level=7), foe(level=7), goblin("gob"))
+    cast(h, "sera", spell="hold-person", slot=4, target="gob")
+    assert h.decision("counterspell").options == ("level-3", "level-4", "decline")
+    events = h.decide("level-4", h.player("player-vex"))
+    assert not [e for e in events if isinstance(e, CheckRolled)]
+    assert spent_by(events, "vex") == [("spell-slots-4", 0)]
+    assert "paralyzed" not in h.creature("gob").conditions
+
+
+def test_no_prompt_for_an_ally_a_foe_beyond_60_ft_or_one_without_a_reaction() -> None:
+    ally = mage("ally")
+    h = fight(mage(), ally, foe(), goblin("gob", hp=30), where={"vex": "far"})
+    events = h.rolls(1, 1, 1).send(
+        "cast", h.player("player-sera"), creature="sera", spell="magic-missile", target="gob"
+    )
+    assert h.state.pending == [] and len([e for e in events if isinstance(e, Damaged)]) == 3
+
+
+def test_a_refused_cast_asks_nobody_and_spends_nothing() -> None:
+    h = fight(mage(), foe(), goblin("gob"), where={"gob": "far"})
+    code, _ = refused(h, "sera", spell="hold-person", target="gob")  # beyond 60 ft
+    assert code == "out_of_range"
+    assert h.state.pending == [] and h.creature("sera").resources["spell-slots-2"] == 3
+
+
+def test_two_foes_are_asked_in_turn() -> None:
+    h = fight(mage(), foe("vex"), foe("nix"), goblin("gob", hp=30))
+    cast(h, "sera", spell="magic-missile", target="gob")
+    h.decide("decline", h.player("player-vex"))
+    assert h.decision("counterspell").creature == "nix"
+    h.decide("level-3", h.player("player-nix"))
+    assert h.state.pending == [] and h.creature("gob").hp == 30
+
+
+def test_an_srd_caster_is_countered_and_a_monster_counters() -> None:
+    entry = next(e for e in srd_plugin.srd_source().entries if e.id == "cult-fanatic")
+    (made,) = entry_creatures(entry, id_prefix="fan")
+    fanatic = attrs.evolve(made, id="fan")
+    # A monster's Spellcasting that knows Counterspell: the GM is asked for it.
+    archmage = make(
+        "arc",
+        "foes",
+        actions=(
+            Action(
+                "spellcasting",
+                "Spellcasting",
+                params={
+                    "ability": "int",
+                    "dc": 14,
+                    "slots": {"3": 2},
+                    "prepared": ["counterspell"],
+                },
+            ),
+        ),
+        abilities={"int": 3},
+    )
+    h = fight(mage(), archmage, fanatic, goblin("gob", hp=30))
+    cast(h, "sera", spell="magic-missile", target="gob")
+    offered = h.decision("counterspell")
+    assert (offered.controller, offered.creature, offered.options) == (
+        "gm",
+        "arc",
+        ("level-3", "decline"),
+    )
+    h.decide("level-3")
+    assert h.creature("gob").hp == 30 and h.creature("arc").resources["spell-slots-3"] == 1
+    h.end_turn()  # (the fanatic's initiative comes before the other foe's)
+    # The cult fanatic's Inflict Wounds (level 1): Sera is asked, counters it.
+    assert h.state.active == "fan"
+    h.send("cast", creature="fan", spell="inflict-wounds", target="sera")
+    offered = h.decision("counterspell")
+    assert offered.creature == "sera" and "Cult Fanatic is casting Inflict Wounds" in offered.prompt
+    events = h.decide("level-3", h.player("player-sera"))
+    assert not [e for e in events if isinstance(e, (AttackMade, Damaged))]
+    assert h.creature("fan").resources["spell-slots-1"] == 3
+    assert h.creature("sera").resources["spell-slots-3"] == 1
+    h.assert_replay_matches()
+
+
+def test_the_dust_mephit_casts_its_sleep_once_a_day_and_fey_ancestry_resists() -> None:
+    entry = next(e for e in srd_plugin.srd_source().entries if e.id == "dust-mephit")
+    (made,) = entry_creatures(entry, id_prefix="dus")
+    mephit = attrs.evolve(made, id="dus")
+    elf = make(
+        "elf",
+        hp=4,
+        traits=(Trait("fey-ancestry", "Fey Ancestry", params={"against": ["charmed"]}),),
+    )
+    h = fight(mephit, elf, make("aria", hp=10), make("bram", hp=30))
+    # 5d8 = 10: the elf (4 hit points) is passed over; Aria (10) falls asleep, Bram not.
+    h.rolls(2, 2, 2, 2, 2).send("cast", creature="dus", spell="sleep", zone="hall")
+    asleep = [c for c in ("elf", "aria", "bram") if "unconscious" in h.creature(c).conditions]
+    assert asleep == ["aria"]
+    assert h.creature("dus").resources["innate-sleep"] == 0

@@ -39,6 +39,14 @@ prepared or known spells), and the ``spellcasting`` action of a monster's stat b
   then one damage roll serves them all. Cones and lines start at the caster: their
   length is their range (docs/rules.md, "Rulings").
 
+- Counterspell: before a spell takes effect (its slot spent, its targets checked on a
+  copy of the state), each foe within 60 ft that knows Counterspell and has its
+  reaction and a slot of level 3 or higher is asked in turn (a decision of kind
+  ``counterspell``, options ``level-N``, whose trigger ``{"type": "spell", ...}`` holds
+  the cast); the cast waits, then resolves or is countered (``_control``).
+- Bane, Sleep and Dispel Magic: ``_control``. Every spell effect's source records the
+  spell and the level it was cast at (``"Bane (level 2)"``).
+
 docs/characters.md lists every spell as implemented or "GM adjudicates" with the reason.
 """
 
@@ -442,7 +450,14 @@ def _cast(ctx: RuleContext, cmd: Command, casting: str) -> None:
     if key is not None:
         ctx.emit(ResourceSpent(me.id, key, _left(me, key) - 1))
     me = ctx.state.creatures[me.id]
-    resolve = {
+    if _control.pause_for_counterspell(ctx, me, spell, slot, p):
+        return  # it waits for a foe's Counterspell decision (_control.decision_resolved)
+    resolver(spell)(ctx, me, spell, slot, p)
+
+
+def resolver(spell: Spell) -> Any:
+    """The function that carries out ``spell`` (its slot spent)."""
+    return {
         "attack": _attack_spell,
         "save": _save_spell,
         "darts": _darts,
@@ -453,7 +468,6 @@ def _cast(ctx: RuleContext, cmd: Command, casting: str) -> None:
         "ward": _ward,
         "control": _control.resolve,
     }[spell.how]
-    resolve(ctx, me, spell, slot, p)
 
 
 # -- attack spells ---------------------------------------------------------------------------
@@ -1009,6 +1023,14 @@ def zonekeep_reaction_taken(
     # The condition's +5 counts from now on; the outcome adds it to this attack, which
     # was rolled against the AC before it.
     return ReactionOutcome(ac_bonus=SHIELD_AC)
+
+
+@hookimpl
+def zonekeep_decision_resolved(
+    ctx: RuleContext, decision: Decision, choice: tuple[str, ...], defaulted: bool
+) -> None:
+    """A Counterspell prompt closed: the spell it held resumes, or is countered."""
+    _control.decision_resolved(ctx, decision, choice)
 
 
 @hookimpl

@@ -18,21 +18,27 @@ Resolved for the ``control`` spells of the catalog by the spells plugin's ``cast
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from zonekeep.sdk import (
+    DECLINE,
     UNCONSCIOUS,
+    ActionTaken,
     ConditionEffect,
     ConditionEffectEnded,
     Creature,
     Damaged,
+    Decision,
+    ReactionOffer,
+    ResourceSpent,
     RollModifier,
     RollRequest,
     RuleContext,
     ability_check,
     apply_timed_condition,
     largest_dimension,
+    offer_reaction,
     saving_throw,
 )
 
@@ -133,6 +139,7 @@ def _sleep(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[s
         and c.hp > 0
         and UNCONSCIOUS not in c.conditions
         and "charmed" not in c.condition_immunities
+        and not any(t.id.rsplit(".", 1)[-1] == "fey-ancestry" for t in c.traits)
         and UNCONSCIOUS not in c.condition_immunities
     ]
     found.sort(key=lambda c: c.hp)  # stable: ties keep the zones' order
@@ -184,13 +191,10 @@ def spells_on(ctx: RuleContext, creature_id: str) -> list[tuple[ConditionEffect,
 
 
 def _dispel(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
-    from . import CONCENTRATING, _one_target, casting_feature, end_concentration
+    from . import CONCENTRATING, _one_target, end_concentration
 
     target = _one_target(ctx, me, spell, p)
-    feature = casting_feature(me)
-    ability = feature.params.get("ability") if feature is not None else None
-    if not isinstance(ability, str):  # a sheet with a spell DC only: its best mental ability
-        ability = max(("int", "wis", "cha"), key=lambda a: me.abilities.get(a, 0))
+    ability = casting_ability(me)
     for holder, name, level in spells_on(ctx, target.id):
         if ctx.state.condition_effects.get(holder.id) is None:
             continue  # it ended with another one
@@ -206,3 +210,156 @@ def _dispel(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[
             end_concentration(ctx, holder.creature, reason)
         else:
             ctx.emit(ConditionEffectEnded(holder.id, holder.creature, holder.condition, reason))
+
+
+# -- Counterspell ---------------------------------------------------------------------------
+
+#: Counterspell: the spell, the decision kind of its prompt and how far it reaches.
+COUNTERSPELL: Final = "counterspell"
+COUNTER_RANGE: Final = 60
+
+
+class _Ones:
+    """The dice of a rehearsal (:func:`_rehearse`): every die shows 1."""
+
+    def randint(self, sides: int) -> int:
+        return 1
+
+
+def casting_ability(me: Creature) -> str:
+    """The caster's spellcasting ability: its sheet's or stat block's, else its best
+    mental ability (a sheet that gives a spell DC only)."""
+    from . import casting_feature
+
+    feature = casting_feature(me)
+    ability = feature.params.get("ability") if feature is not None else None
+    if isinstance(ability, str):
+        return ability
+    return max(("int", "wis", "cha"), key=lambda a: me.abilities.get(a, 0))
+
+
+def _counter_slots(creature: Creature) -> tuple[int, ...]:
+    from . import SPELLS, slot_levels, spells_of
+
+    if COUNTERSPELL not in spells_of(creature):
+        return ()
+    return slot_levels(creature, SPELLS[COUNTERSPELL])
+
+
+def counter_offer(
+    ctx: RuleContext, caster: Creature, spell: Spell, slot: int, asked: Sequence[str]
+) -> ReactionOffer | None:
+    """The first creature not yet ``asked`` that may counter ``caster``'s ``spell``: a
+    foe that knows Counterspell, with its reaction and a slot of level 3 or higher, able
+    to act, within 60 ft and in sight of the caster."""
+    from . import _reaches
+
+    s = ctx.state
+    for c in s.creatures.values():  # the roster's order
+        if c.id == caster.id or c.id in asked or c.side == caster.side:
+            continue
+        if c.out_of_fight or c.incapacitated or not s.has_reaction(c.id):
+            continue
+        slots = _counter_slots(c)
+        if not slots or not _reaches(s, c, caster.zone, COUNTER_RANGE):
+            continue
+        level = f"level {slot}" if slot else "a cantrip"
+        return ReactionOffer(
+            c.id,
+            COUNTERSPELL,
+            f"{caster.name} is casting {spell.name} ({level}) within {COUNTER_RANGE} ft of "
+            f"{c.name}. Cast Counterspell (reaction), choosing its slot: a slot of the "
+            f"spell's level or higher stops it; a lower one needs a "
+            f"{casting_ability(c).upper()} check against DC {10 + slot}.",
+            tuple(f"level-{n}" for n in slots),
+        )
+    return None
+
+
+def _rehearse(
+    ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]
+) -> None:
+    """Play the spell on a copy of the state (every die a 1) so that a refusal (a target
+    out of range, too many targets) refuses the command before anyone is asked."""
+    from . import resolver
+
+    scratch = RuleContext(ctx.state.copy(), _Ones(), ctx.hook, ctx.actor)
+    resolver(spell)(scratch, scratch.state.creatures[me.id], spell, slot, p)
+
+
+def pause_for_counterspell(
+    ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]
+) -> bool:
+    """Before ``spell`` takes effect (its slot spent): offer Counterspell to the first
+    creature that may cast it; True when the cast now waits for that decision."""
+    offer = counter_offer(ctx, me, spell, slot, ())
+    if offer is None:
+        return False
+    _rehearse(ctx, me, spell, slot, p)
+    trigger = {
+        "type": "spell",
+        "caster": me.id,
+        "spell": spell.id,
+        "slot": slot,
+        "params": dict(p),
+        "asked": [offer.creature],
+    }
+    offer_reaction(ctx, offer, trigger)
+    return True
+
+
+def decision_resolved(ctx: RuleContext, decision: Decision, choice: tuple[str, ...]) -> None:
+    """A Counterspell prompt closed: a taken Counterspell stops the spell (or tries to);
+    else the next creature that may counter it is asked, and then the spell resolves."""
+    from . import SPELLS, _left, _slot_key, innate_key, resolver
+
+    trigger = decision.trigger or {}
+    if trigger.get("type") != "spell":
+        return
+    s = ctx.state
+    caster = s.creatures.get(str(trigger.get("caster")))
+    spell = SPELLS.get(str(trigger.get("spell")))
+    slot = trigger.get("slot")
+    params = trigger.get("params")
+    asked = [str(a) for a in trigger.get("asked") or ()]
+    if caster is None or spell is None or not isinstance(slot, int):
+        return
+    if not isinstance(params, Mapping) or caster.out_of_fight:
+        return  # the fight moved on while the reaction was awaited (the GM's doing)
+    me = s.creatures.get(decision.creature or "")
+    taken = choice[:1] != (DECLINE,) and choice[:1] != ()
+    if taken and me is not None and not me.out_of_fight and not me.incapacitated:
+        level = int(choice[0].removeprefix("level-")) if choice[0].startswith("level-") else 3
+        at_will, per_day = _innate_of(me)
+        key = (
+            None
+            if COUNTERSPELL in at_will
+            else innate_key(COUNTERSPELL)
+            if COUNTERSPELL in per_day
+            else _slot_key(me, level)
+        )
+        usable = level in _counter_slots(me) and s.has_reaction(me.id)
+        if usable:
+            ctx.emit(ActionTaken(me.id, COUNTERSPELL, "reaction"))
+            if key is not None:
+                ctx.emit(ResourceSpent(me.id, key, _left(me, key) - 1))
+            stopped = slot <= level
+            if not stopped:
+                why = f"Counterspell against {spell.name}"
+                dc = 10 + slot
+                check = ability_check(ctx, me, casting_ability(me), dc=dc, source=why)
+                stopped = bool(check.success)
+            if stopped:
+                return  # countered: the slot is spent and nothing else happens
+    caster = s.creatures[caster.id]
+    offer = counter_offer(ctx, caster, spell, slot, asked)
+    if offer is not None:
+        offer_reaction(ctx, offer, {**trigger, "asked": [*asked, offer.creature]})
+        return
+    resolver(spell)(ctx, caster, spell, slot, params)
+
+
+def _innate_of(creature: Creature) -> tuple[list[str], dict[str, int]]:
+    from . import _innate
+
+    return _innate(creature)

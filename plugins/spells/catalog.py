@@ -317,8 +317,8 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         "A 20-ft-radius area 90 ft away: roll 5d8, the hit points it can put to sleep; "
         "the creatures there, lowest current hit points first, fall unconscious for 1 "
         "minute while the pool covers their hit points (each one's hit points are taken "
-        "from the pool); +2d8 per slot level above 1st. Creatures immune to being charmed "
-        "and those already unconscious are skipped (sparing undead is the GM's: the rules "
+        "from the pool); +2d8 per slot level above 1st. Creatures immune to being charmed, "
+        "with Fey Ancestry, and those already unconscious are skipped (sparing undead is the GM's: the rules "
         "know no creature types). A sleeper wakes when it takes damage, or when the GM "
         "ends the effect (a creature shaking it awake with its action).",
         range=90,
@@ -436,6 +436,19 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         range=120,
     ),
     Spell(
+        "counterspell",
+        "Counterspell",
+        3,
+        "control",
+        "A reaction when a foe within 60 ft is seen casting a spell: a slot of the spell's "
+        "level or higher stops it (its slot is spent and nothing else happens); a lower "
+        "one (level 3 at least) needs an ability check with the spellcasting ability "
+        "against DC 10 + the spell's level. Offered as a prompt while the cast waits, "
+        "never cast as an action; cantrips and innate spells can be countered too.",
+        casting="reaction",
+        range=60,
+    ),
+    Spell(
         "lightning-bolt",
         "Lightning Bolt",
         3,
@@ -462,7 +475,6 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     "web": ("Web", 2, "a runtime asset that restrains is not wired yet"),
     "entangle": ("Entangle", 1, "a runtime asset that restrains is not wired yet"),
     "spiritual-weapon": ("Spiritual Weapon", 2, "a movable spectral weapon"),
-    "counterspell": ("Counterspell", 3, "a reaction to another's casting needs a prompt"),
     "haste": ("Haste", 3, "an extra action and doubled speed per turn"),
     "slow": ("Slow", 3, "the limits it puts on actions and reactions"),
     # The SRD creatures' other spells (issue 30): no combat effect the rules model, or
