@@ -57,15 +57,19 @@ class RollRequest:
 
 @attrs.frozen
 class RollModifier:
-    """One source of advantage, disadvantage, an expertise die or a penalty die on a roll.
+    """One source of advantage, disadvantage, an expertise die, a penalty die or a flat
+    bonus on a roll.
 
     ``"penalty"`` subtracts a die of ``die`` sides (Bane's d4) from the roll's total; a
     roll takes one penalty die, the largest its sources give (the same die from two
-    sources does not stack). ``die`` means nothing for the other effects."""
+    sources does not stack). ``"bonus"`` adds ``amount`` (negative: a penalty, Slow's
+    -2 to Dexterity saves) to the roll's modifier. ``die`` and ``amount`` mean nothing
+    for the other effects."""
 
-    effect: Literal["advantage", "disadvantage", "expertise", "penalty"]
+    effect: Literal["advantage", "disadvantage", "expertise", "penalty", "bonus"]
     source: str
     die: int = 4
+    amount: int = 0
 
 
 @attrs.frozen
@@ -390,6 +394,8 @@ class RuleContext:
         for m in mods:
             if m.effect == "penalty":
                 penalty = max(penalty, m.die)
+            if m.effect == "bonus":
+                bonus += m.amount
             if m.effect == "advantage":
                 adv += 1
             if m.effect == "disadvantage":

@@ -421,11 +421,13 @@ def test_the_built_in_conditions_are_declared() -> None:
         "frightened",
         "grapple-instead",  # zonekeep.srd's (plugins/srd/_holds.py: a vampire spawn's claws)
         "grappled",
+        "hasted",  # the spells plugin's (Haste), as "lethargic" and "slowed" (Slow)
         "ignited",  # zonekeep.srd's (plugins/srd/_traits.py: a magmin's touch)
         "incapacitated",
         "infernal-wound",  # zonekeep.srd's (plugins/srd/_gazes.py: a bearded devil's glaive)
         "invisible",
         "leadership",  # zonekeep.srd's (the knight)
+        "lethargic",
         "object-form",  # zonekeep.srd's (plugins/srd/_gazes.py: a mimic's form, given by the GM)
         "outlined",
         "paralyzed",
@@ -438,6 +440,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "restrained",
         "shield-of-faith",
         "shielded",  # the spells plugin's (Shield)
+        "slowed",
         "squeezing",
         "stable",
         "stench_immune",

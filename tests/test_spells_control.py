@@ -1,5 +1,5 @@
-"""Counterspell, Bane, Sleep and Dispel Magic (issue 31, item 3), and the SDK's penalty
-die Bane needs.
+"""Counterspell, Bane, Sleep, Dispel Magic, Haste and Slow (issue 31, item 3), and the
+SDK's penalty die and flat roll bonus they need.
 Seraphine (Int 18: +4, spell DC 15) from her real sheet, against goblins (no save
 bonus, blade +4); flanking is off, so that every attack roll is one d20."""
 
@@ -27,16 +27,28 @@ from zonekeep.sdk import (
     EncounterOptions,
     ResourceSpent,
     RollModifier,
+    RollRequest,
     RuleContext,
     SaveMade,
     ScriptedEntropy,
     Trait,
+    TurnSkipped,
+    movement_left,
     roll,
 )
 from zonekeep.sdk.host import character_creature, entry_creatures, parse_character
 from zonekeep.sdk.testing import EncounterHarness
 
-SPELL_IDS = ["bane", "sleep", "dispel-magic", "hold-person", "magic-missile", "counterspell"]
+SPELL_IDS = [
+    "bane",
+    "sleep",
+    "dispel-magic",
+    "hold-person",
+    "magic-missile",
+    "counterspell",
+    "haste",
+    "slow",
+]
 
 
 def mage(cid: str = "sera", level: int = 5) -> Creature:
@@ -444,3 +456,149 @@ def test_the_dust_mephit_casts_its_sleep_once_a_day_and_fey_ancestry_resists() -
     asleep = [c for c in ("elf", "aria", "bram") if "unconscious" in h.creature(c).conditions]
     assert asleep == ["aria"]
     assert h.creature("dus").resources["innate-sleep"] == 0
+
+
+# -- Haste ----------------------------------------------------------------------------------
+
+
+def hasted() -> EncounterHarness:
+    """Sera hastes Aria (AC 12, speed 30); then the goblin, then Aria's turn."""
+    h = fight(mage(), goblin("gob", hp=30), make("aria", hp=20))
+    assert [c for c in h.state.creatures] == ["sera", "gob", "aria"]
+    cast(h, "sera", spell="haste", target="aria")
+    assert "hasted" in h.creature("aria").conditions
+    return h
+
+
+def test_haste_gives_plus_2_ac_and_advantage_on_dex_saves() -> None:
+    h = hasted()
+    held = [e for e in h.state.condition_effects.values() if e.condition == CONCENTRATING]
+    assert [e.source for e in held] == ["Haste (level 3)"]
+    h.end_turn()
+    events = h.rolls(10, 1).send("attack", creature="gob", target="aria", attack="blade")
+    made = next(e for e in events if isinstance(e, AttackMade))
+    assert (made.target_ac, made.hit) == (14, True)  # 10 + 4 against 12 + 2
+    ctx = RuleContext(h.state, ScriptedEntropy([5, 17]), h.engine.hook)
+    save = ctx.roll("d20", RollRequest("save", "aria", ability="dex"))
+    assert (save.advantage, save.total) == ("advantage", 17)
+    assert ctx.modifiers(RollRequest("save", "aria", ability="wis")) == []
+
+
+def test_a_hasted_turn_doubles_speed_and_has_one_limited_extra_action() -> None:
+    h = hasted()
+    h.end_turn()
+    h.end_turn()
+    assert h.state.active == "aria"
+    assert movement_left(h.state, h.creature("aria")) == 60
+    assert h.creature("aria").resources["haste-action"] == 1
+    aria = h.player("player-aria")
+    refusal = h.refused("hasted_action", aria, creature="aria", use="hide")
+    assert refusal.code == "invalid_params"
+    h.rolls(15, 3).send("hasted_action", aria, creature="aria", use="attack", target="gob")
+    assert h.creature("gob").hp == 30 - 5  # one blade: 3 + 2
+    assert h.refused("hasted_action", aria, creature="aria", use="dash").code == "no_uses_left"
+    # Its own action is still there: a Dash.
+    h.send("dash", aria, creature="aria")
+    assert movement_left(h.state, h.creature("aria")) == 90
+
+
+def test_when_haste_ends_the_creature_loses_its_next_turn() -> None:
+    h = hasted()
+    for _ in range(3):
+        h.end_turn()
+    assert h.state.active == "sera"
+    cast(h.rolls(1), "sera", spell="bane", targets=["gob"])  # a new concentration ends Haste
+    assert "hasted" not in h.creature("aria").conditions
+    assert "lethargic" in h.creature("aria").conditions
+    h.end_turn()  # Sera's; then the goblin's
+    events = h.end_turn()
+    skipped = [e for e in events if isinstance(e, TurnSkipped)]
+    assert [(e.creature, e.reason) for e in skipped] == [("aria", "lethargic: Haste ended")]
+    assert h.state.active == "sera"  # round 3
+    h.end_turn()
+    h.end_turn()
+    assert h.state.active == "aria" and "lethargic" not in h.creature("aria").conditions
+
+
+def test_hasted_action_without_haste_is_refused() -> None:
+    h = fight(mage(), goblin("gob"))
+    refusal = h.refused("hasted_action", h.player("player-sera"), creature="sera", use="dash")
+    assert refusal.code == "not_hasted"
+
+
+# -- Slow -----------------------------------------------------------------------------------
+
+
+def slowed() -> EncounterHarness:
+    """Sera slows a goblin (it fails, 3) and not another (15): the first loses its reaction."""
+    h = fight(mage(), make("aria", hp=20), goblin("gob"), goblin("gob2"))
+    events = cast(h.rolls(3, 15), "sera", spell="slow", zone="hall", targets=["gob", "gob2"])
+    assert [(e.creature, e.success) for e in events if isinstance(e, SaveMade)] == [
+        ("gob", False),
+        ("gob2", True),
+    ]
+    assert "slowed" in h.creature("gob").conditions
+    assert not h.state.has_reaction("gob") and h.state.has_reaction("gob2")
+    return h
+
+
+def test_slow_takes_2_from_ac_and_dex_saves() -> None:
+    h = slowed()
+    h.end_turn()
+    events = h.rolls(7, 1).send("attack", h.player("player-aria"), creature="aria", target="gob")
+    made = next(e for e in events if isinstance(e, AttackMade))
+    assert (made.target_ac, made.hit) == (11, True)  # 7 + 4 against 13 - 2
+    ctx = RuleContext(h.state, ScriptedEntropy([12]), h.engine.hook)
+    save = ctx.roll("d20", RollRequest("save", "gob", ability="dex"), bonus=1)
+    assert (save.modifier, save.total, save.sources) == (-1, 11, ("bonus:slow",))
+
+
+def test_a_slowed_turn_has_half_speed_no_reaction_and_it_saves_at_its_end() -> None:
+    h = slowed()
+    h.end_turn()
+    h.end_turn()
+    assert h.state.active == "gob"
+    assert movement_left(h.state, h.creature("gob")) == 15
+    assert not h.state.has_reaction("gob")
+    events = h.rolls(16).end_turn()  # Wisdom save at the end of its turn: 16 >= 15
+    ended = [e for e in events if isinstance(e, ConditionEffectEnded) and e.creature == "gob"]
+    assert [e.condition for e in ended] == ["slowed"]
+
+
+def test_a_slowed_creature_takes_an_action_or_a_bonus_action_not_both() -> None:
+    h = fight(mage(), cleric_ally(), goblin("gob"))
+    cast(h.rolls(2), "sera", spell="slow", zone="hall", targets=["hilda"])
+    while h.state.active != "hilda":
+        h.end_turn()
+    hilda = h.player("player-hilda")
+    h.rolls(1).send("cast_bonus", hilda, creature="hilda", spell="healing-word", target="sera")
+    refusal = h.refused("dash", hilda, creature="hilda")
+    assert refusal.code == "slowed" and "not both" in refusal.message
+
+
+def test_slow_takes_at_most_six_targets_in_its_area() -> None:
+    foes = [goblin(f"g{i}") for i in range(7)]
+    h = fight(mage(), *foes, where={"g6": "far"})
+    code, _ = refused(h, "sera", spell="slow", zone="hall", targets=[f"g{i}" for i in range(7)])
+    assert code == "too_many_targets"
+    code, _ = refused(h, "sera", spell="slow", zone="hall", targets=["g0", "g6"])
+    assert code == "invalid_target"
+    assert h.creature("sera").resources["spell-slots-3"] == 2
+
+
+def cleric_ally() -> Creature:
+    from test_spells import cleric
+
+    return cleric()
+
+
+def test_a_slowed_creature_with_extra_attack_makes_one_attack() -> None:
+    brute = goblin("gob", traits=(Trait("extra-attack", "Extra Attack"),))
+    h = fight(mage(), brute, make("aria", hp=30))
+    cast(h.rolls(2), "sera", spell="slow", zone="hall", targets=["gob"])
+    h.end_turn()
+    assert h.state.active == "gob"
+    h.rolls(1).send("attack", creature="gob", target="aria")  # a natural 1: a miss
+    assert h.state.resources.attacks == 1  # Extra Attack granted one more...
+    refusal = h.refused("attack", creature="gob", target="aria")
+    assert refusal.code == "slowed" and "one attack" in refusal.message  # ...Slow forbids it

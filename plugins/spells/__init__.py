@@ -912,6 +912,26 @@ def zonekeep_condition_applied(ctx: RuleContext, creature: Creature, condition: 
 def zonekeep_turn_start(ctx: RuleContext, creature: Creature) -> None:
     if creature.resources.get(TURN_KEY, 0):
         ctx.emit(ResourceRestored(creature.id, TURN_KEY, 0, "turn"))
+    _control.turn_start(ctx, ctx.state.creatures[creature.id])
+
+
+@hookimpl
+def zonekeep_action_refusal(ctx: RuleContext, creature: Creature, spec: CommandSpec) -> Any:
+    """Slow's limits on a slowed creature; a lethargic one (Haste ended) cannot react."""
+    return _control.action_refusal(ctx, creature, spec)
+
+
+@hookimpl
+def zonekeep_condition_removed(
+    ctx: RuleContext, creature: Creature, condition: str, reason: str, expired: bool
+) -> None:
+    _control.condition_removed(ctx, creature, condition)
+
+
+@hookimpl
+def zonekeep_skip_turn(ctx: RuleContext, creature: Creature) -> str | None:
+    """A lethargic creature (its Haste ended) loses its turn."""
+    return _control.skip_turn(creature)
 
 
 # -- declarations -----------------------------------------------------------------------------
@@ -935,6 +955,23 @@ def zonekeep_conditions() -> Iterable[ConditionSpec]:
             "Bane: a penalty die (a d4) subtracted from its attack rolls and saving throws.",
             durations=("rounds", "until_removed"),
         ),
+        ConditionSpec(
+            _control.HASTED,
+            "Haste: +2 AC, advantage on Dexterity saves, its speed doubled, one more action "
+            "each turn (hasted_action: one weapon attack, Dash or Disengage).",
+            durations=("rounds", "until_removed"),
+        ),
+        ConditionSpec(
+            _control.SLOWED,
+            "Slow: -2 AC and to Dexterity saves, half its speed, no reactions, an action or "
+            "a bonus action but not both, one attack.",
+            durations=("rounds", "until_removed"),
+        ),
+        ConditionSpec(
+            _control.LETHARGIC,
+            "Its Haste ended: it loses its next turn (it cannot move or act).",
+            durations=("rounds", "until_removed"),
+        ),
     )
 
 
@@ -949,6 +986,7 @@ def zonekeep_armor_class_bonus(
         bonus += SHIELD_AC
     if "barkskin" in target.conditions:
         bonus += max(0, 16 - target.ac)
+    bonus += _control.armor_class_bonus(target)
     return bonus or None
 
 
@@ -1243,4 +1281,5 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             requires=_is_caster,
             choices=lambda state, me: spell_choices(state, me, "bonus"),
         ),
+        _control.HASTED_ACTION,
     )

@@ -25,12 +25,21 @@ from zonekeep.sdk import (
     DECLINE,
     UNCONSCIOUS,
     ActionTaken,
+    Command,
+    CommandSpec,
     ConditionEffect,
     ConditionEffectEnded,
     Creature,
     Damaged,
+    Dashed,
     Decision,
+    Disengaged,
+    EncounterState,
+    MovementSpent,
+    Param,
     ReactionOffer,
+    Refusal,
+    ResourceRestored,
     ResourceSpent,
     RollModifier,
     RollRequest,
@@ -66,7 +75,14 @@ def spell_level(source: str) -> tuple[str, int] | None:
 
 def resolve(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
     """Cast the ``control`` spell ``spell`` (its slot already spent)."""
-    {"bane": _bane, "sleep": _sleep, "dispel-magic": _dispel}[spell.id](ctx, me, spell, slot, p)
+    resolvers = {
+        "bane": _bane,
+        "sleep": _sleep,
+        "dispel-magic": _dispel,
+        "haste": _haste,
+        "slow": _slow,
+    }
+    resolvers[spell.id](ctx, me, spell, slot, p)
 
 
 # -- Bane -----------------------------------------------------------------------------------
@@ -97,11 +113,25 @@ def _bane(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
 
 
 def roll_modifiers(ctx: RuleContext, roll: RollRequest) -> list[RollModifier]:
-    """Bane's penalty die on the attack rolls and saving throws of a creature under it."""
+    """Bane's penalty die on the attack rolls and saving throws of a creature under it;
+    Haste's advantage and Slow's -2 on Dexterity saves."""
     actor = ctx.state.creatures.get(roll.actor)
-    if roll.kind in ("attack", "save") and actor is not None and BANE in actor.conditions:
-        return [RollModifier("penalty", "bane", die=BANE_DIE)]
-    return []
+    if actor is None:
+        return []
+    found = []
+    if roll.kind in ("attack", "save") and BANE in actor.conditions:
+        found.append(RollModifier("penalty", "bane", die=BANE_DIE))
+    if roll.kind == "save" and roll.ability == "dex":
+        if HASTED in actor.conditions:
+            found.append(RollModifier("advantage", "haste"))
+        if SLOWED in actor.conditions:
+            found.append(RollModifier("bonus", "slow", amount=-2))
+    return found
+
+
+def armor_class_bonus(target: Creature) -> int:
+    """Haste's +2 and Slow's -2 to AC."""
+    return (2 if HASTED in target.conditions else 0) - (2 if SLOWED in target.conditions else 0)
 
 
 # -- Sleep ----------------------------------------------------------------------------------
@@ -363,3 +393,188 @@ def _innate_of(creature: Creature) -> tuple[list[str], dict[str, int]]:
     from . import _innate
 
     return _innate(creature)
+
+
+# -- Haste and Slow -------------------------------------------------------------------------
+
+#: Haste's condition, the resource of its extra action and the condition it leaves.
+HASTED: Final = "hasted"
+HASTE_ACTION: Final = "haste-action"
+LETHARGIC: Final = "lethargic"
+#: Slow's condition.
+SLOWED: Final = "slowed"
+#: What a hasted creature's extra action may be.
+HASTED_USES: Final = ("attack", "dash", "disengage")
+
+
+def _haste(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
+    from . import _one_target, begin_concentration
+
+    target = _one_target(ctx, me, spell, p)
+    assert spell.condition is not None
+    parent = begin_concentration(ctx, me, spell, slot)
+    apply_timed_condition(ctx, target.id, spell.condition, source=me.id, parent=parent)
+    if ctx.state.active == target.id and HASTED in ctx.state.creatures[target.id].conditions:
+        _hasted_turn(ctx, ctx.state.creatures[target.id])  # its speed doubles at once
+
+
+def _hasted_turn(ctx: RuleContext, creature: Creature) -> None:
+    ctx.emit(Dashed(creature.id), ResourceRestored(creature.id, HASTE_ACTION, 1, "haste"))
+
+
+def _slow(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
+    from . import _against, _targets, _zone_reach, begin_concentration, save_dc
+
+    assert spell.shape is not None and spell.save is not None and spell.condition is not None
+    zone = p.get("zone")
+    arena = ctx.state.arena
+    if not isinstance(zone, str) or not arena.has_zone(zone):
+        ctx.refuse("unknown_zone", f"Aim {spell.name} at a zone (zone), then choose targets there.")
+    _zone_reach(ctx, me, zone, spell.range, spell, arena.zone(zone).name)
+    dimension = largest_dimension(spell.shape, spell.size, 5)
+    spilled = ctx.hook.zonekeep_area_zones(ctx=ctx, zone=zone, largest_dimension=dimension)
+    affected = [zone, *(z for z in dict.fromkeys(spilled or ()) if z != zone and arena.has_zone(z))]
+    targets = _targets(ctx, p)
+    if not 1 <= len(targets) <= spell.targets:
+        ctx.refuse(
+            "too_many_targets" if targets else "invalid_params",
+            f"{spell.name} takes 1 to {spell.targets} targets of the caster's choice.",
+        )
+    if len({t.id for t in targets}) != len(targets):
+        ctx.refuse("invalid_params", "Each target is chosen once.")
+    for target in targets:
+        if target.out_of_fight or target.zone not in affected:
+            ctx.refuse(
+                "invalid_target", f"{target.name} is not in {spell.name}'s area ({affected})."
+            )
+    parent = begin_concentration(ctx, me, spell, slot)
+    dc = save_dc(me)
+    for target in targets:
+        target = ctx.state.creatures[target.id]
+        if saving_throw(ctx, target, spell.save, dc, spell.name, **_against(spell)):
+            continue
+        applied = apply_timed_condition(
+            ctx,
+            target.id,
+            spell.condition,
+            save=spell.save,
+            dc=dc,
+            save_when="end",
+            source=me.id,
+            parent=parent,
+        )
+        if applied is not None and ctx.state.has_reaction(target.id):
+            ctx.emit(ActionTaken(target.id, SLOWED, "reaction"))  # no reactions
+
+
+def turn_start(ctx: RuleContext, creature: Creature) -> None:
+    """A hasted creature gains its speed again and its extra action; a slowed one loses
+    half its speed and its reaction."""
+    if HASTED in creature.conditions:
+        _hasted_turn(ctx, creature)
+    if SLOWED in creature.conditions:
+        halved = creature.speed - creature.speed // 2
+        if halved > 0:
+            ctx.emit(MovementSpent(creature.id, halved, "slowed: half its speed"))
+        if ctx.state.has_reaction(creature.id):
+            ctx.emit(ActionTaken(creature.id, SLOWED, "reaction"))
+
+
+def action_refusal(ctx: RuleContext, creature: Creature, spec: CommandSpec) -> Refusal | None:
+    """Slow's limits on the slowed creature's turn: an action or a bonus action, not
+    both; one attack; no reactions. A lethargic creature cannot act."""
+    if LETHARGIC in creature.conditions and "reaction" in spec.costs:
+        return Refusal("lethargic", f"{creature.name} is lethargic: it cannot move or act.")
+    if SLOWED not in creature.conditions:
+        return None
+    r = ctx.state.resources
+    mine = ctx.state.active == creature.id
+    blocked = {
+        "reaction": True,
+        "bonus": mine and r.actions < 1,
+        "action": mine and r.bonus_actions < 1,
+        "attack": mine and r.attacks > 0 and r.actions < 1,
+    }
+    left = {
+        "action": r.actions,
+        "bonus": r.bonus_actions,
+        "attack": r.attacks,
+        "interaction": r.interactions,
+        "reaction": int(ctx.state.has_reaction(creature.id)),
+    }
+    # The cost the engine would charge: the first of the command's it can pay.
+    paid = next((c for c in spec.costs if left.get(c, 1) > 0), spec.costs[0])
+    if blocked.get(paid, False):
+        return Refusal(
+            "slowed",
+            f"{creature.name} is slowed: an action or a bonus action on its turn, not both; "
+            "one attack; no reactions.",
+        )
+    return None
+
+
+def condition_removed(ctx: RuleContext, creature: Creature, condition: str) -> None:
+    """Haste ended: the creature loses its next turn (lethargic until that turn is over)."""
+    if condition != HASTED or creature.out_of_fight:
+        return
+    s = ctx.state
+    mine = [i for i, entry in enumerate(s.initiative) if creature.id in entry.members]
+    to_come = any(i > s.turn_slot for i in mine) and s.active != creature.id
+    if creature.resources.get(HASTE_ACTION):
+        ctx.emit(ResourceSpent(creature.id, HASTE_ACTION, 0))
+    apply_timed_condition(
+        ctx, creature.id, LETHARGIC, rounds=1 if to_come else 2, source="Haste ended"
+    )
+
+
+def skip_turn(creature: Creature) -> str | None:
+    if LETHARGIC in creature.conditions:
+        return "lethargic: Haste ended"
+    return None
+
+
+def _hasted_action(ctx: RuleContext, cmd: Command) -> None:
+    from zonekeep.plugins._attacks import make_attack
+
+    p = cmd.params
+    me = ctx.creature(p["creature"])
+    use = p.get("use")
+    if use not in HASTED_USES:
+        ctx.refuse(
+            "invalid_params",
+            f"use is one of {', '.join(HASTED_USES)} (Hide and Use an Object are the GM's).",
+        )
+    if HASTED not in me.conditions or ctx.state.active != me.id:
+        ctx.refuse("not_hasted", f"{me.name} is not hasted, or it is not its turn.")
+    if me.resources.get(HASTE_ACTION, 0) < 1:
+        ctx.refuse("no_uses_left", f"{me.name} has used its hasted action this turn.")
+    ctx.emit(ResourceSpent(me.id, HASTE_ACTION, 0), ActionTaken(me.id, f"hasted {use}", "free"))
+    if use == "dash":
+        ctx.emit(Dashed(me.id))
+    elif use == "disengage":
+        ctx.emit(Disengaged(me.id))
+    else:
+        target = ctx.creature(p.get("target"), role="target")
+        make_attack(ctx, me, target, p.get("attack"))  # one weapon attack, no more
+
+
+def _is_hasted(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if HASTED not in me.conditions:
+        return ("not_hasted", f"{me.name} is not hasted.")
+    return None
+
+
+HASTED_ACTION: Final = CommandSpec(
+    "hasted_action",
+    _hasted_action,
+    "A hasted creature's extra action, once on each of its turns: one weapon attack, Dash "
+    "or Disengage.",
+    {
+        "creature": Param("creature", True, "the hasted creature"),
+        "use": Param("string", True, "attack, dash or disengage"),
+        "target": Param("creature", False, "the target of the attack"),
+        "attack": Param("string", False, "which attack (default: the first)"),
+    },
+    costs=("free",),
+    requires=_is_hasted,
+)

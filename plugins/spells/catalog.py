@@ -28,7 +28,8 @@ class Spell:
       ``condition`` (targets save or get ``condition``), ``teleport``, ``ward``
       (``targets`` willing creatures in range, or the caster alone at range 0, get ``condition``,
       no save: the plugin gives the condition its meaning), ``control`` (resolved one
-      by one in ``_control``: bane, sleep, dispel magic), or ``gm``. An ``area``
+      by one in ``_control``: bane, sleep, dispel magic, counterspell, haste, slow),
+      or ``gm``. An ``area``
       with a ``condition`` gives it to each target that fails its save.
     - ``damage`` and ``upcast``: the dice, and the dice added per slot level above the
       spell's (a cantrip's dice grow at character levels 5, 11 and 17 instead).
@@ -449,6 +450,41 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         range=60,
     ),
     Spell(
+        "haste",
+        "Haste",
+        3,
+        "control",
+        "A willing creature within 30 ft is hasted (concentration, up to 1 minute): +2 AC, "
+        "advantage on Dexterity saves, its speed doubled (at the start of each of its "
+        "turns it gains its speed again, as a Dash gives), and each turn one more action "
+        "(hasted_action): one weapon attack, Dash, Disengage, Hide or Use an Object. When "
+        "the spell ends it loses its next turn (lethargic: it cannot move or act).",
+        range=30,
+        concentration=True,
+        rounds=10,
+        condition="hasted",
+    ),
+    Spell(
+        "slow",
+        "Slow",
+        3,
+        "control",
+        "Up to six creatures of the caster's choice in a 40-ft cube within 120 ft make a "
+        "Wisdom save; each that fails is slowed (concentration, up to 1 minute; it saves "
+        "again at the end of each of its turns): -2 AC and to Dexterity saves, half its "
+        "speed, no reactions, an action or a bonus action on its turn but not both, and "
+        "one attack only. Its chance of losing a somatic spell, and the delayed spell, "
+        "are the GM's.",
+        range=120,
+        save="wis",
+        shape="cube",
+        size=40,
+        concentration=True,
+        rounds=10,
+        condition="slowed",
+        targets=6,
+    ),
+    Spell(
         "lightning-bolt",
         "Lightning Bolt",
         3,
@@ -475,8 +511,6 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     "web": ("Web", 2, "a runtime asset that restrains is not wired yet"),
     "entangle": ("Entangle", 1, "a runtime asset that restrains is not wired yet"),
     "spiritual-weapon": ("Spiritual Weapon", 2, "a movable spectral weapon"),
-    "haste": ("Haste", 3, "an extra action and doubled speed per turn"),
-    "slow": ("Slow", 3, "the limits it puts on actions and reactions"),
     # The SRD creatures' other spells (issue 30): no combat effect the rules model, or
     # one they cannot express yet.
     "light": ("Light", 0, "no combat effect: light is not modelled"),
