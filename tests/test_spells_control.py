@@ -602,3 +602,11 @@ def test_a_slowed_creature_with_extra_attack_makes_one_attack() -> None:
     assert h.state.resources.attacks == 1  # Extra Attack granted one more...
     refusal = h.refused("attack", creature="gob", target="aria")
     assert refusal.code == "slowed" and "one attack" in refusal.message  # ...Slow forbids it
+
+
+def test_a_counterspell_prompt_left_to_its_deadline_lets_the_spell_resolve() -> None:
+    h = fight(mage(), foe(), goblin("gob", hp=30))
+    cast(h, "sera", spell="magic-missile", target="gob")
+    events = h.rolls(1, 1, 1).time_out("counterspell")
+    assert [e.amount for e in events if isinstance(e, Damaged)] == [2, 2, 2]
+    assert h.creature("vex").resources["spell-slots-3"] == 2
