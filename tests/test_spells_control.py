@@ -13,7 +13,7 @@ from helpers import make
 from test_spells import SERAPHINE, keep
 
 import zonekeep.plugins.srd as srd_plugin
-from zonekeep.plugins.spells import CONCENTRATING
+from zonekeep.plugins.spells import CONCENTRATING, spell_choices
 from zonekeep.plugins.spells._control import spell_level, spell_source
 from zonekeep.plugins.spells.catalog import SPELLS
 from zonekeep.sdk import (
@@ -509,7 +509,7 @@ def test_when_haste_ends_the_creature_loses_its_next_turn() -> None:
     assert h.state.active == "sera"
     cast(h.rolls(1), "sera", spell="bane", targets=["gob"])  # a new concentration ends Haste
     assert "hasted" not in h.creature("aria").conditions
-    assert "lethargic" in h.creature("aria").conditions
+    assert "lethargic" in h.creature("aria").conditions and not h.state.has_reaction("aria")
     h.end_turn()  # Sera's; then the goblin's
     events = h.end_turn()
     skipped = [e for e in events if isinstance(e, TurnSkipped)]
@@ -518,6 +518,7 @@ def test_when_haste_ends_the_creature_loses_its_next_turn() -> None:
     h.end_turn()
     h.end_turn()
     assert h.state.active == "aria" and "lethargic" not in h.creature("aria").conditions
+    assert h.state.has_reaction("aria")
 
 
 def test_hasted_action_without_haste_is_refused() -> None:
@@ -610,3 +611,13 @@ def test_a_counterspell_prompt_left_to_its_deadline_lets_the_spell_resolve() -> 
     events = h.rolls(1, 1, 1).time_out("counterspell")
     assert [e.amount for e in events if isinstance(e, Damaged)] == [2, 2, 2]
     assert h.creature("vex").resources["spell-slots-3"] == 2
+
+
+def test_haste_and_dispel_magic_may_target_the_caster() -> None:
+    h = fight(mage(), goblin("gob"))
+    choices = {
+        c.label: c.options.get("target", ())
+        for c in spell_choices(h.state, h.creature("sera"), "action")
+    }
+    assert "sera" in choices["Haste (level 3)"] and "sera" in choices["Dispel Magic (level 3)"]
+    assert "sera" not in choices["Hold Person (level 2)"]

@@ -1224,7 +1224,7 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
             ]
             options["zone"] = tuple(zones)
         else:
-            others = spell.how not in ("heal", "ward")
+            others = spell.how not in ("heal", "ward") and not _control.on_self_too(spell)
             options["target"] = tuple(
                 c.id
                 for c in state.creatures.values()

@@ -418,6 +418,11 @@ def _haste(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[s
         _hasted_turn(ctx, ctx.state.creatures[target.id])  # its speed doubles at once
 
 
+def on_self_too(spell: Spell) -> bool:
+    """Whether the caster may be the target of this ``control`` spell (its choices)."""
+    return spell.id in ("haste", "dispel-magic")
+
+
 def _hasted_turn(ctx: RuleContext, creature: Creature) -> None:
     ctx.emit(Dashed(creature.id), ResourceRestored(creature.id, HASTE_ACTION, 1, "haste"))
 
@@ -522,9 +527,12 @@ def condition_removed(ctx: RuleContext, creature: Creature, condition: str) -> N
     to_come = any(i > s.turn_slot for i in mine) and s.active != creature.id
     if creature.resources.get(HASTE_ACTION):
         ctx.emit(ResourceSpent(creature.id, HASTE_ACTION, 0))
-    apply_timed_condition(
+    applied = apply_timed_condition(
         ctx, creature.id, LETHARGIC, rounds=1 if to_come else 2, source="Haste ended"
     )
+    if applied is not None and s.has_reaction(creature.id):
+        # No reaction either until after its lost turn (which restores none: it is skipped).
+        ctx.emit(ActionTaken(creature.id, LETHARGIC, "reaction"))
 
 
 def skip_turn(creature: Creature) -> str | None:
