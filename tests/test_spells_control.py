@@ -36,8 +36,15 @@ from zonekeep.sdk import (
     movement_left,
     roll,
 )
-from zonekeep.sdk.host import character_creature, entry_creatures, parse_character
+from zonekeep.sdk.host import (
+    character_creature,
+    dice_in,
+    entry_creatures,
+    event_to_dict,
+    parse_character,
+)
 from zonekeep.sdk.testing import EncounterHarness
+from zonekeep.server._log import describe
 
 SPELL_IDS = [
     "bane",
@@ -138,6 +145,9 @@ def test_bane_takes_a_d4_from_the_attacks_and_saves_of_those_who_fail() -> None:
         True,
     )
     assert "penalty:bane" in made.roll.sources
+    assert "15 (d20: 14+4 -d4 3; bane)" in (describe(made, h.state) or "")  # the server's log
+    # The verifier pairs the penalty die with its draw, after the d20's.
+    assert [(sides, face) for _, sides, face in dice_in(event_to_dict(made))] == [(20, 14), (4, 3)]
     h.end_turn()
     # The other goblin is not baned: 14 + 4.
     events = h.rolls(14, 1, 15).send("attack", creature="gob2", target="sera", attack="blade")
