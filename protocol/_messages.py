@@ -2413,7 +2413,9 @@ class DecisionInfo:
         metadata=doc(
             "What a reaction decision interrupted: an attack waiting for the answer "
             '(`{"type": "attack", ...}`: attacker, target, attack, the moment, the roll '
-            "when it would hit); absent for the decisions that interrupt nothing. While "
+            'when it would hit) or a spell being cast (`{"type": "spell", ...}`: caster, '
+            "spell, slot, params, the creatures asked; a Counterspell prompt); absent for "
+            "the decisions that interrupt nothing. While "
             "one is pending, the creatures' commands other than reactions are refused "
             "with `decision_pending`. Since 1.6.",
             schema={"type": "object"},

@@ -57,10 +57,19 @@ class RollRequest:
 
 @attrs.frozen
 class RollModifier:
-    """One source of advantage, disadvantage or an expertise die on a roll."""
+    """One source of advantage, disadvantage, an expertise die, a penalty die or a flat
+    bonus on a roll.
 
-    effect: Literal["advantage", "disadvantage", "expertise"]
+    ``"penalty"`` subtracts a die of ``die`` sides (Bane's d4) from the roll's total; a
+    roll takes one penalty die, the largest its sources give (the same die from two
+    sources does not stack). ``"bonus"`` adds ``amount`` (negative: a penalty, Slow's
+    -2 to Dexterity saves) to the roll's modifier. ``die`` and ``amount`` mean nothing
+    for the other effects."""
+
+    effect: Literal["advantage", "disadvantage", "expertise", "penalty", "bonus"]
     source: str
+    die: int = 4
+    amount: int = 0
 
 
 @attrs.frozen
@@ -381,7 +390,12 @@ class RuleContext:
         mods = [*(self.modifiers(request) if request else []), *extra]
         adv = dis = 0
         experts: set[str] = set()
+        penalty = 0
         for m in mods:
+            if m.effect == "penalty":
+                penalty = max(penalty, m.die)
+            if m.effect == "bonus":
+                bonus += m.amount
             if m.effect == "advantage":
                 adv += 1
             if m.effect == "disadvantage":
@@ -397,4 +411,5 @@ class RuleContext:
             bonus=bonus,
             sources=sources,
             double_dice=double_dice,
+            penalty=penalty,
         )

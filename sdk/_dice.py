@@ -172,9 +172,11 @@ class RollRecord:
 
     ``dice`` holds every die rolled (both d20s under advantage); ``kept`` the ones
     that counted; ``expertise`` the size of the expertise die (0 for none) and
-    ``expertise_roll`` its result. ``total`` = sum(kept) + expertise_roll + modifier.
-    ``draws`` names each die for a verifier, ``[counter, sides]``: those of ``dice`` in
-    order, then the expertise die's (empty when the dice are not verifiable).
+    ``expertise_roll`` its result; ``penalty`` the size of the penalty die (0 for none:
+    Bane's d4) and ``penalty_roll`` its result, subtracted. ``total`` = sum(kept) +
+    expertise_roll - penalty_roll + modifier. ``draws`` names each die for a verifier,
+    ``[counter, sides]``: those of ``dice`` in order, then the expertise die's, then the
+    penalty die's (empty when the dice are not verifiable).
     """
 
     expr: str
@@ -186,9 +188,12 @@ class RollRecord:
     expertise: int = 0
     expertise_roll: int = 0
     sources: tuple[str, ...] = ()
-    #: ``(counter, sides)`` of each die in ``dice`` and then of the expertise die, when
+    #: ``(counter, sides)`` of each die in ``dice``, then of the expertise die and of the
+    #: penalty die, when
     #: the entropy is counted (verifiable dice, SPEC.md "Dice"); empty otherwise.
     draws: tuple[tuple[int, int], ...] = ()
+    penalty: int = 0
+    penalty_roll: int = 0
 
     @property
     def natural(self) -> int:
@@ -221,12 +226,14 @@ def roll(
     bonus: int = 0,
     sources: Iterable[str] = (),
     double_dice: bool = False,
+    penalty: int = 0,
 ) -> RollRecord:
     """Roll ``expr`` (plus ``bonus``) with advantage/disadvantage and an expertise die.
 
     Advantage applies only to a single-die expression such as ``d20``: two are
     rolled and the higher (or lower) kept. ``double_dice`` rolls twice the dice
-    (critical hits). ``expertise`` is the die size (4, 6 or 8), or 0.
+    (critical hits). ``expertise`` is the die size (4, 6 or 8), or 0. ``penalty`` is
+    the size of a die subtracted from the total (Bane's 4), or 0; it is drawn last.
     """
     parsed = parse_dice(expr)
     count = parsed.count * (2 if double_dice else 1)
@@ -252,16 +259,25 @@ def roll(
         ex_roll, named = draw(entropy, expertise)
         if named is not None:
             draws.append(named)
+    pen_roll = 0
+    if penalty:
+        pen_roll, named = draw(entropy, penalty)
+        if named is not None:
+            draws.append(named)
     modifier = parsed.modifier + bonus
     return RollRecord(
         expr=expr,
         dice=tuple(dice),
         kept=tuple(kept),
         modifier=modifier,
-        total=sum(kept) + ex_roll + modifier,
+        total=sum(kept) + ex_roll - pen_roll + modifier,
         advantage=advantage,
         expertise=expertise,
         expertise_roll=ex_roll,
         sources=tuple(sources),
-        draws=tuple(draws) if len(draws) == len(dice) + (1 if expertise else 0) else (),
+        draws=tuple(draws)
+        if len(draws) == len(dice) + (1 if expertise else 0) + (1 if penalty else 0)
+        else (),
+        penalty=penalty,
+        penalty_roll=pen_roll,
     )

@@ -82,7 +82,9 @@ class Decision:
     ``ordering`` is true the answer is an ordering of all ``options``; otherwise it
     is exactly one of them. ``trigger``: what a reaction decision interrupted (opened
     with :func:`~zonekeep.sdk.offer_reaction`: an attack waiting for the answer, as
-    :meth:`~zonekeep.sdk.AttackTrigger.to_data` writes it), ``None`` for the others;
+    :meth:`~zonekeep.sdk.AttackTrigger.to_data` writes it, or what a plugin's own
+    reaction point waits with: the spells plugin's ``{"type": "spell", ...}``, a spell
+    being cast, for Counterspell), ``None`` for the others;
     while one is pending the creatures' commands wait (reactions excepted).
     """
 

@@ -90,6 +90,7 @@ def _roll(r: RollRecord) -> str:
         dice = f"{r.advantage} {'/'.join(str(d) for d in r.dice)}→{dice}"
     mod = f"{r.modifier:+d}" if r.modifier else ""
     ex = f" +d{r.expertise} {r.expertise_roll}" if r.expertise else ""
+    ex += f" -d{r.penalty} {r.penalty_roll}" if r.penalty else ""
     why = f"; {', '.join(s.split(':', 1)[1] for s in r.sources)}" if r.sources else ""
     return f"{r.total} ({r.expr}: {dice}{mod}{ex}{why})"
 

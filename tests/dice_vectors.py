@@ -21,7 +21,7 @@ VECTORS = Path(__file__).parent / "fixtures" / "dice_vectors.json"
 
 
 def _roll(
-    entropy: CountedEntropy, expr_sides: int, count: int, expertise: int = 0
+    entropy: CountedEntropy, expr_sides: int, count: int, expertise: int = 0, penalty: int = 0
 ) -> dict[str, Any]:
     draws = []
     dice = []
@@ -44,6 +44,11 @@ def _roll(
         roll["draws"].append([entropy.counter, expertise])
         roll["expertise_roll"] = entropy.randint(expertise)
         roll["total"] += roll["expertise_roll"]
+    if penalty:  # a die subtracted (Bane's d4), drawn last
+        roll["draws"].append([entropy.counter, penalty])
+        roll["penalty"] = penalty
+        roll["penalty_roll"] = entropy.randint(penalty)
+        roll["total"] -= roll["penalty_roll"]
     return roll
 
 
@@ -105,6 +110,7 @@ def seeded_log() -> list[list[Any]]:
             "seed": "table-7",
         },
         {"type": "attack_made", "attacker": "a", "roll": _roll(e, 20, 3)},
+        {"type": "save_made", "creature": "a", "roll": _roll(e, 20, 1, penalty=4)},
     ]
     return [[seq, event] for seq, event in enumerate(log, 1)]
 
@@ -178,7 +184,7 @@ def vectors() -> dict[str, Any]:
         ],
         "logs": [
             {"name": "fair", "log": fair, "ok": True, "rolls": 8, "undone": [[7, [4, 5]]]},
-            {"name": "seeded", "log": seeded_log(), "ok": True, "rolls": 3, "undone": []},
+            {"name": "seeded", "log": seeded_log(), "ok": True, "rolls": 5, "undone": []},
             {"name": "tampered roll", "log": _tampered(fair, _flip), "ok": False, "counter": 0},
             {
                 "name": "wrong commitment",

@@ -403,6 +403,7 @@ def test_the_built_in_conditions_are_declared() -> None:
     found = declared_conditions(Engine().pm)
     assert sorted(found) == [
         "attached",  # zonekeep.srd's (plugins/srd/_holds.py: a stirge, a darkmantle)
+        "bane",  # the spells plugin's (Bane)
         "barkskin",  # the spells plugin's, as "bless", "blurred", "outlined", ...
         "berserk",  # zonekeep.srd's (plugins/srd/_holds.py: a flesh golem)
         "bless",
@@ -420,11 +421,13 @@ def test_the_built_in_conditions_are_declared() -> None:
         "frightened",
         "grapple-instead",  # zonekeep.srd's (plugins/srd/_holds.py: a vampire spawn's claws)
         "grappled",
+        "hasted",  # the spells plugin's (Haste), as "lethargic" and "slowed" (Slow)
         "ignited",  # zonekeep.srd's (plugins/srd/_traits.py: a magmin's touch)
         "incapacitated",
         "infernal-wound",  # zonekeep.srd's (plugins/srd/_gazes.py: a bearded devil's glaive)
         "invisible",
         "leadership",  # zonekeep.srd's (the knight)
+        "lethargic",
         "object-form",  # zonekeep.srd's (plugins/srd/_gazes.py: a mimic's form, given by the GM)
         "outlined",
         "paralyzed",
@@ -439,6 +442,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "shielded",  # the spells plugin's (Shield)
         "spirit-guardians",  # the spells plugin's (plugins/spells/_zones.py)
         "spiritual-weapon",  # the spells plugin's (plugins/spells/_zones.py)
+        "slowed",
         "squeezing",
         "stable",
         "stench_immune",

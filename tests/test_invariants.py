@@ -90,6 +90,7 @@ NOT_DRAWN_YET = {
     "grip", "healing_touch", "invisibility", "multiattack", "reckless", "scare",
     "second_wind", "teleport", "use_feature", "put_out_fire",
     "enlarge", "stanch", "deadly_leap", "spot", "unstick",  # zonekeep.srd (_gazes.py)
+    "hasted_action",  # zonekeep.spells (Haste)
     "leadership", "fetid_cloud", "rampage", "web", "escape_web", "attack_web",
     "grapple_instead", "escape_hold", "detach", "let_go",
     "ink_cloud", "ink_dash", "engulf", "escape_engulf", "pull_out",

@@ -110,6 +110,7 @@ IMPLEMENTED = {
     "cult-fanatic",
     "drow",
     "druid",
+    "dust-mephit",
     "dryad",
     "green-hag",
     "steam-mephit",

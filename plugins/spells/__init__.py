@@ -41,6 +41,14 @@ prepared or known spells), and the ``spellcasting`` action of a monster's stat b
 - Spells that stay on the field (entangle, web, spiritual weapon, spirit guardians,
   moonbeam, flaming sphere): runtime assets, in ``_zones.py``.
 
+- Counterspell: before a spell takes effect (its slot spent, its targets checked on a
+  copy of the state), each foe within 60 ft that knows Counterspell and has its
+  reaction and a slot of level 3 or higher is asked in turn (a decision of kind
+  ``counterspell``, options ``level-N``, whose trigger ``{"type": "spell", ...}`` holds
+  the cast); the cast waits, then resolves or is countered (``_control``).
+- Bane, Sleep and Dispel Magic: ``_control``. Every spell effect's source records the
+  spell and the level it was cast at (``"Bane (level 2)"``).
+
 docs/characters.md lists every spell as implemented or "GM adjudicates" with the reason.
 """
 
@@ -89,6 +97,7 @@ from zonekeep.sdk import (
     sight_path,
 )
 
+from . import _control
 from .catalog import GM_SPELLS, NO_COMBAT_EFFECT, SPELLS, Spell
 
 __all__ = [
@@ -443,7 +452,14 @@ def _cast(ctx: RuleContext, cmd: Command, casting: str) -> None:
     if key is not None:
         ctx.emit(ResourceSpent(me.id, key, _left(me, key) - 1))
     me = ctx.state.creatures[me.id]
-    resolve = {
+    if _control.pause_for_counterspell(ctx, me, spell, slot, p):
+        return  # it waits for a foe's Counterspell decision (_control.decision_resolved)
+    resolver(spell)(ctx, me, spell, slot, p)
+
+
+def resolver(spell: Spell) -> Any:
+    """The function that carries out ``spell`` (its slot spent)."""
+    return {
         "attack": _attack_spell,
         "save": _save_spell,
         "darts": _darts,
@@ -453,8 +469,8 @@ def _cast(ctx: RuleContext, cmd: Command, casting: str) -> None:
         "teleport": _teleport,
         "ward": _ward,
         **_zones.RESOLVERS,
+        "control": _control.resolve,
     }[spell.how]
-    resolve(ctx, me, spell, slot, p)
 
 
 # -- attack spells ---------------------------------------------------------------------------
@@ -629,7 +645,7 @@ def _condition_spell(
     for target in targets:
         _reach(ctx, me, target, spell, spell.range)
     assert spell.save is not None and spell.condition is not None
-    parent = begin_concentration(ctx, me, spell) if spell.concentration else None
+    parent = begin_concentration(ctx, me, spell, slot) if spell.concentration else None
     dc = save_dc(me)
     for target in targets:
         target = ctx.state.creatures[target.id]
@@ -665,7 +681,7 @@ def _ward(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
             ctx.refuse("invalid_target", f"{spell.name} affects only its caster, {me.name}.")
         _reach(ctx, me, target, spell, spell.range)
     assert spell.condition is not None
-    parent = begin_concentration(ctx, me, spell) if spell.concentration else None
+    parent = begin_concentration(ctx, me, spell, slot) if spell.concentration else None
     for target in targets:
         apply_timed_condition(
             ctx,
@@ -716,7 +732,7 @@ def _area(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
     chosen = _area_targets(ctx, me, spell, affected, maximum, p)
     pushes = _pushes(ctx, spell, chosen, p.get("push"))
     dc = save_dc(me)
-    parent = begin_concentration(ctx, me, spell) if spell.concentration else None
+    parent = begin_concentration(ctx, me, spell, slot) if spell.concentration else None
     outcomes = [
         (t, saving_throw(ctx, t, spell.save, dc, spell.name, **_against(spell))) for t in chosen
     ]
@@ -864,12 +880,13 @@ def end_concentration(ctx: RuleContext, creature_id: str, reason: str) -> None:
             ctx.emit(ConditionEffectEnded(effect.id, effect.creature, effect.condition, why))
 
 
-def begin_concentration(ctx: RuleContext, me: Creature, spell: Spell) -> str:
-    """Start concentrating on ``spell`` (ending any other); the effect id its effects
-    hang on."""
+def begin_concentration(ctx: RuleContext, me: Creature, spell: Spell, slot: int = 0) -> str:
+    """Start concentrating on ``spell`` cast at ``slot`` (ending any other); the effect id
+    its effects hang on. Its source records the spell and its level (Dispel Magic)."""
     end_concentration(ctx, me.id, f"{me.name} began concentrating on {spell.name}")
+    source = _control.spell_source(spell, slot)
     eid = apply_timed_condition(
-        ctx, me.id, CONCENTRATING, rounds=spell.rounds, source=spell.name, override=True
+        ctx, me.id, CONCENTRATING, rounds=spell.rounds, source=source, override=True
     )
     assert eid is not None
     return eid
@@ -877,6 +894,7 @@ def begin_concentration(ctx: RuleContext, me: Creature, spell: Spell) -> str:
 
 @hookimpl
 def zonekeep_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
+    _control.after_damage(ctx, creature, damage)
     if damage.amount <= 0 or concentration_of(ctx.state, creature.id) is None:
         return
     if creature.incapacitated or creature.hp <= 0:
@@ -897,6 +915,26 @@ def zonekeep_condition_applied(ctx: RuleContext, creature: Creature, condition: 
 def zonekeep_turn_start(ctx: RuleContext, creature: Creature) -> None:
     if creature.resources.get(TURN_KEY, 0):
         ctx.emit(ResourceRestored(creature.id, TURN_KEY, 0, "turn"))
+    _control.turn_start(ctx, ctx.state.creatures[creature.id])
+
+
+@hookimpl
+def zonekeep_action_refusal(ctx: RuleContext, creature: Creature, spec: CommandSpec) -> Any:
+    """Slow's limits on a slowed creature; a lethargic one (Haste ended) cannot react."""
+    return _control.action_refusal(ctx, creature, spec)
+
+
+@hookimpl
+def zonekeep_condition_removed(
+    ctx: RuleContext, creature: Creature, condition: str, reason: str, expired: bool
+) -> None:
+    _control.condition_removed(ctx, creature, condition)
+
+
+@hookimpl
+def zonekeep_skip_turn(ctx: RuleContext, creature: Creature) -> str | None:
+    """A lethargic creature (its Haste ended) loses its turn."""
+    return _control.skip_turn(creature)
 
 
 # -- declarations -----------------------------------------------------------------------------
@@ -915,6 +953,28 @@ def zonekeep_conditions() -> Iterable[ConditionSpec]:
             ConditionSpec(cid, summary, durations=("rounds", "until_removed"))
             for cid, summary in WARDS.items()
         ),
+        ConditionSpec(
+            _control.BANE,
+            "Bane: a penalty die (a d4) subtracted from its attack rolls and saving throws.",
+            durations=("rounds", "until_removed"),
+        ),
+        ConditionSpec(
+            _control.HASTED,
+            "Haste: +2 AC, advantage on Dexterity saves, its speed doubled, one more action "
+            "each turn (hasted_action: one weapon attack, Dash or Disengage).",
+            durations=("rounds", "until_removed"),
+        ),
+        ConditionSpec(
+            _control.SLOWED,
+            "Slow: -2 AC and to Dexterity saves, half its speed, no reactions, an action or "
+            "a bonus action but not both, one attack.",
+            durations=("rounds", "until_removed"),
+        ),
+        ConditionSpec(
+            _control.LETHARGIC,
+            "Its Haste ended: it loses its next turn (it cannot move or act).",
+            durations=("rounds", "until_removed"),
+        ),
     )
 
 
@@ -929,6 +989,7 @@ def zonekeep_armor_class_bonus(
         bonus += SHIELD_AC
     if "barkskin" in target.conditions:
         bonus += max(0, 16 - target.ac)
+    bonus += _control.armor_class_bonus(target)
     return bonus or None
 
 
@@ -1006,13 +1067,21 @@ def zonekeep_reaction_taken(
 
 
 @hookimpl
+def zonekeep_decision_resolved(
+    ctx: RuleContext, decision: Decision, choice: tuple[str, ...], defaulted: bool
+) -> None:
+    """A Counterspell prompt closed: the spell it held resumes, or is countered."""
+    _control.decision_resolved(ctx, decision, choice)
+
+
+@hookimpl
 def zonekeep_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
     actor = ctx.state.creatures.get(roll.actor)
     blessed = (
         [RollModifier("expertise", "bless")]
         if roll.kind in ("attack", "save") and actor is not None and "bless" in actor.conditions
         else []
-    )
+    ) + _control.roll_modifiers(ctx, roll)
     if roll.kind != "attack" or roll.target not in ctx.state.creatures:
         return blessed or None
     target = ctx.state.creatures[roll.target]
@@ -1151,8 +1220,11 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
             pass  # the caster alone
         elif spell.how == "aura":
             pass  # around the caster
-        elif spell.how in ("area", "teleport", "snare", "weapon", "hazard"):
-            reach = area_reach(spell) if spell.how == "area" else spell.range
+        elif (
+            spell.how in ("area", "teleport", "snare", "weapon", "hazard")
+            or spell.shape is not None
+        ):
+            reach = area_reach(spell) if spell.shape is not None else spell.range
             zones = [
                 z.id
                 for z in state.arena.zones
@@ -1160,7 +1232,7 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
             ]
             options["zone"] = tuple(zones)
         else:
-            others = spell.how not in ("heal", "ward")
+            others = spell.how not in ("heal", "ward") and not _control.on_self_too(spell)
             options["target"] = tuple(
                 c.id
                 for c in state.creatures.values()
@@ -1217,6 +1289,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             requires=_is_caster,
             choices=lambda state, me: spell_choices(state, me, "bonus"),
         ),
+        _control.HASTED_ACTION,
     )
 
 

@@ -24,6 +24,7 @@ How = Literal[
     "weapon",
     "aura",
     "hazard",
+    "control",
     "gm",
 ]
 Casting = Literal["action", "bonus", "reaction"]
@@ -42,8 +43,9 @@ class Spell:
       no save: the plugin gives the condition its meaning), ``snare`` (an area that
       stays, as an asset: difficult terrain, a save or ``condition``), ``weapon`` (the
       spiritual weapon), ``aura`` (around the caster, moving with it), ``hazard`` (a
-      moonbeam, a flaming sphere: an asset the caster moves) or ``gm``
-      (plugins/spells/_zones.py has the last four). An ``area`` with a ``condition``
+      moonbeam, a flaming sphere: an asset the caster moves), ``control`` (resolved one
+      by one in ``_control``: bane, sleep, dispel magic, counterspell, haste, slow) or
+      ``gm`` (plugins/spells/_zones.py has snare, weapon, aura and hazard). An ``area`` with a ``condition``
       gives it to each target that fails its save.
     - ``damage`` and ``upcast``: the dice, and the dice added per slot level above the
       spell's (a cantrip's dice grow at character levels 5, 11 and 17 instead).
@@ -326,6 +328,41 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         rounds=10,
         condition="restrained",
     ),
+    Spell(
+        "bane",
+        "Bane",
+        1,
+        "control",
+        "Up to three creatures within 30 ft make a Charisma save; each that fails "
+        "subtracts a d4 from its attack rolls and saving throws (a penalty die; "
+        "concentration, up to 1 minute); one more creature per slot level above 1st.",
+        range=30,
+        save="cha",
+        concentration=True,
+        rounds=10,
+        condition="bane",
+        targets=3,
+    ),
+    Spell(
+        "sleep",
+        "Sleep",
+        1,
+        "control",
+        "A 20-ft-radius area 90 ft away: roll 5d8, the hit points it can put to sleep; "
+        "the creatures there, lowest current hit points first, fall unconscious for 1 "
+        "minute while the pool covers their hit points (each one's hit points are taken "
+        "from the pool); +2d8 per slot level above 1st. Creatures immune to being charmed, "
+        "with Fey Ancestry, and those already unconscious are skipped (sparing undead is the GM's: the rules "
+        "know no creature types). A sleeper wakes when it takes damage, or when the GM "
+        "ends the effect (a creature shaking it awake with its action).",
+        range=90,
+        damage="5d8",
+        upcast="2d8",
+        shape="sphere",
+        size=20,
+        rounds=10,
+        condition="unconscious",
+    ),
     # -- level 2 -----------------------------------------------------------------------
     Spell(
         "scorching-ray",
@@ -497,6 +534,66 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         size=20,
     ),
     Spell(
+        "dispel-magic",
+        "Dispel Magic",
+        3,
+        "control",
+        "Ends the spells on one creature within 120 ft: each spell of the slot's level or "
+        "lower ends; a higher one ends on an ability check with the caster's spellcasting "
+        "ability against DC 10 + its level. A concentration spell ends at its source (the "
+        "caster's concentration, and every effect hanging on it). Upcast with a higher "
+        "slot, it ends spells up to that level automatically.",
+        range=120,
+    ),
+    Spell(
+        "counterspell",
+        "Counterspell",
+        3,
+        "control",
+        "A reaction when a foe within 60 ft is seen casting a spell: a slot of the spell's "
+        "level or higher stops it (its slot is spent and nothing else happens); a lower "
+        "one (level 3 at least) needs an ability check with the spellcasting ability "
+        "against DC 10 + the spell's level. Offered as a prompt while the cast waits, "
+        "never cast as an action; cantrips and innate spells can be countered too.",
+        casting="reaction",
+        range=60,
+    ),
+    Spell(
+        "haste",
+        "Haste",
+        3,
+        "control",
+        "A willing creature within 30 ft is hasted (concentration, up to 1 minute): +2 AC, "
+        "advantage on Dexterity saves, its speed doubled (at the start of each of its "
+        "turns it gains its speed again, as a Dash gives), and each turn one more action "
+        "(hasted_action): one weapon attack, Dash, Disengage, Hide or Use an Object. When "
+        "the spell ends it loses its next turn (lethargic: it cannot move or act).",
+        range=30,
+        concentration=True,
+        rounds=10,
+        condition="hasted",
+    ),
+    Spell(
+        "slow",
+        "Slow",
+        3,
+        "control",
+        "Up to six creatures of the caster's choice in a 40-ft cube within 120 ft make a "
+        "Wisdom save; each that fails is slowed (concentration, up to 1 minute; it saves "
+        "again at the end of each of its turns): -2 AC and to Dexterity saves, half its "
+        "speed, no reactions, an action or a bonus action on its turn but not both, and "
+        "one attack only. Its chance of losing a somatic spell, and the delayed spell, "
+        "are the GM's.",
+        range=120,
+        save="wis",
+        shape="cube",
+        size=40,
+        concentration=True,
+        rounds=10,
+        condition="slowed",
+        targets=6,
+    ),
+    Spell(
         "lightning-bolt",
         "Lightning Bolt",
         3,
@@ -539,12 +636,6 @@ SPELLS: Final[dict[str, Spell]] = {s.id: s for s in _CATALOG}
 #: The other named spells of issue 31, each "GM adjudicates" with the reason, until
 #: the rules resolve them.
 GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
-    "bane": ("Bane", 1, "subtracting 1d4 from attacks and saves needs a penalty-die modifier"),
-    "sleep": ("Sleep", 1, "hit-point pools and waking on damage are not modelled yet"),
-    "counterspell": ("Counterspell", 3, "a reaction to another's casting needs a prompt"),
-    "haste": ("Haste", 3, "an extra action and doubled speed per turn"),
-    "slow": ("Slow", 3, "the limits it puts on actions and reactions"),
-    "dispel-magic": ("Dispel Magic", 3, "ending spells of another caster by level"),
     # The SRD creatures' other spells (issue 30): no combat effect the rules model, or
     # one they cannot express yet.
     "light": ("Light", 0, "no combat effect: light is not modelled"),

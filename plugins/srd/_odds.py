@@ -120,8 +120,8 @@ def odds_features() -> Iterable[FeatureSpec]:
             "fey-ancestry",
             "trait",
             _SAVE_PARAMS,
-            doc="Advantage on saves against the listed conditions (charmed); magic putting "
-            "it to sleep is the GM's (no rule casts sleep).",
+            doc="Advantage on saves against the listed conditions (charmed); the spells "
+            "plugin's Sleep passes it over.",
         ),
         FeatureSpec(
             "save-advantage",

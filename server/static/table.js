@@ -698,7 +698,7 @@
   function whyText(r) {
     const sources = r.sources || [];
     if (!sources.length) return "";
-    const said = { advantage: [], disadvantage: [], expertise: [] };
+    const said = { advantage: [], disadvantage: [], expertise: [], penalty: [] };
     for (const src of sources) {
       const at = src.indexOf(":");
       const kind = at < 0 ? "" : src.slice(0, at);
@@ -852,9 +852,10 @@
     });
     const adv = roll.advantage && roll.advantage !== "none" ? el("span", { class: "adv" }, roll.advantage) : null;
     const expertise = roll.expertise ? el("span", { class: "die expertise", title: `expertise d${roll.expertise}` }, `d${roll.expertise}: ${roll.expertise_roll}`) : null;
+    const penalty = roll.penalty ? el("span", { class: "die penalty", title: `penalty d${roll.penalty}` }, `− d${roll.penalty}: ${roll.penalty_roll}`) : null;
     const mod = roll.modifier ? ` ${roll.modifier > 0 ? "+" : "−"} ${Math.abs(roll.modifier)}` : "";
     return el("span", { class: "roll", dataset: { roll: label }, title: roll.expr || "" },
-      el("span", { class: "roll-label" }, `${label} ${roll.expr || ""}`), " ", adv, faces, expertise, mod, ` = ${roll.total}`);
+      el("span", { class: "roll-label" }, `${label} ${roll.expr || ""}`), " ", adv, faces, expertise, penalty, mod, ` = ${roll.total}`);
   }
 
   function rollsOf(event) {
