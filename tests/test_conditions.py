@@ -440,9 +440,9 @@ def test_the_built_in_conditions_are_declared() -> None:
         "restrained",
         "shield-of-faith",
         "shielded",  # the spells plugin's (Shield)
+        "slowed",
         "spirit-guardians",  # the spells plugin's (plugins/spells/_zones.py)
         "spiritual-weapon",  # the spells plugin's (plugins/spells/_zones.py)
-        "slowed",
         "squeezing",
         "stable",
         "stench_immune",

@@ -255,9 +255,9 @@ def test_an_unknown_or_unprepared_spell_is_refused_naming_what_it_can_cast() -> 
     assert code == "no_such_feature" and "fire-bolt" in message
     code, message = refused(h, "sera", spell="shield")  # a reaction: offered as a prompt
     assert code == "invalid_params" and "reaction" in message
-    known = ["magic-missile", "web"]
+    known = ["magic-missile", "fog-cloud"]
     h3 = fight(wizard(spells_known=known, spells_prepared=known), goblin())
-    code, message = refused(h3, "sera", spell="web", zone="hall")
+    code, message = refused(h3, "sera", spell="fog-cloud", zone="hall")
     assert code == "no_such_feature" and "GM adjudicates" in message
     fighter = make("bob", controller="player-bob")
     h2 = fight(fighter, goblin())
