@@ -425,6 +425,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "infernal-wound",  # zonekeep.srd's (plugins/srd/_gazes.py: a bearded devil's glaive)
         "invisible",
         "leadership",  # zonekeep.srd's (the knight)
+        "no-reactions",  # zonekeep.classes's (Open Hand Technique)
         "object-form",  # zonekeep.srd's (plugins/srd/_gazes.py: a mimic's form, given by the GM)
         "outlined",
         "paralyzed",

@@ -97,6 +97,8 @@ NOT_DRAWN_YET = {
     "divine_smite", "flurry_of_blows", "font_of_magic", "frenzy_attack", "lay_on_hands",
     "martial_arts", "patient_defense", "rage", "reckless_attack", "step_of_the_wind",
     "stunning_strike",
+    # the classes plugin's Open Hand Technique
+    "open_hand_technique",
 }  # fmt: skip
 #: Every command the generator draws (not those of :data:`NOT_DRAWN_YET`: a content
 #: plugin's new command then leaves the derandomized run's draws as they were), with the
@@ -610,6 +612,7 @@ BUILDERS: dict[str, Builder] = {
 SENSIBLE_WEIGHTS: dict[str, int] = {
     "end_turn": 8,
     "attack": 6,
+    "cast": 6,  # the first creature's fire bolt: its turn comes once a round
     "move": 4,
     "ready": 4,
     "area_effect": 4,

@@ -39,6 +39,9 @@ prepared or known spells), and the ``spellcasting`` action of a monster's stat b
   then one damage roll serves them all. Cones and lines start at the caster: their
   length is their range (docs/rules.md, "Rulings").
 
+The class features that change a spell as it is cast (Disciple of Life, Sculpt Spells,
+Eldritch Invocations) are in ``_class_features.py``, documented there.
+
 docs/characters.md lists every spell as implemented or "GM adjudicates" with the reason.
 """
 
@@ -87,6 +90,8 @@ from zonekeep.sdk import (
     sight_path,
 )
 
+from ._class_features import *  # noqa: F403  (Disciple of Life, Sculpt Spells, invocations)
+from ._class_features import blast_dice, disciple_bonus, repelling_pushes, sculpted
 from .catalog import GM_SPELLS, NO_COMBAT_EFFECT, SPELLS, Spell
 
 __all__ = [
@@ -475,6 +480,7 @@ def _attack_spell(
     dice = upcast_dice(spell, slot) or spell.damage
     if spell.cantrip and spell.id != "eldritch-blast":
         dice = scaled(spell.damage, cantrip_tier(me))
+    dice = blast_dice(me, spell, dice)  # Agonizing Blast
     attack = Attack(
         spell.name,
         "melee" if spell.melee else "ranged",
@@ -489,11 +495,23 @@ def _attack_spell(
         if target.id == me.id:
             ctx.refuse("invalid_target", f"{me.name} cannot aim {spell.name} at itself.")
         _reach(ctx, me, target, spell, spell.range)
+    pushes = repelling_pushes(ctx, me, spell, targets, p.get("push"))  # Repelling Blast
     for target in targets:
         target = ctx.state.creatures[target.id]
         if target.out_of_fight:
             continue  # an earlier ray dropped it: the rest are spent on nothing
-        _spell_attack(ctx, ctx.state.creatures[me.id], target, attack)
+        hit = _spell_attack(ctx, ctx.state.creatures[me.id], target, attack)
+        where = pushes.pop(target.id, None) if hit else None
+        now = ctx.state.creatures[target.id]
+        if where is not None and not now.out_of_fight:
+            force_move(
+                ctx,
+                ctx.state.creatures[me.id],
+                now,
+                zone=where.get("zone"),
+                asset=where.get("asset"),
+                magical=True,
+            )
 
 
 def _spell_attack(ctx: RuleContext, me: Creature, target: Creature, attack: Attack) -> bool:
@@ -597,7 +615,7 @@ def _heal(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
     dice = upcast_dice(spell, slot)
     assert dice is not None
     roll = ctx.roll(dice, bonus=_ability_mod(me))
-    amount = max(0, roll.total)
+    amount = max(0, roll.total) + disciple_bonus(me, spell, slot)
     hp = max(target.hp, min(target.max_hp, target.hp + amount))
     ctx.emit(Healed(target.id, amount, hp, me.id))
     for condition in (DYING, STABLE):
@@ -712,10 +730,12 @@ def _area(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
     maximum = 1 if answer is None else int(answer)
     chosen = _area_targets(ctx, me, spell, affected, maximum, p)
     pushes = _pushes(ctx, spell, chosen, p.get("push"))
+    spared = sculpted(ctx, me, spell, chosen, p.get("spare"))  # Sculpt Spells
     dc = save_dc(me)
     parent = begin_concentration(ctx, me, spell) if spell.concentration else None
     outcomes = [
-        (t, saving_throw(ctx, t, spell.save, dc, spell.name, **_against(spell))) for t in chosen
+        (t, t.id in spared or saving_throw(ctx, t, spell.save, dc, spell.name, **_against(spell)))
+        for t in chosen
     ]
     if spell.condition is not None:
         for target, ok in outcomes:
@@ -729,12 +749,12 @@ def _area(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
                     parent=parent,
                 )
     dice = upcast_dice(spell, slot)
-    hurt = any(not ok or spell.half_on_save for _, ok in outcomes)
+    hurt = any(not ok or spell.half_on_save for t, ok in outcomes if t.id not in spared)
     if dice is not None and hurt:
         roll = ctx.roll(dice)  # one roll for every target (the arena's area rules)
         for target, ok in outcomes:
             amount = roll.total // 2 if ok else roll.total
-            if amount > 0:
+            if amount > 0 and target.id not in spared:
                 apply_damage(
                     ctx,
                     ctx.state.creatures[target.id],
@@ -1178,7 +1198,13 @@ _PARAMS = {
     ),
     "zone": Param("zone", False, "the zone an area is aimed at (default: the caster's)"),
     "push": Param(
-        "object", False, 'thunderwave: where a target that fails lands {"gob": {"zone": "bar"}}'
+        "object",
+        False,
+        "thunderwave (a target that fails), Repelling Blast (a creature hit): where it lands "
+        '{"gob": {"zone": "bar"}}',
+    ),
+    "spare": Param(
+        "creatures", False, "Sculpt Spells: targets of an evocation area spared (1 + its level)"
     ),
 }
 
