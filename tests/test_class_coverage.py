@@ -73,6 +73,10 @@ IMPLEMENTED |= {
     "sculpt-spells",
     "eldritch-invocations",
     "open-hand-technique",
+    "turn-undead",
+    "destroy-undead",
+    "preserve-life",
+    "turn-the-unholy",
 }
 
 

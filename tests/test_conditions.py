@@ -444,6 +444,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "stunned",
         "surrendered",
         "swallowed",  # zonekeep.srd's (plugins/srd/_bodies.py: a giant frog's, a giant toad's)
+        "turned",  # zonekeep.classes's (Turn Undead, Turn the Unholy)
         "two-handed",  # zonekeep.srd's (plugins/srd/_traits.py: a versatile weapon's grip)
         "unconscious",
     ]
