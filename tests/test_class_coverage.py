@@ -77,6 +77,7 @@ IMPLEMENTED |= {
     "destroy-undead",
     "preserve-life",
     "turn-the-unholy",
+    "metamagic",
 }
 
 

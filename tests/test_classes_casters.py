@@ -97,8 +97,17 @@ def keep() -> Arena:
     return Arena(
         "keep",
         "Keep",
-        (Zone("hall", "Hall", 30), Zone("bar", "Bar", 15), Zone("yard", "Yard", 30)),
-        (Link("hall", "bar", "beside"), Link("bar", "yard", "beside")),
+        (
+            Zone("hall", "Hall", 30),
+            Zone("bar", "Bar", 15),
+            Zone("yard", "Yard", 30),
+            Zone("far", "Far field", 120),
+        ),
+        (
+            Link("hall", "bar", "beside"),
+            Link("bar", "yard", "beside"),
+            Link("yard", "far", "beside"),
+        ),
     )
 
 
@@ -305,3 +314,172 @@ def test_repelling_blast_pushes_no_one_on_misses_and_is_refused_without_it() -> 
         h, "wren", spell="eldritch-blast", target="gob", push={"orc": {"zone": "bar"}}
     )
     assert code == "invalid_params"
+
+
+# -- Metamagic ------------------------------------------------------------------------------------
+
+
+def sorcerer(*options: str, points: int = 5) -> Creature:
+    """Ysolde, draconic sorcerer 5: Cha 17 (+3), proficiency +3: spell DC 14, +6 to hit;
+    five sorcery points (the font-of-magic uses)."""
+    data: dict[str, Any] = {
+        "name": "Ysolde",
+        "size": "Medium",
+        "speeds": {"walk": 30},
+        "classes": [{"name": "sorcerer", "level": 5, "subclass": "draconic"}],
+        "ability_scores": {"str": 8, "dex": 14, "con": 14, "int": 10, "wis": 12, "cha": 17},
+        "hp": 32,
+        "spellcasting_ability": "cha",
+        "spell_slots": {"1": 4, "2": 3, "3": 2},
+        "cantrips": ["fire-bolt"],
+        "spells_known": ["magic-missile", "hold-person", "fireball", "shatter", "burning-hands"],
+        "traits": [trait("metamagic", options=list(options))],
+        "actions": [
+            {
+                "id": "font-of-magic",
+                "name": "Font of Magic",
+                "kind": "bonus_action",
+                "text": "Sorcery points.",
+                "uses": {"per": "long_rest", "count": points},
+            }
+        ],
+    }
+    return character_creature(parse_character(data), "ysolde", "player-ysolde")
+
+
+def points(h: EncounterHarness) -> int:
+    return h.creature("ysolde").resources["font-of-magic"]
+
+
+def test_quickened_spell_casts_an_action_spell_as_a_bonus_action_for_2_points() -> None:
+    h = fight(sorcerer("quickened", "twinned"), goblin(), at={"gob": "bar"})
+    quick = {"option": "quickened"}
+    code, _ = refused(h, "ysolde", spell="fire-bolt", target="gob", metamagic=quick)
+    assert code == "invalid_params"  # quickened: with cast_bonus
+    # Fire bolt at level 5: 2d10. 15 + 6 hits AC 13; 6 + 4 = 10 fire.
+    cast(
+        h.rolls(15, 6, 4), "ysolde", "cast_bonus", spell="fire-bolt", target="gob", metamagic=quick
+    )
+    assert [e.amount for e in h.of_type(Damaged)] == [10]
+    assert points(h) == 3
+    assert h.state.resources.bonus_actions == 0 and h.state.resources.actions == 1
+    # The bonus-action spell rule: no leveled spell with the action after it.
+    code, _ = refused(h, "ysolde", spell="magic-missile", target="gob")
+    assert code == "spell_limit"
+    h.assert_replay_matches()
+
+
+def test_twinned_spell_gives_a_one_target_spell_a_second_target_for_its_level() -> None:
+    h = fight(sorcerer("twinned"), goblin(), goblin("orc"), at={"gob": "bar", "orc": "bar"})
+    twin = {"option": "twinned"}
+    # Hold person (level 2) on two: 2 points; the goblin fails (3), the orc saves (18).
+    cast(h.rolls(3, 18), "ysolde", spell="hold-person", targets=["gob", "orc"], metamagic=twin)
+    assert points(h) == 3
+    assert "paralyzed" in h.creature("gob").conditions
+    assert "paralyzed" not in h.creature("orc").conditions
+    h.assert_replay_matches()
+
+
+def test_twinned_fire_bolt_costs_1_point_and_rolls_each_target_apart() -> None:
+    h = fight(sorcerer("twinned"), goblin(), goblin("orc"), at={"gob": "bar", "orc": "bar"})
+    twin = {"option": "twinned"}
+    cast(
+        h.rolls(15, 1, 1, 2),
+        "ysolde",
+        spell="fire-bolt",
+        targets=["gob", "orc"],
+        metamagic=twin,
+    )
+    assert [(m.target, m.hit) for m in h.of_type(AttackMade)] == [("gob", True), ("orc", False)]
+    assert h.creature("gob").hp == 40 - 2 and points(h) == 4
+
+
+def test_twinned_is_refused_for_spells_that_can_target_more_than_one() -> None:
+    h = fight(sorcerer("twinned"), goblin(), goblin("orc"), at={"gob": "bar", "orc": "bar"})
+    twin = {"option": "twinned"}
+    two = {"targets": ["gob", "orc"], "metamagic": twin}
+    assert refused(h, "ysolde", spell="magic-missile", **two)[0] == "invalid_params"
+    code, message = refused(h, "ysolde", spell="hold-person", slot=3, **two)
+    assert code == "invalid_params" and "at this level" in message
+    code, _ = refused(h, "ysolde", spell="fire-bolt", targets=["gob"], metamagic=twin)
+    assert code == "invalid_params"
+    assert points(h) == 5 and h.creature("ysolde").resources["spell-slots-3"] == 2
+
+
+def test_careful_spell_lets_up_to_cha_targets_succeed_on_the_save() -> None:
+    h = fight(
+        sorcerer("careful"),
+        goblin(),
+        ally("kai"),
+        at={"gob": "yard", "kai": "yard"},
+    )
+    # Only the goblin rolls (3: fails); 8d6 = 16: the goblin 16, Kai half (8).
+    cast(
+        h.rolls(3, *[2] * 8),
+        "ysolde",
+        spell="fireball",
+        zone="yard",
+        targets=["gob", "kai"],
+        spare=["kai"],
+        metamagic={"option": "careful"},
+    )
+    assert [e.creature for e in h.of_type(SaveMade)] == ["gob"]
+    assert {e.creature: e.amount for e in h.of_type(Damaged)} == {"gob": 16, "kai": 8}
+    assert points(h) == 4
+
+
+def test_distant_spell_doubles_the_range() -> None:
+    far = {"gob": "far"}  # 15 + 30 + 120 = 165 ft: beyond fire bolt's 120, within 240
+    h = fight(sorcerer("distant"), goblin(), at=far)
+    assert refused(h, "ysolde", spell="fire-bolt", target="gob")[0] == "out_of_range"
+    cast(h.rolls(2), "ysolde", spell="fire-bolt", target="gob", metamagic={"option": "distant"})
+    assert [m.hit for m in h.of_type(AttackMade)] == [False] and points(h) == 4
+
+
+def test_heightened_spell_gives_disadvantage_on_the_first_save() -> None:
+    h = fight(sorcerer("heightened", "extended"), goblin(), at={"gob": "bar"})
+    high = {"option": "heightened", "target": "gob"}
+    # Disadvantage: 18 and 3, the 3 kept (Wis +0 against 14): paralyzed.
+    cast(h.rolls(18, 3), "ysolde", spell="hold-person", target="gob", metamagic=high)
+    (save,) = h.of_type(SaveMade)
+    assert save.success is False and save.roll.advantage == "disadvantage"
+    assert "paralyzed" in h.creature("gob").conditions
+    assert "heightened" not in h.creature("gob").conditions  # its first save only
+    assert points(h) == 2
+    h.assert_replay_matches()
+
+
+def test_extended_spell_doubles_a_minute_and_subtle_only_spends() -> None:
+    h = fight(sorcerer("extended", "subtle"), goblin(), at={"gob": "bar"})
+    cast(h.rolls(18), "ysolde", spell="hold-person", target="gob", metamagic={"option": "extended"})
+    (effect,) = [e for e in h.state.condition_effects.values() if e.condition == "concentrating"]
+    assert effect.rounds == 20 and points(h) == 4
+    h.end_turn()
+    h.end_turn()
+    code, _ = refused(
+        h, "ysolde", spell="fire-bolt", target="gob", metamagic={"option": "extended"}
+    )
+    assert code == "invalid_params"  # instantaneous
+    cast(h.rolls(2), "ysolde", spell="fire-bolt", target="gob", metamagic={"option": "subtle"})
+    assert points(h) == 3
+
+
+def test_metamagic_is_refused_unknown_unchosen_empowered_or_without_points() -> None:
+    h = fight(sorcerer("quickened", "empowered", points=1), goblin(), at={"gob": "bar"})
+    base: dict[str, Any] = {"spell": "fire-bolt", "target": "gob"}
+    assert refused(h, "ysolde", metamagic={"option": "x"}, **base)[0] == "invalid_params"
+    assert refused(h, "ysolde", metamagic="quickened", **base)[0] == "invalid_params"
+    assert refused(h, "ysolde", metamagic={"option": "twinned"}, **base)[0] == "no_such_feature"
+    code, message = refused(h, "ysolde", metamagic={"option": "empowered"}, **base)
+    assert code == "invalid_params" and "GM" in message
+    r = h.refused(
+        "cast_bonus",
+        h.player("player-ysolde"),
+        creature="ysolde",
+        metamagic={"option": "quickened"},
+        **base,
+    )
+    assert r.code == "no_uses_left"
+    h = fight(wizard(), goblin(), at={"gob": "bar"})
+    code, _ = refused(h, "sera", spell="fire-bolt", target="gob", metamagic={"option": "subtle"})
+    assert code == "no_such_feature"

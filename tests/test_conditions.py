@@ -420,6 +420,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "frightened",
         "grapple-instead",  # zonekeep.srd's (plugins/srd/_holds.py: a vampire spawn's claws)
         "grappled",
+        "heightened",  # the spells plugin's (Heightened Spell)
         "ignited",  # zonekeep.srd's (plugins/srd/_traits.py: a magmin's touch)
         "incapacitated",
         "infernal-wound",  # zonekeep.srd's (plugins/srd/_gazes.py: a bearded devil's glaive)

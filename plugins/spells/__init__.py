@@ -40,7 +40,8 @@ prepared or known spells), and the ``spellcasting`` action of a monster's stat b
   length is their range (docs/rules.md, "Rulings").
 
 The class features that change a spell as it is cast (Disciple of Life, Sculpt Spells,
-Eldritch Invocations) are in ``_class_features.py``, documented there.
+Eldritch Invocations) are in ``_class_features.py``, the sorcerer's Metamagic (the
+``metamagic`` param) in ``_metamagic.py``, each documented there.
 
 docs/characters.md lists every spell as implemented or "GM adjudicates" with the reason.
 """
@@ -92,6 +93,8 @@ from zonekeep.sdk import (
 
 from ._class_features import *  # noqa: F403  (Disciple of Life, Sculpt Spells, invocations)
 from ._class_features import blast_dice, disciple_bonus, repelling_pushes, sculpted
+from ._metamagic import *  # noqa: F403  (the sorcerer's Metamagic)
+from ._metamagic import heighten, twist, untwist
 from .catalog import GM_SPELLS, NO_COMBAT_EFFECT, SPELLS, Spell
 
 __all__ = [
@@ -440,11 +443,16 @@ def _targets(ctx: RuleContext, p: Mapping[str, Any]) -> list[Creature]:
 def _cast(ctx: RuleContext, cmd: Command, casting: str) -> None:
     p = cmd.params
     me = ctx.creature(p["creature"])
-    spell = _spell(ctx, me, p.get("spell"), casting)
+    meta = p.get("metamagic")
+    quick = isinstance(meta, Mapping) and meta.get("option") == "quickened"
+    if quick and casting != "bonus":
+        ctx.refuse("invalid_params", "Quickened Spell casts an action spell: send cast_bonus.")
+    spell = _spell(ctx, me, p.get("spell"), "action" if quick else casting)
     slot, key = _slot(ctx, me, spell, p.get("slot"))
     _turn_rule(ctx, me, spell, casting)
     if key is not None:
         ctx.emit(ResourceSpent(me.id, key, _left(me, key) - 1))
+    twisted = twist(ctx, ctx.state.creatures[me.id], spell, slot, meta, p)  # Metamagic
     me = ctx.state.creatures[me.id]
     resolve = {
         "attack": _attack_spell,
@@ -456,7 +464,10 @@ def _cast(ctx: RuleContext, cmd: Command, casting: str) -> None:
         "teleport": _teleport,
         "ward": _ward,
     }[spell.how]
-    resolve(ctx, me, spell, slot, p)
+    heighten(ctx, twisted)
+    for run in twisted.runs:  # two for a twinned one-target spell
+        resolve(ctx, ctx.state.creatures[me.id], twisted.spell, slot, run)
+    untwist(ctx, twisted)
 
 
 # -- attack spells ---------------------------------------------------------------------------
@@ -730,7 +741,7 @@ def _area(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
     maximum = 1 if answer is None else int(answer)
     chosen = _area_targets(ctx, me, spell, affected, maximum, p)
     pushes = _pushes(ctx, spell, chosen, p.get("push"))
-    spared = sculpted(ctx, me, spell, chosen, p.get("spare"))  # Sculpt Spells
+    spared, harmless = sculpted(ctx, me, spell, chosen, p.get("spare"), p.get("metamagic"))
     dc = save_dc(me)
     parent = begin_concentration(ctx, me, spell) if spell.concentration else None
     outcomes = [
@@ -749,12 +760,13 @@ def _area(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
                     parent=parent,
                 )
     dice = upcast_dice(spell, slot)
-    hurt = any(not ok or spell.half_on_save for t, ok in outcomes if t.id not in spared)
+    unhurt = spared if harmless else frozenset()  # Sculpt Spells (Careful: saves only)
+    hurt = any(not ok or spell.half_on_save for t, ok in outcomes if t.id not in unhurt)
     if dice is not None and hurt:
         roll = ctx.roll(dice)  # one roll for every target (the arena's area rules)
         for target, ok in outcomes:
             amount = roll.total // 2 if ok else roll.total
-            if amount > 0 and target.id not in spared:
+            if amount > 0 and target.id not in unhurt:
                 apply_damage(
                     ctx,
                     ctx.state.creatures[target.id],
@@ -1204,7 +1216,12 @@ _PARAMS = {
         '{"gob": {"zone": "bar"}}',
     ),
     "spare": Param(
-        "creatures", False, "Sculpt Spells: targets of an evocation area spared (1 + its level)"
+        "creatures",
+        False,
+        "Sculpt Spells (1 + the level) or Careful Spell (Cha): an area's targets spared",
+    ),
+    "metamagic": Param(
+        "object", False, 'Metamagic: {"option": "quickened"} (heightened: and "target")'
     ),
 }
 

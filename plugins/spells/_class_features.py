@@ -67,14 +67,22 @@ def disciple_bonus(creature: Creature, spell: Spell, slot: int) -> int:
 
 
 def sculpted(
-    ctx: RuleContext, me: Creature, spell: Spell, chosen: Sequence[Creature], given: object
-) -> frozenset[str]:
-    """The ids of the targets Sculpt Spells spares (refuses a ``spare`` it cannot)."""
+    ctx: RuleContext,
+    me: Creature,
+    spell: Spell,
+    chosen: Sequence[Creature],
+    given: object,
+    metamagic: object = None,
+) -> tuple[frozenset[str], bool]:
+    """The ids of the targets ``spare`` names (refuses a ``spare`` it cannot), and
+    whether they take no damage: Sculpt Spells; with Careful Spell (``metamagic``) they
+    only succeed on their saves."""
+    careful = isinstance(metamagic, Mapping) and metamagic.get("option") == "careful"
     if given is None or given == []:
-        return frozenset()
-    if caster_feature(me, "sculpt-spells") is None:
+        return frozenset(), True
+    if not careful and caster_feature(me, "sculpt-spells") is None:
         ctx.refuse("no_such_feature", f"{me.name} has no Sculpt Spells: it spares no one.")
-    if spell.school != "evocation":
+    if not careful and spell.school != "evocation":
         ctx.refuse(
             "invalid_params",
             f"Sculpt Spells shapes evocation spells; {spell.name} is "
@@ -86,14 +94,16 @@ def sculpted(
     for cid in given:
         if cid not in ids:
             ctx.refuse("invalid_params", f"spare names {cid[:60]!r}, not one of the targets.")
-    most = 1 + spell.level
+    most = max(1, me.abilities.get("cha", 0)) if careful else 1 + spell.level
     if len(set(given)) != len(given) or len(given) > most:
         ctx.refuse(
             "too_many_targets",
-            f"Sculpt Spells spares up to {most} creature{'s' if most > 1 else ''} from "
-            f"{spell.name} (1 + its level), each once.",
+            f"{'Careful Spell' if careful else 'Sculpt Spells'} spares up to {most} "
+            f"creature{'s' if most > 1 else ''} from {spell.name}"
+            + (" (the Charisma modifier)" if careful else " (1 + its level)")
+            + ", each once.",
         )
-    return frozenset(given)
+    return frozenset(given), not careful
 
 
 # -- Eldritch Invocations -----------------------------------------------------------------------
