@@ -627,6 +627,8 @@ def entry_creatures(
                 proficiency=entry.proficiency,
                 hit_dice=entry.hp.dice or None,
                 senses=dict(entry.senses),
+                type=entry.type,
+                challenge=entry.challenge,
                 traits=entry.traits,
                 actions=entry.actions,
             )

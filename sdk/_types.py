@@ -300,6 +300,19 @@ class Creature:
         factory=dict,
         metadata={"doc": 'Its special senses in feet (`{"darkvision": 60}`).'},
     )
+    #: Its creature type (``undead``, ``fiend``: the compendium's ``type``), when known.
+    type: str | None = attrs.field(
+        default=None,
+        metadata={
+            "doc": "Its creature type (aberration ... undead: the stat block's `type`); null "
+            "when not known (a character's sheet gives none)."
+        },
+    )
+    #: Its challenge rating (0.125 for 1/8), when it came from a stat block.
+    challenge: float | None = attrs.field(
+        default=None,
+        metadata={"doc": "Its stat block's challenge rating (0.125 for 1/8); null when not known."},
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.pc is None:

@@ -108,6 +108,7 @@ SHEET_NUMBERS: tuple[str, ...] = (
     "spell_dc",
     "proficiency",
     "hit_dice",
+    "challenge",
 )
 SHEET_LISTS: tuple[str, ...] = (
     "attacks",

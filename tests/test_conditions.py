@@ -422,12 +422,14 @@ def test_the_built_in_conditions_are_declared() -> None:
         "grapple-instead",  # zonekeep.srd's (plugins/srd/_holds.py: a vampire spawn's claws)
         "grappled",
         "hasted",  # the spells plugin's (Haste), as "lethargic" and "slowed" (Slow)
+        "heightened",  # the spells plugin's (Heightened Spell)
         "ignited",  # zonekeep.srd's (plugins/srd/_traits.py: a magmin's touch)
         "incapacitated",
         "infernal-wound",  # zonekeep.srd's (plugins/srd/_gazes.py: a bearded devil's glaive)
         "invisible",
         "leadership",  # zonekeep.srd's (the knight)
         "lethargic",
+        "no-reactions",  # zonekeep.classes's (Open Hand Technique)
         "object-form",  # zonekeep.srd's (plugins/srd/_gazes.py: a mimic's form, given by the GM)
         "outlined",
         "paralyzed",
@@ -449,6 +451,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "stunned",
         "surrendered",
         "swallowed",  # zonekeep.srd's (plugins/srd/_bodies.py: a giant frog's, a giant toad's)
+        "turned",  # zonekeep.classes's (Turn Undead, Turn the Unholy)
         "two-handed",  # zonekeep.srd's (plugins/srd/_traits.py: a versatile weapon's grip)
         "unconscious",
     ]

@@ -100,6 +100,8 @@ NOT_DRAWN_YET = {
     "stunning_strike",
     # the spells plugin's entangle, web, spiritual weapon, moonbeam, flaming sphere
     "break_free", "spiritual_weapon", "move_moonbeam", "move_sphere",
+    # the classes plugin's Open Hand Technique and Channel Divinity
+    "open_hand_technique", "preserve_life", "turn_the_unholy", "turn_undead",
 }  # fmt: skip
 #: Every command the generator draws (not those of :data:`NOT_DRAWN_YET`: a content
 #: plugin's new command then leaves the derandomized run's draws as they were), with the
@@ -613,6 +615,7 @@ BUILDERS: dict[str, Builder] = {
 SENSIBLE_WEIGHTS: dict[str, int] = {
     "end_turn": 8,
     "attack": 6,
+    "cast": 6,  # the first creature's fire bolt: its turn comes once a round
     "move": 4,
     "ready": 4,
     "area_effect": 4,

@@ -95,8 +95,8 @@ def test_the_seat_folds_stat_block_fields_are_the_servers() -> None:
     from zonekeep.server._visibility import SHEET_LISTS, SHEET_OBJECTS
     from zonekeep.server._visibility import SHEET_NUMBERS as SERVER_NUMBERS
 
-    # hit_dice is a string or null for everyone: the fold keeps it as it came.
-    assert set(SHEET_NUMBERS) == set(SERVER_NUMBERS) - {"hit_dice"}
+    # hit_dice and challenge are null for a character too: the fold keeps them as they came.
+    assert set(SHEET_NUMBERS) == set(SERVER_NUMBERS) - {"hit_dice", "challenge"}
     assert set(SHEET_EMPTY) == {*SHEET_LISTS, *SHEET_OBJECTS}
     assert all(SHEET_EMPTY[key] == [] for key in SHEET_LISTS)
     assert all(SHEET_EMPTY[key] == {} for key in SHEET_OBJECTS)

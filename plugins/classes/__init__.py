@@ -37,8 +37,9 @@ characters list theirs. What this plugin implements (declared with
 The barbarian's, monk's, paladin's and ranger's features (Rage, Frenzy, Reckless
 Attack, Danger Sense, Martial Arts, Ki, Flurry of Blows, Patient Defense, Step of the
 Wind, Stunning Strike, Lay on Hands, Divine Smite, Colossus Slayer) are in
-``_warriors.py``, the sorcerer's Font of Magic in ``_sorcery.py``, each documented
-there; Extra Attack above serves every class that has it. The casters' ``spellcasting``
+``_warriors.py``, the sorcerer's Font of Magic in ``_sorcery.py``, the monk's Open Hand
+Technique in ``_open_hand.py``, Channel Divinity (Turn Undead, Destroy Undead, Preserve
+Life, Turn the Unholy) in ``_divinity.py``, each documented there; Extra Attack above serves every class that has it. The casters' ``spellcasting``
 is the spells plugin's (``zonekeep.spells``).
 
 It uses the public SDK only, as a third-party content plugin would. An operator turns
@@ -83,6 +84,8 @@ from zonekeep.sdk import (
 )
 
 from ._common import class_level, feature_of
+from ._divinity import *  # noqa: F403  (Channel Divinity: turning, Preserve Life)
+from ._open_hand import *  # noqa: F403  (the monk's Open Hand Technique)
 from ._sorcery import *  # noqa: F403  (the sorcerer's Font of Magic)
 from ._warriors import *  # noqa: F403  (barbarian, monk, paladin, ranger)
 

@@ -94,6 +94,7 @@ from zonekeep.sdk import (
 )
 
 from ._common import class_level, feature_of, no_uses_left, uses_left, uses_strength
+from ._open_hand import mark_flurry
 
 __all__ = [
     "DIVINE_SMITE",
@@ -451,6 +452,7 @@ def _flurry(ctx: RuleContext, cmd: Command) -> None:
     me = ctx.creature(cmd.params["creature"])
     _spend_ki(ctx, me)
     ctx.emit(ActionGranted(me.id, "attack", "flurry-of-blows", 2))
+    mark_flurry(ctx, me, 2)  # Open Hand Technique
 
 
 def _patient_defense(ctx: RuleContext, cmd: Command) -> None:

@@ -49,6 +49,10 @@ prepared or known spells), and the ``spellcasting`` action of a monster's stat b
 - Bane, Sleep and Dispel Magic: ``_control``. Every spell effect's source records the
   spell and the level it was cast at (``"Bane (level 2)"``).
 
+The class features that change a spell as it is cast (Disciple of Life, Sculpt Spells,
+Eldritch Invocations) are in ``_class_features.py``, the sorcerer's Metamagic (the
+``metamagic`` param) in ``_metamagic.py``, each documented there.
+
 docs/characters.md lists every spell as implemented or "GM adjudicates" with the reason.
 """
 
@@ -98,6 +102,10 @@ from zonekeep.sdk import (
 )
 
 from . import _control
+from ._class_features import *  # noqa: F403  (Disciple of Life, Sculpt Spells, invocations)
+from ._class_features import blast_dice, disciple_bonus, repelling_pushes, sculpted
+from ._metamagic import *  # noqa: F403  (the sorcerer's Metamagic)
+from ._metamagic import Twist, heighten, retwist, twist, untwist
 from .catalog import GM_SPELLS, NO_COMBAT_EFFECT, SPELLS, Spell
 
 __all__ = [
@@ -446,15 +454,39 @@ def _targets(ctx: RuleContext, p: Mapping[str, Any]) -> list[Creature]:
 def _cast(ctx: RuleContext, cmd: Command, casting: str) -> None:
     p = cmd.params
     me = ctx.creature(p["creature"])
-    spell = _spell(ctx, me, p.get("spell"), casting)
+    meta = p.get("metamagic")
+    quick = isinstance(meta, Mapping) and meta.get("option") == "quickened"
+    if quick and casting != "bonus":
+        ctx.refuse("invalid_params", "Quickened Spell casts an action spell: send cast_bonus.")
+    spell = _spell(ctx, me, p.get("spell"), "action" if quick else casting)
     slot, key = _slot(ctx, me, spell, p.get("slot"))
     _turn_rule(ctx, me, spell, casting)
     if key is not None:
         ctx.emit(ResourceSpent(me.id, key, _left(me, key) - 1))
+    twisted = twist(ctx, ctx.state.creatures[me.id], spell, slot, meta, p)  # Metamagic
     me = ctx.state.creatures[me.id]
-    if _control.pause_for_counterspell(ctx, me, spell, slot, p):
+    if _control.pause_for_counterspell(ctx, me, twisted.spell, slot, p):
         return  # it waits for a foe's Counterspell decision (_control.decision_resolved)
-    resolver(spell)(ctx, me, spell, slot, p)
+    carry_out(ctx, me, spell, slot, p, twisted)
+
+
+def carry_out(
+    ctx: RuleContext,
+    me: Creature,
+    spell: Spell,
+    slot: int,
+    p: Mapping[str, Any],
+    twisted: Twist | None = None,
+) -> None:
+    """Carry out ``spell``, its slot and Metamagic paid and no Counterspell stopping it:
+    each run of its resolver (two for a twinned spell). ``twisted``: what the Metamagic
+    changes (worked out again from ``p`` when the cast resumes after a prompt)."""
+    if twisted is None:
+        twisted = retwist(ctx, me, spell, slot, p)
+    heighten(ctx, twisted)
+    for run in twisted.runs:  # two for a twinned one-target spell
+        resolver(twisted.spell)(ctx, ctx.state.creatures[me.id], twisted.spell, slot, run)
+    untwist(ctx, twisted)
 
 
 def resolver(spell: Spell) -> Any:
@@ -494,6 +526,7 @@ def _attack_spell(
     dice = upcast_dice(spell, slot) or spell.damage
     if spell.cantrip and spell.id != "eldritch-blast":
         dice = scaled(spell.damage, cantrip_tier(me))
+    dice = blast_dice(me, spell, dice)  # Agonizing Blast
     attack = Attack(
         spell.name,
         "melee" if spell.melee else "ranged",
@@ -508,11 +541,23 @@ def _attack_spell(
         if target.id == me.id:
             ctx.refuse("invalid_target", f"{me.name} cannot aim {spell.name} at itself.")
         _reach(ctx, me, target, spell, spell.range)
+    pushes = repelling_pushes(ctx, me, spell, targets, p.get("push"))  # Repelling Blast
     for target in targets:
         target = ctx.state.creatures[target.id]
         if target.out_of_fight:
             continue  # an earlier ray dropped it: the rest are spent on nothing
-        _spell_attack(ctx, ctx.state.creatures[me.id], target, attack)
+        hit = _spell_attack(ctx, ctx.state.creatures[me.id], target, attack)
+        where = pushes.pop(target.id, None) if hit else None
+        now = ctx.state.creatures[target.id]
+        if where is not None and not now.out_of_fight:
+            force_move(
+                ctx,
+                ctx.state.creatures[me.id],
+                now,
+                zone=where.get("zone"),
+                asset=where.get("asset"),
+                magical=True,
+            )
 
 
 def _spell_attack(ctx: RuleContext, me: Creature, target: Creature, attack: Attack) -> bool:
@@ -616,7 +661,7 @@ def _heal(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
     dice = upcast_dice(spell, slot)
     assert dice is not None
     roll = ctx.roll(dice, bonus=_ability_mod(me))
-    amount = max(0, roll.total)
+    amount = max(0, roll.total) + disciple_bonus(me, spell, slot)
     hp = max(target.hp, min(target.max_hp, target.hp + amount))
     ctx.emit(Healed(target.id, amount, hp, me.id))
     for condition in (DYING, STABLE):
@@ -731,10 +776,12 @@ def _area(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
     maximum = 1 if answer is None else int(answer)
     chosen = _area_targets(ctx, me, spell, affected, maximum, p)
     pushes = _pushes(ctx, spell, chosen, p.get("push"))
+    spared, harmless = sculpted(ctx, me, spell, chosen, p.get("spare"), p.get("metamagic"))
     dc = save_dc(me)
     parent = begin_concentration(ctx, me, spell, slot) if spell.concentration else None
     outcomes = [
-        (t, saving_throw(ctx, t, spell.save, dc, spell.name, **_against(spell))) for t in chosen
+        (t, t.id in spared or saving_throw(ctx, t, spell.save, dc, spell.name, **_against(spell)))
+        for t in chosen
     ]
     if spell.condition is not None:
         for target, ok in outcomes:
@@ -748,12 +795,13 @@ def _area(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
                     parent=parent,
                 )
     dice = upcast_dice(spell, slot)
-    hurt = any(not ok or spell.half_on_save for _, ok in outcomes)
+    unhurt = spared if harmless else frozenset()  # Sculpt Spells (Careful: saves only)
+    hurt = any(not ok or spell.half_on_save for t, ok in outcomes if t.id not in unhurt)
     if dice is not None and hurt:
         roll = ctx.roll(dice)  # one roll for every target (the arena's area rules)
         for target, ok in outcomes:
             amount = roll.total // 2 if ok else roll.total
-            if amount > 0:
+            if amount > 0 and target.id not in unhurt:
                 apply_damage(
                     ctx,
                     ctx.state.creatures[target.id],
@@ -1255,7 +1303,18 @@ _PARAMS = {
     ),
     "zone": Param("zone", False, "the zone an area is aimed at (default: the caster's)"),
     "push": Param(
-        "object", False, 'thunderwave: where a target that fails lands {"gob": {"zone": "bar"}}'
+        "object",
+        False,
+        "thunderwave (a target that fails), Repelling Blast (a creature hit): where it lands "
+        '{"gob": {"zone": "bar"}}',
+    ),
+    "spare": Param(
+        "creatures",
+        False,
+        "Sculpt Spells (1 + the level) or Careful Spell (Cha): an area's targets spared",
+    ),
+    "metamagic": Param(
+        "object", False, 'Metamagic: {"option": "quickened"} (heightened: and "target")'
     ),
 }
 

@@ -341,7 +341,7 @@ def pause_for_counterspell(
 def decision_resolved(ctx: RuleContext, decision: Decision, choice: tuple[str, ...]) -> None:
     """A Counterspell prompt closed: a taken Counterspell stops the spell (or tries to);
     else the next creature that may counter it is asked, and then the spell resolves."""
-    from . import SPELLS, _left, _slot_key, innate_key, resolver
+    from . import SPELLS, _left, _slot_key, carry_out, innate_key
 
     trigger = decision.trigger or {}
     if trigger.get("type") != "spell":
@@ -386,7 +386,7 @@ def decision_resolved(ctx: RuleContext, decision: Decision, choice: tuple[str, .
     if offer is not None:
         offer_reaction(ctx, offer, {**trigger, "asked": [*asked, offer.creature]})
         return
-    resolver(spell)(ctx, caster, spell, slot, params)
+    carry_out(ctx, caster, spell, slot, params)
 
 
 def _innate_of(creature: Creature) -> tuple[list[str], dict[str, int]]:

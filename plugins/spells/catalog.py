@@ -51,6 +51,7 @@ class Spell:
       spell's (a cantrip's dice grow at character levels 5, 11 and 17 instead).
     - ``rays``: the number of attacks, beams or darts (more per slot: ``more_rays``).
     - ``shape``/``size``: the area (a sphere's radius, a cone's or line's length).
+    - ``school``: its school of magic, from :data:`SCHOOLS` (the SRD's).
     """
 
     id: str
@@ -76,6 +77,8 @@ class Spell:
     targets: int = 1
     push: bool = False
     gm: str | None = None
+    #: Its school of magic (``evocation``: Sculpt Spells); see :data:`SCHOOLS`.
+    school: str = ""
 
     @property
     def cantrip(self) -> bool:
@@ -630,8 +633,46 @@ _CATALOG: Final[tuple[Spell, ...]] = (
     ),
 )
 
+#: The school of each spell the plugin resolves (SRD 5.1): a table beside the catalog,
+#: read into each :class:`Spell`'s ``school`` (Sculpt Spells needs the evocations).
+SCHOOLS: Final[dict[str, str]] = {
+    **dict.fromkeys(
+        (
+            "fire-bolt",
+            "sacred-flame",
+            "eldritch-blast",
+            "ray-of-frost",
+            "shocking-grasp",
+            "magic-missile",
+            "burning-hands",
+            "thunderwave",
+            "cure-wounds",
+            "healing-word",
+            "guiding-bolt",
+            "faerie-fire",
+            "scorching-ray",
+            "shatter",
+            "fireball",
+            "lightning-bolt",
+        ),
+        "evocation",
+    ),
+    "produce-flame": "conjuration",
+    "misty-step": "conjuration",
+    "vicious-mockery": "enchantment",
+    "bless": "enchantment",
+    "hold-person": "enchantment",
+    "inflict-wounds": "necromancy",
+    "shield": "abjuration",
+    "shield-of-faith": "abjuration",
+    "blur": "illusion",
+    "barkskin": "transmutation",
+}
+
 #: The spells the plugin resolves or marks, by id.
-SPELLS: Final[dict[str, Spell]] = {s.id: s for s in _CATALOG}
+SPELLS: Final[dict[str, Spell]] = {
+    s.id: attrs.evolve(s, school=SCHOOLS.get(s.id, s.school)) for s in _CATALOG
+}
 
 #: The other named spells of issue 31, each "GM adjudicates" with the reason, until
 #: the rules resolve them.

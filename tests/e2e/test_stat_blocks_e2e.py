@@ -33,6 +33,7 @@ EMPTY_SHEET: dict[str, Any] = {
     "spell_dc": None,
     "proficiency": None,
     "hit_dice": None,
+    "challenge": None,
     "attacks": [],
     "traits": [],
     "actions": [],
