@@ -93,7 +93,30 @@ def resume_attack(ctx: RuleContext, decision: Decision, choice: tuple[str, ...])
         if outcome is not None:
             if outcome.cancel:
                 return None
-            trigger = attrs.evolve(trigger, ac_bonus=trigger.ac_bonus + outcome.ac_bonus)
+            trigger = attrs.evolve(
+                trigger,
+                ac_bonus=trigger.ac_bonus + outcome.ac_bonus,
+                damage_cuts=(
+                    *trigger.damage_cuts,
+                    *([(decision.kind, None)] if outcome.halve_damage else []),
+                    *(
+                        [(decision.kind, outcome.damage_reduction)]
+                        if outcome.damage_reduction > 0
+                        else []
+                    ),
+                ),
+            )
+            if outcome.roll_penalty > 0 and trigger.roll is not None and trigger.moment == "hit":
+                penalty = outcome.roll_penalty
+                trigger = attrs.evolve(
+                    trigger,
+                    roll=attrs.evolve(
+                        trigger.roll,
+                        modifier=trigger.roll.modifier - penalty,
+                        total=trigger.roll.total - penalty,
+                        sources=(*trigger.roll.sources, f"penalty:{decision.kind} -{penalty}"),
+                    ),
+                )
             other = s.creatures.get(outcome.target or "")
             if (
                 trigger.moment == "targeted"
@@ -214,10 +237,17 @@ def _hit_or_miss(ctx: RuleContext, trigger: AttackTrigger) -> bool | None:
     ac = trigger.ac + trigger.ac_bonus
     natural = result.natural
     threshold = _critical_threshold(ctx, attacker, attack)
-    would_hit = natural != 1 and natural < threshold and result.total >= ac
-    if would_hit and _offered(ctx, trigger, result.total, ac):
-        return None
+    if trigger.moment == "hit":
+        would_hit = natural != 1 and natural < threshold and result.total >= ac
+        if would_hit and _offered(ctx, trigger, result.total, ac):
+            return None
     hit = natural >= threshold or (natural != 1 and result.total >= ac)
+    if hit:
+        # Hit: the reactions to its damage (an Uncanny Dodge), before it is rolled.
+        if trigger.moment != "damage":
+            trigger = attrs.evolve(trigger, moment="damage", asked=())
+        if _offered(ctx, trigger, result.total, ac):
+            return None
     critical = natural >= threshold or (hit and _helpless_and_close(ctx, attacker, target, attack))
     made = AttackMade(
         attacker.id,
@@ -247,6 +277,7 @@ def _hit_or_miss(ctx: RuleContext, trigger: AttackTrigger) -> bool | None:
             attacker=attacker.id,
             attack=attack.name,
             critical=critical,
+            cuts=trigger.damage_cuts,
         )
     ctx.hook.zonekeep_attack_made(
         ctx=ctx,

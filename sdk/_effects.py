@@ -12,6 +12,7 @@ The decisions themselves are the plugins': what 0 hit points means
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 import attrs
@@ -67,6 +68,7 @@ def apply_damage(
     attacker: str | None = None,
     attack: str | None = None,
     critical: bool = False,
+    cuts: Iterable[tuple[str, int | None]] = (),
 ) -> Damaged:
     """Deal ``amount`` damage of ``damage_type`` (one of :data:`DAMAGE_TYPES`, or ``""``
     for untyped damage) to ``target``, through the damage pipeline, in this order:
@@ -81,6 +83,11 @@ def apply_damage(
     3. its resistance (likewise with ``damage_resistances_nonmagical``): halved, rounded
        down, once however many sources;
     4. its vulnerability: doubled, once.
+
+    ``cuts`` come before all of them, in order, each a ``reduce`` step named by its
+    source: ``(source, n)`` takes off ``n``, ``(source, None)`` halves (rounded down):
+    what reactions to an attack did to its damage (an Uncanny Dodge, a Deflect
+    Missiles; :class:`~zonekeep.sdk.ReactionOutcome`).
 
     Then the ``damaged`` event (the final ``amount``, the ``raw`` amount and type,
     every step) is emitted and returned; hit points stop at 0. A ``roll`` whose dice an
@@ -102,6 +109,8 @@ def apply_damage(
         attack=attack,
         critical=critical,
     )
+    for cut_source, cut in cuts:
+        start = start.reduce(start.amount - start.amount // 2 if cut is None else cut, cut_source)
     damage: Damage = ctx.hook.zonekeep_modify_damage.pipe("damage", ctx=ctx, damage=start)
     now = ctx.state.creatures[target.id]
     immunities, resistances = now.damage_immunities, now.damage_resistances

@@ -83,6 +83,7 @@ from zonekeep.sdk import (
 )
 
 from ._common import class_level, feature_of
+from ._reactions import *  # noqa: F403  (Uncanny Dodge, Deflect Missiles, Cutting Words)
 from ._sorcery import *  # noqa: F403  (the sorcerer's Font of Magic)
 from ._warriors import *  # noqa: F403  (barbarian, monk, paladin, ranger)
 
