@@ -22,6 +22,7 @@ from ._events import (
     Event,
     PluginErrorRecorded,
     PluginEvent,
+    ResourceSpent,
 )
 from ._state import _REDUCERS, EncounterState, apply_event
 from ._types import Creature
@@ -57,10 +58,23 @@ class RollRequest:
 
 @attrs.frozen
 class RollModifier:
-    """One source of advantage, disadvantage or an expertise die on a roll."""
+    """One source of advantage, disadvantage, an expertise die or a bonus on a roll.
 
-    effect: Literal["advantage", "disadvantage", "expertise"]
+    A ``"bonus"`` adds ``value`` (a fighting style's +2, a Sacred Weapon's Charisma
+    modifier; negative for a penalty) and, when ``die`` is more than 0, one die of that
+    many sides rolled with it (a Bardic Inspiration d6): both go into the roll's
+    ``modifier`` and ``total``, and its ``sources`` say ``bonus:<source> +2`` or
+    ``bonus:<source> d6=4``. ``spends`` names a resource of the roller that the bonus
+    uses up: the roll sets it to 0 (``resource_spent``), so that a once-only bonus (an
+    inspiration die) goes with the first roll it is added to. The other effects ignore
+    ``value``, ``die`` and ``spends``.
+    """
+
+    effect: Literal["advantage", "disadvantage", "expertise", "bonus"]
     source: str
+    value: int = 0
+    die: int = 0
+    spends: str | None = None
 
 
 @attrs.frozen
@@ -377,7 +391,8 @@ class RuleContext:
         extra: Iterable[RollModifier] = (),
         double_dice: bool = False,
     ) -> RollRecord:
-        """Roll ``expr`` + ``bonus``, applying the plugins' modifiers for ``request``."""
+        """Roll ``expr`` + ``bonus``, applying the plugins' modifiers for ``request``
+        (a ``"bonus"`` one's die is rolled after the roll's own dice)."""
         mods = [*(self.modifiers(request) if request else []), *extra]
         adv = dis = 0
         experts: set[str] = set()
@@ -388,13 +403,33 @@ class RuleContext:
                 dis += 1
             if m.effect == "expertise":
                 experts.add(m.source)
-        sources = tuple([f"{m.effect}:{m.source}" for m in mods]) if mods else ()
-        return roll(
+        bonuses = list(dict.fromkeys(m for m in mods if m.effect == "bonus"))  # each once
+        record = roll(
             self.entropy,
             expr,
             advantage=combine_advantage(adv, dis),
             expertise=expertise_die(len(experts)),
             bonus=bonus,
-            sources=sources,
+            sources=[f"{m.effect}:{m.source}" for m in mods if m.effect != "bonus"],
             double_dice=double_dice,
+        )
+        if not bonuses:
+            return record
+        added, said = 0, []
+        for m in bonuses:
+            amount, text = m.value, f"{m.value:+d}"
+            if m.die > 0:
+                rolled = roll(self.entropy, f"1d{m.die}").total
+                amount += rolled
+                text = f"d{m.die}={rolled}" + (f"{m.value:+d}" if m.value else "")
+            added += amount
+            said.append(f"bonus:{m.source} {text}")
+            actor = self.state.creatures.get(request.actor) if request else None
+            if m.spends is not None and actor is not None and actor.resources.get(m.spends, 0):
+                self.emit(ResourceSpent(actor.id, m.spends, 0))
+        return attrs.evolve(
+            record,
+            modifier=record.modifier + added,
+            total=record.total + added,
+            sources=(*record.sources, *said),
         )

@@ -215,11 +215,12 @@ def zonekeep_action_refusal(
 
 @hookspec
 def zonekeep_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
-    """Contribute advantage, disadvantage or expertise sources to a roll.
+    """Contribute advantage, disadvantage, expertise or bonus sources to a roll.
 
     Called for every attack roll, saving throw, ability check and initiative roll
     before the dice are rolled. Advantage and disadvantage cancel; each distinct
-    expertise source grows the expertise die (d4, d6, d8).
+    expertise source grows the expertise die (d4, d6, d8); a ``"bonus"`` adds its
+    ``value`` and, with a ``die``, one die of that size (:class:`RollModifier`).
 
     :param ctx: the rule context (read-only use).
     :param roll: what is being rolled, by whom, against whom.
