@@ -106,6 +106,10 @@ def resume_attack(ctx: RuleContext, decision: Decision, choice: tuple[str, ...])
                     ),
                 ),
             )
+            if outcome.disadvantage and trigger.moment == "targeted":
+                trigger = attrs.evolve(
+                    trigger, extra=(*trigger.extra, RollModifier("disadvantage", decision.kind))
+                )
             if outcome.roll_penalty > 0 and trigger.roll is not None and trigger.moment == "hit":
                 penalty = outcome.roll_penalty
                 trigger = attrs.evolve(

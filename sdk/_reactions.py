@@ -71,6 +71,9 @@ class ReactionOutcome:
       total still meets the AC.
     - ``halve_damage``: the attack's damage against the target is halved, rounded down
       (an Uncanny Dodge), before the target's resistances.
+    - ``disadvantage``: at the ``"targeted"`` moment, the attack roll has disadvantage
+      (a ``RollModifier("disadvantage", <kind>)`` added to the attack's own: the
+      Protection fighting style).
     - ``damage_reduction``: subtracted from the attack's damage (a Deflect Missiles'
       1d10 + Dexterity modifier + monk level; not below 0), after any halving.
 
@@ -84,6 +87,7 @@ class ReactionOutcome:
     roll_penalty: int = 0
     halve_damage: bool = False
     damage_reduction: int = 0
+    disadvantage: bool = False
 
 
 @attrs.frozen

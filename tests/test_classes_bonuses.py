@@ -7,7 +7,8 @@ characters built from sheets and scripted dice:
 - Sacred Weapon (paladin, Oath of Devotion 3, Channel Divinity): for a minute, the
   Charisma modifier (at least +1) on weapon attack rolls; the weapon is magical.
 - Fighting Style (fighter 1, paladin 2, ranger 2): Archery, +2 to ranged weapon attack
-  rolls; Dueling, +2 damage with a melee weapon in one hand.
+  rolls; Dueling, +2 damage with a melee weapon in one hand; Protection, a reaction giving
+  disadvantage to an attack on a creature beside it.
 
 Str 16 and Dex 16 (+3), proficiency +2 at 3rd level: longsword +5 (1d8+3 slashing),
 longbow +5 (1d8+3 piercing). Goblins: AC 12, 20 hit points.
@@ -21,8 +22,14 @@ import pytest
 from helpers import make
 from test_spells import keep
 
-from zonekeep.plugins.classes._bonuses import INSPIRATION_DIE, SACRED_WEAPON, fighting_styles
+from zonekeep.plugins.classes._bonuses import (
+    INSPIRATION_DIE,
+    PROTECTION,
+    SACRED_WEAPON,
+    fighting_styles,
+)
 from zonekeep.sdk import (
+    ActionTaken,
     AttackMade,
     CheckRolled,
     ConditionEffectApplied,
@@ -239,3 +246,43 @@ def test_a_refused_command_changes_nothing() -> None:
         h.send("sacred_weapon", creature="kael")
     assert caught.value.code == "no_such_feature"
     assert h.refused("bardic_inspiration", creature="kael", target="gob").code == "no_such_feature"
+
+
+def test_protection_gives_disadvantage_to_an_attack_on_an_adjacent_ally() -> None:
+    style = {"id": "fighting-style", "name": "Fighting Style", "params": {"style": "protection"}}
+    where = {"kael": "hall", "pip": "hall", "gob": "hall"}
+    h = fight(where, fighter(style), make("pip", ac=12, hp=20), make("gob", "foes"))
+    h.send("move_adjacent", creature="kael", ally="pip")
+    h.end_turn()
+    h.end_turn()
+    # The goblin attacks Pip, beside Kael: Kael's player is asked before the roll.
+    events = h.send("attack", creature="gob", target="pip", attack="blade")
+    assert rolled(events) == []
+    offered = h.decision(PROTECTION)
+    assert (offered.controller, offered.creature, offered.options) == (
+        "player-kael",
+        "kael",
+        (PROTECTION, "decline"),
+    )
+    # Disadvantage: 15 and 3, the 3 kept: 7 misses AC 12.
+    events = h.rolls(15, 3).decide(PROTECTION, h.player("player-kael"))
+    assert ActionTaken("kael", PROTECTION, "reaction") in events
+    (attack,) = [e for e in events if isinstance(e, AttackMade)]
+    assert (attack.roll.total, attack.roll.advantage, attack.hit) == (7, "disadvantage", False)
+    assert "disadvantage:protection" in attack.roll.sources
+    h.assert_replay_matches()
+
+
+def test_protection_is_not_offered_for_a_creature_not_beside_it_nor_for_itself() -> None:
+    style = {"id": "fighting-style", "name": "Fighting Style", "params": {"style": "protection"}}
+    where = {"kael": "hall", "pip": "hall", "gob": "hall"}
+    h = fight(where, fighter(style), make("pip", ac=12, hp=20), make("gob", "foes"))
+    h.end_turn()
+    h.end_turn()
+    events = h.rolls(15, 1).send("attack", creature="gob", target="pip", attack="blade")
+    assert rolled(events) == [(19, 4, ())] and h.state.pending == []
+    # Kael itself attacked (next round): Protection guards another creature only.
+    for _ in range(3):
+        h.end_turn()
+    events = h.rolls(5).send("attack", creature="gob", target="kael", attack="blade")
+    assert rolled(events) == [(9, 4, ())] and h.state.pending == []

@@ -18,9 +18,13 @@
 - ``fighting-style`` (a trait with ``params.style``, or the id
   ``fighting-style-<style>``): ``archery``, +2 to its ranged weapon attack rolls;
   ``dueling``, +2 damage with a melee weapon that is not two-handed (the rules do not
-  know what the other hand holds: the player keeps it free); ``defense`` is the +1 the
-  sheet writes in ``armor.bonus``. Great Weapon Fighting (rerolling damage dice),
-  Protection and Two-Weapon Fighting (no off-hand attack in the rules) are the GM's.
+  know what the other hand holds: the player keeps it free); ``protection``, a reaction
+  offered when an attacker it can see targets another creature adjacent to it
+  (``move_adjacent``: "within 5 feet" in zones), giving that attack roll disadvantage
+  (the shield it needs is the player's care: a roster creature carries no shield);
+  ``defense`` is the +1 the sheet writes in ``armor.bonus``. Great Weapon Fighting
+  (rerolling damage dice) and Two-Weapon Fighting (no off-hand attack in the rules) are
+  the GM's.
 """
 
 from __future__ import annotations
@@ -28,15 +32,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from zonekeep.sdk import (
+    ActionTaken,
     Attack,
     Command,
     CommandSpec,
     ConditionSpec,
     Creature,
     Damage,
+    Decision,
     EncounterState,
     FeatureSpec,
     Param,
+    ReactionOffer,
+    ReactionOutcome,
     ResourceRestored,
     ResourceSpent,
     RollModifier,
@@ -54,12 +62,15 @@ from ._reactions import BARDIC_INSPIRATION, bardic_die
 
 __all__ = [
     "INSPIRATION_DIE",
+    "PROTECTION",
     "SACRED_WEAPON",
     "bonuses_attack_damage",
+    "bonuses_attack_reactions",
     "bonuses_commands",
     "bonuses_conditions",
     "bonuses_features",
     "bonuses_modify_damage",
+    "bonuses_reaction_taken",
     "bonuses_roll_modifiers",
     "fighting_styles",
 ]
@@ -73,7 +84,9 @@ CHANNEL_DIVINITY = "channel-divinity"
 #: How far a Bardic Inspiration reaches, in feet.
 INSPIRATION_RANGE = 60
 #: The fighting styles the rules apply (Defense is the sheet's armor bonus).
-STYLES = ("archery", "defense", "dueling")
+STYLES = ("archery", "defense", "dueling", "protection")
+#: The reaction decision of the Protection fighting style.
+PROTECTION = "protection"
 _STYLE_BONUS = 2
 
 _NO_PARAMS = {"type": "object", "additionalProperties": True}
@@ -109,7 +122,8 @@ def bonuses_features() -> Iterable[FeatureSpec]:
                 "additionalProperties": True,
             },
             doc="params.style: archery (+2 to ranged weapon attack rolls), dueling (+2 damage "
-            "with a one-handed melee weapon), defense (the sheet's armor bonus); the other "
+            "with a one-handed melee weapon), protection (a reaction: disadvantage on an "
+            "attack at an adjacent creature), defense (the sheet's armor bonus); the other "
             "styles are the GM's.",
         ),
         *(
@@ -194,6 +208,60 @@ def bonuses_modify_damage(ctx: RuleContext, damage: Damage) -> Damage | None:
     ):
         return None
     return damage.overcome_nonmagical("sacred weapon")
+
+
+@hookimpl(specname="zonekeep_attack_reactions")
+def bonuses_attack_reactions(
+    ctx: RuleContext,
+    attacker: Creature,
+    target: Creature,
+    attack: Attack,
+    moment: str,
+    total: int | None,
+    ac: int | None,
+) -> Iterable[ReactionOffer] | None:
+    """Protection: offered to each creature adjacent to the target, with the style, its
+    reaction, able to see the attacker."""
+    if moment != "targeted":
+        return None
+    offers = []
+    for cid in ctx.state.adjacent_to(target.id):
+        me = ctx.state.creatures.get(cid)
+        if (
+            me is None
+            or me.id == attacker.id
+            or me.incapacitated
+            or me.out_of_fight
+            or not ctx.state.has_reaction(me.id)
+            or "blinded" in me.conditions
+            or "invisible" in attacker.conditions
+            or "protection" not in fighting_styles(me)
+        ):
+            continue
+        offers.append(
+            ReactionOffer(
+                me.id,
+                PROTECTION,
+                f"{attacker.name} attacks {target.name}, beside {me.name}, with "
+                f"{attack.name}. Protection (reaction, with a shield): give the attack roll "
+                "disadvantage?",
+                (PROTECTION,),
+            )
+        )
+    return offers or None
+
+
+@hookimpl(specname="zonekeep_reaction_taken")
+def bonuses_reaction_taken(
+    ctx: RuleContext, decision: Decision, choice: tuple[str, ...]
+) -> ReactionOutcome | None:
+    if decision.kind != PROTECTION or choice[:1] != (PROTECTION,):
+        return None
+    me = ctx.state.creatures.get(decision.creature or "")
+    if me is None or me.incapacitated or me.out_of_fight or not ctx.state.has_reaction(me.id):
+        return None
+    ctx.emit(ActionTaken(me.id, PROTECTION, "reaction"))
+    return ReactionOutcome(disadvantage=True)
 
 
 @hookimpl(specname="zonekeep_conditions")
