@@ -396,21 +396,27 @@ class RuleContext:
         mods = [*(self.modifiers(request) if request else []), *extra]
         adv = dis = 0
         experts: set[str] = set()
+        bonuses: list[RollModifier] = []
         for m in mods:
             if m.effect == "advantage":
                 adv += 1
-            if m.effect == "disadvantage":
+            elif m.effect == "disadvantage":
                 dis += 1
-            if m.effect == "expertise":
+            elif m.effect == "expertise":
                 experts.add(m.source)
-        bonuses = list(dict.fromkeys(m for m in mods if m.effect == "bonus"))  # each once
+            elif m.effect == "bonus" and m not in bonuses:  # an identical bonus counts once
+                bonuses.append(m)
         record = roll(
             self.entropy,
             expr,
             advantage=combine_advantage(adv, dis),
             expertise=expertise_die(len(experts)),
             bonus=bonus,
-            sources=[f"{m.effect}:{m.source}" for m in mods if m.effect != "bonus"],
+            sources=(
+                tuple([f"{m.effect}:{m.source}" for m in mods if m.effect != "bonus"])
+                if mods
+                else ()
+            ),
             double_dice=double_dice,
         )
         if not bonuses:

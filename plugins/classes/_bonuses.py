@@ -32,19 +32,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from zonekeep.sdk import (
-    ActionTaken,
     Attack,
     Command,
     CommandSpec,
     ConditionSpec,
     Creature,
     Damage,
-    Decision,
     EncounterState,
     FeatureSpec,
     Param,
-    ReactionOffer,
-    ReactionOutcome,
     ResourceRestored,
     ResourceSpent,
     RollModifier,
@@ -58,19 +54,17 @@ from zonekeep.sdk import (
 )
 
 from ._common import feature_of, no_uses_left
-from ._reactions import BARDIC_INSPIRATION, bardic_die
+from ._reactions import BARDIC_INSPIRATION, PROTECTION, bardic_die, fighting_styles, has_style
 
 __all__ = [
     "INSPIRATION_DIE",
     "PROTECTION",
     "SACRED_WEAPON",
     "bonuses_attack_damage",
-    "bonuses_attack_reactions",
     "bonuses_commands",
     "bonuses_conditions",
     "bonuses_features",
     "bonuses_modify_damage",
-    "bonuses_reaction_taken",
     "bonuses_roll_modifiers",
     "fighting_styles",
 ]
@@ -85,8 +79,6 @@ CHANNEL_DIVINITY = "channel-divinity"
 INSPIRATION_RANGE = 60
 #: The fighting styles the rules apply (Defense is the sheet's armor bonus).
 STYLES = ("archery", "defense", "dueling", "protection")
-#: The reaction decision of the Protection fighting style.
-PROTECTION = "protection"
 _STYLE_BONUS = 2
 
 _NO_PARAMS = {"type": "object", "additionalProperties": True}
@@ -138,23 +130,6 @@ def bonuses_features() -> Iterable[FeatureSpec]:
     ]
 
 
-def fighting_styles(creature: Creature) -> set[str]:
-    """The fighting styles ``creature``'s traits name (``fighting-style`` with
-    ``params.style``, or ``fighting-style-<style>``)."""
-    found = set()
-    for trait in creature.traits:
-        if trait.gm is not None:
-            continue
-        name = trait.id.removeprefix("zonekeep.classes.")
-        if name == "fighting-style":
-            style = trait.params.get("style")
-            if isinstance(style, str):
-                found.add(style.lower().replace(" ", "-"))
-        elif name.startswith("fighting-style-"):
-            found.add(name.removeprefix("fighting-style-"))
-    return found
-
-
 def _weapon_attack(creature: Creature, name: str | None) -> Attack | None:
     """``creature``'s own attack called ``name`` (a spell's attack is not one of them)."""
     return creature.attack(name) if name else None
@@ -163,19 +138,21 @@ def _weapon_attack(creature: Creature, name: str | None) -> Attack | None:
 @hookimpl(specname="zonekeep_roll_modifiers")
 def bonuses_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
     actor = ctx.state.creatures.get(roll.actor)
-    if actor is None:
+    if actor is None or roll.kind == "initiative":
         return None
     found: list[RollModifier] = []
     die = actor.resources.get(INSPIRATION_DIE, 0)
-    if die > 0 and roll.kind in ("attack", "save", "check"):
+    if die > 0:
         found.append(RollModifier("bonus", "bardic inspiration", die=die, spends=INSPIRATION_DIE))
     if roll.kind == "attack":
-        attack = _weapon_attack(actor, roll.attack)
-        if attack is not None and SACRED_WEAPON in actor.conditions:
-            cha = max(1, actor.abilities.get("cha", 0))
-            found.append(RollModifier("bonus", "sacred weapon", value=cha))
-        if attack is not None and attack.kind == "ranged" and "archery" in fighting_styles(actor):
-            found.append(RollModifier("bonus", "archery", value=_STYLE_BONUS))
+        sacred = SACRED_WEAPON in actor.conditions
+        archery = roll.attack_kind == "ranged" and has_style(actor, "archery")
+        if (sacred or archery) and _weapon_attack(actor, roll.attack) is not None:
+            if sacred:
+                cha = max(1, actor.abilities.get("cha", 0))
+                found.append(RollModifier("bonus", "sacred weapon", value=cha))
+            if archery:
+                found.append(RollModifier("bonus", "archery", value=_STYLE_BONUS))
     return found or None
 
 
@@ -186,10 +163,10 @@ def bonuses_attack_damage(
     """Dueling: +2 to a one-handed melee weapon's damage."""
     if (
         attack.kind != "melee"
+        or not has_style(attacker, "dueling")
         or "two-handed" in attack.properties
         or "two-handed" in attacker.conditions  # a versatile weapon held in both hands
         or _weapon_attack(attacker, attack.name) is None
-        or "dueling" not in fighting_styles(attacker)
     ):
         return None
     dice = parse_dice(attack.damage)
@@ -199,69 +176,16 @@ def bonuses_attack_damage(
 @hookimpl(specname="zonekeep_modify_damage")
 def bonuses_modify_damage(ctx: RuleContext, damage: Damage) -> Damage | None:
     """A Sacred Weapon's hits are magical."""
-    attacker = ctx.state.creatures.get(damage.attacker) if damage.attacker else None
+    if damage.attacker is None or damage.nonmagical_overcome is not None:
+        return None
+    attacker = ctx.state.creatures.get(damage.attacker)
     if (
         attacker is None
         or SACRED_WEAPON not in attacker.conditions
         or _weapon_attack(attacker, damage.attack) is None
-        or damage.nonmagical_overcome is not None
     ):
         return None
     return damage.overcome_nonmagical("sacred weapon")
-
-
-@hookimpl(specname="zonekeep_attack_reactions")
-def bonuses_attack_reactions(
-    ctx: RuleContext,
-    attacker: Creature,
-    target: Creature,
-    attack: Attack,
-    moment: str,
-    total: int | None,
-    ac: int | None,
-) -> Iterable[ReactionOffer] | None:
-    """Protection: offered to each creature adjacent to the target, with the style, its
-    reaction, able to see the attacker."""
-    if moment != "targeted":
-        return None
-    offers = []
-    for cid in ctx.state.adjacent_to(target.id):
-        me = ctx.state.creatures.get(cid)
-        if (
-            me is None
-            or me.id == attacker.id
-            or me.incapacitated
-            or me.out_of_fight
-            or not ctx.state.has_reaction(me.id)
-            or "blinded" in me.conditions
-            or "invisible" in attacker.conditions
-            or "protection" not in fighting_styles(me)
-        ):
-            continue
-        offers.append(
-            ReactionOffer(
-                me.id,
-                PROTECTION,
-                f"{attacker.name} attacks {target.name}, beside {me.name}, with "
-                f"{attack.name}. Protection (reaction, with a shield): give the attack roll "
-                "disadvantage?",
-                (PROTECTION,),
-            )
-        )
-    return offers or None
-
-
-@hookimpl(specname="zonekeep_reaction_taken")
-def bonuses_reaction_taken(
-    ctx: RuleContext, decision: Decision, choice: tuple[str, ...]
-) -> ReactionOutcome | None:
-    if decision.kind != PROTECTION or choice[:1] != (PROTECTION,):
-        return None
-    me = ctx.state.creatures.get(decision.creature or "")
-    if me is None or me.incapacitated or me.out_of_fight or not ctx.state.has_reaction(me.id):
-        return None
-    ctx.emit(ActionTaken(me.id, PROTECTION, "reaction"))
-    return ReactionOutcome(disadvantage=True)
 
 
 @hookimpl(specname="zonekeep_conditions")

@@ -17,6 +17,12 @@ the public SDK only: ``zonekeep_attack_reactions`` offers them, the controller a
   level's: d6, d8 at 5th; a stat block's ``params.die``) from the roll. A creature that
   cannot hear (deafened) or is immune to being charmed is not offered. Its use against
   an ability check or a damage roll is the GM's.
+- the Protection fighting style (``_bonuses.py`` says the styles): when an attacker it
+  can see targets another creature adjacent to it, at the ``targeted`` moment, its
+  reaction gives the attack roll disadvantage.
+
+The hook runs for every attack, three times: it looks for the features with plain loops
+before anything costlier (the cost gate counts every call).
 """
 
 from __future__ import annotations
@@ -42,8 +48,11 @@ from ._common import class_level, feature_of, uses_left
 __all__ = [
     "CUTTING_WORDS",
     "DEFLECT_MISSILES",
+    "PROTECTION",
     "UNCANNY_DODGE",
     "bardic_die",
+    "fighting_styles",
+    "has_style",
     "reactions_attack",
     "reactions_features",
     "reactions_taken",
@@ -54,6 +63,8 @@ DEFLECT_MISSILES = "deflect-missiles"
 CUTTING_WORDS = "cutting-words"
 #: The feature whose uses Cutting Words spends.
 BARDIC_INSPIRATION = "bardic-inspiration"
+#: The reaction decision of the Protection fighting style.
+PROTECTION = "protection"
 #: How far a bard's Cutting Words reaches, in feet.
 CUTTING_WORDS_RANGE = 60
 
@@ -107,6 +118,44 @@ def reactions_features() -> Iterable[FeatureSpec]:
     return specs
 
 
+def fighting_styles(creature: Creature) -> set[str]:
+    """The fighting styles ``creature``'s traits name (``fighting-style`` with
+    ``params.style``, or ``fighting-style-<style>``)."""
+    found = set()
+    for trait in creature.traits:
+        if trait.gm is not None:
+            continue
+        name = trait.id.removeprefix("zonekeep.classes.")
+        if name == "fighting-style":
+            style = trait.params.get("style")
+            if isinstance(style, str):
+                found.add(style.lower().replace(" ", "-"))
+        elif name.startswith("fighting-style-"):
+            found.add(name.removeprefix("fighting-style-"))
+    return found
+
+
+def has_style(creature: Creature, style: str) -> bool:
+    """Whether ``creature`` has fighting style ``style``: a plain loop first, the rest
+    only for a creature with a fighting style."""
+    for trait in creature.traits:
+        if "fighting-style" in trait.id:
+            return style in fighting_styles(creature)
+    return False
+
+
+def _has(creature: Creature, feature: str) -> bool:
+    """Whether ``creature`` lists ``feature`` (a plain loop: no call per item)."""
+    namespaced = "zonekeep.classes." + feature
+    for item in creature.actions:
+        if item.id == feature or item.id == namespaced:
+            return True
+    for trait in creature.traits:  # noqa: SIM110  (a loop makes no call per item)
+        if trait.id == feature or trait.id == namespaced:
+            return True
+    return False
+
+
 def _sees(me: Creature, other: Creature) -> bool:
     return "blinded" not in me.conditions and "invisible" not in other.conditions
 
@@ -118,15 +167,20 @@ def _able(ctx: RuleContext, me: Creature) -> bool:
 def _cutting_words_offers(
     ctx: RuleContext, attacker: Creature, total: int | None, ac: int | None
 ) -> list[ReactionOffer]:
-    if "deafened" in attacker.conditions or "charmed" in attacker.condition_immunities:
-        return []
     offers = []
     for bard in ctx.state.creatures.values():
+        for item in bard.actions:
+            if item.id == CUTTING_WORDS or item.id == "zonekeep.classes." + CUTTING_WORDS:
+                break
+        else:
+            continue  # the common case: no Cutting Words, no call made
         feature = feature_of(bard, BARDIC_INSPIRATION)
         if (
             bard.id == attacker.id
             or feature_of(bard, CUTTING_WORDS) is None
             or feature is None
+            or "deafened" in attacker.conditions
+            or "charmed" in attacker.condition_immunities
             or not ctx.is_enemy(bard, attacker)
             or not _able(ctx, bard)
             or not _sees(bard, attacker)
@@ -151,6 +205,33 @@ def _cutting_words_offers(
     return offers
 
 
+def _protection_offers(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack
+) -> list[ReactionOffer]:
+    offers = []
+    for cid in ctx.state.adjacent_to(target.id):
+        me = ctx.state.creatures.get(cid)
+        if (
+            me is None
+            or me.id == attacker.id
+            or not has_style(me, PROTECTION)
+            or not _able(ctx, me)
+            or not _sees(me, attacker)
+        ):
+            continue
+        offers.append(
+            ReactionOffer(
+                me.id,
+                PROTECTION,
+                f"{attacker.name} attacks {target.name}, beside {me.name}, with "
+                f"{attack.name}. Protection (reaction, with a shield): give the attack roll "
+                "disadvantage?",
+                (PROTECTION,),
+            )
+        )
+    return offers
+
+
 @hookimpl(specname="zonekeep_attack_reactions")
 def reactions_attack(
     ctx: RuleContext,
@@ -161,34 +242,39 @@ def reactions_attack(
     total: int | None,
     ac: int | None,
 ) -> Iterable[ReactionOffer] | None:
+    if moment == "targeted":
+        return _protection_offers(ctx, attacker, target, attack) if ctx.state.adjacent else None
     if moment == "hit":
         return _cutting_words_offers(ctx, attacker, total, ac) or None
-    if moment != "damage" or not _able(ctx, target):
+    if moment != "damage":
         return None
-    offers = []
-    if feature_of(target, UNCANNY_DODGE) is not None and _sees(target, attacker):
-        offers.append(
-            ReactionOffer(
-                target.id,
-                UNCANNY_DODGE,
-                f"{attacker.name}'s {attack.name} hits {target.name}. Uncanny Dodge "
-                "(reaction): halve its damage?",
-                (UNCANNY_DODGE,),
-            )
+    if _has(target, UNCANNY_DODGE):
+        if feature_of(target, UNCANNY_DODGE) is None or not _sees(target, attacker):
+            return None
+        kind, text = UNCANNY_DODGE, "Uncanny Dodge (reaction): halve its damage?"
+    elif attack.kind == "ranged" and _has(target, DEFLECT_MISSILES):
+        if feature_of(target, DEFLECT_MISSILES) is None:
+            return None
+        kind = DEFLECT_MISSILES
+        text = (
+            f"Deflect Missiles (reaction): reduce its damage by 1d10 + "
+            f"{target.abilities.get('dex', 0)} + {class_level(target, 'monk')}?"
         )
-    elif feature_of(target, DEFLECT_MISSILES) is not None and attack.kind == "ranged":
-        level = class_level(target, "monk")
-        offers.append(
-            ReactionOffer(
-                target.id,
-                DEFLECT_MISSILES,
-                f"{attacker.name}'s {attack.name} hits {target.name}. Deflect Missiles "
-                f"(reaction): reduce its damage by 1d10 + {target.abilities.get('dex', 0)} + "
-                f"{level}?",
-                (DEFLECT_MISSILES,),
-            )
-        )
-    return offers or None
+    else:
+        return None
+    if not _able(ctx, target):
+        return None
+    return (
+        ReactionOffer(
+            target.id,
+            kind,
+            f"{attacker.name}'s {attack.name} hits {target.name}. {text}",
+            (kind,),
+        ),
+    )
+
+
+_KINDS = (UNCANNY_DODGE, DEFLECT_MISSILES, CUTTING_WORDS, PROTECTION)
 
 
 @hookimpl(specname="zonekeep_reaction_taken")
@@ -196,11 +282,14 @@ def reactions_taken(
     ctx: RuleContext, decision: Decision, choice: tuple[str, ...]
 ) -> ReactionOutcome | None:
     kind = decision.kind
-    if kind not in (UNCANNY_DODGE, DEFLECT_MISSILES, CUTTING_WORDS) or choice[:1] != (kind,):
+    if kind not in _KINDS or choice[:1] != (kind,):
         return None
     me = ctx.state.creatures.get(decision.creature or "")
     if me is None or me.incapacitated or me.out_of_fight or not ctx.state.has_reaction(me.id):
         return None  # it can no longer react: the attack goes on as it was
+    if kind == PROTECTION:
+        ctx.emit(ActionTaken(me.id, kind, "reaction"))
+        return ReactionOutcome(disadvantage=True)
     if kind == CUTTING_WORDS:
         feature = feature_of(me, BARDIC_INSPIRATION)
         if feature is None or (feature.uses is not None and uses_left(me, feature) <= 0):
