@@ -923,6 +923,13 @@ def _healed(s: EncounterState, e: ev.Healed) -> None:
     s.creatures[e.creature].hp = e.hp
 
 
+@reducer(ev.TempHpChanged)
+def _temp_hp_changed(s: EncounterState, e: ev.TempHpChanged) -> None:
+    """The creature's `temp_hp` becomes the event's `temp_hp` (for a player or spectator,
+    an enemy's is null)."""
+    s.creatures[e.creature].temp_hp = e.temp_hp  # type: ignore[assignment]
+
+
 @reducer(ev.Readied)
 def _readied(s: EncounterState, e: ev.Readied) -> None:
     """`readied[creature]` becomes `{target, attack, trigger}` from the event."""

@@ -9,6 +9,9 @@ characters built from sheets and scripted dice:
 - Fighting Style (fighter 1, paladin 2, ranger 2): Archery, +2 to ranged weapon attack
   rolls; Dueling, +2 damage with a melee weapon in one hand; Protection, a reaction giving
   disadvantage to an attack on a creature beside it.
+- Dark One's Blessing (warlock, the Fiend 1): reducing a hostile creature to 0 hit
+  points gives Charisma modifier + warlock level temporary hit points (the SDK's
+  temporary hit points: damage takes them first, the larger stay, healing leaves them).
 
 Str 16 and Dex 16 (+3), proficiency +2 at 3rd level: longsword +5 (1d8+3 slashing),
 longbow +5 (1d8+3 piercing). Goblins: AC 12, 20 hit points.
@@ -23,6 +26,7 @@ from helpers import make
 from test_spells import keep
 
 from zonekeep.plugins.classes._bonuses import (
+    DARK_ONES_BLESSING,
     INSPIRATION_DIE,
     PROTECTION,
     SACRED_WEAPON,
@@ -39,6 +43,7 @@ from zonekeep.sdk import (
     Refusal,
     ResourceRestored,
     ResourceSpent,
+    TempHpChanged,
 )
 from zonekeep.sdk.host import character_creature, parse_character
 from zonekeep.sdk.testing import EncounterHarness
@@ -286,3 +291,69 @@ def test_protection_is_not_offered_for_a_creature_not_beside_it_nor_for_itself()
         h.end_turn()
     events = h.rolls(5).send("attack", creature="gob", target="kael", attack="blade")
     assert rolled(events) == [(9, 4, ())] and h.state.pending == []
+
+
+# -- Temporary hit points and Dark One's Blessing ---------------------------------------------
+
+
+def warlock() -> Creature:
+    blessing = {"id": DARK_ONES_BLESSING, "name": "Dark One's Blessing", "text": "Temp HP."}
+    return sheet("vex", "warlock", "fiend", traits=[blessing])
+
+
+def temp(events: tuple[object, ...]) -> list[tuple[str, int | None, str]]:
+    return [(e.creature, e.temp_hp, e.source) for e in events if isinstance(e, TempHpChanged)]
+
+
+def test_dark_ones_blessing_gives_cha_plus_level_temp_hp_for_a_kill() -> None:
+    h = fight({"vex": "hall", "gob": "hall"}, warlock(), make("gob", "foes", hp=5))
+    # Longsword +5: 10 + 5 hits; 4 + 3 = 7 drops the goblin (5): 3 + 3 temporary hit points.
+    events = h.rolls(10, 4).send("attack", creature="vex", target="gob", attack="longsword")
+    assert damage(events) == [7]
+    assert temp(events) == [("vex", 6, DARK_ONES_BLESSING)]
+    assert h.creature("vex").temp_hp == 6
+    h.assert_replay_matches()
+
+
+def test_temp_hp_take_the_damage_first_and_healing_does_not_restore_them() -> None:
+    vex = warlock()
+    vex.temp_hp = 6
+    h = fight({"gob": "hall", "vex": "hall"}, make("gob", "foes"), vex)
+    while h.state.active != "gob":
+        h.end_turn()
+    # The goblin's blade: 15 + 4 hits; 2 + 2 = 4, all taken by the temporary hit points.
+    events = h.rolls(15, 2).send("attack", creature="gob", target="vex", attack="blade")
+    assert temp(events) == [("vex", 2, "damage")]
+    assert [(e.amount, e.hp) for e in events if isinstance(e, Damaged)] == [(4, 30)]
+    h.end_turn()
+    h.end_turn()
+    # 6 + 2 = 8 more: 2 temporary, 6 from the hit points.
+    events = h.rolls(15, 6).send("attack", creature="gob", target="vex", attack="blade")
+    assert temp(events) == [("vex", 0, "damage")]
+    assert [(e.amount, e.hp) for e in events if isinstance(e, Damaged)] == [(8, 24)]
+    events = h.send("heal", creature="vex", amount=3)
+    assert temp(events) == [] and h.creature("vex").temp_hp == 0
+    h.assert_replay_matches()
+
+
+def test_the_larger_temp_hp_stay_and_a_creature_at_0_or_an_ally_gives_none() -> None:
+    vex = warlock()
+    vex.temp_hp = 10
+    h = fight({"vex": "hall", "gob": "hall"}, vex, make("gob", "foes", hp=5))
+    events = h.rolls(10, 4).send("attack", creature="vex", target="gob", attack="longsword")
+    assert damage(events) == [7] and temp(events) == [] and h.creature("vex").temp_hp == 10
+    # An ally dropped (the GM's doing): no blessing; nor for damage by another.
+    h = fight({"vex": "hall", "pal": "hall"}, warlock(), make("pal", hp=5))
+    events = h.rolls(10, 4).send("attack", creature="vex", target="pal", attack="longsword")
+    assert damage(events) == [7] and temp(events) == []
+    h = fight({"vex": "hall", "gob": "hall"}, warlock(), make("gob", "foes", hp=5))
+    events = h.send("damage", creature="gob", amount=9)
+    assert temp(events) == [] and h.creature("vex").temp_hp == 0
+
+
+def test_a_smaller_gain_is_replaced_by_a_larger() -> None:
+    vex = warlock()
+    vex.temp_hp = 2
+    h = fight({"vex": "hall", "gob": "hall"}, vex, make("gob", "foes", hp=5))
+    events = h.rolls(10, 4).send("attack", creature="vex", target="gob", attack="longsword")
+    assert temp(events) == [("vex", 6, DARK_ONES_BLESSING)]

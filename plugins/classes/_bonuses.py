@@ -25,6 +25,10 @@
   ``defense`` is the +1 the sheet writes in ``armor.bonus``. Great Weapon Fighting
   (rerolling damage dice) and Two-Weapon Fighting (no off-hand attack in the rules) are
   the GM's.
+- ``dark-ones-blessing`` (warlock, the Fiend 1): when damage from the warlock (its
+  ``source``) reduces a hostile creature to 0 hit points (the condition that follows is
+  given: not a creature already at 0), the warlock gains its Charisma modifier + warlock
+  level temporary hit points, at least 1 (``gain_temp_hp``: the larger stay).
 """
 
 from __future__ import annotations
@@ -35,9 +39,11 @@ from zonekeep.sdk import (
     Attack,
     Command,
     CommandSpec,
+    ConditionApplied,
     ConditionSpec,
     Creature,
     Damage,
+    Damaged,
     EncounterState,
     FeatureSpec,
     Param,
@@ -47,19 +53,22 @@ from zonekeep.sdk import (
     RollRequest,
     RuleContext,
     apply_timed_condition,
+    gain_temp_hp,
     hookimpl,
     parse_dice,
     path_distance,
     spend_use,
 )
 
-from ._common import feature_of, no_uses_left
+from ._common import class_level, feature_of, no_uses_left
 from ._reactions import BARDIC_INSPIRATION, PROTECTION, bardic_die, fighting_styles, has_style
 
 __all__ = [
+    "DARK_ONES_BLESSING",
     "INSPIRATION_DIE",
     "PROTECTION",
     "SACRED_WEAPON",
+    "bonuses_after_damage",
     "bonuses_attack_damage",
     "bonuses_commands",
     "bonuses_conditions",
@@ -75,6 +84,10 @@ INSPIRATION_DIE = "bardic-inspiration-die"
 SACRED_WEAPON = "sacred-weapon"
 #: The class resource Channel Divinity spends.
 CHANNEL_DIVINITY = "channel-divinity"
+#: The warlock's feature that gives temporary hit points for a kill.
+DARK_ONES_BLESSING = "dark-ones-blessing"
+#: The source apply_damage gives the condition of a creature reduced to 0 hit points.
+_ZERO_HP = "reduced to 0 hit points"
 #: How far a Bardic Inspiration reaches, in feet.
 INSPIRATION_RANGE = 60
 #: The fighting styles the rules apply (Defense is the sheet's armor bonus).
@@ -117,6 +130,13 @@ def bonuses_features() -> Iterable[FeatureSpec]:
             "with a one-handed melee weapon), protection (a reaction: disadvantage on an "
             "attack at an adjacent creature), defense (the sheet's armor bonus); the other "
             "styles are the GM's.",
+        ),
+        FeatureSpec(
+            DARK_ONES_BLESSING,
+            "trait",
+            _NO_PARAMS,
+            doc="Reducing a hostile creature to 0 hit points gives it Charisma modifier + "
+            "warlock level temporary hit points (at least 1).",
         ),
         *(
             FeatureSpec(
@@ -186,6 +206,31 @@ def bonuses_modify_damage(ctx: RuleContext, damage: Damage) -> Damage | None:
     ):
         return None
     return damage.overcome_nonmagical("sacred weapon")
+
+
+@hookimpl(specname="zonekeep_after_damage")
+def bonuses_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
+    """Dark One's Blessing: a hostile creature the warlock's damage reduced to 0."""
+    if damage.hp != 0 or damage.amount <= 0 or not damage.source:
+        return
+    warlock = ctx.state.creatures.get(damage.source)
+    if (
+        warlock is None
+        or warlock.out_of_fight
+        or feature_of(warlock, DARK_ONES_BLESSING) is None
+        or not ctx.is_enemy(warlock, creature)
+    ):
+        return
+    events = ctx.events
+    at = next((i for i in range(len(events) - 1, -1, -1) if events[i] is damage), None)
+    if at is None or not any(
+        isinstance(e, ConditionApplied) and e.creature == creature.id and e.source == _ZERO_HP
+        for e in events[at + 1 :]
+    ):
+        return  # it was at 0 hit points already
+    level = class_level(warlock, "warlock")
+    amount = max(1, warlock.abilities.get("cha", 0) + level)
+    gain_temp_hp(ctx, warlock.id, amount, DARK_ONES_BLESSING)
 
 
 @hookimpl(specname="zonekeep_conditions")
