@@ -32,6 +32,8 @@ OPEN_PHASES: tuple[Phase, ...] = PHASES[:-1]
 OVERRIDE_FIELDS: dict[str, tuple[type, ...]] = {
     "hp": (int,),
     "max_hp": (int,),
+    #: Temporary hit points the GM gives or takes away (set as they are: no "larger stays").
+    "temp_hp": (int,),
     "ac": (int,),
     "sharing_with": (str, type(None)),
     "hidden": (bool,),

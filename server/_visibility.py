@@ -197,6 +197,8 @@ def _enemy_hp(event: dict[str, Any], state: EncounterState, view: Viewer) -> dic
         return {**event, "temp_hp": None}
     if event.get("field") in ("hp", "max_hp"):
         return {**event, "value": hp_word(creature.hp, creature.max_hp)}
+    if event.get("field") == "temp_hp":
+        return {**event, "value": None}
     return event
 
 

@@ -357,3 +357,14 @@ def test_a_smaller_gain_is_replaced_by_a_larger() -> None:
     h = fight({"vex": "hall", "gob": "hall"}, vex, make("gob", "foes", hp=5))
     events = h.rolls(10, 4).send("attack", creature="vex", target="gob", attack="longsword")
     assert temp(events) == [("vex", 6, DARK_ONES_BLESSING)]
+
+
+def test_the_gm_sets_temp_hp_with_an_override_and_never_below_0() -> None:
+    h = fight({"vex": "hall", "gob": "hall"}, warlock(), make("gob", "foes"))
+    h.send("override", creature="vex", field="temp_hp", value=4)
+    assert h.creature("vex").temp_hp == 4
+    h.send("override", creature="vex", field="temp_hp", value=0)
+    assert h.creature("vex").temp_hp == 0
+    assert h.refused("override", creature="vex", field="temp_hp", value=-1).code == (
+        "invalid_params"
+    )

@@ -1920,7 +1920,7 @@
     if (pname === "mode") return ["walk", "climb", "swim", "fly", "burrow"].map((m) => [m, m]);
     if (pname === "group") return [...new Set(Object.values(s.creatures).map((c) => c.group).filter(Boolean))].map((g) => [g, optionText(g)]);
     // The fields the server lets the GM override (OVERRIDE_FIELDS in the SDK).
-    if (pname === "field") return ["hp", "max_hp", "ac", "sharing_with", "hidden", "side", "controller", "pc", "condition_immunities"].map((f) => [f, f.replaceAll("_", " ")]);
+    if (pname === "field") return ["hp", "max_hp", "temp_hp", "ac", "sharing_with", "hidden", "side", "controller", "pc", "condition_immunities"].map((f) => [f, f.replaceAll("_", " ")]);
     if (pname === "conditions") return conditionChoices().map((c) => [c.id, c.id]);
     if (pname === "parent") return Object.values(s.condition_effects || {}).map((e) => [e.id, `${name(e.creature)}: ${e.condition}`]);
     // Words the server takes from a short list its description gives ("cone, cube,
