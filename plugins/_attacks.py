@@ -19,6 +19,7 @@ from zonekeep.sdk import (
     UNCONSCIOUS,
     Attack,
     AttackMade,
+    AttackMoment,
     AttackTrigger,
     Creature,
     Damaged,
@@ -93,7 +94,34 @@ def resume_attack(ctx: RuleContext, decision: Decision, choice: tuple[str, ...])
         if outcome is not None:
             if outcome.cancel:
                 return None
-            trigger = attrs.evolve(trigger, ac_bonus=trigger.ac_bonus + outcome.ac_bonus)
+            trigger = attrs.evolve(
+                trigger,
+                ac_bonus=trigger.ac_bonus + outcome.ac_bonus,
+                damage_cuts=(
+                    *trigger.damage_cuts,
+                    *([(decision.kind, None)] if outcome.halve_damage else []),
+                    *(
+                        [(decision.kind, outcome.damage_reduction)]
+                        if outcome.damage_reduction > 0
+                        else []
+                    ),
+                ),
+            )
+            if outcome.disadvantage and trigger.moment == "targeted":
+                trigger = attrs.evolve(
+                    trigger, extra=(*trigger.extra, RollModifier("disadvantage", decision.kind))
+                )
+            if outcome.roll_penalty > 0 and trigger.roll is not None and trigger.moment == "hit":
+                penalty = outcome.roll_penalty
+                trigger = attrs.evolve(
+                    trigger,
+                    roll=attrs.evolve(
+                        trigger.roll,
+                        modifier=trigger.roll.modifier - penalty,
+                        total=trigger.roll.total - penalty,
+                        sources=(*trigger.roll.sources, f"penalty:{decision.kind} -{penalty}"),
+                    ),
+                )
             other = s.creatures.get(outcome.target or "")
             if (
                 trigger.moment == "targeted"
@@ -118,17 +146,31 @@ def resume_attack(ctx: RuleContext, decision: Decision, choice: tuple[str, ...])
     return _go_on(ctx, trigger)
 
 
-def _offered(ctx: RuleContext, trigger: AttackTrigger, total: int | None, ac: int | None) -> bool:
-    """Open the first reaction offered at the trigger's moment not yet asked, if any."""
+def _offered(
+    ctx: RuleContext,
+    trigger: AttackTrigger,
+    total: int | None,
+    ac: int | None,
+    attack: Attack | None = None,
+    moment: AttackMoment | None = None,
+) -> bool:
+    """Open the first reaction offered at the trigger's moment (or at ``moment``, the
+    next one: nobody asked at it yet) not yet asked, if any (``attack``: the attacker's
+    attack, when the caller has it at hand)."""
     s = ctx.state
+    if moment is None or moment == trigger.moment:
+        moment, asked_before = trigger.moment, trigger.asked
+    else:
+        asked_before = ()
     attacker, target = s.creatures[trigger.attacker], s.creatures[trigger.target]
-    attack = attack_of(ctx, attacker, trigger.attack)
+    if attack is None:
+        attack = attack_of(ctx, attacker, trigger.attack)
     answers = ctx.hook.zonekeep_attack_reactions(
         ctx=ctx,
         attacker=attacker,
         target=target,
         attack=attack,
-        moment=trigger.moment,
+        moment=moment,
         total=total,
         ac=ac,
     )
@@ -137,13 +179,13 @@ def _offered(ctx: RuleContext, trigger: AttackTrigger, total: int | None, ac: in
             reactor = s.creatures.get(offer.creature)
             if (
                 reactor is None
-                or reactor.id in trigger.asked
+                or reactor.id in asked_before
                 or reactor.out_of_fight
                 or reactor.incapacitated
                 or not s.has_reaction(reactor.id)
             ):
                 continue
-            asked = attrs.evolve(trigger, asked=(*trigger.asked, reactor.id))
+            asked = attrs.evolve(trigger, moment=moment, asked=(*asked_before, reactor.id))
             offer_reaction(ctx, offer, asked.to_data())
             return True
     return False
@@ -214,10 +256,14 @@ def _hit_or_miss(ctx: RuleContext, trigger: AttackTrigger) -> bool | None:
     ac = trigger.ac + trigger.ac_bonus
     natural = result.natural
     threshold = _critical_threshold(ctx, attacker, attack)
-    would_hit = natural != 1 and natural < threshold and result.total >= ac
-    if would_hit and _offered(ctx, trigger, result.total, ac):
-        return None
+    if trigger.moment == "hit":
+        would_hit = natural != 1 and natural < threshold and result.total >= ac
+        if would_hit and _offered(ctx, trigger, result.total, ac, attack):
+            return None
     hit = natural >= threshold or (natural != 1 and result.total >= ac)
+    # A hit: the reactions to its damage (an Uncanny Dodge), before it is rolled.
+    if hit and _offered(ctx, trigger, result.total, ac, attack, "damage"):
+        return None
     critical = natural >= threshold or (hit and _helpless_and_close(ctx, attacker, target, attack))
     made = AttackMade(
         attacker.id,
@@ -247,6 +293,7 @@ def _hit_or_miss(ctx: RuleContext, trigger: AttackTrigger) -> bool | None:
             attacker=attacker.id,
             attack=attack.name,
             critical=critical,
+            cuts=trigger.damage_cuts,
         )
     ctx.hook.zonekeep_attack_made(
         ctx=ctx,

@@ -21,7 +21,10 @@ nonmagical defences, uses and recharges, and the GM's ability checks.
 - Uses: a spent feature with ``{"recharge": N}`` rolls a d6 at the start of its
   creature's turn (``recharge_rolled``); ``{"per": "turn"}`` uses come back at the start
   of its turn, ``{"per": "round"}`` at the start of each round; the GM's ``rest`` gives
-  back the rest's uses (short: short rest, turn, round and recharge; long: all); the
+  back the rest's uses (short: short rest, turn, round and recharge; long: all), and a
+  character's class resources by their rest (the ``resources`` of its ``class-levels``
+  trait: Channel Divinity, the Lay on Hands pool), its pact slots on either rest and
+  its spell slots on a long rest (its ``spellcasting`` trait's ``slots``); the
   GM's ``use_feature`` spends a use of a feature the GM adjudicates (a breath weapon
   played by hand still recharges on its own).
 - ``call_check`` (GM): a check or a saving throw for one or several creatures
@@ -52,6 +55,7 @@ from zonekeep.sdk import (
     FeatureSpec,
     MultiattackUsed,
     Param,
+    ResourceRestored,
     RollModifier,
     RuleContext,
     SequenceItem,
@@ -377,6 +381,38 @@ def _rest(ctx: RuleContext, cmd: Command) -> None:
     chosen = [ctx.creature(c) for c in ids] if ids else list(ctx.state.creatures.values())
     for creature in chosen:
         restore_uses(ctx, creature, _REST_PERIODS[kind], f"{kind}_rest")
+        _restore_sheet(ctx, ctx.state.creatures[creature.id], kind)
+
+
+def _whole(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _restore_sheet(ctx: RuleContext, creature: Creature, kind: str) -> None:
+    """A character's class resources (by their rest), pact slots (any rest) and spell
+    slots (a long rest) back to their full counts: ``resource_restored`` each."""
+    periods = _REST_PERIODS[kind]
+    full: dict[str, int] = {}
+    for trait in creature.traits:
+        if trait.id == "class-levels":
+            for entry in trait.params.get("resources", ()):
+                if not isinstance(entry, Mapping) or entry.get("per", "long_rest") not in periods:
+                    continue
+                count, key = _whole(entry.get("count")), entry.get("id")
+                if count is not None and isinstance(key, str):
+                    full[key] = count
+        elif trait.id == "spellcasting":
+            slots = trait.params.get("slots")
+            if kind == "long" and isinstance(slots, Mapping):
+                for level, count in slots.items():
+                    if _whole(count) is not None:
+                        full[f"spell-slots-{level}"] = count
+            pact = trait.params.get("pact_slots")
+            if isinstance(pact, Mapping) and _whole(pact.get("count")) is not None:
+                full["pact-slots"] = pact["count"]
+    for key, count in full.items():
+        if creature.resources.get(key, count) < count:
+            ctx.emit(ResourceRestored(creature.id, key, count, f"{kind}_rest"))
 
 
 def _use_feature(ctx: RuleContext, cmd: Command) -> None:
@@ -465,7 +501,8 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
         CommandSpec(
             "rest",
             _rest,
-            "GM: a short or long rest gives back the uses of the creatures' features.",
+            "GM: a short or long rest gives back the uses of the creatures' features, their "
+            "class resources and spell slots.",
             {
                 "kind": Param("string", False, "short or long (default long)"),
                 "creatures": Param("creatures", False, "who rests (default: everyone)"),

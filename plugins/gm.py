@@ -50,7 +50,7 @@ def _override(ctx: RuleContext, cmd: Command) -> None:
         other = ctx.creature(value)
         if other.id == c.id:
             ctx.refuse("invalid_params", "A creature cannot share its own space.")
-    if field in ("hp", "max_hp") and isinstance(value, int) and value < 0:
+    if field in ("hp", "max_hp", "temp_hp") and isinstance(value, int) and value < 0:
         ctx.refuse("invalid_params", "Hit points cannot be negative.")
     if field == "size":
         try:

@@ -6,8 +6,10 @@ feature is *implemented* when a plugin the engine loads by default declares its 
 (``zonekeep_features``) for its place (``action`` for an action, bonus action or
 reaction; ``trait`` otherwise); *in the sheet* when the data says how the character model
 itself carries it (``sheet``: the ability scores, the expertise, the subclass); *GM
-adjudicates* when the data marks it with a ``gm`` reason. A feature that is none of the
-three, or that is implemented and marked too, is a problem: tests/test_class_coverage.py
+adjudicates* when the data marks it with a ``gm`` reason; *no combat effect* when the data
+marks it with a ``no_combat`` reason (a language, downtime, travel: nothing a fight's
+rules decide), counted apart: the automated share is of the combat features, the others.
+A feature that is none of the four, or that is implemented and marked too, is a problem: tests/test_class_coverage.py
 fails on it, and when docs/characters.md is not what this writes. Run by
 scripts/generate.
 
@@ -43,13 +45,15 @@ def implemented_ids() -> frozenset[tuple[str, str]]:
 
 
 def status(feature: dict[str, Any], implemented: frozenset[tuple[str, str]]) -> str:
-    """``implemented``, ``sheet``, ``gm``, or ``problem`` (none of them, or two)."""
+    """``implemented``, ``sheet``, ``gm``, ``no_combat``, or ``problem`` (none of them,
+    or two)."""
     found = [
         name
         for name, yes in (
             ("implemented", (place(feature), feature["id"]) in implemented),
             ("sheet", bool(feature.get("sheet"))),
             ("gm", bool(feature.get("gm"))),
+            ("no_combat", bool(feature.get("no_combat"))),
         )
         if yes
     ]
@@ -68,11 +72,28 @@ def rows(
 
 
 def totals(data: dict[str, Any], implemented: frozenset[tuple[str, str]]) -> dict[str, int]:
-    counts = {"features": 0, "implemented": 0, "sheet": 0, "gm": 0, "problem": 0}
+    """The counts by status; ``combat`` is the features less those without a combat
+    effect: the automated share's denominator."""
+    counts = {
+        "features": 0,
+        "combat": 0,
+        "implemented": 0,
+        "sheet": 0,
+        "gm": 0,
+        "no_combat": 0,
+        "problem": 0,
+    }
     for _, _, state in rows(data, implemented):
         counts["features"] += 1
+        counts["combat"] += state != "no_combat"
         counts[state] += 1
     return counts
+
+
+def share(data: dict[str, Any], implemented: frozenset[tuple[str, str]]) -> float:
+    """The automated share of the combat features, in percent."""
+    t = totals(data, implemented)
+    return percent(t["implemented"] + t["sheet"], t["combat"])
 
 
 def percent(part: int, whole: int) -> float:
@@ -87,7 +108,9 @@ def table(data: dict[str, Any], implemented: frozenset[tuple[str, str]]) -> str:
         BEGIN,
         "",
         f"{t['features']} class features at levels 1 to 5 of {len(data['classes'])} classes "
-        f"({names}): **{automated} automated ({percent(automated, t['features'])}%)**, "
+        f"({names}); {t['no_combat']} of them have no combat effect (marked with the "
+        f"reason, counted apart). Of the {t['combat']} combat features: "
+        f"**{automated} automated ({percent(automated, t['combat'])}%)**, "
         f"{t['implemented']} by a plugin and {t['sheet']} by the character model itself; "
         f'{t["gm"]} marked "GM adjudicates" with their reason.',
         "",
@@ -102,6 +125,8 @@ def table(data: dict[str, Any], implemented: frozenset[tuple[str, str]]) -> str:
             shown = "in the sheet: " + feature["sheet"]
         elif state == "gm":
             shown = "GM adjudicates: " + feature["gm"]
+        elif state == "no_combat":
+            shown = "no combat effect: " + feature["no_combat"]
         else:
             shown = "**neither implemented nor marked**"
         kind = feature.get("kind", "trait").replace("_", " ")

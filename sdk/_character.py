@@ -846,7 +846,8 @@ def parse_character(data: object, where: str = "character") -> CharacterSheet:
 
 def character_traits(sheet: CharacterSheet, values: SheetValues | None = None) -> list[Trait]:
     """The traits the roster creature carries for what a sheet gives beyond numbers:
-    ``class-levels`` (its classes, levels and subclasses) and ``spellcasting`` (its
+    ``class-levels`` (its classes, levels and subclasses, and its class resources'
+    full counts and rests: ``resources``, when it has any) and ``spellcasting`` (its
     ability, DC, attack bonus, slots and spells by id), each with its data in
     ``params`` for the plugins that implement them, then the sheet's own traits. Until
     a plugin implements them, the GM sees them as "GM adjudicates"."""
@@ -867,6 +868,11 @@ def character_traits(sheet: CharacterSheet, values: SheetValues | None = None) -
                     "classes": [attrs.asdict(c) for c in sheet.classes],
                     "level": values.level,
                     "hit_dice": dict(values.hit_dice),
+                    **(
+                        {"resources": [attrs.asdict(r) for r in sheet.resources]}
+                        if sheet.resources
+                        else {}
+                    ),
                 },
             )
         )

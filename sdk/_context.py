@@ -22,6 +22,7 @@ from ._events import (
     Event,
     PluginErrorRecorded,
     PluginEvent,
+    ResourceSpent,
 )
 from ._state import _REDUCERS, EncounterState, apply_event
 from ._types import Creature
@@ -57,19 +58,26 @@ class RollRequest:
 
 @attrs.frozen
 class RollModifier:
-    """One source of advantage, disadvantage, an expertise die, a penalty die or a flat
-    bonus on a roll.
+    """One source of advantage, disadvantage, an expertise die, a penalty die or a bonus
+    on a roll.
 
     ``"penalty"`` subtracts a die of ``die`` sides (Bane's d4) from the roll's total; a
     roll takes one penalty die, the largest its sources give (the same die from two
-    sources does not stack). ``"bonus"`` adds ``amount`` (negative: a penalty, Slow's
-    -2 to Dexterity saves) to the roll's modifier. ``die`` and ``amount`` mean nothing
-    for the other effects."""
+    sources does not stack). A ``"bonus"`` adds ``value`` (a fighting style's +2, a
+    Sacred Weapon's Charisma modifier; negative for a penalty, Slow's -2 to Dexterity
+    saves) and, when ``die`` is more than 0, one die of that many sides rolled with it (a
+    Bardic Inspiration d6): both go into the roll's ``modifier`` and ``total``, and its
+    ``sources`` say ``bonus:<source> +2`` or ``bonus:<source> d6=4``. ``spends`` names a
+    resource of the roller that the bonus uses up: the roll sets it to 0
+    (``resource_spent``), so that a once-only bonus (an inspiration die) goes with the
+    first roll it is added to. The other effects ignore ``value``, ``die`` and ``spends``.
+    """
 
     effect: Literal["advantage", "disadvantage", "expertise", "penalty", "bonus"]
     source: str
-    die: int = 4
-    amount: int = 0
+    value: int = 0
+    die: int = 0
+    spends: str | None = None
 
 
 @attrs.frozen
@@ -386,30 +394,55 @@ class RuleContext:
         extra: Iterable[RollModifier] = (),
         double_dice: bool = False,
     ) -> RollRecord:
-        """Roll ``expr`` + ``bonus``, applying the plugins' modifiers for ``request``."""
+        """Roll ``expr`` + ``bonus``, applying the plugins' modifiers for ``request``
+        (a ``"bonus"`` one's die is rolled after the roll's own dice)."""
         mods = [*(self.modifiers(request) if request else []), *extra]
         adv = dis = 0
         experts: set[str] = set()
         penalty = 0
+        bonuses: list[RollModifier] = []
         for m in mods:
             if m.effect == "penalty":
                 penalty = max(penalty, m.die)
-            if m.effect == "bonus":
-                bonus += m.amount
             if m.effect == "advantage":
                 adv += 1
-            if m.effect == "disadvantage":
+            elif m.effect == "disadvantage":
                 dis += 1
-            if m.effect == "expertise":
+            elif m.effect == "expertise":
                 experts.add(m.source)
-        sources = tuple([f"{m.effect}:{m.source}" for m in mods]) if mods else ()
-        return roll(
+            elif m.effect == "bonus" and m not in bonuses:  # an identical bonus counts once
+                bonuses.append(m)
+        record = roll(
             self.entropy,
             expr,
             advantage=combine_advantage(adv, dis),
             expertise=expertise_die(len(experts)),
             bonus=bonus,
-            sources=sources,
+            sources=(
+                tuple([f"{m.effect}:{m.source}" for m in mods if m.effect != "bonus"])
+                if mods
+                else ()
+            ),
             double_dice=double_dice,
             penalty=penalty,
+        )
+        if not bonuses:
+            return record
+        added, said = 0, []
+        for m in bonuses:
+            amount, text = m.value, f"{m.value:+d}"
+            if m.die > 0:
+                rolled = roll(self.entropy, f"1d{m.die}").total
+                amount += rolled
+                text = f"d{m.die}={rolled}" + (f"{m.value:+d}" if m.value else "")
+            added += amount
+            said.append(f"bonus:{m.source} {text}")
+            actor = self.state.creatures.get(request.actor) if request else None
+            if m.spends is not None and actor is not None and actor.resources.get(m.spends, 0):
+                self.emit(ResourceSpent(actor.id, m.spends, 0))
+        return attrs.evolve(
+            record,
+            modifier=record.modifier + added,
+            total=record.total + added,
+            sources=(*record.sources, *said),
         )

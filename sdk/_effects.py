@@ -12,6 +12,7 @@ The decisions themselves are the plugins': what 0 hit points means
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 import attrs
@@ -37,6 +38,7 @@ from ._events import (
     PositionTaken,
     SaveMade,
     SpaceShared,
+    TempHpChanged,
     ZoneEntered,
 )
 from ._state import movement_left
@@ -67,6 +69,7 @@ def apply_damage(
     attacker: str | None = None,
     attack: str | None = None,
     critical: bool = False,
+    cuts: Iterable[tuple[str, int | None]] = (),
 ) -> Damaged:
     """Deal ``amount`` damage of ``damage_type`` (one of :data:`DAMAGE_TYPES`, or ``""``
     for untyped damage) to ``target``, through the damage pipeline, in this order:
@@ -81,6 +84,11 @@ def apply_damage(
     3. its resistance (likewise with ``damage_resistances_nonmagical``): halved, rounded
        down, once however many sources;
     4. its vulnerability: doubled, once.
+
+    ``cuts`` come before all of them, in order, each a ``reduce`` step named by its
+    source: ``(source, n)`` takes off ``n``, ``(source, None)`` halves (rounded down):
+    what reactions to an attack did to its damage (an Uncanny Dodge, a Deflect
+    Missiles; :class:`~zonekeep.sdk.ReactionOutcome`).
 
     Then the ``damaged`` event (the final ``amount``, the ``raw`` amount and type,
     every step) is emitted and returned; hit points stop at 0. A ``roll`` whose dice an
@@ -102,6 +110,8 @@ def apply_damage(
         attack=attack,
         critical=critical,
     )
+    for cut_source, cut in cuts:
+        start = start.reduce(start.amount - start.amount // 2 if cut is None else cut, cut_source)
     damage: Damage = ctx.hook.zonekeep_modify_damage.pipe("damage", ctx=ctx, damage=start)
     now = ctx.state.creatures[target.id]
     immunities, resistances = now.damage_immunities, now.damage_resistances
@@ -114,7 +124,11 @@ def apply_damage(
         immunities = [*immunities, *now.damage_immunities_nonmagical]
         resistances = [*resistances, *now.damage_resistances_nonmagical]
     damage = defend(damage, immunities, resistances, now.damage_vulnerabilities)
-    hp = max(0, now.hp - damage.amount)
+    # Temporary hit points take the damage first (what is left goes on to hit points).
+    absorbed = min(now.temp_hp, damage.amount) if now.temp_hp > 0 else 0
+    if absorbed:
+        ctx.emit(TempHpChanged(target.id, now.temp_hp - absorbed, "damage"))
+    hp = max(0, now.hp - (damage.amount - absorbed))
     event = Damaged(
         target.id,
         damage.amount,
@@ -127,7 +141,12 @@ def apply_damage(
         steps=damage.steps,
     )
     ctx.emit(event)
-    if damage.amount > 0 and hp == 0 and not now.out_of_fight and DYING not in now.conditions:
+    if (
+        damage.amount > absorbed
+        and hp == 0
+        and not now.out_of_fight
+        and DYING not in now.conditions
+    ):
         after = ctx.state.creatures[target.id]
         condition = ctx.hook.zonekeep_zero_hit_points(ctx=ctx, creature=after)
         if condition is not None:
@@ -136,6 +155,18 @@ def apply_damage(
     if after.plan:
         after(ctx=ctx, creature=ctx.state.creatures[target.id], damage=event)
     return event
+
+
+def gain_temp_hp(ctx: RuleContext, creature_id: str, amount: int, source: str = "") -> int:
+    """Give creature ``creature_id`` ``amount`` temporary hit points: they do not add up,
+    the larger of its own and the new ones stay (``temp_hp_changed`` when they change).
+    Damage takes them first (:func:`apply_damage`); healing does not restore them.
+    Returns its temporary hit points now."""
+    now = ctx.state.creatures[creature_id].temp_hp
+    if amount > now:
+        ctx.emit(TempHpChanged(creature_id, amount, source))
+        return amount
+    return now
 
 
 def _immune(ctx: RuleContext, creature: Creature, condition: str) -> bool:

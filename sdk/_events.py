@@ -458,6 +458,18 @@ class Healed(Event):
     source: str = ""
 
 
+@event_type("temp_hp_changed")
+@attrs.frozen
+class TempHpChanged(Event):
+    """``creature`` now has ``temp_hp`` temporary hit points: gained (the larger of its
+    own and the new ones: they do not add up), or spent by damage (``source``
+    ``damage``), or lost. For a player or spectator, an enemy's is null."""
+
+    creature: str
+    temp_hp: int | None
+    source: str = ""
+
+
 @event_type("interacted")
 @attrs.frozen
 class Interacted(Event):

@@ -215,13 +215,14 @@ def zonekeep_action_refusal(
 
 @hookspec
 def zonekeep_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
-    """Contribute advantage, disadvantage, expertise or penalty sources to a roll.
+    """Contribute advantage, disadvantage, expertise, penalty or bonus sources to a roll.
 
     Called for every attack roll, saving throw, ability check and initiative roll
     before the dice are rolled. Advantage and disadvantage cancel; each distinct
     expertise source grows the expertise die (d4, d6, d8); a ``"penalty"`` modifier
     subtracts a die of its ``die`` sides (Bane's d4), one penalty die per roll, the
-    largest; a ``"bonus"`` modifier adds its ``amount`` (Slow's -2) to the modifier.
+    largest; a ``"bonus"`` adds its ``value`` and, with a ``die``, one die of that size
+    (:class:`RollModifier`).
 
     :param ctx: the rule context (read-only use).
     :param roll: what is being rolled, by whom, against whom.
@@ -421,11 +422,14 @@ def zonekeep_attack_reactions(
 ) -> Iterable[ReactionOffer] | None:
     """Offer reactions to an attack, as decisions for the reactors' controllers.
 
-    Called at two moments of every attack (the reactor may be the target, or anyone:
+    Called at three moments of every attack (the reactor may be the target, or anyone:
     a Shield, a protecting ally): ``"targeted"``, once the attack and its target are
     known and ``zonekeep_before_attack`` accepted it, before any die (``total`` and
     ``ac`` are ``None``); ``"hit"``, after a roll that would hit (not a critical hit), with the
-    roll's ``total`` and the ``ac`` it meets (every bonus so far added). The first offer
+    roll's ``total`` and the ``ac`` it meets (every bonus so far added); ``"damage"``,
+    once the attack hits (a critical hit too), before its damage is rolled, with the
+    same ``total`` and ``ac`` (a reaction that halves or reduces the damage: an
+    Uncanny Dodge). The first offer
     whose creature was not yet asked at that moment, and still has its reaction,
     becomes a decision (:func:`~zonekeep.sdk.offer_reaction`) and the attack waits for
     it; once it closes, the hook is asked again (the creatures asked are left out),
@@ -436,9 +440,9 @@ def zonekeep_attack_reactions(
     :param attacker: the creature attacking.
     :param target: the creature attacked.
     :param attack: the attack used.
-    :param moment: ``"targeted"`` or ``"hit"``.
-    :param total: the attack roll's total (at ``"hit"``).
-    :param ac: the AC it meets (at ``"hit"``).
+    :param moment: ``"targeted"``, ``"hit"`` or ``"damage"``.
+    :param total: the attack roll's total (at ``"hit"`` and ``"damage"``).
+    :param ac: the AC it meets (at ``"hit"`` and ``"damage"``).
     :return: :class:`~zonekeep.sdk.ReactionOffer` objects, or ``None``.
     """
 

@@ -4,8 +4,10 @@ A reaction (a Parry, a Redirect Attack, later a Shield or a Counterspell) is the
 choice of the creature's controller (the GM for monsters), made at the moment its
 trigger happens. An attack asks the plugins at two moments
 (``zonekeep_attack_reactions``): when it is declared against its target
-(``"targeted"``, before any die) and when its roll would hit (``"hit"``, with the
-roll's total and the AC). Each answer is a :class:`ReactionOffer`; the first one not
+(``"targeted"``, before any die), when its roll would hit (``"hit"``, with the
+roll's total and the AC: a roll a reaction may still turn), and when it hits, critical
+hits included, before its damage is rolled (``"damage"``: a reaction that lessens the
+damage). Each answer is a :class:`ReactionOffer`; the first one not
 yet asked becomes a decision for the reactor's controller (:func:`offer_reaction`,
 options the offer's plus ``decline``, default ``decline``), carrying the interrupted
 attack (:class:`AttackTrigger`) in its ``trigger``. The attack stops there; the
@@ -32,7 +34,7 @@ from ._serial import converter
 DECLINE = "decline"
 
 #: The moments of an attack at which reactions are offered.
-AttackMoment = Literal["targeted", "hit"]
+AttackMoment = Literal["targeted", "hit", "damage"]
 
 
 @attrs.frozen
@@ -63,11 +65,29 @@ class ReactionOutcome:
     - ``target``: at the ``"targeted"`` moment, the attack's new target (a Redirect
       Attack's goblin): a creature in the fight, not the attacker.
     - ``cancel``: the attack is not made at all (a reaction that stops it).
+    - ``roll_penalty``: at the ``"hit"`` moment, subtracted from the attack roll's total
+      (a Cutting Words die): the roll's ``modifier`` and ``total`` are lowered, its
+      ``sources`` say ``penalty:<kind> -N``, and the attack hits only if the lowered
+      total still meets the AC.
+    - ``halve_damage``: the attack's damage against the target is halved, rounded down
+      (an Uncanny Dodge), before the target's resistances.
+    - ``disadvantage``: at the ``"targeted"`` moment, the attack roll has disadvantage
+      (a ``RollModifier("disadvantage", <kind>)`` added to the attack's own: the
+      Protection fighting style).
+    - ``damage_reduction``: subtracted from the attack's damage (a Deflect Missiles'
+      1d10 + Dexterity modifier + monk level; not below 0), after any halving.
+
+    The damage ones apply to the damage of the attack's own roll (its riders, a Sneak
+    Attack's dice, are their plugins'), at any moment before it is rolled.
     """
 
     ac_bonus: int = 0
     target: str | None = None
     cancel: bool = False
+    roll_penalty: int = 0
+    halve_damage: bool = False
+    damage_reduction: int = 0
+    disadvantage: bool = False
 
 
 @attrs.frozen
@@ -79,7 +99,10 @@ class AttackTrigger:
     ``"hit"`` moment); ``ac_bonus`` what taken reactions added so far; ``redirected``
     whether a reaction already changed its target (a redirected attack is not
     redirected again); ``declared`` the target ``zonekeep_before_attack`` last accepted
-    (before any offer: an attack the rules refuse opens no decision). It travels in :attr:`Decision.trigger` as
+    (before any offer: an attack the rules refuse opens no decision); ``damage_cuts``
+    what taken reactions do to its damage, in order: ``(kind, amount)``, ``amount``
+    less damage, or half for ``None`` (from :class:`ReactionOutcome`; the decision's
+    kind names the step). It travels in :attr:`Decision.trigger` as
     :meth:`to_data` writes it.
     """
 
@@ -95,6 +118,7 @@ class AttackTrigger:
     ac_bonus: int = 0
     redirected: bool = False
     declared: str | None = None
+    damage_cuts: tuple[tuple[str, int | None], ...] = ()
 
     def to_data(self) -> dict[str, Any]:
         """The JSON object :attr:`Decision.trigger` carries (``{"type": "attack", ...}``)."""

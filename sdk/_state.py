@@ -32,6 +32,8 @@ OPEN_PHASES: tuple[Phase, ...] = PHASES[:-1]
 OVERRIDE_FIELDS: dict[str, tuple[type, ...]] = {
     "hp": (int,),
     "max_hp": (int,),
+    #: Temporary hit points the GM gives or takes away (set as they are: no "larger stays").
+    "temp_hp": (int,),
     "ac": (int,),
     "sharing_with": (str, type(None)),
     "hidden": (bool,),
@@ -921,6 +923,13 @@ def _healed(s: EncounterState, e: ev.Healed) -> None:
     """The creature's `hp` becomes the event's `hp` (for a player or spectator, an enemy's
     is a word)."""
     s.creatures[e.creature].hp = e.hp
+
+
+@reducer(ev.TempHpChanged)
+def _temp_hp_changed(s: EncounterState, e: ev.TempHpChanged) -> None:
+    """The creature's `temp_hp` becomes the event's `temp_hp` (for a player or spectator,
+    an enemy's is null)."""
+    s.creatures[e.creature].temp_hp = e.temp_hp  # type: ignore[assignment]
 
 
 @reducer(ev.Readied)

@@ -164,6 +164,11 @@ HP_METADATA = {
     "doc": "Hit points; for a player or spectator, an enemy's condition as a word "
     "(unhurt, hurt, bloodied, down) unless the option show_enemy_hp is set.",
 }
+TEMP_HP_METADATA = {
+    "schema": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+    "doc": "Temporary hit points (0: none), which damage takes first; null for a player or "
+    "spectator where hp is a word.",
+}
 MAX_HP_METADATA = {
     "schema": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
     "doc": "Maximum hit points; null for a player or spectator where hp is a word.",
@@ -216,6 +221,8 @@ class Creature:
     )
     hp: int = attrs.field(default=10, metadata=HP_METADATA)
     max_hp: int = attrs.field(default=10, metadata=MAX_HP_METADATA)
+    #: Temporary hit points: damage takes them first; healing does not restore them.
+    temp_hp: int = attrs.field(default=0, metadata=TEMP_HP_METADATA)
     ac: int = attrs.field(default=10, metadata=_sheet_number("Armor class"))
     passive_perception: int = attrs.field(default=10, metadata=_sheet_number("Passive Perception"))
     attacks: list[Attack] = attrs.field(factory=list)

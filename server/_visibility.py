@@ -159,13 +159,23 @@ def _sheet_of(event: dict[str, Any], state: EncounterState, view: Viewer) -> dic
 
 
 def _hp_of(creature: dict[str, Any]) -> dict[str, Any]:
-    return {**creature, "hp": hp_word(creature["hp"], creature["max_hp"]), "max_hp": None}
+    hidden = {**creature, "hp": hp_word(creature["hp"], creature["max_hp"]), "max_hp": None}
+    if "temp_hp" in creature:
+        hidden["temp_hp"] = None
+    return hidden
 
 
 def _enemy_hp(event: dict[str, Any], state: EncounterState, view: Viewer) -> dict[str, Any]:
     """``event`` with the hit points of enemies of ``view`` as words."""
     kind = event.get("type")
-    if kind not in ("damaged", "healed", "override_applied", "encounter_created", "creature_added"):
+    if kind not in (
+        "damaged",
+        "healed",
+        "override_applied",
+        "encounter_created",
+        "creature_added",
+        "temp_hp_changed",
+    ):
         return event
     enemies = enemy_ids(state, view)
     if not enemies:
@@ -184,8 +194,12 @@ def _enemy_hp(event: dict[str, Any], state: EncounterState, view: Viewer) -> dic
     creature = state.creatures[cid]
     if kind in ("damaged", "healed"):
         return {**event, "hp": hp_word(event["hp"], creature.max_hp)}
+    if kind == "temp_hp_changed":
+        return {**event, "temp_hp": None}
     if event.get("field") in ("hp", "max_hp"):
         return {**event, "value": hp_word(creature.hp, creature.max_hp)}
+    if event.get("field") == "temp_hp":
+        return {**event, "value": None}
     return event
 
 

@@ -428,6 +428,9 @@ def test_the_creature_carries_abilities_proficiency_features_and_resources() -> 
         "classes": [{"name": "cleric", "level": 5, "subclass": "life"}],
         "level": 5,
         "hit_dice": {"d8": 5},
+        "resources": [
+            {"id": "channel-divinity", "name": "Channel Divinity", "count": 1, "per": "short_rest"}
+        ],
     }
     assert casting.params["dc"] == 15 and casting.params["attack_bonus"] == 7
     assert casting.params["slots"] == {"1": 4, "2": 3, "3": 2}

@@ -440,6 +440,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "reckless-attack",
         "regeneration_stopped",  # zonekeep.srd's, as "stench_immune"
         "restrained",
+        "sacred-weapon",  # zonekeep.classes's (a paladin's Channel Divinity)
         "shield-of-faith",
         "shielded",  # the spells plugin's (Shield)
         "slowed",

@@ -36,6 +36,7 @@ from zonekeep.sdk import (
     RollRecord,
     SequenceItem,
     Size,
+    TempHpChanged,
 )
 from zonekeep.sdk._serial import (
     creature_from_dict,
@@ -92,6 +93,7 @@ HAND_MADE["resource_restored"] = ResourceRestored("ogre", "gm-howl", 1, "turn")
 HAND_MADE["recharge_rolled"] = RechargeRolled(
     "ogre", "breath", RollRecord("d6", (5,), (5,), 0, 5), 5, True
 )
+HAND_MADE["temp_hp_changed"] = TempHpChanged("aria", 5, "dark-ones-blessing")
 HAND_MADE["multiattack_used"] = MultiattackUsed(
     "ogre", "Multiattack", (SequenceItem("scimitar", True),), SequenceItem("scimitar")
 )

@@ -34,6 +34,10 @@ characters list theirs. What this plugin implements (declared with
 - ``cunning-action`` (bonus action, the ``cunning_action`` command): Dash or Disengage;
   Hide is refused with the reason (the rules have no hiding: the GM adjudicates it).
 
+The reactions after a roll (Uncanny Dodge, Deflect Missiles, Cutting Words) are in
+``_reactions.py``, the bonuses to rolls (Bardic Inspiration, Sacred Weapon, the Archery
+and Dueling fighting styles) in ``_bonuses.py``, the short rest's slot recovery (Arcane
+Recovery, Natural Recovery) in ``_rests.py``.
 The barbarian's, monk's, paladin's and ranger's features (Rage, Frenzy, Reckless
 Attack, Danger Sense, Martial Arts, Ki, Flurry of Blows, Patient Defense, Step of the
 Wind, Stunning Strike, Lay on Hands, Divine Smite, Colossus Slayer) are in
@@ -83,9 +87,12 @@ from zonekeep.sdk import (
     spend_use,
 )
 
+from ._bonuses import *  # noqa: F403  (Bardic Inspiration, Sacred Weapon, Fighting Style)
 from ._common import class_level, feature_of
 from ._divinity import *  # noqa: F403  (Channel Divinity: turning, Preserve Life)
 from ._open_hand import *  # noqa: F403  (the monk's Open Hand Technique)
+from ._reactions import *  # noqa: F403  (Uncanny Dodge, Deflect Missiles, Cutting Words)
+from ._rests import *  # noqa: F403  (Arcane Recovery, Natural Recovery)
 from ._sorcery import *  # noqa: F403  (the sorcerer's Font of Magic)
 from ._warriors import *  # noqa: F403  (barbarian, monk, paladin, ranger)
 

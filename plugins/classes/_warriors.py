@@ -38,9 +38,9 @@ so that this module's hooks sit beside the package's own.
 - ``lay-on-hands`` (action, the ``lay_on_hands`` command): restores ``amount`` hit
   points to a creature in the paladin's zone (touch; itself included) from the pool:
   its resource ``lay-on-hands``, the sheet's class resource (five times the paladin
-  level per long rest; without one, five times the paladin level). The GM's ``rest``
-  gives back features' uses, not class resources: the pool is refilled by loading the
-  sheet again. Undead and constructs are the GM's to refuse (a roster creature has no
+  level per long rest; without one, five times the paladin level). The GM's long
+  ``rest`` refills the pool the sheet lists as a class resource (without one, the GM
+  refills it with an override). Undead and constructs are the GM's to refuse (a roster creature has no
   type).
 - ``divine-smite`` (the ``divine_smite`` command, free, declared before the attack roll
   with the ``slot`` level): the paladin's next melee weapon hit this turn spends a spell

@@ -125,7 +125,7 @@ def roll_modifiers(ctx: RuleContext, roll: RollRequest) -> list[RollModifier]:
         if HASTED in actor.conditions:
             found.append(RollModifier("advantage", "haste"))
         if SLOWED in actor.conditions:
-            found.append(RollModifier("bonus", "slow", amount=-2))
+            found.append(RollModifier("bonus", "slow", value=-2))
     return found
 
 

@@ -649,7 +649,8 @@
   // An enemy's hit points reach players and spectators as a word (max_hp is null then).
   function hpText(c) {
     // A word ("unhurt", "bloodied") is said as it is, not as "HP unhurt".
-    return typeof c.hp === "string" ? c.hp[0].toUpperCase() + c.hp.slice(1) : `HP ${c.hp}/${c.max_hp}`;
+    return typeof c.hp === "string" ? c.hp[0].toUpperCase() + c.hp.slice(1)
+      : `HP ${c.hp}/${c.max_hp}${c.temp_hp ? ` +${c.temp_hp} temp` : ""}`;
   }
 
   function sideIndex(side) {
@@ -758,6 +759,7 @@
     hazard_added: (e) => `Hazard: ${e.hazard.name}.`,
     hazard_removed: (e) => `Hazard ${e.hazard} is gone.`,
     healed: (e) => `${name(e.creature)} heals ${e.amount} (HP ${e.hp}).`,
+    temp_hp_changed: (e) => `${name(e.creature)} has ${e.temp_hp ?? "some"} temporary hit points${e.source === "damage" ? " left" : ""}.`,
     initiative_rolled: (e) => `Initiative: ${e.entries.map((x) => `${list(x.members)} ${x.total}`).join(", ")}.`,
     interacted: (e) => `${name(e.creature)} interacts with ${e.object}.`,
     maneuver_ended: () => null,
@@ -2109,7 +2111,7 @@
     if (pname === "mode") return ["walk", "climb", "swim", "fly", "burrow"].map((m) => [m, m]);
     if (pname === "group") return [...new Set(Object.values(s.creatures).map((c) => c.group).filter(Boolean))].map((g) => [g, optionText(g)]);
     // The fields the server lets the GM override (OVERRIDE_FIELDS in the SDK).
-    if (pname === "field") return ["hp", "max_hp", "ac", "sharing_with", "hidden", "side", "controller", "pc", "condition_immunities"].map((f) => [f, f.replaceAll("_", " ")]);
+    if (pname === "field") return ["hp", "max_hp", "temp_hp", "ac", "sharing_with", "hidden", "side", "controller", "pc", "condition_immunities"].map((f) => [f, f.replaceAll("_", " ")]);
     if (pname === "conditions") return conditionChoices().map((c) => [c.id, c.id]);
     if (pname === "parent") return Object.values(s.condition_effects || {}).map((e) => [e.id, `${name(e.creature)}: ${e.condition}`]);
     // Words the server takes from a short list its description gives ("cone, cube,

@@ -298,6 +298,9 @@ export const REDUCERS = {
   healed(s, e) {
     creature(s, e.creature).hp = e.hp;
   },
+  temp_hp_changed(s, e) {
+    creature(s, e.creature).temp_hp = e.temp_hp;
+  },
   readied(s, e) {
     s.readied[e.creature] = { target: e.target, attack: e.attack, trigger: e.trigger };
   },
