@@ -121,7 +121,7 @@ def test_a_caster_plays_a_turn_on_a_phone(
             "3rd level · slots 2 of 2 ●●",
         ]
     )
-    expect(spells.locator("[data-level='3'] button.spell")).to_have_text(["Fireball"])
+    expect(spells.locator("[data-level='3'] button.spell")).to_have_text(["Fireball", "Haste"])
     expect(spells.locator("[data-level='0'] button.spell")).to_have_text(
         ["Fire Bolt", "Ray of Frost", "Shocking Grasp"]
     )
