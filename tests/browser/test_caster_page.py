@@ -219,7 +219,7 @@ def test_a_caster_plays_a_turn_on_a_phone(
     picker.locator("button[data-target=hilda]").tap()
     picker.locator("button.cast").tap()
     expect(spells.locator("[data-slots='1'] .count-text")).to_have_text("3 of 4")
-    badge = "◎ Concentrating: Bless"
+    badge = "◎ Concentrating: Bless (level 1)"
     expect(phone.locator("#caster .concentration-line")).to_have_text(badge)
     expect(phone.locator("#map [data-creature=hilda] [data-concentration=hilda]")).to_have_text(
         badge
