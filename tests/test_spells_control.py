@@ -561,7 +561,7 @@ def test_slow_takes_2_from_ac_and_dex_saves() -> None:
     assert (made.target_ac, made.hit) == (11, True)  # 7 + 4 against 13 - 2
     ctx = RuleContext(h.state, ScriptedEntropy([12]), h.engine.hook)
     save = ctx.roll("d20", RollRequest("save", "gob", ability="dex"), bonus=1)
-    assert (save.modifier, save.total, save.sources) == (-1, 11, ("bonus:slow",))
+    assert (save.modifier, save.total, save.sources) == (-1, 11, ("bonus:slow -2",))
 
 
 def test_a_slowed_turn_has_half_speed_no_reaction_and_it_saves_at_its_end() -> None:
