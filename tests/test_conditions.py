@@ -402,14 +402,19 @@ class Knockdown:
 def test_the_built_in_conditions_are_declared() -> None:
     found = declared_conditions(Engine().pm)
     assert sorted(found) == [
+        "acid-burned",  # the spells plugin's (plugins/spells/_more.py), as "charmed", "chilled", ...
+        "aided",
         "attached",  # zonekeep.srd's (plugins/srd/_holds.py: a stirge, a darkmantle)
         "barkskin",  # the spells plugin's, as "bless", "blurred", "outlined", ...
         "berserk",  # zonekeep.srd's (plugins/srd/_holds.py: a flesh golem)
         "bless",
         "blinded",
         "blurred",
+        "charmed",
+        "chilled",
         "concentrating",  # the spells plugin's
         "defeated",
+        "divine-favor",
         "dodging",
         "dying",
         "engulfed",  # zonekeep.srd's (plugins/srd/_bodies.py: a gelatinous cube's)
@@ -420,14 +425,18 @@ def test_the_built_in_conditions_are_declared() -> None:
         "frightened",
         "grapple-instead",  # zonekeep.srd's (plugins/srd/_holds.py: a vampire spawn's claws)
         "grappled",
+        "hopeful",
+        "hunters-mark",
         "ignited",  # zonekeep.srd's (plugins/srd/_traits.py: a magmin's touch)
         "incapacitated",
         "infernal-wound",  # zonekeep.srd's (plugins/srd/_gazes.py: a bearded devil's glaive)
         "invisible",
         "leadership",  # zonekeep.srd's (the knight)
+        "mage-armor",
         "object-form",  # zonekeep.srd's (plugins/srd/_gazes.py: a mimic's form, given by the GM)
         "outlined",
         "paralyzed",
+        "poison-warded",
         "poisoned",
         "prone",
         "raging",
@@ -443,6 +452,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "stunned",
         "surrendered",
         "swallowed",  # zonekeep.srd's (plugins/srd/_bodies.py: a giant frog's, a giant toad's)
+        "true-struck",
         "two-handed",  # zonekeep.srd's (plugins/srd/_traits.py: a versatile weapon's grip)
         "unconscious",
     ]

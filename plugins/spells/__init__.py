@@ -450,8 +450,10 @@ def _cast(ctx: RuleContext, cmd: Command, casting: str) -> None:
         "condition": _condition_spell,
         "teleport": _teleport,
         "ward": _ward,
-    }[spell.how]
-    resolve(ctx, me, spell, slot, p)
+    }.get(spell.how) or _more.RESOLVERS[spell.how]
+    _more.before_cast(ctx, me, spell, slot, p)
+    resolve(ctx, ctx.state.creatures[me.id], spell, slot, p)
+    _more.after_cast(ctx, ctx.state.creatures[me.id], spell, slot, p)
 
 
 # -- attack spells ---------------------------------------------------------------------------
@@ -597,7 +599,7 @@ def _heal(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
     dice = upcast_dice(spell, slot)
     assert dice is not None
     roll = ctx.roll(dice, bonus=_ability_mod(me))
-    amount = max(0, roll.total)
+    amount = _more.heal_amount(target, dice, roll.total, _ability_mod(me))
     hp = max(target.hp, min(target.max_hp, target.hp + amount))
     ctx.emit(Healed(target.id, amount, hp, me.id))
     for condition in (DYING, STABLE):
@@ -637,8 +639,8 @@ def _condition_spell(
             target.id,
             spell.condition,
             rounds=None if parent else spell.rounds,
-            save=spell.save,
-            dc=dc,
+            save=spell.save if spell.repeat_save else None,
+            dc=dc if spell.repeat_save else None,
             save_when="end",
             source=me.id,
             parent=parent,
@@ -1155,7 +1157,7 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
             ]
             options["zone"] = tuple(zones)
         else:
-            others = spell.how not in ("heal", "ward")
+            others = spell.how not in ("heal", "ward", "heals", "stabilize", "cure", "toughen")
             options["target"] = tuple(
                 c.id
                 for c in state.creatures.values()
@@ -1213,3 +1215,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
             choices=lambda state, me: spell_choices(state, me, "bonus"),
         ),
     )
+
+
+from . import _more  # noqa: E402  (more SRD spells: plugins/spells/_more.py)
+from ._more import *  # noqa: E402, F403

@@ -1,0 +1,506 @@
+"""More SRD 5.1 spells of levels 0-3 (issue 31): the templates and riders the first
+spells did not need. Part of the ``zonekeep.spells`` plugin, with the public SDK only;
+each hook implementation has a name of its own (``more_...``) and names its hook with
+``specname``.
+
+- Templates (a :class:`Spell`'s ``how``): ``saves`` (acid splash: up to ``targets``
+  creatures of one zone save, one damage roll for those that fail), ``heals`` (mass
+  healing word: up to ``targets`` creatures, one roll), ``stabilize`` (spare the dying),
+  ``mark`` (hunter's mark, true strike: a condition on one creature, no save, its
+  source the caster), ``cure`` (lesser restoration: ends the first of its ``choices``
+  the target has) and ``toughen`` (aid: the hit point maximum and hit points of up to
+  ``targets`` creatures rise, as the caster's ``override_applied`` events, and they
+  get ``aided``, so that a second casting is refused).
+- Riders, by the spell's attack: chill touch's ``chilled`` (no healing until the start
+  of the caster's next turn), acid arrow's ``acid-burned`` (its later dice, in the
+  effect's source ``<caster>:<dice>``, at the end of the target's next turn; half the
+  first dice on a miss), vampiric touch's healing (half the necrotic damage dealt).
+- Conditions: ``divine-favor`` and ``hunters-mark`` (more damage on a weapon hit: any
+  attack that is not a spell's), ``true-struck`` (advantage on the caster's first
+  attack roll against it on its next turn), ``charmed`` (it cannot attack its charmer;
+  harm from the charmer's side ends it), ``mage-armor`` (AC at least 13 + Dex),
+  ``poison-warded`` (resistance to poison), ``hopeful`` (advantage on Wisdom
+  saves, the most healing from the plugin's healing spells). Hideous laughter knocks
+  prone who it incapacitates; a hypnotic pattern's trance ends on damage; invisibility
+  from the spell ends when its creature attacks or casts a spell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+from zonekeep.sdk import (
+    DYING,
+    STABLE,
+    Attack,
+    AttackMade,
+    ConditionEffect,
+    ConditionEffectEnded,
+    ConditionRemoved,
+    ConditionSpec,
+    Creature,
+    Damage,
+    Damaged,
+    EncounterState,
+    Healed,
+    OverrideApplied,
+    RollModifier,
+    RollRequest,
+    RuleContext,
+    apply_condition,
+    apply_damage,
+    apply_timed_condition,
+    hookimpl,
+    parse_dice,
+    saving_throw,
+)
+
+from . import (
+    CONCENTRATING,
+    SPELLS,
+    _ability_mod,
+    _reach,
+    _targets,
+    begin_concentration,
+    cantrip_tier,
+    concentration_of,
+    end_concentration,
+    save_dc,
+    scaled,
+    upcast_dice,
+)
+from .catalog import Spell
+
+__all__ = [
+    "more_after_damage",
+    "more_armor_class_bonus",
+    "more_attack_made",
+    "more_before_attack",
+    "more_conditions",
+    "more_modify_damage",
+    "more_roll_modifiers",
+    "more_turn_end",
+]
+
+#: The conditions these spells give, and what each does.
+CONDITIONS: Final[dict[str, str]] = {
+    "chilled": "Chill Touch: it regains no hit points from the spells plugin's healing.",
+    "true-struck": "True Strike: its caster's first attack roll against it next turn has "
+    "advantage.",
+    "charmed": "Charmed: it cannot attack its charmer; harm from the charmer's side ends it.",
+    "divine-favor": "Divine Favor: its weapon hits deal 1d4 radiant more.",
+    "hunters-mark": "Hunter's Mark: its marker's weapon hits deal 1d6 more against it.",
+    "mage-armor": "Mage Armor: its AC is at least 13 + its Dexterity modifier.",
+    "acid-burned": "Acid Arrow: more acid damage at the end of its next turn.",
+    "poison-warded": "Protection from Poison: advantage on saves against being poisoned, "
+    "resistance to poison damage.",
+    "aided": "Aid: its hit point maximum and hit points are higher (the spell's 5 or more).",
+    "hopeful": "Beacon of Hope: advantage on Wisdom saves; the most from healing spells.",
+}
+
+Resolver = Callable[[RuleContext, Creature, Spell, int, Mapping[str, Any]], None]
+
+
+def _spell_names() -> frozenset[str]:
+    return frozenset(s.name for s in SPELLS.values())
+
+
+def _weapon(attack: Attack) -> bool:
+    """A weapon attack: any attack that is not a spell's."""
+    return attack.name not in _spell_names()
+
+
+def _effects(state: EncounterState, creature_id: str, condition: str) -> list[ConditionEffect]:
+    return [
+        e
+        for e in state.condition_effects.values()
+        if e.creature == creature_id and e.condition == condition
+    ]
+
+
+def _from_spell(state: EncounterState, effect: ConditionEffect, name: str) -> bool:
+    """Whether ``effect`` hangs on a concentration on the spell called ``name``."""
+    parent = state.condition_effects.get(effect.parent or "")
+    return parent is not None and parent.condition == CONCENTRATING and parent.source == name
+
+
+def _end(ctx: RuleContext, effect: ConditionEffect, reason: str) -> None:
+    ctx.emit(ConditionEffectEnded(effect.id, effect.creature, effect.condition, reason))
+
+
+# -- templates ----------------------------------------------------------------------------------
+
+
+def _distinct(ctx: RuleContext, spell: Spell, targets: list[Creature], most: int) -> None:
+    if not 1 <= len(targets) <= most:
+        ctx.refuse(
+            "too_many_targets" if targets else "invalid_params",
+            f"{spell.name} takes 1 to {most} target{'s' if most > 1 else ''}.",
+        )
+    if len({t.id for t in targets}) != len(targets):
+        ctx.refuse("invalid_params", "Each target is chosen once.")
+
+
+def _saves(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
+    targets = _targets(ctx, p)
+    _distinct(ctx, spell, targets, spell.targets)
+    if len({t.zone for t in targets}) > 1:
+        ctx.refuse("invalid_target", f"{spell.name}'s targets must share one zone.")
+    for target in targets:
+        if target.id == me.id:
+            ctx.refuse("invalid_target", f"{me.name} cannot aim {spell.name} at itself.")
+        _reach(ctx, me, target, spell, spell.range)
+    assert spell.save is not None and spell.damage is not None
+    dc = save_dc(me)
+    failed = [
+        t for t in targets if not saving_throw(ctx, t, spell.save, dc, spell.name, magical=True)
+    ]
+    if not failed:
+        return
+    dice = scaled(spell.damage, cantrip_tier(me)) if spell.cantrip else upcast_dice(spell, slot)
+    assert dice is not None
+    roll = ctx.roll(dice)  # one roll for every target
+    for target in failed:
+        apply_damage(
+            ctx,
+            ctx.state.creatures[target.id],
+            roll.total,
+            damage_type=spell.damage_type,
+            roll=roll,
+            source=me.id,
+        )
+
+
+def heal_amount(target: Creature, dice: str, total: int, bonus: int) -> int:
+    """What a healing spell's roll gives ``target``: nothing when it is ``chilled``,
+    the dice's most when it is ``hopeful``."""
+    if "chilled" in target.conditions:
+        return 0
+    if "hopeful" in target.conditions:
+        parsed = parse_dice(dice)
+        return max(0, parsed.count * parsed.sides + parsed.modifier + bonus)
+    return max(0, total)
+
+
+def heal(ctx: RuleContext, me: Creature, target: Creature, spell: Spell, amount: int) -> None:
+    """Heal ``target`` by ``amount`` (at most to its maximum); a dying or stable
+    creature brought above 0 hit points is neither any more."""
+    hp = max(target.hp, min(target.max_hp, target.hp + amount))
+    ctx.emit(Healed(target.id, amount, hp, me.id))
+    for condition in (DYING, STABLE):
+        if hp > 0 and condition in target.conditions:
+            ctx.emit(ConditionRemoved(target.id, condition, f"healed by {spell.name}"))
+
+
+def _heals(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
+    targets = _targets(ctx, p)
+    _distinct(ctx, spell, targets, spell.targets)
+    for target in targets:
+        _reach(ctx, me, target, spell, spell.range)
+    dice = upcast_dice(spell, slot)
+    assert dice is not None
+    bonus = _ability_mod(me)
+    roll = ctx.roll(dice, bonus=bonus)  # one roll for every target
+    for target in targets:
+        target = ctx.state.creatures[target.id]
+        heal(ctx, me, target, spell, heal_amount(target, dice, roll.total, bonus))
+
+
+def _stabilize(
+    ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]
+) -> None:
+    targets = _targets(ctx, p)
+    _distinct(ctx, spell, targets, 1)
+    target = targets[0]
+    if DYING not in target.conditions:
+        ctx.refuse("invalid_target", f"{target.name} is not dying.")
+    _reach(ctx, me, target, spell, spell.range)
+    ctx.emit(ConditionRemoved(target.id, DYING, f"stabilized by {spell.name}"))
+    apply_condition(ctx, target.id, STABLE, me.id)
+
+
+def _concentrate(ctx: RuleContext, me: Creature, spell: Spell) -> str:
+    """Concentration on ``spell``; true strike's lasts until the end of the caster's
+    next turn (its one round)."""
+    if spell.id != "true-strike":
+        return begin_concentration(ctx, me, spell)
+    end_concentration(ctx, me.id, f"{me.name} began concentrating on {spell.name}")
+    eid = apply_timed_condition(
+        ctx, me.id, CONCENTRATING, until="end", of=me.id, source=spell.name, override=True
+    )
+    assert eid is not None
+    return eid
+
+
+def _mark(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
+    targets = _targets(ctx, p)
+    _distinct(ctx, spell, targets, 1)
+    target = targets[0]
+    if target.id == me.id:
+        ctx.refuse("invalid_target", f"{me.name} cannot aim {spell.name} at itself.")
+    _reach(ctx, me, target, spell, spell.range)
+    assert spell.condition is not None
+    parent = _concentrate(ctx, me, spell) if spell.concentration else None
+    apply_timed_condition(
+        ctx,
+        target.id,
+        spell.condition,
+        rounds=None if parent else spell.rounds,
+        source=me.id,
+        parent=parent,
+    )
+
+
+def cure(ctx: RuleContext, target: Creature, condition: str, reason: str) -> None:
+    """End ``condition`` on ``target``: every effect giving it, and the plain one."""
+    for effect in _effects(ctx.state, target.id, condition):
+        _end(ctx, effect, reason)
+    if condition in ctx.state.creatures[target.id].conditions:
+        ctx.emit(ConditionRemoved(target.id, condition, reason))
+
+
+def _cure(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
+    targets = _targets(ctx, p)
+    _distinct(ctx, spell, targets, 1)
+    target = targets[0]
+    _reach(ctx, me, target, spell, spell.range)
+    held = [c for c in spell.choices if c in target.conditions]
+    if not held:
+        ctx.refuse(
+            "invalid_target", f"{target.name} is not {' or '.join(spell.choices)}: nothing to end."
+        )
+    cure(ctx, target, held[0], f"ended by {spell.name}")
+
+
+def _toughen(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
+    targets = _targets(ctx, p)
+    _distinct(ctx, spell, targets, spell.targets)
+    assert spell.damage is not None and spell.condition is not None
+    for target in targets:
+        _reach(ctx, me, target, spell, spell.range)
+        if spell.condition in target.conditions:
+            ctx.refuse("invalid_target", f"{target.name} already has {spell.name}.")
+    gain = int(spell.damage) * (1 + slot - spell.level)
+    for target in targets:
+        now = ctx.state.creatures[target.id]
+        ctx.emit(OverrideApplied(me.id, now.id, "max_hp", now.max_hp + gain))
+        ctx.emit(OverrideApplied(me.id, now.id, "hp", now.hp + gain))
+        apply_timed_condition(ctx, now.id, spell.condition, rounds=spell.rounds, source=me.id)
+
+
+#: The templates of this module, by ``how``.
+RESOLVERS: Final[dict[str, Resolver]] = {
+    "saves": _saves,
+    "heals": _heals,
+    "stabilize": _stabilize,
+    "mark": _mark,
+    "cure": _cure,
+    "toughen": _toughen,
+}
+
+
+def before_cast(
+    ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]
+) -> None:
+    """Casting a spell ends the caster's Invisibility; a concentration spell resolved
+    as an attack (vampiric touch) starts its concentration."""
+    for effect in _effects(ctx.state, me.id, "invisible"):
+        if _from_spell(ctx.state, effect, "Invisibility"):
+            _end(ctx, effect, f"{me.name} cast {spell.name}")
+    if spell.how == "attack" and spell.concentration:
+        begin_concentration(ctx, ctx.state.creatures[me.id], spell)
+
+
+def after_cast(
+    ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]
+) -> None:
+    """Hideous laughter knocks prone each creature it incapacitated; protection from
+    poison ends the target's poisoning."""
+    if spell.id == "hideous-laughter":
+        held = concentration_of(ctx.state, me.id)
+        for target in _targets(ctx, p):
+            laughing = any(
+                e.parent == held for e in _effects(ctx.state, target.id, "incapacitated")
+            )
+            if laughing and "prone" not in ctx.state.creatures[target.id].conditions:
+                apply_condition(ctx, target.id, "prone", spell.name)
+    if spell.id == "protection-from-poison":
+        for target in _targets(ctx, p) or [me]:
+            if "poisoned" in ctx.state.creatures[target.id].conditions:
+                cure(ctx, ctx.state.creatures[target.id], "poisoned", f"ended by {spell.name}")
+
+
+# -- hooks --------------------------------------------------------------------------------------
+
+
+@hookimpl(specname="zonekeep_conditions")
+def more_conditions() -> Iterable[ConditionSpec]:
+    return tuple(
+        ConditionSpec(cid, summary, durations=("rounds", "turn_start", "turn_end", "until_removed"))
+        for cid, summary in CONDITIONS.items()
+    )
+
+
+@hookimpl(specname="zonekeep_armor_class_bonus")
+def more_armor_class_bonus(
+    ctx: RuleContext, target: Creature, attacker: Creature, attack: Attack
+) -> int | None:
+    if "mage-armor" in target.conditions:
+        return max(0, 13 + target.dex_mod - target.ac) or None
+    return None
+
+
+@hookimpl(specname="zonekeep_before_attack")
+def more_before_attack(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, reaction: bool
+) -> None:
+    for effect in _effects(ctx.state, attacker.id, "charmed"):
+        if effect.source == target.id:
+            ctx.refuse(
+                "charmed", f"{attacker.name} is charmed by {target.name}: it cannot attack it."
+            )
+
+
+def _rider(
+    ctx: RuleContext, attacker: Creature, target: Creature, dice: str, kind: str, made: AttackMade
+) -> None:
+    roll = ctx.roll(dice, double_dice=made.critical)
+    apply_damage(
+        ctx,
+        ctx.state.creatures[target.id],
+        roll.total,
+        damage_type=kind,
+        roll=roll,
+        source=attacker.id,
+        attacker=attacker.id,
+        attack=made.attack,
+        critical=made.critical,
+    )
+
+
+@hookimpl(specname="zonekeep_attack_made")
+def more_attack_made(
+    ctx: RuleContext,
+    attacker: Creature,
+    target: Creature,
+    attack: Attack,
+    result: AttackMade,
+    damage: Damaged | None,
+) -> None:
+    state = ctx.state
+    for effect in _effects(state, attacker.id, "invisible"):
+        if _from_spell(state, effect, "Invisibility"):
+            _end(ctx, effect, f"{attacker.name} attacked")
+    for effect in _effects(state, target.id, "true-struck"):
+        if effect.source == attacker.id and _next_turn(state, attacker.id, effect):
+            end_concentration(ctx, attacker.id, f"{attacker.name} made its true strike")
+    if attack.name == "Acid Arrow":
+        _acid_arrow(ctx, attacker, target, attack, result)
+    if not result.hit or state.creatures[target.id].out_of_fight:
+        return
+    if attack.name == "Chill Touch":
+        apply_timed_condition(
+            ctx, target.id, "chilled", until="start", of=attacker.id, source=attacker.id
+        )
+    if attack.name == "Vampiric Touch" and damage is not None and damage.amount > 0:
+        me = state.creatures[attacker.id]
+        amount = 0 if "chilled" in me.conditions else damage.amount // 2
+        heal(ctx, me, me, SPELLS["vampiric-touch"], amount)
+    if not _weapon(attack):
+        return
+    if "divine-favor" in state.creatures[attacker.id].conditions:
+        _rider(ctx, attacker, target, "1d4", "radiant", result)
+    marked = any(e.source == attacker.id for e in _effects(state, target.id, "hunters-mark"))
+    if marked and not state.creatures[target.id].out_of_fight:
+        _rider(ctx, attacker, target, "1d6", attack.damage_type, result)
+
+
+def _acid_arrow(
+    ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, made: AttackMade
+) -> None:
+    first = parse_dice(attack.damage)
+    if not made.hit:
+        roll = ctx.roll(attack.damage)
+        apply_damage(
+            ctx,
+            ctx.state.creatures[target.id],
+            roll.total // 2,
+            damage_type="acid",
+            roll=roll,
+            source=attacker.id,
+        )
+        return
+    if not ctx.state.creatures[target.id].out_of_fight:
+        later = f"{first.count - 2}d{first.sides}"  # 4d4 now, 2d4 later: +1d4 to each
+        apply_timed_condition(
+            ctx, target.id, "acid-burned", source=f"{attacker.id}:{later}", override=True
+        )
+
+
+@hookimpl(specname="zonekeep_turn_end")
+def more_turn_end(ctx: RuleContext, creature: Creature) -> None:
+    """Acid arrow's later damage, at the end of the target's next turn."""
+    for effect in _effects(ctx.state, creature.id, "acid-burned"):
+        caster, _, dice = effect.source.rpartition(":")
+        _end(ctx, effect, "its acid burned at the end of its turn")
+        now = ctx.state.creatures[creature.id]
+        if now.out_of_fight:
+            continue
+        roll = ctx.roll(dice)
+        apply_damage(ctx, now, roll.total, damage_type="acid", roll=roll, source=caster)
+
+
+def _next_turn(state: EncounterState, creature_id: str, effect: ConditionEffect) -> bool:
+    """Whether it is ``creature_id``'s turn, and not the one ``effect`` began in."""
+    same = effect.applied_round == state.round and effect.applied_turn == creature_id
+    return state.active == creature_id and not same
+
+
+@hookimpl(specname="zonekeep_roll_modifiers")
+def more_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
+    state = ctx.state
+    actor = state.creatures.get(roll.actor)
+    if actor is None:
+        return None
+    found: list[RollModifier] = []
+    if roll.kind == "attack" and roll.target in state.creatures:
+        for effect in _effects(state, roll.target, "true-struck"):
+            if effect.source == actor.id and _next_turn(state, actor.id, effect):
+                found.append(RollModifier("advantage", "true strike"))
+    if roll.kind == "save":
+        active = state.creatures.get(state.active or "")
+        if "charmed" in roll.against and active is not None and active.side != actor.side:
+            found.append(RollModifier("advantage", "charm: its side is fighting the caster's"))
+        if roll.ability == "wis" and "hopeful" in actor.conditions:
+            found.append(RollModifier("advantage", "beacon of hope"))
+        if "poisoned" in roll.against and "poison-warded" in actor.conditions:
+            found.append(RollModifier("advantage", "protection from poison"))
+    return found or None
+
+
+@hookimpl(specname="zonekeep_modify_damage")
+def more_modify_damage(ctx: RuleContext, damage: Damage) -> Damage | None:
+    target = ctx.state.creatures.get(damage.target)
+    if target is None:
+        return None
+    changed = damage
+    if damage.damage_type == "poison" and "poison-warded" in target.conditions:
+        changed = changed.grant("resistance", "protection from poison")
+    return None if changed is damage else changed
+
+
+@hookimpl(specname="zonekeep_after_damage")
+def more_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
+    """Harm from the charmer's side ends a charm; damage ends a hypnotic trance."""
+    if damage.amount <= 0:
+        return
+    state = ctx.state
+    source = state.creatures.get(damage.source)
+    for effect in _effects(state, creature.id, "charmed"):
+        charmer = state.creatures.get(effect.source)
+        if source is not None and charmer is not None and source.side == charmer.side:
+            _end(ctx, effect, f"{source.name} harmed it")
+    for effect in _effects(state, creature.id, "incapacitated"):
+        if _from_spell(state, effect, "Hypnotic Pattern"):
+            _end(ctx, effect, "damage woke it from the pattern")

@@ -1,0 +1,195 @@
+"""More SRD 5.1 spells of levels 1-3 (issue 31, plugins/spells/_more.py), each with
+the exact outcome of scripted dice; Seraphine (DC 15, +7 to hit) casts them."""
+
+from __future__ import annotations
+
+from helpers import make
+from test_spells import cast, fight, goblin, refused
+from test_spells_more import bonus, effects_of, sera
+
+from zonekeep.plugins.spells import CONCENTRATING
+from zonekeep.sdk import AttackMade, Damaged, Healed, SaveMade
+
+# -- level 1 ---------------------------------------------------------------------------------
+
+
+def test_charm_person_saves_with_advantage_and_forbids_attacking_the_charmer() -> None:
+    h = fight(sera(), goblin())
+    cast(h.rolls(5, 9), "sera", spell="charm-person", target="gob")
+    save = h.of_type(SaveMade)[-1]
+    assert save.roll.advantage == "advantage" and not save.success
+    assert "charmed" in h.creature("gob").conditions
+    h.end_turn()
+    refusal = h.refused("attack", creature="gob", target="sera")
+    assert refusal.code == "charmed"
+    h.end_turn()
+    cast(h.rolls(5, 3, 4), "sera", spell="poison-spray", target="gob")
+    assert "charmed" not in h.creature("gob").conditions  # harmed by the charmer
+
+
+def test_divine_favor_adds_1d4_radiant_to_weapon_hits() -> None:
+    h = fight(sera(), goblin())
+    bonus(h, spell="divine-favor")
+    assert "divine-favor" in h.creature("sera").conditions
+    h.rolls(15, 3, 4).send("attack", creature="sera", target="gob", attack="dagger")
+    kinds = [(d.amount, d.damage_type) for d in h.of_type(Damaged)]
+    assert kinds[-1] == (4, "radiant")
+    assert h.creature("gob").hp == 30 - (3 + 2) - 4  # dagger 1d4 + Dex 2, then 1d4 radiant
+
+
+def test_hunters_mark_adds_1d6_to_the_markers_weapon_hits_on_the_marked() -> None:
+    h = fight(sera(), goblin())
+    bonus(h, spell="hunters-mark", target="gob")
+    h.rolls(15, 1, 6).send("attack", creature="sera", target="gob", attack="dagger")
+    assert h.of_type(Damaged)[-1].amount == 6
+    assert h.creature("gob").hp == 30 - 3 - 6
+    assert effects_of(h, "sera", CONCENTRATING)
+
+
+def test_mage_armor_makes_the_ac_at_least_13_plus_dex() -> None:
+    h = fight(sera(), goblin())
+    assert h.creature("sera").ac == 12  # Dex 15, no armour
+    cast(h, "sera", spell="mage-armor")
+    h.end_turn()
+    h.rolls(10).send("attack", creature="gob", target="sera")  # 10 + 4 = 14 < 15
+    made = h.of_type(AttackMade)[-1]
+    assert made.target_ac == 15 and not made.hit
+
+
+def test_hideous_laughter_leaves_a_failed_target_prone_and_incapacitated() -> None:
+    h = fight(sera(), goblin())
+    cast(h.rolls(3), "sera", spell="hideous-laughter", target="gob")
+    conditions = h.creature("gob").conditions
+    assert "incapacitated" in conditions and "prone" in conditions
+    h2 = fight(sera(), goblin())
+    cast(h2.rolls(18), "sera", spell="hideous-laughter", target="gob")
+    assert "prone" not in h2.creature("gob").conditions
+
+
+def test_grease_knocks_prone_who_fails_the_dex_save() -> None:
+    h = fight(sera(), goblin(), positions={"gob": "bar"})
+    cast(h.rolls(4), "sera", spell="grease", zone="bar", targets=["gob"])
+    assert "prone" in h.creature("gob").conditions
+
+
+# -- level 2 ---------------------------------------------------------------------------------
+
+
+def test_acid_arrow_burns_again_at_the_end_of_the_targets_next_turn() -> None:
+    h = fight(sera(), goblin())
+    cast(h.rolls(12, 1, 2, 3, 4), "sera", spell="acid-arrow", target="gob")
+    assert h.creature("gob").hp == 30 - 10 and "acid-burned" in h.creature("gob").conditions
+    h.end_turn()
+    h.rolls(2, 2).end_turn()  # the goblin's turn ends: 2d4 acid
+    assert h.creature("gob").hp == 30 - 10 - 4
+    assert "acid-burned" not in h.creature("gob").conditions
+
+
+def test_acid_arrow_upcast_and_a_miss_deals_half_the_first_dice() -> None:
+    h = fight(sera(), goblin())
+    cast(h.rolls(2, 4, 4, 4, 4, 3), "sera", spell="acid-arrow", target="gob", slot=3)
+    assert h.of_type(Damaged)[-1].amount == 19 // 2  # 5d4 on a miss: half
+    assert "acid-burned" not in h.creature("gob").conditions
+
+
+def test_blindness_blinds_on_a_failed_con_save_two_targets_upcast() -> None:
+    h = fight(sera(), goblin(), goblin("orc"))
+    cast(h.rolls(3, 20), "sera", spell="blindness-deafness", targets=["gob", "orc"], slot=3)
+    assert "blinded" in h.creature("gob").conditions
+    assert "blinded" not in h.creature("orc").conditions
+
+
+def test_invisibility_ends_when_its_creature_casts_a_spell() -> None:
+    h = fight(sera(), goblin())
+    cast(h, "sera", spell="invisibility")
+    assert "invisible" in h.creature("sera").conditions
+    h.end_turn()
+    h.end_turn()
+    cast(h.rolls(10, 5, 5), "sera", spell="poison-spray", target="gob")
+    assert "invisible" not in h.creature("sera").conditions
+
+
+def test_lesser_restoration_ends_paralysis_first_and_refuses_a_healthy_target() -> None:
+    h = fight(sera(), goblin(), make("ally", hp=20))
+    assert refused(h, "sera", spell="lesser-restoration", target="ally")[0] == "invalid_target"
+    h.send("apply_effect", creature="ally", condition="poisoned", rounds=10)
+    h.send("apply_effect", creature="ally", condition="paralyzed", rounds=10)
+    cast(h, "sera", spell="lesser-restoration", target="ally")
+    conditions = h.creature("ally").conditions
+    assert "paralyzed" not in conditions and "poisoned" in conditions
+
+
+def test_protection_from_poison_cures_and_halves_poison_damage() -> None:
+    h = fight(sera(), goblin(), make("ally", hp=20))
+    h.send("apply_effect", creature="ally", condition="poisoned", rounds=10)
+    cast(h, "sera", spell="protection-from-poison", target="ally")
+    assert "poisoned" not in h.creature("ally").conditions
+    h.send("damage", creature="ally", amount=9, damage_type="poison")
+    assert h.creature("ally").hp == 20 - 4
+
+
+def test_gust_of_wind_pushes_who_fails_the_strength_save() -> None:
+    h = fight(sera(), goblin())
+    cast(h.rolls(4), "sera", spell="gust-of-wind", targets=["gob"], push={"gob": {"zone": "bar"}})
+    assert h.creature("gob").zone == "bar"
+
+
+# -- level 3 ---------------------------------------------------------------------------------
+
+
+def test_beacon_of_hope_gives_advantage_on_wis_saves_and_the_most_healing() -> None:
+    h = fight(sera(), goblin(), make("ally", hp=20))
+    h.send("damage", creature="ally", amount=15)
+    cast(h, "sera", spell="beacon-of-hope", targets=["ally", "sera"])
+    assert "hopeful" in h.creature("ally").conditions
+    for _ in range(3):
+        h.end_turn()
+    cast(h.rolls(1), "sera", spell="cure-wounds", target="ally")
+    assert h.of_type(Healed)[-1].amount == 8 + 4  # 1d8 at its most + Int 4
+
+
+def test_fear_frightens_who_fails_with_the_caster_as_its_source() -> None:
+    h = fight(sera(), goblin(), goblin("orc"))
+    cast(h.rolls(2, 19), "sera", spell="fear", targets=["gob", "orc"])
+    assert "frightened" in h.creature("gob").conditions
+    assert "frightened" not in h.creature("orc").conditions
+    assert [e.source for e in effects_of(h, "gob", "frightened")] == ["sera"]
+
+
+def test_hypnotic_pattern_incapacitates_until_damage() -> None:
+    h = fight(sera(), goblin(), positions={"gob": "yard"})
+    cast(h.rolls(6), "sera", spell="hypnotic-pattern", zone="yard", targets=["gob"])
+    assert "incapacitated" in h.creature("gob").conditions
+    h.send("damage", creature="gob", amount=2)
+    assert "incapacitated" not in h.creature("gob").conditions
+
+
+def test_mass_healing_word_heals_several_with_one_roll() -> None:
+    h = fight(sera(), goblin(), make("ally", hp=20), make("bo", hp=20))
+    h.send("damage", creature="ally", amount=10)
+    h.send("damage", creature="bo", amount=10)
+    bonus(h.rolls(3), spell="mass-healing-word", targets=["ally", "bo"])
+    assert [e.amount for e in h.of_type(Healed)] == [7, 7]  # 1d4 + 4, once
+
+
+def test_aid_raises_the_maximum_and_the_hit_points_of_three_by_5_more_upcast() -> None:
+    h = fight(sera(), goblin(), make("ally", hp=20))
+    h.send("damage", creature="ally", amount=10)
+    cast(h, "sera", spell="aid", targets=["ally", "sera"], slot=3)
+    ally = h.creature("ally")
+    assert (ally.max_hp, ally.hp) == (30, 20) and "aided" in ally.conditions
+    assert (h.creature("sera").max_hp, h.creature("sera").hp) == (42, 42)
+    h.assert_replay_matches()
+    h.end_turn()
+    h.end_turn()
+    h.end_turn()
+    assert refused(h, "sera", spell="aid", targets=["ally"])[0] == "invalid_target"
+
+
+def test_vampiric_touch_heals_the_caster_half_the_damage() -> None:
+    h = fight(sera(), goblin())
+    h.send("damage", creature="sera", amount=20)
+    cast(h.rolls(12, 6, 5, 4), "sera", spell="vampiric-touch", target="gob")
+    assert h.creature("gob").hp == 30 - 15
+    assert h.of_type(Healed)[-1].amount == 7
+    assert effects_of(h, "sera", CONCENTRATING)
