@@ -21,7 +21,8 @@ each hook implementation has a name of its own (``more_...``) and names its hook
   harm from the charmer's side ends it), ``mage-armor`` (AC at least 13 + Dex),
   ``poison-warded`` (resistance to poison), ``hopeful`` (advantage on Wisdom
   saves, the most healing from the plugin's healing spells). Hideous laughter knocks
-  prone who it incapacitates; a hypnotic pattern's trance ends on damage; invisibility
+  prone who it incapacitates; a hypnotic pattern charms who it incapacitates, and
+  both end on damage; invisibility
   from the spell ends when its creature attacks or casts a spell.
 """
 
@@ -315,8 +316,8 @@ def before_cast(
 def after_cast(
     ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]
 ) -> None:
-    """Hideous laughter knocks prone each creature it incapacitated; protection from
-    poison ends the target's poisoning."""
+    """Hideous laughter knocks prone each creature it incapacitated, a hypnotic
+    pattern charms them too; protection from poison ends the target's poisoning."""
     if spell.id == "hideous-laughter":
         held = concentration_of(ctx.state, me.id)
         for target in _targets(ctx, p):
@@ -325,6 +326,11 @@ def after_cast(
             )
             if laughing and "prone" not in ctx.state.creatures[target.id].conditions:
                 apply_condition(ctx, target.id, "prone", spell.name)
+    if spell.id == "hypnotic-pattern":
+        held = concentration_of(ctx.state, me.id)
+        for target in _targets(ctx, p):
+            if any(e.parent == held for e in _effects(ctx.state, target.id, "incapacitated")):
+                apply_timed_condition(ctx, target.id, "charmed", source=me.id, parent=held)
     if spell.id == "protection-from-poison":
         for target in _targets(ctx, p) or [me]:
             if "poisoned" in ctx.state.creatures[target.id].conditions:
@@ -356,7 +362,7 @@ def more_before_attack(
     ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, reaction: bool
 ) -> None:
     for effect in _effects(ctx.state, attacker.id, "charmed"):
-        if effect.source == target.id:
+        if effect.source == target.id and not reaction:
             ctx.refuse(
                 "charmed", f"{attacker.name} is charmed by {target.name}: it cannot attack it."
             )
@@ -497,10 +503,15 @@ def more_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged) -> 
         return
     state = ctx.state
     source = state.creatures.get(damage.source)
-    for effect in _effects(state, creature.id, "charmed"):
+    for effect in _effects(state, creature.id, "charmed") if source is not None else ():
         charmer = state.creatures.get(effect.source)
-        if source is not None and charmer is not None and source.side == charmer.side:
+        harmed = charmer is not None and source.side == charmer.side
+        if harmed and not _from_spell(state, effect, "Hypnotic Pattern"):
             _end(ctx, effect, f"{source.name} harmed it")
-    for effect in _effects(state, creature.id, "incapacitated"):
-        if _from_spell(state, effect, "Hypnotic Pattern"):
-            _end(ctx, effect, "damage woke it from the pattern")
+    for condition in ("incapacitated", "charmed"):
+        for effect in _effects(state, creature.id, condition):
+            if (
+                _from_spell(state, effect, "Hypnotic Pattern")
+                and effect.id in state.condition_effects
+            ):
+                _end(ctx, effect, "damage woke it from the pattern")

@@ -606,21 +606,6 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         rounds=600,
         condition="poison-warded",
     ),
-    Spell(
-        "gust-of-wind",
-        "Gust of Wind",
-        2,
-        "area",
-        "A 60-ft line of strong wind from the caster: each creature in it makes a "
-        "Strength save or is pushed 15 ft away (into a linked zone or an asset, as "
-        "forced movement); concentration, up to 1 minute (the lasting wind is the GM's).",
-        save="str",
-        shape="line",
-        size=60,
-        concentration=True,
-        rounds=10,
-        push=True,
-    ),
     # -- level 3 -----------------------------------------------------------------------
     Spell(
         "fireball",
@@ -688,8 +673,8 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         3,
         "area",
         "A twisting pattern in a 30-ft cube within 120 ft: each creature in it makes a "
-        "Wisdom save or is incapacitated, charmed (concentration, up to 1 minute); damage "
-        "ends it for that creature (shaking it awake is the GM's).",
+        "Wisdom save or is charmed and incapacitated (concentration, up to 1 minute); "
+        "damage ends both for that creature (shaking it awake is the GM's).",
         range=120,
         save="wis",
         shape="cube",
@@ -817,6 +802,11 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     "sleet-storm": ("Sleet Storm", 3, "a lasting area of ice, obscurement and falls"),
     "stinking-cloud": ("Stinking Cloud", 3, "a lasting cloud, its saves at each turn's start"),
     "wind-wall": ("Wind Wall", 3, "a wall against missiles and gases"),
+    "gust-of-wind": (
+        "Gust of Wind",
+        2,
+        "a lasting line of wind that pushes who starts a turn in it",
+    ),
     "protection-from-energy": (
         "Protection from Energy",
         3,
