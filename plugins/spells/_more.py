@@ -503,10 +503,11 @@ def more_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged) -> 
         return
     state = ctx.state
     source = state.creatures.get(damage.source)
-    for effect in _effects(state, creature.id, "charmed") if source is not None else ():
+    for effect in _effects(state, creature.id, "charmed"):
         charmer = state.creatures.get(effect.source)
-        harmed = charmer is not None and source.side == charmer.side
-        if harmed and not _from_spell(state, effect, "Hypnotic Pattern"):
+        if source is None or charmer is None or source.side != charmer.side:
+            continue
+        if not _from_spell(state, effect, "Hypnotic Pattern"):
             _end(ctx, effect, f"{source.name} harmed it")
     for condition in ("incapacitated", "charmed"):
         for effect in _effects(state, creature.id, condition):
