@@ -417,6 +417,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "divine-favor",
         "dodging",
         "dying",
+        "enfeebled",
         "engulfed",  # zonekeep.srd's (plugins/srd/_bodies.py: a gelatinous cube's)
         "enlarged",  # zonekeep.srd's (plugins/srd/_gazes.py: a duergar's Enlarge)
         "escaped",
@@ -455,6 +456,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "true-struck",
         "two-handed",  # zonekeep.srd's (plugins/srd/_traits.py: a versatile weapon's grip)
         "unconscious",
+        "warded-bond",
     ]
     assert all(spec.summary for spec in found.values())
     assert "hexed" in declared_conditions(Engine(extra(Hexes)).pm)

@@ -39,6 +39,8 @@ LEVELED = [
     "mass-healing-word",
     "aid",
     "vampiric-touch",
+    "ray-of-enfeeblement",
+    "warding-bond",
     "cure-wounds",
 ]
 

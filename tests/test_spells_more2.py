@@ -128,6 +128,35 @@ def test_protection_from_poison_cures_and_halves_poison_damage() -> None:
     assert h.creature("ally").hp == 20 - 4
 
 
+def test_ray_of_enfeeblement_halves_the_targets_strength_weapon_damage() -> None:
+    h = fight(sera(), goblin())
+    cast(h.rolls(13), "sera", spell="ray-of-enfeeblement", target="gob")  # 20 against AC 13
+    assert h.of_type(AttackMade)[-1].hit and not h.of_type(Damaged)
+    assert "enfeebled" in h.creature("gob").conditions
+    h.end_turn()  # the goblin's turn starts; its save comes at its end
+    h.rolls(15, 5, 12).send("attack", creature="gob", target="sera")  # 7, halved; her save
+    assert h.creature("sera").hp == 32 - 3
+    h.rolls(3).end_turn()  # a failed Con save: still enfeebled
+    save = h.of_type(SaveMade)[-1]
+    assert (save.creature, save.ability, save.dc, save.success) == ("gob", "con", 15, False)
+    assert "enfeebled" in h.creature("gob").conditions
+    h2 = fight(sera(), goblin())
+    cast(h2.rolls(2), "sera", spell="ray-of-enfeeblement", target="gob")  # a miss
+    assert "enfeebled" not in h2.creature("gob").conditions
+    assert not effects_of(h2, "sera", CONCENTRATING)
+
+
+def test_warding_bond_gives_ac_and_resistance_and_its_warder_takes_the_damage() -> None:
+    h = fight(sera(), goblin(), make("ally", hp=20, ac=12))
+    assert refused(h, "sera", spell="warding-bond", target="sera")[0] == "invalid_target"
+    cast(h, "sera", spell="warding-bond", target="ally")
+    h.send("damage", creature="ally", amount=9, damage_type="fire")
+    assert (h.creature("ally").hp, h.creature("sera").hp) == (20 - 4, 32 - 4)
+    h.end_turn()
+    h.rolls(8).send("attack", creature="gob", target="ally")  # 8 + 4 = 12 < AC 12 + 1
+    assert not h.of_type(AttackMade)[-1].hit
+
+
 # -- level 3 ---------------------------------------------------------------------------------
 
 

@@ -63,6 +63,7 @@ from . import (
     _ability_mod,
     _reach,
     _targets,
+    attack_bonus,
     begin_concentration,
     cantrip_tier,
     concentration_of,
@@ -96,6 +97,8 @@ CONDITIONS: Final[dict[str, str]] = {
     "acid-burned": "Acid Arrow: more acid damage at the end of its next turn.",
     "poison-warded": "Protection from Poison: advantage on saves against being poisoned, "
     "resistance to poison damage.",
+    "enfeebled": "Ray of Enfeeblement: half damage with its Strength weapon attacks.",
+    "warded-bond": "Warding Bond: +1 AC, resistance to all damage; its warder takes the same.",
     "aided": "Aid: its hit point maximum and hit points are higher (the spell's 5 or more).",
     "hopeful": "Beacon of Hope: advantage on Wisdom saves; the most from healing spells.",
 }
@@ -290,6 +293,53 @@ def _toughen(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping
         apply_timed_condition(ctx, now.id, spell.condition, rounds=spell.rounds, source=me.id)
 
 
+def _ray(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
+    """A spell attack that deals no damage: a hit gives the spell's condition, saved
+    against at the end of each of the target's turns (and ended with concentration)."""
+    targets = _targets(ctx, p)
+    _distinct(ctx, spell, targets, 1)
+    target = targets[0]
+    if target.id == me.id:
+        ctx.refuse("invalid_target", f"{me.name} cannot aim {spell.name} at itself.")
+    _reach(ctx, me, target, spell, spell.range)
+    attack = Attack(spell.name, "ranged", attack_bonus(me), range=spell.range, magical=True)
+    ctx.hook.zonekeep_before_attack(
+        ctx=ctx, attacker=me, target=target, attack=attack, reaction=False
+    )
+    request = RollRequest("attack", me.id, target.id, attack_kind="ranged", attack=spell.name)
+    result = ctx.roll("d20", request, bonus=attack.bonus)
+    bonuses = ctx.hook.zonekeep_armor_class_bonus(
+        ctx=ctx, target=target, attacker=me, attack=attack
+    )
+    ac = target.ac + sum(b for b in bonuses if b)
+    hit = result.natural == 20 or (result.natural != 1 and result.total >= ac)
+    made = AttackMade(me.id, target.id, spell.name, "ranged", result, ac, hit, False, False)
+    ctx.emit(made)
+    if hit:
+        assert spell.condition is not None and spell.save is not None
+        parent = begin_concentration(ctx, me, spell) if spell.concentration else None
+        apply_timed_condition(
+            ctx,
+            target.id,
+            spell.condition,
+            rounds=None if parent else spell.rounds,
+            save=spell.save,
+            dc=save_dc(me),
+            save_when="end",
+            source=me.id,
+            parent=parent,
+        )
+    state = ctx.state
+    ctx.hook.zonekeep_attack_made(
+        ctx=ctx,
+        attacker=state.creatures[me.id],
+        target=state.creatures[target.id],
+        attack=attack,
+        result=made,
+        damage=None,
+    )
+
+
 #: The templates of this module, by ``how``.
 RESOLVERS: Final[dict[str, Resolver]] = {
     "saves": _saves,
@@ -298,6 +348,7 @@ RESOLVERS: Final[dict[str, Resolver]] = {
     "mark": _mark,
     "cure": _cure,
     "toughen": _toughen,
+    "ray": _ray,
 }
 
 
@@ -305,7 +356,10 @@ def before_cast(
     ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]
 ) -> None:
     """Casting a spell ends the caster's Invisibility; a concentration spell resolved
-    as an attack (vampiric touch) starts its concentration."""
+    as an attack (vampiric touch) starts its concentration. Warding bond is for
+    another creature."""
+    if spell.id == "warding-bond" and any(t.id == me.id for t in _targets(ctx, p) or [me]):
+        ctx.refuse("invalid_target", f"{me.name} cannot bond itself: touch another creature.")
     for effect in _effects(ctx.state, me.id, "invisible"):
         if _from_spell(ctx.state, effect, "Invisibility"):
             _end(ctx, effect, f"{me.name} cast {spell.name}")
@@ -352,9 +406,10 @@ def more_conditions() -> Iterable[ConditionSpec]:
 def more_armor_class_bonus(
     ctx: RuleContext, target: Creature, attacker: Creature, attack: Attack
 ) -> int | None:
+    bonus = 1 if "warded-bond" in target.conditions else 0
     if "mage-armor" in target.conditions:
-        return max(0, 13 + target.dex_mod - target.ac) or None
-    return None
+        bonus += max(0, 13 + target.dex_mod - target.ac)
+    return bonus or None
 
 
 @hookimpl(specname="zonekeep_before_attack")
@@ -493,15 +548,24 @@ def more_modify_damage(ctx: RuleContext, damage: Damage) -> Damage | None:
     changed = damage
     if damage.damage_type == "poison" and "poison-warded" in target.conditions:
         changed = changed.grant("resistance", "protection from poison")
+    if "warded-bond" in target.conditions:
+        changed = changed.grant("resistance", "warding bond")
+    attacker = ctx.state.creatures.get(damage.attacker or "")
+    used = attacker.attack(damage.attack) if attacker is not None else None
+    strength = used is not None and used.kind == "melee" and "finesse" not in used.properties
+    if strength and attacker is not None and "enfeebled" in attacker.conditions:
+        changed = changed.reduce(changed.amount - changed.amount // 2, "ray of enfeeblement")
     return None if changed is damage else changed
 
 
 @hookimpl(specname="zonekeep_after_damage")
 def more_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
-    """Harm from the charmer's side ends a charm; damage ends a hypnotic trance."""
+    """Harm from the charmer's side ends a charm; damage ends a hypnotic trance; a
+    warding bond passes the damage to its warder (ending when the warder drops)."""
     if damage.amount <= 0:
         return
     state = ctx.state
+    _bond(ctx, creature, damage)
     source = state.creatures.get(damage.source)
     for effect in _effects(state, creature.id, "charmed"):
         charmer = state.creatures.get(effect.source)
@@ -516,3 +580,22 @@ def more_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged) -> 
                 and effect.id in state.condition_effects
             ):
                 _end(ctx, effect, "damage woke it from the pattern")
+
+
+#: The source of the damage a warding bond passes on (never passed on again).
+_BOND = "warding-bond"
+
+
+def _bond(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
+    state = ctx.state
+    if creature.hp <= 0:
+        for effect in list(state.condition_effects.values()):
+            if effect.condition == "warded-bond" and effect.source == creature.id:
+                _end(ctx, effect, f"{creature.name} dropped to 0 hit points")
+    if damage.source.startswith(_BOND):
+        return
+    for effect in _effects(state, creature.id, "warded-bond"):
+        warder = ctx.state.creatures.get(effect.source)
+        if warder is None or warder.out_of_fight or warder.id == creature.id:
+            continue
+        apply_damage(ctx, warder, damage.amount, source=f"{_BOND}:{creature.id}")

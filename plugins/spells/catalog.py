@@ -28,6 +28,7 @@ How = Literal[
     "mark",
     "cure",
     "toughen",
+    "ray",
 ]
 Casting = Literal["action", "bonus", "reaction"]
 
@@ -51,7 +52,9 @@ class Spell:
       ``mark`` (``condition`` on one creature, no save, its source the caster) and
       ``cure`` (ends the first of the conditions in ``choices`` the target has) and
       ``toughen`` (up to ``targets`` creatures' hit point maximum and hit points rise
-      by ``damage``, a number, and as much again per slot level above the spell's).
+      by ``damage``, a number, and as much again per slot level above the spell's) and
+      ``ray`` (a spell attack with no damage: a hit gives ``condition``, saved against
+      at the end of each of the target's turns).
     - ``damage`` and ``upcast``: the dice, and the dice added per slot level above the
       spell's (a cantrip's dice grow at character levels 5, 11 and 17 instead).
     - ``rays``: the number of attacks, beams or darts (more per slot: ``more_rays``).
@@ -606,6 +609,33 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         rounds=600,
         condition="poison-warded",
     ),
+    Spell(
+        "ray-of-enfeeblement",
+        "Ray of Enfeeblement",
+        2,
+        "ray",
+        "A black beam at a creature within 60 ft: a ranged spell attack; on a hit it deals "
+        "half damage with Strength weapon attacks (its melee attacks but finesse ones) "
+        "(concentration, up to 1 minute; a Constitution save at the end of each of its "
+        "turns ends it).",
+        range=60,
+        save="con",
+        concentration=True,
+        rounds=10,
+        condition="enfeebled",
+    ),
+    Spell(
+        "warding-bond",
+        "Warding Bond",
+        2,
+        "ward",
+        "A willing creature touched gets +1 AC and resistance to all damage for 1 hour, "
+        "and the caster takes the same damage it takes (its +1 to saves is the GM's: the "
+        "rules have no flat save bonus; so is the 60-ft tether).",
+        range=5,
+        rounds=600,
+        condition="warded-bond",
+    ),
     # -- level 3 -----------------------------------------------------------------------
     Spell(
         "fireball",
@@ -779,7 +809,6 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     "jump": ("Jump", 1, "tripled jump distance for a minute: the GM rules the leaps"),
     "feather-fall": ("Feather Fall", 1, "falling is the GM's"),
     "magic-weapon": ("Magic Weapon", 2, "a flat +1 to attack rolls needs a roll bonus"),
-    "warding-bond": ("Warding Bond", 2, "a flat +1 to saves and the caster's shared damage"),
     "enhance-ability": ("Enhance Ability", 2, "advantage on checks of one ability, and temp HP"),
     "enlarge-reduce": ("Enlarge/Reduce", 2, "a size change with its damage die is not modelled"),
     "mirror-image": ("Mirror Image", 2, "duplicates that attacks may hit instead"),
@@ -787,11 +816,6 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     "flaming-sphere": ("Flaming Sphere", 2, "a sphere the caster moves as a bonus action"),
     "silence": ("Silence", 2, "sound and verbal components are not modelled"),
     "see-invisibility": ("See Invisibility", 2, "no combat roll: the GM rules what it sees"),
-    "ray-of-enfeeblement": (
-        "Ray of Enfeeblement",
-        2,
-        "halving the damage of Strength weapons: attacks do not say their ability",
-    ),
     "prayer-of-healing": ("Prayer of Healing", 2, "cast over 10 minutes: between fights"),
     "bestow-curse": ("Bestow Curse", 3, "the curse the caster chooses is the GM's"),
     "blink": ("Blink", 3, "vanishing to the Ethereal Plane on a d20 each turn"),
