@@ -22,6 +22,7 @@ from zonekeep.sdk.testing import EncounterHarness
 CANTRIPS = ["acid-splash", "chill-touch", "poison-spray", "spare-the-dying", "true-strike"]
 LEVELED = [
     "charm-person",
+    "animal-friendship",
     "divine-favor",
     "hunters-mark",
     "mage-armor",

@@ -27,6 +27,17 @@ def test_charm_person_saves_with_advantage_and_forbids_attacking_the_charmer() -
     assert "charmed" not in h.creature("gob").conditions  # harmed by the charmer
 
 
+def test_animal_friendship_charms_for_24_hours_with_no_save_each_turn() -> None:
+    h = fight(sera(), goblin())
+    cast(h.rolls(4, 6), "sera", spell="animal-friendship", target="gob")  # advantage, both fail
+    (effect,) = effects_of(h, "gob", "charmed")
+    assert (effect.rounds, effect.save, effect.source) == (14400, None, "sera")
+    h.end_turn()
+    assert h.refused("attack", creature="gob", target="sera").code == "charmed"
+    h.end_turn()  # the goblin's turn ends: no save
+    assert "charmed" in h.creature("gob").conditions
+
+
 def test_divine_favor_adds_1d4_radiant_to_weapon_hits() -> None:
     h = fight(sera(), goblin())
     bonus(h, spell="divine-favor")

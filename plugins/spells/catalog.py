@@ -380,6 +380,21 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         condition="outlined",
     ),
     Spell(
+        "animal-friendship",
+        "Animal Friendship",
+        1,
+        "condition",
+        "A beast within 30 ft makes a Wisdom save or is charmed for 24 hours: it cannot "
+        "attack the caster; harm from the caster or its side ends it; one more target per "
+        "slot level above 1st (only a beast of Intelligence 3 or less: the GM's, creatures "
+        "carry no type).",
+        range=30,
+        save="wis",
+        rounds=14400,
+        condition="charmed",
+        repeat_save=False,
+    ),
+    Spell(
         "charm-person",
         "Charm Person",
         1,
@@ -826,6 +841,26 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     "sleet-storm": ("Sleet Storm", 3, "a lasting area of ice, obscurement and falls"),
     "stinking-cloud": ("Stinking Cloud", 3, "a lasting cloud, its saves at each turn's start"),
     "wind-wall": ("Wind Wall", 3, "a wall against missiles and gases"),
+    "silent-image": ("Silent Image", 1, "illusions and the checks to see through them"),
+    "alter-self": ("Alter Self", 2, "natural weapons and new shapes are not modelled"),
+    "levitate": ("Levitate", 2, "rising and hanging in the air is not modelled"),
+    "suggestion": ("Suggestion", 2, "the course of action suggested is the GM's to rule"),
+    "spike-growth": ("Spike Growth", 2, "damage per 5 ft moved: movement in a zone is not counted"),
+    "flame-blade": ("Flame Blade", 2, "a blade attacked with again each turn as an action"),
+    "animate-dead": ("Animate Dead", 3, "raised servants: the GM adds them to the roster"),
+    "conjure-animals": ("Conjure Animals", 3, "summoned beasts: the GM adds them to the roster"),
+    "glyph-of-warding": ("Glyph of Warding", 3, "a triggered glyph: an asset the GM places"),
+    "magic-circle": (
+        "Magic Circle",
+        3,
+        "it wards against creature types, and creatures carry no type",
+    ),
+    "major-image": ("Major Image", 3, "illusions and the checks to see through them"),
+    "plant-growth": (
+        "Plant Growth",
+        3,
+        "overgrowth costing 4 ft per foot: zones have no such cost",
+    ),
     "gust-of-wind": (
         "Gust of Wind",
         2,
