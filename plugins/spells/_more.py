@@ -106,13 +106,14 @@ CONDITIONS: Final[dict[str, str]] = {
 Resolver = Callable[[RuleContext, Creature, Spell, int, Mapping[str, Any]], None]
 
 
-def _spell_names() -> frozenset[str]:
-    return frozenset(s.name for s in SPELLS.values())
+_NAMES: list[frozenset[str]] = []
 
 
 def _weapon(attack: Attack) -> bool:
     """A weapon attack: any attack that is not a spell's."""
-    return attack.name not in _spell_names()
+    if not _NAMES:
+        _NAMES.append(frozenset(s.name for s in SPELLS.values()))
+    return attack.name not in _NAMES[0]
 
 
 def _effects(state: EncounterState, creature_id: str, condition: str) -> list[ConditionEffect]:
@@ -416,8 +417,10 @@ def more_armor_class_bonus(
 def more_before_attack(
     ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack, reaction: bool
 ) -> None:
+    if "charmed" not in attacker.conditions or reaction:
+        return
     for effect in _effects(ctx.state, attacker.id, "charmed"):
-        if effect.source == target.id and not reaction:
+        if effect.source == target.id:
             ctx.refuse(
                 "charmed", f"{attacker.name} is charmed by {target.name}: it cannot attack it."
             )
@@ -450,12 +453,14 @@ def more_attack_made(
     damage: Damaged | None,
 ) -> None:
     state = ctx.state
-    for effect in _effects(state, attacker.id, "invisible"):
-        if _from_spell(state, effect, "Invisibility"):
-            _end(ctx, effect, f"{attacker.name} attacked")
-    for effect in _effects(state, target.id, "true-struck"):
-        if effect.source == attacker.id and _next_turn(state, attacker.id, effect):
-            end_concentration(ctx, attacker.id, f"{attacker.name} made its true strike")
+    if "invisible" in attacker.conditions:
+        for effect in _effects(state, attacker.id, "invisible"):
+            if _from_spell(state, effect, "Invisibility"):
+                _end(ctx, effect, f"{attacker.name} attacked")
+    if "true-struck" in target.conditions:
+        for effect in _effects(state, target.id, "true-struck"):
+            if effect.source == attacker.id and _next_turn(state, attacker.id, effect):
+                end_concentration(ctx, attacker.id, f"{attacker.name} made its true strike")
     if attack.name == "Acid Arrow":
         _acid_arrow(ctx, attacker, target, attack, result)
     if not result.hit or state.creatures[target.id].out_of_fight:
@@ -468,9 +473,10 @@ def more_attack_made(
         me = state.creatures[attacker.id]
         amount = 0 if "chilled" in me.conditions else damage.amount // 2
         heal(ctx, me, me, SPELLS["vampiric-touch"], amount)
-    if not _weapon(attack):
+    favored = "divine-favor" in state.creatures[attacker.id].conditions
+    if not (favored or "hunters-mark" in target.conditions) or not _weapon(attack):
         return
-    if "divine-favor" in state.creatures[attacker.id].conditions:
+    if favored:
         _rider(ctx, attacker, target, "1d4", "radiant", result)
     marked = any(e.source == attacker.id for e in _effects(state, target.id, "hunters-mark"))
     if marked and not state.creatures[target.id].out_of_fight:
@@ -502,6 +508,8 @@ def _acid_arrow(
 @hookimpl(specname="zonekeep_turn_end")
 def more_turn_end(ctx: RuleContext, creature: Creature) -> None:
     """Acid arrow's later damage, at the end of the target's next turn."""
+    if "acid-burned" not in creature.conditions:
+        return
     for effect in _effects(ctx.state, creature.id, "acid-burned"):
         caster, _, dice = effect.source.rpartition(":")
         _end(ctx, effect, "its acid burned at the end of its turn")
@@ -522,16 +530,17 @@ def _next_turn(state: EncounterState, creature_id: str, effect: ConditionEffect)
 def more_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
     state = ctx.state
     actor = state.creatures.get(roll.actor)
-    if actor is None:
+    if actor is None or roll.kind not in ("attack", "save"):
         return None
     found: list[RollModifier] = []
-    if roll.kind == "attack" and roll.target in state.creatures:
-        for effect in _effects(state, roll.target, "true-struck"):
+    target = state.creatures.get(roll.target or "")
+    if roll.kind == "attack" and target is not None and "true-struck" in target.conditions:
+        for effect in _effects(state, target.id, "true-struck"):
             if effect.source == actor.id and _next_turn(state, actor.id, effect):
                 found.append(RollModifier("advantage", "true strike"))
     if roll.kind == "save":
-        active = state.creatures.get(state.active or "")
-        if "charmed" in roll.against and active is not None and active.side != actor.side:
+        active = state.creatures.get(state.active or "") if "charmed" in roll.against else None
+        if active is not None and active.side != actor.side:
             found.append(RollModifier("advantage", "charm: its side is fighting the caster's"))
         if roll.ability == "wis" and "hopeful" in actor.conditions:
             found.append(RollModifier("advantage", "beacon of hope"))
@@ -551,9 +560,10 @@ def more_modify_damage(ctx: RuleContext, damage: Damage) -> Damage | None:
     if "warded-bond" in target.conditions:
         changed = changed.grant("resistance", "warding bond")
     attacker = ctx.state.creatures.get(damage.attacker or "")
-    used = attacker.attack(damage.attack) if attacker is not None else None
-    strength = used is not None and used.kind == "melee" and "finesse" not in used.properties
-    if strength and attacker is not None and "enfeebled" in attacker.conditions:
+    if attacker is None or "enfeebled" not in attacker.conditions:
+        return None if changed is damage else changed
+    used = attacker.attack(damage.attack)
+    if used is not None and used.kind == "melee" and "finesse" not in used.properties:
         changed = changed.reduce(changed.amount - changed.amount // 2, "ray of enfeeblement")
     return None if changed is damage else changed
 
@@ -566,6 +576,8 @@ def more_after_damage(ctx: RuleContext, creature: Creature, damage: Damaged) -> 
         return
     state = ctx.state
     _bond(ctx, creature, damage)
+    if "charmed" not in creature.conditions and "incapacitated" not in creature.conditions:
+        return
     source = state.creatures.get(damage.source)
     for effect in _effects(state, creature.id, "charmed"):
         charmer = state.creatures.get(effect.source)
@@ -592,7 +604,7 @@ def _bond(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
         for effect in list(state.condition_effects.values()):
             if effect.condition == "warded-bond" and effect.source == creature.id:
                 _end(ctx, effect, f"{creature.name} dropped to 0 hit points")
-    if damage.source.startswith(_BOND):
+    if damage.source.startswith(_BOND) or "warded-bond" not in creature.conditions:
         return
     for effect in _effects(state, creature.id, "warded-bond"):
         warder = ctx.state.creatures.get(effect.source)
