@@ -432,6 +432,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "incapacitated",
         "infernal-wound",  # zonekeep.srd's (plugins/srd/_gazes.py: a bearded devil's glaive)
         "invisible",
+        "jumping",
         "leadership",  # zonekeep.srd's (the knight)
         "mage-armor",
         "object-form",  # zonekeep.srd's (plugins/srd/_gazes.py: a mimic's form, given by the GM)

@@ -26,6 +26,7 @@ LEVELED = [
     "divine-favor",
     "hunters-mark",
     "mage-armor",
+    "jump",
     "hideous-laughter",
     "grease",
     "acid-arrow",

@@ -67,6 +67,17 @@ def test_mage_armor_makes_the_ac_at_least_13_plus_dex() -> None:
     assert made.target_ac == 15 and not made.hit
 
 
+def test_jump_triples_the_long_jump() -> None:
+    h = fight(sera(), goblin())  # Str 8: a standing jump of 4 ft, 8 ft after a run-up
+    assert refused(h, "sera", "move", feet=5, mode="jump")[0] == "cannot_move"
+    cast(h, "sera", spell="jump")
+    assert "jumping" in h.creature("sera").conditions
+    code, message = refused(h, "sera", "move", feet=13, mode="jump")
+    assert code == "cannot_move" and "at most 12 ft" in message
+    h.send("move", h.player("player-sera"), creature="sera", feet=12, mode="jump")
+    assert h.state.resources.movement_spent == 12
+
+
 def test_hideous_laughter_leaves_a_failed_target_prone_and_incapacitated() -> None:
     h = fight(sera(), goblin())
     cast(h.rolls(3), "sera", spell="hideous-laughter", target="gob")

@@ -18,7 +18,7 @@ each hook implementation has a name of its own (``more_...``) and names its hook
 - Conditions: ``divine-favor`` and ``hunters-mark`` (more damage on a weapon hit: any
   attack that is not a spell's), ``true-struck`` (advantage on the caster's first
   attack roll against it on its next turn), ``charmed`` (it cannot attack its charmer;
-  harm from the charmer's side ends it), ``mage-armor`` (AC at least 13 + Dex),
+  harm from the charmer's side ends it), ``mage-armor`` (AC at least 13 + Dex), ``jumping`` (three times the long jump),
   ``poison-warded`` (resistance to poison), ``hopeful`` (advantage on Wisdom
   saves, the most healing from the plugin's healing spells). Hideous laughter knocks
   prone who it incapacitates; a hypnotic pattern charms who it incapacitates, and
@@ -80,6 +80,7 @@ __all__ = [
     "more_attack_made",
     "more_before_attack",
     "more_conditions",
+    "more_jump_distance",
     "more_modify_damage",
     "more_roll_modifiers",
     "more_turn_end",
@@ -99,6 +100,7 @@ CONDITIONS: Final[dict[str, str]] = {
     "resistance to poison damage.",
     "enfeebled": "Ray of Enfeeblement: half damage with its Strength weapon attacks.",
     "warded-bond": "Warding Bond: +1 AC, resistance to all damage; its warder takes the same.",
+    "jumping": "Jump: its long jumps go three times as far.",
     "aided": "Aid: its hit point maximum and hit points are higher (the spell's 5 or more).",
     "hopeful": "Beacon of Hope: advantage on Wisdom saves; the most from healing spells.",
 }
@@ -411,6 +413,16 @@ def more_armor_class_bonus(
     if "mage-armor" in target.conditions:
         bonus += max(0, 13 + target.dex_mod - target.ac)
     return bonus or None
+
+
+@hookimpl(specname="zonekeep_jump_distance")
+def more_jump_distance(ctx: RuleContext, creature: Creature, running: bool) -> int | None:
+    """Jump triples the long jump the movement rules allow: the Strength score (10 + 2
+    x the Strength save bonus) after a run-up, half without."""
+    if "jumping" not in creature.conditions:
+        return None
+    score = max(1, 10 + 2 * creature.saves.get("str", 0))
+    return 3 * (score if running else score // 2)
 
 
 @hookimpl(specname="zonekeep_before_attack")

@@ -446,6 +446,17 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         condition="mage-armor",
     ),
     Spell(
+        "jump",
+        "Jump",
+        1,
+        "ward",
+        "A creature touched jumps three times as far for 1 minute (its long jump: the "
+        "Strength score after a run-up, half without, as the movement rules reckon it).",
+        range=5,
+        rounds=10,
+        condition="jumping",
+    ),
+    Spell(
         "hideous-laughter",
         "Hideous Laughter",
         1,
@@ -821,7 +832,6 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     "heroism": ("Heroism", 1, "temporary hit points each turn are not modelled"),
     "expeditious-retreat": ("Expeditious Retreat", 1, "a Dash as a bonus action each turn"),
     "hellish-rebuke": ("Hellish Rebuke", 1, "a reaction to being damaged needs a prompt"),
-    "jump": ("Jump", 1, "tripled jump distance for a minute: the GM rules the leaps"),
     "feather-fall": ("Feather Fall", 1, "falling is the GM's"),
     "magic-weapon": ("Magic Weapon", 2, "a flat +1 to attack rolls needs a roll bonus"),
     "enhance-ability": ("Enhance Ability", 2, "advantage on checks of one ability, and temp HP"),
