@@ -4,11 +4,11 @@ the exact outcome of scripted dice; Seraphine (DC 15, +7 to hit) casts them."""
 from __future__ import annotations
 
 from helpers import make
-from test_spells import cast, fight, goblin, refused
+from test_spells import cast, fight, goblin, refused, wizard
 from test_spells_more import bonus, effects_of, sera
 
 from zonekeep.plugins.spells import CONCENTRATING
-from zonekeep.sdk import AttackMade, Damaged, Healed, SaveMade
+from zonekeep.sdk import AttackMade, Creature, Damaged, Healed, SaveMade
 
 # -- level 1 ---------------------------------------------------------------------------------
 
@@ -238,3 +238,35 @@ def test_vampiric_touch_heals_the_caster_half_the_damage() -> None:
     assert h.creature("gob").hp == 30 - 15
     assert h.of_type(Healed)[-1].amount == 7
     assert effects_of(h, "sera", CONCENTRATING)
+
+
+# -- Hellish Rebuke: a reaction, offered at a hit ----------------------------------------------
+
+
+def rebuker() -> Creature:
+    """Seraphine knowing Hellish Rebuke (four level-1 slots)."""
+    return wizard(spells_known=["hellish-rebuke"], spells_prepared=["hellish-rebuke"])
+
+
+def test_hellish_rebuke_is_offered_at_a_hit_and_burns_the_attacker() -> None:
+    h = fight(rebuker(), goblin())
+    h.end_turn()
+    h.rolls(15).send("attack", creature="gob", target="sera")  # 19 hits AC 12
+    offered = h.decision("hellish-rebuke")
+    assert offered.creature == "sera" and "Dexterity save" in offered.prompt
+    events = h.rolls(6, 7, 8, 3).decide("hellish-rebuke", h.player("player-sera"))
+    save = next(e for e in events if isinstance(e, SaveMade))
+    assert (save.creature, save.ability, save.dc, save.success) == ("gob", "dex", 15, False)
+    assert h.creature("gob").hp == 30 - 15  # 2d10 fire: 7 + 8
+    assert h.creature("sera").resources["spell-slots-1"] == 3
+    assert h.creature("sera").hp == 32 - 5  # the goblin's hit lands: 1d6+2
+    assert not h.state.has_reaction("sera")
+
+
+def test_hellish_rebuke_declined_spends_nothing_and_is_never_cast_as_an_action() -> None:
+    h = fight(rebuker(), goblin())
+    assert refused(h, "sera", spell="hellish-rebuke", target="gob")[0] == "invalid_params"
+    h.end_turn()
+    h.rolls(15).send("attack", creature="gob", target="sera")
+    h.rolls(3).decide("decline", h.player("player-sera"))
+    assert h.creature("gob").hp == 30 and h.creature("sera").resources["spell-slots-1"] == 4

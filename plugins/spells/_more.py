@@ -34,8 +34,10 @@ from typing import Any, Final
 from zonekeep.sdk import (
     DYING,
     STABLE,
+    ActionTaken,
     Attack,
     AttackMade,
+    AttackTrigger,
     ConditionEffect,
     ConditionEffectEnded,
     ConditionRemoved,
@@ -43,9 +45,13 @@ from zonekeep.sdk import (
     Creature,
     Damage,
     Damaged,
+    Decision,
     EncounterState,
     Healed,
     OverrideApplied,
+    ReactionOffer,
+    ReactionOutcome,
+    ResourceSpent,
     RollModifier,
     RollRequest,
     RuleContext,
@@ -61,7 +67,9 @@ from . import (
     CONCENTRATING,
     SPELLS,
     _ability_mod,
+    _left,
     _reach,
+    _slot_key,
     _targets,
     attack_bonus,
     begin_concentration,
@@ -70,7 +78,11 @@ from . import (
     end_concentration,
     save_dc,
     scaled,
+    spells_of,
     upcast_dice,
+)
+from . import (
+    _reaches as _in_zone_reach,
 )
 from .catalog import Spell
 
@@ -78,10 +90,12 @@ __all__ = [
     "more_after_damage",
     "more_armor_class_bonus",
     "more_attack_made",
+    "more_attack_reactions",
     "more_before_attack",
     "more_conditions",
     "more_jump_distance",
     "more_modify_damage",
+    "more_reaction_taken",
     "more_roll_modifiers",
     "more_turn_end",
 ]
@@ -623,3 +637,85 @@ def _bond(ctx: RuleContext, creature: Creature, damage: Damaged) -> None:
         if warder is None or warder.out_of_fight or warder.id == creature.id:
             continue
         apply_damage(ctx, warder, damage.amount, source=f"{_BOND}:{creature.id}")
+
+
+# -- Hellish Rebuke: a reaction spell, offered as a prompt at a hit ----------------------------
+
+REBUKE = "hellish-rebuke"
+
+
+def _rebuke_slot(creature: Creature) -> tuple[str, int] | None:
+    """The resource a Hellish Rebuke would spend and the slot level it is cast with:
+    the lowest slot left (or an innate use), as Shield's."""
+    if REBUKE not in spells_of(creature):
+        return None
+    for slot in range(1, 10):
+        key = _slot_key(creature, slot)
+        if key is not None:
+            return key, slot
+    return None
+
+
+@hookimpl(specname="zonekeep_attack_reactions")
+def more_attack_reactions(
+    ctx: RuleContext,
+    attacker: Creature,
+    target: Creature,
+    attack: Attack,
+    moment: str,
+    total: int | None,
+    ac: int | None,
+) -> Iterable[ReactionOffer] | None:
+    """Hellish Rebuke is offered to a caster who knows it when an attack hits it, with
+    its reaction and a slot left, the attacker within 60 ft and in sight."""
+    if moment != "hit" or REBUKE not in spells_of(target) or attacker.id == target.id:
+        return None
+    if not ctx.state.has_reaction(target.id) or target.incapacitated or target.out_of_fight:
+        return None
+    if _rebuke_slot(target) is None or not _in_zone_reach(ctx.state, target, attacker.zone, 60):
+        return None
+    return (
+        ReactionOffer(
+            target.id,
+            REBUKE,
+            f"{attacker.name}'s {attack.name} hits {target.name}. Cast Hellish Rebuke "
+            f"(reaction, a spell slot): {attacker.name} makes a Dexterity save or takes 2d10 "
+            "fire, half on a success?",
+            (REBUKE,),
+        ),
+    )
+
+
+@hookimpl(specname="zonekeep_reaction_taken")
+def more_reaction_taken(
+    ctx: RuleContext, decision: Decision, choice: tuple[str, ...]
+) -> ReactionOutcome | None:
+    if decision.kind != REBUKE or choice[:1] != (REBUKE,):
+        return None
+    me = ctx.state.creatures.get(decision.creature or "")
+    trigger = AttackTrigger.from_data(decision.trigger or {})
+    attacker = ctx.state.creatures.get(trigger.attacker) if trigger is not None else None
+    if me is None or me.incapacitated or me.out_of_fight or attacker is None:
+        return ReactionOutcome()  # it can no longer cast: the attack goes on as it was
+    paid = _rebuke_slot(me)
+    if paid is None or attacker.out_of_fight:
+        return ReactionOutcome()
+    key, slot = paid
+    spell = SPELLS[REBUKE]
+    ctx.emit(ActionTaken(me.id, REBUKE, "reaction"))
+    ctx.emit(ResourceSpent(me.id, key, _left(me, key) - 1))
+    ok = saving_throw(ctx, attacker, "dex", save_dc(me), spell.name, magical=True)
+    dice = upcast_dice(spell, slot)
+    assert dice is not None
+    roll = ctx.roll(dice)
+    amount = roll.total // 2 if ok else roll.total
+    if amount > 0:
+        apply_damage(
+            ctx,
+            ctx.state.creatures[attacker.id],
+            amount,
+            damage_type="fire",
+            roll=roll,
+            source=me.id,
+        )
+    return ReactionOutcome()

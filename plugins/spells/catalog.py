@@ -457,6 +457,23 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         condition="jumping",
     ),
     Spell(
+        "hellish-rebuke",
+        "Hellish Rebuke",
+        1,
+        "save",
+        "A reaction when an attack by a creature within 60 ft hits the caster (offered as "
+        "a prompt at the hit, before its damage: the rules have no prompt after damage): "
+        "the attacker makes a Dexterity save, 2d10 fire, half on a success; +1d10 per slot "
+        "level above 1st (never cast as an action).",
+        casting="reaction",
+        range=60,
+        damage="2d10",
+        damage_type="fire",
+        upcast="1d10",
+        save="dex",
+        half_on_save=True,
+    ),
+    Spell(
         "hideous-laughter",
         "Hideous Laughter",
         1,
@@ -831,7 +848,6 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     "false-life": ("False Life", 1, "temporary hit points are not modelled"),
     "heroism": ("Heroism", 1, "temporary hit points each turn are not modelled"),
     "expeditious-retreat": ("Expeditious Retreat", 1, "a Dash as a bonus action each turn"),
-    "hellish-rebuke": ("Hellish Rebuke", 1, "a reaction to being damaged needs a prompt"),
     "feather-fall": ("Feather Fall", 1, "falling is the GM's"),
     "magic-weapon": ("Magic Weapon", 2, "a flat +1 to attack rolls needs a roll bonus"),
     "enhance-ability": ("Enhance Ability", 2, "advantage on checks of one ability, and temp HP"),
