@@ -41,6 +41,7 @@ LEVELED = [
     "mass-healing-word",
     "aid",
     "vampiric-touch",
+    "revivify",
     "ray-of-enfeeblement",
     "warding-bond",
     "cure-wounds",

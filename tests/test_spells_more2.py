@@ -231,6 +231,18 @@ def test_aid_raises_the_maximum_and_the_hit_points_of_three_by_5_more_upcast() -
     assert refused(h, "sera", spell="aid", targets=["ally"])[0] == "invalid_target"
 
 
+def test_revivify_brings_back_a_defeated_creature_with_1_hit_point() -> None:
+    h = fight(sera(), goblin(), make("hireling", controller="gm", hp=12))
+    h.send("damage", creature="hireling", amount=12)
+    assert "defeated" in h.creature("hireling").conditions
+    assert refused(h, "sera", spell="revivify", target="gob")[0] == "invalid_target"
+    cast(h, "sera", spell="revivify", target="hireling")
+    hireling = h.creature("hireling")
+    assert hireling.hp == 1 and "defeated" not in hireling.conditions
+    assert h.creature("sera").resources["spell-slots-3"] == 1
+    h.assert_replay_matches()
+
+
 def test_vampiric_touch_heals_the_caster_half_the_damage() -> None:
     h = fight(sera(), goblin())
     h.send("damage", creature="sera", amount=20)

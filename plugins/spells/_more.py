@@ -8,7 +8,8 @@ each hook implementation has a name of its own (``more_...``) and names its hook
   healing word: up to ``targets`` creatures, one roll), ``stabilize`` (spare the dying),
   ``mark`` (hunter's mark, true strike: a condition on one creature, no save, its
   source the caster), ``cure`` (lesser restoration: ends the first of its ``choices``
-  the target has) and ``toughen`` (aid: the hit point maximum and hit points of up to
+  the target has), ``revive`` (revivify: a defeated creature at 0 hit points is
+  back with 1) and ``toughen`` (aid: the hit point maximum and hit points of up to
   ``targets`` creatures rise, as the caster's ``override_applied`` events, and they
   get ``aided``, so that a second casting is refused).
 - Riders, by the spell's attack: chill touch's ``chilled`` (no healing until the start
@@ -32,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from zonekeep.sdk import (
+    DEFEATED,
     DYING,
     STABLE,
     ActionTaken,
@@ -71,6 +73,7 @@ from . import (
     _reach,
     _slot_key,
     _targets,
+    _zone_reach,
     attack_bonus,
     begin_concentration,
     cantrip_tier,
@@ -357,6 +360,17 @@ def _ray(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str
     )
 
 
+def _revive(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
+    targets = _targets(ctx, p)
+    _distinct(ctx, spell, targets, 1)
+    target = targets[0]
+    if DEFEATED not in target.conditions or target.hp > 0:
+        ctx.refuse("invalid_target", f"{target.name} is not defeated at 0 hit points.")
+    _zone_reach(ctx, me, target.zone, spell.range, spell, target.name)
+    ctx.emit(ConditionRemoved(target.id, DEFEATED, f"brought back by {spell.name}"))
+    heal(ctx, me, ctx.state.creatures[target.id], spell, 1)
+
+
 #: The templates of this module, by ``how``.
 RESOLVERS: Final[dict[str, Resolver]] = {
     "saves": _saves,
@@ -366,6 +380,7 @@ RESOLVERS: Final[dict[str, Resolver]] = {
     "cure": _cure,
     "toughen": _toughen,
     "ray": _ray,
+    "revive": _revive,
 }
 
 

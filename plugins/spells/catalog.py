@@ -29,6 +29,7 @@ How = Literal[
     "cure",
     "toughen",
     "ray",
+    "revive",
 ]
 Casting = Literal["action", "bonus", "reaction"]
 
@@ -54,7 +55,8 @@ class Spell:
       ``toughen`` (up to ``targets`` creatures' hit point maximum and hit points rise
       by ``damage``, a number, and as much again per slot level above the spell's) and
       ``ray`` (a spell attack with no damage: a hit gives ``condition``, saved against
-      at the end of each of the target's turns).
+      at the end of each of the target's turns) and ``revive`` (a defeated creature at 0
+      hit points is no longer defeated and has 1 hit point).
     - ``damage`` and ``upcast``: the dice, and the dice added per slot level above the
       spell's (a cantrip's dice grow at character levels 5, 11 and 17 instead).
     - ``rays``: the number of attacks, beams or darts (more per slot: ``more_rays``).
@@ -770,6 +772,15 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         targets=6,
     ),
     Spell(
+        "revivify",
+        "Revivify",
+        3,
+        "revive",
+        "A touch brings back a creature defeated at 0 hit points with 1 hit point (that it "
+        "died within the last minute, and the 300 gp diamond, are the GM's word).",
+        range=5,
+    ),
+    Spell(
         "vampiric-touch",
         "Vampiric Touch",
         3,
@@ -863,7 +874,6 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     "call-lightning": ("Call Lightning", 3, "a storm cloud called down again each turn"),
     "fly": ("Fly", 3, "flying is not modelled by the zones"),
     "gaseous-form": ("Gaseous Form", 3, "a gaseous body's movement and resistances"),
-    "revivify": ("Revivify", 3, "death and its minute are not modelled: the GM revives"),
     "sleet-storm": ("Sleet Storm", 3, "a lasting area of ice, obscurement and falls"),
     "stinking-cloud": ("Stinking Cloud", 3, "a lasting cloud, its saves at each turn's start"),
     "wind-wall": ("Wind Wall", 3, "a wall against missiles and gases"),
