@@ -446,6 +446,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "reckless-attack",
         "regeneration_stopped",  # zonekeep.srd's, as "stench_immune"
         "restrained",
+        "retreating",
         "shield-of-faith",
         "shielded",  # the spells plugin's (Shield)
         "squeezing",

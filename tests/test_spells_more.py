@@ -27,6 +27,7 @@ LEVELED = [
     "hunters-mark",
     "mage-armor",
     "jump",
+    "expeditious-retreat",
     "hideous-laughter",
     "grease",
     "acid-arrow",

@@ -78,6 +78,20 @@ def test_jump_triples_the_long_jump() -> None:
     assert h.state.resources.movement_spent == 12
 
 
+def test_expeditious_retreat_dashes_now_and_as_a_bonus_action_later() -> None:
+    h = fight(sera(), goblin())
+    me = h.player("player-sera")
+    assert h.refused("retreat_dash", me, creature="sera").code == "no_such_feature"
+    bonus(h, spell="expeditious-retreat")
+    assert h.state.resources.dashes == 1 and "retreating" in h.creature("sera").conditions
+    assert effects_of(h, "sera", CONCENTRATING)
+    h.end_turn()
+    h.end_turn()  # her next turn
+    events = h.send("retreat_dash", me, creature="sera")
+    assert h.state.resources.dashes == 1 and h.state.resources.bonus_actions == 0
+    assert [type(e).__name__ for e in events] == ["ActionTaken", "Dashed"]
+
+
 def test_hideous_laughter_leaves_a_failed_target_prone_and_incapacitated() -> None:
     h = fight(sera(), goblin())
     cast(h.rolls(3), "sera", spell="hideous-laughter", target="gob")

@@ -40,6 +40,8 @@ from zonekeep.sdk import (
     Attack,
     AttackMade,
     AttackTrigger,
+    Command,
+    CommandSpec,
     ConditionEffect,
     ConditionEffectEnded,
     ConditionRemoved,
@@ -47,10 +49,12 @@ from zonekeep.sdk import (
     Creature,
     Damage,
     Damaged,
+    Dashed,
     Decision,
     EncounterState,
     Healed,
     OverrideApplied,
+    Param,
     ReactionOffer,
     ReactionOutcome,
     ResourceSpent,
@@ -95,6 +99,7 @@ __all__ = [
     "more_attack_made",
     "more_attack_reactions",
     "more_before_attack",
+    "more_commands",
     "more_conditions",
     "more_jump_distance",
     "more_modify_damage",
@@ -118,6 +123,7 @@ CONDITIONS: Final[dict[str, str]] = {
     "enfeebled": "Ray of Enfeeblement: half damage with its Strength weapon attacks.",
     "warded-bond": "Warding Bond: +1 AC, resistance to all damage; its warder takes the same.",
     "jumping": "Jump: its long jumps go three times as far.",
+    "retreating": "Expeditious Retreat: it may Dash as a bonus action (retreat_dash).",
     "aided": "Aid: its hit point maximum and hit points are higher (the spell's 5 or more).",
     "hopeful": "Beacon of Hope: advantage on Wisdom saves; the most from healing spells.",
 }
@@ -403,7 +409,8 @@ def after_cast(
     ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]
 ) -> None:
     """Hideous laughter knocks prone each creature it incapacitated, a hypnotic
-    pattern charms them too; protection from poison ends the target's poisoning."""
+    pattern charms them too; protection from poison ends the target's poisoning;
+    expeditious retreat Dashes."""
     if spell.id == "hideous-laughter":
         held = concentration_of(ctx.state, me.id)
         for target in _targets(ctx, p):
@@ -417,6 +424,8 @@ def after_cast(
         for target in _targets(ctx, p):
             if any(e.parent == held for e in _effects(ctx.state, target.id, "incapacitated")):
                 apply_timed_condition(ctx, target.id, "charmed", source=me.id, parent=held)
+    if spell.id == "expeditious-retreat":
+        ctx.emit(Dashed(me.id))
     if spell.id == "protection-from-poison":
         for target in _targets(ctx, p) or [me]:
             if "poisoned" in ctx.state.creatures[target.id].conditions:
@@ -734,3 +743,33 @@ def more_reaction_taken(
             source=me.id,
         )
     return ReactionOutcome()
+
+
+# -- Expeditious Retreat: a Dash as a bonus action while it lasts ----------------------------
+
+
+def _retreating(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if "retreating" not in me.conditions:
+        return ("no_such_feature", f"{me.name} is not under Expeditious Retreat.")
+    return None
+
+
+def _retreat_dash(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    if "retreating" not in me.conditions:
+        ctx.refuse("no_such_feature", f"{me.name} is not under Expeditious Retreat.")
+    ctx.emit(Dashed(me.id))
+
+
+@hookimpl(specname="zonekeep_commands")
+def more_commands() -> Iterable[CommandSpec]:
+    return (
+        CommandSpec(
+            "retreat_dash",
+            _retreat_dash,
+            "Bonus action: Dash (Expeditious Retreat).",
+            {"creature": Param("creature", True, "the creature under Expeditious Retreat")},
+            costs=("bonus",),
+            requires=_retreating,
+        ),
+    )

@@ -476,6 +476,18 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         half_on_save=True,
     ),
     Spell(
+        "expeditious-retreat",
+        "Expeditious Retreat",
+        1,
+        "ward",
+        "The caster Dashes as it casts it, then may Dash as a bonus action on each of its "
+        "turns (the retreat_dash command; concentration, up to 10 minutes).",
+        casting="bonus",
+        concentration=True,
+        rounds=100,
+        condition="retreating",
+    ),
+    Spell(
         "hideous-laughter",
         "Hideous Laughter",
         1,
@@ -858,7 +870,6 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     ),
     "false-life": ("False Life", 1, "temporary hit points are not modelled"),
     "heroism": ("Heroism", 1, "temporary hit points each turn are not modelled"),
-    "expeditious-retreat": ("Expeditious Retreat", 1, "a Dash as a bonus action each turn"),
     "feather-fall": ("Feather Fall", 1, "falling is the GM's"),
     "magic-weapon": ("Magic Weapon", 2, "a flat +1 to attack rolls needs a roll bonus"),
     "enhance-ability": ("Enhance Ability", 2, "advantage on checks of one ability, and temp HP"),
