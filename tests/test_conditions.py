@@ -422,6 +422,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "enlarged",  # zonekeep.srd's (plugins/srd/_gazes.py: a duergar's Enlarge)
         "escaped",
         "fire-averse",  # zonekeep.srd's, as "reckless"
+        "flame-blade",
         "frenzied",  # zonekeep.classes's, as "raging" and "reckless-attack"
         "frightened",
         "grapple-instead",  # zonekeep.srd's (plugins/srd/_holds.py: a vampire spawn's claws)

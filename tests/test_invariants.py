@@ -97,7 +97,7 @@ NOT_DRAWN_YET = {
     "divine_smite", "flurry_of_blows", "font_of_magic", "frenzy_attack", "lay_on_hands",
     "martial_arts", "patient_defense", "rage", "reckless_attack", "step_of_the_wind",
     "stunning_strike",
-    "retreat_dash",  # the spells plugin's (plugins/spells/_more.py)
+    "retreat_dash", "flame_blade",  # the spells plugin's (plugins/spells/_more.py)
 }  # fmt: skip
 #: Every command the generator draws (not those of :data:`NOT_DRAWN_YET`: a content
 #: plugin's new command then leaves the derandomized run's draws as they were), with the

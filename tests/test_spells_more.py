@@ -41,6 +41,7 @@ LEVELED = [
     "hypnotic-pattern",
     "mass-healing-word",
     "aid",
+    "flame-blade",
     "vampiric-touch",
     "revivify",
     "ray-of-enfeeblement",

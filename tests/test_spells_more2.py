@@ -128,6 +128,28 @@ def test_acid_arrow_upcast_and_a_miss_deals_half_the_first_dice() -> None:
     assert "acid-burned" not in h.creature("gob").conditions
 
 
+def test_flame_blade_is_held_and_attacks_as_an_action_for_3d6_fire() -> None:
+    h = fight(sera(), goblin())
+    me = h.player("player-sera")
+    assert h.refused("flame_blade", me, creature="sera", target="gob").code == "no_such_feature"
+    bonus(h, spell="flame-blade")
+    assert "flame-blade" in h.creature("sera").conditions
+    h.rolls(10, 1, 2, 3).send("flame_blade", me, creature="sera", target="gob")
+    made = h.of_type(AttackMade)[-1]
+    assert (made.kind, made.roll.total, made.hit) == ("melee", 17, True)
+    assert h.creature("gob").hp == 30 - 6 and h.of_type(Damaged)[-1].damage_type == "fire"
+    assert h.state.resources.actions == 0
+
+
+def test_flame_blade_upcast_two_levels_adds_a_die() -> None:
+    h = fight(sera(level=7, spell_slots={"1": 4, "2": 3, "3": 3, "4": 1}), goblin())
+    h.send("cast_bonus", h.player("player-sera"), creature="sera", spell="flame-blade", slot=4)
+    h.rolls(10, 1, 1, 1, 1).send(
+        "flame_blade", h.player("player-sera"), creature="sera", target="gob"
+    )
+    assert h.creature("gob").hp == 30 - 4
+
+
 def test_blindness_blinds_on_a_failed_con_save_two_targets_upcast() -> None:
     h = fight(sera(), goblin(), goblin("orc"))
     cast(h.rolls(3, 20), "sera", spell="blindness-deafness", targets=["gob", "orc"], slot=3)

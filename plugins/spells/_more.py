@@ -76,6 +76,7 @@ from . import (
     _left,
     _reach,
     _slot_key,
+    _spell_attack,
     _targets,
     _zone_reach,
     attack_bonus,
@@ -124,6 +125,7 @@ CONDITIONS: Final[dict[str, str]] = {
     "warded-bond": "Warding Bond: +1 AC, resistance to all damage; its warder takes the same.",
     "jumping": "Jump: its long jumps go three times as far.",
     "retreating": "Expeditious Retreat: it may Dash as a bonus action (retreat_dash).",
+    "flame-blade": "Flame Blade: it holds a fiery blade to attack with (flame_blade).",
     "aided": "Aid: its hit point maximum and hit points are higher (the spell's 5 or more).",
     "hopeful": "Beacon of Hope: advantage on Wisdom saves; the most from healing spells.",
 }
@@ -377,6 +379,18 @@ def _revive(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[
     heal(ctx, me, ctx.state.creatures[target.id], spell, 1)
 
 
+def _blade(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
+    """The caster holds the spell's weapon: its condition, the dice in its source
+    (``<caster>:<dice>``), held by concentration."""
+    if _targets(ctx, p) or p.get("zone") is not None:
+        ctx.refuse("invalid_params", f"{spell.name} takes no target: it is the caster's.")
+    assert spell.damage is not None and spell.condition is not None
+    base = parse_dice(spell.damage)
+    dice = f"{base.count + (slot - spell.level) // 2}d{base.sides}"
+    parent = begin_concentration(ctx, me, spell)
+    apply_timed_condition(ctx, me.id, spell.condition, source=f"{me.id}:{dice}", parent=parent)
+
+
 #: The templates of this module, by ``how``.
 RESOLVERS: Final[dict[str, Resolver]] = {
     "saves": _saves,
@@ -387,6 +401,7 @@ RESOLVERS: Final[dict[str, Resolver]] = {
     "toughen": _toughen,
     "ray": _ray,
     "revive": _revive,
+    "blade": _blade,
 }
 
 
@@ -761,9 +776,41 @@ def _retreat_dash(ctx: RuleContext, cmd: Command) -> None:
     ctx.emit(Dashed(me.id))
 
 
+def _holds_blade(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if "flame-blade" not in me.conditions:
+        return ("no_such_feature", f"{me.name} holds no flame blade.")
+    return None
+
+
+def _flame_blade(ctx: RuleContext, cmd: Command) -> None:
+    me = ctx.creature(cmd.params["creature"])
+    held = _effects(ctx.state, me.id, "flame-blade")
+    if not held:
+        ctx.refuse("no_such_feature", f"{me.name} holds no flame blade.")
+    spell = SPELLS["flame-blade"]
+    target = ctx.creature(cmd.params["target"], role="target")
+    if target.id == me.id:
+        ctx.refuse("invalid_target", f"{me.name} cannot attack itself.")
+    _reach(ctx, me, target, spell, spell.range)
+    dice = held[0].source.rpartition(":")[2]
+    attack = Attack(spell.name, "melee", attack_bonus(me), dice, "fire", reach=5, magical=True)
+    _spell_attack(ctx, me, target, attack)
+
+
 @hookimpl(specname="zonekeep_commands")
 def more_commands() -> Iterable[CommandSpec]:
     return (
+        CommandSpec(
+            "flame_blade",
+            _flame_blade,
+            "Action: attack with the flame blade (a melee spell attack, 3d6 fire).",
+            {
+                "creature": Param("creature", True, "the creature holding the blade"),
+                "target": Param("creature", True, "the creature attacked"),
+            },
+            costs=("action",),
+            requires=_holds_blade,
+        ),
         CommandSpec(
             "retreat_dash",
             _retreat_dash,

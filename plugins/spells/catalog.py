@@ -30,6 +30,7 @@ How = Literal[
     "toughen",
     "ray",
     "revive",
+    "blade",
 ]
 Casting = Literal["action", "bonus", "reaction"]
 
@@ -56,7 +57,9 @@ class Spell:
       by ``damage``, a number, and as much again per slot level above the spell's) and
       ``ray`` (a spell attack with no damage: a hit gives ``condition``, saved against
       at the end of each of the target's turns) and ``revive`` (a defeated creature at 0
-      hit points is no longer defeated and has 1 hit point).
+      hit points is no longer defeated and has 1 hit point) and ``blade`` (the caster
+      holds a spell weapon, ``condition``, and attacks with it as an action: a melee
+      spell attack for ``damage``, one more die per two slot levels above the spell's).
     - ``damage`` and ``upcast``: the dice, and the dice added per slot level above the
       spell's (a cantrip's dice grow at character levels 5, 11 and 17 instead).
     - ``rays``: the number of attacks, beams or darts (more per slot: ``more_rays``).
@@ -607,6 +610,23 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         targets=3,
     ),
     Spell(
+        "flame-blade",
+        "Flame Blade",
+        2,
+        "blade",
+        "A fiery blade in the caster's hand (concentration, up to 10 minutes): as an action "
+        "(the flame_blade command), a melee spell attack for 3d6 fire; one more d6 for "
+        "every two slot levels above 2nd.",
+        casting="bonus",
+        range=5,
+        melee=True,
+        damage="3d6",
+        damage_type="fire",
+        concentration=True,
+        rounds=100,
+        condition="flame-blade",
+    ),
+    Spell(
         "acid-arrow",
         "Acid Arrow",
         2,
@@ -893,7 +913,6 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     "levitate": ("Levitate", 2, "rising and hanging in the air is not modelled"),
     "suggestion": ("Suggestion", 2, "the course of action suggested is the GM's to rule"),
     "spike-growth": ("Spike Growth", 2, "damage per 5 ft moved: movement in a zone is not counted"),
-    "flame-blade": ("Flame Blade", 2, "a blade attacked with again each turn as an action"),
     "animate-dead": ("Animate Dead", 3, "raised servants: the GM adds them to the roster"),
     "conjure-animals": ("Conjure Animals", 3, "summoned beasts: the GM adds them to the roster"),
     "glyph-of-warding": ("Glyph of Warding", 3, "a triggered glyph: an asset the GM places"),
