@@ -7,7 +7,7 @@ from helpers import make
 from test_spells import cast, fight, goblin, refused, wizard
 from test_spells_more import bonus, effects_of, sera
 
-from zonekeep.plugins.spells import CONCENTRATING
+from zonekeep.plugins.spells import CONCENTRATING, spell_choices
 from zonekeep.sdk import AttackMade, Creature, Damaged, Healed, SaveMade
 
 # -- level 1 ---------------------------------------------------------------------------------
@@ -132,6 +132,9 @@ def test_flame_blade_is_held_and_attacks_as_an_action_for_3d6_fire() -> None:
     h = fight(sera(), goblin())
     me = h.player("player-sera")
     assert h.refused("flame_blade", me, creature="sera", target="gob").code == "no_such_feature"
+    choices = spell_choices(h.state, h.creature("sera"), "bonus")
+    (blade,) = [c for c in choices if c.params == {"spell": "flame-blade"}]
+    assert blade.options == {"slot": (2, 3)}  # no target: the blade is the caster's
     bonus(h, spell="flame-blade")
     assert "flame-blade" in h.creature("sera").conditions
     h.rolls(10, 1, 2, 3).send("flame_blade", me, creature="sera", target="gob")

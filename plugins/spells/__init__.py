@@ -1146,7 +1146,7 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
             continue
         innate = sid in _innate(me)[0] or sid in _innate(me)[1]
         options: dict[str, tuple[Any, ...]] = {} if spell.cantrip or innate else {"slot": slots}
-        if spell.how == "ward" and spell.range == 0:
+        if (spell.how == "ward" and spell.range == 0) or spell.how == "blade":
             pass  # the caster alone
         elif spell.how in ("area", "teleport"):
             reach = area_reach(spell) if spell.how == "area" else spell.range
