@@ -402,6 +402,8 @@ class Knockdown:
 def test_the_built_in_conditions_are_declared() -> None:
     found = declared_conditions(Engine().pm)
     assert sorted(found) == [
+        "acid-burned",  # the spells plugin's (plugins/spells/_more.py), as "charmed", "chilled", ...
+        "aided",
         "attached",  # zonekeep.srd's (plugins/srd/_holds.py: a stirge, a darkmantle)
         "bane",  # the spells plugin's (Bane)
         "barkskin",  # the spells plugin's, as "bless", "blurred", "outlined", ...
@@ -409,30 +411,40 @@ def test_the_built_in_conditions_are_declared() -> None:
         "bless",
         "blinded",
         "blurred",
+        "charmed",
+        "chilled",
         "concentrating",  # the spells plugin's
         "defeated",
+        "divine-favor",
         "dodging",
         "dying",
+        "enfeebled",
         "engulfed",  # zonekeep.srd's (plugins/srd/_bodies.py: a gelatinous cube's)
         "enlarged",  # zonekeep.srd's (plugins/srd/_gazes.py: a duergar's Enlarge)
         "escaped",
         "fire-averse",  # zonekeep.srd's, as "reckless"
+        "flame-blade",
         "frenzied",  # zonekeep.classes's, as "raging" and "reckless-attack"
         "frightened",
         "grapple-instead",  # zonekeep.srd's (plugins/srd/_holds.py: a vampire spawn's claws)
         "grappled",
         "hasted",  # the spells plugin's (Haste), as "lethargic" and "slowed" (Slow)
         "heightened",  # the spells plugin's (Heightened Spell)
+        "hopeful",
+        "hunters-mark",
         "ignited",  # zonekeep.srd's (plugins/srd/_traits.py: a magmin's touch)
         "incapacitated",
         "infernal-wound",  # zonekeep.srd's (plugins/srd/_gazes.py: a bearded devil's glaive)
         "invisible",
+        "jumping",
         "leadership",  # zonekeep.srd's (the knight)
         "lethargic",
+        "mage-armor",
         "no-reactions",  # zonekeep.classes's (Open Hand Technique)
         "object-form",  # zonekeep.srd's (plugins/srd/_gazes.py: a mimic's form, given by the GM)
         "outlined",
         "paralyzed",
+        "poison-warded",
         "poisoned",
         "prone",
         "raging",
@@ -440,6 +452,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "reckless-attack",
         "regeneration_stopped",  # zonekeep.srd's, as "stench_immune"
         "restrained",
+        "retreating",
         "sacred-weapon",  # zonekeep.classes's (a paladin's Channel Divinity)
         "shield-of-faith",
         "shielded",  # the spells plugin's (Shield)
@@ -452,9 +465,11 @@ def test_the_built_in_conditions_are_declared() -> None:
         "stunned",
         "surrendered",
         "swallowed",  # zonekeep.srd's (plugins/srd/_bodies.py: a giant frog's, a giant toad's)
+        "true-struck",
         "turned",  # zonekeep.classes's (Turn Undead, Turn the Unholy)
         "two-handed",  # zonekeep.srd's (plugins/srd/_traits.py: a versatile weapon's grip)
         "unconscious",
+        "warded-bond",
     ]
     assert all(spec.summary for spec in found.values())
     assert "hexed" in declared_conditions(Engine(extra(Hexes)).pm)

@@ -483,9 +483,11 @@ def carry_out(
     changes (worked out again from ``p`` when the cast resumes after a prompt)."""
     if twisted is None:
         twisted = retwist(ctx, me, spell, slot, p)
+    _more.before_cast(ctx, me, twisted.spell, slot, p)
     heighten(ctx, twisted)
     for run in twisted.runs:  # two for a twinned one-target spell
         resolver(twisted.spell)(ctx, ctx.state.creatures[me.id], twisted.spell, slot, run)
+        _more.after_cast(ctx, ctx.state.creatures[me.id], twisted.spell, slot, run)
     untwist(ctx, twisted)
 
 
@@ -502,7 +504,7 @@ def resolver(spell: Spell) -> Any:
         "ward": _ward,
         **_zones.RESOLVERS,
         "control": _control.resolve,
-    }[spell.how]
+    }.get(spell.how) or _more.RESOLVERS[spell.how]
 
 
 # -- attack spells ---------------------------------------------------------------------------
@@ -661,7 +663,9 @@ def _heal(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
     dice = upcast_dice(spell, slot)
     assert dice is not None
     roll = ctx.roll(dice, bonus=_ability_mod(me))
-    amount = max(0, roll.total) + disciple_bonus(me, spell, slot)
+    amount = _more.heal_amount(target, dice, roll.total, _ability_mod(me)) + disciple_bonus(
+        me, spell, slot
+    )
     hp = max(target.hp, min(target.max_hp, target.hp + amount))
     ctx.emit(Healed(target.id, amount, hp, me.id))
     for condition in (DYING, STABLE):
@@ -701,8 +705,8 @@ def _condition_spell(
             target.id,
             spell.condition,
             rounds=None if parent else spell.rounds,
-            save=spell.save,
-            dc=dc,
+            save=spell.save if spell.repeat_save else None,
+            dc=dc if spell.repeat_save else None,
             save_when="end",
             source=me.id,
             parent=parent,
@@ -1264,7 +1268,7 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
             continue
         innate = sid in _innate(me)[0] or sid in _innate(me)[1]
         options: dict[str, tuple[Any, ...]] = {} if spell.cantrip or innate else {"slot": slots}
-        if spell.how == "ward" and spell.range == 0:
+        if (spell.how == "ward" and spell.range == 0) or spell.how == "blade":
             pass  # the caster alone
         elif spell.how == "aura":
             pass  # around the caster
@@ -1280,7 +1284,14 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
             ]
             options["zone"] = tuple(zones)
         else:
-            others = spell.how not in ("heal", "ward") and not _control.on_self_too(spell)
+            others = spell.how not in (
+                "heal",
+                "ward",
+                "heals",
+                "stabilize",
+                "cure",
+                "toughen",
+            ) and not _control.on_self_too(spell)
             options["target"] = tuple(
                 c.id
                 for c in state.creatures.values()
@@ -1353,5 +1364,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
 
 
 # Entangle, web, spiritual weapon and spirit guardians: assets that stay (spells-b2).
-from . import _zones  # noqa: E402
+# and more SRD spells (plugins/spells/_more.py).
+from . import _more, _zones  # noqa: E402
+from ._more import *  # noqa: E402, F403
 from ._zones import *  # noqa: E402, F403

@@ -26,6 +26,16 @@ How = Literal[
     "hazard",
     "control",
     "gm",
+    # plugins/spells/_more.py:
+    "saves",
+    "heals",
+    "stabilize",
+    "mark",
+    "cure",
+    "toughen",
+    "ray",
+    "revive",
+    "blade",
 ]
 Casting = Literal["action", "bonus", "reaction"]
 
@@ -38,7 +48,8 @@ class Spell:
     - ``how``: ``attack`` (a spell attack per ray/beam, ``melee`` or ranged), ``save``
       (one target saves against the caster's DC), ``darts`` (automatic hits, each
       rolled), ``heal``, ``area`` (an area aimed at a zone, by the arena's area rules),
-      ``condition`` (targets save or get ``condition``), ``teleport``, ``ward``
+      ``condition`` (targets save or get ``condition``, saving again at the end of each
+      of their turns unless ``repeat_save`` is false), ``teleport``, ``ward``
       (``targets`` willing creatures in range, or the caster alone at range 0, get ``condition``,
       no save: the plugin gives the condition its meaning), ``snare`` (an area that
       stays, as an asset: difficult terrain, a save or ``condition``), ``weapon`` (the
@@ -47,6 +58,18 @@ class Spell:
       by one in ``_control``: bane, sleep, dispel magic, counterspell, haste, slow) or
       ``gm`` (plugins/spells/_zones.py has snare, weapon, aura and hazard). An ``area`` with a ``condition``
       gives it to each target that fails its save.
+      plugins/spells/_more.py resolves ``saves`` (``save`` on up to ``targets``
+      creatures of one zone, one damage roll), ``heals`` (``heal`` on up to
+      ``targets`` creatures), ``stabilize`` (a dying creature becomes stable),
+      ``mark`` (``condition`` on one creature, no save, its source the caster) and
+      ``cure`` (ends the first of the conditions in ``choices`` the target has) and
+      ``toughen`` (up to ``targets`` creatures' hit point maximum and hit points rise
+      by ``damage``, a number, and as much again per slot level above the spell's) and
+      ``ray`` (a spell attack with no damage: a hit gives ``condition``, saved against
+      at the end of each of the target's turns) and ``revive`` (a defeated creature at 0
+      hit points is no longer defeated and has 1 hit point) and ``blade`` (the caster
+      holds a spell weapon, ``condition``, and attacks with it as an action: a melee
+      spell attack for ``damage``, one more die per two slot levels above the spell's).
     - ``damage`` and ``upcast``: the dice, and the dice added per slot level above the
       spell's (a cantrip's dice grow at character levels 5, 11 and 17 instead).
     - ``rays``: the number of attacks, beams or darts (more per slot: ``more_rays``).
@@ -79,6 +102,8 @@ class Spell:
     gm: str | None = None
     #: Its school of magic (``evocation``: Sculpt Spells); see :data:`SCHOOLS`.
     school: str = ""
+    choices: tuple[str, ...] = ()
+    repeat_save: bool = True
 
     @property
     def cantrip(self) -> bool:
@@ -164,6 +189,64 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         damage="1d4",
         damage_type="psychic",
         save="wis",
+    ),
+    Spell(
+        "acid-splash",
+        "Acid Splash",
+        0,
+        "saves",
+        "A bubble of acid at one creature within 60 ft, or two in one zone: each makes a "
+        "Dexterity save or takes 1d6 acid (one roll for both).",
+        range=60,
+        damage="1d6",
+        damage_type="acid",
+        save="dex",
+        targets=2,
+    ),
+    Spell(
+        "chill-touch",
+        "Chill Touch",
+        0,
+        "attack",
+        "A ghostly hand at a creature within 120 ft: a ranged spell attack, 1d8 necrotic; "
+        "a creature hit is chilled: it regains no hit points until the start of the "
+        "caster's next turn (an undead's disadvantage against the caster is the GM's: "
+        "creatures carry no type).",
+        range=120,
+        damage="1d8",
+        damage_type="necrotic",
+        condition="chilled",
+    ),
+    Spell(
+        "poison-spray",
+        "Poison Spray",
+        0,
+        "save",
+        "A puff of noxious gas at a creature within 10 ft: Constitution save or 1d12 poison.",
+        range=10,
+        damage="1d12",
+        damage_type="poison",
+        save="con",
+    ),
+    Spell(
+        "spare-the-dying",
+        "Spare the Dying",
+        0,
+        "stabilize",
+        "A touch makes a dying creature (0 hit points) stable.",
+        range=5,
+    ),
+    Spell(
+        "true-strike",
+        "True Strike",
+        0,
+        "mark",
+        "The caster reads a creature's defences within 30 ft: its first attack roll "
+        "against it on its next turn has advantage (concentration, until the end of that "
+        "turn).",
+        range=30,
+        concentration=True,
+        condition="true-struck",
     ),
     # -- level 1 -----------------------------------------------------------------------
     Spell(
@@ -366,6 +449,140 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         rounds=10,
         condition="unconscious",
     ),
+    Spell(
+        "animal-friendship",
+        "Animal Friendship",
+        1,
+        "condition",
+        "A beast within 30 ft makes a Wisdom save or is charmed for 24 hours: it cannot "
+        "attack the caster; harm from the caster or its side ends it; one more target per "
+        "slot level above 1st (only a beast of Intelligence 3 or less: the GM's, creatures "
+        "carry no type).",
+        range=30,
+        save="wis",
+        rounds=14400,
+        condition="charmed",
+        repeat_save=False,
+    ),
+    Spell(
+        "charm-person",
+        "Charm Person",
+        1,
+        "condition",
+        "A creature within 30 ft makes a Wisdom save (with advantage when its side is not "
+        "the caster's) or is charmed for 1 hour: it cannot attack the caster; harm from "
+        "the caster or its side ends it; one more target per slot level above 1st "
+        "(only humanoids: the GM's, creatures carry no type).",
+        range=30,
+        save="wis",
+        rounds=600,
+        condition="charmed",
+        repeat_save=False,
+    ),
+    Spell(
+        "divine-favor",
+        "Divine Favor",
+        1,
+        "ward",
+        "The caster's weapon attacks deal 1d4 radiant more on a hit (concentration, up to "
+        "1 minute).",
+        casting="bonus",
+        concentration=True,
+        rounds=10,
+        condition="divine-favor",
+    ),
+    Spell(
+        "hunters-mark",
+        "Hunter's Mark",
+        1,
+        "mark",
+        "The caster marks a creature within 90 ft: its weapon attacks deal 1d6 more on a "
+        "hit against it (concentration, up to 1 hour; moving the mark is the GM's).",
+        casting="bonus",
+        range=90,
+        concentration=True,
+        rounds=600,
+        condition="hunters-mark",
+    ),
+    Spell(
+        "mage-armor",
+        "Mage Armor",
+        1,
+        "ward",
+        "A willing creature touched (wearing no armour: the GM's) has an AC of at least "
+        "13 + its Dexterity modifier for 8 hours.",
+        range=5,
+        rounds=4800,
+        condition="mage-armor",
+    ),
+    Spell(
+        "jump",
+        "Jump",
+        1,
+        "ward",
+        "A creature touched jumps three times as far for 1 minute (its long jump: the "
+        "Strength score after a run-up, half without, as the movement rules reckon it).",
+        range=5,
+        rounds=10,
+        condition="jumping",
+    ),
+    Spell(
+        "hellish-rebuke",
+        "Hellish Rebuke",
+        1,
+        "save",
+        "A reaction when an attack by a creature within 60 ft hits the caster (offered as "
+        "a prompt at the hit, before its damage: the rules have no prompt after damage): "
+        "the attacker makes a Dexterity save, 2d10 fire, half on a success; +1d10 per slot "
+        "level above 1st (never cast as an action).",
+        casting="reaction",
+        range=60,
+        damage="2d10",
+        damage_type="fire",
+        upcast="1d10",
+        save="dex",
+        half_on_save=True,
+    ),
+    Spell(
+        "expeditious-retreat",
+        "Expeditious Retreat",
+        1,
+        "ward",
+        "The caster Dashes as it casts it, then may Dash as a bonus action on each of its "
+        "turns (the retreat_dash command; concentration, up to 10 minutes).",
+        casting="bonus",
+        concentration=True,
+        rounds=100,
+        condition="retreating",
+    ),
+    Spell(
+        "hideous-laughter",
+        "Hideous Laughter",
+        1,
+        "condition",
+        "A creature within 30 ft makes a Wisdom save or falls prone, incapacitated with "
+        "laughter (concentration, up to 1 minute; it saves again at the end of each of its "
+        "turns; the advantaged save on damage and the Intelligence 4 or less exemption are "
+        "the GM's).",
+        range=30,
+        save="wis",
+        concentration=True,
+        rounds=10,
+        condition="incapacitated",
+    ),
+    Spell(
+        "grease",
+        "Grease",
+        1,
+        "area",
+        "Slick grease covers a 10-ft square within 60 ft: each creature in it makes a "
+        "Dexterity save or falls prone (the slick ground for the next minute is the GM's).",
+        range=60,
+        save="dex",
+        shape="cube",
+        size=10,
+        condition="prone",
+    ),
     # -- level 2 -----------------------------------------------------------------------
     Spell(
         "scorching-ray",
@@ -519,6 +736,124 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         concentration=True,
         rounds=10,
     ),
+    Spell(
+        "aid",
+        "Aid",
+        2,
+        "toughen",
+        "Up to three creatures within 30 ft gain 5 to their hit point maximum and hit "
+        "points for 8 hours (the encounter: its end, and a second casting, are the GM's); "
+        "5 more per slot level above 2nd.",
+        range=30,
+        damage="5",
+        rounds=4800,
+        condition="aided",
+        targets=3,
+    ),
+    Spell(
+        "flame-blade",
+        "Flame Blade",
+        2,
+        "blade",
+        "A fiery blade in the caster's hand (concentration, up to 10 minutes): as an action "
+        "(the flame_blade command), a melee spell attack for 3d6 fire; one more d6 for "
+        "every two slot levels above 2nd.",
+        casting="bonus",
+        range=5,
+        melee=True,
+        damage="3d6",
+        damage_type="fire",
+        concentration=True,
+        rounds=100,
+        condition="flame-blade",
+    ),
+    Spell(
+        "acid-arrow",
+        "Acid Arrow",
+        2,
+        "attack",
+        "A green arrow at a creature within 90 ft: a ranged spell attack, 4d4 acid on a "
+        "hit and 2d4 acid at the end of its next turn; on a miss, half the 4d4 and nothing "
+        "later; +1d4 to both per slot level above 2nd.",
+        range=90,
+        damage="4d4",
+        damage_type="acid",
+        upcast="1d4",
+        condition="acid-burned",
+    ),
+    Spell(
+        "blindness-deafness",
+        "Blindness/Deafness",
+        2,
+        "condition",
+        "A creature within 30 ft makes a Constitution save or is blinded for 1 minute (it "
+        "saves again at the end of each of its turns; deafness is the GM's: hearing is not "
+        "modelled); one more target per slot level above 2nd.",
+        range=30,
+        save="con",
+        rounds=10,
+        condition="blinded",
+    ),
+    Spell(
+        "invisibility",
+        "Invisibility",
+        2,
+        "ward",
+        "A creature touched is invisible until it attacks or casts a spell "
+        "(concentration, up to 1 hour).",
+        range=5,
+        concentration=True,
+        rounds=600,
+        condition="invisible",
+    ),
+    Spell(
+        "lesser-restoration",
+        "Lesser Restoration",
+        2,
+        "cure",
+        "A touch ends one condition: paralyzed, else blinded, else poisoned (another "
+        "choice, deafness and disease are the GM's).",
+        range=5,
+        choices=("paralyzed", "blinded", "poisoned"),
+    ),
+    Spell(
+        "protection-from-poison",
+        "Protection from Poison",
+        2,
+        "ward",
+        "A creature touched is no longer poisoned and for 1 hour has advantage on saves "
+        "against being poisoned and resistance to poison damage.",
+        range=5,
+        rounds=600,
+        condition="poison-warded",
+    ),
+    Spell(
+        "ray-of-enfeeblement",
+        "Ray of Enfeeblement",
+        2,
+        "ray",
+        "A black beam at a creature within 60 ft: a ranged spell attack; on a hit it deals "
+        "half damage with Strength weapon attacks (its melee attacks but finesse ones) "
+        "(concentration, up to 1 minute; a Constitution save at the end of each of its "
+        "turns ends it).",
+        range=60,
+        save="con",
+        concentration=True,
+        rounds=10,
+        condition="enfeebled",
+    ),
+    Spell(
+        "warding-bond",
+        "Warding Bond",
+        2,
+        "ward",
+        "A willing creature touched gets +1 AC and resistance to all damage for 1 hour, "
+        "and the caster takes the same damage it takes (its +1 to saves is the GM's: the "
+        "rules have no flat save bonus; so is the 60-ft tether).",
+        range=5,
+        rounds=600,
+        condition="warded-bond",
+    ),
     # -- level 3 -----------------------------------------------------------------------
     Spell(
         "fireball",
@@ -631,6 +966,89 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         concentration=True,
         rounds=100,
     ),
+    Spell(
+        "beacon-of-hope",
+        "Beacon of Hope",
+        3,
+        "ward",
+        "Any number of creatures within 30 ft have advantage on Wisdom saves and the "
+        "healing spells they receive heal the most their dice can (concentration, up to 1 "
+        "minute; death saves are the GM's).",
+        range=30,
+        concentration=True,
+        rounds=10,
+        condition="hopeful",
+        targets=20,
+    ),
+    Spell(
+        "fear",
+        "Fear",
+        3,
+        "area",
+        "A 30-ft cone of dread from the caster: each creature in it makes a Wisdom save "
+        "or is frightened of the caster (concentration, up to 1 minute; dropping what it "
+        "holds, fleeing and its save out of sight are the GM's).",
+        save="wis",
+        shape="cone",
+        size=30,
+        concentration=True,
+        rounds=10,
+        condition="frightened",
+    ),
+    Spell(
+        "hypnotic-pattern",
+        "Hypnotic Pattern",
+        3,
+        "area",
+        "A twisting pattern in a 30-ft cube within 120 ft: each creature in it makes a "
+        "Wisdom save or is charmed and incapacitated (concentration, up to 1 minute); "
+        "damage ends both for that creature (shaking it awake is the GM's).",
+        range=120,
+        save="wis",
+        shape="cube",
+        size=30,
+        concentration=True,
+        rounds=10,
+        condition="incapacitated",
+    ),
+    Spell(
+        "mass-healing-word",
+        "Mass Healing Word",
+        3,
+        "heals",
+        "Up to six creatures within 60 ft each regain 1d4 + the caster's spellcasting "
+        "modifier hit points (one roll for all); +1d4 per slot level above 3rd.",
+        casting="bonus",
+        range=60,
+        damage="1d4",
+        upcast="1d4",
+        targets=6,
+    ),
+    Spell(
+        "revivify",
+        "Revivify",
+        3,
+        "revive",
+        "A touch brings back a creature defeated at 0 hit points with 1 hit point (that it "
+        "died within the last minute, and the 300 gp diamond, are the GM's word).",
+        range=5,
+    ),
+    Spell(
+        "vampiric-touch",
+        "Vampiric Touch",
+        3,
+        "attack",
+        "A shadowy touch: a melee spell attack, 3d6 necrotic, and the caster regains half "
+        "the damage dealt; +1d6 per slot level above 3rd (the touches again as an action "
+        "while it concentrates are the GM's).",
+        range=5,
+        melee=True,
+        damage="3d6",
+        damage_type="necrotic",
+        upcast="1d6",
+        concentration=True,
+        rounds=10,
+    ),
 )
 
 #: The school of each spell the plugin resolves (SRD 5.1): a table beside the catalog,
@@ -709,6 +1127,62 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
         "Dispel Evil and Good",
         5,
         "a ward against creature types, and its break enchantment and dismissal",
+    ),
+    # More SRD 5.1 spells of levels 0-3 with a combat effect the rules cannot resolve yet.
+    "guidance": ("Guidance", 0, "a d4 on one ability check, spent once: checks are the GM's"),
+    "resistance": ("Resistance", 0, "a d4 on one saving throw, spent once, needs a one-use die"),
+    "mage-hand": ("Mage Hand", 0, "a spectral hand moving objects: objects are not modelled"),
+    "protection-from-evil-and-good": (
+        "Protection from Evil and Good",
+        1,
+        "it wards against creature types, and creatures carry no type",
+    ),
+    "false-life": ("False Life", 1, "temporary hit points are not modelled"),
+    "heroism": ("Heroism", 1, "temporary hit points each turn are not modelled"),
+    "feather-fall": ("Feather Fall", 1, "falling is the GM's"),
+    "magic-weapon": ("Magic Weapon", 2, "a flat +1 to attack rolls needs a roll bonus"),
+    "enhance-ability": ("Enhance Ability", 2, "advantage on checks of one ability, and temp HP"),
+    "enlarge-reduce": ("Enlarge/Reduce", 2, "a size change with its damage die is not modelled"),
+    "mirror-image": ("Mirror Image", 2, "duplicates that attacks may hit instead"),
+    "silence": ("Silence", 2, "sound and verbal components are not modelled"),
+    "see-invisibility": ("See Invisibility", 2, "no combat roll: the GM rules what it sees"),
+    "prayer-of-healing": ("Prayer of Healing", 2, "cast over 10 minutes: between fights"),
+    "bestow-curse": ("Bestow Curse", 3, "the curse the caster chooses is the GM's"),
+    "blink": ("Blink", 3, "vanishing to the Ethereal Plane on a d20 each turn"),
+    "call-lightning": ("Call Lightning", 3, "a storm cloud called down again each turn"),
+    "fly": ("Fly", 3, "flying is not modelled by the zones"),
+    "gaseous-form": ("Gaseous Form", 3, "a gaseous body's movement and resistances"),
+    "sleet-storm": ("Sleet Storm", 3, "a lasting area of ice, obscurement and falls"),
+    "stinking-cloud": ("Stinking Cloud", 3, "a lasting cloud, its saves at each turn's start"),
+    "wind-wall": ("Wind Wall", 3, "a wall against missiles and gases"),
+    "silent-image": ("Silent Image", 1, "illusions and the checks to see through them"),
+    "alter-self": ("Alter Self", 2, "natural weapons and new shapes are not modelled"),
+    "levitate": ("Levitate", 2, "rising and hanging in the air is not modelled"),
+    "suggestion": ("Suggestion", 2, "the course of action suggested is the GM's to rule"),
+    "spike-growth": ("Spike Growth", 2, "damage per 5 ft moved: movement in a zone is not counted"),
+    "animate-dead": ("Animate Dead", 3, "raised servants: the GM adds them to the roster"),
+    "conjure-animals": ("Conjure Animals", 3, "summoned beasts: the GM adds them to the roster"),
+    "glyph-of-warding": ("Glyph of Warding", 3, "a triggered glyph: an asset the GM places"),
+    "magic-circle": (
+        "Magic Circle",
+        3,
+        "it wards against creature types, and creatures carry no type",
+    ),
+    "major-image": ("Major Image", 3, "illusions and the checks to see through them"),
+    "plant-growth": (
+        "Plant Growth",
+        3,
+        "overgrowth costing 4 ft per foot: zones have no such cost",
+    ),
+    "gust-of-wind": (
+        "Gust of Wind",
+        2,
+        "a lasting line of wind that pushes who starts a turn in it",
+    ),
+    "protection-from-energy": (
+        "Protection from Energy",
+        3,
+        "the damage type the caster chooses needs a parameter cast does not take yet",
     ),
 }
 
