@@ -73,6 +73,7 @@ from . import (
     CONCENTRATING,
     SPELLS,
     _ability_mod,
+    _control,
     _left,
     _reach,
     _slot_key,
@@ -152,9 +153,13 @@ def _effects(state: EncounterState, creature_id: str, condition: str) -> list[Co
 
 
 def _from_spell(state: EncounterState, effect: ConditionEffect, name: str) -> bool:
-    """Whether ``effect`` hangs on a concentration on the spell called ``name``."""
+    """Whether ``effect`` hangs on a concentration on the spell called ``name`` (its
+    source: the name, with the level it was cast at: ``_control.spell_source``)."""
     parent = state.condition_effects.get(effect.parent or "")
-    return parent is not None and parent.condition == CONCENTRATING and parent.source == name
+    if parent is None or parent.condition != CONCENTRATING or parent.source is None:
+        return False
+    named = _control.spell_level(parent.source)
+    return (named[0] if named else parent.source) == name
 
 
 def _end(ctx: RuleContext, effect: ConditionEffect, reason: str) -> None:
