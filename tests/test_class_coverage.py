@@ -37,7 +37,7 @@ coverage = _script()
 #: The share of the class combat features (those without a combat effect left out)
 #: automated today (by a plugin or by the character
 #: model), in percent: raise it as features are implemented (never lower it).
-FLOOR = 84.2
+FLOOR = 94.1
 #: The class features a plugin implements today, by id.
 IMPLEMENTED = {
     "second-wind",
