@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from zonekeep.sdk import CommandSpec, ConditionSpec
 
 #: The protocol version this package describes ("MAJOR.MINOR").
-PROTOCOL_VERSION = "1.6"
+PROTOCOL_VERSION = "1.7"
 
 Role = Literal["gm", "player", "spectator"]
 Who = Literal["creature", "gm", "any"]
@@ -721,7 +721,7 @@ class HelloResult:
     """``hello`` result: the server's protocol version, identity, capabilities and limits."""
 
     protocol: str = attrs.field(
-        metadata=doc('The server\'s version, `"1.6"`.', pattern=r"^1\.[0-9]+$")
+        metadata=doc('The server\'s version, `"1.7"`.', pattern=r"^1\.[0-9]+$")
     )
     server: ServerInfo = attrs.field(metadata=doc("Who the server is."))
     capabilities: Capabilities = attrs.field(metadata=doc("What the server can do."))
@@ -3309,4 +3309,20 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "; a decision's `trigger` (what a reaction decision interrupted: an attack "
     "waiting for the answer)"
     "; `override`'s `size` (a size name; `override_applied` of `size` carries the name)",
+    "1.7": "heroes with classes and spells: a creature's `type` and `challenge` (from its "
+    "stat block; a player gets another creature's `challenge` as null) and `temp_hp` "
+    "(temporary hit points, hidden from players like an enemy's hit points), the event "
+    "`temp_hp_changed` and `override`'s `temp_hp`; a roll record's `penalty` and "
+    "`penalty_roll` (a penalty die: bane) and `bonus:` sources (a flat bonus or a bonus "
+    "die: Bardic Inspiration, Sacred Weapon, a fighting style, slow); reaction decisions "
+    "at a spell being cast (a `trigger` of `type` `spell`: counterspell) and at an "
+    "attack's new `damage` moment (after the hit, before the damage roll, with the "
+    "trigger's `damage_cuts`: Uncanny Dodge, Deflect Missiles), Cutting Words and "
+    "Hellish Rebuke at the hit, Protection when targeted; `cast`'s and `cast_bonus`'s "
+    "`spare` (Sculpt Spells, Careful Spell) and `metamagic`; the commands `break_free`, "
+    "`spiritual_weapon`, `move_moonbeam`, `move_sphere`, `hasted_action`, `flame_blade`, "
+    "`retreat_dash`, `open_hand_technique`, `turn_undead`, `turn_the_unholy`, "
+    "`preserve_life`, `bardic_inspiration`, `sacred_weapon` and the GM's `recover_slots`; "
+    "the spells plugin's runtime assets (entangle, web, spiritual weapon, spirit "
+    "guardians, moonbeam, flaming sphere) and its new conditions",
 }

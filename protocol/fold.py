@@ -133,6 +133,8 @@ class SeatFold(GmFold):
             creature["hp"] = 0
         if creature.get("max_hp") is None and cid in self.words:
             creature["max_hp"] = 0
+        if "temp_hp" in creature and creature["temp_hp"] is None:  # hidden with the hp
+            creature["temp_hp"] = 0
 
     @property
     def snapshot(self) -> dict[str, Any]:
@@ -141,6 +143,8 @@ class SeatFold(GmFold):
             creature = data["creatures"].get(cid)
             if creature is not None:
                 creature["hp"], creature["max_hp"] = word, None
+                if "temp_hp" in creature:
+                    creature["temp_hp"] = None
         for cid in self.sheetless:
             creature = data["creatures"].get(cid)
             if creature is not None:
@@ -166,6 +170,14 @@ class SeatFold(GmFold):
             event["value"] = (
                 0 if field in SHEET_NUMBERS else json.loads(json.dumps(SHEET_EMPTY[field]))
             )
+        elif kind == "temp_hp_changed" and event.get("temp_hp") is None:
+            event["temp_hp"] = 0  # an enemy's, hidden like its hit points
+        elif (
+            kind == "override_applied"
+            and event.get("field") == "temp_hp"
+            and event.get("value") is None
+        ):
+            event["value"] = 0
         elif kind == "override_applied" and event.get("field") == "hp":
             if isinstance(event.get("value"), str):
                 self.words[event["creature"]] = event["value"]

@@ -101,7 +101,7 @@ async def test_hello_advertises_the_conditions_with_their_plugin_and_durations(
     async with running.client() as client:
         welcome = client.welcome
         assert welcome is not None
-        assert welcome["protocol"] == "1.6"
+        assert welcome["protocol"] == "1.7"
         conditions = {c["id"]: c for c in welcome["capabilities"]["conditions"]}
         assert {"poisoned", "frightened", "paralyzed", "prone", "dying"} <= set(conditions)
         assert [c["id"] for c in welcome["capabilities"]["conditions"]] == sorted(conditions)

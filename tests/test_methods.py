@@ -75,7 +75,7 @@ async def test_hello_announces_version_capabilities_and_limits(running: Running)
     async with running.client(hello=False) as client:
         with trio.fail_after(helpers.deadline(5)):
             welcome = await client.hello("methods-test", "9.9")
-    assert welcome["protocol"] == PROTOCOL_VERSION == "1.6"
+    assert welcome["protocol"] == PROTOCOL_VERSION == "1.7"
     assert welcome["server"]["name"] == "zonekeep"
     caps = welcome["capabilities"]
     engine = Engine()
@@ -481,8 +481,8 @@ async def test_snapshot_leave_and_ping(running: Running) -> None:
             assert snap["seq"] == 1
             expected = copy.deepcopy(created["snapshot"])
             del expected["creatures"]["ogre"]
-            # Alice sees the goblin's (an enemy's) hit points as a word.
-            expected["creatures"]["gob"].update(hp="unhurt", max_hp=None)
+            # Alice sees the goblin's (an enemy's) hit points as a word, and no temporary ones.
+            expected["creatures"]["gob"].update(hp="unhurt", max_hp=None, temp_hp=None)
             # ...and no stat block of a creature she does not control.
             for cid, creature in expected["creatures"].items():
                 if creature["controller"] != "alice":
