@@ -95,6 +95,7 @@ async def test_join_with_last_seq_beyond_current_gets_a_snapshot(running: Runnin
         expected = {**current["snapshot"], "creatures": dict(current["snapshot"]["creatures"])}
         expected["creatures"]["gob"] = {**expected["creatures"]["gob"], "hp": "unhurt"}
         expected["creatures"]["gob"]["max_hp"] = None
+        expected["creatures"]["gob"]["temp_hp"] = None  # hidden with its hit points
         # ...and no stat block of a creature she does not control.
         for cid, creature in expected["creatures"].items():
             if creature["controller"] != "alice":

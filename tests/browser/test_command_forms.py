@@ -62,7 +62,7 @@ def test_an_override_takes_its_fields_value_and_the_gm_answers_a_decision_by_pic
     override.locator("select[name=creature]").select_option("gob")
     # Only the fields the server lets the GM override are offered.
     expect(override.locator("select[name=field] option")).to_have_text(
-        ["hp", "max hp", "ac", "sharing with", "hidden", "side", "controller", "pc",
+        ["hp", "max hp", "temp hp", "ac", "sharing with", "hidden", "side", "controller", "pc",
          "condition immunities"]
     )  # fmt: skip
     override.locator("select[name=field]").select_option("sharing_with")

@@ -189,7 +189,7 @@ async def test_unsupported_version_keeps_the_connection(running: Running) -> Non
         await refused(client, "ping", 1003, "hello_required")  # not greeted
         with trio.fail_after(helpers.deadline(5)):
             welcome = await client.hello(protocol="1.7")
-        assert welcome["protocol"] == PROTOCOL_VERSION == "1.6"
+        assert welcome["protocol"] == PROTOCOL_VERSION == "1.7"
         await still_usable(client)
 
 
