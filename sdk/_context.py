@@ -24,6 +24,7 @@ from ._events import (
     PluginEvent,
     ResourceSpent,
 )
+from ._fairdice import draw
 from ._state import _REDUCERS, EncounterState, apply_event
 from ._types import Creature
 
@@ -395,7 +396,9 @@ class RuleContext:
         double_dice: bool = False,
     ) -> RollRecord:
         """Roll ``expr`` + ``bonus``, applying the plugins' modifiers for ``request``
-        (a ``"bonus"`` one's die is rolled after the roll's own dice)."""
+        (a ``"bonus"`` one's die is rolled after the roll's own dice, and kept in the
+        record's ``bonus_dice`` with its ``draws``: the event that carries the record
+        carries every die of it)."""
         mods = [*(self.modifiers(request) if request else []), *extra]
         adv = dis = 0
         experts: set[str] = set()
@@ -429,10 +432,17 @@ class RuleContext:
         if not bonuses:
             return record
         added, said = 0, []
+        faces: list[int] = []
+        draws: list[tuple[int, int]] | None = list(record.draws)
         for m in bonuses:
             amount, text = m.value, f"{m.value:+d}"
             if m.die > 0:
-                rolled = roll(self.entropy, f"1d{m.die}").total
+                rolled, named = draw(self.entropy, m.die)
+                faces.append(rolled)
+                if draws is not None and named is not None:
+                    draws.append(named)
+                else:
+                    draws = None  # uncounted entropy: no draws at all
                 amount += rolled
                 text = f"d{m.die}={rolled}" + (f"{m.value:+d}" if m.value else "")
             added += amount
@@ -445,4 +455,6 @@ class RuleContext:
             modifier=record.modifier + added,
             total=record.total + added,
             sources=(*record.sources, *said),
+            bonus_dice=tuple(faces),
+            draws=tuple(draws) if draws is not None else (),
         )

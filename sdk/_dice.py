@@ -188,12 +188,16 @@ class RollRecord:
     expertise: int = 0
     expertise_roll: int = 0
     sources: tuple[str, ...] = ()
-    #: ``(counter, sides)`` of each die in ``dice``, then of the expertise die and of the
-    #: penalty die, when
+    #: ``(counter, sides)`` of each die in ``dice``, then of the expertise die, of the
+    #: penalty die and of each die in ``bonus_dice``, when
     #: the entropy is counted (verifiable dice, SPEC.md "Dice"); empty otherwise.
     draws: tuple[tuple[int, int], ...] = ()
     penalty: int = 0
     penalty_roll: int = 0
+    #: The faces of the bonus dice added to the total (a Bardic Inspiration die: a
+    #: ``"bonus"`` roll modifier's die), drawn after every other die of the roll; their
+    #: ``bonus:`` entries in ``sources`` name them. Already counted in ``modifier``.
+    bonus_dice: tuple[int, ...] = ()
 
     @property
     def natural(self) -> int:

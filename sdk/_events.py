@@ -241,11 +241,15 @@ class SurpriseEnded(Event):
 @event_type("action_taken")
 @attrs.frozen
 class ActionTaken(Event):
-    """``creature`` used ``action``, paying ``cost`` (action, bonus, interaction, reaction, free)."""
+    """``creature`` used ``action``, paying ``cost`` (action, bonus, interaction, reaction, free).
+    ``roll`` is the action's own roll when its effect is a number rolled for it (a Cutting
+    Words die, Deflect Missiles' 1d10 + Dexterity modifier + monk level), so that its dice
+    are in the log."""
 
     creature: str
     action: str
     cost: str
+    roll: RollRecord | None = None
 
 
 @event_type("action_granted")
@@ -450,12 +454,15 @@ class Damaged(Event):
 @event_type("healed")
 @attrs.frozen
 class Healed(Event):
-    """``creature`` regained ``amount`` hit points and now has ``hp``."""
+    """``creature`` regained ``amount`` hit points and now has ``hp``. ``roll`` is the
+    healing's roll when it was rolled (Second Wind, a cure wounds), so that its dice are
+    in the log."""
 
     creature: str
     amount: int
     hp: int = attrs.field(metadata=HP_METADATA)
     source: str = ""
+    roll: RollRecord | None = None
 
 
 @event_type("temp_hp_changed")

@@ -108,8 +108,8 @@ def draw(entropy: Any, sides: int) -> tuple[int, tuple[int, int] | None]:
 def dice_in(payload: Any) -> list[tuple[int, int, int]]:
     """Every die recorded in an event's dictionary, as ``(counter, sides, value)``, in
     the order they appear: a roll's ``draws`` pair with its ``dice`` and then its
-    ``expertise_roll`` (when it has an expertise die) and ``penalty_roll`` (when it has
-    a penalty die), a roll-off's with its ``rolls``,
+    ``expertise_roll`` (when it has an expertise die), ``penalty_roll`` (when it has
+    a penalty die) and its ``bonus_dice``, a roll-off's with its ``rolls``,
     and a ``dice_drawn`` event lists them itself."""
     found: list[tuple[int, int, int]] = []
     _walk(payload, found)
@@ -137,6 +137,7 @@ def _walk(value: Any, found: list[tuple[int, int, int]]) -> None:
                 values.append(value.get("expertise_roll"))
             if value.get("penalty"):
                 values.append(value.get("penalty_roll"))
+            values.extend(value.get("bonus_dice") or [])
         if len(values) != len(pairs):
             raise VerifyFailure(
                 "a roll's draws and dice do not pair up", _int(pairs[0], 0) if pairs else None

@@ -148,6 +148,16 @@ class EncounterHarness:
                     )
                 self.recorded.add(counter)
 
+    def unrecorded_dice(self) -> list[int]:
+        """The counters of the dice drawn so far that no event records (in a roll's
+        ``draws``): a rule that rolled and kept the record to itself. A server logs such
+        dice in a ``dice_drawn`` event of their own; a rule should put the roll in the
+        event that reports its effect. Empty when every die is in the log."""
+        counter = getattr(self.dice, "counter", None)
+        if not isinstance(counter, int):
+            return []
+        return [c for c in range(counter) if c not in self.recorded]
+
     def _report(self, overruns: Sequence[Overrun]) -> tuple[Event, ...]:
         """Hand the engine the host's decision on ``overruns`` (see ``Budget.report``)."""
         report = self.engine.hook.budget.report(self.state, overruns)

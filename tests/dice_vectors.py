@@ -21,7 +21,12 @@ VECTORS = Path(__file__).parent / "fixtures" / "dice_vectors.json"
 
 
 def _roll(
-    entropy: CountedEntropy, expr_sides: int, count: int, expertise: int = 0, penalty: int = 0
+    entropy: CountedEntropy,
+    expr_sides: int,
+    count: int,
+    expertise: int = 0,
+    penalty: int = 0,
+    bonus: int = 0,
 ) -> dict[str, Any]:
     draws = []
     dice = []
@@ -49,6 +54,11 @@ def _roll(
         roll["penalty"] = penalty
         roll["penalty_roll"] = entropy.randint(penalty)
         roll["total"] -= roll["penalty_roll"]
+    if bonus:  # a bonus die added (a Bardic Inspiration die), drawn after the others
+        roll["draws"].append([entropy.counter, bonus])
+        roll["bonus_dice"] = [entropy.randint(bonus)]
+        roll["modifier"] += roll["bonus_dice"][0]
+        roll["total"] += roll["bonus_dice"][0]
     return roll
 
 
@@ -111,6 +121,7 @@ def seeded_log() -> list[list[Any]]:
         },
         {"type": "attack_made", "attacker": "a", "roll": _roll(e, 20, 3)},
         {"type": "save_made", "creature": "a", "roll": _roll(e, 20, 1, penalty=4)},
+        {"type": "attack_made", "attacker": "b", "roll": _roll(e, 20, 1, bonus=6)},
     ]
     return [[seq, event] for seq, event in enumerate(log, 1)]
 
@@ -184,7 +195,7 @@ def vectors() -> dict[str, Any]:
         ],
         "logs": [
             {"name": "fair", "log": fair, "ok": True, "rolls": 8, "undone": [[7, [4, 5]]]},
-            {"name": "seeded", "log": seeded_log(), "ok": True, "rolls": 5, "undone": []},
+            {"name": "seeded", "log": seeded_log(), "ok": True, "rolls": 7, "undone": []},
             {"name": "tampered roll", "log": _tampered(fair, _flip), "ok": False, "counter": 0},
             {
                 "name": "wrong commitment",

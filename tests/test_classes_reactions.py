@@ -177,7 +177,9 @@ def test_deflect_missiles_reduces_a_ranged_hit_by_1d10_dex_and_monk_level() -> N
     assert "1d10 + 3 + 3" in offered.prompt
     # The reduction: 2 + 3 (Dex) + 3 (monk level) = 8; the damage 6 + 2 = 8: none left.
     events = h.rolls(2, 6).decide(DEFLECT_MISSILES, h.player("player-sora"))
-    assert ActionTaken("sora", DEFLECT_MISSILES, "reaction") in events
+    assert [(e.creature, e.action, e.cost) for e in events if isinstance(e, ActionTaken)] == [
+        ("sora", DEFLECT_MISSILES, "reaction")
+    ]
     assert damaged(events) == [
         ("sora", 0, 8, (DamageStep("reduce", DEFLECT_MISSILES, 0, "piercing"),))
     ]
@@ -220,7 +222,9 @@ def test_cutting_words_takes_the_die_off_an_attack_roll_before_its_outcome() -> 
     assert "16 against AC 15" in offered.prompt and "d6" in offered.prompt
     # A d6 of 4: 16 - 4 = 12, a miss.
     events = h.rolls(4).decide(CUTTING_WORDS, h.player("player-lyra"))
-    assert ActionTaken("lyra", CUTTING_WORDS, "reaction") in events
+    assert [(e.creature, e.action, e.cost) for e in events if isinstance(e, ActionTaken)] == [
+        ("lyra", CUTTING_WORDS, "reaction")
+    ]
     assert ResourceSpent("lyra", "bardic-inspiration", 2) in events
     assert made(events) == [(12, 15, False, False)]
     (attack,) = [e for e in events if isinstance(e, AttackMade)]

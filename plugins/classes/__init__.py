@@ -200,7 +200,7 @@ def _second_wind(ctx: RuleContext, cmd: Command) -> None:
     roll = ctx.roll(f"1d10+{level}")
     me = ctx.state.creatures[me.id]
     hp = max(me.hp, min(me.max_hp, me.hp + roll.total))
-    ctx.emit(Healed(me.id, roll.total, hp, "second-wind"))
+    ctx.emit(Healed(me.id, roll.total, hp, "second-wind", roll=roll))
 
 
 def _has_action_surge(state: EncounterState, me: Creature) -> tuple[str, str] | None:

@@ -294,12 +294,14 @@ def reactions_taken(
         feature = feature_of(me, BARDIC_INSPIRATION)
         if feature is None or (feature.uses is not None and uses_left(me, feature) <= 0):
             return None  # its last use went since the prompt
-        ctx.emit(ActionTaken(me.id, kind, "reaction"))
+        words = ctx.roll(bardic_die(me))
+        ctx.emit(ActionTaken(me.id, kind, "reaction", roll=words))  # the die is in the log
         spend_use(ctx, me, feature)
-        return ReactionOutcome(roll_penalty=ctx.roll(bardic_die(me)).total)
-    ctx.emit(ActionTaken(me.id, kind, "reaction"))
+        return ReactionOutcome(roll_penalty=words.total)
     if kind == UNCANNY_DODGE:
+        ctx.emit(ActionTaken(me.id, kind, "reaction"))
         return ReactionOutcome(halve_damage=True)
     level = class_level(me, "monk")
     roll = ctx.roll("1d10", bonus=me.abilities.get("dex", 0) + level)
+    ctx.emit(ActionTaken(me.id, kind, "reaction", roll=roll))
     return ReactionOutcome(damage_reduction=max(0, roll.total))

@@ -667,7 +667,7 @@ def _heal(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
         me, spell, slot
     )
     hp = max(target.hp, min(target.max_hp, target.hp + amount))
-    ctx.emit(Healed(target.id, amount, hp, me.id))
+    ctx.emit(Healed(target.id, amount, hp, me.id, roll=roll))
     for condition in (DYING, STABLE):
         if hp > 0 and condition in target.conditions:
             ctx.emit(ConditionRemoved(target.id, condition, f"healed by {spell.name}"))

@@ -59,6 +59,7 @@ from zonekeep.sdk import (
     ReactionOutcome,
     ResourceSpent,
     RollModifier,
+    RollRecord,
     RollRequest,
     RuleContext,
     apply_condition,
@@ -220,11 +221,19 @@ def heal_amount(target: Creature, dice: str, total: int, bonus: int) -> int:
     return max(0, total)
 
 
-def heal(ctx: RuleContext, me: Creature, target: Creature, spell: Spell, amount: int) -> None:
+def heal(
+    ctx: RuleContext,
+    me: Creature,
+    target: Creature,
+    spell: Spell,
+    amount: int,
+    roll: RollRecord | None = None,
+) -> None:
     """Heal ``target`` by ``amount`` (at most to its maximum); a dying or stable
-    creature brought above 0 hit points is neither any more."""
+    creature brought above 0 hit points is neither any more. ``roll`` (the healing's
+    dice) goes into the ``healed`` event (recorded once when several share it)."""
     hp = max(target.hp, min(target.max_hp, target.hp + amount))
-    ctx.emit(Healed(target.id, amount, hp, me.id))
+    ctx.emit(Healed(target.id, amount, hp, me.id, roll=roll))
     for condition in (DYING, STABLE):
         if hp > 0 and condition in target.conditions:
             ctx.emit(ConditionRemoved(target.id, condition, f"healed by {spell.name}"))
@@ -241,7 +250,7 @@ def _heals(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[s
     roll = ctx.roll(dice, bonus=bonus)  # one roll for every target
     for target in targets:
         target = ctx.state.creatures[target.id]
-        heal(ctx, me, target, spell, heal_amount(target, dice, roll.total, bonus))
+        heal(ctx, me, target, spell, heal_amount(target, dice, roll.total, bonus), roll)
 
 
 def _stabilize(

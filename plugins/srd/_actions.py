@@ -597,7 +597,7 @@ def _heal(ctx: RuleContext, creature: Creature, dice: str, source: str) -> None:
     rolled = ctx.roll(dice)
     now = ctx.state.creatures[creature.id]
     hp = max(now.hp, min(now.max_hp, now.hp + rolled.total))
-    ctx.emit(Healed(now.id, rolled.total, hp, source))
+    ctx.emit(Healed(now.id, rolled.total, hp, source, roll=rolled))
 
 
 def _healing_touch(ctx: RuleContext, cmd: Command) -> None:

@@ -103,6 +103,7 @@
         faces = [...(value.dice || [])];
         if (value.expertise) faces.push(value.expertise_roll);
         if (value.penalty) faces.push(value.penalty_roll);
+        for (const face of value.bonus_dice || []) faces.push(face);
       }
       if (faces.length !== pairs.length) throw new Failure("a roll's draws and dice do not pair up", pairs[0][0]);
       pairs.forEach((p, i) => found.push([p[0], p[1], faces[i]]));
