@@ -504,6 +504,7 @@ def resolver(spell: Spell) -> Any:
         "ward": _ward,
         **_zones.RESOLVERS,
         "control": _control.resolve,
+        **_boons.RESOLVERS,
     }.get(spell.how) or _more.RESOLVERS[spell.how]
 
 
@@ -717,7 +718,8 @@ def _ward(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
     """A willing creature in range (the caster alone at range 0) gets the spell's
     condition, no save; it ends with the caster's concentration."""
     targets = _targets(ctx, p) or [me]
-    most = spell.targets + (max(0, slot - spell.level) if spell.targets > 1 else 0)
+    per_slot = 1 if spell.targets > 1 else spell.more_targets
+    most = spell.targets + max(0, slot - spell.level) * per_slot
     if len(targets) > most:
         ctx.refuse(
             "too_many_targets",
@@ -1277,7 +1279,7 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
             "level": 0 if spell.cantrip else spell.level,
             "concentration": spell.concentration,
         }
-        if (spell.how == "ward" and spell.range == 0) or spell.how == "blade":
+        if (spell.how in ("ward", "temp") and spell.range == 0) or spell.how == "blade":
             pass  # the caster alone
         elif spell.how == "aura":
             pass  # around the caster
@@ -1376,6 +1378,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
 
 # Entangle, web, spiritual weapon and spirit guardians: assets that stay (spells-b2).
 # and more SRD spells (plugins/spells/_more.py).
-from . import _more, _zones  # noqa: E402
+from . import _boons, _more, _zones  # noqa: E402
+from ._boons import *  # noqa: E402, F403
 from ._more import *  # noqa: E402, F403
 from ._zones import *  # noqa: E402, F403
