@@ -148,3 +148,21 @@ def test_magic_weapon_ends_with_the_concentration() -> None:
     h.rolls(10).send("attack", h.player("player-bob"), creature="bob", target="gob")
     made = h.of_type(AttackMade)[-1]
     assert made.roll.total == 14 and not made.hit
+
+
+def test_the_choices_offer_false_life_to_the_caster_alone_and_heroism_to_those_in_touch() -> None:
+    h = fight(sera(), make("bob"), goblin(), positions={"gob": "yard"})
+    details = h.engine.action_details(h.state, "sera", h.player("player-sera"))
+    found = {d.id: {c.params["spell"]: c for c in d.choices or ()} for d in details}
+    assert found["cast"]["false-life"].options == {"slot": (1, 2, 3)}
+    assert found["cast"]["heroism"].options == {"slot": (1, 2, 3), "target": ("sera", "bob")}
+    assert found["cast_bonus"]["magic-weapon"].info == {"level": 2, "concentration": True}
+
+
+def test_magic_weapon_hits_are_magical_against_a_resistance_to_nonmagical_attacks() -> None:
+    tough = make("gob", "foes", hp=30, ac=15, damage_resistances_nonmagical=["slashing"])
+    h = fight(sera(), make("bob"), tough, goblin("orc"))
+    bonus(h, spell="magic-weapon", target="bob")
+    h.end_turn()
+    h.rolls(12, 5).send("attack", h.player("player-bob"), creature="bob", target="gob")
+    assert h.of_type(Damaged)[-1].amount == 5 + 2 + 1  # not halved
