@@ -10,7 +10,10 @@ hook implementation has a name of its own (``boons_...``) and names its hook wit
   of each of its turns; it loses the temporary hit points it has when the spell ends.
 - ``magic-weapon`` (Magic Weapon, a ``ward``): the creature's own weapon attacks (not a
   spell's) get +1 to the attack roll and +1 damage on the weapon's damage, +2 from a
-  4th-level slot and +3 from a 6th; its weapon damage counts as magical.
+  4th-level slot and +3 from a 6th; its weapon damage counts as magical. The damage
+  bonus goes on each instance of the weapon's damage type that a hit of it deals
+  (``zonekeep_modify_damage``): a rider of that same type on the hit (Hunter's Mark's
+  die) gets it too, as the hook cannot tell the two apart.
 """
 
 from __future__ import annotations
