@@ -2176,6 +2176,15 @@ class ChoiceOption:
             "ids)."
         )
     )
+    info: dict[str, Any] = attrs.field(
+        factory=dict,
+        metadata=doc(
+            "Facts about the choice a client may show without parsing the label (a spell: "
+            "`level`, 0 for a cantrip, and `concentration`; an area spell: `targets_by_zone`, "
+            "for each zone it may be aimed at the creature ids in that zone, never one this "
+            "seat may not see). Candidates only: the server's checks decide."
+        ),
+    )
 
 
 @attrs.frozen

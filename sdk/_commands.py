@@ -52,11 +52,15 @@ class Choice:
     """One way a creature may send a command now, as the declaring plugin lists it
     (``CommandSpec.choices``): a ``label`` for a person, the ``params`` it fixes (a
     spell: ``{"spell": "fireball"}``) and, for the parameters still to choose, their
-    legal values now (``options``: ``{"slot": (3,), "zone": ("hall", "bar")}``)."""
+    legal values now (``options``: ``{"slot": (3,), "zone": ("hall", "bar")}``) and
+    any facts a client may show or use without parsing the label (``info``: JSON
+    values; a spell: ``{"level": 3, "concentration": False}``). Creature ids under an
+    ``info`` key starting ``targets`` are hidden from a seat as in ``options``."""
 
     label: str
     params: Mapping[str, Any] = attrs.field(factory=dict)
     options: Mapping[str, tuple[Any, ...]] = attrs.field(factory=dict)
+    info: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 #: Lists a command's :class:`Choice` for a creature (``CommandSpec.choices``).

@@ -19,7 +19,7 @@ import re
 import secrets
 import tomllib
 import unicodedata
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -1682,10 +1682,24 @@ def _detail_for(found: EngineDetail, room: Room, member: Member) -> ActionDetail
                     name: [v for v in values if not (name.startswith("target") and v in hidden)]
                     for name, values in c.options.items()
                 },
+                _info_seen(c.info, hidden),
             )
             for c in found.choices
         ],
     )
+
+
+def _info_seen(info: Mapping[str, Any], hidden: Collection[str]) -> dict[str, Any]:
+    """A choice's ``info`` with the creatures this seat may not see left out of the
+    ``targets...`` keys (lists, or zone -> list maps)."""
+    found: dict[str, Any] = {}
+    for key, value in info.items():
+        if key.startswith("targets") and isinstance(value, Mapping):
+            value = {k: [v for v in vs if v not in hidden] for k, vs in value.items()}
+        elif key.startswith("targets") and isinstance(value, (list, tuple)):
+            value = [v for v in value if v not in hidden]
+        found[key] = value
+    return found
 
 
 def _features_for(room: Room, member: Member, cid: str) -> list[FeatureInfo]:

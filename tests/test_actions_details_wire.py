@@ -468,10 +468,22 @@ async def test_a_casters_actions_list_its_spells_and_a_cast_spends_a_slot(
         assert spells["fire-bolt"]["options"] == {"target": ["bram", "gob"]}  # no hidden ogre
         assert spells["fireball"]["options"]["slot"] == [3]
         assert "common_room" in spells["fireball"]["options"]["zone"]
+        assert spells["fire-bolt"]["info"] == {"level": 0, "concentration": False}
+        by_zone = spells["fireball"]["info"]["targets_by_zone"]
+        assert set(by_zone) == set(spells["fireball"]["options"]["zone"])
+        seen_ids = sorted(i for ids in by_zone.values() for i in ids)
+        assert seen_ids == ["aria", "bram", "gob"]  # the hidden ogre left out here too
         assert mine["attack"]["choices"] is None
         gm_view = await details(gm, eid, "aria")
         gm_spells = {c["params"]["spell"]: c for c in gm_view["cast"]["choices"]}
         assert gm_spells["fire-bolt"]["options"]["target"] == ["bram", "gob", "ogre"]
+        gm_zones = gm_spells["fireball"]["info"]["targets_by_zone"]
+        assert sorted(i for ids in gm_zones.values() for i in ids) == [
+            "aria",
+            "bram",
+            "gob",
+            "ogre",
+        ]
         with trio.fail_after(helpers.deadline(5)):
             await alice.command(eid, "cast", creature="aria", spell="fire-bolt", target="gob")
             snap = await alice.request("snapshot", encounter=eid)

@@ -430,6 +430,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "grappled",
         "hasted",  # the spells plugin's (Haste), as "lethargic" and "slowed" (Slow)
         "heightened",  # the spells plugin's (Heightened Spell)
+        "heroic",  # the spells plugin's (plugins/spells/_boons.py: Heroism)
         "hopeful",
         "hunters-mark",
         "ignited",  # zonekeep.srd's (plugins/srd/_traits.py: a magmin's touch)
@@ -440,6 +441,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "leadership",  # zonekeep.srd's (the knight)
         "lethargic",
         "mage-armor",
+        "magic-weapon",  # the spells plugin's (plugins/spells/_boons.py)
         "no-reactions",  # zonekeep.classes's (Open Hand Technique)
         "object-form",  # zonekeep.srd's (plugins/srd/_gazes.py: a mimic's form, given by the GM)
         "outlined",

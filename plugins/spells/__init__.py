@@ -504,6 +504,7 @@ def resolver(spell: Spell) -> Any:
         "ward": _ward,
         **_zones.RESOLVERS,
         "control": _control.resolve,
+        **_boons.RESOLVERS,
     }.get(spell.how) or _more.RESOLVERS[spell.how]
 
 
@@ -717,7 +718,8 @@ def _ward(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
     """A willing creature in range (the caster alone at range 0) gets the spell's
     condition, no save; it ends with the caster's concentration."""
     targets = _targets(ctx, p) or [me]
-    most = spell.targets + (max(0, slot - spell.level) if spell.targets > 1 else 0)
+    per_slot = 1 if spell.targets > 1 else spell.more_targets
+    most = spell.targets + max(0, slot - spell.level) * per_slot
     if len(targets) > most:
         ctx.refuse(
             "too_many_targets",
@@ -1259,16 +1261,25 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
     """Each spell ``me`` can cast now with ``casting``, its slot levels and its legal
     targets (creatures in reach and sight) or zones (where an area may be aimed)."""
     found = []
+    done = me.resources.get(TURN_KEY, 0) if state.active == me.id else 0
     for sid in spells_of(me):
         spell = SPELLS.get(sid)
         if spell is None or spell.gm is not None or spell.casting != casting:
+            continue
+        if done & _BONUS_CAST and not (casting == "action" and spell.cantrip):
+            continue  # the bonus-action spell rule (_turn_rule refuses it too)
+        if casting == "bonus" and done & _LEVELED_ACTION:
             continue
         slots = slot_levels(me, spell)
         if not slots:
             continue
         innate = sid in _innate(me)[0] or sid in _innate(me)[1]
         options: dict[str, tuple[Any, ...]] = {} if spell.cantrip or innate else {"slot": slots}
-        if (spell.how == "ward" and spell.range == 0) or spell.how == "blade":
+        info: dict[str, Any] = {
+            "level": 0 if spell.cantrip else spell.level,
+            "concentration": spell.concentration,
+        }
+        if (spell.how in ("ward", "temp") and spell.range == 0) or spell.how == "blade":
             pass  # the caster alone
         elif spell.how == "aura":
             pass  # around the caster
@@ -1283,6 +1294,8 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
                 if _reaches(state, me, z.id, reach) and (spell.how != "teleport" or z.id != me.zone)
             ]
             options["zone"] = tuple(zones)
+            if spell.shape is not None:  # candidates in each aimed-at zone (spills aside)
+                info["targets_by_zone"] = {z: [c.id for c in state.in_zone(z)] for z in zones}
         else:
             others = spell.how not in (
                 "heal",
@@ -1300,7 +1313,7 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
                 and _reaches(state, me, c.zone, spell.range)
             )
         level = "cantrip" if spell.cantrip else f"level {spell.level}"
-        found.append(Choice(f"{spell.name} ({level})", {"spell": sid}, options))
+        found.append(Choice(f"{spell.name} ({level})", {"spell": sid}, options, info))
     return found
 
 
@@ -1365,6 +1378,7 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
 
 # Entangle, web, spiritual weapon and spirit guardians: assets that stay (spells-b2).
 # and more SRD spells (plugins/spells/_more.py).
-from . import _more, _zones  # noqa: E402
+from . import _boons, _more, _zones  # noqa: E402
+from ._boons import *  # noqa: E402, F403
 from ._more import *  # noqa: E402, F403
 from ._zones import *  # noqa: E402, F403

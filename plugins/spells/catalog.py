@@ -36,6 +36,8 @@ How = Literal[
     "ray",
     "revive",
     "blade",
+    # plugins/spells/_boons.py:
+    "temp",
 ]
 Casting = Literal["action", "bonus", "reaction"]
 
@@ -98,6 +100,8 @@ class Spell:
     rounds: int | None = None
     condition: str | None = None
     targets: int = 1
+    #: One-target spells: the targets added per slot level above its own (heroism: 1).
+    more_targets: int = 0
     push: bool = False
     gm: str | None = None
     #: Its school of magic (``evocation``: Sculpt Spells); see :data:`SCHOOLS`.
@@ -490,6 +494,44 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         concentration=True,
         rounds=10,
         condition="divine-favor",
+    ),
+    Spell(
+        "false-life",
+        "False Life",
+        1,
+        "temp",
+        "The caster gains 1d4 + 4 temporary hit points for 1 hour, 5 more for each slot "
+        "level above 1st.",
+        damage="1d4+4",
+    ),
+    Spell(
+        "heroism",
+        "Heroism",
+        1,
+        "ward",
+        "A willing creature touched is immune to being frightened and gains temporary hit "
+        "points equal to the caster's spellcasting modifier at the start of each of its "
+        "turns; it loses those left when the spell ends (concentration, up to 1 minute). "
+        "One more creature for each slot level above 1st.",
+        range=5,
+        concentration=True,
+        rounds=10,
+        condition="heroic",
+        more_targets=1,
+    ),
+    Spell(
+        "magic-weapon",
+        "Magic Weapon",
+        2,
+        "ward",
+        "A creature touched: its weapon attacks get +1 to attack and damage rolls and are "
+        "magical (concentration, up to 1 hour); +2 with a 4th- or 5th-level slot, +3 with "
+        "a 6th-level or higher.",
+        casting="bonus",
+        range=5,
+        concentration=True,
+        rounds=600,
+        condition="magic-weapon",
     ),
     Spell(
         "hunters-mark",
@@ -1085,6 +1127,9 @@ SCHOOLS: Final[dict[str, str]] = {
     "shield-of-faith": "abjuration",
     "blur": "illusion",
     "barkskin": "transmutation",
+    "false-life": "necromancy",
+    "heroism": "enchantment",
+    "magic-weapon": "transmutation",
 }
 
 #: The spells the plugin resolves or marks, by id.
@@ -1137,10 +1182,7 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
         1,
         "it wards against creature types, and creatures carry no type",
     ),
-    "false-life": ("False Life", 1, "temporary hit points are not modelled"),
-    "heroism": ("Heroism", 1, "temporary hit points each turn are not modelled"),
     "feather-fall": ("Feather Fall", 1, "falling is the GM's"),
-    "magic-weapon": ("Magic Weapon", 2, "a flat +1 to attack rolls needs a roll bonus"),
     "enhance-ability": ("Enhance Ability", 2, "advantage on checks of one ability, and temp HP"),
     "enlarge-reduce": ("Enlarge/Reduce", 2, "a size change with its damage die is not modelled"),
     "mirror-image": ("Mirror Image", 2, "duplicates that attacks may hit instead"),

@@ -1825,12 +1825,22 @@
       el("span", { "aria-hidden": "true" }, "◎ "), `Concentrating: ${on}`);
   }
 
-  /** A spell's level from its choice: "Fireball (level 3)", "Fire Bolt (cantrip)". */
+  /** A spell's level from its choice: the server's `info.level` (0: a cantrip), else
+   * the label ("Fireball (level 3)", "Fire Bolt (cantrip)"). */
   function spellLevel(choice) {
+    if (Number.isInteger(choice.info?.level)) return choice.info.level;
     const m = /\((?:level (\d)|(cantrip))/.exec(choice.label || "");
     if (m) return m[2] ? 0 : Number(m[1]);
     const slots = choice.options?.slot;
     return Array.isArray(slots) && slots.length ? Math.min(...slots) : 0;
+  }
+
+  /** The creatures an area aimed at `zone` may take: the server's `info.targets_by_zone`
+   * when it sends it, else the creatures the page sees there (the server decides). */
+  function zoneCandidates(choice, zone) {
+    const listed = choice.info?.targets_by_zone?.[zone];
+    if (Array.isArray(listed)) return listed.map(creature).filter(Boolean);
+    return Object.values(app.state.creatures).filter((x) => x.zone === zone && !isOut(x) && !x.hidden);
   }
 
   const spellName = (choice) => (choice.label || choice.params?.spell || "").replace(/\s*\((?:level \d|cantrip)\)$/, "");
@@ -1906,11 +1916,11 @@
         el("span", { class: "muted" }, "Zone:"),
         options.zone.length ? options.zone.map((z) => toggle({ dataset: { zone: z } }, o.zone === z, zoneName(z), () => {
           o.zone = z;
-          o.targets = Object.values(app.state.creatures).filter((x) => x.zone === z && x.id !== c.id && !isOut(x) && !x.hidden).map((x) => x.id);
+          o.targets = zoneCandidates(ch, z).filter((x) => x.id !== c.id).map((x) => x.id);
           renderTurn();
         })) : el("span", {}, "No zone in reach.")));
       if (o.zone) {
-        const inside = Object.values(app.state.creatures).filter((x) => x.zone === o.zone && !isOut(x) && !x.hidden);
+        const inside = zoneCandidates(ch, o.zone);
         rows.push(el("div", { class: "targets", role: "group", "aria-label": `${spellName(ch)}: targets in ${zoneName(o.zone)}` },
           el("span", { class: "muted" }, "Targets:"),
           inside.length ? inside.map((x) => toggle({ dataset: { target: x.id } }, o.targets.includes(x.id), [name(x.id), x.side === c.side ? " (ally)" : null], () => {

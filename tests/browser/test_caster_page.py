@@ -160,19 +160,14 @@ def test_a_caster_plays_a_turn_on_a_phone(
     expect(spells.locator("[data-casting-unavailable=cast]")).to_have_text(
         "Action spells: Seraphine has no action left this turn."
     )
-    # The server still offers Misty Step (bonus action); casting it now is refused by the
-    # bonus-action spell rule, said beside its Cast button, and nothing is spent.
-    spells.locator("button.spell[data-spell=misty-step]").tap()
-    picker = spells.locator("[data-spell-picker=misty-step]")
-    expect(picker.locator("button[data-zone]")).to_have_text(["Bar"])  # 30 ft: the yard is 45
-    picker.locator("button[data-zone=bar]").tap()
-    picker.locator("button.cast").tap()
-    expect(picker.locator(".refusal[data-error=spell_limit] span")).to_have_text(
-        "Seraphine cast a leveled spell with its action this turn: a bonus-action spell "
-        "would break the bonus-action spell rule."
+    # After a leveled action spell the server no longer offers Misty Step (bonus action):
+    # the bonus-action spell rule, applied to `actions`' choices; nothing was sent.
+    expect(spells.locator("button.spell[data-spell=misty-step]")).to_have_count(0)
+    expect(spells.locator("[data-level='2'] p.muted")).to_have_text(
+        "No spell of this level can be cast now."
     )
     expect(spells.locator("[data-slots='2'] .count-text")).to_have_text("3 of 3")
-    assert phone.evaluate("window.zonekeepTable.sent") == ["cast", "cast", "cast_bonus"]
+    assert phone.evaluate("window.zonekeepTable.sent") == ["cast", "cast"]
     phone.locator("[data-quick=end_turn]").tap()
 
     # The brute's blade would hit Seraphine: Ana is asked, with the countdown.
