@@ -3332,6 +3332,10 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`spiritual_weapon`, `move_moonbeam`, `move_sphere`, `hasted_action`, `flame_blade`, "
     "`retreat_dash`, `open_hand_technique`, `turn_undead`, `turn_the_unholy`, "
     "`preserve_life`, `bardic_inspiration`, `sacred_weapon` and the GM's `recover_slots`; "
+    "a roll record's `bonus_dice` (a bonus die drawn with the roll), `healed`'s and "
+    "`action_taken`'s `roll` (the dice of a heal, of Cutting Words or Deflect Missiles); "
+    "`actions`' choices' `info` (a spell's `level` and `concentration`, an area's "
+    "`targets_by_zone`); "
     "the spells plugin's runtime assets (entangle, web, spiritual weapon, spirit "
     "guardians, moonbeam, flaming sphere) and its new conditions",
 }
