@@ -395,6 +395,7 @@ def test_replay_reports_an_event_that_does_not_apply(
                     "amount": 3,
                     "hp": 4,
                     "source": "",
+                    "roll": None,
                 },
             }
         )
