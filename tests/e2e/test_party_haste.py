@@ -22,19 +22,18 @@ from typing import Any
 
 import e2e_support
 import pytest
-from e2e_support import Limits, Running, ServerConfig
+from e2e_support import Running, ServerConfig
 from test_party_level5 import (
-    ARENA,
     BUGBEAR_1,
     BUGBEAR_2,
+    LIMITS,
     OGRE,
     PLAYERS,
-    SEED,
     Table,
     attacks,
     damage,
     of,
-    sheet,
+    seat_the_party,
 )
 
 from zonekeep.protocol.client import ClientError
@@ -61,10 +60,7 @@ async def test_haste_gives_pip_a_second_hit_in_a_turn_and_no_second_sneak_attack
     make_server: Any,
 ) -> None:
     validated = e2e_support.VALIDATED[0]
-    limits = Limits(
-        rate_per_second=1000.0, rate_burst=1000, table_rate_per_second=1000.0, table_rate_burst=1000
-    )
-    running: Running = await make_server(ServerConfig(port=0, limits=limits), entropy=None)
+    running: Running = await make_server(ServerConfig(port=0, limits=LIMITS), entropy=None)
     async with (
         running.client() as gm,
         running.client() as alice,
@@ -73,29 +69,8 @@ async def test_haste_gives_pip_a_second_hit_in_a_turn_and_no_second_sneak_attack
         running.client() as dave,
     ):
         seats = {"alice": alice, "bob": bob, "carol": carol, "dave": dave}
-        roster: list[dict[str, Any]] = [
-            {"compendium": "srd.ogre", "zone": "hall", "side": "raiders"},
-            {"compendium": "srd.bugbear", "count": 2, "zone": "yard", "side": "raiders"},
-        ]
-        created = await gm.create_encounter(
-            "The keep",
-            ARENA,
-            roster,
-            dice={"mode": "seeded", "seed": SEED},
-            options={"flanking": False},  # no advantage but the one the story says
-            seats=[{"player": p, "zone": "hall"} for p in PLAYERS.values()],
-        )
+        table, created, ids = await seat_the_party(gm, seats)
         eid = created["encounter"]
-        table = Table(gm, eid, created["seq"])
-        ids: dict[str, str] = {}
-        for name, player in PLAYERS.items():
-            await seats[player].join(eid, created["seats"][player])
-            done = await seats[player].request(
-                "submit_character", encounter=eid, character=sheet(name)
-            )
-            assert (done["player"], done["unmapped"]) == (player, [])
-            ids[name] = done["creature"]
-            await table.events_until(done["seq"])
         kael, pip, hilda, sera = (ids[n] for n in PLAYERS)
         await table.send(gm, "set_surprise")
         await table.send(gm, "place")

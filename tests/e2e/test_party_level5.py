@@ -162,15 +162,49 @@ def zonekeep(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+#: High request rates: the GM's private d2 rolls that pass dice use the table's bucket.
+LIMITS = Limits(
+    rate_per_second=1000.0, rate_burst=1000, table_rate_per_second=1000.0, table_rate_burst=1000
+)
+
+
+async def seat_the_party(
+    gm: Any, seats: dict[str, Any]
+) -> tuple[Table, dict[str, Any], dict[str, str]]:
+    """Create the keep's encounter (an ogre and two bugbears, seeded dice, flanking off:
+    the only advantage in these fights is the one the story says), seat each player and
+    submit its pregenerated sheet. The table, ``create_encounter``'s result and each
+    hero's creature id by its name."""
+    roster: list[dict[str, Any]] = [
+        {"compendium": "srd.ogre", "zone": "hall", "side": "raiders"},
+        {"compendium": "srd.bugbear", "count": 2, "zone": "yard", "side": "raiders"},
+    ]
+    created = await gm.create_encounter(
+        "The keep",
+        ARENA,
+        roster,
+        dice={"mode": "seeded", "seed": SEED},
+        options={"flanking": False},
+        seats=[{"player": p, "zone": "hall"} for p in PLAYERS.values()],
+    )
+    eid = created["encounter"]
+    table = Table(gm, eid, created["seq"])
+    ids: dict[str, str] = {}
+    for name, player in PLAYERS.items():
+        await seats[player].join(eid, created["seats"][player])
+        done = await seats[player].request("submit_character", encounter=eid, character=sheet(name))
+        assert (done["player"], done["unmapped"]) == (player, [])
+        ids[name] = done["creature"]
+        await table.events_until(done["seq"])
+    return table, created, ids
+
+
 @pytest.mark.sqlite  # zonekeep export reads SQLite files
 async def test_the_level5_party_fights_to_the_end_and_the_export_verifies(
     make_server: Any, tmp_path: Path
 ) -> None:
     validated = e2e_support.VALIDATED[0]
-    limits = Limits(
-        rate_per_second=1000.0, rate_burst=1000, table_rate_per_second=1000.0, table_rate_burst=1000
-    )
-    running: Running = await make_server(ServerConfig(port=0, limits=limits), entropy=None)
+    running: Running = await make_server(ServerConfig(port=0, limits=LIMITS), entropy=None)
     async with (
         running.client() as gm,
         running.client() as alice,
@@ -179,31 +213,9 @@ async def test_the_level5_party_fights_to_the_end_and_the_export_verifies(
         running.client() as dave,
     ):
         seats = {"alice": alice, "bob": bob, "carol": carol, "dave": dave}
-        roster: list[dict[str, Any]] = [
-            {"compendium": "srd.ogre", "zone": "hall", "side": "raiders"},
-            {"compendium": "srd.bugbear", "count": 2, "zone": "yard", "side": "raiders"},
-        ]
-        # Flanking off: the only advantage in this fight is the one the story says.
-        created = await gm.create_encounter(
-            "The keep",
-            ARENA,
-            roster,
-            dice={"mode": "seeded", "seed": SEED},
-            options={"flanking": False},
-            seats=[{"player": p, "zone": "hall"} for p in PLAYERS.values()],
-        )
+        table, created, ids = await seat_the_party(gm, seats)
         eid = created["encounter"]
         assert created["snapshot"]["dice"]["mode"] == "seeded"
-        table = Table(gm, eid, created["seq"])
-        ids: dict[str, str] = {}
-        for name, player in PLAYERS.items():
-            await seats[player].join(eid, created["seats"][player])
-            done = await seats[player].request(
-                "submit_character", encounter=eid, character=sheet(name)
-            )
-            assert (done["player"], done["unmapped"]) == (player, [])
-            ids[name] = done["creature"]
-            await table.events_until(done["seq"])
         kael, pip, hilda, sera = (ids[n] for n in PLAYERS)
         await table.send(gm, "set_surprise")
         await table.send(gm, "place")
