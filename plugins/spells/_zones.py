@@ -176,6 +176,22 @@ def _place(ctx: RuleContext, me: Creature, asset: Asset) -> Asset:
     return place_asset(ctx, asset, hidden=hidden)
 
 
+def _move(ctx: RuleContext, me: Creature, asset: Asset, zone: str) -> Asset:
+    """Move ``me``'s spell asset to ``zone``: taken away, then placed there again as
+    :func:`_place` places it."""
+    change_asset(ctx, asset.id, remove=True, reason="moved", by_rule=True)
+    moved = Asset(
+        asset.id,
+        asset.name,
+        asset.kind,
+        zone,
+        description=asset.description,
+        tags=asset.tags,
+        data=dict(asset.data),
+    )
+    return _place(ctx, me, moved)
+
+
 def spell_assets(state: EncounterState, tag: str, zone: str | None = None) -> list[Asset]:
     """The runtime assets with ``tag`` (in ``zone``, when given)."""
     found = state.arena.assets if zone is None else state.assets_in(zone)
@@ -550,21 +566,7 @@ def _move_hazard(spell_id: str) -> Any:
         if target is not None and (target.zone != zone or target.out_of_fight):
             ctx.refuse("out_of_range", f"{target.name} is not in {arena.zone(zone).name}.")
         if zone != asset.zone:
-            data = dict(asset.data)
-            change_asset(ctx, asset.id, remove=True, reason="moved", by_rule=True)
-            asset = _place(
-                ctx,
-                me,
-                Asset(
-                    asset.id,
-                    asset.name,
-                    asset.kind,
-                    zone,
-                    description=asset.description,
-                    tags=asset.tags,
-                    data=data,
-                ),
-            )
+            asset = _move(ctx, me, asset, zone)
         if target is not None:
             _scorch(ctx, ctx.state.creatures[target.id], asset, once=False)
 
@@ -640,21 +642,7 @@ def _strike(ctx: RuleContext, cmd: Command) -> None:
     if target is not None and (target.out_of_fight or target.id == me.id):
         ctx.refuse("invalid_target", f"The weapon cannot strike {target.name}.")
     if zone != weapon.zone:
-        data = dict(weapon.data)
-        change_asset(ctx, weapon.id, remove=True, reason="moved", by_rule=True)
-        weapon = _place(
-            ctx,
-            me,
-            Asset(
-                weapon.id,
-                weapon.name,
-                weapon.kind,
-                zone,
-                description=weapon.description,
-                tags=weapon.tags,
-                data=data,
-            ),
-        )
+        weapon = _move(ctx, me, weapon, zone)
     if target is not None:
         _weapon_attack(ctx, ctx.state.creatures[me.id], weapon, ctx.state.creatures[target.id])
 
