@@ -147,6 +147,12 @@ ERROR_MEANINGS: dict[int, str] = {
     4062: "A blinded creature cannot see to react (since 1.4).",  # blinded
     4063: "The feature (a breath weapon, a use per day) has no use left: it waits for its recharge, a rest or the GM (since 1.6).",  # no_uses_left
     4064: "The creature has no such feature (a `multiattack` without a Multiattack action; an attack its multiattack does not list) (since 1.6).",  # no_such_feature
+    4065: "The feature is the GM's to adjudicate: the rules do not resolve it (since 1.7).",  # gm_adjudicates
+    4066: "The bonus-action spell rule: after a bonus-action spell only an action cantrip, after a leveled action spell no bonus-action spell, this turn (since 1.7).",  # spell_limit
+    4067: "The creature is not hasted, or its hasted action this turn is spent (since 1.7).",  # not_hasted
+    4068: "A slowed creature takes an action or a bonus action, not both, and makes one attack (since 1.7).",  # slowed
+    4069: "A lethargic creature (its haste just ended) can neither move nor act until its next turn ends (since 1.7).",  # lethargic
+    4070: "A charmed creature cannot attack its charmer (since 1.7).",  # charmed
     4900: "A plugin refused the command; also the number of every plugin-specific code.",  # plugin_refused
     5000: "The frame is larger than `max_message_bytes` (but at most 4 times that). The id is `null`.",  # message_too_large
     5001: "The client sent messages faster than the rate limit; this one was ignored. The id is the request's id when the frame can be read (a JSON object with a valid id, at most `max_message_bytes`), else `null`.",  # rate_limited

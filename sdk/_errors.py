@@ -66,6 +66,12 @@ RULE_ERRORS: dict[str, int] = {
     "blinded": 4062,
     "no_uses_left": 4063,
     "no_such_feature": 4064,
+    "gm_adjudicates": 4065,
+    "spell_limit": 4066,
+    "not_hasted": 4067,
+    "slowed": 4068,
+    "lethargic": 4069,
+    "charmed": 4070,
     "plugin_refused": 4900,
 }
 
