@@ -3335,7 +3335,8 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "a roll record's `bonus_dice` (a bonus die drawn with the roll), `healed`'s and "
     "`action_taken`'s `roll` (the dice of a heal, of Cutting Words or Deflect Missiles); "
     "`actions`' choices' `info` (a spell's `level` and `concentration`, an area's "
-    "`targets_by_zone`); "
+    "`targets_by_zone`); the rule errors `gm_adjudicates`, `spell_limit`, `not_hasted`, "
+    "`slowed`, `lethargic` and `charmed` (4065-4070); "
     "the spells plugin's runtime assets (entangle, web, spiritual weapon, spirit "
     "guardians, moonbeam, flaming sphere) and its new conditions",
 }
