@@ -91,9 +91,7 @@ def _draw_the_crypt(home: Any, map_file: Path) -> None:
     _set(home, "#editor-name", "The crypt")
     home.locator("#editor-image").set_input_files(str(map_file))
     expect(home.locator("#editor-message")).to_contain_text("Map uploaded: 480 by 360")
-    home.wait_for_function(
-        "document.querySelector('#editor-stage img.ed-image')?.naturalWidth === 480"
-    )
+    expect(home.locator("#editor-stage img.ed-image")).to_have_js_property("naturalWidth", 480)
     # Three rectangles by dragging, a polygon by clicking its corners.
     home.locator("input[name=editor-tool][value=rect]").check()
     for left, top, right, bottom in ((20, 20, 200, 160), (240, 20, 460, 160), (20, 200, 200, 340)):
@@ -231,7 +229,7 @@ def test_a_gm_draws_an_arena_on_a_map_plays_on_it_and_moves_it_to_a_fresh_server
         expect(ana.locator("#status")).to_contain_text("Connected as player")
         # The phone draws the map, the zones over their shapes, the tokens inside.
         expect(ana.locator("#map.on-map img.map-image")).to_have_count(1)
-        ana.wait_for_function("document.querySelector('#map img.map-image')?.naturalWidth === 480")
+        expect(ana.locator("#map img.map-image")).to_have_js_property("naturalWidth", 480)
         expect(ana.locator("#map svg.shapes polygon")).to_have_count(1)
         expect(ana.locator("#map .zone.placed")).to_have_count(4)
         hall = ana.locator("#map .zone.placed[data-zone=hall]")
@@ -280,9 +278,7 @@ def test_a_gm_draws_an_arena_on_a_map_plays_on_it_and_moves_it_to_a_fresh_server
         _open_editor(fresh)
         fresh.locator("#editor-import").set_input_files(str(exported))
         expect(fresh.locator("#editor-message")).to_contain_text("Saved “The crypt”")
-        fresh.wait_for_function(
-            "document.querySelector('#editor-stage img.ed-image')?.naturalWidth === 480"
-        )
+        expect(fresh.locator("#editor-stage img.ed-image")).to_have_js_property("naturalWidth", 480)
         expect(fresh.locator("#editor-shapes .ed-zone")).to_have_count(4)
         expect(fresh.locator("#editor-valid")).to_be_visible()
         listed = fresh.evaluate(
@@ -421,9 +417,7 @@ def test_a_drawn_zone_is_moved_and_resized_by_pointer_and_keyboard_with_undo(
         _open_editor(home)
         home.locator("#editor-image").set_input_files(str(_map_png(tmp_path / "crypt.png")))
         expect(home.locator("#editor-message")).to_contain_text("Map uploaded: 480 by 360")
-        home.wait_for_function(
-            "document.querySelector('#editor-stage img.ed-image')?.naturalWidth === 480"
-        )
+        expect(home.locator("#editor-stage img.ed-image")).to_have_js_property("naturalWidth", 480)
         home.locator("input[name=editor-tool][value=rect]").check()
         _drag(home, (20, 20), (200, 160))
         home.locator("input[name=editor-tool][value=polygon]").check()

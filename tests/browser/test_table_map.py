@@ -26,10 +26,8 @@ def test_a_player_on_a_phone_sees_the_map_with_the_tokens_in_their_zones(
     expect(page.locator("#map.on-map")).to_be_visible()
     image = page.locator("#map img.map-image")
     expect(image).to_have_count(1)
-    page.wait_for_function(
-        "document.querySelector('#map img.map-image').complete"
-        " && document.querySelector('#map img.map-image').naturalWidth === 480"
-    )
+    expect(image).to_have_js_property("complete", True)
+    expect(image).to_have_js_property("naturalWidth", 480)
     state = page.evaluate("window.zonekeepTable.state")
     arena = state["arena"]
     assert image.get_attribute("src") == f"../images/{arena['map']['image']}"

@@ -216,6 +216,25 @@ def test_a_bad_link_shows_only_the_message_and_a_field(browser: Any, live_server
     assert page.errors == []
 
 
+def _seat_link(gm: Any, label: str) -> str:
+    """The address of the link the GM's page lists for ``label``; if none comes, what the
+    page said instead (its error line, its last log lines, its script errors)."""
+    from playwright.sync_api import Error
+
+    link = gm.locator(f"#gm .seat-link[data-seat={label}] a")
+    try:
+        href = link.get_attribute("href")
+    except Error as exc:
+        said = gm.evaluate(
+            """() => ({error: document.querySelector('#error')?.textContent,
+                log: [...document.querySelectorAll('#log li')].slice(-5).map((n) => n.textContent),
+                player: document.querySelector('#gm input[name=player]')?.value})"""
+        )
+        raise AssertionError(f"no link for {label}: {said}, errors {gm.errors}") from exc
+    assert href
+    return str(href)
+
+
 def _axe(page: Any, axe_script: Path) -> list[dict[str, Any]]:
     """axe-core's serious and critical violations on the page as it is now."""
     if not page.evaluate("typeof window.axe === 'object'"):
@@ -246,9 +265,9 @@ def test_axe_finds_nothing_serious_on_the_gm_player_and_spectator_views(
     gm.locator("#gm input[name=player]").fill("alice")
     gm.locator("#gm .seats input[type=checkbox][value=aria]").check()
     gm.locator("[data-gm=create_seat]").click()
+    alice_url = _seat_link(gm, "alice")
     gm.locator("[data-gm=spectator]").click()
-    alice_url = gm.locator("#gm .seat-link[data-seat=alice] a").get_attribute("href")
-    watch_url = gm.locator("#gm .seat-link[data-seat=spectators] a").get_attribute("href")
+    watch_url = _seat_link(gm, "spectators")
     gm.locator("[data-setup=roll_initiative]").click()
     expect(gm.locator("#tracker")).to_contain_text("Aria's turn")
     gm.locator("#map button[data-creature=gob]").click()
