@@ -208,10 +208,48 @@ def _schema_problem(exc: ValueError) -> str:
     return re.sub(r" is not one of \[.*\]$", " is not a known value", text)
 
 
+def _keeps(written: Any, read: Any) -> bool:
+    """Whether ``read`` says all that ``written`` says: the same values, with perhaps
+    more members in its objects (fields added since ``written`` was written)."""
+    if isinstance(written, dict):
+        return isinstance(read, dict) and all(
+            key in read and _keeps(value, read[key]) for key, value in written.items()
+        )
+    if isinstance(written, list):
+        return (
+            isinstance(read, list)
+            and len(read) == len(written)
+            and all(_keeps(w, r) for w, r in zip(written, read, strict=True))
+        )
+    return type(written) is type(read) and bool(written == read)
+
+
+def _written_earlier(params: Any) -> dict[str, Any] | None:
+    """An event line an earlier server wrote, before some of its fields existed, as this
+    server writes it (each missing field at its default: SPEC.md says a field added in
+    a MINOR version has one); None if the line is not that (it is damaged or made up)."""
+    if not isinstance(params, dict) or not isinstance(params.get("event"), dict):
+        return None
+    try:
+        event = event_to_dict(event_from_dict(params["event"]))
+    except (ValueError, TypeError, KeyError):
+        return None
+    if not _keeps(params["event"], event):
+        return None  # reading it changed what it says: not merely older
+    upgraded = {**params, "event": event}
+    try:
+        validate_server_message({"method": "event", "params": upgraded})
+    except ValueError:
+        return None
+    return upgraded
+
+
 def load_log(path: str | Path) -> Log:
     """Read and check the log at ``path``; :class:`LogError` lists the first problems.
 
-    Every line must be an ``event`` notification's params (the protocol's schema), seqs
+    Every line must be an ``event`` notification's params (the protocol's schema; a line
+    an earlier server wrote, without the fields added since, is read with their
+    defaults), seqs
     must run from 1 without gaps, every line must name the same encounter, the first
     event must be ``encounter_created`` (for that encounter), and the events must fold.
     """
@@ -244,12 +282,16 @@ def load_log(path: str | Path) -> Log:
         try:
             validate_server_message({"method": "event", "params": params})
         except ValueError as exc:
-            problem(number, _schema_problem(exc))
-            seq = params.get("seq") if isinstance(params, dict) else None
-            expected = (
-                seq + 1 if isinstance(seq, int) and not isinstance(seq, bool) else expected + 1
-            )
-            continue
+            upgraded = _written_earlier(params)
+            if upgraded is not None:
+                params = upgraded
+            else:
+                problem(number, _schema_problem(exc))
+                seq = params.get("seq") if isinstance(params, dict) else None
+                expected = (
+                    seq + 1 if isinstance(seq, int) and not isinstance(seq, bool) else expected + 1
+                )
+                continue
         seq = params["seq"]
         if seq != expected:
             if expected == 1:

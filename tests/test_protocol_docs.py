@@ -216,3 +216,11 @@ def test_every_schema_file_is_mentioned() -> None:
     for method in NOTIFICATIONS:
         name = "snapshot.notification" if method == "snapshot" else method
         assert f"`{name}.schema.json`" in body
+
+
+def test_the_spec_names_the_version_the_server_speaks() -> None:
+    """The Versioning section's "this document is" is the version ``hello`` answers."""
+    from zonekeep.protocol import PROTOCOL_VERSION
+
+    said = re.findall(r"this document is (\d+\.\d+)\.", text())
+    assert said == [PROTOCOL_VERSION]
