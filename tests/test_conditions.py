@@ -428,6 +428,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "frightened",
         "grapple-instead",  # zonekeep.srd's (plugins/srd/_holds.py: a vampire spawn's claws)
         "grappled",
+        "guided",  # the spells plugin's (plugins/spells/_wards.py: Guidance), as "protected"
         "hasted",  # the spells plugin's (Haste), as "lethargic" and "slowed" (Slow)
         "heightened",  # the spells plugin's (Heightened Spell)
         "heroic",  # the spells plugin's (plugins/spells/_boons.py: Heroism)
@@ -449,10 +450,12 @@ def test_the_built_in_conditions_are_declared() -> None:
         "poison-warded",
         "poisoned",
         "prone",
+        "protected",  # Protection from Evil and Good
         "raging",
         "reckless",
         "reckless-attack",
         "regeneration_stopped",  # zonekeep.srd's, as "stench_immune"
+        "resistant",  # Resistance (plugins/spells/_wards.py)
         "restrained",
         "retreating",
         "sacred-weapon",  # zonekeep.classes's (a paladin's Channel Divinity)

@@ -48,6 +48,9 @@ prepared or known spells), and the ``spellcasting`` action of a monster's stat b
   the cast); the cast waits, then resolves or is countered (``_control``).
 - Bane, Sleep and Dispel Magic: ``_control``. Every spell effect's source records the
   spell and the level it was cast at (``"Bane (level 2)"``).
+- Boons and wards that the SDK's temporary hit points, roll bonuses and creature types
+  express (False Life, Heroism, Magic Weapon; Guidance, Resistance, Protection from
+  Evil and Good): ``_boons.py`` and ``_wards.py``.
 
 The class features that change a spell as it is cast (Disciple of Life, Sculpt Spells,
 Eldritch Invocations) are in ``_class_features.py``, the sorcerer's Metamagic (the
@@ -1381,4 +1384,5 @@ def zonekeep_commands() -> Iterable[CommandSpec]:
 from . import _boons, _more, _zones  # noqa: E402
 from ._boons import *  # noqa: E402, F403
 from ._more import *  # noqa: E402, F403
+from ._wards import *  # noqa: E402, F403
 from ._zones import *  # noqa: E402, F403

@@ -34,7 +34,7 @@ from zonekeep.sdk import (
     hookimpl,
 )
 
-from . import _ability_mod, _control
+from . import _ability_mod, _control, _wards
 from ._more import _effects, _weapon, cure
 from .catalog import Spell
 
@@ -110,9 +110,11 @@ def boons_condition_immunity(ctx: RuleContext, creature: Creature, condition: st
 
 @hookimpl(specname="zonekeep_condition_applied")
 def boons_condition_applied(ctx: RuleContext, creature: Creature, condition: str) -> None:
-    """A creature made heroic stops being frightened."""
+    """A creature made heroic stops being frightened; one given Guidance or Resistance
+    holds its die (``_wards``)."""
     if condition == HEROIC and "frightened" in creature.conditions:
         cure(ctx, creature, "frightened", "ended by Heroism")
+    _wards.condition_applied(ctx, creature, condition)
 
 
 @hookimpl(specname="zonekeep_turn_start")
@@ -130,21 +132,27 @@ def boons_turn_start(ctx: RuleContext, creature: Creature) -> None:
 def boons_condition_removed(
     ctx: RuleContext, creature: Creature, condition: str, reason: str, expired: bool
 ) -> None:
-    """Heroism ended: the temporary hit points left go (the rules keep one pool)."""
+    """Heroism ended: the temporary hit points left go (the rules keep one pool);
+    Guidance or Resistance ended: its unused die goes (``_wards``)."""
     if condition == HEROIC and creature.temp_hp > 0:
         ctx.emit(TempHpChanged(creature.id, 0, "Heroism ended"))
+    _wards.condition_removed(ctx, creature, condition)
 
 
 @hookimpl(specname="zonekeep_roll_modifiers")
 def boons_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[RollModifier] | None:
+    """Magic Weapon's bonus; Guidance's, Resistance's and Protection from Evil and
+    Good's (``_wards``)."""
+    found = _wards.roll_modifiers(ctx, roll)
     if roll.kind != "attack":
-        return None
+        return found or None
     actor = ctx.state.creatures.get(roll.actor)
     if actor is None or MAGIC_WEAPON not in actor.conditions:
-        return None
+        return found or None
     if not _own_weapon(actor, roll.attack):
-        return None
-    return (RollModifier("bonus", "magic weapon", value=weapon_bonus(ctx.state, actor.id)),)
+        return found or None
+    bonus = RollModifier("bonus", "magic weapon", value=weapon_bonus(ctx.state, actor.id))
+    return [*found, bonus]
 
 
 @hookimpl(specname="zonekeep_modify_damage")

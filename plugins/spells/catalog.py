@@ -1091,6 +1091,47 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         concentration=True,
         rounds=10,
     ),
+    # -- wards the roll modifiers and creature types allow (plugins/spells/_wards.py) ------
+    Spell(
+        "guidance",
+        "Guidance",
+        0,
+        "ward",
+        "A willing creature touched adds a d4 to its first ability check, and the spell ends "
+        "at the end of that turn (concentration, up to 1 minute; the rules take the first "
+        "check where the creature could choose one).",
+        range=5,
+        concentration=True,
+        rounds=10,
+        condition="guided",
+    ),
+    Spell(
+        "resistance",
+        "Resistance",
+        0,
+        "ward",
+        "A willing creature touched adds a d4 to its first saving throw, and the spell ends "
+        "at the end of that turn (concentration, up to 1 minute; the rules take the first "
+        "save where the creature could choose one).",
+        range=5,
+        concentration=True,
+        rounds=10,
+        condition="resistant",
+    ),
+    Spell(
+        "protection-from-evil-and-good",
+        "Protection from Evil and Good",
+        1,
+        "ward",
+        "A willing creature touched is warded against aberrations, celestials, elementals, "
+        "fey, fiends and undead: they have disadvantage on attack rolls against it "
+        "(concentration, up to 10 minutes; that they cannot charm, frighten or possess it "
+        "is the GM's).",
+        range=5,
+        concentration=True,
+        rounds=100,
+        condition="protected",
+    ),
 )
 
 #: The school of each spell the plugin resolves (SRD 5.1): a table beside the catalog,
@@ -1130,6 +1171,9 @@ SCHOOLS: Final[dict[str, str]] = {
     "false-life": "necromancy",
     "heroism": "enchantment",
     "magic-weapon": "transmutation",
+    "guidance": "divination",
+    "resistance": "abjuration",
+    "protection-from-evil-and-good": "abjuration",
 }
 
 #: The spells the plugin resolves or marks, by id.
@@ -1174,14 +1218,7 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
         "a ward against creature types, and its break enchantment and dismissal",
     ),
     # More SRD 5.1 spells of levels 0-3 with a combat effect the rules cannot resolve yet.
-    "guidance": ("Guidance", 0, "a d4 on one ability check, spent once: checks are the GM's"),
-    "resistance": ("Resistance", 0, "a d4 on one saving throw, spent once, needs a one-use die"),
     "mage-hand": ("Mage Hand", 0, "a spectral hand moving objects: objects are not modelled"),
-    "protection-from-evil-and-good": (
-        "Protection from Evil and Good",
-        1,
-        "it wards against creature types, and creatures carry no type",
-    ),
     "feather-fall": ("Feather Fall", 1, "falling is the GM's"),
     "enhance-ability": ("Enhance Ability", 2, "advantage on checks of one ability, and temp HP"),
     "enlarge-reduce": ("Enlarge/Reduce", 2, "a size change with its damage die is not modelled"),
@@ -1208,7 +1245,8 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     "magic-circle": (
         "Magic Circle",
         3,
-        "it wards against creature types, and creatures carry no type",
+        "a 10-ft cylinder that warded creature types cannot cross: an edge inside a zone "
+        "is not modelled",
     ),
     "major-image": ("Major Image", 3, "illusions and the checks to see through them"),
     "plant-growth": (
