@@ -3330,7 +3330,7 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "Hellish Rebuke at the hit, Protection when targeted; `cast`'s and `cast_bonus`'s "
     "`spare` (Sculpt Spells, Careful Spell) and `metamagic`; the commands `break_free`, "
     "`spiritual_weapon`, `move_moonbeam`, `move_sphere`, `hasted_action`, `flame_blade`, "
-    "`retreat_dash`, `open_hand_technique`, `turn_undead`, `turn_the_unholy`, "
+    "`retreat_dash`, `offhand_attack`, `open_hand_technique`, `turn_undead`, `turn_the_unholy`, "
     "`preserve_life`, `bardic_inspiration`, `sacred_weapon` and the GM's `recover_slots`; "
     "a roll record's `bonus_dice` (a bonus die drawn with the roll), `healed`'s and "
     "`action_taken`'s `roll` (the dice of a heal, of Cutting Words or Deflect Missiles); "

@@ -104,6 +104,7 @@ NOT_DRAWN_YET = {
     "open_hand_technique", "preserve_life", "turn_the_unholy", "turn_undead",
     "bardic_inspiration", "sacred_weapon", "recover_slots",  # the classes plugin's (part A)
     "retreat_dash", "flame_blade",  # the spells plugin's (plugins/spells/_more.py)
+    "offhand_attack",  # the classes plugin's two-weapon fighting (its creatures hold no weapons)
 }  # fmt: skip
 #: Every command the generator draws (not those of :data:`NOT_DRAWN_YET`: a content
 #: plugin's new command then leaves the derandomized run's draws as they were), with the

@@ -94,6 +94,7 @@ from ._open_hand import *  # noqa: F403  (the monk's Open Hand Technique)
 from ._reactions import *  # noqa: F403  (Uncanny Dodge, Deflect Missiles, Cutting Words)
 from ._rests import *  # noqa: F403  (Arcane Recovery, Natural Recovery)
 from ._sorcery import *  # noqa: F403  (the sorcerer's Font of Magic)
+from ._two_weapons import *  # noqa: F403  (two-weapon fighting: the off-hand attack)
 from ._warriors import *  # noqa: F403  (barbarian, monk, paladin, ranger)
 
 __all__ = ["DATA", "class_data", "class_level"]

@@ -22,9 +22,9 @@
   offered when an attacker it can see targets another creature adjacent to it
   (``move_adjacent``: "within 5 feet" in zones), giving that attack roll disadvantage
   (the shield it needs is the player's care: a roster creature carries no shield);
-  ``defense`` is the +1 the sheet writes in ``armor.bonus``. Great Weapon Fighting
-  (rerolling damage dice) and Two-Weapon Fighting (no off-hand attack in the rules) are
-  the GM's.
+  ``defense`` is the +1 the sheet writes in ``armor.bonus``; ``two-weapon-fighting``
+  adds the ability modifier to an off-hand attack's damage (``_two_weapons``). Great
+  Weapon Fighting (rerolling damage dice) is the GM's.
 - ``dark-ones-blessing`` (warlock, the Fiend 1): when damage from the warlock (its
   ``source``) reduces a hostile creature to 0 hit points (the condition that follows is
   given: not a creature already at 0), the warlock gains its Charisma modifier + warlock
@@ -62,6 +62,7 @@ from zonekeep.sdk import (
 
 from ._common import class_level, feature_of, no_uses_left
 from ._reactions import BARDIC_INSPIRATION, PROTECTION, bardic_die, fighting_styles, has_style
+from ._two_weapons import OFF_HAND, offhand_damage
 
 __all__ = [
     "DARK_ONES_BLESSING",
@@ -91,7 +92,7 @@ _ZERO_HP = "reduced to 0 hit points"
 #: How far a Bardic Inspiration reaches, in feet.
 INSPIRATION_RANGE = 60
 #: The fighting styles the rules apply (Defense is the sheet's armor bonus).
-STYLES = ("archery", "defense", "dueling", "protection")
+STYLES = ("archery", "defense", "dueling", "protection", "two-weapon-fighting")
 _STYLE_BONUS = 2
 
 _NO_PARAMS = {"type": "object", "additionalProperties": True}
@@ -128,8 +129,9 @@ def bonuses_features() -> Iterable[FeatureSpec]:
             },
             doc="params.style: archery (+2 to ranged weapon attack rolls), dueling (+2 damage "
             "with a one-handed melee weapon), protection (a reaction: disadvantage on an "
-            "attack at an adjacent creature), defense (the sheet's armor bonus); the other "
-            "styles are the GM's.",
+            "attack at an adjacent creature), defense (the sheet's armor bonus), "
+            "two-weapon-fighting (the ability modifier on an off-hand attack's damage); "
+            "great weapon fighting is the GM's.",
         ),
         FeatureSpec(
             DARK_ONES_BLESSING,
@@ -180,7 +182,10 @@ def bonuses_roll_modifiers(ctx: RuleContext, roll: RollRequest) -> Iterable[Roll
 def bonuses_attack_damage(
     ctx: RuleContext, attacker: Creature, target: Creature, attack: Attack
 ) -> str | None:
-    """Dueling: +2 to a one-handed melee weapon's damage."""
+    """An off-hand attack's damage (``_two_weapons``); Dueling: +2 to a one-handed melee
+    weapon's damage (not an off-hand attack's: two weapons are held)."""
+    if attacker.resources.get(OFF_HAND, 0):
+        return offhand_damage(attacker, attack)
     if (
         attack.kind != "melee"
         or not has_style(attacker, "dueling")
