@@ -2,7 +2,8 @@
 
 Shared by the rules that put creatures in zones (``zones`` when one enters,
 ``setup`` at the positions step, ``initiative`` when one joins mid-fight), so that
-none of them imports another (see ``_attacks``). Not a plugin itself. The rule is
+none of them imports another (pyproject.toml's import-linter contracts: each rule
+plugin may be disabled on its own). Not a plugin itself. The rule is
 in ``zones``' docstring.
 """
 

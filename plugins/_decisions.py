@@ -1,6 +1,6 @@
 """Closing a pending decision: shared by ``decisions`` (a player's or the GM's answer, a
 deadline's default) and ``initiative`` (a tie's choice closes when the turn reaches its
-first tied slot), so that neither imports the other (see ``_attacks``). Not a plugin
+first tied slot), so that neither imports the other (see ``_crowding``). Not a plugin
 itself."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The GM's explicit overrule of a condition immunity: shared by ``gm`` (granting a
 condition) and ``durations`` (a timed effect), so that neither imports the other (see
-``_attacks``). Not a plugin itself."""
+``_crowding``). Not a plugin itself."""
 
 from __future__ import annotations
 

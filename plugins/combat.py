@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from zonekeep.plugins._attacks import attack_of, make_attack, resume_attack
 from zonekeep.sdk import (
     DEFEATED,
     DODGING,
@@ -43,8 +42,11 @@ from zonekeep.sdk import (
     RollRequest,
     RuleContext,
     apply_damage,
+    attack_of,
     hookimpl,
+    make_attack,
     reactions_pending,
+    resume_attack,
     run_maneuver,
 )
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from zonekeep.plugins._attacks import make_attack
 from zonekeep.sdk import (
     DEFEATED,
     DYING,
@@ -59,6 +58,7 @@ from zonekeep.sdk import (
     describe_step,
     hookimpl,
     leave_position,
+    make_attack,
     reactions_pending,
     run_maneuver,
     spend_half_speed,

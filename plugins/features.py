@@ -37,7 +37,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from zonekeep.plugins._attacks import make_attack
 from zonekeep.sdk import (
     ABILITIES,
     MULTIATTACK,
@@ -65,6 +64,7 @@ from zonekeep.sdk import (
     apply_timed_condition,
     check_bonus,
     hookimpl,
+    make_attack,
     multiattack_sequences,
     restore_uses,
     roll_recharge,

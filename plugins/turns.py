@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from zonekeep.plugins._attacks import attack_of, make_attack
 from zonekeep.sdk import (
     DODGING,
     PRONE,
@@ -29,8 +28,10 @@ from zonekeep.sdk import (
     RuleContext,
     Size,
     apply_condition,
+    attack_of,
     end_turn,
     hookimpl,
+    make_attack,
 )
 
 #: Words a creature can say with its interaction (docs/rules.md, 11; ``encounter.txt:64.1``).

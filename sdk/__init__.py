@@ -27,6 +27,7 @@ from ._arena import (
     load_arena,
     parse_arena,
 )
+from ._attacks import attack_of, make_attack, resume_attack
 from ._checks import (
     SKILLS,
     ability_check,
@@ -504,6 +505,7 @@ __all__ = [
     "apply_damage",
     "apply_timed_condition",
     "asset_save",
+    "attack_of",
     "can_pass_through",
     "can_surround",
     "change_asset",
@@ -530,6 +532,7 @@ __all__ = [
     "leave_position",
     "line_of_sight",
     "load_arena",
+    "make_attack",
     "max_surrounding",
     "movement_left",
     "multiattack_sequences",
@@ -545,6 +548,7 @@ __all__ = [
     "replay",
     "resource_key",
     "restore_uses",
+    "resume_attack",
     "roll",
     "roll_recharge",
     "run_maneuver",

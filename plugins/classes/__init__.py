@@ -43,7 +43,8 @@ Attack, Danger Sense, Martial Arts, Ki, Flurry of Blows, Patient Defense, Step o
 Wind, Stunning Strike, Lay on Hands, Divine Smite, Colossus Slayer) are in
 ``_warriors.py``, the sorcerer's Font of Magic in ``_sorcery.py``, the monk's Open Hand
 Technique in ``_open_hand.py``, Channel Divinity (Turn Undead, Destroy Undead, Preserve
-Life, Turn the Unholy) in ``_divinity.py``, each documented there; Extra Attack above serves every class that has it. The casters' ``spellcasting``
+Life, Turn the Unholy) in ``_divinity.py``, two-weapon fighting (the off-hand attack)
+in ``_two_weapons.py``, each documented there; Extra Attack above serves every class that has it. The casters' ``spellcasting``
 is the spells plugin's (``zonekeep.spells``).
 
 It uses the public SDK only, as a third-party content plugin would. An operator turns

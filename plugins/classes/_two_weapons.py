@@ -1,5 +1,5 @@
 """Two-weapon fighting (SRD 5.1, combat: a bonus-action attack with the other hand),
-with the public SDK and the built-in attack.
+with the public SDK only (the attack is the SDK's ``make_attack``).
 
 - A creature that, on its own turn and with its action spent (the Attack action, or
   Haste's), attacks with a light weapon it holds (``light`` among the attack's
@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from zonekeep.plugins._attacks import make_attack
 from zonekeep.sdk import (
     Attack,
     AttackMade,
@@ -38,6 +37,7 @@ from zonekeep.sdk import (
     ResourceSpent,
     RuleContext,
     hookimpl,
+    make_attack,
     parse_dice,
 )
 

@@ -47,6 +47,7 @@ from zonekeep.sdk import (
     ability_check,
     apply_timed_condition,
     largest_dimension,
+    make_attack,
     offer_reaction,
     saving_throw,
 )
@@ -542,8 +543,6 @@ def skip_turn(creature: Creature) -> str | None:
 
 
 def _hasted_action(ctx: RuleContext, cmd: Command) -> None:
-    from zonekeep.plugins._attacks import make_attack
-
     p = cmd.params
     me = ctx.creature(p["creature"])
     use = p.get("use")

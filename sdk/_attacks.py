@@ -1,36 +1,22 @@
-"""Making an attack: the roll against AC, the critical hit, the damage, the hooks.
+"""Making a weapon attack: the roll against AC, the critical hit, the damage, the hooks.
 
-Shared by the rules that attack (``combat``'s ``attack`` action, ``turns``' readied
-attack, ``engagement``'s opportunity attack), so that none of them imports another:
-the built-in rule plugins are independent modules (pyproject.toml's import-linter
-contracts), each may be disabled on its own. Not a plugin itself (it has no hooks).
-The rules are in ``combat``'s docstring.
+The built-in rules attack with it (``combat``'s ``attack`` action, ``turns``' readied
+attack, ``engagement``'s opportunity attack, ``features``' stat-block attacks), and so
+may any plugin whose command makes an attack (the classes plugin's off-hand attack, the
+spells plugin's hasted attack): :func:`make_attack`, exported by ``zonekeep.sdk``. The
+rules an attack follows are in the ``combat`` plugin's docstring.
 """
 
 from __future__ import annotations
 
 import attrs
 
-from zonekeep.sdk import (
-    DECLINE,
-    DYING,
-    PARALYZED,
-    STABLE,
-    UNCONSCIOUS,
-    Attack,
-    AttackMade,
-    AttackMoment,
-    AttackTrigger,
-    Creature,
-    Damaged,
-    Decision,
-    Refusal,
-    RollModifier,
-    RollRequest,
-    RuleContext,
-    apply_damage,
-    offer_reaction,
-)
+from ._context import RollModifier, RollRequest, RuleContext
+from ._effects import apply_damage
+from ._errors import Refusal
+from ._events import AttackMade, Damaged, Decision
+from ._reactions import DECLINE, AttackMoment, AttackTrigger, offer_reaction
+from ._types import DYING, PARALYZED, STABLE, UNCONSCIOUS, Attack, Creature
 
 
 def attack_of(ctx: RuleContext, creature: Creature, attack_name: str | None) -> Attack:
