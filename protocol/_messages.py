@@ -2180,9 +2180,11 @@ class ChoiceOption:
         factory=dict,
         metadata=doc(
             "Facts about the choice a client may show without parsing the label (a spell: "
-            "`level`, 0 for a cantrip, and `concentration`; an area spell: `targets_by_zone`, "
-            "for each zone it may be aimed at the creature ids in that zone, never one this "
-            "seat may not see). Candidates only: the server's checks decide."
+            "`level`, 0 for a cantrip, and `concentration`; an area spell that takes "
+            "targets: `targets_by_zone`, for each zone it may be aimed at the creature ids in "
+            "that zone, never one this seat may not see; a spell aimed at a zone that takes "
+            "no targets, such as a moonbeam, has none). Candidates only: the server's checks "
+            "decide."
         ),
     )
 
@@ -3338,5 +3340,6 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`targets_by_zone`); the rule errors `gm_adjudicates`, `spell_limit`, `not_hasted`, "
     "`slowed`, `lethargic` and `charmed` (4065-4070); "
     "the spells plugin's runtime assets (entangle, web, spiritual weapon, spirit "
-    "guardians, moonbeam, flaming sphere) and its new conditions",
+    "guardians, moonbeam, flaming sphere, stinking cloud) and its new conditions; the "
+    "choices' `targets_by_zone` only for a spell that takes targets",
 }

@@ -1297,7 +1297,9 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
                 if _reaches(state, me, z.id, reach) and (spell.how != "teleport" or z.id != me.zone)
             ]
             options["zone"] = tuple(zones)
-            if spell.shape is not None:  # candidates in each aimed-at zone (spills aside)
+            if spell.shape is not None and spell.how not in ("hazard", "cloud"):
+                # candidates in each aimed-at zone (spills aside); a moonbeam, a flaming
+                # sphere or a stinking cloud takes no targets: it has none
                 info["targets_by_zone"] = {z: [c.id for c in state.in_zone(z)] for z in zones}
         else:
             others = spell.how not in (

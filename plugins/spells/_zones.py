@@ -1,5 +1,5 @@
 """Spells that stay on the field (issue 31): entangle, web, spiritual weapon, spirit
-guardians, moonbeam and flaming sphere, each a runtime asset (``place_asset``) carrying its facts in its data, whose
+guardians, moonbeam, flaming sphere and stinking cloud, each a runtime asset (``place_asset``) carrying its facts in its data, whose
 life hangs on a condition effect of its caster (its concentration, or the spiritual
 weapon's minute): when that effect ends, for whatever reason, the asset goes
 (``zonekeep_effect_ended``), and every condition hanging on the asset with it.
@@ -35,6 +35,14 @@ weapon's minute): when that effect ends, for whatever reason, the asset goes
   turn); ``move_moonbeam`` (an action) moves it 60 ft. The sphere hurts a creature
   ending its turn in its zone (a Dexterity save, 2d6 fire, half on a success);
   ``move_sphere`` (a bonus action) rolls it 30 ft and rams a creature there (the save).
+- **Stinking cloud** (``how="cloud"``): a 20-ft-radius sphere aimed at a zone in range,
+  as an area (it spills into linked zones when larger than the zone), under
+  concentration; every zone of it holds the cloud (``spell_stinking_cloud``). A creature
+  that starts its turn in it makes a Constitution save against poison, or spends its
+  action that turn retching (``action_taken`` of its action, ``stinking cloud``); a
+  creature immune to poison damage or to being poisoned succeeds without rolling (the
+  rules do not know which creatures need no breath). Two clouds over one zone ask for
+  one save, against the higher DC. That the cloud heavily obscures its zones is the GM's.
 
 A hidden caster's assets are hidden, and unnamed, too; the assets go by the rules'
 own hand (``change_asset(..., by_rule=True)``), whoever sent the command.
@@ -48,6 +56,7 @@ from typing import Any, Final
 import attrs
 
 from zonekeep.sdk import (
+    ActionTaken,
     Asset,
     AssetRemoved,
     AssetTagSpec,
@@ -111,6 +120,7 @@ __all__ = [
 SNARES: Final[dict[str, str]] = {"entangle": "spell_entangle", "web": "spell_web"}
 WEAPON_TAG = "spell_spiritual_weapon"
 GUARDIANS_TAG = "spell_spirit_guardians"
+CLOUD_TAG = "spell_stinking_cloud"
 #: The hazards a caster places and moves: the tag, the command moving it, how far it
 #: moves, and when it hurts (``enter``: entering on one's turn or starting a turn in
 #: its zone; ``end``: ending a turn there).
@@ -122,6 +132,7 @@ _TAGS: Final = (
     *SNARES.values(),
     WEAPON_TAG,
     GUARDIANS_TAG,
+    CLOUD_TAG,
     *(tag for tag, _command, _feet, _when in HAZARDS.values()),
 )
 #: The condition a caster of spiritual weapon has while its weapon lasts.
@@ -142,6 +153,7 @@ _TAGSET: Final = frozenset(
         "spell_spirit_guardians",
         "spell_moonbeam",
         "spell_flaming_sphere",
+        "spell_stinking_cloud",
     )
 )
 
@@ -162,6 +174,7 @@ _PLAIN_NAMES: Final = {
     "spell_spirit_guardians": "Spirit guardians",
     "spell_moonbeam": "A moonbeam",
     "spell_flaming_sphere": "A flaming sphere",
+    "spell_stinking_cloud": "A stinking cloud",
 }
 
 
@@ -492,6 +505,65 @@ def _hazard(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[
     )
 
 
+def _cloud(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
+    """Stinking cloud: the cloud in every zone of the area, under concentration; no save
+    on the cast (a creature saves when its turn starts there)."""
+    assert spell.shape is not None and spell.save is not None
+    if p.get("target") is not None or p.get("targets") or p.get("push") is not None:
+        ctx.refuse("invalid_params", f"{spell.name} is aimed at a zone (zone), not a creature.")
+    zone = _aimed_zone(ctx, me, spell, p)
+    arena = ctx.state.arena
+    dimension = largest_dimension(spell.shape, spell.size, 5)
+    spilled = ctx.hook.zonekeep_area_zones(ctx=ctx, zone=zone, largest_dimension=dimension)
+    affected = [zone, *(z for z in dict.fromkeys(spilled or ()) if z != zone and arena.has_zone(z))]
+    effect = begin_concentration(ctx, me, spell, slot)
+    dc = save_dc(me)
+    for z in affected:
+        _place(
+            ctx,
+            me,
+            Asset(
+                f"{spell.id}-{me.id}-{z}",
+                f"{me.name}'s {spell.name.lower()}",
+                "element",
+                z,
+                description=f"{spell.name}: a creature starting its turn here makes a "
+                f"{spell.save.upper()} save (DC {dc}) against poison or spends its action "
+                "retching.",
+                tags=(CLOUD_TAG,),
+                data={
+                    "spell": spell.id,
+                    "caster": me.id,
+                    "dc": dc,
+                    "save": spell.save,
+                    "effect": effect,
+                },
+            ),
+        )
+
+
+def _reel(ctx: RuleContext, creature: Creature) -> None:
+    """``creature`` starts its turn in a stinking cloud: a Constitution save against
+    poison (the highest DC of the clouds over its zone), or its action goes."""
+    clouds = spell_assets(ctx.state, CLOUD_TAG, creature.zone)
+    if not clouds:
+        return
+    cloud = max(clouds, key=lambda a: int(a.data["dc"]))
+    if "poison" in creature.damage_immunities or "poisoned" in creature.condition_immunities:
+        return  # immune to poison: it succeeds without rolling
+    ok = saving_throw(
+        ctx,
+        creature,
+        str(cloud.data["save"]),
+        int(cloud.data["dc"]),
+        cloud.name,
+        against=("poisoned",),  # a save against poison (a dwarf's advantage)
+        magical=True,
+    )
+    if not ok and ctx.state.active == creature.id and ctx.state.resources.actions > 0:
+        ctx.emit(ActionTaken(creature.id, "stinking cloud", "action"))
+
+
 def _hazards_in(state: EncounterState, zone: str | None, when: str) -> list[Asset]:
     return [
         a
@@ -745,6 +817,11 @@ def zones_asset_tags() -> Iterable[AssetTagSpec]:
             "it makes a Constitution save or takes radiant damage (half on a success).",
         ),
         AssetTagSpec(
+            CLOUD_TAG,
+            "Stinking Cloud: nauseating gas; a creature starting its turn in it makes a "
+            "Constitution save against poison or spends its action retching.",
+        ),
+        AssetTagSpec(
             HAZARDS["flaming-sphere"][0],
             "Flaming Sphere: a rolling ball of fire; a creature ending its turn beside it "
             "makes a Dexterity save or takes fire damage (half on a success).",
@@ -805,6 +882,9 @@ def zones_turn_start(ctx: RuleContext, creature: Creature) -> None:
     _guard(ctx, ctx.state.creatures[creature.id])
     for beam in _hazards_in(ctx.state, creature.zone, "enter"):
         _scorch(ctx, ctx.state.creatures[creature.id], beam, once=True)
+    now = ctx.state.creatures[creature.id]
+    if not now.out_of_fight:
+        _reel(ctx, now)
 
 
 @hookimpl(specname="zonekeep_turn_end")
@@ -841,4 +921,10 @@ def zones_zone_affected(ctx: RuleContext, effect: ZoneAffected) -> None:
         change_asset(ctx, web.id, remove=True, reason="burned away", by_rule=True)
 
 
-RESOLVERS: Final = {"snare": _snare, "weapon": _weapon, "aura": _aura, "hazard": _hazard}
+RESOLVERS: Final = {
+    "snare": _snare,
+    "weapon": _weapon,
+    "aura": _aura,
+    "hazard": _hazard,
+    "cloud": _cloud,
+}

@@ -24,6 +24,7 @@ How = Literal[
     "weapon",
     "aura",
     "hazard",
+    "cloud",
     "control",
     "gm",
     # plugins/spells/_more.py:
@@ -1091,6 +1092,22 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         concentration=True,
         rounds=10,
     ),
+    Spell(
+        "stinking-cloud",
+        "Stinking Cloud",
+        3,
+        "cloud",
+        "A 20-ft-radius sphere of yellow gas within 90 ft (concentration, up to 1 minute): a "
+        "creature starting its turn in it makes a Constitution save against poison or "
+        "spends its action that turn retching; one immune to poison succeeds (the gas "
+        "heavily obscures the area: the GM's).",
+        range=90,
+        shape="sphere",
+        size=20,
+        save="con",
+        concentration=True,
+        rounds=10,
+    ),
     # -- wards the roll modifiers and creature types allow (plugins/spells/_wards.py) ------
     Spell(
         "guidance",
@@ -1171,6 +1188,7 @@ SCHOOLS: Final[dict[str, str]] = {
     "false-life": "necromancy",
     "heroism": "enchantment",
     "magic-weapon": "transmutation",
+    "stinking-cloud": "conjuration",
     "guidance": "divination",
     "resistance": "abjuration",
     "protection-from-evil-and-good": "abjuration",
@@ -1232,7 +1250,6 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     "fly": ("Fly", 3, "flying is not modelled by the zones"),
     "gaseous-form": ("Gaseous Form", 3, "a gaseous body's movement and resistances"),
     "sleet-storm": ("Sleet Storm", 3, "a lasting area of ice, obscurement and falls"),
-    "stinking-cloud": ("Stinking Cloud", 3, "a lasting cloud, its saves at each turn's start"),
     "wind-wall": ("Wind Wall", 3, "a wall against missiles and gases"),
     "silent-image": ("Silent Image", 1, "illusions and the checks to see through them"),
     "alter-self": ("Alter Self", 2, "natural weapons and new shapes are not modelled"),

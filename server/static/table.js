@@ -1835,6 +1835,10 @@
     return Array.isArray(slots) && slots.length ? Math.min(...slots) : 0;
   }
 
+  /** Whether a spell aimed at a zone takes targets there: a server that sends `info`
+   * sends `targets_by_zone` only for those that do (a moonbeam takes none). */
+  const takesTargets = (choice) => !choice.info || Boolean(choice.info.targets_by_zone);
+
   /** The creatures an area aimed at `zone` may take: the server's `info.targets_by_zone`
    * when it sends it, else the creatures the page sees there (the server decides). */
   function zoneCandidates(choice, zone) {
@@ -1916,10 +1920,10 @@
         el("span", { class: "muted" }, "Zone:"),
         options.zone.length ? options.zone.map((z) => toggle({ dataset: { zone: z } }, o.zone === z, zoneName(z), () => {
           o.zone = z;
-          o.targets = zoneCandidates(ch, z).filter((x) => x.id !== c.id).map((x) => x.id);
+          o.targets = takesTargets(ch) ? zoneCandidates(ch, z).filter((x) => x.id !== c.id).map((x) => x.id) : [];
           renderTurn();
         })) : el("span", {}, "No zone in reach.")));
-      if (o.zone) {
+      if (o.zone && takesTargets(ch)) {
         const inside = zoneCandidates(ch, o.zone);
         rows.push(el("div", { class: "targets", role: "group", "aria-label": `${spellName(ch)}: targets in ${zoneName(o.zone)}` },
           el("span", { class: "muted" }, "Targets:"),

@@ -38,8 +38,11 @@ class Dice:
         return 12 if sides == 20 else sides
 
 
-def _character(name: str, cid: str, **changes: Any) -> Creature:
+def _character(
+    name: str, cid: str, sheet: dict[str, Any] | None = None, **changes: Any
+) -> Creature:
     data = json.loads((ROOT / "examples" / "characters" / f"{name}.json").read_text("utf-8"))
+    data.update(sheet or {})
     made = character_creature(parse_character(copy.deepcopy(data)), cid, "ana")
     return attrs.evolve(made, zone="hall", **changes)
 
@@ -233,4 +236,55 @@ def test_a_caster_plays_a_turn_on_a_phone(
     expect(phone.locator("#glance [data-concentration=hilda]")).to_have_text(badge)
     phone.set_viewport_size(LAPTOP_SIZE)
     assert _axe(phone, axe_script) == []
+    assert phone.errors == [] and gm.errors == []
+
+
+@pytest.fixture
+def cloud_caster(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """Seraphine with Stinking Cloud prepared in the hall, the raiders in the yard."""
+
+    async def setup(server: ZonekeepServer) -> dict[str, str]:
+        book = {"spells_known": ["stinking-cloud"], "spells_prepared": ["stinking-cloud"]}
+        roster = [
+            _character("seraphine", "sera", book),
+            _foe("r1", "Raider 1", 1, "yard"),
+            _foe("r2", "Raider 2", 1, "yard"),
+        ]
+        room, gm = await server.create_room(
+            "Cloud", ARENA, roster, EncounterOptions(flanking=False)
+        )
+        ana = await room.grant("player", "ana")
+        base = f"/table/#encounter={room.id}"
+        return {"gm": f"{base}&token={gm}", "ana": f"{base}&token={ana}"}
+
+    with server_in_thread(tmp_path / "server", Dice(), setup) as (base, links):
+        yield {k: base + v for k, v in links.items()}
+
+
+def test_a_spell_aimed_at_a_zone_that_takes_no_targets_asks_only_the_zone(
+    browser: Any, cloud_caster: dict[str, str]
+) -> None:
+    """Stinking Cloud: the server sends no `targets_by_zone` for it, so the page offers
+    its zones and no targets, and the cast it sends names only the zone."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=STEP_MS)
+    gm = open_page(browser.new_context(viewport=LAPTOP_SIZE), cloud_caster["gm"])
+    expect(gm.locator("#status")).to_have_text("Connected as GM")
+    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    phone = open_page(context, cloud_caster["ana"])
+    expect(phone.locator("#status")).to_have_text("Connected as player ana")
+    gm.locator("[data-setup=roll_initiative]").click()
+    expect(phone.locator("#turn-title")).to_have_text("Your turn: Seraphine")
+    phone.locator("[data-spells-toggle]").tap()
+    spells = phone.locator("#caster details.spells")
+    spells.locator("button.spell[data-spell=stinking-cloud]").tap()
+    picker = spells.locator("[data-spell-picker=stinking-cloud]")
+    expect(picker.locator("button[data-zone]")).to_have_text(["Hall", "Bar", "Yard"])
+    picker.locator("button[data-zone=yard]").tap()
+    expect(picker.locator("button[data-target]")).to_have_count(0)
+    picker.locator("button.cast").tap()
+    expect(spells.locator("[data-slots='3'] .count-text")).to_have_text("1 of 2")
+    expect(phone.locator("#log")).to_contain_text("stinking cloud")
+    assert phone.evaluate("window.zonekeepTable.sent") == ["cast"]
     assert phone.errors == [] and gm.errors == []
