@@ -3331,7 +3331,7 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "trigger's `damage_cuts`: Uncanny Dodge, Deflect Missiles), Cutting Words and "
     "Hellish Rebuke at the hit, Protection when targeted; `cast`'s and `cast_bonus`'s "
     "`spare` (Sculpt Spells, Careful Spell) and `metamagic`; the commands `break_free`, "
-    "`spiritual_weapon`, `move_moonbeam`, `move_sphere`, `hasted_action`, `flame_blade`, "
+    "`spiritual_weapon`, `move_moonbeam`, `move_sphere`, `call_lightning`, `hasted_action`, `flame_blade`, "
     "`retreat_dash`, `offhand_attack`, `open_hand_technique`, `turn_undead`, `turn_the_unholy`, "
     "`preserve_life`, `bardic_inspiration`, `sacred_weapon` and the GM's `recover_slots`; "
     "a roll record's `bonus_dice` (a bonus die drawn with the roll), `healed`'s and "
@@ -3340,6 +3340,7 @@ PROTOCOL_HISTORY: dict[str, str] = {
     "`targets_by_zone`); the rule errors `gm_adjudicates`, `spell_limit`, `not_hasted`, "
     "`slowed`, `lethargic` and `charmed` (4065-4070); "
     "the spells plugin's runtime assets (entangle, web, spiritual weapon, spirit "
-    "guardians, moonbeam, flaming sphere, stinking cloud) and its new conditions; the "
+    "guardians, moonbeam, flaming sphere, stinking cloud, call lightning's storm cloud) "
+    "and its new conditions; the "
     "choices' `targets_by_zone` only for a spell that takes targets",
 }

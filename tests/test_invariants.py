@@ -105,6 +105,7 @@ NOT_DRAWN_YET = {
     "bardic_inspiration", "sacred_weapon", "recover_slots",  # the classes plugin's (part A)
     "retreat_dash", "flame_blade",  # the spells plugin's (plugins/spells/_more.py)
     "offhand_attack",  # the classes plugin's two-weapon fighting (its creatures hold no weapons)
+    "call_lightning",  # the spells plugin's (plugins/spells/_zones.py)
 }  # fmt: skip
 #: Every command the generator draws (not those of :data:`NOT_DRAWN_YET`: a content
 #: plugin's new command then leaves the derandomized run's draws as they were), with the

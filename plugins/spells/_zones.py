@@ -43,6 +43,15 @@ weapon's minute): when that effect ends, for whatever reason, the asset goes
   creature immune to poison damage or to being poisoned succeeds without rolling (the
   rules do not know which creatures need no breath). Two clouds over one zone ask for
   one save, against the higher DC. That the cloud heavily obscures its zones is the GM's.
+- **Call lightning** (``how="storm"``): the storm cloud (``spell_call_lightning``) forms
+  over the caster's zone, under concentration, and a bolt strikes at once: a zone within
+  60 ft of the cloud's (the caster's sight decides, as for any zone aimed at), the
+  creatures there as an area's targets (a 5-ft-radius cylinder, the table's maximum,
+  which the caster fills while creatures remain), a Dexterity save, 3d10 lightning,
+  half on a success, +1d10 per slot level above 3rd, one roll for all. Each later turn,
+  ``call_lightning`` (an action) calls another bolt, from the cloud where it formed
+  (the caster may walk away from it). The storm's stronger bolts outdoors in a storm
+  are the GM's.
 
 A hidden caster's assets are hidden, and unnamed, too; the assets go by the rules'
 own hand (``change_asset(..., by_rule=True)``), whoever sent the command.
@@ -97,6 +106,7 @@ from . import (
     save_dc,
     upcast_dice,
 )
+from .catalog import SPELLS
 
 __all__ = [
     "GUARDIANS",
@@ -121,6 +131,9 @@ SNARES: Final[dict[str, str]] = {"entangle": "spell_entangle", "web": "spell_web
 WEAPON_TAG = "spell_spiritual_weapon"
 GUARDIANS_TAG = "spell_spirit_guardians"
 CLOUD_TAG = "spell_stinking_cloud"
+STORM_TAG = "spell_call_lightning"
+#: How far from the storm cloud's zone a bolt may strike, in feet (its radius).
+STORM_REACH = 60
 #: The hazards a caster places and moves: the tag, the command moving it, how far it
 #: moves, and when it hurts (``enter``: entering on one's turn or starting a turn in
 #: its zone; ``end``: ending a turn there).
@@ -133,6 +146,7 @@ _TAGS: Final = (
     WEAPON_TAG,
     GUARDIANS_TAG,
     CLOUD_TAG,
+    STORM_TAG,
     *(tag for tag, _command, _feet, _when in HAZARDS.values()),
 )
 #: The condition a caster of spiritual weapon has while its weapon lasts.
@@ -154,6 +168,7 @@ _TAGSET: Final = frozenset(
         "spell_moonbeam",
         "spell_flaming_sphere",
         "spell_stinking_cloud",
+        "spell_call_lightning",
     )
 )
 
@@ -175,6 +190,7 @@ _PLAIN_NAMES: Final = {
     "spell_moonbeam": "A moonbeam",
     "spell_flaming_sphere": "A flaming sphere",
     "spell_stinking_cloud": "A stinking cloud",
+    "spell_call_lightning": "A storm cloud",
 }
 
 
@@ -542,6 +558,104 @@ def _cloud(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[s
         )
 
 
+def _storm(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
+    """Call lightning: the storm cloud over the caster's zone, then the first bolt."""
+    assert me.zone is not None and spell.save is not None
+    if p.get("push") is not None:
+        ctx.refuse("invalid_params", f"{spell.name} pushes no one.")
+    dice = upcast_dice(spell, slot)
+    dc = save_dc(me)
+    storm = Asset(
+        f"{spell.id}-{me.id}",
+        f"{me.name}'s storm cloud",
+        "element",
+        me.zone,
+        description=f"{spell.name}: a storm cloud; its caster's action calls a bolt down on a "
+        f"zone within {STORM_REACH} ft ({spell.save.upper()} save DC {dc}, {dice} "
+        f"{spell.damage_type}, half on a success).",
+        tags=(STORM_TAG,),
+        data={
+            "spell": spell.id,
+            "caster": me.id,
+            "dc": dc,
+            "save": spell.save,
+            "dice": dice,
+            "damage_type": spell.damage_type,
+        },
+    )
+    _bolt(ctx, me, storm, spell, p, check_only=True)  # refused before anything is spent
+    effect = begin_concentration(ctx, me, spell, slot)
+    placed = _place(ctx, me, attrs.evolve(storm, data={**storm.data, "effect": effect}))
+    _bolt(ctx, ctx.state.creatures[me.id], placed, spell, p)
+
+
+def _bolt(
+    ctx: RuleContext,
+    me: Creature,
+    storm: Asset,
+    spell: Spell,
+    p: Mapping[str, Any],
+    *,
+    check_only: bool = False,
+) -> None:
+    """A bolt from ``storm`` on the zone ``p["zone"]``: the area's targets save, one roll
+    hurts them (half on a success). ``check_only``: only the checks that may refuse."""
+    assert spell.shape is not None
+    zone = p.get("zone")
+    arena = ctx.state.arena
+    if not isinstance(zone, str) or not arena.has_zone(zone):
+        ctx.refuse("unknown_zone", f"{spell.name} needs the zone a bolt strikes (zone).")
+    name = arena.zone(zone).name
+    far = 0 if zone == storm.zone else path_distance(arena, storm.zone, zone)
+    if far is None or far > STORM_REACH:
+        ctx.refuse(
+            "out_of_range",
+            f"{name} is not under the storm cloud: a bolt strikes within {STORM_REACH} ft of "
+            f"{arena.zone(storm.zone).name}.",
+        )
+    _zone_reach(ctx, me, zone, spell.range + STORM_REACH, spell, name)  # in the caster's sight
+    dimension = largest_dimension(spell.shape, spell.size, 5)
+    spilled = ctx.hook.zonekeep_area_zones(ctx=ctx, zone=zone, largest_dimension=dimension)
+    affected = [zone, *(z for z in dict.fromkeys(spilled or ()) if z != zone and arena.has_zone(z))]
+    answer = ctx.hook.zonekeep_area_max_targets(
+        ctx=ctx, shape=spell.shape, size=spell.size, width=5
+    )
+    chosen = _area_targets(ctx, me, spell, affected, 1 if answer is None else int(answer), p)
+    if check_only:
+        return
+    save, dc = str(storm.data["save"]), int(storm.data["dc"])
+    outcomes = [(t, saving_throw(ctx, t, save, dc, spell.name, magical=True)) for t in chosen]
+    if not outcomes:
+        return
+    roll = ctx.roll(str(storm.data["dice"]))  # one roll for every target
+    for target, ok in outcomes:
+        now = ctx.state.creatures[target.id]
+        amount = roll.total // 2 if ok else roll.total
+        if amount > 0 and not now.out_of_fight:
+            apply_damage(ctx, now, amount, damage_type=spell.damage_type, roll=roll, source=me.id)
+
+
+def _my_storm(state: EncounterState, me: Creature) -> Asset | None:
+    if _none_placed(state):
+        return None
+    return next((a for a in spell_assets(state, STORM_TAG) if a.data.get("caster") == me.id), None)
+
+
+def _has_storm(state: EncounterState, me: Creature) -> tuple[str, str] | None:
+    if _my_storm(state, me) is None:
+        return ("no_such_feature", f"{me.name} has no storm cloud: cast call-lightning first.")
+    return None
+
+
+def _call_lightning(ctx: RuleContext, cmd: Command) -> None:
+    p = cmd.params
+    me = ctx.creature(p["creature"])
+    storm = _my_storm(ctx.state, me)
+    if storm is None:
+        ctx.refuse("no_such_feature", f"{me.name} has no storm cloud: cast call-lightning first.")
+    _bolt(ctx, me, storm, SPELLS["call-lightning"], p)
+
+
 def _reel(ctx: RuleContext, creature: Creature) -> None:
     """``creature`` starts its turn in a stinking cloud: a Constitution save against
     poison (the highest DC of the clouds over its zone), or its action goes."""
@@ -723,6 +837,19 @@ def _strike(ctx: RuleContext, cmd: Command) -> None:
 def zones_commands() -> Iterable[CommandSpec]:
     return (
         CommandSpec(
+            "call_lightning",
+            _call_lightning,
+            "Action: call another bolt from your storm cloud (Call Lightning) down on a zone "
+            "within 60 ft of it (zone), striking the creatures there (targets).",
+            {
+                "creature": Param("creature", True, "the caster"),
+                "zone": Param("zone", True, "the zone the bolt strikes"),
+                "targets": Param("creatures", False, "the creatures there it strikes"),
+            },
+            costs=("action",),
+            requires=_has_storm,
+        ),
+        CommandSpec(
             "break_free",
             _break_free,
             "Action: a Strength check against the caster's spell DC to break free of "
@@ -815,6 +942,11 @@ def zones_asset_tags() -> Iterable[AssetTagSpec]:
             HAZARDS["moonbeam"][0],
             "Moonbeam: a beam of pale light; a creature entering it or starting its turn in "
             "it makes a Constitution save or takes radiant damage (half on a success).",
+        ),
+        AssetTagSpec(
+            STORM_TAG,
+            "Call Lightning: a storm cloud; its caster's action calls down a bolt of "
+            "lightning within 60 ft of it.",
         ),
         AssetTagSpec(
             CLOUD_TAG,
@@ -927,4 +1059,5 @@ RESOLVERS: Final = {
     "aura": _aura,
     "hazard": _hazard,
     "cloud": _cloud,
+    "storm": _storm,
 }

@@ -25,6 +25,7 @@ How = Literal[
     "aura",
     "hazard",
     "cloud",
+    "storm",
     "control",
     "gm",
     # plugins/spells/_more.py:
@@ -1108,6 +1109,27 @@ _CATALOG: Final[tuple[Spell, ...]] = (
         concentration=True,
         rounds=10,
     ),
+    Spell(
+        "call-lightning",
+        "Call Lightning",
+        3,
+        "storm",
+        "A storm cloud forms over the caster (concentration, up to 10 minutes) and a bolt "
+        "strikes a zone within 60 ft of it: each creature there, as an area's targets (a "
+        "5-ft-radius cylinder), makes a Dexterity save, 3d10 lightning, half on a success; "
+        "each later turn the caster's action calls another (call_lightning); +1d10 per slot "
+        "level above 3rd (the stronger bolts of a storm already raging are the GM's).",
+        range=60,
+        damage="3d10",
+        damage_type="lightning",
+        upcast="1d10",
+        save="dex",
+        half_on_save=True,
+        shape="cylinder",
+        size=5,
+        concentration=True,
+        rounds=100,
+    ),
     # -- wards the roll modifiers and creature types allow (plugins/spells/_wards.py) ------
     Spell(
         "guidance",
@@ -1189,6 +1211,7 @@ SCHOOLS: Final[dict[str, str]] = {
     "heroism": "enchantment",
     "magic-weapon": "transmutation",
     "stinking-cloud": "conjuration",
+    "call-lightning": "conjuration",
     "guidance": "divination",
     "resistance": "abjuration",
     "protection-from-evil-and-good": "abjuration",
@@ -1246,7 +1269,6 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     "prayer-of-healing": ("Prayer of Healing", 2, "cast over 10 minutes: between fights"),
     "bestow-curse": ("Bestow Curse", 3, "the curse the caster chooses is the GM's"),
     "blink": ("Blink", 3, "vanishing to the Ethereal Plane on a d20 each turn"),
-    "call-lightning": ("Call Lightning", 3, "a storm cloud called down again each turn"),
     "fly": ("Fly", 3, "flying is not modelled by the zones"),
     "gaseous-form": ("Gaseous Form", 3, "a gaseous body's movement and resistances"),
     "sleet-storm": ("Sleet Storm", 3, "a lasting area of ice, obscurement and falls"),

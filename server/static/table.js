@@ -1760,8 +1760,11 @@
 
   // -- a caster's page: class resources, concentration, and the spells by level --------
 
-  /** Resources that are the rules' own bookkeeping, not a use a player counts. */
-  const HIDDEN_RESOURCES = new Set(["spells-this-turn"]);
+  /** Resources that are the rules' own bookkeeping, not a use a player counts: the
+   * spells cast this turn, the two-weapon fighting marks (an attack's place, not a
+   * count), and the turn stamps of "once a turn" (spirit guardians, a moonbeam). */
+  const HIDDEN_RESOURCES = new Set(["spells-this-turn", "two-weapon", "off-hand"]);
+  const hiddenResource = (key) => HIDDEN_RESOURCES.has(key) || key.endsWith("-turn");
   const ORDINAL = (n) => `${n}${n % 10 === 1 && n !== 11 ? "st" : n % 10 === 2 && n !== 12 ? "nd" : n % 10 === 3 && n !== 13 ? "rd" : "th"}`;
   const slotKey = (level) => `spell-slots-${level}`;
 
@@ -1801,7 +1804,7 @@
     const counts = { ...Object.fromEntries(features.filter((f) => f.uses && f.uses.recharge == null)
       .map((f) => [resourceKey(f), f.uses.charges ?? f.uses.count ?? 0])), ...(c.resources || {}) };
     return Object.entries(counts)
-      .filter(([k]) => !HIDDEN_RESOURCES.has(k) && !/^spell-slots-\d$/.test(k))
+      .filter(([k]) => !hiddenResource(k) && !/^spell-slots-\d$/.test(k))
       .map(([k, left]) => {
         const f = features.find((x) => x.uses && resourceKey(x) === k);
         const label = f ? f.name : (k.charAt(0).toUpperCase() + k.slice(1)).replaceAll("-", " ").replaceAll("_", " ");
