@@ -407,10 +407,14 @@ def test_the_built_in_conditions_are_declared() -> None:
         "attached",  # zonekeep.srd's (plugins/srd/_holds.py: a stirge, a darkmantle)
         "bane",  # the spells plugin's (Bane)
         "barkskin",  # the spells plugin's, as "bless", "blurred", "outlined", ...
+        "bears-endurance",  # the spells plugin's Enhance Ability (plugins/spells/_wards.py), as
+        # "bulls-strength", "cats-grace", "eagles-splendor", "foxs-cunning" and "owls-wisdom"
         "berserk",  # zonekeep.srd's (plugins/srd/_holds.py: a flesh golem)
         "bless",
         "blinded",
         "blurred",
+        "bulls-strength",
+        "cats-grace",
         "charmed",
         "chilled",
         "concentrating",  # the spells plugin's
@@ -418,12 +422,14 @@ def test_the_built_in_conditions_are_declared() -> None:
         "divine-favor",
         "dodging",
         "dying",
+        "eagles-splendor",
         "enfeebled",
         "engulfed",  # zonekeep.srd's (plugins/srd/_bodies.py: a gelatinous cube's)
         "enlarged",  # zonekeep.srd's (plugins/srd/_gazes.py: a duergar's Enlarge)
         "escaped",
         "fire-averse",  # zonekeep.srd's, as "reckless"
         "flame-blade",
+        "foxs-cunning",
         "frenzied",  # zonekeep.classes's, as "raging" and "reckless-attack"
         "frightened",
         "grapple-instead",  # zonekeep.srd's (plugins/srd/_holds.py: a vampire spawn's claws)
@@ -446,6 +452,7 @@ def test_the_built_in_conditions_are_declared() -> None:
         "no-reactions",  # zonekeep.classes's (Open Hand Technique)
         "object-form",  # zonekeep.srd's (plugins/srd/_gazes.py: a mimic's form, given by the GM)
         "outlined",
+        "owls-wisdom",
         "paralyzed",
         "poison-warded",
         "poisoned",
@@ -455,6 +462,11 @@ def test_the_built_in_conditions_are_declared() -> None:
         "reckless",
         "reckless-attack",
         "regeneration_stopped",  # zonekeep.srd's, as "stench_immune"
+        "resist-acid",  # Protection from Energy (plugins/spells/_wards.py), one per type
+        "resist-cold",
+        "resist-fire",
+        "resist-lightning",
+        "resist-thunder",
         "resistant",  # Resistance (plugins/spells/_wards.py)
         "restrained",
         "retreating",

@@ -12,7 +12,7 @@ from test_spells import cast, fight, goblin, wizard
 
 from zonekeep.plugins.spells import SPELLS, concentration_of
 from zonekeep.plugins.spells.catalog import GM_SPELLS
-from zonekeep.sdk import AttackMade, CheckRolled, Creature, RollRecord
+from zonekeep.sdk import AttackMade, CheckRolled, Creature, Damaged, RollRecord
 from zonekeep.sdk.testing import EncounterHarness
 
 WARDS = ["guidance", "resistance", "protection-from-evil-and-good"]
@@ -130,3 +130,53 @@ def test_a_fiend_too_but_not_a_humanoid_nor_a_creature_of_no_known_type() -> Non
     for kind in ("humanoid", None):
         roll = attack_on_bob(goblin("gob", type=kind))
         assert (roll.dice, roll.advantage, roll.sources) == ((15,), "none", ())
+
+
+# -- enhance ability and protection from energy: a spell's option -------------------------------
+
+
+def optioned() -> Creature:
+    spells = ["enhance-ability", "protection-from-energy"]
+    return wizard(spells_known=spells, spells_prepared=spells)
+
+
+def test_a_spell_with_options_needs_one_and_another_spell_takes_none() -> None:
+    h = fight(optioned(), make("bob"), goblin())
+    me = h.player("player-sera")
+    for spell, option in (("enhance-ability", None), ("protection-from-energy", "poison")):
+        params = {"option": option} if option else {}
+        refusal = h.refused("cast", me, creature="sera", spell=spell, target="bob", **params)
+        assert refusal.code == "invalid_params" and "needs its option" in refusal.message
+    refusal = h.refused("cast", me, creature="sera", spell="fire-bolt", target="gob", option="fire")
+    assert (refusal.code, refusal.message) == ("invalid_params", "Fire Bolt takes no option.")
+    assert h.creature("sera").resources["spell-slots-2"] == 3  # nothing spent
+
+
+def test_bears_endurance_gives_2d6_temporary_hit_points_and_advantage_on_con_checks() -> None:
+    h = fight(optioned(), make("bob"), make("kim"), goblin())
+    cast(h.rolls(3, 4, 5, 1), "sera", spell="enhance-ability", slot=3, targets=["bob", "kim"],
+         option="bears-endurance")  # fmt: skip
+    assert [h.creature(c).temp_hp for c in ("bob", "kim")] == [7, 6]
+    assert "bears-endurance" in h.creature("bob").conditions
+    con = rolled(h, 5, 17, save=False, ability="con")
+    assert (con.dice, con.advantage, con.total) == ((5, 17), "advantage", 17)
+    strength = rolled(h, 5, save=False, ability="str")  # another ability: no advantage
+    assert (strength.dice, strength.advantage) == ((5,), "none")
+    save = rolled(h, 6, save=True, ability="con")  # checks only, not saves
+    assert (save.dice, save.advantage) == ((6,), "none")
+    h.assert_replay_matches()
+
+
+def test_protection_from_energy_resists_the_chosen_type_only() -> None:
+    h = fight(optioned(), make("bob", hp=40), goblin())
+    cast(h, "sera", spell="protection-from-energy", target="bob", option="fire")
+    assert "resist-fire" in h.creature("bob").conditions
+    assert h.creature("sera").resources["spell-slots-3"] == 1
+    fire = [e for e in h.send("damage", creature="bob", amount=11, damage_type="fire")
+            if isinstance(e, Damaged)]  # fmt: skip
+    assert (fire[0].amount, fire[0].steps[0].kind) == (5, "resistance")
+    cold = [e for e in h.send("damage", creature="bob", amount=11, damage_type="cold")
+            if isinstance(e, Damaged)]  # fmt: skip
+    assert (cold[0].amount, cold[0].steps) == (11, ())
+    assert h.creature("bob").hp == 40 - 5 - 11
+    h.assert_replay_matches()

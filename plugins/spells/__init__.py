@@ -462,6 +462,7 @@ def _cast(ctx: RuleContext, cmd: Command, casting: str) -> None:
     if quick and casting != "bonus":
         ctx.refuse("invalid_params", "Quickened Spell casts an action spell: send cast_bonus.")
     spell = _spell(ctx, me, p.get("spell"), "action" if quick else casting)
+    _option(ctx, spell, p.get("option"))
     slot, key = _slot(ctx, me, spell, p.get("slot"))
     _turn_rule(ctx, me, spell, casting)
     if key is not None:
@@ -471,6 +472,20 @@ def _cast(ctx: RuleContext, cmd: Command, casting: str) -> None:
     if _control.pause_for_counterspell(ctx, me, twisted.spell, slot, p):
         return  # it waits for a foe's Counterspell decision (_control.decision_resolved)
     carry_out(ctx, me, spell, slot, p, twisted)
+
+
+def _option(ctx: RuleContext, spell: Spell, option: object) -> None:
+    """A spell with options (a ward with ``choices``) needs one of them; others take none."""
+    options = spell.choices if spell.how == "ward" else ()
+    if option is None and not options:
+        return
+    if not options:
+        ctx.refuse("invalid_params", f"{spell.name} takes no option.")
+    if option not in options:
+        ctx.refuse(
+            "invalid_params",
+            f"{spell.name} needs its option (option): one of {', '.join(options)}.",
+        )
 
 
 def carry_out(
@@ -735,12 +750,16 @@ def _ward(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
             ctx.refuse("invalid_target", f"{spell.name} affects only its caster, {me.name}.")
         _reach(ctx, me, target, spell, spell.range)
     assert spell.condition is not None
+    # A ward with options: the condition of the one chosen ("resist-*": resist-fire).
+    condition = (
+        spell.condition.replace("*", str(p.get("option"))) if spell.choices else spell.condition
+    )
     parent = begin_concentration(ctx, me, spell, slot) if spell.concentration else None
     for target in targets:
         apply_timed_condition(
             ctx,
             target.id,
-            spell.condition,
+            condition,
             rounds=None if parent else spell.rounds,
             source=me.id,
             parent=parent,
@@ -1317,6 +1336,8 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
                 and not (others and c.id == me.id)
                 and _reaches(state, me, c.zone, spell.range)
             )
+        if spell.how == "ward" and spell.choices:
+            options["option"] = spell.choices  # Enhance Ability's, Protection from Energy's
         level = "cantrip" if spell.cantrip else f"level {spell.level}"
         found.append(Choice(f"{spell.name} ({level})", {"spell": sid}, options, info))
     return found
@@ -1344,6 +1365,12 @@ _PARAMS = {
     ),
     "metamagic": Param(
         "object", False, 'Metamagic: {"option": "quickened"} (heightened: and "target")'
+    ),
+    "option": Param(
+        "string",
+        False,
+        "the spell's option, for a spell that has them: Enhance Ability's "
+        "(bears-endurance ...), Protection from Energy's damage type (fire ...)",
     ),
 }
 

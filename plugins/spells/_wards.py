@@ -17,6 +17,14 @@ module's functions (one hook implementation less to dispatch on every command).
   fey, fiends and undead (a creature's ``type``, from its stat block) have disadvantage
   on attack rolls against it. That such creatures cannot charm, frighten or possess it
   is the GM's: a condition does not say which creature gave it.
+- Enhance Ability (``cast``'s ``option``): ``bears-endurance``, ``bulls-strength``,
+  ``cats-grace``, ``eagles-splendor``, ``foxs-cunning`` or ``owls-wisdom``, a condition
+  of that name giving advantage on ability checks of Constitution, Strength, Dexterity,
+  Charisma, Intelligence or Wisdom; Bear's Endurance also gives 2d6 temporary hit points
+  when it is given.
+- Protection from Energy (``cast``'s ``option``: a damage type): ``resist-acid``,
+  ``resist-cold``, ``resist-fire``, ``resist-lightning`` or ``resist-thunder``, resistance
+  to that damage (``Damage.grant``).
 """
 
 from __future__ import annotations
@@ -27,17 +35,19 @@ from typing import Final
 from zonekeep.sdk import (
     ConditionSpec,
     Creature,
+    Damage,
     ResourceRestored,
     ResourceSpent,
     RollModifier,
     RollRequest,
     RuleContext,
+    gain_temp_hp,
     hookimpl,
 )
 
 from . import concentration_of, end_concentration
 
-__all__ = ["wards_conditions", "wards_turn_end"]
+__all__ = ["wards_conditions", "wards_modify_damage", "wards_turn_end"]
 
 RESISTANT: Final = "resistant"
 GUIDED: Final = "guided"
@@ -53,8 +63,39 @@ DICE: Final[dict[str, tuple[str, int, str, str]]] = {
 #: The creature types Protection from Evil and Good wards against.
 WARDED_TYPES: Final = frozenset({"aberration", "celestial", "elemental", "fey", "fiend", "undead"})
 
+#: Enhance Ability's options: the ability whose checks each gives advantage.
+ENHANCEMENTS: Final[dict[str, str]] = {
+    "bears-endurance": "con",
+    "bulls-strength": "str",
+    "cats-grace": "dex",
+    "eagles-splendor": "cha",
+    "foxs-cunning": "int",
+    "owls-wisdom": "wis",
+}
+_ABILITY_NAMES: Final = {
+    "str": "Strength",
+    "dex": "Dexterity",
+    "con": "Constitution",
+    "int": "Intelligence",
+    "wis": "Wisdom",
+    "cha": "Charisma",
+}
+#: Protection from Energy's conditions, by the damage type each resists.
+ENERGY_WARDS: Final[dict[str, str]] = {
+    f"resist-{kind}": kind for kind in ("acid", "cold", "fire", "lightning", "thunder")
+}
+
 #: The conditions these spells give, and what each does.
 CONDITIONS: Final[dict[str, str]] = {
+    **{
+        cid: f"Enhance Ability: advantage on {_ABILITY_NAMES[ability]} checks"
+        + (" (and 2d6 temporary hit points when given)." if ability == "con" else ".")
+        for cid, ability in ENHANCEMENTS.items()
+    },
+    **{
+        cid: f"Protection from Energy: resistance to {kind} damage."
+        for cid, kind in ENERGY_WARDS.items()
+    },
     RESISTANT: "Resistance: a d4 added to its next saving throw; the spell ends once it is used.",
     GUIDED: "Guidance: a d4 added to its next ability check; the spell ends once it is used.",
     PROTECTED: "Protection from Evil and Good: aberrations, celestials, elementals, fey, "
@@ -80,6 +121,8 @@ def condition_applied(ctx: RuleContext, creature: Creature, condition: str) -> N
     held = DICE.get(condition)
     if held is not None and creature.resources.get(held[0], 0) < 1:
         ctx.emit(ResourceRestored(creature.id, held[0], 1, held[3]))
+    if condition == "bears-endurance":
+        gain_temp_hp(ctx, creature.id, ctx.roll("2d6").total, "Enhance Ability")
 
 
 def condition_removed(ctx: RuleContext, creature: Creature, condition: str) -> None:
@@ -100,13 +143,36 @@ def roll_modifiers(ctx: RuleContext, roll: RollRequest) -> list[RollModifier]:
             RollModifier("disadvantage", f"protection from evil and good: {target.name} is warded")
         ]
     actor = ctx.state.creatures.get(roll.actor)
-    if actor is None or (RESISTANT not in actor.conditions and GUIDED not in actor.conditions):
+    if actor is None or not actor.conditions:
         return []  # (asked at every roll: the common case costs one lookup)
-    return [
+    found = (
+        [
+            RollModifier("advantage", f"enhance ability: {cid.replace('-', ' ')}")
+            for cid in actor.conditions
+            if ENHANCEMENTS.get(cid) == roll.ability
+        ]
+        if roll.kind == "check"
+        else []
+    )
+    if RESISTANT not in actor.conditions and GUIDED not in actor.conditions:
+        return found
+    return found + [
         RollModifier("bonus", source, die=sides, spends=key)
         for condition, (key, sides, kind, source) in DICE.items()
         if kind == roll.kind and condition in actor.conditions and actor.resources.get(key, 0) > 0
     ]
+
+
+@hookimpl(specname="zonekeep_modify_damage")
+def wards_modify_damage(ctx: RuleContext, damage: Damage) -> Damage | None:
+    """Protection from Energy: resistance to the chosen damage type."""
+    target = ctx.state.creatures.get(damage.target)
+    if target is None or not target.conditions or not damage.damage_type:
+        return None
+    for cid in target.conditions:
+        if ENERGY_WARDS.get(cid) == damage.damage_type:
+            return damage.grant("resistance", "protection from energy")
+    return None
 
 
 @hookimpl(specname="zonekeep_turn_end")

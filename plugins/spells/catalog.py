@@ -1132,6 +1132,44 @@ _CATALOG: Final[tuple[Spell, ...]] = (
     ),
     # -- wards the roll modifiers and creature types allow (plugins/spells/_wards.py) ------
     Spell(
+        "enhance-ability",
+        "Enhance Ability",
+        2,
+        "ward",
+        "A creature touched gets one enhancement, the caster's option (concentration, up to "
+        "1 hour): advantage on ability checks of one ability, Constitution (bears-endurance, "
+        "with 2d6 temporary hit points), Strength (bulls-strength), Dexterity (cats-grace), "
+        "Charisma (eagles-splendor), Intelligence (foxs-cunning) or Wisdom (owls-wisdom); one "
+        "more creature per slot level above 2nd (the carrying and falling benefits are the "
+        "GM's).",
+        range=5,
+        concentration=True,
+        rounds=600,
+        condition="*",
+        more_targets=1,
+        choices=(
+            "bears-endurance",
+            "bulls-strength",
+            "cats-grace",
+            "eagles-splendor",
+            "foxs-cunning",
+            "owls-wisdom",
+        ),
+    ),
+    Spell(
+        "protection-from-energy",
+        "Protection from Energy",
+        3,
+        "ward",
+        "A willing creature touched has resistance to one damage type, the caster's option: "
+        "acid, cold, fire, lightning or thunder (concentration, up to 1 hour).",
+        range=5,
+        concentration=True,
+        rounds=600,
+        condition="resist-*",
+        choices=("acid", "cold", "fire", "lightning", "thunder"),
+    ),
+    Spell(
         "guidance",
         "Guidance",
         0,
@@ -1215,6 +1253,8 @@ SCHOOLS: Final[dict[str, str]] = {
     "guidance": "divination",
     "resistance": "abjuration",
     "protection-from-evil-and-good": "abjuration",
+    "enhance-ability": "transmutation",
+    "protection-from-energy": "abjuration",
 }
 
 #: The spells the plugin resolves or marks, by id.
@@ -1261,7 +1301,6 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
     # More SRD 5.1 spells of levels 0-3 with a combat effect the rules cannot resolve yet.
     "mage-hand": ("Mage Hand", 0, "a spectral hand moving objects: objects are not modelled"),
     "feather-fall": ("Feather Fall", 1, "falling is the GM's"),
-    "enhance-ability": ("Enhance Ability", 2, "advantage on checks of one ability, and temp HP"),
     "enlarge-reduce": ("Enlarge/Reduce", 2, "a size change with its damage die is not modelled"),
     "mirror-image": ("Mirror Image", 2, "duplicates that attacks may hit instead"),
     "silence": ("Silence", 2, "sound and verbal components are not modelled"),
@@ -1297,11 +1336,6 @@ GM_SPELLS: Final[dict[str, tuple[str, int, str]]] = {
         "Gust of Wind",
         2,
         "a lasting line of wind that pushes who starts a turn in it",
-    ),
-    "protection-from-energy": (
-        "Protection from Energy",
-        3,
-        "the damage type the caster chooses needs a parameter cast does not take yet",
     ),
 }
 

@@ -1887,7 +1887,7 @@
             "aria-expanded": isOpen ? "true" : "false",
             onclick: () => {
               app.spellOpen = isOpen ? null : { creature: c.id, command: ch.command, spell: ch.params.spell,
-                slot: ch.options?.slot?.[0] ?? null, zone: null, targets: [] };
+                slot: ch.options?.slot?.[0] ?? null, zone: null, targets: [], option: null };
               renderTurn();
             } }, spellName(ch), ch.command === "cast_bonus" ? el("span", { class: "muted" }, " (bonus action)") : null);
         }))
@@ -1936,6 +1936,12 @@
           })) : el("span", {}, "Nobody there.")));
       }
     }
+    if (Array.isArray(options.option)) {
+      // The spell's option (Enhance Ability's enhancement, Protection from Energy's type).
+      rows.push(el("div", { class: "targets", role: "group", "aria-label": `${spellName(ch)}: option` },
+        el("span", { class: "muted" }, "Option:"),
+        options.option.map((x) => toggle({ dataset: { option: x } }, o.option === x, x.replaceAll("-", " "), () => { o.option = x; renderTurn(); }))));
+    }
     if (Array.isArray(options.target)) {
       rows.push(el("div", { class: "targets", role: "group", "aria-label": `${spellName(ch)}: targets` },
         el("span", { class: "muted" }, "Target:"),
@@ -1945,12 +1951,14 @@
         })) : el("span", {}, "No target in reach.")));
     }
     const missing = Array.isArray(options.zone) && !o.zone ? "Choose a zone first."
+      : Array.isArray(options.option) && !o.option ? "Choose an option first."
       : Array.isArray(options.target) && !o.targets.length ? "Choose a target first." : null;
     const cast = el("button", { type: "button", class: "big cast", dataset: { cast: ch.params.spell }, disabled: Boolean(missing), title: missing || "",
       onclick: async () => {
         const params = { creature: c.id, ...ch.params };
         if (o.slot != null) params.slot = o.slot;
         if (o.zone) params.zone = o.zone;
+        if (o.option) params.option = o.option;
         if (o.targets.length === 1 && !o.zone) params.target = o.targets[0];
         else if (o.targets.length) params.targets = [...o.targets];
         const done = await command(ch.command, params);

@@ -241,10 +241,12 @@ def test_a_caster_plays_a_turn_on_a_phone(
 
 @pytest.fixture
 def cloud_caster(tmp_path: Path) -> Iterator[dict[str, str]]:
-    """Seraphine with Stinking Cloud prepared in the hall, the raiders in the yard."""
+    """Seraphine with Stinking Cloud and Protection from Energy prepared in the hall, the
+    raiders in the yard."""
 
     async def setup(server: ZonekeepServer) -> dict[str, str]:
-        book = {"spells_known": ["stinking-cloud"], "spells_prepared": ["stinking-cloud"]}
+        spells = ["stinking-cloud", "protection-from-energy"]
+        book = {"spells_known": spells, "spells_prepared": spells}
         roster = [
             _character("seraphine", "sera", book),
             _foe("r1", "Raider 1", 1, "yard"),
@@ -286,5 +288,38 @@ def test_a_spell_aimed_at_a_zone_that_takes_no_targets_asks_only_the_zone(
     picker.locator("button.cast").tap()
     expect(spells.locator("[data-slots='3'] .count-text")).to_have_text("1 of 2")
     expect(phone.locator("#log")).to_contain_text("stinking cloud")
+    assert phone.evaluate("window.zonekeepTable.sent") == ["cast"]
+    assert phone.errors == [] and gm.errors == []
+
+
+def test_a_spell_with_options_asks_for_one_before_it_is_cast(
+    browser: Any, cloud_caster: dict[str, str]
+) -> None:
+    """Protection from Energy: the server offers its damage types as `option`; the cast
+    button waits for one, and the ward given is that type's."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=STEP_MS)
+    gm = open_page(browser.new_context(viewport=LAPTOP_SIZE), cloud_caster["gm"])
+    expect(gm.locator("#status")).to_have_text("Connected as GM")
+    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    phone = open_page(context, cloud_caster["ana"])
+    gm.locator("[data-setup=roll_initiative]").click()
+    expect(phone.locator("#turn-title")).to_have_text("Your turn: Seraphine")
+    phone.locator("[data-spells-toggle]").tap()
+    spells = phone.locator("#caster details.spells")
+    spells.locator("button.spell[data-spell=protection-from-energy]").tap()
+    picker = spells.locator("[data-spell-picker=protection-from-energy]")
+    expect(picker.locator("button[data-option]")).to_have_text(
+        ["acid", "cold", "fire", "lightning", "thunder"]
+    )
+    picker.locator("button[data-target=sera]").tap()
+    expect(picker.locator("button.cast")).to_be_disabled()
+    expect(picker.locator("button.cast")).to_have_attribute("title", "Choose an option first.")
+    picker.locator("button[data-option=fire]").tap()
+    picker.locator("button.cast").tap()
+    token = phone.locator("#map [data-creature=sera]")
+    expect(token.locator("[data-condition=resist-fire]")).to_be_visible()
+    expect(spells.locator("[data-slots='3'] .count-text")).to_have_text("1 of 2")
     assert phone.evaluate("window.zonekeepTable.sent") == ["cast"]
     assert phone.errors == [] and gm.errors == []
