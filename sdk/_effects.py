@@ -157,14 +157,21 @@ def apply_damage(
     return event
 
 
-def gain_temp_hp(ctx: RuleContext, creature_id: str, amount: int, source: str = "") -> int:
+def gain_temp_hp(
+    ctx: RuleContext,
+    creature_id: str,
+    amount: int,
+    source: str = "",
+    roll: RollRecord | None = None,
+) -> int:
     """Give creature ``creature_id`` ``amount`` temporary hit points: they do not add up,
     the larger of its own and the new ones stay (``temp_hp_changed`` when they change).
     Damage takes them first (:func:`apply_damage`); healing does not restore them.
+    ``roll``: the roll ``amount`` came from, recorded in the event (its dice in the log).
     Returns its temporary hit points now."""
     now = ctx.state.creatures[creature_id].temp_hp
     if amount > now:
-        ctx.emit(TempHpChanged(creature_id, amount, source))
+        ctx.emit(TempHpChanged(creature_id, amount, source, roll))
         return amount
     return now
 

@@ -470,11 +470,14 @@ class Healed(Event):
 class TempHpChanged(Event):
     """``creature`` now has ``temp_hp`` temporary hit points: gained (the larger of its
     own and the new ones: they do not add up), or spent by damage (``source``
-    ``damage``), or lost. For a player or spectator, an enemy's is null."""
+    ``damage``), or lost. ``roll`` is the roll they were gained by (False Life's 1d4 + 4,
+    Bear's Endurance's 2d6), so that its dice are in the log; null when none was rolled.
+    For a player or spectator, an enemy's ``temp_hp`` and ``roll`` are null."""
 
     creature: str
     temp_hp: int | None
     source: str = ""
+    roll: RollRecord | None = None
 
 
 @event_type("interacted")

@@ -195,7 +195,7 @@ def _enemy_hp(event: dict[str, Any], state: EncounterState, view: Viewer) -> dic
     if kind in ("damaged", "healed"):
         return {**event, "hp": hp_word(event["hp"], creature.max_hp)}
     if kind == "temp_hp_changed":
-        return {**event, "temp_hp": None}
+        return {**event, "temp_hp": None, "roll": None}  # the roll would tell the amount
     if event.get("field") in ("hp", "max_hp"):
         return {**event, "value": hp_word(creature.hp, creature.max_hp)}
     if event.get("field") == "temp_hp":

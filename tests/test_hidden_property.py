@@ -273,3 +273,22 @@ def test_whose_hit_points_are_a_word() -> None:
         "down",
         "down",
     ]
+
+
+def test_an_enemys_temporary_hit_points_and_their_roll_are_hidden() -> None:
+    """``temp_hp_changed``: an enemy's amount and the roll it came from (which would tell
+    the amount) are null for a player and a spectator; one's own are shown in full."""
+    from zonekeep.sdk import RollRecord, TempHpChanged
+    from zonekeep.sdk.host import event_to_dict
+    from zonekeep.server._visibility import event_for
+
+    h = EncounterHarness([_creature(*r) for r in ROSTER], zones=["hall"])
+    roll = RollRecord("1d4", (3,), (3,), 4, 7)
+    for cid in ("gob", "aria"):
+        event = event_to_dict(TempHpChanged(cid, 7, "False Life", roll))
+        seen = event_for(event, h.state, Viewer(player="alice"))
+        if cid in enemy_ids(h.state, Viewer(player="alice")):
+            assert (seen["temp_hp"], seen["roll"]) == (None, None)
+        else:
+            assert (seen["temp_hp"], seen["roll"]["total"]) == (7, 7)
+        assert event_for(event, h.state, Viewer(full=True)) == event

@@ -35,7 +35,10 @@ def test_false_life_gives_1d4_plus_4_temporary_hit_points() -> None:
     h = fight(sera(), goblin())
     cast(h.rolls(3), "sera", spell="false-life")
     assert h.creature("sera").temp_hp == 7
-    assert h.of_type(TempHpChanged)[-1].source == "False Life"
+    gained = h.of_type(TempHpChanged)[-1]
+    assert gained.source == "False Life"
+    assert gained.roll is not None and (gained.roll.dice, gained.roll.total) == ((3,), 7)
+    assert h.unrecorded_dice() == []  # the die is in the event, not a loose dice_drawn
     assert h.creature("sera").resources["spell-slots-1"] == 3
     h.assert_replay_matches()
 

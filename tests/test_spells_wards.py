@@ -157,6 +157,7 @@ def test_bears_endurance_gives_2d6_temporary_hit_points_and_advantage_on_con_che
     cast(h.rolls(3, 4, 5, 1), "sera", spell="enhance-ability", slot=3, targets=["bob", "kim"],
          option="bears-endurance")  # fmt: skip
     assert [h.creature(c).temp_hp for c in ("bob", "kim")] == [7, 6]
+    assert h.unrecorded_dice() == []  # each 2d6 in its temp_hp_changed event
     assert "bears-endurance" in h.creature("bob").conditions
     con = rolled(h, 5, 17, save=False, ability="con")
     assert (con.dice, con.advantage, con.total) == ((5, 17), "advantage", 17)

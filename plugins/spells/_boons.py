@@ -69,7 +69,7 @@ def _false_life(
             ctx.refuse("invalid_target", f"{spell.name} affects only its caster, {me.name}.")
     assert spell.damage is not None
     roll = ctx.roll(spell.damage)
-    gain_temp_hp(ctx, me.id, roll.total + 5 * max(0, slot - spell.level), spell.name)
+    gain_temp_hp(ctx, me.id, roll.total + 5 * max(0, slot - spell.level), spell.name, roll)
 
 
 #: The templates of this module, by ``how``.

@@ -122,7 +122,8 @@ def condition_applied(ctx: RuleContext, creature: Creature, condition: str) -> N
     if held is not None and creature.resources.get(held[0], 0) < 1:
         ctx.emit(ResourceRestored(creature.id, held[0], 1, held[3]))
     if condition == "bears-endurance":
-        gain_temp_hp(ctx, creature.id, ctx.roll("2d6").total, "Enhance Ability")
+        roll = ctx.roll("2d6")
+        gain_temp_hp(ctx, creature.id, roll.total, "Enhance Ability", roll)
 
 
 def condition_removed(ctx: RuleContext, creature: Creature, condition: str) -> None:
