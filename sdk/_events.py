@@ -799,7 +799,9 @@ class AssetRemoved(Event):
 class ZoneAffected(Event):
     """An effect was aimed at ``zone`` (occupied or not): ``damage`` of ``damage_type``
     (``roll`` the one roll every creature in it takes its damage from, null for none),
-    from ``source``. The ``damaged`` events of the creatures in it follow."""
+    from ``source``. The ``damaged`` events of the creatures in it follow. With no damage,
+    ``roll`` is the roll the effect is measured by (the hit points Sleep puts to sleep),
+    and its other events follow (the conditions it gives)."""
 
     zone: str
     damage_type: str = ""

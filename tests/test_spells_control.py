@@ -33,6 +33,7 @@ from zonekeep.sdk import (
     ScriptedEntropy,
     Trait,
     TurnSkipped,
+    ZoneAffected,
     movement_left,
     roll,
 )
@@ -211,6 +212,11 @@ def test_sleep_puts_the_fewest_hit_points_to_sleep_first_while_the_pool_lasts() 
         ("g7", "Sleep (level 1)", 10),
     }
     assert len(events) > 0 and h.creature("sera").resources["spell-slots-1"] == 3
+    # The pool's 5d8 is in the zone_affected event aimed at the yard, not a loose die.
+    (aimed,) = [e for e in events if isinstance(e, ZoneAffected)]
+    assert (aimed.zone, aimed.damage, aimed.source) == ("yard", 0, "Sleep (level 1)")
+    assert aimed.roll is not None and (aimed.roll.expr, aimed.roll.total) == ("5d8", 15)
+    assert h.unrecorded_dice() == []
     h.assert_replay_matches()
 
 

@@ -44,6 +44,7 @@ from zonekeep.sdk import (
     RollModifier,
     RollRequest,
     RuleContext,
+    ZoneAffected,
     ability_check,
     apply_timed_condition,
     largest_dimension,
@@ -176,8 +177,10 @@ def _sleep(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[s
     found.sort(key=lambda c: c.hp)  # stable: ties keep the zones' order
     dice = upcast_dice(spell, slot)
     assert dice is not None
-    pool = ctx.roll(dice).total  # one roll: the hit points the spell can put to sleep
     source = spell_source(spell, slot)
+    rolled = ctx.roll(dice)  # one roll: the hit points the spell can put to sleep
+    ctx.emit(ZoneAffected(zone, roll=rolled, source=source))  # (its dice in the log)
+    pool = rolled.total
     for creature in found[:maximum]:
         if creature.hp > pool:
             break  # the next has at least as many hit points: none more falls asleep

@@ -795,7 +795,9 @@
     turn_ended: (e) => `${name(e.creature)} ends its turn.`,
     turn_skipped: (e) => `${name(e.creature)}'s turn is skipped (${e.reason}).`,
     turn_started: (e) => `${name(e.creature)}'s turn.`,
-    zone_affected: (e) => `${zoneName(e.zone)} is hit${e.damage ? `: ${e.damage}${e.damage_type ? ` ${e.damage_type}` : ""} damage${e.roll ? ` (${rollText(e.roll)})` : ""}` : ""}.`,
+    zone_affected: (e) => (!e.damage && e.roll
+      ? `${e.source || "An effect"} is aimed at ${zoneName(e.zone)}: ${rollText(e.roll)}.`
+      : `${zoneName(e.zone)} is hit${e.damage ? `: ${e.damage}${e.damage_type ? ` ${e.damage_type}` : ""} damage${e.roll ? ` (${rollText(e.roll)})` : ""}` : ""}.`),
     zone_entered: (e) => `${name(e.creature)} enters ${zoneName(e.to_zone)} from ${zoneName(e.from_zone)}${e.forced ? " (forced)" : ""}.`,
     hidden: () => "Something happens out of sight.",
     check_rolled: (e) => `${name(e.creature)} ${e.save ? `${e.ability.toUpperCase()} save` : `${e.ability.toUpperCase()}${e.skill ? ` (${e.skill.replaceAll("_", " ")})` : ""} check`}: ${rollText(e.roll)}${e.dc ? ` against DC ${e.dc}, ${e.success ? "success" : "failure"}` : ""}.`,
