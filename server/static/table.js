@@ -1745,8 +1745,14 @@
       const skip = new Set(["attack", "end_turn", ...BIG]);
       const specs = [...app.commands.values()].filter((spec) => spec.who === "creature" && spec.phases.includes("turns") && !skip.has(spec.id));
       const wasOpen = $("commands").querySelector("details.more")?.open ?? false;
+      // A form the player opened stays open when the forms are built again (the creature
+      // moved: its targets change), so a tap is not lost to an update that came after it.
+      const opened = new Set([...$("commands").querySelectorAll("details.command[open]")].map((d) => d.dataset.command));
       $("commands").replaceChildren(el("details", { class: "more", open: wasOpen },
         el("summary", {}, "More actions"), specs.map((spec) => commandForm(spec, { creature: c.id }))));
+      for (const details of $("commands").querySelectorAll("details.command")) {
+        if (opened.has(details.dataset.command)) details.open = true;
+      }
     }
     for (const details of $("commands").querySelectorAll("details.command")) {
       const why = unavailableWhy(details.dataset.command, c);

@@ -343,6 +343,8 @@ def _aria_enters_engages_and_strikes(phone: Any, gm: Any, g1: str, g2: str, g3: 
     more.locator("summary").first.tap()
     engage = turn.locator("details[data-command=engage]")
     engage.locator("summary").tap()
+    # (Goblin 2 is offered once the page has Aria in the kitchen: the form follows.)
+    expect(engage.locator(f"select[name=target] option[value={g2}]")).to_have_count(1)
     engage.locator("select[name=target]").select_option(g2)
     engage.get_by_role("button", name="Send").tap()
     expect(phone.locator("#log")).to_contain_text("Aria engages Goblin 2")
