@@ -2183,8 +2183,9 @@ class ChoiceOption:
             "`level`, 0 for a cantrip, and `concentration`; an area spell that takes "
             "targets: `targets_by_zone`, for each zone it may be aimed at the creature ids in "
             "that zone, never one this seat may not see; a spell aimed at a zone that takes "
-            "no targets, such as a moonbeam, has none). Candidates only: the server's checks "
-            "decide."
+            "no targets, such as a moonbeam, has none; `most_targets`, when a spell aimed at "
+            "a zone strikes one creature there at most, the spiritual weapon). Candidates "
+            "only: the server's checks decide."
         ),
     )
 

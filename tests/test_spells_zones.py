@@ -317,8 +317,13 @@ def test_the_action_details_list_the_zone_spells_with_their_zones() -> None:
     actions = {c.params["spell"]: c.options for c in spell_choices(h.state, me, "action")}
     assert actions["entangle"]["zone"] == ("hall", "bar", "yard")
     assert actions["spirit-guardians"] == {"slot": (3,)}
-    bonuses = {c.params["spell"]: c.options for c in spell_choices(h.state, me, "bonus")}
-    assert bonuses["spiritual-weapon"]["zone"] == ("hall", "bar", "yard")
+    bonuses = {c.params["spell"]: c for c in spell_choices(h.state, me, "bonus")}
+    weapon = bonuses["spiritual-weapon"]
+    assert weapon.options["zone"] == ("hall", "bar", "yard")
+    # It strikes one creature of its zone at most; a moonbeam takes none.
+    assert weapon.info["most_targets"] == 1 and weapon.info["targets_by_zone"]["yard"] == ["gob"]
+    moonbeam = {c.params["spell"]: c for c in spell_choices(h.state, me, "action")}["moonbeam"]
+    assert "targets_by_zone" not in moonbeam.info and "most_targets" not in moonbeam.info
 
 
 # -- the edges -----------------------------------------------------------------------------------

@@ -1849,6 +1849,9 @@
   /** Whether a spell aimed at a zone takes targets there: a server that sends `info`
    * sends `targets_by_zone` only for those that do (a moonbeam takes none). */
   const takesTargets = (choice) => !choice.info || Boolean(choice.info.targets_by_zone);
+  /** A spell aimed at a zone that strikes one creature there at most (the spiritual
+   * weapon, `info.most_targets` 1): none chosen first, one at a time. */
+  const oneTarget = (choice) => choice.info?.most_targets === 1;
 
   /** The creatures an area aimed at `zone` may take: the server's `info.targets_by_zone`
    * when it sends it, else the creatures the page sees there (the server decides). */
@@ -1931,7 +1934,7 @@
         el("span", { class: "muted" }, "Zone:"),
         options.zone.length ? options.zone.map((z) => toggle({ dataset: { zone: z } }, o.zone === z, zoneName(z), () => {
           o.zone = z;
-          o.targets = takesTargets(ch) ? zoneCandidates(ch, z).filter((x) => x.id !== c.id).map((x) => x.id) : [];
+          o.targets = takesTargets(ch) && !oneTarget(ch) ? zoneCandidates(ch, z).filter((x) => x.id !== c.id).map((x) => x.id) : [];
           renderTurn();
         })) : el("span", {}, "No zone in reach.")));
       if (o.zone && takesTargets(ch)) {
@@ -1939,7 +1942,8 @@
         rows.push(el("div", { class: "targets", role: "group", "aria-label": `${spellName(ch)}: targets in ${zoneName(o.zone)}` },
           el("span", { class: "muted" }, "Targets:"),
           inside.length ? inside.map((x) => toggle({ dataset: { target: x.id } }, o.targets.includes(x.id), [name(x.id), x.side === c.side ? " (ally)" : null], () => {
-            o.targets = o.targets.includes(x.id) ? o.targets.filter((t) => t !== x.id) : [...o.targets, x.id];
+            if (oneTarget(ch)) o.targets = o.targets.includes(x.id) ? [] : [x.id];
+            else o.targets = o.targets.includes(x.id) ? o.targets.filter((t) => t !== x.id) : [...o.targets, x.id];
             renderTurn();
           })) : el("span", {}, "Nobody there.")));
       }
@@ -1967,7 +1971,7 @@
         if (o.slot != null) params.slot = o.slot;
         if (o.zone) params.zone = o.zone;
         if (o.option) params.option = o.option;
-        if (o.targets.length === 1 && !o.zone) params.target = o.targets[0];
+        if (o.targets.length === 1 && (!o.zone || oneTarget(ch))) params.target = o.targets[0];
         else if (o.targets.length) params.targets = [...o.targets];
         const done = await command(ch.command, params);
         if (done) app.spellOpen = null;

@@ -239,21 +239,13 @@ def test_a_caster_plays_a_turn_on_a_phone(
     assert phone.errors == [] and gm.errors == []
 
 
-@pytest.fixture
-def cloud_caster(tmp_path: Path) -> Iterator[dict[str, str]]:
-    """Seraphine with Stinking Cloud and Protection from Energy prepared in the hall, the
-    raiders in the yard."""
+def _one_caster(tmp_path: Path, caster: Creature) -> Iterator[dict[str, str]]:
+    """``caster`` (Ana's) in the hall, two raiders in the yard: the GM's link and Ana's."""
 
     async def setup(server: ZonekeepServer) -> dict[str, str]:
-        spells = ["stinking-cloud", "protection-from-energy"]
-        book = {"spells_known": spells, "spells_prepared": spells}
-        roster = [
-            _character("seraphine", "sera", book),
-            _foe("r1", "Raider 1", 1, "yard"),
-            _foe("r2", "Raider 2", 1, "yard"),
-        ]
+        roster = [caster, _foe("r1", "Raider 1", 1, "yard"), _foe("r2", "Raider 2", 1, "yard")]
         room, gm = await server.create_room(
-            "Cloud", ARENA, roster, EncounterOptions(flanking=False)
+            "One caster", ARENA, roster, EncounterOptions(flanking=False)
         )
         ana = await room.grant("player", "ana")
         base = f"/table/#encounter={room.id}"
@@ -261,6 +253,20 @@ def cloud_caster(tmp_path: Path) -> Iterator[dict[str, str]]:
 
     with server_in_thread(tmp_path / "server", Dice(), setup) as (base, links):
         yield {k: base + v for k, v in links.items()}
+
+
+@pytest.fixture
+def cloud_caster(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """Seraphine with Stinking Cloud and Protection from Energy prepared."""
+    spells = ["stinking-cloud", "protection-from-energy"]
+    book = {"spells_known": spells, "spells_prepared": spells}
+    yield from _one_caster(tmp_path, _character("seraphine", "sera", book))
+
+
+@pytest.fixture
+def weapon_caster(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """Hilda (spiritual weapon prepared), first in the order."""
+    yield from _one_caster(tmp_path, _character("hilda", "hilda", initiative_bonus=5))
 
 
 def test_a_spell_aimed_at_a_zone_that_takes_no_targets_asks_only_the_zone(
@@ -322,4 +328,37 @@ def test_a_spell_with_options_asks_for_one_before_it_is_cast(
     expect(token.locator("[data-condition=resist-fire]")).to_be_visible()
     expect(spells.locator("[data-slots='3'] .count-text")).to_have_text("1 of 2")
     assert phone.evaluate("window.zonekeepTable.sent") == ["cast"]
+    assert phone.errors == [] and gm.errors == []
+
+
+def test_the_spiritual_weapon_strikes_one_creature_of_its_zone_chosen_or_none(
+    browser: Any, weapon_caster: dict[str, str]
+) -> None:
+    """Spiritual Weapon (`info.most_targets` 1): the page chooses no raider by itself,
+    one tap chooses one (another tap another, instead), and the cast sends that one as
+    `target` with the zone; the weapon appears in the yard and strikes."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=STEP_MS)
+    gm = open_page(browser.new_context(viewport=LAPTOP_SIZE), weapon_caster["gm"])
+    expect(gm.locator("#status")).to_have_text("Connected as GM")
+    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    phone = open_page(context, weapon_caster["ana"])
+    gm.locator("[data-setup=roll_initiative]").click()
+    expect(phone.locator("#turn-title")).to_have_text("Your turn: Hilda")
+    phone.locator("[data-spells-toggle]").tap()
+    spells = phone.locator("#caster details.spells")
+    spells.locator("button.spell[data-spell=spiritual-weapon]").tap()
+    picker = spells.locator("[data-spell-picker=spiritual-weapon]")
+    picker.locator("button[data-zone=yard]").tap()
+    expect(picker.locator("button[data-target]")).to_have_text(["Raider 1", "Raider 2"])
+    expect(picker.locator("button[data-target][aria-pressed=true]")).to_have_count(0)
+    picker.locator("button[data-target=r1]").tap()
+    picker.locator("button[data-target=r2]").tap()  # one at a time: r2 instead of r1
+    expect(picker.locator("button[data-target][aria-pressed=true]")).to_have_count(1)
+    expect(picker.locator("button[data-target=r2]")).to_have_attribute("aria-pressed", "true")
+    picker.locator("button.cast").tap()
+    expect(phone.locator("#log")).to_contain_text("Raider 2")
+    expect(spells.locator("[data-slots='2'] .count-text")).to_have_text("2 of 3")
+    assert phone.evaluate("window.zonekeepTable.sent") == ["cast_bonus"]
     assert phone.errors == [] and gm.errors == []
