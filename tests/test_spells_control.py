@@ -637,3 +637,16 @@ def test_haste_and_dispel_magic_may_target_the_caster() -> None:
     }
     assert "sera" in choices["Haste (level 3)"] and "sera" in choices["Dispel Magic (level 3)"]
     assert "sera" not in choices["Hold Person (level 2)"]
+
+
+def test_sleep_is_offered_its_zones_and_no_targets() -> None:
+    """Sleep chooses its own sleepers (by hit points): its choice lists no targets, so a
+    client does not send any (the server refuses them)."""
+    h = sleepers()
+    (choice,) = [
+        c
+        for c in spell_choices(h.state, h.creature("sera"), "action")
+        if c.params["spell"] == "sleep"
+    ]
+    assert "yard" in choice.options["zone"]
+    assert "targets_by_zone" not in choice.info

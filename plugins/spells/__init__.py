@@ -1316,11 +1316,12 @@ def spell_choices(state: EncounterState, me: Creature, casting: str) -> list[Cho
                 if _reaches(state, me, z.id, reach) and (spell.how != "teleport" or z.id != me.zone)
             ]
             options["zone"] = tuple(zones)
-            if (spell.shape is not None and spell.how not in ("hazard", "cloud")) or (
-                spell.how == "weapon"
-            ):
+            if (
+                spell.shape is not None and spell.how not in ("hazard", "cloud") and sid != "sleep"
+            ) or (spell.how == "weapon"):
                 # candidates in each aimed-at zone (spills aside); a moonbeam, a flaming
-                # sphere or a stinking cloud takes no targets: it has none
+                # sphere, a stinking cloud or sleep (which chooses its own, by hit points)
+                # takes no targets: it has none
                 info["targets_by_zone"] = {z: [c.id for c in state.in_zone(z)] for z in zones}
             if spell.how == "weapon":
                 info["most_targets"] = 1  # the spiritual weapon strikes one, if any
