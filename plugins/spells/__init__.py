@@ -787,6 +787,25 @@ def area_reach(spell: Spell) -> int:
     return spell.range if spell.range else spell.size
 
 
+def area_zones(ctx: RuleContext, spell: Spell, zone: str) -> list[str]:
+    """The zones ``spell``'s area aimed at ``zone`` covers: that zone, then the linked
+    zones it spills into when it is larger (the arena's area rules)."""
+    assert spell.shape is not None
+    arena = ctx.state.arena
+    dimension = largest_dimension(spell.shape, spell.size, 5)
+    spilled = ctx.hook.zonekeep_area_zones(ctx=ctx, zone=zone, largest_dimension=dimension)
+    return [zone, *(z for z in dict.fromkeys(spilled or ()) if z != zone and arena.has_zone(z))]
+
+
+def area_most(ctx: RuleContext, spell: Spell) -> int:
+    """The most creatures ``spell``'s area takes (the arena's table; 1 when no rule says)."""
+    assert spell.shape is not None
+    answer = ctx.hook.zonekeep_area_max_targets(
+        ctx=ctx, shape=spell.shape, size=spell.size, width=5
+    )
+    return 1 if answer is None else int(answer)
+
+
 def _area(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
     assert spell.shape is not None and spell.save is not None
     zone = p.get("zone") or me.zone
@@ -795,14 +814,8 @@ def _area(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
         ctx.refuse("unknown_zone", f"There is no zone {zone!r} to aim {spell.name} at.")
     name = arena.zone(zone).name
     _zone_reach(ctx, me, zone, area_reach(spell), spell, name)
-    dimension = largest_dimension(spell.shape, spell.size, 5)
-    spilled = ctx.hook.zonekeep_area_zones(ctx=ctx, zone=zone, largest_dimension=dimension)
-    affected = [zone, *(z for z in dict.fromkeys(spilled or ()) if z != zone and arena.has_zone(z))]
-    answer = ctx.hook.zonekeep_area_max_targets(
-        ctx=ctx, shape=spell.shape, size=spell.size, width=5
-    )
-    maximum = 1 if answer is None else int(answer)
-    chosen = _area_targets(ctx, me, spell, affected, maximum, p)
+    affected = area_zones(ctx, spell, zone)
+    chosen = _area_targets(ctx, me, spell, affected, area_most(ctx, spell), p)
     pushes = _pushes(ctx, spell, chosen, p.get("push"))
     spared, harmless = sculpted(ctx, me, spell, chosen, p.get("spare"), p.get("metamagic"))
     dc = save_dc(me)

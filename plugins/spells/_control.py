@@ -47,7 +47,6 @@ from zonekeep.sdk import (
     ZoneAffected,
     ability_check,
     apply_timed_condition,
-    largest_dimension,
     make_attack,
     offer_reaction,
     saving_throw,
@@ -140,7 +139,7 @@ def armor_class_bonus(target: Creature) -> int:
 
 
 def _sleep(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
-    from . import _zone_reach, area_reach, upcast_dice
+    from . import _zone_reach, area_most, area_reach, area_zones, upcast_dice
 
     assert spell.shape is not None and spell.condition is not None
     if p.get("target") is not None or p.get("targets"):
@@ -154,13 +153,8 @@ def _sleep(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[s
     if not isinstance(zone, str) or not arena.has_zone(zone):
         ctx.refuse("unknown_zone", f"There is no zone {zone!r} to aim {spell.name} at.")
     _zone_reach(ctx, me, zone, area_reach(spell), spell, arena.zone(zone).name)
-    dimension = largest_dimension(spell.shape, spell.size, 5)
-    spilled = ctx.hook.zonekeep_area_zones(ctx=ctx, zone=zone, largest_dimension=dimension)
-    affected = [zone, *(z for z in dict.fromkeys(spilled or ()) if z != zone and arena.has_zone(z))]
-    answer = ctx.hook.zonekeep_area_max_targets(
-        ctx=ctx, shape=spell.shape, size=spell.size, width=5
-    )
-    maximum = 1 if answer is None else int(answer)
+    affected = area_zones(ctx, spell, zone)
+    maximum = area_most(ctx, spell)
     found = [
         c
         for z in affected
@@ -432,7 +426,7 @@ def _hasted_turn(ctx: RuleContext, creature: Creature) -> None:
 
 
 def _slow(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[str, Any]) -> None:
-    from . import _against, _targets, _zone_reach, begin_concentration, save_dc
+    from . import _against, _targets, _zone_reach, area_zones, begin_concentration, save_dc
 
     assert spell.shape is not None and spell.save is not None and spell.condition is not None
     zone = p.get("zone")
@@ -440,9 +434,7 @@ def _slow(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[st
     if not isinstance(zone, str) or not arena.has_zone(zone):
         ctx.refuse("unknown_zone", f"Aim {spell.name} at a zone (zone), then choose targets there.")
     _zone_reach(ctx, me, zone, spell.range, spell, arena.zone(zone).name)
-    dimension = largest_dimension(spell.shape, spell.size, 5)
-    spilled = ctx.hook.zonekeep_area_zones(ctx=ctx, zone=zone, largest_dimension=dimension)
-    affected = [zone, *(z for z in dict.fromkeys(spilled or ()) if z != zone and arena.has_zone(z))]
+    affected = area_zones(ctx, spell, zone)
     targets = _targets(ctx, p)
     if not 1 <= len(targets) <= spell.targets:
         ctx.refuse(

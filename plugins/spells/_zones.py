@@ -89,7 +89,6 @@ from zonekeep.sdk import (
     apply_timed_condition,
     change_asset,
     hookimpl,
-    largest_dimension,
     path_distance,
     place_asset,
     saving_throw,
@@ -101,6 +100,8 @@ from . import (
     _ability_mod,
     _area_targets,
     _zone_reach,
+    area_most,
+    area_zones,
     attack_bonus,
     begin_concentration,
     save_dc,
@@ -250,14 +251,8 @@ def _snare(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[s
     """Entangle or web: the asset in every zone of the area, a save for each target."""
     assert spell.shape is not None and spell.save is not None
     zone = _aimed_zone(ctx, me, spell, p)
-    arena = ctx.state.arena
-    dimension = largest_dimension(spell.shape, spell.size, 5)
-    spilled = ctx.hook.zonekeep_area_zones(ctx=ctx, zone=zone, largest_dimension=dimension)
-    affected = [zone, *(z for z in dict.fromkeys(spilled or ()) if z != zone and arena.has_zone(z))]
-    answer = ctx.hook.zonekeep_area_max_targets(
-        ctx=ctx, shape=spell.shape, size=spell.size, width=5
-    )
-    chosen = _area_targets(ctx, me, spell, affected, 1 if answer is None else int(answer), p)
+    affected = area_zones(ctx, spell, zone)
+    chosen = _area_targets(ctx, me, spell, affected, area_most(ctx, spell), p)
     if p.get("push") is not None:
         ctx.refuse("invalid_params", f"{spell.name} pushes no one.")
     effect = begin_concentration(ctx, me, spell)
@@ -528,10 +523,7 @@ def _cloud(ctx: RuleContext, me: Creature, spell: Spell, slot: int, p: Mapping[s
     if p.get("target") is not None or p.get("targets") or p.get("push") is not None:
         ctx.refuse("invalid_params", f"{spell.name} is aimed at a zone (zone), not a creature.")
     zone = _aimed_zone(ctx, me, spell, p)
-    arena = ctx.state.arena
-    dimension = largest_dimension(spell.shape, spell.size, 5)
-    spilled = ctx.hook.zonekeep_area_zones(ctx=ctx, zone=zone, largest_dimension=dimension)
-    affected = [zone, *(z for z in dict.fromkeys(spilled or ()) if z != zone and arena.has_zone(z))]
+    affected = area_zones(ctx, spell, zone)
     effect = begin_concentration(ctx, me, spell, slot)
     dc = save_dc(me)
     for z in affected:
@@ -614,13 +606,7 @@ def _bolt(
             f"{arena.zone(storm.zone).name}.",
         )
     _zone_reach(ctx, me, zone, spell.range + STORM_REACH, spell, name)  # in the caster's sight
-    dimension = largest_dimension(spell.shape, spell.size, 5)
-    spilled = ctx.hook.zonekeep_area_zones(ctx=ctx, zone=zone, largest_dimension=dimension)
-    affected = [zone, *(z for z in dict.fromkeys(spilled or ()) if z != zone and arena.has_zone(z))]
-    answer = ctx.hook.zonekeep_area_max_targets(
-        ctx=ctx, shape=spell.shape, size=spell.size, width=5
-    )
-    chosen = _area_targets(ctx, me, spell, affected, 1 if answer is None else int(answer), p)
+    chosen = _area_targets(ctx, me, spell, area_zones(ctx, spell, zone), area_most(ctx, spell), p)
     if check_only:
         return
     save, dc = str(storm.data["save"]), int(storm.data["dc"])
