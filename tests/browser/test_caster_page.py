@@ -269,6 +269,27 @@ def weapon_caster(tmp_path: Path) -> Iterator[dict[str, str]]:
     yield from _one_caster(tmp_path, _character("hilda", "hilda", initiative_bonus=5))
 
 
+def _spell_picked(
+    browser: Any, links: dict[str, str], who: str, spell: str
+) -> tuple[Any, Any, Any, Any]:
+    """The GM's page and Ana's phone, round 1 begun, on ``who``'s turn with the Spells
+    panel open and ``spell``'s picker open: the pages, the panel and the picker."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=STEP_MS)
+    gm = open_page(browser.new_context(viewport=LAPTOP_SIZE), links["gm"])
+    expect(gm.locator("#status")).to_have_text("Connected as GM")
+    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    phone = open_page(context, links["ana"])
+    expect(phone.locator("#status")).to_have_text("Connected as player ana")
+    gm.locator("[data-setup=roll_initiative]").click()
+    expect(phone.locator("#turn-title")).to_have_text(f"Your turn: {who}")
+    phone.locator("[data-spells-toggle]").tap()
+    spells = phone.locator("#caster details.spells")
+    spells.locator(f"button.spell[data-spell={spell}]").tap()
+    return gm, phone, spells, spells.locator(f"[data-spell-picker={spell}]")
+
+
 def test_a_spell_aimed_at_a_zone_that_takes_no_targets_asks_only_the_zone(
     browser: Any, cloud_caster: dict[str, str]
 ) -> None:
@@ -276,18 +297,7 @@ def test_a_spell_aimed_at_a_zone_that_takes_no_targets_asks_only_the_zone(
     its zones and no targets, and the cast it sends names only the zone."""
     from playwright.sync_api import expect
 
-    expect.set_options(timeout=STEP_MS)
-    gm = open_page(browser.new_context(viewport=LAPTOP_SIZE), cloud_caster["gm"])
-    expect(gm.locator("#status")).to_have_text("Connected as GM")
-    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
-    phone = open_page(context, cloud_caster["ana"])
-    expect(phone.locator("#status")).to_have_text("Connected as player ana")
-    gm.locator("[data-setup=roll_initiative]").click()
-    expect(phone.locator("#turn-title")).to_have_text("Your turn: Seraphine")
-    phone.locator("[data-spells-toggle]").tap()
-    spells = phone.locator("#caster details.spells")
-    spells.locator("button.spell[data-spell=stinking-cloud]").tap()
-    picker = spells.locator("[data-spell-picker=stinking-cloud]")
+    gm, phone, spells, picker = _spell_picked(browser, cloud_caster, "Seraphine", "stinking-cloud")
     expect(picker.locator("button[data-zone]")).to_have_text(["Hall", "Bar", "Yard"])
     picker.locator("button[data-zone=yard]").tap()
     expect(picker.locator("button[data-target]")).to_have_count(0)
@@ -305,17 +315,9 @@ def test_a_spell_with_options_asks_for_one_before_it_is_cast(
     button waits for one, and the ward given is that type's."""
     from playwright.sync_api import expect
 
-    expect.set_options(timeout=STEP_MS)
-    gm = open_page(browser.new_context(viewport=LAPTOP_SIZE), cloud_caster["gm"])
-    expect(gm.locator("#status")).to_have_text("Connected as GM")
-    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
-    phone = open_page(context, cloud_caster["ana"])
-    gm.locator("[data-setup=roll_initiative]").click()
-    expect(phone.locator("#turn-title")).to_have_text("Your turn: Seraphine")
-    phone.locator("[data-spells-toggle]").tap()
-    spells = phone.locator("#caster details.spells")
-    spells.locator("button.spell[data-spell=protection-from-energy]").tap()
-    picker = spells.locator("[data-spell-picker=protection-from-energy]")
+    gm, phone, spells, picker = _spell_picked(
+        browser, cloud_caster, "Seraphine", "protection-from-energy"
+    )
     expect(picker.locator("button[data-option]")).to_have_text(
         ["acid", "cold", "fire", "lightning", "thunder"]
     )
@@ -339,17 +341,7 @@ def test_the_spiritual_weapon_strikes_one_creature_of_its_zone_chosen_or_none(
     `target` with the zone; the weapon appears in the yard and strikes."""
     from playwright.sync_api import expect
 
-    expect.set_options(timeout=STEP_MS)
-    gm = open_page(browser.new_context(viewport=LAPTOP_SIZE), weapon_caster["gm"])
-    expect(gm.locator("#status")).to_have_text("Connected as GM")
-    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
-    phone = open_page(context, weapon_caster["ana"])
-    gm.locator("[data-setup=roll_initiative]").click()
-    expect(phone.locator("#turn-title")).to_have_text("Your turn: Hilda")
-    phone.locator("[data-spells-toggle]").tap()
-    spells = phone.locator("#caster details.spells")
-    spells.locator("button.spell[data-spell=spiritual-weapon]").tap()
-    picker = spells.locator("[data-spell-picker=spiritual-weapon]")
+    gm, phone, spells, picker = _spell_picked(browser, weapon_caster, "Hilda", "spiritual-weapon")
     picker.locator("button[data-zone=yard]").tap()
     expect(picker.locator("button[data-target]")).to_have_text(["Raider 1", "Raider 2"])
     expect(picker.locator("button[data-target][aria-pressed=true]")).to_have_count(0)
