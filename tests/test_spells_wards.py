@@ -181,3 +181,16 @@ def test_protection_from_energy_resists_the_chosen_type_only() -> None:
     assert (cold[0].amount, cold[0].steps) == (11, ())
     assert h.creature("bob").hp == 40 - 5 - 11
     h.assert_replay_matches()
+
+
+def test_a_check_naming_no_ability_gets_no_enhancement_from_another_condition() -> None:
+    """Only an Enhance Ability condition gives its advantage: a deafened creature's check
+    with no ability named (a stat block's perception) gets none."""
+    from zonekeep.plugins.spells import _wards
+    from zonekeep.sdk import RollRequest, RuleContext, ScriptedEntropy
+
+    h = fight(optioned(), make("bob", conditions=["deafened"]), goblin())
+    ctx = RuleContext(h.state, ScriptedEntropy([]), h.engine.hook)
+    for ability in (None, "wis", "con"):
+        request = RollRequest("check", "bob", ability=ability, skill="perception")
+        assert _wards.roll_modifiers(ctx, request) == []

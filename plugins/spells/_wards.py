@@ -150,9 +150,9 @@ def roll_modifiers(ctx: RuleContext, roll: RollRequest) -> list[RollModifier]:
         [
             RollModifier("advantage", f"enhance ability: {cid.replace('-', ' ')}")
             for cid in actor.conditions
-            if ENHANCEMENTS.get(cid) == roll.ability
+            if cid in ENHANCEMENTS and ENHANCEMENTS[cid] == roll.ability
         ]
-        if roll.kind == "check"
+        if roll.kind == "check" and roll.ability is not None
         else []
     )
     if RESISTANT not in actor.conditions and GUIDED not in actor.conditions:
